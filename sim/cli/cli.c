@@ -1,0 +1,90 @@
+/* cli: shared plumbing of the commands: option parsing, error reporting and output files. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+gboolean
+ms_cli_parse(int *argc, char ***argv, const GOptionEntry *entries, const char *parameter_string,
+             const char *summary, const char *description)
+{
+    g_autoptr(GOptionContext) ctx = g_option_context_new(parameter_string);
+    g_option_context_set_summary(ctx, summary);
+    if (description) {
+        g_option_context_set_description(ctx, description);
+    }
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse(ctx, argc, argv, &error)) {
+        fprintf(stderr, "%s: %s\nTry '%s --help'.\n", (*argv)[0], error->message, (*argv)[0]);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+int
+ms_cli_fail(const GError *error)
+{
+    fprintf(stderr, "moesim: %s\n", error->message);
+    return MS_EXIT_USAGE;
+}
+
+int
+ms_cli_usage(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    fprintf(stderr, "moesim: %s\n", msg);
+    return MS_EXIT_USAGE;
+}
+
+FILE *
+ms_cli_open_output(const char *path, GError **error)
+{
+    if (strcmp(path, "-") == 0) {
+        return stdout;
+    }
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        int e = errno;
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", path,
+                    g_strerror(e));
+    }
+    return f;
+}
+
+gboolean
+ms_cli_close_output(FILE *f, const char *path, GError **error)
+{
+    gboolean ok = fflush(f) == 0 && !ferror(f);
+    int e = errno;
+    if (f != stdout) {
+        ok = (fclose(f) == 0) && ok;
+    }
+    if (!ok) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "error writing %s: %s", path,
+                    g_strerror(e));
+    }
+    return ok;
+}
+
+gboolean
+ms_cli_write_json(const char *path, JsonNode *node, GError **error)
+{
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_indent(gen, 2);
+    json_generator_set_root(gen, node);
+    gsize len = 0;
+    g_autofree char *text = json_generator_to_data(gen, &len);
+    FILE *f = ms_cli_open_output(path, error);
+    if (f == NULL) {
+        return FALSE;
+    }
+    fwrite(text, 1, len, f);
+    fputc('\n', f);
+    return ms_cli_close_output(f, path, error);
+}

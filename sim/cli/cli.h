@@ -1,0 +1,48 @@
+/* cli: what every moesim command shares: the command table, option parsing with GOptionContext,
+ * the exit-code convention and writing reports to a file or standard output. Only code under
+ * sim/cli prints or exits. */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+
+G_BEGIN_DECLS
+
+/* Exit codes of every command. */
+enum {
+    MS_EXIT_OK = 0,
+    MS_EXIT_BOUND = 1, /* ran fine, but a result lies outside a bound the user asked for */
+    MS_EXIT_USAGE = 2, /* bad input or usage: the message says what and where */
+};
+
+typedef struct {
+    const char *name;
+    const char *summary;
+    /* argv[0] is "moesim NAME"; returns an exit code. */
+    int (*run)(int argc, char **argv);
+} MsCommand;
+
+/* The table of commands, NULL-name terminated (commands.c). */
+extern const MsCommand ms_commands[];
+
+/* Parses argv with the given entries. parameter_string describes positional arguments (may be
+ * NULL), description is printed after the options in --help. On a parse error prints
+ * "moesim NAME: message" with a hint to --help and returns FALSE; the caller returns
+ * MS_EXIT_USAGE. --help itself prints and exits 0 (GOptionContext's behaviour). */
+gboolean ms_cli_parse(int *argc, char ***argv, const GOptionEntry *entries,
+                      const char *parameter_string, const char *summary, const char *description);
+
+/* Prints "moesim: MESSAGE" for error to stderr and returns MS_EXIT_USAGE. */
+int ms_cli_fail(const GError *error);
+/* Prints "moesim: formatted message" and returns MS_EXIT_USAGE. */
+int ms_cli_usage(const char *format, ...) G_GNUC_PRINTF(1, 2);
+
+/* Writes node as pretty JSON to path ("-" = stdout). */
+gboolean ms_cli_write_json(const char *path, JsonNode *node, GError **error);
+
+/* Opens path for writing text ("-" = stdout, never closed by ms_cli_close). */
+FILE *ms_cli_open_output(const char *path, GError **error);
+gboolean ms_cli_close_output(FILE *f, const char *path, GError **error);
+
+G_END_DECLS

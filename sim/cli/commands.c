@@ -1,0 +1,7 @@
+/* commands: the table of `moesim` commands. Each command lives in its own cmd_NAME.c. */
+#include "cli.h"
+#include "commands.h"
+
+const MsCommand ms_commands[] = {
+    {NULL, NULL, NULL},
+};

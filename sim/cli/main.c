@@ -1,0 +1,51 @@
+/* main: `moesim COMMAND [OPTIONS]`: finds the command in the table and runs it. */
+#include "config.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void
+print_usage(FILE *out)
+{
+    fprintf(out, "Usage: moesim COMMAND [OPTIONS]\n\n"
+                 "Trace-driven simulator of Mixture-of-Experts training and inference on GPU "
+                 "clusters.\n\nCommands:\n");
+    for (const MsCommand *c = ms_commands; c->name; c++) {
+        fprintf(out, "  %-12s %s\n", c->name, c->summary);
+    }
+    fprintf(out, "\nRun 'moesim COMMAND --help' for the options of a command.\n"
+                 "Exit status: 0 ok, 1 result outside a requested bound, 2 bad input or usage.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+    /* Numbers in every output use '.' whatever the user's locale. */
+    setlocale(LC_ALL, "C");
+    if (argc < 2) {
+        print_usage(stderr);
+        return MS_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        print_usage(stdout);
+        return MS_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("moesim %s (cuda backend: %s)\n", MOESIM_VERSION, MOESIM_HAVE_CUDA ? "yes" : "no");
+        return MS_EXIT_OK;
+    }
+    for (const MsCommand *c = ms_commands; c->name; c++) {
+        if (strcmp(c->name, argv[1]) == 0) {
+            g_autofree char *prog = g_strdup_printf("moesim %s", c->name);
+            argv[1] = prog;
+            return c->run(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "moesim: unknown command '%s'\n\n", argv[1]);
+    print_usage(stderr);
+    return MS_EXIT_USAGE;
+}

@@ -1,0 +1,134 @@
+/* Tests of units: every accepted spelling, every rejection. */
+#include "ms_test.h"
+#include "sim/units.h"
+
+static void
+test_bandwidth(void)
+{
+    MsBandwidth bw = 0;
+    CU_ASSERT_TRUE(ms_parse_bandwidth("300GBps", &bw, NULL));
+    MS_ASSERT_REL(bw, 300e9, 1e-12);
+    CU_ASSERT_TRUE(ms_parse_bandwidth("200Gbps", &bw, NULL));
+    MS_ASSERT_REL(bw, 25e9, 1e-12);
+    CU_ASSERT_TRUE(ms_parse_bandwidth(" 12.5 GB/s ", &bw, NULL));
+    MS_ASSERT_REL(bw, 12.5e9, 1e-12);
+    CU_ASSERT_TRUE(ms_parse_bandwidth("1e3Mbps", &bw, NULL));
+    MS_ASSERT_REL(bw, 125e6, 1e-12);
+}
+
+static void
+test_bandwidth_errors(void)
+{
+    MsBandwidth bw = 7;
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_parse_bandwidth("300", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT, "has no unit");
+    CU_ASSERT_FALSE(ms_parse_bandwidth("300GHz", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT, "unknown unit 'GHz'");
+    CU_ASSERT_FALSE(ms_parse_bandwidth("-5GBps", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    CU_ASSERT_FALSE(ms_parse_bandwidth("0GBps", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    CU_ASSERT_FALSE(ms_parse_bandwidth("nanGBps", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "not a finite number");
+    CU_ASSERT_FALSE(ms_parse_bandwidth("GBps", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "expected a number");
+    CU_ASSERT_FALSE(ms_parse_bandwidth("0x10GBps", &bw, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "not a finite number");
+    CU_ASSERT_EQUAL(bw, 7);
+}
+
+static void
+test_time(void)
+{
+    MsTime t = 0;
+    CU_ASSERT_TRUE(ms_parse_time("1.5us", &t, NULL));
+    CU_ASSERT_EQUAL(t, 1500000);
+    CU_ASSERT_TRUE(ms_parse_time("0s", &t, NULL));
+    CU_ASSERT_EQUAL(t, 0);
+    CU_ASSERT_TRUE(ms_parse_time("700ns", &t, NULL));
+    CU_ASSERT_EQUAL(t, 700000);
+    CU_ASSERT_TRUE(ms_parse_time("2ms", &t, NULL));
+    CU_ASSERT_EQUAL(t, 2 * MS_PS_PER_MS);
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_parse_time("5", &t, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT, "no unit");
+    CU_ASSERT_FALSE(ms_parse_time("-1us", &t, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    CU_ASSERT_FALSE(ms_parse_time("1e9s", &t, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    CU_ASSERT_EQUAL(ms_time_from_us(2.5), 2500000);
+    MS_ASSERT_REL(ms_time_to_us(2500000), 2.5, 1e-12);
+}
+
+static void
+test_flops_and_bytes(void)
+{
+    MsFlops f = 0;
+    CU_ASSERT_TRUE(ms_parse_flops("312TFLOPS", &f, NULL));
+    MS_ASSERT_REL(f, 312e12, 1e-12);
+    guint64 b = 0;
+    CU_ASSERT_TRUE(ms_parse_bytes("30MB", &b, NULL));
+    CU_ASSERT_EQUAL(b, 30000000);
+    CU_ASSERT_TRUE(ms_parse_bytes("64KiB", &b, NULL));
+    CU_ASSERT_EQUAL(b, 65536);
+    CU_ASSERT_TRUE(ms_parse_bytes("1G", &b, NULL));
+    CU_ASSERT_EQUAL(b, 1073741824);
+    CU_ASSERT_TRUE(ms_parse_bytes("8B", &b, NULL));
+    CU_ASSERT_EQUAL(b, 8);
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_parse_bytes("1.5B", &b, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "whole number");
+    CU_ASSERT_FALSE(ms_parse_bytes("2048TiB", &b, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    CU_ASSERT_FALSE(ms_parse_flops("312", &f, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT, "no unit");
+}
+
+static void
+test_plain_numbers(void)
+{
+    double d = 0;
+    guint64 u = 0;
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_parse_double("1.25", 0, 2, &d, NULL));
+    CU_ASSERT_EQUAL(d, 1.25);
+    CU_ASSERT_FALSE(ms_parse_double("1.25x", 0, 2, &d, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "not a number");
+    CU_ASSERT_FALSE(ms_parse_double("3", 0, 2, &d, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    CU_ASSERT_TRUE(ms_parse_uint("42", 1, 100, &u, NULL));
+    CU_ASSERT_EQUAL(u, 42);
+    CU_ASSERT_FALSE(ms_parse_uint("-1", 0, 100, &u, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "non-negative integer");
+    CU_ASSERT_FALSE(ms_parse_uint("99999999999999999999999", 0, 100, &u, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "non-negative integer");
+    CU_ASSERT_FALSE(ms_parse_uint("101", 0, 100, &u, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+}
+
+static void
+test_format(void)
+{
+    char buf[32];
+    CU_ASSERT_STRING_EQUAL(ms_format_bytes(512, buf, sizeof buf), "512 B");
+    CU_ASSERT_STRING_EQUAL(ms_format_bytes(3 << 20, buf, sizeof buf), "3 MiB");
+    CU_ASSERT_STRING_EQUAL(ms_format_bandwidth(25e9, buf, sizeof buf), "25 GB/s");
+    CU_ASSERT_STRING_EQUAL(ms_format_time(1500000, buf, sizeof buf), "1.5 us");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"bandwidth", test_bandwidth},
+        {"bandwidth errors", test_bandwidth_errors},
+        {"time", test_time},
+        {"flops and bytes", test_flops_and_bytes},
+        {"plain numbers", test_plain_numbers},
+        {"format", test_format},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"units", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
