@@ -291,6 +291,20 @@ ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
     return mm->rate[var];
 }
 
+guint
+ms_maxmin_var_n_constraints(const MsMaxmin *mm, guint32 var)
+{
+    g_return_val_if_fail(var < mm->n_var && mm->alive[var], 0);
+    return mm->n_elem[var];
+}
+
+guint32
+ms_maxmin_var_constraint(const MsMaxmin *mm, guint32 var, guint k)
+{
+    g_return_val_if_fail(var < mm->n_var && mm->alive[var] && k < mm->n_elem[var], NONE);
+    return mm->elems[mm->elem_base[var] + k].cnst;
+}
+
 double
 ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst)
 {

@@ -36,6 +36,9 @@ guint ms_maxmin_n_variables(const MsMaxmin *mm);
 void ms_maxmin_solve(MsMaxmin *mm, GArray *changed);
 
 double ms_maxmin_rate(const MsMaxmin *mm, guint32 var);
+/* The constraints a variable uses, in the order given at creation. */
+guint ms_maxmin_var_n_constraints(const MsMaxmin *mm, guint32 var);
+guint32 ms_maxmin_var_constraint(const MsMaxmin *mm, guint32 var, guint k);
 /* Sum of the current rates of the variables on a constraint (for invariant checks and link
  * utilisation reports). O(variables on the constraint). */
 double ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst);

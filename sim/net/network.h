@@ -1,0 +1,81 @@
+/* network: flows over links in integer picosecond time. A flow first waits its route latency
+ * (paid once, at start, as in SimGrid's CM02), then shares the capacity of its links with the other
+ * active flows by weighted max-min fairness until its bytes are through. Rates change only at flow
+ * activations and completions, and only in the components of the flow graph those touch. Links
+ * of unlimited bandwidth add latency but no sharing constraint. Knows nothing of topologies:
+ * links are indices with a bandwidth. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/units.h"
+
+G_BEGIN_DECLS
+
+typedef struct _MsNetwork MsNetwork;
+
+/* Flow events closer together than this are processed as one instant, so that flows which finish
+ * together mathematically (and differ only by rounding to picoseconds) share one re-solve. */
+#define MS_NETWORK_TIME_SLACK ((MsTime)10)
+
+/* bandwidth[i] in bytes/s for link i; INFINITY for an unlimited link. Copied. */
+MsNetwork *ms_network_new(guint n_links, const double *bandwidth);
+void ms_network_free(MsNetwork *net);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsNetwork, ms_network_free)
+
+/* Starts a flow at time now of bytes over the given links; after latency it becomes active.
+ * links is NOT copied: it must stay valid until the flow is active (topology routes live as long
+ * as the topology). weight > 0 scales its share. cookie is handed back on completion. Returns a
+ * flow id, unique among live flows. bytes == 0 completes after the latency. */
+guint32 ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links,
+                         guint n_links, guint64 bytes, double weight, guint64 cookie);
+
+/* Time of the next flow event (an activation or completion), or MS_TIME_NEVER. Solves first if
+ * flows started or finished since the last solve, so the answer is exact. */
+MsTime ms_network_next_time(MsNetwork *net, MsTime now);
+
+typedef void (*MsFlowDoneFn)(gpointer ctx, guint64 cookie, MsTime now);
+/* Processes every flow event due at or before now + MS_NETWORK_TIME_SLACK: activations join the
+ * sharing, completions leave it and call done(ctx, cookie, now). Returns the number of events.
+ * Callbacks may start new flows. */
+guint ms_network_advance(MsNetwork *net, MsTime now, MsFlowDoneFn done, gpointer ctx);
+
+guint ms_network_n_links(const MsNetwork *net);
+guint ms_network_n_live_flows(const MsNetwork *net);
+/* Current total rate (bytes/s) on a link; 0 for unlimited links. */
+double ms_network_link_rate(const MsNetwork *net, guint link);
+double ms_network_link_bandwidth(const MsNetwork *net, guint link);
+/* Changes a link's bandwidth from now on (flows in flight are re-shared). */
+void ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double bandwidth);
+
+/* When on, every solve verifies that no link carries more than its capacity (beyond one part in
+ * 10^9), that time never goes backwards, and that every completing flow moved exactly its bytes
+ * (within one part in 10^6). The first violation is kept; see ms_network_check. */
+void ms_network_set_check_invariants(MsNetwork *net, gboolean on);
+/* FALSE with a description of the first violated invariant, if any. */
+gboolean ms_network_check(const MsNetwork *net, GError **error);
+
+/* Called after every solve with the links whose rate may have changed, so that utilisation can be
+ * recorded; NULL to stop. */
+typedef void (*MsLinkObserverFn)(gpointer ctx, MsTime now, const guint32 *links, guint n);
+void ms_network_set_link_observer(MsNetwork *net, MsLinkObserverFn fn, gpointer ctx);
+
+typedef struct {
+    guint64 flows_started;
+    guint64 flows_completed;
+    guint64 events;          /* activations + completions */
+    guint64 solves;
+    guint64 rate_changes;    /* flows re-timed after a solve */
+    guint64 peak_live_flows;
+    guint64 solver_elements; /* flow-link pairs visited by the solver, summed */
+} MsNetworkStats;
+void ms_network_stats(const MsNetwork *net, MsNetworkStats *out);
+gsize ms_network_memory(const MsNetwork *net);
+
+#define MS_NETWORK_ERROR (ms_network_error_quark())
+GQuark ms_network_error_quark(void);
+typedef enum {
+    MS_NETWORK_ERROR_INVARIANT,
+} MsNetworkError;
+
+G_END_DECLS

@@ -1,0 +1,59 @@
+/* sim: the discrete-event core shared by every simulated run. A clock in integer picoseconds, an
+ * event queue ordered by (time, insertion sequence) so that runs are bit-for-bit reproducible, and
+ * the flow-level network of a topology. Transfers between devices follow the topology's routes. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/net/network.h"
+#include "sim/units.h"
+#include "topologies/topology.h"
+
+G_BEGIN_DECLS
+
+typedef struct _MsSim MsSim;
+typedef void (*MsSimFn)(MsSim *sim, gpointer ctx, guint64 arg);
+
+/* The topology is borrowed and must outlive the simulation. */
+MsSim *ms_sim_new(const MsTopology *topo);
+void ms_sim_free(MsSim *sim);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsSim, ms_sim_free)
+
+const MsTopology *ms_sim_topology(const MsSim *sim);
+MsNetwork *ms_sim_network(MsSim *sim);
+MsTime ms_sim_now(const MsSim *sim);
+
+/* Calls fn(sim, ctx, arg) at time t (>= now). Events at equal times run in the order they were
+ * scheduled. */
+void ms_sim_at(MsSim *sim, MsTime t, MsSimFn fn, gpointer ctx, guint64 arg);
+
+/* Handlers receive transfer completions. A handler id costs nothing per transfer; register one
+ * per object that starts transfers and unregister it when the object goes away. */
+guint32 ms_sim_add_handler(MsSim *sim, MsSimFn fn, gpointer ctx);
+void ms_sim_remove_handler(MsSim *sim, guint32 handler);
+
+/* Starts moving bytes from device src to device dst now along the topology's route: the route
+ * latency elapses first, then the bytes share the links. When done, calls the handler with arg
+ * (arg < 2^40). src == dst is not a transfer (callers model local copies themselves). Fails with
+ * MS_TOPOLOGY_ERROR_UNREACHABLE when there is no route. */
+gboolean ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double weight,
+                         guint32 handler, guint64 arg, GError **error);
+
+/* Runs until nothing is left to happen. Returns FALSE with the error when an invariant check
+ * failed (see ms_sim_set_check_invariants). */
+gboolean ms_sim_run(MsSim *sim, GError **error);
+/* Runs events strictly before time t (later ones stay queued); the clock ends at t or at the last
+ * event when nothing is left. */
+gboolean ms_sim_run_until(MsSim *sim, MsTime t, GError **error);
+
+/* Network invariants (capacities, conserved bytes, monotonic time) checked during the run. */
+void ms_sim_set_check_invariants(MsSim *sim, gboolean on);
+
+typedef struct {
+    guint64 events;        /* queue events + network events */
+    guint64 queue_events;
+    MsNetworkStats net;
+} MsSimStats;
+void ms_sim_stats(const MsSim *sim, MsSimStats *out);
+
+G_END_DECLS

@@ -1,0 +1,230 @@
+/* Tests of the flow network without a topology: closed-form completion times, fair sharing with
+ * arrivals and departures, latency, unlimited links, invariants. */
+#include "ms_test.h"
+#include "sim/net/network.h"
+
+typedef struct {
+    GArray *done_at; /* MsTime indexed by cookie */
+} Record;
+
+static void
+on_done(gpointer ctx, guint64 cookie, MsTime now)
+{
+    Record *r = ctx;
+    if (cookie >= r->done_at->len) {
+        g_array_set_size(r->done_at, cookie + 1);
+    }
+    g_array_index(r->done_at, MsTime, cookie) = now;
+}
+
+typedef struct {
+    MsTime at;
+    guint32 *links;
+    guint n;
+    guint64 bytes;
+    double weight;
+    MsTime latency;
+} Start;
+
+/* A minimal event loop: starts flows at their times, advances the network in between. */
+static void
+drive(MsNetwork *net, const Start *starts, guint n_starts, Record *rec)
+{
+    MsTime now = 0;
+    guint next = 0;
+    for (;;) {
+        while (next < n_starts && starts[next].at <= now) {
+            const Start *s = &starts[next];
+            ms_network_start(net, now, s->latency, s->links, s->n, s->bytes, s->weight, next);
+            next++;
+        }
+        while (ms_network_advance(net, now, on_done, rec)) {
+        }
+        MsTime t = ms_network_next_time(net, now);
+        if (next < n_starts) {
+            t = MIN(t, starts[next].at);
+        }
+        if (t == MS_TIME_NEVER) {
+            break;
+        }
+        now = t;
+    }
+}
+
+static MsTime
+done(Record *r, guint i)
+{
+    return g_array_index(r->done_at, MsTime, i);
+}
+
+static void
+test_single_flow(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    guint32 l0 = 0;
+    Start s[] = {{0, &l0, 1, 1000000, 1.0, ms_time_from_us(1.5)}};
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 1, &rec);
+    /* 1.5 us latency + 1 MB at 1 GB/s = 1001.5 us */
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1001.5));
+    g_array_unref(rec.done_at);
+}
+
+static void
+test_late_arrival_gets_fair_share(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    ms_network_set_check_invariants(net, TRUE);
+    guint32 l0 = 0;
+    Start s[] = {
+        {0, &l0, 1, 1000000, 1.0, 0},
+        {ms_time_from_us(500), &l0, 1, 1000000, 1.0, 0},
+    };
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 2, &rec);
+    /* Alone for 500 us (half done), then both at 0.5 GB/s: the first needs 1000 us more; the second
+     * then has 0.5 MB left alone: 500 us. */
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1500));
+    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(2000));
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    MsNetworkStats st;
+    ms_network_stats(net, &st);
+    CU_ASSERT_EQUAL(st.flows_started, 2);
+    CU_ASSERT_EQUAL(st.flows_completed, 2);
+    CU_ASSERT_EQUAL(st.peak_live_flows, 2);
+    g_array_unref(rec.done_at);
+}
+
+/* Two links in sequence: A (10 GB/s) carries f0 and f1, B (4 GB/s) carries f1 and f2. */
+static void
+test_two_bottlenecks_timing(void)
+{
+    double bw[2] = {10e9, 4e9};
+    g_autoptr(MsNetwork) net = ms_network_new(2, bw);
+    ms_network_set_check_invariants(net, TRUE);
+    guint32 a = 0, b = 1, ab[2] = {0, 1};
+    Start s[] = {
+        {0, &a, 1, 8000000, 1.0, 0},
+        {0, ab, 2, 2000000, 1.0, 0},
+        {0, &b, 1, 4000000, 1.0, 0},
+    };
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 3, &rec);
+    /* f0 8 GB/s, f1 2, f2 2: f0 and f1 finish at 1 ms together; f2 then runs alone at 4 GB/s for
+     * its last 2 MB: 0.5 ms more. */
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1000));
+    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(1000));
+    CU_ASSERT_EQUAL(done(&rec, 2), ms_time_from_us(1500));
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    g_array_unref(rec.done_at);
+}
+
+static void
+test_weighted_flows(void)
+{
+    double bw[1] = {3e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    guint32 l0 = 0;
+    Start s[] = {
+        {0, &l0, 1, 2000000, 2.0, 0},
+        {0, &l0, 1, 1000000, 1.0, 0},
+    };
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 2, &rec);
+    /* 2 GB/s and 1 GB/s: both done at 1 ms. */
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1000));
+    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(1000));
+    g_array_unref(rec.done_at);
+}
+
+static void
+test_unlimited_and_empty(void)
+{
+    double bw[2] = {INFINITY, 1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(2, bw);
+    guint32 inf = 0, both[2] = {0, 1};
+    Start s[] = {
+        {0, &inf, 1, 5000000, 1.0, ms_time_from_us(2)},
+        {0, both, 2, 0, 1.0, ms_time_from_us(3)},
+        {0, both, 2, 1000, 1.0, ms_time_from_us(1)},
+    };
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 3, &rec);
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(2));
+    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(3));
+    CU_ASSERT_EQUAL(done(&rec, 2), ms_time_from_us(1) + ms_time_from_us(1));
+    CU_ASSERT_EQUAL(ms_network_n_live_flows(net), 0);
+    CU_ASSERT_EQUAL(ms_network_link_rate(net, 0), 0);
+    g_array_unref(rec.done_at);
+}
+
+static void
+test_bandwidth_change(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    guint32 l0 = 0;
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    ms_network_start(net, 0, 0, &l0, 1, 1000000, 1.0, 0);
+    ms_network_advance(net, 0, on_done, &rec);
+    CU_ASSERT_EQUAL(ms_network_next_time(net, 0), ms_time_from_us(1000));
+    MsTime half = ms_time_from_us(500);
+    ms_network_set_link_bandwidth(net, 0, half, 0.5e9);
+    /* Half the bytes left at half the rate: 1000 us more. */
+    CU_ASSERT_EQUAL(ms_network_next_time(net, half), ms_time_from_us(1500));
+    MS_ASSERT_REL(ms_network_link_rate(net, 0), 0.5e9, 1e-12);
+    g_array_unref(rec.done_at);
+}
+
+typedef struct {
+    guint calls;
+    guint links;
+} Observed;
+
+static void
+observe(gpointer ctx, MsTime now, const guint32 *links, guint n)
+{
+    Observed *o = ctx;
+    o->calls++;
+    o->links += n;
+}
+
+static void
+test_observer_and_stats(void)
+{
+    double bw[3] = {1e9, 1e9, 1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(3, bw);
+    Observed obs = {0, 0};
+    ms_network_set_link_observer(net, observe, &obs);
+    guint32 r01[2] = {0, 1}, r2 = 2;
+    Start s[] = {
+        {0, r01, 2, 1000, 1.0, 0},
+        {0, &r2, 1, 1000, 1.0, 0},
+    };
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 2, &rec);
+    /* One solve at start touching all three links, one at the joint finish. */
+    CU_ASSERT_EQUAL(obs.calls, 2);
+    CU_ASSERT_EQUAL(obs.links, 6);
+    CU_ASSERT_TRUE(ms_network_memory(net) > 0);
+    g_array_unref(rec.done_at);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"single flow: latency + size/bandwidth", test_single_flow},
+        {"late arrival gets its fair share", test_late_arrival_gets_fair_share},
+        {"two bottlenecks over time", test_two_bottlenecks_timing},
+        {"weighted flows", test_weighted_flows},
+        {"unlimited links and empty flows", test_unlimited_and_empty},
+        {"bandwidth change re-times flows", test_bandwidth_change},
+        {"link observer and stats", test_observer_and_stats},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"network", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
