@@ -1,6 +1,8 @@
 /* cli: shared plumbing of the commands: option parsing, error reporting and output files. */
 #include "cli.h"
 
+#include "sim/units.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,4 +89,37 @@ ms_cli_write_json(const char *path, JsonNode *node, GError **error)
     fwrite(text, 1, len, f);
     fputc('\n', f);
     return ms_cli_close_output(f, path, error);
+}
+
+gboolean
+ms_cli_parse_size(const char *option, const char *text, guint64 *out, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    guint64 v = 0;
+    gboolean ok = (text && g_ascii_isdigit(text[0]) && strspn(text, "0123456789") == strlen(text))
+                      ? ms_parse_uint(text, 0, MS_BYTES_MAX, &v, &local)
+                      : ms_parse_bytes(text, &v, &local);
+    if (!ok) {
+        g_set_error(error, MS_UNITS_ERROR, local->code, "%s: %s", option, local->message);
+        return FALSE;
+    }
+    *out = v;
+    return TRUE;
+}
+
+double
+ms_cli_wall_seconds(void)
+{
+    return g_get_monotonic_time() * 1e-6;
+}
+
+guint64
+ms_cli_peak_rss(void)
+{
+    g_autofree char *status = NULL;
+    if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL)) {
+        return 0;
+    }
+    const char *hwm = strstr(status, "VmHWM:");
+    return hwm ? g_ascii_strtoull(hwm + 6, NULL, 10) * 1024 : 0;
 }

@@ -38,6 +38,16 @@ int ms_cli_fail(const GError *error);
 /* Prints "moesim: formatted message" and returns MS_EXIT_USAGE. */
 int ms_cli_usage(const char *format, ...) G_GNUC_PRINTF(1, 2);
 
+/* Parses a byte count given on the command line: a bare integer means bytes ("8"), otherwise the
+ * units of ms_parse_bytes ("64KiB", "1G"). The error names the option. */
+gboolean ms_cli_parse_size(const char *option, const char *text, guint64 *out, GError **error);
+
+/* Seconds of wall-clock time since an arbitrary origin (monotonic), for "wall" figures. */
+double ms_cli_wall_seconds(void);
+
+/* Peak resident set size of this process in bytes (0 when unknown). */
+guint64 ms_cli_peak_rss(void);
+
 /* Writes node as pretty JSON to path ("-" = stdout). */
 gboolean ms_cli_write_json(const char *path, JsonNode *node, GError **error);
 

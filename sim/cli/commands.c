@@ -3,5 +3,7 @@
 #include "commands.h"
 
 const MsCommand ms_commands[] = {
+    {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
+    {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,556 @@
+/* collective: runs the phases built by coll_build.c on the simulation. A flow becomes "ready"
+ * when its algorithmic predecessor is done (or its sender entered the phase); it starts when its
+ * receiver has entered the phase too, else it waits parked at the receiver. Participants move to
+ * the next phase when their own sends, receives and copies of the current one are done. */
+#include "collective.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "coll_phase.h"
+
+G_DEFINE_QUARK(ms-coll-error-quark, ms_coll_error)
+
+#define IDX_BITS 38
+#define IDX_MASK ((G_GUINT64_CONSTANT(1) << IDX_BITS) - 1)
+#define NONE G_MAXUINT
+
+struct _MsColl {
+    MsSim *sim;
+    MsCollOp op;
+    MsCollAlgo algo;
+    guint n;
+    double weight;
+    MsTime alpha, step_delay;
+    guint *device;       /* per participant */
+    double *copy_bw;     /* per participant: bytes/s of a device-local copy */
+    PhasePlan plan;
+    guint32 handler;
+    guint8 *launched;
+    MsTime *end;
+    guint64 *sent;
+    guint n_finished;
+    guint64 n_flows;
+    MsCollRankDoneFn done;
+    gpointer done_ctx;
+    GArray *zero;        /* flows of zero bytes to complete (explicit stack, no recursion) */
+};
+
+static const char *const op_names[] = {"alltoall", "allreduce", "reducescatter", "allgather"};
+static const char *const algo_names[] = {"auto", "direct", "2dh", "pipe", "ring", "hier"};
+
+const char *
+ms_coll_op_name(MsCollOp op)
+{
+    return op < G_N_ELEMENTS(op_names) ? op_names[op] : "?";
+}
+
+gboolean
+ms_coll_op_from_name(const char *name, MsCollOp *out)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(op_names); i++) {
+        if (g_strcmp0(name, op_names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+const char *
+ms_coll_algo_name(MsCollAlgo algo)
+{
+    return algo < G_N_ELEMENTS(algo_names) ? algo_names[algo] : "?";
+}
+
+gboolean
+ms_coll_algo_from_name(const char *name, MsCollAlgo *out)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(algo_names); i++) {
+        if (g_strcmp0(name, algo_names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+double
+ms_coll_busbw_factor(MsCollOp op, guint n)
+{
+    if (n < 2) {
+        return 0;
+    }
+    return op == MS_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
+}
+
+/* --- flow identity ---
+ * A2A flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
+ * RING flow index: ((g * C + c) * S + s) * m + i, ring index i sends step s of channel c. */
+
+typedef struct {
+    guint src, dst;   /* participants */
+    guint64 bytes;
+} FlowInfo;
+
+static FlowInfo
+flow_info(const Phase *ph, guint64 idx)
+{
+    FlowInfo f;
+    guint m = ph->m;
+    if (ph->kind == PHASE_A2A) {
+        guint r = idx % (m - 1) + 1;
+        guint64 gp = idx / (m - 1);
+        guint g = gp / m, p = gp % m;
+        f.src = ph->members[(gsize)g * m + p];
+        f.dst = ph->members[(gsize)g * m + (p + r) % m];
+        f.bytes = ph->pair_bytes[idx];
+    } else {
+        guint i = idx % m;
+        guint64 rest = idx / m;
+        guint s = rest % ph->steps;
+        rest /= ph->steps;
+        guint c = rest % ph->channels, g = rest / ph->channels;
+        const guint *order = &ph->order[((gsize)g * ph->channels + c) * m];
+        f.src = ph->members[(gsize)g * m + order[i]];
+        f.dst = ph->members[(gsize)g * m + order[(i + 1) % m]];
+        f.bytes = ms_coll_ring_chunk(ph, c, s, i);
+    }
+    return f;
+}
+
+/* The flow that may start once idx is done, or G_MAXUINT64. */
+static guint64
+flow_successor(const Phase *ph, guint64 idx)
+{
+    guint m = ph->m;
+    if (ph->kind == PHASE_A2A) {
+        guint r = idx % (m - 1) + 1;
+        if (ph->window == 0 || r + ph->window > m - 1) {
+            return G_MAXUINT64;
+        }
+        return idx + ph->window;
+    }
+    guint i = idx % m;
+    guint64 rest = idx / m;
+    guint s = rest % ph->steps;
+    if (s + 1 >= ph->steps) {
+        return G_MAXUINT64;
+    }
+    return (rest + 1) * m + (i + 1) % m;
+}
+
+static void enter_phase(MsColl *coll, guint ph_id, guint part);
+
+static void
+finish_participant(MsColl *coll, guint part)
+{
+    for (guint q = 0; q < coll->plan.n_phases; q++) {
+        const Phase *ph = &coll->plan.phases[q];
+        if (ph->group_of[part] != NONE && !ph->finished[part]) {
+            return;
+        }
+    }
+    coll->end[part] = ms_sim_now(coll->sim);
+    coll->n_finished++;
+    if (coll->done) {
+        coll->done(coll, part, coll->done_ctx);
+    }
+}
+
+static void
+check_finished(MsColl *coll, guint ph_id, guint part)
+{
+    Phase *ph = &coll->plan.phases[ph_id];
+    if (!ph->entered[part] || ph->pending[part] || ph->finished[part]) {
+        return;
+    }
+    ph->finished[part] = 1;
+    for (guint q = 0; q < coll->plan.n_phases; q++) {
+        Phase *next = &coll->plan.phases[q];
+        for (guint k = 0; k < next->n_preds; k++) {
+            if (next->preds[k] == ph_id && next->group_of[part] != NONE &&
+                --next->preds_left[part] == 0) {
+                enter_phase(coll, q, part);
+            }
+        }
+    }
+    finish_participant(coll, part);
+}
+
+static void
+start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
+{
+    guint64 arg = ((guint64)ph_id << IDX_BITS) | idx;
+    coll->n_flows++;
+    coll->sent[f->src] += f->bytes;
+    g_autoptr(GError) error = NULL;
+    if (!ms_sim_transfer(coll->sim, coll->device[f->src], coll->device[f->dst], f->bytes,
+                         coll->weight, coll->handler, arg, &error)) {
+        /* Topologies guarantee every GPU pair a route at load time. */
+        g_critical("collective transfer without a route: %s", error->message);
+    }
+}
+
+static void
+delayed_start(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    MsColl *coll = ctx;
+    guint ph_id = arg >> IDX_BITS;
+    guint64 idx = arg & IDX_MASK;
+    FlowInfo f = flow_info(&coll->plan.phases[ph_id], idx);
+    start_flow(coll, ph_id, idx, &f);
+}
+
+static void
+launch_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
+{
+    const Phase *ph = &coll->plan.phases[ph_id];
+    if (ph->kind == PHASE_RING && coll->step_delay) {
+        ms_sim_at(coll->sim, ms_sim_now(coll->sim) + coll->step_delay, delayed_start, coll,
+                  ((guint64)ph_id << IDX_BITS) | idx);
+    } else {
+        start_flow(coll, ph_id, idx, f);
+    }
+}
+
+/* A flow whose predecessor is done: start it, park it at its receiver, or (no bytes) count it
+ * done at once. */
+static void
+flow_ready(MsColl *coll, guint ph_id, guint64 idx)
+{
+    Phase *ph = &coll->plan.phases[ph_id];
+    FlowInfo f = flow_info(ph, idx);
+    if (f.bytes == 0) {
+        guint64 v = ((guint64)ph_id << IDX_BITS) | idx;
+        g_array_append_val(coll->zero, v);
+    } else if (!ph->entered[f.dst]) {
+        if (ph->parked[f.dst] == NULL) {
+            ph->parked[f.dst] = g_array_new(FALSE, FALSE, sizeof(guint64));
+        }
+        g_array_append_val(ph->parked[f.dst], idx);
+    } else {
+        launch_flow(coll, ph_id, idx, &f);
+    }
+}
+
+static void
+flow_done(MsColl *coll, guint ph_id, guint64 idx, gboolean counted)
+{
+    Phase *ph = &coll->plan.phases[ph_id];
+    guint64 next = flow_successor(ph, idx);
+    if (next != G_MAXUINT64) {
+        flow_ready(coll, ph_id, next);
+    }
+    if (counted) {
+        FlowInfo f = flow_info(ph, idx);
+        ph->pending[f.src]--;
+        ph->pending[f.dst]--;
+        check_finished(coll, ph_id, f.src);
+        check_finished(coll, ph_id, f.dst);
+    }
+}
+
+static void
+drain_zero(MsColl *coll)
+{
+    while (coll->zero->len) {
+        guint64 v = g_array_index(coll->zero, guint64, coll->zero->len - 1);
+        g_array_set_size(coll->zero, coll->zero->len - 1);
+        flow_done(coll, v >> IDX_BITS, v & IDX_MASK, FALSE);
+    }
+}
+
+static void
+on_transfer_done(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    MsColl *coll = ctx;
+    flow_done(coll, arg >> IDX_BITS, arg & IDX_MASK, TRUE);
+    drain_zero(coll);
+}
+
+static void
+copy_done(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    MsColl *coll = ctx;
+    guint ph_id = arg >> 32, part = arg & 0xffffffffu;
+    coll->plan.phases[ph_id].pending[part]--;
+    check_finished(coll, ph_id, part);
+    drain_zero(coll);
+}
+
+/* A device-local copy reads and writes every byte once. */
+static void
+start_copy(MsColl *coll, guint ph_id, guint part, guint64 bytes)
+{
+    MsTime t = ms_time_from_s(2.0 * (double)bytes / coll->copy_bw[part]);
+    ms_sim_at(coll->sim, ms_sim_now(coll->sim) + t, copy_done, coll,
+              ((guint64)ph_id << 32) | part);
+}
+
+static void
+enter_phase(MsColl *coll, guint ph_id, guint part)
+{
+    Phase *ph = &coll->plan.phases[ph_id];
+    ph->entered[part] = 1;
+    guint g = ph->group_of[part], p = ph->pos_of[part], m = ph->m;
+    if (ph->kind == PHASE_A2A) {
+        if (ph->self_bytes && ph->self_bytes[part]) {
+            start_copy(coll, ph_id, part, ph->self_bytes[part]);
+        }
+        guint rounds = m > 1 ? m - 1 : 0;
+        if (ph->window && ph->window < rounds) {
+            rounds = ph->window;
+        }
+        for (guint r = 1; r <= rounds; r++) {
+            flow_ready(coll, ph_id, ((guint64)g * m + p) * (m - 1) + (r - 1));
+        }
+    } else if (ph->kind == PHASE_RING) {
+        for (guint c = 0; c < ph->channels && m > 1; c++) {
+            guint i = ph->index_of[((gsize)g * ph->channels + c) * m + p];
+            flow_ready(coll, ph_id, (((guint64)g * ph->channels + c) * ph->steps) * m + i);
+        }
+    } else if (ph->copy_bytes[part]) {
+        start_copy(coll, ph_id, part, ph->copy_bytes[part]);
+    }
+    GArray *parked = ph->parked[part];
+    if (parked) {
+        ph->parked[part] = NULL;
+        for (guint k = 0; k < parked->len; k++) {
+            guint64 idx = g_array_index(parked, guint64, k);
+            FlowInfo f = flow_info(ph, idx);
+            launch_flow(coll, ph_id, idx, &f);
+        }
+        g_array_unref(parked);
+    }
+    check_finished(coll, ph_id, part);
+}
+
+static void
+count_pending(Phase *ph, guint n)
+{
+    guint m = ph->m;
+    for (guint part = 0; part < n; part++) {
+        if (ph->group_of[part] == NONE) {
+            continue;
+        }
+        guint g = ph->group_of[part], p = ph->pos_of[part];
+        guint count = 0;
+        if (ph->kind == PHASE_A2A) {
+            count += ph->self_bytes && ph->self_bytes[part] ? 1 : 0;
+            for (guint r = 1; r < m; r++) {
+                count += phase_pair_bytes(ph, g, p, r) ? 1 : 0;
+                count += phase_pair_bytes(ph, g, (p + m - r) % m, r) ? 1 : 0;
+            }
+        } else if (ph->kind == PHASE_RING) {
+            for (guint c = 0; c < ph->channels && m > 1; c++) {
+                guint i = ph->index_of[((gsize)g * ph->channels + c) * m + p];
+                for (guint s = 0; s < ph->steps; s++) {
+                    count += ms_coll_ring_chunk(ph, c, s, i) ? 1 : 0;
+                    count += ms_coll_ring_chunk(ph, c, s, (i + m - 1) % m) ? 1 : 0;
+                }
+            }
+        } else {
+            count = ph->copy_bytes[part] ? 1 : 0;
+        }
+        ph->pending[part] = count;
+        ph->preds_left[part] = ph->n_preds;
+    }
+}
+
+static gboolean
+validate(const MsSim *sim, const MsCollSpec *spec, GError **error)
+{
+    const MsTopology *topo = ms_sim_topology(sim);
+    guint n_gpus = ms_topology_n_gpus(topo);
+    if (spec->n_ranks == 0 || spec->n_ranks > n_gpus) {
+        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                    "%s over %u ranks: the topology '%s' has %u GPUs", ms_coll_op_name(spec->op),
+                    spec->n_ranks, ms_topology_name(topo), n_gpus);
+        return FALSE;
+    }
+    g_autofree guint8 *seen = g_new0(guint8, n_gpus);
+    for (guint i = 0; spec->ranks && i < spec->n_ranks; i++) {
+        if (spec->ranks[i] >= n_gpus || seen[spec->ranks[i]]) {
+            g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                        "rank %u is out of range or listed twice", spec->ranks[i]);
+            return FALSE;
+        }
+        seen[spec->ranks[i]] = 1;
+    }
+    gboolean a2a_algo = spec->algo == MS_COLL_ALGO_DIRECT || spec->algo == MS_COLL_ALGO_2DH ||
+                        spec->algo == MS_COLL_ALGO_PIPE;
+    gboolean ok = spec->algo == MS_COLL_ALGO_AUTO ||
+                  (spec->op == MS_COLL_ALLTOALL ? a2a_algo
+                                                : spec->algo == MS_COLL_ALGO_RING ||
+                                                      (spec->algo == MS_COLL_ALGO_HIER &&
+                                                       spec->op == MS_COLL_ALLREDUCE));
+    if (!ok) {
+        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                    "algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
+                    "allreduce: ring, hier; reducescatter, allgather: ring)",
+                    ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
+        return FALSE;
+    }
+    if (spec->bytes > MS_BYTES_MAX || !(spec->weight >= 0) || !isfinite(spec->weight) ||
+        spec->channels > 256) {
+        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                    "size, weight or channel count out of range");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+MsColl *
+ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpointer ctx,
+            GError **error)
+{
+    if (!validate(sim, spec_in, error)) {
+        return NULL;
+    }
+    const MsTopology *topo = ms_sim_topology(sim);
+    MsCollSpec spec = *spec_in;
+    guint n = spec.n_ranks;
+    if (spec.algo == MS_COLL_ALGO_AUTO) {
+        spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
+    }
+    if (spec.channels == 0) {
+        spec.channels = MAX(1, ms_topology_nics_per_node(topo));
+    }
+    MsColl *coll = g_new0(MsColl, 1);
+    coll->sim = sim;
+    coll->op = spec.op;
+    coll->algo = spec.algo;
+    coll->n = n;
+    coll->weight = spec.weight > 0 ? spec.weight : 1.0;
+    coll->alpha = spec.alpha;
+    coll->step_delay = spec.step_delay;
+    coll->device = g_new(guint, n);
+    coll->copy_bw = g_new(double, n);
+    g_autofree guint *node_of = g_new(guint, n);
+    g_autofree guint *local_of = g_new(guint, n);
+    GHashTable *per_node = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (guint i = 0; i < n; i++) {
+        guint rank = spec.ranks ? spec.ranks[i] : i;
+        coll->device[i] = ms_topology_gpu_device(topo, rank);
+        coll->copy_bw[i] = ms_topology_gpu_spec(topo, rank)->hbm_bandwidth;
+        node_of[i] = ms_topology_gpu_node(topo, rank);
+        gpointer key = GUINT_TO_POINTER(node_of[i] + 1);
+        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(per_node, key));
+        local_of[i] = k;
+        g_hash_table_insert(per_node, key, GUINT_TO_POINTER(k + 1));
+    }
+    g_hash_table_unref(per_node);
+    g_autofree guint64 *uniform = NULL;
+    const guint64 *matrix = spec.matrix;
+    if (spec.op == MS_COLL_ALLTOALL && matrix == NULL) {
+        uniform = g_new(guint64, (gsize)n * n);
+        for (gsize i = 0; i < (gsize)n * n; i++) {
+            uniform[i] = spec.bytes / n;
+        }
+        matrix = uniform;
+    }
+    if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
+        ms_coll_free(coll);
+        return NULL;
+    }
+    for (guint q = 0; q < coll->plan.n_phases; q++) {
+        count_pending(&coll->plan.phases[q], n);
+    }
+    coll->handler = ms_sim_add_handler(sim, on_transfer_done, coll);
+    coll->launched = g_new0(guint8, n);
+    coll->end = g_new(MsTime, n);
+    for (guint i = 0; i < n; i++) {
+        coll->end[i] = MS_TIME_NEVER;
+    }
+    coll->sent = g_new0(guint64, n);
+    coll->zero = g_array_new(FALSE, FALSE, sizeof(guint64));
+    coll->done = done;
+    coll->done_ctx = ctx;
+    return coll;
+}
+
+void
+ms_coll_free(MsColl *coll)
+{
+    if (coll == NULL) {
+        return;
+    }
+    for (guint q = 0; q < coll->plan.n_phases; q++) {
+        ms_coll_phase_clear(&coll->plan.phases[q], coll->n);
+    }
+    if (coll->launched) {
+        ms_sim_remove_handler(coll->sim, coll->handler);
+    }
+    g_free(coll->device);
+    g_free(coll->copy_bw);
+    g_free(coll->launched);
+    g_free(coll->end);
+    g_free(coll->sent);
+    if (coll->zero) {
+        g_array_unref(coll->zero);
+    }
+    g_free(coll);
+}
+
+/* After the per-call overhead, the participant enters the phases that wait for nothing. */
+static void
+enter_roots(MsSim *sim, gpointer ctx, guint64 part)
+{
+    MsColl *coll = ctx;
+    for (guint q = 0; q < coll->plan.n_phases; q++) {
+        const Phase *ph = &coll->plan.phases[q];
+        if (ph->n_preds == 0 && ph->group_of[part] != NONE) {
+            enter_phase(coll, q, part);
+        }
+    }
+    drain_zero(coll);
+}
+
+void
+ms_coll_launch(MsColl *coll, guint part)
+{
+    g_return_if_fail(part < coll->n && !coll->launched[part]);
+    coll->launched[part] = 1;
+    ms_sim_at(coll->sim, ms_sim_now(coll->sim) + coll->alpha, enter_roots, coll, part);
+}
+
+void
+ms_coll_launch_all(MsColl *coll)
+{
+    for (guint i = 0; i < coll->n; i++) {
+        ms_coll_launch(coll, i);
+    }
+}
+
+gboolean
+ms_coll_finished(const MsColl *coll)
+{
+    return coll->n_finished == coll->n;
+}
+
+guint
+ms_coll_n_ranks(const MsColl *coll)
+{
+    return coll->n;
+}
+
+MsTime
+ms_coll_rank_end(const MsColl *coll, guint part)
+{
+    g_return_val_if_fail(part < coll->n, MS_TIME_NEVER);
+    return coll->end[part];
+}
+
+guint64
+ms_coll_bytes_sent(const MsColl *coll, guint part)
+{
+    g_return_val_if_fail(part < coll->n, 0);
+    return coll->sent[part];
+}
+
+guint64
+ms_coll_n_flows(const MsColl *coll)
+{
+    return coll->n_flows;
+}

@@ -1,0 +1,101 @@
+/* collective: NCCL-style collectives as flow DAGs on the simulated network. Each rank launches its
+ * part when it wants (its stream reaches the op); a transfer starts only once both of its ends
+ * have launched (NCCL's rendezvous), and each rank's part completes when its own sends, receives
+ * and local copies are done, as a rank's NCCL kernel does. Flows are generated lazily from the
+ * algorithm's structure, so a 1024-rank ring allreduce never holds more than its live flows.
+ *
+ * Algorithms (what NCCL / Tutel / ScheMoE do, at flow level):
+ *   alltoall  direct  every pair at once (grouped ncclSend/ncclRecv); with window W > 0, NCCL's
+ *                     round order: in round r rank i sends to i+r, at most W rounds in flight
+ *             2dh     Tutel's 2D-hierarchical: intra-node a2a aggregating by destination local
+ *                     rank, layout copy, inter-node a2a among equal local ranks, layout copy
+ *             pipe    ScheMoE's Pipe-A2A: intra-node and inter-node pairs as two concurrent calls
+ *                     on separate communicators/streams (each with its own window)
+ *   allreduce ring    NCCL ring with C channels; channel c crosses nodes through a different NIC
+ *             hier    intra-node reduce-scatter, inter-node ring allreduce per local rank,
+ *                     intra-node all-gather
+ *   reducescatter / allgather  ring
+ * Sizes follow nccl-tests: for allreduce the buffer per rank; for alltoall the whole send buffer
+ * of a rank (size/n per pair, unless a per-pair matrix is given); for reducescatter / allgather the
+ * whole (unscattered / gathered) buffer. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/sim.h"
+
+G_BEGIN_DECLS
+
+#define MS_COLL_ERROR (ms_coll_error_quark())
+GQuark ms_coll_error_quark(void);
+typedef enum {
+    MS_COLL_ERROR_INVALID, /* a spec that does not describe a collective */
+} MsCollError;
+
+typedef enum {
+    MS_COLL_ALLTOALL,
+    MS_COLL_ALLREDUCE,
+    MS_COLL_REDUCESCATTER,
+    MS_COLL_ALLGATHER,
+} MsCollOp;
+
+typedef enum {
+    MS_COLL_ALGO_AUTO, /* direct for alltoall, ring otherwise */
+    MS_COLL_ALGO_DIRECT,
+    MS_COLL_ALGO_2DH,
+    MS_COLL_ALGO_PIPE,
+    MS_COLL_ALGO_RING,
+    MS_COLL_ALGO_HIER,
+} MsCollAlgo;
+
+const char *ms_coll_op_name(MsCollOp op);
+gboolean ms_coll_op_from_name(const char *name, MsCollOp *out);
+const char *ms_coll_algo_name(MsCollAlgo algo);
+gboolean ms_coll_algo_from_name(const char *name, MsCollAlgo *out);
+
+typedef struct {
+    MsCollOp op;
+    MsCollAlgo algo;
+    guint n_ranks;        /* participants */
+    const guint *ranks;   /* their topology GPU ranks; NULL = 0..n_ranks-1 */
+    guint64 bytes;        /* nccl-tests size (see above); ignored when matrix is given */
+    /* alltoall only: n_ranks x n_ranks bytes, matrix[src * n + dst]; copied. NULL = uniform. */
+    const guint64 *matrix;
+    guint channels;       /* ring channels; 0 = one per NIC of a node (at least 1) */
+    guint window;         /* alltoall direct/pipe: rounds in flight per rank; 0 = all */
+    MsTime alpha;         /* per-call overhead before a rank's first transfer */
+    MsTime step_delay;    /* extra delay before every ring step's transfer */
+    double weight;        /* share weight of this collective's flows; 0 = 1 */
+} MsCollSpec;
+
+typedef struct _MsColl MsColl;
+/* Called when participant index `rank_index` (0..n_ranks-1) has finished its part. */
+typedef void (*MsCollRankDoneFn)(MsColl *coll, guint rank_index, gpointer ctx);
+
+/* Validates the spec against the simulation's topology and prepares the collective; nothing
+ * moves until ranks launch. Returns NULL with MS_COLL_ERROR (bad op/algo combination, zero ranks,
+ * a rank out of range or repeated, 2dh/hier on a topology without uniform nodes) or a topology
+ * error (no route). */
+MsColl *ms_coll_new(MsSim *sim, const MsCollSpec *spec, MsCollRankDoneFn done, gpointer ctx,
+                    GError **error);
+void ms_coll_free(MsColl *coll);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsColl, ms_coll_free)
+
+/* Participant rank_index launches its part now (each exactly once). */
+void ms_coll_launch(MsColl *coll, guint rank_index);
+/* Convenience: launches every participant now. */
+void ms_coll_launch_all(MsColl *coll);
+
+gboolean ms_coll_finished(const MsColl *coll);
+guint ms_coll_n_ranks(const MsColl *coll);
+/* Time the participant launched / finished (MS_TIME_NEVER if not yet). */
+MsTime ms_coll_rank_end(const MsColl *coll, guint rank_index);
+/* Bytes each participant sends over the network in total (excluding local copies), and the number
+ * of flows the collective has generated so far. */
+guint64 ms_coll_bytes_sent(const MsColl *coll, guint rank_index);
+guint64 ms_coll_n_flows(const MsColl *coll);
+
+/* nccl-tests bus-bandwidth factor of an op over n ranks: 2(n-1)/n for allreduce, (n-1)/n else. */
+double ms_coll_busbw_factor(MsCollOp op, guint n);
+
+G_END_DECLS
