@@ -3,5 +3,6 @@
 #include "commands.h"
 
 const MsCommand ms_commands[] = {
+    {"topo", "list the shipped topologies or show one", ms_cmd_topo},
     {NULL, NULL, NULL},
 };

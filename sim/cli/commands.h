@@ -5,4 +5,7 @@
 
 G_BEGIN_DECLS
 
+/* moesim topo list | show NAME|FILE (cmd_topo.c) */
+int ms_cmd_topo(int argc, char **argv);
+
 G_END_DECLS
