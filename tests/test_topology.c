@@ -562,6 +562,8 @@ test_preset_errors(void)
         {0, "[gpu]", "[gpus]", INI, MS_INI_ERROR_UNKNOWN_KEY, "t.ini:4: [gpus]: unknown group"},
         {0, NULL, "[device x]\nkind = gpu\nnode = 0\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
          "t.ini:21: [device x]: a topology is either a [preset] or [device]/[link] groups"},
+        {0, "name = t\n", "name =\n", INI, MS_INI_ERROR_VALUE,
+         "t.ini:3: [topology] name: must not be empty"},
         {0, "name = t\n", "", INI, MS_INI_ERROR_MISSING,
          "t.ini:1: [topology] name: required key is missing"},
     };
@@ -573,7 +575,7 @@ test_explicit_errors(void)
 {
     static const ErrorCase cases[] = {
         {1, "[link g1 sw]", "[link g1 sx]", TOPO, MS_TOPOLOGY_ERROR_INVALID,
-         "t.ini:23: [link g1 sx]: unknown device 'sx' (no [device sx] group)"},
+         "t.ini:23: [link g1 sx]: unknown device 'sx'"},
         {1, "[device sw]", "[device  g1]", TOPO, MS_TOPOLOGY_ERROR_INVALID,
          "t.ini:16: [device  g1]: device 'g1' is already defined at line 13"},
         {1, "[device sw]", "[device g1]", INI, MS_INI_ERROR_DUPLICATE,

@@ -22,6 +22,17 @@ const char *const topo_kind_names[] = {
     NULL,
 };
 
+gint
+topo_name_index(const char *const *names, const char *name)
+{
+    for (gint i = 0; names[i]; i++) {
+        if (g_strcmp0(name, names[i]) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 const char *
 ms_link_class_name(MsLinkClass klass)
 {
@@ -32,13 +43,11 @@ ms_link_class_name(MsLinkClass klass)
 gboolean
 ms_link_class_from_name(const char *name, MsLinkClass *out)
 {
-    for (guint i = 0; topo_class_names[i]; i++) {
-        if (g_strcmp0(name, topo_class_names[i]) == 0) {
-            *out = i;
-            return TRUE;
-        }
+    gint i = topo_name_index(topo_class_names, name);
+    if (i >= 0) {
+        *out = i;
     }
-    return FALSE;
+    return i >= 0;
 }
 
 const char *
@@ -51,13 +60,11 @@ ms_device_kind_name(MsDeviceKind kind)
 gboolean
 ms_device_kind_from_name(const char *name, MsDeviceKind *out)
 {
-    for (guint i = 0; topo_kind_names[i]; i++) {
-        if (g_strcmp0(name, topo_kind_names[i]) == 0) {
-            *out = i;
-            return TRUE;
-        }
+    gint i = topo_name_index(topo_kind_names, name);
+    if (i >= 0) {
+        *out = i;
     }
-    return FALSE;
+    return i >= 0;
 }
 
 MsTopology *

@@ -92,18 +92,6 @@ check_nodes(const MsTopology *topo, const MsIni *ini, GHashTable *defined, GErro
     return TRUE;
 }
 
-static gboolean
-link_end(const MsTopology *topo, const MsIni *ini, const char *group, const char *name,
-         guint *device, GError **error)
-{
-    if (!ms_topology_find_device(topo, name, device)) {
-        topo_error(ini, group, NULL, error, MS_TOPOLOGY_ERROR_INVALID,
-                   "unknown device '%s' (no [device %s] group)", name, name);
-        return FALSE;
-    }
-    return TRUE;
-}
-
 /* Adds a->b, or reports the group that already defined it. */
 static gboolean
 add_directed(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *links, guint a,
@@ -131,8 +119,8 @@ read_link(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *lin
                                        "count",     "bidirectional", NULL};
     g_auto(GStrv) words = topo_group_words(group);
     guint a, b, klass = 0;
-    if (!link_end(topo, ini, group, words[1], &a, error) ||
-        !link_end(topo, ini, group, words[2], &b, error)) {
+    if (!topo_group_device(topo, ini, group, words[1], &a, error) ||
+        !topo_group_device(topo, ini, group, words[2], &b, error)) {
         return FALSE;
     }
     if (a == b) {

@@ -74,11 +74,10 @@ topo_get_enum(const MsIni *ini, const char *group, const char *key, gboolean req
     if (text == NULL) {
         return FALSE;
     }
-    for (guint i = 0; names[i]; i++) {
-        if (strcmp(text, names[i]) == 0) {
-            *out = i;
-            return TRUE;
-        }
+    gint i = topo_name_index(names, text);
+    if (i >= 0) {
+        *out = i;
+        return TRUE;
     }
     g_autofree char *list = g_strjoinv(", ", (char **)names);
     ms_ini_set_error(ini, group, key, error, MS_INI_ERROR_VALUE, "'%s' is not one of: %s", text,
@@ -167,8 +166,15 @@ read_header(const MsIni *ini, const char **name, const char **description, GErro
         return FALSE;
     }
     *name = ms_ini_get_string(ini, "topology", "name", error);
+    if (*name == NULL) {
+        return FALSE;
+    }
+    if (**name == '\0') {
+        ms_ini_set_error(ini, "topology", "name", error, MS_INI_ERROR_VALUE, "must not be empty");
+        return FALSE;
+    }
     *description = "";
-    return *name != NULL && ms_ini_opt_string(ini, "topology", "description", description, error);
+    return ms_ini_opt_string(ini, "topology", "description", description, error);
 }
 
 static gboolean
@@ -194,10 +200,9 @@ read_gpu(const MsIni *ini, MsGpuSpec *gpu, GError **error)
     return TRUE;
 }
 
-/* The device named in a group's header word, or an error at that group. */
-static gboolean
-route_end(const MsTopology *topo, const MsIni *ini, const char *group, const char *name,
-          guint *device, GError **error)
+gboolean
+topo_group_device(const MsTopology *topo, const MsIni *ini, const char *group, const char *name,
+                  guint *device, GError **error)
 {
     if (!ms_topology_find_device(topo, name, device)) {
         topo_error(ini, group, NULL, error, MS_TOPOLOGY_ERROR_INVALID, "unknown device '%s'", name);
@@ -213,8 +218,8 @@ read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *se
     static const char *const keys[] = {"path", NULL};
     g_auto(GStrv) words = topo_group_words(group);
     guint src, dst;
-    if (!route_end(topo, ini, group, words[1], &src, error) ||
-        !route_end(topo, ini, group, words[2], &dst, error) ||
+    if (!topo_group_device(topo, ini, group, words[1], &src, error) ||
+        !topo_group_device(topo, ini, group, words[2], &dst, error) ||
         !ms_ini_check_keys(ini, group, keys, error)) {
         return FALSE;
     }

@@ -28,6 +28,8 @@ G_BEGIN_DECLS
 /* Spellings of the enums in files, NULL-terminated, indexed by enum value. */
 extern const char *const topo_class_names[MS_LINK_N_CLASSES + 1];
 extern const char *const topo_kind_names[];
+/* Index of name in a NULL-terminated table, or -1. */
+gint topo_name_index(const char *const *names, const char *name);
 
 typedef struct {
     const char *name; /* in the topology's string chunk */
@@ -133,6 +135,9 @@ gboolean topo_get_enum(const MsIni *ini, const char *group, const char *key, gbo
 /* The blank-separated words of a group header ("link a b" -> {"link", "a", "b"}), NULL-ended;
  * free with g_strfreev. Groups are checked to have the right number of words before use. */
 char **topo_group_words(const char *group);
+/* The device a group header names, or a MS_TOPOLOGY_ERROR_INVALID at that group. */
+gboolean topo_group_device(const MsTopology *topo, const MsIni *ini, const char *group,
+                           const char *name, guint *device, GError **error);
 /* Device names: 1..TOPO_MAX_NAME characters of [A-Za-z0-9._-]. */
 gboolean topo_valid_name(const char *name);
 
