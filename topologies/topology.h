@@ -26,6 +26,11 @@ typedef enum {
     MS_DEVICE_CPU,    /* host root complex / socket */
 } MsDeviceKind;
 
+/* "gpu", "nic", "switch", "cpu" (the spelling of topology files). from_name returns FALSE for an
+ * unknown name. */
+const char *ms_device_kind_name(MsDeviceKind kind);
+gboolean ms_device_kind_from_name(const char *name, MsDeviceKind *out);
+
 /* Link classes group links for calibration (one fitted latency/bandwidth per class) and reports. */
 typedef enum {
     MS_LINK_NVLINK,   /* direct GPU-GPU NVLink */
@@ -100,6 +105,8 @@ const MsGpuSpec *ms_topology_gpu_spec(const MsTopology *topo, guint rank);
 
 guint ms_topology_n_links(const MsTopology *topo);
 const MsLink *ms_topology_link(const MsTopology *topo, guint link);
+/* Physical links bundled in a directed link (its bandwidth is count x the per-link figure). */
+guint ms_topology_link_count(const MsTopology *topo, guint link);
 
 /* The route from device src to device dst as link indices, in order. The array is owned by the
  * topology and valid for its lifetime; *n_links is 0 when src == dst. Thread-safe (routes are

@@ -554,3 +554,48 @@ ms_coll_n_flows(const MsColl *coll)
 {
     return coll->n_flows;
 }
+
+gboolean
+ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
+{
+    if (coll->plan.n_phases != 1 || coll->plan.phases[0].kind == PHASE_COPY) {
+        return FALSE;
+    }
+    const Phase *ph = &coll->plan.phases[0];
+    guint m = ph->m;
+    if (m < 2) {
+        return TRUE;
+    }
+    gsize total = ph->kind == PHASE_A2A ? (gsize)ph->n_groups * m * (m - 1)
+                                        : (gsize)ph->n_groups * ph->channels * ph->steps * m;
+    g_autofree gint64 *enum_of = g_new(gint64, total);
+    g_autofree gint64 *pred_of = g_new(gint64, total);
+    for (gsize i = 0; i < total; i++) {
+        pred_of[i] = -1;
+    }
+    gint64 next = 0;
+    /* Visit flows so that each predecessor comes first: A2A in index order (the window
+     * predecessor has a smaller index); RING step by step. */
+    gsize per_step = (gsize)ph->n_groups * (ph->kind == PHASE_RING ? ph->channels : 1) * m;
+    for (gsize k = 0; k < total; k++) {
+        guint64 idx = k;
+        if (ph->kind == PHASE_RING) {
+            gsize s = k / per_step, rest = k % per_step;
+            gsize gc = rest / m, i = rest % m;
+            idx = (gc * ph->steps + s) * m + i;
+        }
+        FlowInfo f = flow_info(ph, idx);
+        gint64 pred = pred_of[idx];
+        if (f.bytes == 0) {
+            enum_of[idx] = pred;
+        } else {
+            fn(ctx, coll->device[f.src], coll->device[f.dst], f.bytes, pred);
+            enum_of[idx] = next++;
+        }
+        guint64 succ = flow_successor(ph, idx);
+        if (succ != G_MAXUINT64) {
+            pred_of[succ] = enum_of[idx];
+        }
+    }
+    return TRUE;
+}

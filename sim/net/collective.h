@@ -95,6 +95,16 @@ MsTime ms_coll_rank_end(const MsColl *coll, guint rank_index);
 guint64 ms_coll_bytes_sent(const MsColl *coll, guint rank_index);
 guint64 ms_coll_n_flows(const MsColl *coll);
 
+/* Enumerates the flows of a single-phase collective (direct alltoall, ring allreduce,
+ * reducescatter, allgather) whose participants all launch at once, in an order where every flow
+ * comes after its predecessor: fn gets the source and destination devices, the bytes and the
+ * enumeration index of the flow it waits for (-1: none). Flows of zero bytes are skipped (their
+ * successors wait for what they waited for), as the collective itself does. Returns FALSE for
+ * multi-phase algorithms. Used to hand a peer simulator exactly the flows moesim simulates. */
+typedef void (*MsCollFlowFn)(gpointer ctx, guint src_device, guint dst_device, guint64 bytes,
+                             gint64 pred);
+gboolean ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx);
+
 /* nccl-tests bus-bandwidth factor of an op over n ranks: 2(n-1)/n for allreduce, (n-1)/n else. */
 double ms_coll_busbw_factor(MsCollOp op, guint n);
 

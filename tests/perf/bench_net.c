@@ -1,0 +1,363 @@
+/* bench_net: speed, memory and exactness of the flow-level network engine. Scenarios: uniform
+ * all-to-all, all-to-all-v with skewed per-pair sizes, and ring allreduce on 16 .. 1024 GPUs (8
+ * per node, one NIC per GPU, non-blocking fabric). Each point runs in a child process so that its
+ * peak memory is its own. When the SimGrid peer is built, the same flows on the same platform are
+ * replayed with SimGrid's CM02 max-min model in the same run, and the wall-time ratio and the
+ * largest relative difference of per-flow completion times are printed. Prints figures; asserts
+ * nothing about time. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/net/collective.h"
+#include "sim/net/flowfile.h"
+#include "sim/sim.h"
+#include "topologies/topology.h"
+
+#define A2A_BYTES (32u << 20)       /* per rank: 4096 tokens x d_model 4096 x fp16 */
+#define ALLREDUCE_BYTES (64u << 20) /* a gradient bucket */
+
+static guint64
+read_status_kb(const char *key)
+{
+    g_autofree char *status = NULL;
+    if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL)) {
+        return 0;
+    }
+    const char *p = strstr(status, key);
+    return p ? g_ascii_strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+static MsTopology *
+cluster(guint gpus, GError **error)
+{
+    g_autofree char *text = g_strdup_printf(
+        "[topology]\nformat = 1\nname = bench-%unode\n"
+        "description = %u x DGX A100 nodes on a non-blocking rail fabric\n"
+        "[gpu]\nmodel = A100-SXM4-80GB\npeak = 312TFLOPS\nhbm = 2039GBps\nmemory = 80GiB\n"
+        "launch_overhead = 4us\n"
+        "[preset]\nnodes = %u\ngpus_per_node = 8\nintra = nvswitch\nintra_bandwidth = 300GBps\n"
+        "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
+        "fabric = switch\nfabric_latency = 0.13us\n",
+        gpus / 8, gpus / 8, gpus / 8);
+    return ms_topology_load_data(text, strlen(text), "bench topology", error);
+}
+
+/* Token counts from each rank to each rank's expert: 4096 tokens x top-2 per source, destination
+ * popularity Zipf(1.0) over a seeded random ranking, multinomial per source. */
+static guint64 *
+skewed_matrix(guint n)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(7);
+    g_autofree guint *rank_of = g_new(guint, n);
+    for (guint i = 0; i < n; i++) {
+        rank_of[i] = i;
+    }
+    for (guint i = n - 1; i > 0; i--) {
+        guint j = g_rand_int_range(rng, 0, i + 1);
+        guint t = rank_of[i];
+        rank_of[i] = rank_of[j];
+        rank_of[j] = t;
+    }
+    g_autofree double *cdf = g_new(double, n);
+    double sum = 0;
+    for (guint j = 0; j < n; j++) {
+        sum += 1.0 / (rank_of[j] + 1);
+        cdf[j] = sum;
+    }
+    guint64 *m = g_new0(guint64, (gsize)n * n);
+    for (guint i = 0; i < n; i++) {
+        for (guint t = 0; t < 8192; t++) {
+            double u = g_rand_double(rng) * sum;
+            guint lo = 0, hi = n - 1;
+            while (lo < hi) {
+                guint mid = (lo + hi) / 2;
+                if (cdf[mid] < u) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            m[(gsize)i * n + lo] += 8192; /* bytes per token: 4096 x fp16 */
+        }
+    }
+    return m;
+}
+
+static void
+spec_for(const char *scenario, guint n, MsCollSpec *spec, guint64 **matrix)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->n_ranks = n;
+    *matrix = NULL;
+    if (strcmp(scenario, "allreduce") == 0) {
+        spec->op = MS_COLL_ALLREDUCE;
+        spec->algo = MS_COLL_ALGO_RING;
+        spec->bytes = ALLREDUCE_BYTES;
+    } else {
+        spec->op = MS_COLL_ALLTOALL;
+        spec->algo = MS_COLL_ALGO_DIRECT;
+        spec->bytes = A2A_BYTES;
+        if (strcmp(scenario, "a2av") == 0) {
+            *matrix = skewed_matrix(n);
+            spec->matrix = *matrix;
+        }
+    }
+}
+
+typedef struct {
+    MsFlowList *list;
+    guint count;
+} Export;
+
+static void
+export_flow(gpointer ctx, guint src, guint dst, guint64 bytes, gint64 pred)
+{
+    Export *e = ctx;
+    guint dep = (guint)pred;
+    char id[32];
+    g_snprintf(id, sizeof id, "f%u", e->count++);
+    ms_flow_list_add(e->list, id, src, dst, bytes, 0, 1.0, pred >= 0 ? &dep : NULL,
+                     pred >= 0 ? 1 : 0);
+}
+
+/* Writes the peer scenario and the per-flow completion times moesim predicts for it. */
+static int
+write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_path,
+           const char *ends_path)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, &error);
+    g_autoptr(MsFlowList) list = ms_flow_list_new(topo);
+    Export e = {list, 0};
+    if (coll == NULL || !ms_coll_enumerate(coll, export_flow, &e)) {
+        fprintf(stderr, "bench_net: cannot enumerate flows\n");
+        return 1;
+    }
+    guint n = ms_flow_list_len(list);
+    g_autofree MsTime *begin = g_new(MsTime, MAX(n, 1));
+    g_autofree MsTime *end = g_new(MsTime, MAX(n, 1));
+    g_autoptr(MsSim) replay = ms_sim_new(topo);
+    if (!ms_flow_list_run(list, replay, begin, end, &error)) {
+        fprintf(stderr, "bench_net: %s\n", error->message);
+        return 1;
+    }
+    FILE *f = fopen(scenario_path, "w");
+    FILE *g = fopen(ends_path, "w");
+    if (f == NULL || g == NULL) {
+        fprintf(stderr, "bench_net: cannot write %s\n", scenario_path);
+        return 1;
+    }
+    guint n_links = ms_topology_n_links(topo);
+    fprintf(f, "links %u\n", n_links);
+    for (guint l = 0; l < n_links; l++) {
+        const MsLink *link = ms_topology_link(topo, l);
+        /* SimGrid needs finite links; 1 PB/s never binds. */
+        fprintf(f, "%.17g %.17g\n", isfinite(link->bandwidth) ? link->bandwidth : 1e15,
+                ms_time_to_s(link->latency));
+    }
+    fprintf(f, "hosts %u\nflows %u\n", ms_topology_n_devices(topo), n);
+    for (guint i = 0; i < n; i++) {
+        guint len = 0, n_deps = 0;
+        const guint32 *route = ms_topology_route(topo, ms_flow_list_src(list, i),
+                                                 ms_flow_list_dst(list, i), &len, NULL);
+        fprintf(f, "%u %u %" G_GUINT64_FORMAT " 0 %u", ms_flow_list_src(list, i),
+                ms_flow_list_dst(list, i), ms_flow_list_bytes(list, i), len);
+        for (guint k = 0; k < len; k++) {
+            fprintf(f, " %u", route[k]);
+        }
+        const guint *deps = ms_flow_list_deps(list, i, &n_deps);
+        fprintf(f, " %u", n_deps);
+        for (guint k = 0; k < n_deps; k++) {
+            fprintf(f, " %u", deps[k]);
+        }
+        fprintf(f, "\n");
+        fprintf(g, "%.17g\n", ms_time_to_s(end[i]));
+    }
+    fclose(f);
+    fclose(g);
+    return 0;
+}
+
+static int
+child(const char *scenario, guint n, const char *peer_file, const char *ends_file)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsTopology) topo = cluster(n, &error);
+    if (topo == NULL) {
+        fprintf(stderr, "bench_net: %s\n", error->message);
+        return 1;
+    }
+    MsCollSpec spec;
+    g_autofree guint64 *matrix = NULL;
+    spec_for(scenario, n, &spec, &matrix);
+    if (peer_file) {
+        return write_peer(topo, &spec, peer_file, ends_file);
+    }
+    /* Routes are computed lazily; the first all-pairs use pays for them, so warm them first to
+     * time the engine rather than route computation (which is reported separately). */
+    gint64 r0 = g_get_monotonic_time();
+    for (guint i = 0; i < n; i++) {
+        for (guint j = 0; j < n; j++) {
+            guint len;
+            ms_topology_gpu_route(topo, i, j, &len, NULL);
+        }
+    }
+    double route_s = (g_get_monotonic_time() - r0) * 1e-6;
+    guint64 base = read_status_kb("VmRSS:");
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
+    if (coll == NULL) {
+        fprintf(stderr, "bench_net: %s\n", error->message);
+        return 1;
+    }
+    ms_coll_launch_all(coll);
+    if (!ms_sim_run(sim, &error)) {
+        fprintf(stderr, "bench_net: %s\n", error->message);
+        return 1;
+    }
+    double wall = (g_get_monotonic_time() - t0) * 1e-6;
+    MsTime makespan = 0;
+    for (guint i = 0; i < n; i++) {
+        makespan = MAX(makespan, ms_coll_rank_end(coll, i));
+    }
+    MsSimStats st;
+    ms_sim_stats(sim, &st);
+    guint64 peak = read_status_kb("VmHWM:");
+    printf("flows=%" G_GUINT64_FORMAT " events=%" G_GUINT64_FORMAT " solves=%" G_GUINT64_FORMAT
+           " elems=%" G_GUINT64_FORMAT " peak_live=%" G_GUINT64_FORMAT
+           " wall=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT " base_kb=%" G_GUINT64_FORMAT
+           " makespan_us=%.3f\n",
+           ms_coll_n_flows(coll), st.events, st.net.solves, st.net.solver_elements,
+           st.net.peak_live_flows, wall, route_s, peak, base, ms_time_to_us(makespan));
+    return 0;
+}
+
+static double
+field(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
+}
+
+/* Runs the SimGrid peer; returns its wall time and fills the largest relative difference of
+ * per-flow completion times. */
+static double
+run_peer(const char *peer, const char *scenario, const char *ends, guint timeout_s,
+         double *max_rel)
+{
+    g_autofree char *timeout = g_strdup_printf("%u", timeout_s);
+    const char *argv[] = {"timeout", timeout, peer, scenario, "--cfg=network/model:CM02",
+                          "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0",
+                          "--cfg=contexts/stack-size:64", "--log=root.thres:critical", NULL};
+    g_autofree char *out = NULL;
+    int status = 0;
+    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
+                      NULL, NULL, &out, NULL, &status, NULL) ||
+        !g_spawn_check_wait_status(status, NULL)) {
+        return -1;
+    }
+    g_autofree char *mine = NULL;
+    g_file_get_contents(ends, &mine, NULL, NULL);
+    g_auto(GStrv) a = g_strsplit(out, "\n", -1);
+    g_auto(GStrv) b = g_strsplit(mine ? mine : "", "\n", -1);
+    *max_rel = 0;
+    double wall = -1;
+    for (guint i = 0; a[i] && a[i][0]; i++) {
+        if (g_str_has_prefix(a[i], "wall ")) {
+            wall = g_ascii_strtod(a[i] + 5, NULL);
+            break;
+        }
+        if (b[i] == NULL) {
+            return -1;
+        }
+        double x = g_ascii_strtod(a[i], NULL), y = g_ascii_strtod(b[i], NULL);
+        *max_rel = MAX(*max_rel, fabs(x - y) / MAX(fabs(x), 1e-12));
+    }
+    return wall;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
+        return child(argv[2], (guint)atoi(argv[3]), argc > 5 ? argv[4] : NULL,
+                     argc > 5 ? argv[5] : NULL);
+    }
+    const char *gpus_list = "16,64,128,256,1024";
+    const char *scenarios_list = "a2a,a2av,allreduce";
+    const char *peer = g_getenv("MOESIM_SIMGRID_PEER");
+    guint peer_max = 256, peer_timeout = 600;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--gpus") == 0) {
+            gpus_list = argv[i + 1];
+        } else if (strcmp(argv[i], "--scenarios") == 0) {
+            scenarios_list = argv[i + 1];
+        } else if (strcmp(argv[i], "--peer") == 0) {
+            peer = argv[i + 1];
+        } else if (strcmp(argv[i], "--peer-max-gpus") == 0) {
+            peer_max = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--peer-timeout") == 0) {
+            peer_timeout = atoi(argv[i + 1]);
+        } else {
+            fprintf(stderr, "usage: bench_net [--gpus 16,64,...] [--scenarios a2a,a2av,allreduce] "
+                            "[--peer PATH] [--peer-max-gpus N] [--peer-timeout S]\n");
+            return 2;
+        }
+    }
+    g_auto(GStrv) gpus = g_strsplit(gpus_list, ",", -1);
+    g_auto(GStrv) scenarios = g_strsplit(scenarios_list, ",", -1);
+    g_autofree char *tmp = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
+    printf("# bench_net: moesim flow-level engine%s\n",
+           peer ? " vs SimGrid 3.32 (CM02, crosstraffic 0, TCP-gamma 0)" : " (no SimGrid peer)");
+    printf("%-9s %5s %9s %9s %7s %9s %10s %8s %7s %6s | %9s %8s %10s\n", "scenario", "gpus",
+           "flows", "events", "solves", "wall_s", "flows/s", "peak_MB", "B/flow", "route_s",
+           "simgrid_s", "speedup", "max_rel");
+    for (guint s = 0; scenarios[s]; s++) {
+        for (guint g = 0; gpus[g]; g++) {
+            guint n = atoi(gpus[g]);
+            const char *cargv[] = {argv[0], "--child", scenarios[s], gpus[g], NULL};
+            g_autofree char *out = NULL;
+            int status = 0;
+            if (!g_spawn_sync(NULL, (char **)cargv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
+                              &status, NULL) ||
+                !g_spawn_check_wait_status(status, NULL)) {
+                printf("%-9s %5u  failed\n", scenarios[s], n);
+                continue;
+            }
+            double flows = field(out, "flows="), wall = field(out, "wall=");
+            double peak = field(out, "peak_kb="), base = field(out, "base_kb=");
+            printf("%-9s %5u %9.0f %9.0f %7.0f %9.3f %10.0f %8.1f %7.0f %6.2f |", scenarios[s], n,
+                   flows, field(out, "events="), field(out, "solves="), wall, flows / wall,
+                   peak / 1024, (peak - base) * 1024 / flows, field(out, "route_s="));
+            if (peer && n <= peer_max) {
+                g_autofree char *sc = g_build_filename(tmp, "scenario.txt", NULL);
+                g_autofree char *ends = g_build_filename(tmp, "ends.txt", NULL);
+                const char *pargv[] = {argv[0], "--child", scenarios[s], gpus[g], sc, ends, NULL};
+                double rel = 0, pw = -1;
+                if (g_spawn_sync(NULL, (char **)pargv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                                 NULL, &status, NULL) &&
+                    g_spawn_check_wait_status(status, NULL)) {
+                    pw = run_peer(peer, sc, ends, peer_timeout, &rel);
+                }
+                if (pw >= 0) {
+                    printf(" %9.3f %7.0fx %10.2e\n", pw, pw / wall, rel);
+                } else {
+                    printf(" %9s\n", "timeout");
+                }
+                g_unlink(sc);
+                g_unlink(ends);
+            } else {
+                printf(" %9s\n", "-");
+            }
+            fflush(stdout);
+        }
+    }
+    g_rmdir(tmp);
+    return 0;
+}

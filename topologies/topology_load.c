@@ -1,0 +1,405 @@
+/* topology_load: reads a topology file (shipped by name or from disk): the [topology] and [gpu]
+ * groups, hands the machine to the preset or explicit builder, reads [route] groups, then checks
+ * that every GPU reaches every other. Values carry units (sim/units.h); every error names
+ * FILE:LINE, the group, the key and the bad value. */
+#include "topology_private.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "topologies/ms-topologies.h"
+
+#define RESOURCE_DIR "/moesim/topologies"
+
+void
+topo_error(const MsIni *ini, const char *group, const char *key, GError **error,
+           MsTopologyError code, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    GError *local = NULL;
+    ms_ini_set_error(ini, group, key, &local, MS_INI_ERROR_VALUE, "%s", msg);
+    g_set_error_literal(error, MS_TOPOLOGY_ERROR, code, local->message);
+    g_error_free(local);
+}
+
+gboolean
+topo_get_bandwidth(const MsIni *ini, const char *group, const char *key, gboolean required,
+                   gboolean allow_unlimited, MsBandwidth *out, GError **error)
+{
+    if (!required && !ms_ini_has_key(ini, group, key)) {
+        return TRUE;
+    }
+    const char *text = ms_ini_get_string(ini, group, key, error);
+    if (text == NULL) {
+        return FALSE;
+    }
+    if (allow_unlimited && strcmp(text, "unlimited") == 0) {
+        *out = INFINITY;
+        return TRUE;
+    }
+    return ms_ini_get_bandwidth(ini, group, key, out, error);
+}
+
+gboolean
+topo_get_latency(const MsIni *ini, const char *group, const char *key, gboolean required,
+                 MsTime *out, GError **error)
+{
+    MsTime t = *out;
+    gboolean ok = required ? ms_ini_get_time(ini, group, key, &t, error)
+                           : ms_ini_opt_time(ini, group, key, &t, error);
+    if (!ok) {
+        return FALSE;
+    }
+    if (t > TOPO_MAX_LATENCY) {
+        ms_ini_set_error(ini, group, key, error, MS_INI_ERROR_VALUE,
+                         "latency '%s' is absurd for one link (at most 1 s)",
+                         ms_ini_get_string(ini, group, key, NULL));
+        return FALSE;
+    }
+    *out = t;
+    return TRUE;
+}
+
+gboolean
+topo_get_enum(const MsIni *ini, const char *group, const char *key, gboolean required,
+              const char *const *names, guint *out, GError **error)
+{
+    if (!required && !ms_ini_has_key(ini, group, key)) {
+        return TRUE;
+    }
+    const char *text = ms_ini_get_string(ini, group, key, error);
+    if (text == NULL) {
+        return FALSE;
+    }
+    gint i = topo_name_index(names, text);
+    if (i >= 0) {
+        *out = i;
+        return TRUE;
+    }
+    g_autofree char *list = g_strjoinv(", ", (char **)names);
+    ms_ini_set_error(ini, group, key, error, MS_INI_ERROR_VALUE, "'%s' is not one of: %s", text,
+                     list);
+    return FALSE;
+}
+
+char **
+topo_group_words(const char *group)
+{
+    g_auto(GStrv) split = g_strsplit_set(group, " \t", -1);
+    GPtrArray *words = g_ptr_array_new();
+    for (guint k = 0; split[k]; k++) {
+        if (split[k][0] != '\0') {
+            g_ptr_array_add(words, g_strdup(split[k]));
+        }
+    }
+    g_ptr_array_add(words, NULL);
+    return (char **)g_ptr_array_free(words, FALSE);
+}
+
+gboolean
+topo_valid_name(const char *name)
+{
+    gsize n = strlen(name);
+    if (n == 0 || n > TOPO_MAX_NAME) {
+        return FALSE;
+    }
+    for (gsize i = 0; i < n; i++) {
+        if (!g_ascii_isalnum(name[i]) && !strchr("._-", name[i])) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Group names are "topology", "gpu", "preset", "device NAME", "link FROM TO", "route SRC DST". */
+static gboolean
+check_groups(const MsIni *ini, GError **error)
+{
+    static const struct {
+        const char *word;
+        guint words;
+    } known[] = {{"topology", 1}, {"gpu", 1},  {"preset", 1},
+                 {"device", 2},   {"link", 3}, {"route", 3}};
+    guint n = 0;
+    const char *const *groups = ms_ini_groups(ini, &n);
+    for (guint i = 0; i < n; i++) {
+        g_auto(GStrv) words = topo_group_words(groups[i]);
+        guint w = g_strv_length(words);
+        gboolean ok = FALSE;
+        for (guint k = 0; k < G_N_ELEMENTS(known) && w > 0; k++) {
+            ok = ok || (strcmp(words[0], known[k].word) == 0 && w == known[k].words);
+        }
+        if (!ok) {
+            ms_ini_set_error(ini, groups[i], NULL, error, MS_INI_ERROR_UNKNOWN_KEY,
+                             "unknown group (groups: [topology], [gpu], [preset], "
+                             "[device NAME], [link FROM TO], [route SRC DST])");
+            return FALSE;
+        }
+    }
+    for (guint k = 0; k < 2; k++) {
+        if (!ms_ini_has_group(ini, known[k].word)) {
+            g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_MISSING, "%s: missing group [%s]",
+                        ms_ini_source(ini), known[k].word);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+read_header(const MsIni *ini, const char **name, const char **description, GError **error)
+{
+    static const char *const keys[] = {"format", "name", "description", NULL};
+    guint64 format = 0;
+    if (!ms_ini_check_keys(ini, "topology", keys, error) ||
+        !ms_ini_get_uint(ini, "topology", "format", 0, G_MAXUINT32, &format, error)) {
+        return FALSE;
+    }
+    if (format != 1) {
+        ms_ini_set_error(ini, "topology", "format", error, MS_INI_ERROR_VALUE,
+                         "format %" G_GUINT64_FORMAT " is not supported (this moesim reads "
+                         "format 1)",
+                         format);
+        return FALSE;
+    }
+    *name = ms_ini_get_string(ini, "topology", "name", error);
+    if (*name == NULL) {
+        return FALSE;
+    }
+    if (**name == '\0') {
+        ms_ini_set_error(ini, "topology", "name", error, MS_INI_ERROR_VALUE, "must not be empty");
+        return FALSE;
+    }
+    *description = "";
+    return ms_ini_opt_string(ini, "topology", "description", description, error);
+}
+
+static gboolean
+read_gpu(const MsIni *ini, MsGpuSpec *gpu, GError **error)
+{
+    static const char *const keys[] = {"model", "peak", "hbm", "memory", "launch_overhead", NULL};
+    if (!ms_ini_check_keys(ini, "gpu", keys, error)) {
+        return FALSE;
+    }
+    gpu->model = ms_ini_get_string(ini, "gpu", "model", error);
+    if (gpu->model == NULL || !ms_ini_get_flops(ini, "gpu", "peak", &gpu->peak_flops, error) ||
+        !ms_ini_get_bandwidth(ini, "gpu", "hbm", &gpu->hbm_bandwidth, error) ||
+        !ms_ini_get_bytes(ini, "gpu", "memory", &gpu->memory_bytes, error) ||
+        !ms_ini_get_time(ini, "gpu", "launch_overhead", &gpu->launch_overhead, error)) {
+        return FALSE;
+    }
+    if (gpu->memory_bytes == 0) {
+        ms_ini_set_error(ini, "gpu", "memory", error, MS_INI_ERROR_VALUE,
+                         "'%s': a GPU needs memory (> 0)",
+                         ms_ini_get_string(ini, "gpu", "memory", NULL));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+topo_group_device(const MsTopology *topo, const MsIni *ini, const char *group, const char *name,
+                  guint *device, GError **error)
+{
+    if (!ms_topology_find_device(topo, name, device)) {
+        topo_error(ini, group, NULL, error, MS_TOPOLOGY_ERROR_INVALID, "unknown device '%s'", name);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* [route SRC DST] path = SRC;dev;...;DST: the devices the route visits, each step a link. */
+static gboolean
+read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *seen, GError **error)
+{
+    static const char *const keys[] = {"path", NULL};
+    g_auto(GStrv) words = topo_group_words(group);
+    guint src, dst;
+    if (!topo_group_device(topo, ini, group, words[1], &src, error) ||
+        !topo_group_device(topo, ini, group, words[2], &dst, error) ||
+        !ms_ini_check_keys(ini, group, keys, error)) {
+        return FALSE;
+    }
+    g_autofree char *pair = g_strdup_printf("%u %u", src, dst);
+    const char *first = g_hash_table_lookup(seen, pair);
+    if (first) {
+        topo_error(ini, group, NULL, error, MS_TOPOLOGY_ERROR_INVALID,
+                   "route %s -> %s given twice (first at line %u)", words[1], words[2],
+                   ms_ini_line(ini, first, NULL));
+        return FALSE;
+    }
+    const char *text = ms_ini_get_string(ini, group, "path", error);
+    if (text == NULL) {
+        return FALSE;
+    }
+    g_auto(GStrv) steps = g_strsplit(text, ";", -1);
+    g_autoptr(GArray) devices = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint k = 0; steps[k]; k++) {
+        g_strstrip(steps[k]);
+        guint d;
+        if (steps[k][0] == '\0') {
+            continue;
+        }
+        if (!ms_topology_find_device(topo, steps[k], &d)) {
+            topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID, "unknown device '%s'",
+                       steps[k]);
+            return FALSE;
+        }
+        g_array_append_val(devices, d);
+    }
+    guint n = devices->len;
+    if (n < 2 || g_array_index(devices, guint, 0) != src ||
+        g_array_index(devices, guint, n - 1) != dst || n - 1 > TOPO_MAX_HOPS) {
+        topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
+                   "'%s' must run from %s to %s in at most %d links", text, words[1], words[2],
+                   TOPO_MAX_HOPS);
+        return FALSE;
+    }
+    g_autofree guint32 *links = g_new(guint32, n - 1);
+    for (guint k = 0; k + 1 < n; k++) {
+        guint a = g_array_index(devices, guint, k), b = g_array_index(devices, guint, k + 1);
+        guint l;
+        if (!topo_find_link(topo, a, b, &l)) {
+            topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
+                       "no link %s->%s in '%s'", ms_topology_device_name(topo, a),
+                       ms_topology_device_name(topo, b), text);
+            return FALSE;
+        }
+        links[k] = l;
+    }
+    g_hash_table_insert(seen, g_steal_pointer(&pair), (gpointer)group);
+    topo_add_given_route(topo, src, dst, g_steal_pointer(&links), n - 1);
+    return TRUE;
+}
+
+static gboolean
+read_routes(MsTopology *topo, const MsIni *ini, GError **error)
+{
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    guint n = 0;
+    const char *const *groups = ms_ini_groups(ini, &n);
+    for (guint i = 0; i < n; i++) {
+        g_auto(GStrv) words = topo_group_words(groups[i]);
+        if (strcmp(words[0], "route") == 0 && !read_route(topo, ini, groups[i], seen, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The group that defines a device: [device NAME] in explicit files, else [preset]. */
+static const char *
+device_group(const MsIni *ini, const char *name)
+{
+    guint n = 0;
+    const char *const *groups = ms_ini_groups(ini, &n);
+    for (guint i = 0; i < n; i++) {
+        g_auto(GStrv) words = topo_group_words(groups[i]);
+        if (strcmp(words[0], "device") == 0 && strcmp(words[1], name) == 0) {
+            return groups[i];
+        }
+    }
+    return "preset";
+}
+
+static MsTopology *
+parse(const MsIni *ini, GError **error)
+{
+    const char *name = NULL, *description = NULL;
+    MsGpuSpec gpu = {0};
+    if (!check_groups(ini, error) || !read_header(ini, &name, &description, error) ||
+        !read_gpu(ini, &gpu, error)) {
+        return NULL;
+    }
+    g_autoptr(MsTopology) topo = ms_ini_has_group(ini, "preset")
+                                     ? topo_build_preset(ini, name, description, &gpu, error)
+                                     : topo_build_explicit(ini, name, description, &gpu, error);
+    if (topo == NULL || !read_routes(topo, ini, error)) {
+        return NULL;
+    }
+    topo_finish(topo);
+    guint src, dst;
+    if (!topo_check_connected(topo, &src, &dst)) {
+        const char *a = ms_topology_device_name(topo, ms_topology_gpu_device(topo, src));
+        const char *b = ms_topology_device_name(topo, ms_topology_gpu_device(topo, dst));
+        topo_error(ini, device_group(ini, a), NULL, error, MS_TOPOLOGY_ERROR_UNREACHABLE,
+                   "GPU %s cannot reach GPU %s (no path of at most %d links that avoids other "
+                   "GPUs, and no [route %s %s])",
+                   a, b, TOPO_MAX_HOPS, a, b);
+        return NULL;
+    }
+    return g_steal_pointer(&topo);
+}
+
+MsTopology *
+ms_topology_load_data(const char *data, gsize len, const char *source, GError **error)
+{
+    g_autoptr(MsIni) ini = ms_ini_load_data(data, len, source, error);
+    return ini ? parse(ini, error) : NULL;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+ms_topology_list_shipped(void)
+{
+    char **names = g_resource_enumerate_children(ms_topologies_get_resource(), RESOURCE_DIR,
+                                                 G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    if (names == NULL) {
+        return g_new0(char *, 1);
+    }
+    for (guint i = 0; names[i]; i++) {
+        if (g_str_has_suffix(names[i], ".ini")) {
+            names[i][strlen(names[i]) - 4] = '\0';
+        }
+    }
+    qsort(names, g_strv_length(names), sizeof(char *), cmp_names);
+    return names;
+}
+
+GBytes *
+ms_topology_shipped_data(const char *name)
+{
+    if (!topo_valid_name(name)) {
+        return NULL;
+    }
+    g_autofree char *path = g_strdup_printf(RESOURCE_DIR "/%s.ini", name);
+    return g_resource_lookup_data(ms_topologies_get_resource(), path, G_RESOURCE_LOOKUP_FLAGS_NONE,
+                                  NULL);
+}
+
+MsTopology *
+ms_topology_load(const char *name_or_path, GError **error)
+{
+    g_return_val_if_fail(name_or_path != NULL, NULL);
+    if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+        g_autoptr(MsIni) ini = ms_ini_load_file(name_or_path, error);
+        return ini ? parse(ini, error) : NULL;
+    }
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {
+        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
+                    "%s: no such topology file", name_or_path);
+        return NULL;
+    }
+    g_autoptr(GBytes) data = ms_topology_shipped_data(name_or_path);
+    if (data == NULL) {
+        g_auto(GStrv) names = ms_topology_list_shipped();
+        g_autofree char *list = g_strjoinv(", ", names);
+        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
+                    "unknown topology '%s': no such file, and no shipped topology has that name "
+                    "(shipped: %s)",
+                    name_or_path, list);
+        return NULL;
+    }
+    g_autofree char *source = g_strdup_printf("topology %s", name_or_path);
+    gsize len = 0;
+    const char *text = g_bytes_get_data(data, &len);
+    return ms_topology_load_data(text, len, source, error);
+}
