@@ -156,8 +156,8 @@ write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_
     fprintf(f, "links %u\n", n_links);
     for (guint l = 0; l < n_links; l++) {
         const MsLink *link = ms_topology_link(topo, l);
-        /* SimGrid needs finite links; 1 PB/s never binds. */
-        fprintf(f, "%.17g %.17g\n", isfinite(link->bandwidth) ? link->bandwidth : 1e15,
+        /* SimGrid needs finite links; 1 TB/s never binds here (NICs are 25 GB/s). */
+        fprintf(f, "%.17g %.17g\n", isfinite(link->bandwidth) ? link->bandwidth : 1e12,
                 ms_time_to_s(link->latency));
     }
     fprintf(f, "hosts %u\nflows %u\n", ms_topology_n_devices(topo), n);

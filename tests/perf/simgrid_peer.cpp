@@ -26,7 +26,7 @@ struct Flow {
 };
 
 static std::vector<Flow> flows;
-static std::vector<std::unique_ptr<sg4::Semaphore>> ready; /* per chain head with dependencies */
+static std::vector<sg4::SemaphorePtr> ready; /* per chain head with dependencies */
 static std::vector<sg4::Host *> hosts;
 
 /* Signals every successor outside the flow's own chain. */
@@ -170,7 +170,7 @@ main(int argc, char **argv)
         }
         for (int id : chain) {
             if (!flows[id].deps.empty()) {
-                ready[id] = std::make_unique<sg4::Semaphore>(0);
+                ready[id] = sg4::Semaphore::create(0);
             }
         }
         sg4::Actor::create("chain" + std::to_string(n_chains), hosts[f.src], chain_actor, chain);
@@ -178,7 +178,7 @@ main(int argc, char **argv)
     }
     for (size_t i = 0; i < n_flows; i++) {
         if (!flows[i].deps.empty() && !ready[i]) {
-            ready[i] = std::make_unique<sg4::Semaphore>(0);
+            ready[i] = sg4::Semaphore::create(0);
         }
     }
     if (!batch.empty()) {
