@@ -1,0 +1,36 @@
+/* engine: executes a schedule on the modelled machine. Compute ops take the compute model's time
+ * (roofline with an efficiency curve, plus launch overhead, slowed by a calibrated factor while a
+ * collective runs on the same GPU); collectives run as flow DAGs on the flow-level network; the
+ * dispatcher decides what starts when. Produces per-op records. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/moe/schedule.h"
+#include "sim/out/records.h"
+#include "topologies/topology.h"
+
+G_BEGIN_DECLS
+
+#define MS_ENGINE_ERROR (ms_engine_error_quark())
+GQuark ms_engine_error_quark(void);
+typedef enum {
+    MS_ENGINE_ERROR_MISMATCH, /* schedule ranks beyond the topology's GPUs */
+    MS_ENGINE_ERROR_INVARIANT,
+} MsEngineError;
+
+typedef struct _MsCalibration MsCalibration; /* validate/calibration.h */
+
+typedef struct {
+    gboolean check_invariants; /* network invariants + every op once, after its deps */
+    const MsCalibration *calibration; /* NULL: nominal figures */
+    /* Records each link's rate over time for utilisation plots (adds memory). */
+    gboolean record_links;
+} MsEngineOptions;
+
+/* Runs one iteration. Returns NULL with an error on a schedule/topology mismatch, a dispatcher
+ * that cannot make progress, or (with check_invariants) a violated invariant. */
+MsRecords *ms_engine_run(const MsSchedule *s, const MsTopology *topo,
+                         const MsEngineOptions *opts, GError **error);
+
+G_END_DECLS

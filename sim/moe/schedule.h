@@ -1,0 +1,194 @@
+/* schedule: the contract between planning and execution. A schedule lists, for every GPU rank, the
+ * operations of one iteration (a training step or an inference batch): compute ops with their
+ * cost, and communication ops that belong to collectives spanning several ranks; dependencies;
+ * the stream each op runs on; and the priorities a policy assigned. The simulator and the cpu and
+ * cuda backends execute the same schedule with the same dispatcher and write per-op records in
+ * the same format. Serialised as JSON (see docs/schedule-format.md). */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "sim/units.h"
+
+G_BEGIN_DECLS
+
+#define MS_SCHEDULE_ERROR (ms_schedule_error_quark())
+GQuark ms_schedule_error_quark(void);
+typedef enum {
+    MS_SCHEDULE_ERROR_IO,
+    MS_SCHEDULE_ERROR_PARSE,   /* not JSON, or not a schedule */
+    MS_SCHEDULE_ERROR_INVALID, /* inconsistent: unknown op in deps, cycle, bad collective ... */
+} MsScheduleError;
+
+#define MS_SCHEDULE_FORMAT 1
+#define MS_SCHEDULE_MAX_OPS 50000000u
+#define MS_SCHEDULE_MAX_RANKS 65536u
+#define MS_SCHEDULE_MAX_STREAMS 16u
+
+typedef enum {
+    MS_OP_COMPUTE,
+    MS_OP_COMM, /* one rank's part of a collective */
+} MsOpKind;
+
+/* What a compute op does: the cost model and the cuda backend's kernel choice follow from it. */
+typedef enum {
+    MS_COMPUTE_GEMM,        /* dense matrix multiply(s): m x n x k per matrix, count matrices */
+    MS_COMPUTE_EXPERT,      /* expert FFN over routed tokens: grouped GEMMs, one per local expert */
+    MS_COMPUTE_ATTENTION,   /* attention block: projections + scores */
+    MS_COMPUTE_ELEMENTWISE, /* memory-bound kernels: gating, permutation, norms, (de)compression */
+    MS_COMPUTE_N_KINDS,
+} MsComputeKind;
+
+typedef enum {
+    MS_PHASE_FORWARD,
+    MS_PHASE_BACKWARD,
+    MS_PHASE_OTHER, /* optimizer, re-planning, weight movement */
+} MsPhase;
+
+/* The role of an op in the MoE layer, for policies, reports and colours. */
+typedef enum {
+    MS_ROLE_ATTENTION,
+    MS_ROLE_DENSE_FFN,
+    MS_ROLE_GATE,
+    MS_ROLE_DISPATCH,   /* a2a sending tokens to their experts */
+    MS_ROLE_EXPERT,
+    MS_ROLE_COMBINE,    /* a2a bringing expert outputs back */
+    MS_ROLE_COMPRESS,
+    MS_ROLE_DECOMPRESS,
+    MS_ROLE_ALLREDUCE,  /* gradient synchronisation */
+    MS_ROLE_WEIGHTS,    /* moving expert weights (inference re-placement) */
+    MS_ROLE_REPLAN,     /* host-side re-planning cost (inference) */
+    MS_ROLE_OTHER,
+    MS_ROLE_N,
+} MsRole;
+
+/* Op flags (bit set). */
+enum {
+    /* Starting this op tells the dispatcher an all-to-all is about to be needed on its rank (Lina
+     * stops launching allreduce chunks there until the next all-to-all is launched). */
+    MS_OP_FLAG_A2A_IMMINENT = 1 << 0,
+};
+
+typedef enum {
+    MS_STREAM_COMPUTE, /* executes its ops strictly in priority order (a CUDA stream fed in order) */
+    MS_STREAM_COMM,    /* the dispatcher picks among ready collectives by the policy's order */
+} MsStreamKind;
+
+typedef enum {
+    MS_COLL_KIND_ALLTOALL,
+    MS_COLL_KIND_ALLREDUCE,
+} MsCollKind;
+
+typedef struct _MsSchedule MsSchedule;
+
+/* A read-only view of one op; pointers are owned by the schedule. */
+typedef struct {
+    guint32 id;
+    guint32 rank;
+    guint8 stream;
+    MsOpKind kind;
+    MsRole role;
+    MsPhase phase;
+    guint32 flags;
+    gint64 priority;       /* smaller runs first (compute: program order; comm: policy order) */
+    gint32 layer;          /* MoE/transformer layer index, -1 if none */
+    gint32 chunk;          /* chunk index within a partitioned op, -1 if none */
+    const char *label;     /* e.g. "L3.fwd.expert.c1" */
+    const guint32 *deps;   /* ops (on any rank) that must finish first */
+    guint n_deps;
+    /* compute */
+    MsComputeKind compute;
+    double flops;
+    double bytes;          /* memory traffic */
+    guint32 tokens;        /* tokens processed (efficiency curves are per token count) */
+    guint32 gemm_m, gemm_n, gemm_k, gemm_count; /* shape for GEMM-like ops (m = tokens) */
+    guint32 experts;       /* local experts of an expert op (grouped GEMMs) */
+    /* comm */
+    guint32 coll;          /* index of its collective */
+} MsOpInfo;
+
+typedef struct {
+    guint32 id;
+    MsCollKind kind;
+    guint8 algo;           /* MsCollAlgo of sim/net/collective.h */
+    guint32 window;        /* alltoall rounds in flight (0 = all) */
+    guint n_ranks;
+    const guint32 *ranks;  /* topology GPU ranks, in participant order */
+    const guint32 *ops;    /* the op of each participant, same order */
+    guint64 bytes;         /* allreduce: buffer per rank */
+    const guint64 *matrix; /* alltoall: n_ranks x n_ranks bytes [src * n + dst] */
+    const char *label;
+} MsCollInfo;
+
+/* --- building --- */
+
+MsSchedule *ms_schedule_new(guint n_ranks);
+void ms_schedule_free(MsSchedule *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsSchedule, ms_schedule_free)
+
+/* Streams are the same on every rank; returns the new stream's index. */
+guint ms_schedule_add_stream(MsSchedule *s, const char *name, MsStreamKind kind);
+
+/* Free-form metadata shown in results (model, topology, policy, mode, iteration ...). */
+void ms_schedule_set_meta(MsSchedule *s, const char *key, const char *value);
+const char *ms_schedule_get_meta(const MsSchedule *s, const char *key);
+/* The policy whose dispatcher rules apply (fifo, concurrent, priority, lina, schemoe). */
+void ms_schedule_set_policy(MsSchedule *s, const char *policy);
+const char *ms_schedule_policy(const MsSchedule *s);
+
+/* Adds a compute op; fill the cost fields with ms_schedule_set_cost. Returns its id. */
+guint32 ms_schedule_add_compute(MsSchedule *s, guint rank, guint stream, MsRole role,
+                                MsPhase phase, gint layer, gint chunk, const char *label);
+void ms_schedule_set_cost(MsSchedule *s, guint32 op, MsComputeKind kind, double flops,
+                          double bytes, guint32 tokens);
+void ms_schedule_set_shape(MsSchedule *s, guint32 op, guint32 m, guint32 n, guint32 k,
+                           guint32 count, guint32 experts);
+
+/* Adds a collective and one comm op per participant (on the given stream of each participant);
+ * the participants' op ids are written to ops_out (n_ranks entries) when not NULL. matrix is
+ * copied. Returns the collective id. */
+guint32 ms_schedule_add_alltoall(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
+                                 const guint64 *matrix, guint8 algo, guint32 window, MsRole role,
+                                 MsPhase phase, gint layer, gint chunk, const char *label,
+                                 guint32 *ops_out);
+guint32 ms_schedule_add_allreduce(MsSchedule *s, guint stream, const guint32 *ranks,
+                                  guint n_ranks, guint64 bytes, guint8 algo, MsPhase phase,
+                                  gint layer, gint chunk, const char *label, guint32 *ops_out);
+
+void ms_schedule_add_dep(MsSchedule *s, guint32 op, guint32 dep);
+void ms_schedule_set_priority(MsSchedule *s, guint32 op, gint64 priority);
+void ms_schedule_set_flags(MsSchedule *s, guint32 op, guint32 flags);
+
+/* Checks the schedule is executable: deps name existing ops, no cycles, every collective has one
+ * op per participant on a comm stream, ranks in range, costs finite and non-negative. */
+gboolean ms_schedule_validate(const MsSchedule *s, GError **error);
+
+/* --- reading --- */
+
+guint ms_schedule_n_ranks(const MsSchedule *s);
+guint ms_schedule_n_streams(const MsSchedule *s);
+const char *ms_schedule_stream_name(const MsSchedule *s, guint stream);
+MsStreamKind ms_schedule_stream_kind(const MsSchedule *s, guint stream);
+guint ms_schedule_n_ops(const MsSchedule *s);
+guint ms_schedule_n_colls(const MsSchedule *s);
+/* Fills info for op (valid until the schedule changes). */
+void ms_schedule_op(const MsSchedule *s, guint32 op, MsOpInfo *info);
+void ms_schedule_coll(const MsSchedule *s, guint32 coll, MsCollInfo *info);
+/* Ops of one rank, in id order. */
+const guint32 *ms_schedule_rank_ops(const MsSchedule *s, guint rank, guint *n);
+
+const char *ms_role_name(MsRole role);
+gboolean ms_role_from_name(const char *name, MsRole *out);
+const char *ms_compute_kind_name(MsComputeKind kind);
+const char *ms_phase_name(MsPhase phase);
+
+/* --- JSON --- */
+
+JsonNode *ms_schedule_to_json(const MsSchedule *s);
+gboolean ms_schedule_save(const MsSchedule *s, const char *path, GError **error);
+/* Loads and validates; every problem names the file and the op/collective index and field. */
+MsSchedule *ms_schedule_load(const char *path, GError **error);
+MsSchedule *ms_schedule_from_json(JsonNode *root, const char *source, GError **error);
+
+G_END_DECLS
