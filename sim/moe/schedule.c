@@ -1,0 +1,547 @@
+/* schedule: building, validating and reading schedules. Ops are kept in creation order (their id
+ * is their index); collectives own their participants' op ids and, for all-to-all, the byte
+ * matrix. */
+#include "schedule_private.h"
+
+#include <math.h>
+#include <string.h>
+
+G_DEFINE_QUARK(ms-schedule-error-quark, ms_schedule_error)
+
+static const char *const role_names[MS_ROLE_N] = {
+    "attention", "dense_ffn", "gate",     "dispatch", "expert",  "combine",
+    "compress",  "decompress", "allreduce", "weights", "replan", "other",
+};
+static const char *const compute_names[MS_COMPUTE_N_KINDS] = {"gemm", "expert", "attention",
+                                                               "elementwise"};
+static const char *const phase_names[] = {"forward", "backward", "other"};
+
+const char *
+ms_role_name(MsRole role)
+{
+    return role < MS_ROLE_N ? role_names[role] : "?";
+}
+
+gboolean
+ms_role_from_name(const char *name, MsRole *out)
+{
+    for (guint i = 0; i < MS_ROLE_N; i++) {
+        if (g_strcmp0(name, role_names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+const char *
+ms_compute_kind_name(MsComputeKind kind)
+{
+    return kind < MS_COMPUTE_N_KINDS ? compute_names[kind] : "?";
+}
+
+const char *
+ms_phase_name(MsPhase phase)
+{
+    return phase < G_N_ELEMENTS(phase_names) ? phase_names[phase] : "?";
+}
+
+static void
+free_rank_ops(gpointer p)
+{
+    g_array_unref(p);
+}
+
+MsSchedule *
+ms_schedule_new(guint n_ranks)
+{
+    g_return_val_if_fail(n_ranks > 0 && n_ranks <= MS_SCHEDULE_MAX_RANKS, NULL);
+    MsSchedule *s = g_new0(MsSchedule, 1);
+    s->n_ranks = n_ranks;
+    s->ops = g_array_new(FALSE, FALSE, sizeof(Op));
+    s->colls = g_array_new(FALSE, FALSE, sizeof(Coll));
+    s->streams = g_array_new(FALSE, FALSE, sizeof(Stream));
+    s->rank_ops = g_ptr_array_new_with_free_func(free_rank_ops);
+    for (guint r = 0; r < n_ranks; r++) {
+        g_ptr_array_add(s->rank_ops, g_array_new(FALSE, FALSE, sizeof(guint32)));
+    }
+    s->meta_keys = g_ptr_array_new_with_free_func(g_free);
+    s->meta = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    s->policy = g_strdup("fifo");
+    s->strings = g_string_chunk_new(4096);
+    return s;
+}
+
+void
+ms_schedule_free(MsSchedule *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    for (guint i = 0; i < s->ops->len; i++) {
+        if (SCHED_OP(s, i)->deps) {
+            g_array_unref(SCHED_OP(s, i)->deps);
+        }
+    }
+    for (guint i = 0; i < s->colls->len; i++) {
+        Coll *c = SCHED_COLL(s, i);
+        g_free(c->ranks);
+        g_free(c->ops);
+        g_free(c->matrix);
+    }
+    for (guint i = 0; i < s->streams->len; i++) {
+        g_free(g_array_index(s->streams, Stream, i).name);
+    }
+    g_array_unref(s->ops);
+    g_array_unref(s->colls);
+    g_array_unref(s->streams);
+    g_ptr_array_unref(s->rank_ops);
+    g_hash_table_unref(s->meta);
+    g_ptr_array_unref(s->meta_keys);
+    g_free(s->policy);
+    g_string_chunk_free(s->strings);
+    g_free(s);
+}
+
+guint
+ms_schedule_add_stream(MsSchedule *s, const char *name, MsStreamKind kind)
+{
+    g_return_val_if_fail(s->streams->len < MS_SCHEDULE_MAX_STREAMS, 0);
+    Stream st = {g_strdup(name), kind};
+    g_array_append_val(s->streams, st);
+    return s->streams->len - 1;
+}
+
+void
+ms_schedule_set_meta(MsSchedule *s, const char *key, const char *value)
+{
+    if (!g_hash_table_contains(s->meta, key)) {
+        g_ptr_array_add(s->meta_keys, g_strdup(key));
+    }
+    guint i;
+    for (i = 0; i < s->meta_keys->len && strcmp(s->meta_keys->pdata[i], key) != 0; i++) {
+    }
+    g_hash_table_insert(s->meta, s->meta_keys->pdata[i], g_strdup(value ? value : ""));
+}
+
+const char *
+ms_schedule_get_meta(const MsSchedule *s, const char *key)
+{
+    return g_hash_table_lookup(s->meta, key);
+}
+
+void
+ms_schedule_set_policy(MsSchedule *s, const char *policy)
+{
+    g_free(s->policy);
+    s->policy = g_strdup(policy);
+}
+
+const char *
+ms_schedule_policy(const MsSchedule *s)
+{
+    return s->policy;
+}
+
+static guint32
+add_op(MsSchedule *s, guint rank, guint stream, MsOpKind kind, MsRole role, MsPhase phase,
+       gint layer, gint chunk, const char *label)
+{
+    g_return_val_if_fail(rank < s->n_ranks, G_MAXUINT32);
+    Op op = {
+        .rank = rank,
+        .stream = (guint8)stream,
+        .kind = kind,
+        .role = role,
+        .phase = phase,
+        .layer = layer,
+        .chunk = chunk,
+        .label = g_string_chunk_insert_const(s->strings, label ? label : ""),
+        .coll = G_MAXUINT32,
+        .priority = s->ops->len,
+    };
+    g_array_append_val(s->ops, op);
+    guint32 id = s->ops->len - 1;
+    g_array_append_val((GArray *)s->rank_ops->pdata[rank], id);
+    return id;
+}
+
+guint32
+ms_schedule_add_compute(MsSchedule *s, guint rank, guint stream, MsRole role, MsPhase phase,
+                        gint layer, gint chunk, const char *label)
+{
+    return add_op(s, rank, stream, MS_OP_COMPUTE, role, phase, layer, chunk, label);
+}
+
+void
+ms_schedule_set_cost(MsSchedule *s, guint32 op, MsComputeKind kind, double flops, double bytes,
+                     guint32 tokens)
+{
+    g_return_if_fail(op < s->ops->len);
+    Op *o = SCHED_OP(s, op);
+    o->compute = kind;
+    o->flops = flops;
+    o->bytes = bytes;
+    o->tokens = tokens;
+}
+
+void
+ms_schedule_set_shape(MsSchedule *s, guint32 op, guint32 m, guint32 n, guint32 k, guint32 count,
+                      guint32 experts)
+{
+    g_return_if_fail(op < s->ops->len);
+    Op *o = SCHED_OP(s, op);
+    o->m = m;
+    o->n = n;
+    o->k = k;
+    o->count = count;
+    o->experts = experts;
+}
+
+guint32
+ms_schedule_new_coll(MsSchedule *s, MsCollKind kind, guint8 algo, guint32 window,
+                     const guint32 *ranks, guint n, const char *label)
+{
+    Coll c = {
+        .kind = kind,
+        .algo = algo,
+        .window = window,
+        .n = n,
+        .ranks = g_memdup2(ranks, n * sizeof(guint32)),
+        .ops = g_new(guint32, n),
+        .label = g_string_chunk_insert_const(s->strings, label ? label : ""),
+    };
+    for (guint i = 0; i < n; i++) {
+        c.ops[i] = G_MAXUINT32;
+    }
+    g_array_append_val(s->colls, c);
+    return s->colls->len - 1;
+}
+
+guint32
+ms_schedule_add_comm_op(MsSchedule *s, guint32 coll, guint rank, guint stream, MsRole role,
+                        MsPhase phase, gint layer, gint chunk, const char *label)
+{
+    guint32 id = add_op(s, rank, stream, MS_OP_COMM, role, phase, layer, chunk, label);
+    if (id != G_MAXUINT32) {
+        SCHED_OP(s, id)->coll = coll;
+    }
+    return id;
+}
+
+static guint32
+add_coll_ops(MsSchedule *s, guint32 c, guint stream, MsRole role, MsPhase phase, gint layer,
+             gint chunk, const char *label, guint32 *ops_out)
+{
+    Coll *coll = SCHED_COLL(s, c);
+    for (guint i = 0; i < coll->n; i++) {
+        guint32 op = ms_schedule_add_comm_op(s, c, coll->ranks[i], stream, role, phase, layer,
+                                             chunk, label);
+        SCHED_COLL(s, c)->ops[i] = op;
+        if (ops_out) {
+            ops_out[i] = op;
+        }
+        coll = SCHED_COLL(s, c);
+    }
+    return c;
+}
+
+guint32
+ms_schedule_add_alltoall(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
+                         const guint64 *matrix, guint8 algo, guint32 window, MsRole role,
+                         MsPhase phase, gint layer, gint chunk, const char *label,
+                         guint32 *ops_out)
+{
+    guint32 c = ms_schedule_new_coll(s, MS_COLL_KIND_ALLTOALL, algo, window, ranks, n_ranks, label);
+    SCHED_COLL(s, c)->matrix = g_memdup2(matrix, (gsize)n_ranks * n_ranks * sizeof(guint64));
+    return add_coll_ops(s, c, stream, role, phase, layer, chunk, label, ops_out);
+}
+
+guint32
+ms_schedule_add_allreduce(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
+                          guint64 bytes, guint8 algo, MsPhase phase, gint layer, gint chunk,
+                          const char *label, guint32 *ops_out)
+{
+    guint32 c = ms_schedule_new_coll(s, MS_COLL_KIND_ALLREDUCE, algo, 0, ranks, n_ranks, label);
+    SCHED_COLL(s, c)->bytes = bytes;
+    return add_coll_ops(s, c, stream, MS_ROLE_ALLREDUCE, phase, layer, chunk, label, ops_out);
+}
+
+void
+ms_schedule_add_dep(MsSchedule *s, guint32 op, guint32 dep)
+{
+    g_return_if_fail(op < s->ops->len);
+    Op *o = SCHED_OP(s, op);
+    if (o->deps == NULL) {
+        o->deps = g_array_new(FALSE, FALSE, sizeof(guint32));
+    }
+    g_array_append_val(o->deps, dep);
+}
+
+void
+ms_schedule_set_priority(MsSchedule *s, guint32 op, gint64 priority)
+{
+    g_return_if_fail(op < s->ops->len);
+    SCHED_OP(s, op)->priority = priority;
+}
+
+void
+ms_schedule_set_flags(MsSchedule *s, guint32 op, guint32 flags)
+{
+    g_return_if_fail(op < s->ops->len);
+    SCHED_OP(s, op)->flags = flags;
+}
+
+/* --- validation --- */
+
+static gboolean
+invalid(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean
+invalid(GError **error, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_INVALID, "%s", msg);
+    return FALSE;
+}
+
+static gboolean
+validate_op(const MsSchedule *s, guint32 i, GError **error)
+{
+    const Op *o = SCHED_OP(s, i);
+    if (o->rank >= s->n_ranks) {
+        return invalid(error, "op %u (%s): rank %u out of range (%u ranks)", i, o->label, o->rank,
+                       s->n_ranks);
+    }
+    if (o->stream >= s->streams->len) {
+        return invalid(error, "op %u (%s): stream %u does not exist", i, o->label, o->stream);
+    }
+    MsStreamKind sk = g_array_index(s->streams, Stream, o->stream).kind;
+    if ((o->kind == MS_OP_COMM) != (sk == MS_STREAM_COMM)) {
+        return invalid(error, "op %u (%s): a %s op on %s stream '%s'", i, o->label,
+                       o->kind == MS_OP_COMM ? "communication" : "compute",
+                       sk == MS_STREAM_COMM ? "communication" : "compute",
+                       g_array_index(s->streams, Stream, o->stream).name);
+    }
+    if (!isfinite(o->flops) || o->flops < 0 || !isfinite(o->bytes) || o->bytes < 0 ||
+        o->flops > 1e21 || o->bytes > 1e18) {
+        return invalid(error, "op %u (%s): cost out of range (flops %g, bytes %g)", i, o->label,
+                       o->flops, o->bytes);
+    }
+    if (o->kind == MS_OP_COMM && o->coll >= s->colls->len) {
+        return invalid(error, "op %u (%s): collective %u does not exist", i, o->label, o->coll);
+    }
+    for (guint k = 0; o->deps && k < o->deps->len; k++) {
+        guint32 d = g_array_index(o->deps, guint32, k);
+        if (d >= s->ops->len || d == i) {
+            return invalid(error, "op %u (%s): dependency %u %s", i, o->label, d,
+                           d == i ? "is the op itself" : "does not exist");
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+validate_coll(const MsSchedule *s, guint32 c, GError **error)
+{
+    const Coll *coll = SCHED_COLL(s, c);
+    if (coll->n == 0) {
+        return invalid(error, "collective %u (%s) has no participants", c, coll->label);
+    }
+    g_autofree guint8 *seen = g_new0(guint8, s->n_ranks);
+    guint8 stream = 0;
+    for (guint p = 0; p < coll->n; p++) {
+        guint32 r = coll->ranks[p], op = coll->ops[p];
+        if (r >= s->n_ranks || seen[r]) {
+            return invalid(error, "collective %u (%s): rank %u out of range or repeated", c,
+                           coll->label, r);
+        }
+        seen[r] = 1;
+        if (op >= s->ops->len || SCHED_OP(s, op)->coll != c || SCHED_OP(s, op)->rank != r) {
+            return invalid(error, "collective %u (%s): participant %u has no matching op", c,
+                           coll->label, p);
+        }
+        if (p == 0) {
+            stream = SCHED_OP(s, op)->stream;
+        } else if (SCHED_OP(s, op)->stream != stream) {
+            return invalid(error, "collective %u (%s): participants on different streams", c,
+                           coll->label);
+        }
+    }
+    if (coll->kind == MS_COLL_KIND_ALLTOALL && coll->matrix == NULL) {
+        return invalid(error, "collective %u (%s): all-to-all without a byte matrix", c,
+                       coll->label);
+    }
+    return TRUE;
+}
+
+/* Kahn's algorithm over all ops: a cycle would leave the dispatcher stuck forever. */
+static gboolean
+validate_acyclic(const MsSchedule *s, GError **error)
+{
+    guint n = s->ops->len;
+    g_autofree guint *indeg = g_new0(guint, MAX(n, 1));
+    g_autofree guint *off = g_new0(guint, n + 1);
+    for (guint i = 0; i < n; i++) {
+        const Op *o = SCHED_OP(s, i);
+        indeg[i] = o->deps ? o->deps->len : 0;
+        for (guint k = 0; k < indeg[i]; k++) {
+            off[g_array_index(o->deps, guint32, k) + 1]++;
+        }
+    }
+    for (guint i = 0; i < n; i++) {
+        off[i + 1] += off[i];
+    }
+    g_autofree guint *succ = g_new(guint, MAX(off[n], 1));
+    g_autofree guint *fill = g_memdup2(off, (n + 1) * sizeof(guint));
+    for (guint i = 0; i < n; i++) {
+        const Op *o = SCHED_OP(s, i);
+        for (guint k = 0; o->deps && k < o->deps->len; k++) {
+            succ[fill[g_array_index(o->deps, guint32, k)]++] = i;
+        }
+    }
+    g_autofree guint *queue = g_new(guint, MAX(n, 1));
+    guint head = 0, tail = 0;
+    for (guint i = 0; i < n; i++) {
+        if (indeg[i] == 0) {
+            queue[tail++] = i;
+        }
+    }
+    while (head < tail) {
+        guint i = queue[head++];
+        for (guint e = off[i]; e < off[i + 1]; e++) {
+            if (--indeg[succ[e]] == 0) {
+                queue[tail++] = succ[e];
+            }
+        }
+    }
+    for (guint i = 0; tail < n && i < n; i++) {
+        if (indeg[i]) {
+            return invalid(error, "op %u (%s) is part of a dependency cycle", i,
+                           SCHED_OP(s, i)->label);
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+ms_schedule_validate(const MsSchedule *s, GError **error)
+{
+    if (s->streams->len == 0) {
+        return invalid(error, "schedule has no streams");
+    }
+    for (guint i = 0; i < s->ops->len; i++) {
+        if (!validate_op(s, i, error)) {
+            return FALSE;
+        }
+    }
+    for (guint c = 0; c < s->colls->len; c++) {
+        if (!validate_coll(s, c, error)) {
+            return FALSE;
+        }
+    }
+    return validate_acyclic(s, error);
+}
+
+/* --- reading --- */
+
+guint
+ms_schedule_n_ranks(const MsSchedule *s)
+{
+    return s->n_ranks;
+}
+
+guint
+ms_schedule_n_streams(const MsSchedule *s)
+{
+    return s->streams->len;
+}
+
+const char *
+ms_schedule_stream_name(const MsSchedule *s, guint stream)
+{
+    g_return_val_if_fail(stream < s->streams->len, NULL);
+    return g_array_index(s->streams, Stream, stream).name;
+}
+
+MsStreamKind
+ms_schedule_stream_kind(const MsSchedule *s, guint stream)
+{
+    g_return_val_if_fail(stream < s->streams->len, MS_STREAM_COMPUTE);
+    return g_array_index(s->streams, Stream, stream).kind;
+}
+
+guint
+ms_schedule_n_ops(const MsSchedule *s)
+{
+    return s->ops->len;
+}
+
+guint
+ms_schedule_n_colls(const MsSchedule *s)
+{
+    return s->colls->len;
+}
+
+void
+ms_schedule_op(const MsSchedule *s, guint32 op, MsOpInfo *info)
+{
+    g_return_if_fail(op < s->ops->len);
+    const Op *o = SCHED_OP(s, op);
+    *info = (MsOpInfo){
+        .id = op,
+        .rank = o->rank,
+        .stream = o->stream,
+        .kind = o->kind,
+        .role = o->role,
+        .phase = o->phase,
+        .flags = o->flags,
+        .priority = o->priority,
+        .layer = o->layer,
+        .chunk = o->chunk,
+        .label = o->label,
+        .deps = o->deps ? (const guint32 *)o->deps->data : NULL,
+        .n_deps = o->deps ? o->deps->len : 0,
+        .compute = o->compute,
+        .flops = o->flops,
+        .bytes = o->bytes,
+        .tokens = o->tokens,
+        .gemm_m = o->m,
+        .gemm_n = o->n,
+        .gemm_k = o->k,
+        .gemm_count = o->count,
+        .experts = o->experts,
+        .coll = o->coll,
+    };
+}
+
+void
+ms_schedule_coll(const MsSchedule *s, guint32 coll, MsCollInfo *info)
+{
+    g_return_if_fail(coll < s->colls->len);
+    const Coll *c = SCHED_COLL(s, coll);
+    *info = (MsCollInfo){
+        .id = coll,
+        .kind = c->kind,
+        .algo = c->algo,
+        .window = c->window,
+        .n_ranks = c->n,
+        .ranks = c->ranks,
+        .ops = c->ops,
+        .bytes = c->bytes,
+        .matrix = c->matrix,
+        .label = c->label,
+    };
+}
+
+const guint32 *
+ms_schedule_rank_ops(const MsSchedule *s, guint rank, guint *n)
+{
+    g_return_val_if_fail(rank < s->n_ranks, NULL);
+    GArray *a = s->rank_ops->pdata[rank];
+    *n = a->len;
+    return (const guint32 *)a->data;
+}
