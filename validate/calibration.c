@@ -192,10 +192,11 @@ ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kind, MsTime
         for (guint i = 0; i < table->n; i++) {
             sizes[i] = round(table->sizes[i]);
         }
-        copy = ms_eff_table_new(sizes, table->ratios, table->n, error);
+        g_autoptr(GError) local = NULL;
+        copy = ms_eff_table_new(sizes, table->ratios, table->n, &local);
         if (copy == NULL) {
-            g_prefix_error(error, "collective %s: ", ms_measurement_kind_name(kind));
-            return FALSE;
+            return api_error(error, MS_CALIBRATION_ERROR_LIST, "collective %s: %s",
+                             ms_measurement_kind_name(kind), local->message);
         }
     }
     CollectiveEntry *e = &cal->collectives[kind];
@@ -385,7 +386,11 @@ read_list(const MsIni *ini, const char *group, const char *key, ItemParser parse
     for (guint i = 0; i < n; i++) {
         g_autoptr(GError) local = NULL;
         double v;
-        if (!parse(g_strstrip(items[i]), &v, &local)) {
+        if (*g_strstrip(items[i]) == '\0') {
+            ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_LIST, "item %u is empty", i + 1);
+            return NULL;
+        }
+        if (!parse(items[i], &v, &local)) {
             ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_VALUE, "item %u: %s", i + 1,
                       local->message);
             return NULL;
@@ -441,9 +446,10 @@ read_header(MsCalibration *cal, const MsIni *ini, GError **error)
     static const char *const keys[] = {"format", "topology", "sources", NULL};
     guint64 format = 0;
     if (!ms_ini_has_group(ini, "calibration") || !ms_ini_has_key(ini, "calibration", "format")) {
-        return ini_error(ini, NULL, NULL, error, MS_CALIBRATION_ERROR_VERSION,
-                         "no [calibration] group with format = %d: not a moesim calibration file",
-                         MS_CALIBRATION_FORMAT);
+        g_set_error(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VERSION,
+                    "%s: no [calibration] group with format = %d: not a moesim calibration file",
+                    ms_ini_source(ini), MS_CALIBRATION_FORMAT);
+        return FALSE;
     }
     if (!ms_ini_check_keys(ini, "calibration", keys, error) ||
         !ms_ini_get_uint(ini, "calibration", "format", 0, G_MAXUINT32, &format, error)) {
@@ -516,13 +522,15 @@ read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const c
         !read_table(ini, group, "sizes", parse_size_item, &sizes, &eff, error)) {
         return FALSE;
     }
-    g_autoptr(MsEffTable) table =
-        sizes ? ms_eff_table_new((double *)sizes->data, (double *)eff->data, sizes->len, error)
-              : NULL;
-    if (sizes && table == NULL) {
-        return FALSE;
+    /* The lists were checked as they were read; the table is a view of them, copied by the
+     * setter. */
+    MsEffTable table = {0};
+    if (sizes) {
+        table.n = sizes->len;
+        table.sizes = (double *)sizes->data;
+        table.ratios = (double *)eff->data;
     }
-    return ms_calibration_set_collective(cal, kind, alpha, table, error);
+    return ms_calibration_set_collective(cal, kind, alpha, sizes ? &table : NULL, error);
 }
 
 static gboolean
@@ -626,7 +634,8 @@ append_time(GString *s, MsTime t)
     g_string_append(s, "us");
 }
 
-/* A whole number of bytes in the largest unit that divides it exactly: 65536 -> "64KiB". */
+/* A whole number of bytes in the unit that divides it exactly with the smallest quotient:
+ * 65536 -> "64KiB", 64000000 -> "64MB", 1000001 -> "1000001B". */
 static void
 append_size(GString *s, guint64 bytes)
 {
@@ -636,16 +645,17 @@ append_size(GString *s, guint64 bytes)
     } units[] = {
         {"TiB", G_GUINT64_CONSTANT(1) << 40}, {"GiB", 1u << 30}, {"MiB", 1u << 20},
         {"KiB", 1u << 10}, {"TB", G_GUINT64_CONSTANT(1000000000000)}, {"GB", 1000000000u},
-        {"MB", 1000000u}, {"KB", 1000u},
+        {"MB", 1000000u}, {"KB", 1000u}, {"B", 1},
     };
+    guint best = G_N_ELEMENTS(units) - 1;
     for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-        if (bytes >= units[i].scale && bytes % units[i].scale == 0) {
-            g_string_append_printf(s, "%" G_GUINT64_FORMAT "%s", bytes / units[i].scale,
-                                   units[i].unit);
-            return;
+        if (bytes >= units[i].scale && bytes % units[i].scale == 0 &&
+            bytes / units[i].scale < bytes / units[best].scale) {
+            best = i;
         }
     }
-    g_string_append_printf(s, "%" G_GUINT64_FORMAT "B", bytes);
+    g_string_append_printf(s, "%" G_GUINT64_FORMAT "%s", bytes / units[best].scale,
+                           units[best].unit);
 }
 
 static void

@@ -435,6 +435,12 @@ shipped(void)
     return ms_validate_data_get_resource();
 }
 
+static gint
+compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 char **
 ms_measurement_list_shipped(void)
 {
@@ -447,7 +453,7 @@ ms_measurement_list_shipped(void)
         }
     }
     g_strfreev(names);
-    g_ptr_array_sort(out, (GCompareFunc)g_strcmp0);
+    g_ptr_array_sort(out, compare_names);
     g_ptr_array_add(out, NULL);
     return (char **)g_ptr_array_free(out, FALSE);
 }
@@ -556,8 +562,10 @@ ffn_part(const MsMeasurement *r, guint64 d_model, guint64 d_ffn, gboolean gated)
         r->k == d_model && r->n == up_width) {
         return 0;
     }
+    /* The activation reads the up output and writes d_ffn per token; its byte count tells a gated
+     * expert from a plain one of twice the width. */
     if (r->kind == MS_MEASUREMENT_ELEMENTWISE && strcmp(r->label, "mlp_act") == 0 &&
-        r->n == d_ffn) {
+        r->n == d_ffn && r->bytes == ms_dtype_size(r->dtype) * r->m * (up_width + d_ffn)) {
         return 1;
     }
     if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_down_proj") == 0 &&

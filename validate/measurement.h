@@ -119,7 +119,8 @@ guint ms_measurement_set_series(const MsMeasurementSet *set, MsMeasurementKind k
 
 /* Builds expert FFN points (one per token count, increasing) from the rows labelled
  * mlp_up_proj, mlp_act and mlp_down_proj whose shapes are those of an expert with d_model,
- * d_ffn (gated: the up projection is gate and up fused, n = 2 d_ffn): time = up + act + down
+ * d_ffn (gated: the up projection is gate and up fused, n = 2 d_ffn; the activation has n = d_ffn
+ * and bytes = dtype size x m x (up width + d_ffn)): time = up + act + down
  * (rows repeated at one token count are averaged first), flops and bytes from
  * ms_compute_expert_ffn_cost with the rows' dtype. Token counts lacking one of the three are
  * skipped. Appends MsGemmPoint to points; returns FALSE with MS_MEASUREMENT_ERROR_MISSING when no
