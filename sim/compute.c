@@ -5,14 +5,14 @@
 
 #include <math.h>
 
-G_DEFINE_QUARK(ms-compute-error-quark, ms_compute_error)
+G_DEFINE_QUARK(ms - compute - error - quark, ms_compute_error)
 
 struct _MsComputeModel {
     MsFlops peak;
     MsBandwidth hbm;
     MsTime launch;
     double slowdown;
-    guint n;           /* curve points; 0 = constant default efficiency */
+    guint n; /* curve points; 0 = constant default efficiency */
     double *tokens;
     double *efficiency;
 };
@@ -200,12 +200,11 @@ ms_compute_time(const MsComputeModel *model, double flops, guint64 bytes, guint6
 }
 
 MsTime
-ms_compute_time_overlapped(const MsComputeModel *model, double flops, guint64 bytes,
-                           guint64 tokens)
+ms_compute_time_overlapped(const MsComputeModel *model, double flops, guint64 bytes, guint64 tokens)
 {
     g_return_val_if_fail(model != NULL, 0);
-    double s = ms_time_to_s(model->launch) +
-               model->slowdown * body_seconds(model, flops, bytes, tokens);
+    double s =
+        ms_time_to_s(model->launch) + model->slowdown * body_seconds(model, flops, bytes, tokens);
     return ms_time_from_s(s);
 }
 
@@ -218,7 +217,8 @@ ms_compute_expert_ffn_cost(guint64 tokens, guint64 d_model, guint64 d_ffn, gbool
     double up_width = gated ? 2.0 * df : df;
     /* Elements moved: weights once; input and up output; the activation reads the up output and
      * writes d_ffn per token; the down projection reads that and writes d_model per token. */
-    double elements = matrices * dm * df + t * (dm + up_width) + t * (up_width + df) + t * (df + dm);
+    double elements =
+        matrices * dm * df + t * (dm + up_width) + t * (up_width + df) + t * (df + dm);
     *flops = tokens ? 2.0 * t * dm * df * matrices : 0.0;
     double b = tokens ? elements * (double)dtype_bytes : 0.0;
     *bytes = b >= 1.8e19 ? G_MAXUINT64 : (guint64)b;

@@ -148,8 +148,8 @@ test_write_units(void)
     const double sorted[] = {1, 1536, 2048, 3000000, 3145728, 1073741824, 1e12 + 1};
     const double ratios[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.123456789};
     MsEffTable table = {.n = 7, .sizes = (double *)sorted, .ratios = (double *)ratios};
-    CU_ASSERT_TRUE(ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLTOALL, 12500001, &table,
-                                                 &error));
+    CU_ASSERT_TRUE(
+        ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLTOALL, 12500001, &table, &error));
     MsCalibrationLink l = {.bandwidth = 25e9, .latency = 3, .r2 = NAN, .max_residual = NAN};
     CU_ASSERT_TRUE(ms_calibration_set_link(cal, MS_LINK_NIC, &l, &error));
     MsGemmCurve curve = {.n = 2, .tokens = (double[]){1, 64}, .efficiency = (double[]){0.5, 0.7}};
@@ -191,8 +191,8 @@ test_api_errors(void)
     CU_ASSERT_FALSE(ms_calibration_set_collective(cal, MS_MEASUREMENT_GEMM, 0, NULL, &error));
     MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
                     "collective gemm: not a communication kind");
-    MsEffTable collapsing = {.n = 2, .sizes = (double[]){1000.2, 1000.4},
-                             .ratios = (double[]){0.5, 0.6}};
+    MsEffTable collapsing = {
+        .n = 2, .sizes = (double[]){1000.2, 1000.4}, .ratios = (double[]){0.5, 0.6}};
     CU_ASSERT_FALSE(
         ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLREDUCE, 0, &collapsing, &error));
     MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_LIST,
@@ -243,8 +243,9 @@ test_read_errors(void)
          MS_CALIBRATION_ERROR_VALUE,
          "c.ini:5: [collective allreduce] sizes: item 2: size '64' has no unit"},
         {HEAD AR "sizes = 1KB;64KB;0.5KB\nefficiency = 0.3;0.5;0.8\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_LIST, "c.ini:5: [collective allreduce] sizes: item 3: '0.5KB' is "
-                                    "not larger"},
+         MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce] sizes: item 3: '0.5KB' is "
+         "not larger"},
         {HEAD AR "sizes = 0B;1KB\nefficiency = 0.3;0.5\n", ms_calibration_error_quark,
          MS_CALIBRATION_ERROR_VALUE, "sizes: item 1: size '0B' must be > 0"},
         {HEAD AR "sizes = 1KB;2KB\nefficiency = 0.3;0\n", ms_calibration_error_quark,
@@ -254,8 +255,8 @@ test_read_errors(void)
          MS_CALIBRATION_ERROR_VALUE, "efficiency: item 1: efficiency '1.6'"},
         {HEAD AR "sizes = 1KB;2KB\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
          "c.ini:5: [collective allreduce] sizes: given without 'efficiency'"},
-        {HEAD AR "sizes =\nefficiency =\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_LIST, "c.ini:5: [collective allreduce] sizes: 0 items"},
+        {HEAD AR "sizes =\nefficiency =\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce] sizes: 0 items"},
         {HEAD AR "sizes = 1KB;;2KB\nefficiency = 0.1;0.2\n", ms_calibration_error_quark,
          MS_CALIBRATION_ERROR_LIST, "c.ini:5: [collective allreduce] sizes: item 2 is empty"},
         {HEAD "[collective allreduce]\nsizes = 1KB\nefficiency = 0.5\n", ms_ini_error_quark,
@@ -266,12 +267,12 @@ test_read_errors(void)
          MS_INI_ERROR_VALUE, "c.ini:4: [link nvswitch] bandwidth: bandwidth '231.4' has no unit"},
         {HEAD "[link nvswitch]\nbandwidth = 231GBps\nlatency = 3.2\n", ms_ini_error_quark,
          MS_INI_ERROR_VALUE, "c.ini:5: [link nvswitch] latency: time '3.2' has no unit"},
-        {HEAD "[link nvswitch]\nbandwidth = 231GBps\nlatency = 3us\nr2 = 1.5\n",
-         ms_ini_error_quark, MS_INI_ERROR_VALUE, "c.ini:6: [link nvswitch] r2: 1.5 out of range"},
+        {HEAD "[link nvswitch]\nbandwidth = 231GBps\nlatency = 3us\nr2 = 1.5\n", ms_ini_error_quark,
+         MS_INI_ERROR_VALUE, "c.ini:6: [link nvswitch] r2: 1.5 out of range"},
         {HEAD "[link nvswitch]\nbandwith = 231GBps\nlatency = 3us\n", ms_ini_error_quark,
          MS_INI_ERROR_UNKNOWN_KEY, "c.ini:4: [link nvswitch] bandwith: unknown key"},
-        {HEAD "[link infiniband]\nbandwidth = 25GBps\nlatency = 1us\n",
-         ms_calibration_error_quark, MS_CALIBRATION_ERROR_GROUP,
+        {HEAD "[link infiniband]\nbandwidth = 25GBps\nlatency = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
          "c.ini:3: [link infiniband]: unknown link class 'infiniband' (classes: nvlink"},
         {HEAD "[collective broadcast]\nalpha = 1us\n", ms_calibration_error_quark,
          MS_CALIBRATION_ERROR_GROUP, "c.ini:3: [collective broadcast]: unknown collective"},
@@ -281,8 +282,8 @@ test_read_errors(void)
          "c.ini:3: [gpu]: unknown group"},
         {"[calibration]\nformat = 2\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_VERSION,
          "c.ini:2: [calibration] format: format 2 is not one this moesim reads (it reads 1)"},
-        {"[calibration]\ntopology = x\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_VERSION, "c.ini: no [calibration] group with format = 1"},
+        {"[calibration]\ntopology = x\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_VERSION,
+         "c.ini: no [calibration] group with format = 1"},
         {"[gemm]\ntokens = 1\nefficiency = 0.5\n", ms_calibration_error_quark,
          MS_CALIBRATION_ERROR_VERSION, "not a moesim calibration file"},
         {"[calibration]\nformat = one\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,

@@ -126,13 +126,15 @@ test_expert_ffn(void)
     /* One token of a Mixtral expert: reading 352 MB of weights dominates. */
     ms_compute_expert_ffn_cost(1, 4096, 14336, TRUE, 2, &flops, &bytes);
     CU_ASSERT_TRUE((double)bytes / gpu.hbm_bandwidth > flops / (0.7 * gpu.peak_flops));
-    CU_ASSERT_EQUAL(ms_compute_expert_ffn_time(m, 1, 4096, 14336, TRUE, 2),
-                    ms_time_from_s(ms_time_to_s(gpu.launch_overhead) + (double)bytes / gpu.hbm_bandwidth));
+    CU_ASSERT_EQUAL(
+        ms_compute_expert_ffn_time(m, 1, 4096, 14336, TRUE, 2),
+        ms_time_from_s(ms_time_to_s(gpu.launch_overhead) + (double)bytes / gpu.hbm_bandwidth));
     /* 4096 tokens: the GEMMs dominate. */
     ms_compute_expert_ffn_cost(4096, 4096, 14336, TRUE, 2, &flops, &bytes);
     CU_ASSERT_TRUE((double)bytes / gpu.hbm_bandwidth < flops / (0.7 * gpu.peak_flops));
-    CU_ASSERT_EQUAL(ms_compute_expert_ffn_time(m, 4096, 4096, 14336, TRUE, 2),
-                    ms_time_from_s(ms_time_to_s(gpu.launch_overhead) + flops / (0.7 * gpu.peak_flops)));
+    CU_ASSERT_EQUAL(
+        ms_compute_expert_ffn_time(m, 4096, 4096, 14336, TRUE, 2),
+        ms_time_from_s(ms_time_to_s(gpu.launch_overhead) + flops / (0.7 * gpu.peak_flops)));
 }
 
 static void

@@ -230,7 +230,8 @@ synthetic_point(double t)
     p.flops = 2 * t * 1024 * 4096;
     p.bytes = 2 * (1024.0 * 4096 + t * 1024 + t * 4096);
     double eff = 0.8 * t / (t + 64);
-    p.seconds = roof.launch_s + MAX(p.flops / (roof.peak_flops * eff), p.bytes / roof.hbm_bandwidth);
+    p.seconds =
+        roof.launch_s + MAX(p.flops / (roof.peak_flops * eff), p.bytes / roof.hbm_bandwidth);
     return p;
 }
 
@@ -243,8 +244,8 @@ test_gemm_curve(void)
     for (guint i = 0; i < 12; i++) {
         pts[11 - i] = synthetic_point(pow(2, i)); /* given in decreasing order */
         double eff = 0.8 * pts[11 - i].tokens / (pts[11 - i].tokens + 64);
-        memory_bound += pts[11 - i].flops / (roof.peak_flops * eff) <=
-                        pts[11 - i].bytes / roof.hbm_bandwidth;
+        memory_bound +=
+            pts[11 - i].flops / (roof.peak_flops * eff) <= pts[11 - i].bytes / roof.hbm_bandwidth;
     }
     g_autoptr(MsGemmCurve) c = ms_fit_gemm_curve(pts, 12, &roof, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -432,8 +433,8 @@ test_vidur_sendrecv_fit(void)
     for (guint g = 0; g < G_N_ELEMENTS(golden); g++) {
         g_autoptr(GArray) x = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) t = g_array_new(FALSE, FALSE, sizeof(double));
-        guint n = ms_measurement_set_series(set, MS_MEASUREMENT_SENDRECV, 2, golden[g].per_node,
-                                            x, t);
+        guint n =
+            ms_measurement_set_series(set, MS_MEASUREMENT_SENDRECV, 2, golden[g].per_node, x, t);
         CU_ASSERT_EQUAL(n, 994);
         MsLinearFit ols, rel;
         CU_ASSERT_TRUE_FATAL(ms_fit_linear((double *)x->data, (double *)t->data, n, &ols, &error));

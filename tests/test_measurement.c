@@ -17,8 +17,7 @@ test_kinds(void)
     }
     MsMeasurementKind k;
     CU_ASSERT_FALSE(ms_measurement_kind_from_name("all_reduce", &k));
-    CU_ASSERT_STRING_EQUAL(ms_measurement_kind_name(MS_MEASUREMENT_REDUCESCATTER),
-                           "reducescatter");
+    CU_ASSERT_STRING_EQUAL(ms_measurement_kind_name(MS_MEASUREMENT_REDUCESCATTER), "reducescatter");
     CU_ASSERT_TRUE(ms_measurement_kind_is_comm(MS_MEASUREMENT_SENDRECV));
     CU_ASSERT_FALSE(ms_measurement_kind_is_comm(MS_MEASUREMENT_GEMM));
     CU_ASSERT_EQUAL(ms_dtype_size("bf16"), 2);
@@ -31,10 +30,20 @@ test_kinds(void)
 static MsMeasurement
 good_gemm(void)
 {
-    return (MsMeasurement){.kind = MS_MEASUREMENT_GEMM, .ranks = 1, .ranks_per_node = 1,
-                           .m = 256, .n = 28672, .k = 4096, .dtype = "fp16",
-                           .label = "mlp_up_proj", .seconds = 291e-6, .min_s = NAN,
-                           .median_s = 291e-6, .mean_s = NAN, .source = "b.csv", .line = 7};
+    return (MsMeasurement){.kind = MS_MEASUREMENT_GEMM,
+                           .ranks = 1,
+                           .ranks_per_node = 1,
+                           .m = 256,
+                           .n = 28672,
+                           .k = 4096,
+                           .dtype = "fp16",
+                           .label = "mlp_up_proj",
+                           .seconds = 291e-6,
+                           .min_s = NAN,
+                           .median_s = 291e-6,
+                           .mean_s = NAN,
+                           .source = "b.csv",
+                           .line = 7};
 }
 
 static void
@@ -52,8 +61,13 @@ test_add(void)
     CU_ASSERT_STRING_EQUAL(got->label, "mlp_up_proj");
     CU_ASSERT_STRING_EQUAL(got->source, "b.csv");
     CU_ASSERT_EQUAL(got->m, 256);
-    MsMeasurement launch = {.kind = MS_MEASUREMENT_LAUNCH, .ranks = 1, .ranks_per_node = 1,
-                            .seconds = 4e-6, .min_s = NAN, .median_s = NAN, .mean_s = NAN};
+    MsMeasurement launch = {.kind = MS_MEASUREMENT_LAUNCH,
+                            .ranks = 1,
+                            .ranks_per_node = 1,
+                            .seconds = 4e-6,
+                            .min_s = NAN,
+                            .median_s = NAN,
+                            .mean_s = NAN};
     CU_ASSERT_TRUE(ms_measurement_set_add(set, &launch, &error));
     CU_ASSERT_STRING_EQUAL(ms_measurement_set_get(set, 1)->label, "");
     CU_ASSERT_EQUAL(ms_measurement_set_size(set), 2);
@@ -85,20 +99,48 @@ test_add_errors(void)
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         MsMeasurement r = good_gemm();
         switch (cases[i].field) {
-        case 0: r.seconds = -1; break;
-        case 1: r.seconds = NAN; break;
-        case 2: r.min_s = 0; break;
-        case 3: r.ranks = 0; break;
-        case 4: r.ranks_per_node = 2; break;
-        case 5: r.m = 0; break;
-        case 6: r.dtype = "fp13"; break;
-        case 7: r.dtype = NULL; break;
-        case 8: r.kind = MS_MEASUREMENT_ALLREDUCE; break;
-        case 9: r.kind = MS_MEASUREMENT_ELEMENTWISE; break;
-        case 10: r.label = "up,proj"; break;
-        case 11: r.bytes = MS_BYTES_MAX + 1; break;
-        case 12: r.k = (G_GUINT64_CONSTANT(1) << 32) + 1; break;
-        default: r.mean_s = INFINITY; break;
+        case 0:
+            r.seconds = -1;
+            break;
+        case 1:
+            r.seconds = NAN;
+            break;
+        case 2:
+            r.min_s = 0;
+            break;
+        case 3:
+            r.ranks = 0;
+            break;
+        case 4:
+            r.ranks_per_node = 2;
+            break;
+        case 5:
+            r.m = 0;
+            break;
+        case 6:
+            r.dtype = "fp13";
+            break;
+        case 7:
+            r.dtype = NULL;
+            break;
+        case 8:
+            r.kind = MS_MEASUREMENT_ALLREDUCE;
+            break;
+        case 9:
+            r.kind = MS_MEASUREMENT_ELEMENTWISE;
+            break;
+        case 10:
+            r.label = "up,proj";
+            break;
+        case 11:
+            r.bytes = MS_BYTES_MAX + 1;
+            break;
+        case 12:
+            r.k = (G_GUINT64_CONSTANT(1) << 32) + 1;
+            break;
+        default:
+            r.mean_s = INFINITY;
+            break;
         }
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
         GError *error = NULL;
@@ -154,8 +196,8 @@ test_load(void)
     /* The shipped copy and the file in the source tree read alike. */
     GError *error = NULL;
     g_autoptr(MsMeasurementSet) shipped = ms_measurement_set_load("nccl_send_recv_dgx.csv", &error);
-    g_autofree char *path = g_build_filename(ms_test_srcdir(), "validate", "data",
-                                             "nccl_send_recv_dgx.csv", NULL);
+    g_autofree char *path =
+        g_build_filename(ms_test_srcdir(), "validate", "data", "nccl_send_recv_dgx.csv", NULL);
     g_autoptr(MsMeasurementSet) file = ms_measurement_set_load(path, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(shipped);
     CU_ASSERT_PTR_NOT_NULL_FATAL(file);
@@ -183,7 +225,8 @@ test_load_errors(void)
                     "junk.txt: not a measurement format moesim knows: expected an nccl-tests log");
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     CU_ASSERT_FALSE(ms_measurement_set_read_data(set, "# moesim\0x", 10, "bin", &error));
-    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT, "bin: contains a NUL");
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT,
+                    "bin: contains a NUL");
     CU_ASSERT_FALSE(ms_measurement_set_read_data(set, "", (gsize)300 << 20, "huge", &error));
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "huge: 314572800 bytes");
 }

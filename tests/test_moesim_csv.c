@@ -16,17 +16,46 @@ sample_set(void)
 {
     MsMeasurementSet *set = ms_measurement_set_new();
     const MsMeasurement rows[] = {
-        {.kind = MS_MEASUREMENT_ALLREDUCE, .bytes = 1048576, .ranks = 16, .ranks_per_node = 8,
-         .dtype = "fp16", .seconds = 41.25e-6, .min_s = 40e-6, .median_s = 41.25e-6,
+        {.kind = MS_MEASUREMENT_ALLREDUCE,
+         .bytes = 1048576,
+         .ranks = 16,
+         .ranks_per_node = 8,
+         .dtype = "fp16",
+         .seconds = 41.25e-6,
+         .min_s = 40e-6,
+         .median_s = 41.25e-6,
          .mean_s = 41.5e-6},
-        {.kind = MS_MEASUREMENT_GEMM, .ranks = 1, .ranks_per_node = 1, .m = 256, .n = 28672,
-         .k = 4096, .dtype = "bf16", .label = "mlp_up_proj", .seconds = 291.5e-6, .min_s = NAN,
-         .median_s = 291.5e-6, .mean_s = NAN},
-        {.kind = MS_MEASUREMENT_ELEMENTWISE, .bytes = 44040192, .ranks = 1, .ranks_per_node = 1,
-         .m = 512, .n = 14336, .dtype = "bf16", .label = "mlp_act", .seconds = 27e-6,
-         .min_s = NAN, .median_s = NAN, .mean_s = NAN},
-        {.kind = MS_MEASUREMENT_LAUNCH, .ranks = 1, .ranks_per_node = 1, .seconds = 4.125e-6,
-         .min_s = NAN, .median_s = NAN, .mean_s = NAN},
+        {.kind = MS_MEASUREMENT_GEMM,
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .m = 256,
+         .n = 28672,
+         .k = 4096,
+         .dtype = "bf16",
+         .label = "mlp_up_proj",
+         .seconds = 291.5e-6,
+         .min_s = NAN,
+         .median_s = 291.5e-6,
+         .mean_s = NAN},
+        {.kind = MS_MEASUREMENT_ELEMENTWISE,
+         .bytes = 44040192,
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .m = 512,
+         .n = 14336,
+         .dtype = "bf16",
+         .label = "mlp_act",
+         .seconds = 27e-6,
+         .min_s = NAN,
+         .median_s = NAN,
+         .mean_s = NAN},
+        {.kind = MS_MEASUREMENT_LAUNCH,
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .seconds = 4.125e-6,
+         .min_s = NAN,
+         .median_s = NAN,
+         .mean_s = NAN},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
         GError *error = NULL;
@@ -122,7 +151,8 @@ test_errors(void)
          "m.csv:2: no column header after the version line"},
         {V "kind,bytes,tme_us\n", MS_MEASUREMENT_ERROR_SYNTAX,
          "m.csv:2: unknown column 'tme_us' (columns: kind, bytes"},
-        {V "kind,time_us,kind\n", MS_MEASUREMENT_ERROR_SYNTAX, "m.csv:2: column 'kind' given twice"},
+        {V "kind,time_us,kind\n", MS_MEASUREMENT_ERROR_SYNTAX,
+         "m.csv:2: column 'kind' given twice"},
         {V "kind,bytes\n", MS_MEASUREMENT_ERROR_MISSING,
          "m.csv:2: required column 'time_us' is missing"},
         {V H "allreduce,1024,8,8,,,,fp16,,20,7\n", MS_MEASUREMENT_ERROR_SYNTAX,
@@ -154,8 +184,8 @@ test_errors(void)
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-        CU_ASSERT_FALSE(ms_moesim_csv_read(set, cases[i].text, strlen(cases[i].text), "m.csv",
-                                           &error));
+        CU_ASSERT_FALSE(
+            ms_moesim_csv_read(set, cases[i].text, strlen(cases[i].text), "m.csv", &error));
         MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
     }
     g_autoptr(MsMeasurementSet) set = sample_set();

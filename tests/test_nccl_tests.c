@@ -117,14 +117,14 @@ test_kind_names(void)
 }
 
 /* A valid one-run log with its data line replaced by `data`. */
-#define PRE                                                                                      \
-    "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg "   \
-    "iters: 1 validation: 1 graph: 0\n"                                                          \
-    "#\n# Using devices\n"                                                                       \
-    "#  Rank  0 Group  0 Pid   100 on      host1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"       \
+#define PRE                                                                                        \
+    "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg "     \
+    "iters: 1 validation: 1 graph: 0\n"                                                            \
+    "#\n# Using devices\n"                                                                         \
+    "#  Rank  0 Group  0 Pid   100 on      host1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"         \
     "#  Rank  1 Group  0 Pid   100 on      host1 device  1 [0x0f] NVIDIA A100-SXM4-80GB\n"
-#define HDR                                                                                      \
-    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "  \
+#define HDR                                                                                        \
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "    \
     "time   algbw   busbw #wrong\n"
 
 static void
@@ -137,20 +137,25 @@ test_errors(void)
     } cases[] = {
         {PRE HDR "        1024           256     float     sum      -1    20.01    0.05    0.05\n",
          MS_MEASUREMENT_ERROR_SYNTAX, "t.log:7: 8 fields, but the column header names 13"},
-        {PRE HDR "        1024           256     float     sum      -1    fast    0.05    0.05      0"
-                 "    20.05    0.05    0.05      0\n",
+        {PRE HDR
+         "        1024           256     float     sum      -1    fast    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
          MS_MEASUREMENT_ERROR_VALUE, "t.log:7: time: 'fast' is not a number"},
-        {PRE HDR "        1024           256     float     sum      -1   -20.01    0.05    0.05      0"
-                 "    20.05    0.05    0.05      0\n",
+        {PRE HDR
+         "        1024           256     float     sum      -1   -20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
          MS_MEASUREMENT_ERROR_VALUE, "t.log:7: time: '-20.01' us is not a positive time"},
-        {PRE HDR "        1024           256     float     sum      -1    20.01    0.05    0.05     12"
-                 "    20.05    0.05    0.05      0\n",
+        {PRE HDR
+         "        1024           256     float     sum      -1    20.01    0.05    0.05     12"
+         "    20.05    0.05    0.05      0\n",
          MS_MEASUREMENT_ERROR_VALUE, "t.log:7: #wrong: 12 elements wrong"},
-        {PRE HDR "       1e+03           256     float     sum      -1    20.01    0.05    0.05      0"
-                 "    20.05    0.05    0.05      0\n",
+        {PRE HDR
+         "       1e+03           256     float     sum      -1    20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
          MS_MEASUREMENT_ERROR_VALUE, "t.log:7: size: '1e+03' is not a non-negative integer"},
-        {PRE HDR "        1024           256     quad      sum      -1    20.01    0.05    0.05      0"
-                 "    20.05    0.05    0.05      0\n",
+        {PRE HDR
+         "        1024           256     quad      sum      -1    20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
          MS_MEASUREMENT_ERROR_VALUE, "t.log:7: type: 'quad' is not an nccl-tests data type"},
         {PRE "        1024           256     float     sum      -1    20.01    0.05    0.05      0"
              "    20.05    0.05    0.05      0\n",
@@ -189,8 +194,8 @@ test_unknown_collective(void)
         "    20.05    0.05    0.05      0\n";
     GError *error = NULL;
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-    CU_ASSERT_FALSE(ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS,
-                                       &error));
+    CU_ASSERT_FALSE(
+        ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS, &error));
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
                     "run.log:7: cannot tell which collective");
     /* Through ms_measurement_set_read_data the file name gives the hint. */

@@ -99,11 +99,11 @@ test_compute(void)
     MS_ASSERT_REL(one->mean_s, 0.14245e-3, 1e-12);
 }
 
-#define NET_HEADER                                                                               \
-    ",time_stats.send_recv.min,time_stats.send_recv.median,rank,num_workers,size,collective,"     \
+#define NET_HEADER                                                                                 \
+    ",time_stats.send_recv.min,time_stats.send_recv.median,rank,num_workers,size,collective,"      \
     "devices_per_node\n"
-#define MLP_HEADER                                                                               \
-    "time_stats.mlp_up_proj.median,time_stats.mlp_act.median,time_stats.mlp_down_proj.median,"   \
+#define MLP_HEADER                                                                                 \
+    "time_stats.mlp_up_proj.median,time_stats.mlp_act.median,time_stats.mlp_down_proj.median,"     \
     "n_embd,n_expanded_embd,use_gated_mlp,num_tokens,num_tensor_parallel_workers\n"
 
 static void
@@ -135,16 +135,17 @@ test_network_errors(void)
         {",time_stats.send_recv.mean,size,num_workers,devices_per_node\n",
          MS_MEASUREMENT_ERROR_MISSING, "n.csv:1: no time_stats.<operation>.median column"},
         {",time_stats.broadcast.median,size,num_workers,devices_per_node\n",
-         MS_MEASUREMENT_ERROR_VALUE, "n.csv:1: time_stats.broadcast.median: operation "
-                                     "'broadcast' is not one moesim models"},
+         MS_MEASUREMENT_ERROR_VALUE,
+         "n.csv:1: time_stats.broadcast.median: operation "
+         "'broadcast' is not one moesim models"},
         {",time_stats.all_reduce.median,time_stats.send_recv.median,size\n",
          MS_MEASUREMENT_ERROR_VALUE, "a second operation ('send_recv' after 'all_reduce')"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-        CU_ASSERT_FALSE(ms_vidur_read_network(set, cases[i].text, strlen(cases[i].text), "n.csv",
-                                              &error));
+        CU_ASSERT_FALSE(
+            ms_vidur_read_network(set, cases[i].text, strlen(cases[i].text), "n.csv", &error));
         MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
     }
 }
@@ -175,8 +176,8 @@ test_compute_errors(void)
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-        CU_ASSERT_FALSE(ms_vidur_read_compute(set, cases[i].text, strlen(cases[i].text), "c.csv",
-                                              &error));
+        CU_ASSERT_FALSE(
+            ms_vidur_read_compute(set, cases[i].text, strlen(cases[i].text), "c.csv", &error));
         MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
     }
     /* A good line, with blank lines around, gives three rows; a plain (not gated) MLP too. */

@@ -7,10 +7,12 @@
 
 #include "sim/ini.h"
 
-G_DEFINE_QUARK(ms-calibration-error-quark, ms_calibration_error)
+G_DEFINE_QUARK(ms - calibration - error - quark, ms_calibration_error)
 
 #define N_COLLECTIVES (MS_MEASUREMENT_SENDRECV + 1)
-#define LIST_MAX 4096 /* entries in one list: tables are a few dozen; thousands is a broken file */
+#define LIST_MAX                                                                                   \
+    4096 /* entries in one list: tables are a few dozen; thousands is a broken file                \
+          */
 
 G_STATIC_ASSERT(MS_LINK_N_CLASSES == 6);
 static const char *const class_names[MS_LINK_N_CLASSES] = {
@@ -85,7 +87,7 @@ ms_calibration_link_class_from_name(const char *name, MsLinkClass *out)
 }
 
 static gboolean G_GNUC_PRINTF(3, 4)
-api_error(GError **error, MsCalibrationError code, const char *format, ...)
+    api_error(GError **error, MsCalibrationError code, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -95,7 +97,7 @@ api_error(GError **error, MsCalibrationError code, const char *format, ...)
     return FALSE;
 }
 
-/* ---- setters and lookups ------------------------------------------------------------------------ */
+/* ---- setters and lookups --------------------------------------------------------------------- */
 
 /* No control characters (a value is one line) and no backslash (the INI escape character). */
 static gboolean
@@ -247,7 +249,7 @@ ms_calibration_set_gemm(MsCalibration *cal, const MsGemmCurve *curve, double ove
         g_autoptr(MsComputeModel) model = ms_compute_model_new(&probe, NULL);
         g_autoptr(GError) local = NULL;
         if (curve->n == 0 || !ms_compute_model_set_curve(model, curve->tokens, curve->efficiency,
-                                                          curve->n, &local)) {
+                                                         curve->n, &local)) {
             return api_error(error, MS_CALIBRATION_ERROR_VALUE, "gemm: %s",
                              local ? local->message : "empty curve");
         }
@@ -279,9 +281,8 @@ ms_calibration_apply_compute(const MsCalibration *cal, MsComputeModel *model, GE
     if (!cal->has_gemm) {
         return TRUE;
     }
-    if (cal->curve &&
-        !ms_compute_model_set_curve(model, cal->curve->tokens, cal->curve->efficiency,
-                                    cal->curve->n, error)) {
+    if (cal->curve && !ms_compute_model_set_curve(model, cal->curve->tokens, cal->curve->efficiency,
+                                                  cal->curve->n, error)) {
         return FALSE;
     }
     if (!ms_compute_model_set_overlap_slowdown(model, cal->slowdown, error)) {
@@ -303,12 +304,12 @@ ms_calibration_compute_model(const MsCalibration *cal, const MsGpuSpec *spec, GE
     return g_steal_pointer(&model);
 }
 
-/* ---- reader ----------------------------------------------------------------------------------- */
+/* ---- reader ---------------------------------------------------------------------------------- */
 
 /* A located error in this module's domain: "FILE:LINE: [group] key: message". */
 static gboolean G_GNUC_PRINTF(6, 7)
-ini_error(const MsIni *ini, const char *group, const char *key, GError **error,
-          MsCalibrationError code, const char *format, ...)
+    ini_error(const MsIni *ini, const char *group, const char *key, GError **error,
+              MsCalibrationError code, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -345,8 +346,8 @@ parse_positive(const char *text, const char *what, double max, double *out, GErr
         return FALSE;
     }
     if (!(*out > 0) || *out > max) {
-        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "%s '%s' is outside (0, %g]",
-                    what, text, max);
+        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "%s '%s' is outside (0, %g]", what,
+                    text, max);
         return FALSE;
     }
     return TRUE;
@@ -417,9 +418,8 @@ read_table(const MsIni *ini, const char *group, const char *xkey, ItemParser par
     gboolean has_e = ms_ini_has_key(ini, group, "efficiency");
     *x = *eff = NULL;
     if (has_x != has_e) {
-        return ini_error(ini, group, has_x ? xkey : "efficiency", error,
-                         MS_CALIBRATION_ERROR_LIST, "given without '%s'",
-                         has_x ? "efficiency" : xkey);
+        return ini_error(ini, group, has_x ? xkey : "efficiency", error, MS_CALIBRATION_ERROR_LIST,
+                         "given without '%s'", has_x ? "efficiency" : xkey);
     }
     if (!has_x) {
         return TRUE;
@@ -476,11 +476,10 @@ read_header(MsCalibration *cal, const MsIni *ini, GError **error)
 }
 
 static gboolean
-read_link(MsCalibration *cal, const MsIni *ini, const char *group, const char *name,
-          GError **error)
+read_link(MsCalibration *cal, const MsIni *ini, const char *group, const char *name, GError **error)
 {
-    static const char *const keys[] = {"bandwidth", "latency", "r2", "max_residual", "points",
-                                       NULL};
+    static const char *const keys[] = {"bandwidth",    "latency", "r2",
+                                       "max_residual", "points",  NULL};
     MsLinkClass klass;
     if (!ms_calibration_link_class_from_name(name, &klass)) {
         return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
@@ -542,8 +541,8 @@ read_gemm(MsCalibration *cal, const MsIni *ini, GError **error)
     g_autoptr(GArray) tokens = NULL;
     g_autoptr(GArray) eff = NULL;
     if (!ms_ini_check_keys(ini, "gemm", keys, error) ||
-        !ms_ini_opt_double(ini, "gemm", "overlap_slowdown", 1.0, MS_COMPUTE_SLOWDOWN_MAX,
-                           &slowdown, error) ||
+        !ms_ini_opt_double(ini, "gemm", "overlap_slowdown", 1.0, MS_COMPUTE_SLOWDOWN_MAX, &slowdown,
+                           error) ||
         !ms_ini_opt_time(ini, "gemm", "launch", &launch, error) ||
         !read_table(ini, "gemm", "tokens", parse_tokens_item, &tokens, &eff, error)) {
         return FALSE;
@@ -608,7 +607,7 @@ ms_calibration_load(const char *path, GError **error)
     return ini ? from_ini(ini, error) : NULL;
 }
 
-/* ---- writer ----------------------------------------------------------------------------------- */
+/* ---- writer ---------------------------------------------------------------------------------- */
 
 static void
 append_number(GString *s, const char *format, double v)
@@ -643,9 +642,15 @@ append_size(GString *s, guint64 bytes)
         const char *unit;
         guint64 scale;
     } units[] = {
-        {"TiB", G_GUINT64_CONSTANT(1) << 40}, {"GiB", 1u << 30}, {"MiB", 1u << 20},
-        {"KiB", 1u << 10}, {"TB", G_GUINT64_CONSTANT(1000000000000)}, {"GB", 1000000000u},
-        {"MB", 1000000u}, {"KB", 1000u}, {"B", 1},
+        {"TiB", G_GUINT64_CONSTANT(1) << 40},
+        {"GiB", 1u << 30},
+        {"MiB", 1u << 20},
+        {"KiB", 1u << 10},
+        {"TB", G_GUINT64_CONSTANT(1000000000000)},
+        {"GB", 1000000000u},
+        {"MB", 1000000u},
+        {"KB", 1000u},
+        {"B", 1},
     };
     guint best = G_N_ELEMENTS(units) - 1;
     for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
@@ -679,8 +684,9 @@ append_list(GString *s, const char *key, const double *v, guint n, gboolean size
 static void
 write_header(GString *s, const MsCalibration *cal)
 {
-    g_string_append_printf(s, "# moesim calibration (see docs/calibration-format.md)\n"
-                              "[calibration]\nformat = %d\n",
+    g_string_append_printf(s,
+                           "# moesim calibration (see docs/calibration-format.md)\n"
+                           "[calibration]\nformat = %d\n",
                            MS_CALIBRATION_FORMAT);
     if (cal->topology) {
         g_string_append_printf(s, "topology = %s\n", cal->topology);

@@ -88,8 +88,7 @@ gboolean ms_calibration_collective_alpha(const MsCalibration *cal, MsMeasurement
 double ms_calibration_collective_efficiency(const MsCalibration *cal, MsMeasurementKind kind,
                                             guint64 bytes);
 /* The table, NULL when none. Owned by cal. */
-const MsEffTable *ms_calibration_collective_table(const MsCalibration *cal,
-                                                  MsMeasurementKind kind);
+const MsEffTable *ms_calibration_collective_table(const MsCalibration *cal, MsMeasurementKind kind);
 
 /* Records the expert GEMM curve (copied; may be NULL to keep the default efficiency), the overlap
  * slowdown (>= 1) and the launch overhead the curve was fitted with (MS_TIME_NEVER: not recorded,

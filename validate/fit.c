@@ -9,9 +9,9 @@
 
 #include "sim/compute.h"
 
-G_DEFINE_QUARK(ms-fit-error-quark, ms_fit_error)
+G_DEFINE_QUARK(ms - fit - error - quark, ms_fit_error)
 
-/* ---- alpha-beta line ---------------------------------------------------------------------------- */
+/* ---- alpha-beta line ------------------------------------------------------------------------- */
 
 static gboolean
 check_line_points(const double *bytes, const double *seconds, guint n, GError **error)
@@ -125,8 +125,7 @@ fit_line(const double *bytes, const double *seconds, guint n, gboolean relative,
 }
 
 gboolean
-ms_fit_linear(const double *bytes, const double *seconds, guint n, MsLinearFit *out,
-              GError **error)
+ms_fit_linear(const double *bytes, const double *seconds, guint n, MsLinearFit *out, GError **error)
 {
     return fit_line(bytes, seconds, n, FALSE, out, error);
 }
@@ -144,7 +143,7 @@ ms_linear_fit_predict(const MsLinearFit *fit, double bytes)
     return fit->alpha + bytes / fit->beta;
 }
 
-/* ---- efficiency tables ---------------------------------------------------------------------------- */
+/* ---- efficiency tables ----------------------------------------------------------------------- */
 
 static MsEffTable *
 table_new_unchecked(const double *sizes, const double *ratios, guint n)
@@ -284,7 +283,8 @@ isotonic(double *y, const double *w, guint n)
         blocks++;
         while (blocks > 1 && val[blocks - 2] > val[blocks - 1]) {
             double tw = wt[blocks - 2] + wt[blocks - 1];
-            val[blocks - 2] = (val[blocks - 2] * wt[blocks - 2] + val[blocks - 1] * wt[blocks - 1]) / tw;
+            val[blocks - 2] =
+                (val[blocks - 2] * wt[blocks - 2] + val[blocks - 1] * wt[blocks - 1]) / tw;
             wt[blocks - 2] = tw;
             len[blocks - 2] += len[blocks - 1];
             blocks--;
@@ -367,7 +367,7 @@ ms_fit_eff_table(const double *sizes, const double *measured, const double *pred
     return table_new_unchecked((double *)out_size->data, r, out_size->len);
 }
 
-/* ---- GEMM efficiency curve ---------------------------------------------------------------------- */
+/* ---- GEMM efficiency curve ------------------------------------------------------------------- */
 
 static gboolean
 check_roofline(const MsRoofline *roof, GError **error)
@@ -492,7 +492,7 @@ ms_gemm_curve_predict(const MsGemmCurve *curve, const MsRoofline *roof, const Ms
     return roof->launch_s + MAX(compute, memory);
 }
 
-/* ---- error statistics ------------------------------------------------------------------------------ */
+/* ---- error statistics ------------------------------------------------------------------------ */
 
 gboolean
 ms_error_stats(const double *predicted, const double *measured, guint n, MsErrorStats *out,

@@ -41,7 +41,7 @@ gboolean ms_fit_linear_relative(const double *bytes, const double *seconds, guin
                                 MsLinearFit *out, GError **error);
 double ms_linear_fit_predict(const MsLinearFit *fit, double bytes);
 
-/* ---- per-size efficiency tables ---------------------------------------------------------------- */
+/* ---- per-size efficiency tables -------------------------------------------------------------- */
 
 /* ratio(size) = predicted / measured, piecewise linear in log(size) between the table's sizes and
  * clamped to the end values outside them. Plain value record owned by its creator. */
@@ -73,7 +73,7 @@ double ms_eff_table_eval(const MsEffTable *table, double size);
 MsEffTable *ms_fit_eff_table(const double *sizes, const double *measured, const double *predicted,
                              guint n, guint max_points, gboolean monotone, GError **error);
 
-/* ---- expert GEMM efficiency curve ---------------------------------------------------------------- */
+/* ---- expert GEMM efficiency curve ------------------------------------------------------------ */
 
 typedef struct {
     double tokens;  /* > 0 */
@@ -116,20 +116,20 @@ double ms_gemm_curve_eval(const MsGemmCurve *curve, double tokens);
 double ms_gemm_curve_predict(const MsGemmCurve *curve, const MsRoofline *roof,
                              const MsGemmPoint *point);
 
-/* ---- error statistics and held-out evaluation ---------------------------------------------------- */
+/* ---- error statistics and held-out evaluation ------------------------------------------------ */
 
 typedef struct {
     guint n;
     double median; /* of |predicted / measured - 1| */
     double p90;    /* nearest rank: the ceil(0.9 n)-th smallest */
     double max;
-    guint worst;   /* index of the largest error */
+    guint worst; /* index of the largest error */
 } MsErrorStats;
 
 /* Relative errors of n predictions. Returns FALSE with MS_FIT_ERROR_INPUT for n == 0 or a
  * measured value <= 0 or a non-finite value. */
-gboolean ms_error_stats(const double *predicted, const double *measured, guint n,
-                        MsErrorStats *out, GError **error);
+gboolean ms_error_stats(const double *predicted, const double *measured, guint n, MsErrorStats *out,
+                        GError **error);
 
 /* A deterministic split: held[i] = (i % k == offset) for i < n; k >= 2, offset < k. */
 void ms_holdout_every(gboolean *held, guint n, guint k, guint offset);

@@ -14,7 +14,7 @@
 #include "validate/nccl_tests.h"
 #include "validate/vidur.h"
 
-G_DEFINE_QUARK(ms-measurement-error-quark, ms_measurement_error)
+G_DEFINE_QUARK(ms - measurement - error - quark, ms_measurement_error)
 
 /* Inputs over this size are refused before reading: the largest real profile is a few MiB. */
 #define MEASUREMENT_MAX_BYTES (256u << 20)
@@ -29,8 +29,8 @@ struct _MsMeasurementSet {
 };
 
 static const char *const kind_names[MS_MEASUREMENT_N_KINDS] = {
-    "allreduce", "alltoall", "allgather", "reducescatter", "sendrecv",
-    "gemm",      "elementwise", "launch",
+    "allreduce", "alltoall", "allgather",   "reducescatter",
+    "sendrecv",  "gemm",     "elementwise", "launch",
 };
 
 const char *
@@ -62,8 +62,8 @@ static const struct {
     const char *name;
     guint size;
 } dtypes[] = {
-    {"fp64", 8},     {"fp32", 4},     {"tf32", 4},  {"fp16", 2},   {"bf16", 2},
-    {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"int8", 1},  {"uint8", 1},  {"int32", 4},
+    {"fp64", 8},     {"fp32", 4},     {"tf32", 4},   {"fp16", 2},  {"bf16", 2},
+    {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"int8", 1},   {"uint8", 1}, {"int32", 4},
     {"uint32", 4},   {"int64", 8},    {"uint64", 8},
 };
 
@@ -120,21 +120,20 @@ row_where(const MsMeasurement *row)
 }
 
 static gboolean G_GNUC_PRINTF(4, 5)
-row_error(const MsMeasurement *row, GError **error, const char *field, const char *format, ...)
+    row_error(const MsMeasurement *row, GError **error, const char *field, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
     g_autofree char *msg = g_strdup_vprintf(format, ap);
     va_end(ap);
     g_autofree char *where = row_where(row);
-    g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE, "%s: %s: %s", where,
-                field, msg);
+    g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE, "%s: %s: %s", where, field,
+                msg);
     return FALSE;
 }
 
 static gboolean
-check_time(const MsMeasurement *row, const char *field, double v, gboolean optional,
-           GError **error)
+check_time(const MsMeasurement *row, const char *field, double v, gboolean optional, GError **error)
 {
     if (optional && isnan(v)) {
         return TRUE;
@@ -154,8 +153,10 @@ check_label(const MsMeasurement *row, GError **error)
     }
     for (const char *p = l; *p; p++) {
         if (*p == ',' || *p == '"' || g_ascii_iscntrl(*p)) {
-            return row_error(row, error, "label", "'%s' contains a comma, quote or control "
-                             "character", l);
+            return row_error(row, error, "label",
+                             "'%s' contains a comma, quote or control "
+                             "character",
+                             l);
         }
     }
     return TRUE;
@@ -180,8 +181,10 @@ check_shape(const MsMeasurement *row, GError **error)
         }
     }
     if (row->kind == MS_MEASUREMENT_GEMM && ms_dtype_size(row->dtype) == 0) {
-        return row_error(row, error, "dtype", "'%s' is not a dtype moesim knows (fp16, bf16, "
-                         "fp32, tf32, fp8_e4m3, ...)", row->dtype ? row->dtype : "");
+        return row_error(row, error, "dtype",
+                         "'%s' is not a dtype moesim knows (fp16, bf16, "
+                         "fp32, tf32, fp8_e4m3, ...)",
+                         row->dtype ? row->dtype : "");
     }
     return TRUE;
 }
@@ -236,7 +239,7 @@ ms_measurement_set_add(MsMeasurementSet *set, const MsMeasurement *row, GError *
     return TRUE;
 }
 
-/* ---- helpers for the readers ------------------------------------------------------------------ */
+/* ---- helpers for the readers ----------------------------------------------------------------- */
 
 gboolean
 ms_measurement_fail(GError **error, MsMeasurementError code, const char *source, guint line,
@@ -315,7 +318,7 @@ ms_measurement_column(char *const *header, const char *name)
     return -1;
 }
 
-/* ---- formats and loading -------------------------------------------------------------------- */
+/* ---- formats and loading --------------------------------------------------------------------- */
 
 const char *
 ms_measurement_format_name(MsMeasurementFormat format)
@@ -349,7 +352,8 @@ sniff_csv_header(const char *line)
     if (ms_measurement_column(cols, "num_tokens") >= 0) {
         return MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE;
     }
-    if (ms_measurement_column(cols, "num_workers") >= 0 && ms_measurement_column(cols, "size") >= 0) {
+    if (ms_measurement_column(cols, "num_workers") >= 0 &&
+        ms_measurement_column(cols, "size") >= 0) {
         return MS_MEASUREMENT_FORMAT_VIDUR_NETWORK;
     }
     return MS_MEASUREMENT_FORMAT_UNKNOWN;
@@ -372,8 +376,7 @@ ms_measurement_sniff(const char *data, gsize len)
 }
 
 static gboolean
-read_format(MsMeasurementSet *set, const char *data, gsize len, const char *source,
-            GError **error)
+read_format(MsMeasurementSet *set, const char *data, gsize len, const char *source, GError **error)
 {
     if (memchr(data, '\0', len) != NULL) {
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT,
@@ -406,8 +409,8 @@ read_format(MsMeasurementSet *set, const char *data, gsize len, const char *sour
 }
 
 gboolean
-ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len,
-                             const char *source, GError **error)
+ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+                             GError **error)
 {
     g_return_val_if_fail(set != NULL && (data != NULL || len == 0), FALSE);
     source = source ? source : "<input>";
@@ -501,8 +504,8 @@ ms_measurement_set_load(const char *name_or_path, GError **error)
         g_auto(GStrv) names = ms_measurement_list_shipped();
         g_autofree char *list = g_strjoinv(", ", names);
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
-                    "%s: no such file, nor a shipped measurement file (shipped: %s)",
-                    name_or_path, list);
+                    "%s: no such file, nor a shipped measurement file (shipped: %s)", name_or_path,
+                    list);
         return NULL;
     }
     if (bytes == NULL && (bytes = read_file(name_or_path, error)) == NULL) {
@@ -517,7 +520,7 @@ ms_measurement_set_load(const char *name_or_path, GError **error)
     return g_steal_pointer(&set);
 }
 
-/* ---- selections for the fits ------------------------------------------------------------------ */
+/* ---- selections for the fits ----------------------------------------------------------------- */
 
 void
 ms_measurement_gemm_cost(const MsMeasurement *row, double *flops, double *bytes)
@@ -558,8 +561,8 @@ static gint
 ffn_part(const MsMeasurement *r, guint64 d_model, guint64 d_ffn, gboolean gated)
 {
     guint64 up_width = gated ? 2 * d_ffn : d_ffn;
-    if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_up_proj") == 0 &&
-        r->k == d_model && r->n == up_width) {
+    if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_up_proj") == 0 && r->k == d_model &&
+        r->n == up_width) {
         return 0;
     }
     /* The activation reads the up output and writes d_ffn per token; its byte count tells a gated
@@ -568,8 +571,8 @@ ffn_part(const MsMeasurement *r, guint64 d_model, guint64 d_ffn, gboolean gated)
         r->n == d_ffn && r->bytes == ms_dtype_size(r->dtype) * r->m * (up_width + d_ffn)) {
         return 1;
     }
-    if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_down_proj") == 0 &&
-        r->k == d_ffn && r->n == d_model) {
+    if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_down_proj") == 0 && r->k == d_ffn &&
+        r->n == d_model) {
         return 2;
     }
     return -1;
@@ -651,8 +654,7 @@ ms_measurement_set_expert_points(const MsMeasurementSet *set, guint64 d_model, g
     if (added == 0) {
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
                     "no token count has mlp_up_proj, mlp_act and mlp_down_proj rows for an "
-                    "expert with d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT
-                    " (%s)",
+                    "expert with d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT " (%s)",
                     d_model, d_ffn, gated ? "gated" : "not gated");
         return FALSE;
     }

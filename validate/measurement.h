@@ -59,8 +59,8 @@ typedef struct {
     const char *label; /* e.g. "mlp_up_proj"; "" when none */
     double seconds;    /* the time fits use: the median when the source has one */
     double min_s, median_s, mean_s; /* NAN when the source does not give them */
-    const char *source; /* file (or resource) name */
-    guint line;         /* 1-based line in source; 0 when the row was built in memory */
+    const char *source;             /* file (or resource) name */
+    guint line;                     /* 1-based line in source; 0 when the row was built in memory */
 } MsMeasurement;
 
 typedef struct _MsMeasurementSet MsMeasurementSet;

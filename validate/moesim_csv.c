@@ -41,7 +41,8 @@ typedef struct {
 } Reader;
 
 /* Every message names SOURCE:LINE of the line being read. */
-#define FAIL_AT(error, code, r, ...) ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
+#define FAIL_AT(error, code, r, ...)                                                               \
+    ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
 
 static gboolean
 read_version(Reader *r, const char *line, GError **error)
@@ -49,14 +50,14 @@ read_version(Reader *r, const char *line, GError **error)
     r->line = 1;
     if (line == NULL || !g_str_has_prefix(line, VERSION_PREFIX)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
-                    "a moesim CSV starts with '" VERSION_PREFIX " %d'", MS_MOESIM_CSV_VERSION);
+                       "a moesim CSV starts with '" VERSION_PREFIX " %d'", MS_MOESIM_CSV_VERSION);
     }
     g_autofree char *rest = g_strstrip(g_strdup(line + strlen(VERSION_PREFIX)));
     guint64 v = 0;
     if (!ms_parse_uint(rest, 0, G_MAXUINT32, &v, NULL) || v != MS_MOESIM_CSV_VERSION) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
-                    "version '%s' is not one this moesim reads (it reads %d)", rest,
-                    MS_MOESIM_CSV_VERSION);
+                       "version '%s' is not one this moesim reads (it reads %d)", rest,
+                       MS_MOESIM_CSV_VERSION);
     }
     return TRUE;
 }
@@ -77,19 +78,19 @@ read_header(Reader *r, const char *line, GError **error)
         if (c == N_COLS) {
             g_autofree char *known = g_strjoinv(", ", (char **)col_names);
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r,
-                        "unknown column '%s' (columns: %s)", names[i], known);
+                           "unknown column '%s' (columns: %s)", names[i], known);
         }
         if (r->index[c] >= 0) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "column '%s' given twice",
-                        names[i]);
+                           names[i]);
         }
         r->index[c] = (gint)i;
     }
     static const Column required[] = {COL_KIND, COL_TIME};
     for (guint i = 0; i < G_N_ELEMENTS(required); i++) {
         if (r->index[required[i]] < 0) {
-            return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, r, "required column '%s' is missing",
-                        col_names[required[i]]);
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, r,
+                           "required column '%s' is missing", col_names[required[i]]);
         }
     }
     r->n_fields = n;
@@ -117,14 +118,13 @@ uint_field(const Reader *r, char **fields, Column c, guint64 max, guint64 dflt, 
 
 /* A time in microseconds -> seconds; empty gives NAN unless required. */
 static gboolean
-time_field(const Reader *r, char **fields, Column c, gboolean required, double *out,
-           GError **error)
+time_field(const Reader *r, char **fields, Column c, gboolean required, double *out, GError **error)
 {
     const char *t = field(r, fields, c);
     if (*t == '\0') {
         if (required) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r, "%s: empty, but required",
-                        col_names[c]);
+                           col_names[c]);
         }
         *out = NAN;
         return TRUE;
@@ -136,7 +136,7 @@ time_field(const Reader *r, char **fields, Column c, gboolean required, double *
     }
     if (!(us > 0)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r, "%s: '%s' is not a positive time",
-                    col_names[c], t);
+                       col_names[c], t);
     }
     *out = us * 1e-6;
     return TRUE;
@@ -171,15 +171,15 @@ read_row(MsMeasurementSet *set, const Reader *r, const char *line, GError **erro
     g_auto(GStrv) f = ms_measurement_split_csv(line, &n);
     if (n != r->n_fields) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "%u fields, but the header names %u",
-                    n, r->n_fields);
+                       n, r->n_fields);
     }
     MsMeasurement row = {.source = r->source, .line = r->line};
     const char *kind = field(r, f, COL_KIND);
     if (!ms_measurement_kind_from_name(kind, &row.kind)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r,
-                    "kind: '%s' is not one of allreduce, alltoall, allgather, reducescatter, "
-                    "sendrecv, gemm, elementwise, launch",
-                    kind);
+                       "kind: '%s' is not one of allreduce, alltoall, allgather, reducescatter, "
+                       "sendrecv, gemm, elementwise, launch",
+                       kind);
     }
     if (!read_counts(r, f, &row, error) || !time_field(r, f, COL_TIME, TRUE, &row.seconds, error) ||
         !time_field(r, f, COL_MIN, FALSE, &row.min_s, error) ||
@@ -220,7 +220,7 @@ ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len, const cha
     }
     if (!have_header) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, &r,
-                    "no column header after the version line");
+                       "no column header after the version line");
     }
     return TRUE;
 }
@@ -256,8 +256,9 @@ ms_moesim_csv_write(const MsMeasurementSet *set, gsize *len)
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(set, i);
         gboolean shaped = r->kind == MS_MEASUREMENT_GEMM || r->kind == MS_MEASUREMENT_ELEMENTWISE;
-        g_string_append_printf(s, "%s,%" G_GUINT64_FORMAT ",%u,%u", ms_measurement_kind_name(r->kind),
-                               r->bytes, r->ranks, r->ranks_per_node);
+        g_string_append_printf(s, "%s,%" G_GUINT64_FORMAT ",%u,%u",
+                               ms_measurement_kind_name(r->kind), r->bytes, r->ranks,
+                               r->ranks_per_node);
         append_dim(s, shaped, r->m);
         append_dim(s, shaped, r->n);
         append_dim(s, shaped, r->k);

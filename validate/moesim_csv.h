@@ -19,8 +19,8 @@ G_BEGIN_DECLS
  * other version line, _MISSING for a missing header or required column, _SYNTAX for an unknown
  * column or a row with the wrong number of fields, _VALUE for a bad field, each as
  * "SOURCE:LINE: column: problem"; rows read before the error stay in set. */
-gboolean ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len,
-                            const char *source, GError **error);
+gboolean ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+                            GError **error);
 
 /* The set as a moesim CSV: the version line, the header, one line per row in set order. The bytes
  * depend only on the rows (no dates, hosts or hash order); times keep 12 significant digits.

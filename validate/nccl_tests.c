@@ -30,11 +30,11 @@ static const struct {
 
 /* nccl-tests type names (all versions, and the fp8 spellings of its forks) -> moesim dtypes. */
 static const char *const type_map[][2] = {
-    {"int8", "int8"},         {"char", "int8"},         {"uint8", "uint8"},
-    {"int32", "int32"},       {"int", "int32"},         {"uint32", "uint32"},
-    {"int64", "int64"},       {"uint64", "uint64"},     {"half", "fp16"},
-    {"float", "fp32"},        {"double", "fp64"},       {"bfloat16", "bf16"},
-    {"f8e4m3", "fp8_e4m3"},   {"f8e5m2", "fp8_e5m2"},   {"fp8_e4m3", "fp8_e4m3"},
+    {"int8", "int8"},         {"char", "int8"},       {"uint8", "uint8"},
+    {"int32", "int32"},       {"int", "int32"},       {"uint32", "uint32"},
+    {"int64", "int64"},       {"uint64", "uint64"},   {"half", "fp16"},
+    {"float", "fp32"},        {"double", "fp64"},     {"bfloat16", "bf16"},
+    {"f8e4m3", "fp8_e4m3"},   {"f8e5m2", "fp8_e5m2"}, {"fp8_e4m3", "fp8_e4m3"},
     {"fp8_e5m2", "fp8_e5m2"},
 };
 
@@ -62,8 +62,8 @@ typedef struct {
     char **columns;         /* header names, NULL until the header is read */
     guint n_columns;
     gint col_size, col_type, col_time, col_wrong;
-    GHashTable *ranks;      /* rank number -> host (owned strings) */
-    gboolean data_in_run;   /* data lines seen since the run began */
+    GHashTable *ranks;    /* rank number -> host (owned strings) */
+    gboolean data_in_run; /* data lines seen since the run began */
     guint rows;
 } Parser;
 
@@ -77,7 +77,8 @@ begin_run(Parser *p, MsMeasurementKind kind)
 }
 
 /* Every message names SOURCE:LINE of the line being read. */
-#define FAIL_AT(error, code, r, ...) ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
+#define FAIL_AT(error, code, r, ...)                                                               \
+    ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
 
 /* Strips mpirun --tag-output's "[1,0]<stdout>:" prefix. */
 static const char *
@@ -149,14 +150,14 @@ read_rank(Parser *p, char **tok, guint n, GError **error)
     }
     if (on + 1 >= n) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p,
-                    "Rank %" G_GUINT64_FORMAT ": no 'on HOSTNAME' in the device line", rank);
+                       "Rank %" G_GUINT64_FORMAT ": no 'on HOSTNAME' in the device line", rank);
     }
     if (p->data_in_run) {
         begin_run(p, p->hint);
     }
     if (g_hash_table_contains(p->ranks, GUINT_TO_POINTER((guint)rank))) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
-                    "Rank: %" G_GUINT64_FORMAT " is listed twice in this run", rank);
+                       "Rank: %" G_GUINT64_FORMAT " is listed twice in this run", rank);
     }
     g_hash_table_insert(p->ranks, GUINT_TO_POINTER((guint)rank), g_strdup(tok[on + 1]));
     return TRUE;
@@ -178,7 +179,7 @@ read_header(Parser *p, char **tok, guint n, GError **error)
     p->col_wrong = ms_measurement_column(tok, "#wrong");
     if (p->col_time < 0) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
-                    "the column header has no 'time' column");
+                       "the column header has no 'time' column");
     }
     return TRUE;
 }
@@ -192,9 +193,9 @@ read_comment(Parser *p, const char *line, GError **error)
         MsMeasurementKind kind;
         if (!ms_nccl_tests_kind_from_name(name, &kind)) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
-                        "collective test '%s' is not one moesim models (all_reduce, alltoall, "
-                        "all_gather, reduce_scatter, sendrecv)",
-                        name);
+                           "collective test '%s' is not one moesim models (all_reduce, alltoall, "
+                           "all_gather, reduce_scatter, sendrecv)",
+                           name);
         }
         begin_run(p, kind);
         return TRUE;
@@ -238,18 +239,18 @@ check_run(const Parser *p, GError **error)
 {
     if (p->columns == NULL) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
-                    "data line before the '# size count type ...' column header");
+                       "data line before the '# size count type ...' column header");
     }
     if (g_hash_table_size(p->ranks) == 0) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
-                    "data line before any '#  Rank N ... on HOST device D' line: the number of "
-                    "ranks is unknown");
+                       "data line before any '#  Rank N ... on HOST device D' line: the number of "
+                       "ranks is unknown");
     }
     if (p->kind == MS_MEASUREMENT_N_KINDS) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
-                    "cannot tell which collective this run measured: the log has no "
-                    "'# Collective test starting:' line; name the file after the test (e.g. "
-                    "all_reduce_perf.log)");
+                       "cannot tell which collective this run measured: the log has no "
+                       "'# Collective test starting:' line; name the file after the test (e.g. "
+                       "all_reduce_perf.log)");
     }
     return TRUE;
 }
@@ -263,8 +264,8 @@ read_dtype(const Parser *p, const char *type, const char **dtype, GError **error
             return TRUE;
         }
     }
-    return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p, "type: '%s' is not an nccl-tests data type",
-                type);
+    return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
+                   "type: '%s' is not an nccl-tests data type", type);
 }
 
 static gboolean
@@ -279,10 +280,11 @@ read_wrong(const Parser *p, char **tok, GError **error)
         return FALSE;
     }
     if (wrong > 0) {
-        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
-                    "#wrong: %s elements wrong: the run failed its correctness check, so its times "
-                    "are not trustworthy",
-                    tok[p->col_wrong]);
+        return FAIL_AT(
+            error, MS_MEASUREMENT_ERROR_VALUE, p,
+            "#wrong: %s elements wrong: the run failed its correctness check, so its times "
+            "are not trustworthy",
+            tok[p->col_wrong]);
     }
     return TRUE;
 }
@@ -295,22 +297,26 @@ read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
     }
     if (n != p->n_columns) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p,
-                    "%u fields, but the column header names %u", n, p->n_columns);
+                       "%u fields, but the column header names %u", n, p->n_columns);
     }
-    MsMeasurement row = {.kind = p->kind, .source = p->source, .line = p->line, .label = "",
-                         .min_s = NAN, .median_s = NAN};
+    MsMeasurement row = {.kind = p->kind,
+                         .source = p->source,
+                         .line = p->line,
+                         .label = "",
+                         .min_s = NAN,
+                         .median_s = NAN};
     double us;
     if (!ms_measurement_parse_uint(p->source, p->line, "size", tok[p->col_size], 0, MS_BYTES_MAX,
                                    &row.bytes, error) ||
         (p->col_type >= 0 && !read_dtype(p, tok[p->col_type], &row.dtype, error)) ||
-        !ms_measurement_parse_double(p->source, p->line, "time", tok[p->col_time], -US_MAX,
-                                     US_MAX, &us, error) ||
+        !ms_measurement_parse_double(p->source, p->line, "time", tok[p->col_time], -US_MAX, US_MAX,
+                                     &us, error) ||
         !read_wrong(p, tok, error)) {
         return FALSE;
     }
     if (!(us > 0)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p, "time: '%s' us is not a positive time",
-                    tok[p->col_time]);
+                       tok[p->col_time]);
     }
     row.seconds = row.mean_s = us * 1e-6;
     row.ranks = g_hash_table_size(p->ranks);

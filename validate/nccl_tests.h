@@ -30,7 +30,7 @@ gboolean ms_nccl_tests_sniff(const char *data, gsize len);
  * number of fields; _VALUE for a bad number, a time <= 0, a nonzero #wrong (the run failed its
  * check) or an unknown type; _FORMAT when no data line is found. Rows read before an error stay in
  * set. */
-gboolean ms_nccl_tests_read(MsMeasurementSet *set, const char *data, gsize len,
-                            const char *source, MsMeasurementKind hint, GError **error);
+gboolean ms_nccl_tests_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+                            MsMeasurementKind hint, GError **error);
 
 G_END_DECLS

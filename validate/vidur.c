@@ -28,7 +28,7 @@ struct Csv {
     char *op; /* the <op> of time_stats.<op>.median */
 };
 
-#define FAIL_AT(error, code, c, ...)                                                             \
+#define FAIL_AT(error, code, c, ...)                                                               \
     ms_measurement_fail(error, code, (c)->source, (c)->line, __VA_ARGS__)
 
 static gint
@@ -117,7 +117,7 @@ read_records(Csv *c, const char *data, gsize len, GError **error)
     return TRUE;
 }
 
-/* ---- network ----------------------------------------------------------------------------------- */
+/* ---- network --------------------------------------------------------------------------------- */
 
 static const struct {
     const char *op;
@@ -141,8 +141,8 @@ network_op(Csv *c, GError **error)
                                         strlen(h) - strlen("time_stats.") - strlen(".median"));
         if (c->op != NULL) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, c,
-                           "%s: a second operation ('%s' after '%s'): a network profile has one",
-                           h, op, c->op);
+                           "%s: a second operation ('%s' after '%s'): a network profile has one", h,
+                           op, c->op);
         }
         c->op = g_steal_pointer(&op);
     }
@@ -208,7 +208,9 @@ gboolean
 ms_vidur_read_network(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                       GError **error)
 {
-    Csv c = {.set = set, .source = source ? source : "<input>", .on_header = network_header,
+    Csv c = {.set = set,
+             .source = source ? source : "<input>",
+             .on_header = network_header,
              .record = network_record};
     gboolean ok = read_records(&c, data, len, error);
     g_strfreev(c.header);
@@ -216,7 +218,7 @@ ms_vidur_read_network(MsMeasurementSet *set, const char *data, gsize len, const 
     return ok;
 }
 
-/* ---- compute ----------------------------------------------------------------------------------- */
+/* ---- compute --------------------------------------------------------------------------------- */
 
 typedef struct {
     guint64 tokens, d_model, d_ffn; /* d_ffn already divided by the tensor-parallel degree */
@@ -282,10 +284,17 @@ compute_record(Csv *c, char **f, GError **error)
         {"mlp_down_proj", MS_MEASUREMENT_GEMM, s.d_model, s.d_ffn, 0},
     };
     for (guint i = 0; i < G_N_ELEMENTS(parts); i++) {
-        MsMeasurement row = {.kind = parts[i].kind, .ranks = 1, .ranks_per_node = 1,
-                             .m = s.tokens, .n = parts[i].n, .k = parts[i].k,
-                             .bytes = parts[i].bytes, .dtype = "fp16", .label = parts[i].label,
-                             .source = c->source, .line = c->line};
+        MsMeasurement row = {.kind = parts[i].kind,
+                             .ranks = 1,
+                             .ranks_per_node = 1,
+                             .m = s.tokens,
+                             .n = parts[i].n,
+                             .k = parts[i].k,
+                             .bytes = parts[i].bytes,
+                             .dtype = "fp16",
+                             .label = parts[i].label,
+                             .source = c->source,
+                             .line = c->line};
         g_autofree char *prefix = g_strconcat("time_stats.", parts[i].label, NULL);
         if (!read_stats(c, f, prefix, &row, error) ||
             !ms_measurement_set_add(c->set, &row, error)) {
@@ -299,9 +308,14 @@ static gboolean
 compute_header(Csv *c, GError **error)
 {
     static const char *const needed[] = {
-        "num_tokens", "n_embd", "n_expanded_embd", "use_gated_mlp",
-        "time_stats.mlp_up_proj.median", "time_stats.mlp_act.median",
-        "time_stats.mlp_down_proj.median", NULL,
+        "num_tokens",
+        "n_embd",
+        "n_expanded_embd",
+        "use_gated_mlp",
+        "time_stats.mlp_up_proj.median",
+        "time_stats.mlp_act.median",
+        "time_stats.mlp_down_proj.median",
+        NULL,
     };
     return require_all(c, needed, error);
 }
@@ -310,7 +324,9 @@ gboolean
 ms_vidur_read_compute(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                       GError **error)
 {
-    Csv c = {.set = set, .source = source ? source : "<input>", .on_header = compute_header,
+    Csv c = {.set = set,
+             .source = source ? source : "<input>",
+             .on_header = compute_header,
              .record = compute_record};
     gboolean ok = read_records(&c, data, len, error);
     g_strfreev(c.header);
