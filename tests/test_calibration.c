@@ -25,7 +25,7 @@ static const char example[] = "[calibration]\n"
                               "[gemm]\n"
                               "tokens = 1;16;256;4096\n"
                               "efficiency = 0.01;0.12;0.66;0.73\n"
-                              "overlap_slowdown = 1.0\n";
+                              "overlap_slowdown = 1\n";
 
 static const MsGpuSpec a100 = {
     .model = "A100-SXM4-80GB",
@@ -93,28 +93,8 @@ test_read_example(void)
     CU_ASSERT_EQUAL(ms_compute_model_launch(m), 5 * MS_PS_PER_US);
 }
 
-static const char example_written[] = "# moesim calibration (see docs/calibration-format.md)\n"
-                                      "[calibration]\n"
-                                      "format = 1\n"
-                                      "topology = dgx-a100\n"
-                                      "sources = a.log;b.csv\n"
-                                      "\n"
-                                      "[link nvswitch]\n"
-                                      "bandwidth = 231.4GBps\n"
-                                      "latency = 3.2us\n"
-                                      "r2 = 0.9981\n"
-                                      "max_residual = 0.042\n"
-                                      "points = 24\n"
-                                      "\n"
-                                      "[collective allreduce]\n"
-                                      "alpha = 12.5us\n"
-                                      "sizes = 1KB;64KB;1MB;64MB\n"
-                                      "efficiency = 0.31;0.55;0.83;0.97\n"
-                                      "\n"
-                                      "[gemm]\n"
-                                      "tokens = 1;16;256;4096\n"
-                                      "efficiency = 0.01;0.12;0.66;0.73\n"
-                                      "overlap_slowdown = 1\n";
+/* What the writer makes of the example: its own first line, then the example byte for byte. */
+#define WRITTEN_HEAD "# moesim calibration (see docs/calibration-format.md)\n"
 
 static void
 test_write(void)
@@ -122,6 +102,7 @@ test_write(void)
     g_autoptr(MsCalibration) cal = load_example();
     gsize len = 0;
     g_autofree char *text = ms_calibration_to_data(cal, &len);
+    g_autofree char *example_written = g_strconcat(WRITTEN_HEAD, example, NULL);
     CU_ASSERT_STRING_EQUAL(text, example_written);
     CU_ASSERT_EQUAL(len, strlen(example_written));
     /* Saved, loaded, written again: the same bytes. */
@@ -135,8 +116,7 @@ test_write(void)
 
     g_autoptr(MsCalibration) empty = ms_calibration_new();
     g_autofree char *bare = ms_calibration_to_data(empty, NULL);
-    CU_ASSERT_STRING_EQUAL(bare, "# moesim calibration (see docs/calibration-format.md)\n"
-                                 "[calibration]\nformat = 1\n");
+    CU_ASSERT_STRING_EQUAL(bare, WRITTEN_HEAD "[calibration]\nformat = 1\n");
     CU_ASSERT_FALSE(ms_calibration_has_gemm(empty));
 }
 
@@ -157,15 +137,15 @@ test_write_units(void)
     CU_ASSERT_TRUE(ms_calibration_set_topology(cal, "two nodes", &error));
     CU_ASSERT_TRUE(ms_calibration_add_source(cal, "runs/a2a.log", &error));
     g_autofree char *text = ms_calibration_to_data(cal, NULL);
-    CU_ASSERT_STRING_EQUAL(text, "# moesim calibration (see docs/calibration-format.md)\n"
-                                 "[calibration]\nformat = 1\ntopology = two nodes\n"
-                                 "sources = runs/a2a.log\n"
-                                 "\n[link nic]\nbandwidth = 25GBps\nlatency = 0.000003us\n"
-                                 "\n[collective alltoall]\nalpha = 12.500001us\n"
-                                 "sizes = 1B;1536B;2KiB;3MB;3MiB;1GiB;1000000000001B\n"
-                                 "efficiency = 0.1;0.2;0.3;0.4;0.5;0.6;0.123457\n"
-                                 "\n[gemm]\ntokens = 1;64\nefficiency = 0.5;0.7\n"
-                                 "overlap_slowdown = 1.25\nlaunch = 4us\n");
+    CU_ASSERT_STRING_EQUAL(text,
+                           WRITTEN_HEAD "[calibration]\nformat = 1\ntopology = two nodes\n"
+                                        "sources = runs/a2a.log\n"
+                                        "\n[link nic]\nbandwidth = 25GBps\nlatency = 0.000003us\n"
+                                        "\n[collective alltoall]\nalpha = 12.500001us\n"
+                                        "sizes = 1B;1536B;2KiB;3MB;3MiB;1GiB;1000000000001B\n"
+                                        "efficiency = 0.1;0.2;0.3;0.4;0.5;0.6;0.123457\n"
+                                        "\n[gemm]\ntokens = 1;64\nefficiency = 0.5;0.7\n"
+                                        "overlap_slowdown = 1.25\nlaunch = 4us\n");
     g_autoptr(MsCalibration) back = ms_calibration_load_data(text, strlen(text), "w.ini", &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(back);
     g_autofree char *again = ms_calibration_to_data(back, NULL);
@@ -204,6 +184,9 @@ test_api_errors(void)
     CU_ASSERT_FALSE(ms_calibration_set_gemm(cal, &bad, 1, MS_TIME_NEVER, &error));
     MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
                     "gemm: efficiency curve: efficiency[0] = 2");
+    MsGemmCurve empty = {0};
+    CU_ASSERT_FALSE(ms_calibration_set_gemm(cal, &empty, 1, MS_TIME_NEVER, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "gemm: empty curve");
     CU_ASSERT_FALSE(ms_calibration_add_source(cal, "a;b", &error));
     MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "source 'a;b'");
     CU_ASSERT_FALSE(ms_calibration_set_topology(cal, "x\ny", &error));
@@ -300,6 +283,18 @@ test_read_errors(void)
          "c.ini:4: [gemm] overlap_slowdown: 0.5 out of range"},
         {HEAD "[gemm]\nlaunch = 5\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
          "c.ini:4: [gemm] launch: time '5' has no unit"},
+        {HEAD "[gemm]\ntokens = 1\nefficiency = 0.5\nslowdown = 2\n", ms_ini_error_quark,
+         MS_INI_ERROR_UNKNOWN_KEY, "c.ini:6: [gemm] slowdown: unknown key"},
+        {HEAD AR "efficency = 0.5\n", ms_ini_error_quark, MS_INI_ERROR_UNKNOWN_KEY,
+         "c.ini:5: [collective allreduce] efficency: unknown key"},
+        {"[calibration]\nformat = 1\nversion = 2\n", ms_ini_error_quark, MS_INI_ERROR_UNKNOWN_KEY,
+         "c.ini:3: [calibration] version: unknown key"},
+        {"[calibration]\nformat = 1\ntopology = a\\tb\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE, "topology 'a"},
+        {HEAD "[link nic]\nbandwidth = 25GBps\nlatency = 1us\npoints = 0\n", ms_ini_error_quark,
+         MS_INI_ERROR_VALUE, "c.ini:6: [link nic] points: 0 out of range"},
+        {HEAD "[link nic]\nbandwidth = 25GBps\nlatency = 1us\nmax_residual = -1\n",
+         ms_ini_error_quark, MS_INI_ERROR_VALUE, "c.ini:6: [link nic] max_residual: -1 out of"},
         {HEAD "[gemm]\nlaunch = 5us\nlaunch = 6us\n", ms_ini_error_quark, MS_INI_ERROR_DUPLICATE,
          "c.ini:5: [gemm] key 'launch' given twice"},
     };
@@ -347,6 +342,22 @@ test_vidur_end_to_end(void)
     CU_ASSERT_PTR_NULL(error);
 }
 
+/* A list longer than any table should be is refused before it is parsed. */
+static void
+test_long_list(void)
+{
+    GString *s = g_string_new(HEAD "[gemm]\ntokens = ");
+    for (guint i = 1; i <= 4097; i++) {
+        g_string_append_printf(s, "%u;", i);
+    }
+    g_string_append(s, "\nefficiency = 0.5\n");
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_calibration_load_data(s->str, s->len, "c.ini", &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_LIST,
+                    "c.ini:4: [gemm] tokens: 4097 items: a list needs 1 to 4096");
+    g_string_free(s, TRUE);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -356,6 +367,7 @@ main(int argc, char **argv)
         {"writer units and exactness", test_write_units},
         {"API validation", test_api_errors},
         {"reader errors name file:line", test_read_errors},
+        {"overlong list", test_long_list},
         {"Vidur expert profile end to end", test_vidur_end_to_end},
         {NULL, NULL},
     };

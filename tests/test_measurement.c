@@ -95,7 +95,12 @@ test_add_errors(void)
         {"b.csv:7: bytes: 1125899906842625 exceeds 1 PiB", 11},
         {"b.csv:7: k: 4294967297 is outside [1, 2^32]", 12},
         {"b.csv:7: mean: inf s", 13},
+        {"b.csv:7: label: longer than 256 characters", 14},
+        {"b.csv:7: median: -2 s", 15},
     };
+    char long_label[300];
+    memset(long_label, 'x', sizeof long_label - 1);
+    long_label[sizeof long_label - 1] = '\0';
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         MsMeasurement r = good_gemm();
         switch (cases[i].field) {
@@ -137,6 +142,12 @@ test_add_errors(void)
             break;
         case 12:
             r.k = (G_GUINT64_CONSTANT(1) << 32) + 1;
+            break;
+        case 14:
+            r.label = long_label;
+            break;
+        case 15:
+            r.median_s = -2;
             break;
         default:
             r.mean_s = INFINITY;
@@ -229,6 +240,16 @@ test_load_errors(void)
                     "bin: contains a NUL");
     CU_ASSERT_FALSE(ms_measurement_set_read_data(set, "", (gsize)300 << 20, "huge", &error));
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "huge: 314572800 bytes");
+    /* A file that large is refused from its size, before anything is read (a sparse file). */
+    g_autofree char *big = g_build_filename(ms_test_tmpdir(), "big.csv", NULL);
+    FILE *f = fopen(big, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fseek(f, 300L << 20, SEEK_SET), 0);
+    fputc('\n', f);
+    fclose(f);
+    CU_ASSERT_PTR_NULL(ms_measurement_set_load(big, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
+                    "big.csv: 314572801 bytes is too large for a measurement file");
 }
 
 static void

@@ -172,6 +172,10 @@ test_errors(void)
         {"#  Rank  0 Group  0 Pid   100\n", MS_MEASUREMENT_ERROR_SYNTAX,
          "t.log:1: Rank 0: no 'on HOSTNAME'"},
         {"#  Rank\n", MS_MEASUREMENT_ERROR_SYNTAX, "t.log:1: 'Rank' without a number"},
+        {PRE HDR
+         "        1024           256     float     sum      -1    20.01    0.05    0.05    abc"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: #wrong: 'abc' is not a number"},
         {"# Collective test starting: broadcast_perf\n", MS_MEASUREMENT_ERROR_VALUE,
          "t.log:1: collective test 'broadcast_perf' is not one moesim models"},
         {PRE HDR, MS_MEASUREMENT_ERROR_FORMAT, "t.log:6: no nccl-tests data line"},

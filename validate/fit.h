@@ -134,7 +134,8 @@ gboolean ms_error_stats(const double *predicted, const double *measured, guint n
 /* A deterministic split: held[i] = (i % k == offset) for i < n; k >= 2, offset < k. */
 void ms_holdout_every(gboolean *held, guint n, guint k, guint offset);
 
-/* Fits on the points with held[i] FALSE and reports errors on those with held[i] TRUE. The linear
+/* Fits on the points with held[i] FALSE and reports errors on those with held[i] TRUE (a mask from
+ * ms_holdout_every, or built by configuration, e.g. every multi-node run held out). The linear
  * variant fits relative-error weighted when relative is TRUE. Both fail as the fits do, and with
  * MS_FIT_ERROR_INPUT when no point is held out. */
 gboolean ms_holdout_linear(const double *bytes, const double *seconds, guint n,

@@ -87,7 +87,7 @@ uint_column(const Csv *c, char **f, const char *name, guint64 min, guint64 max, 
 }
 
 static gboolean
-read_records(Csv *c, const char *data, gsize len, GError **error)
+read_lines(Csv *c, const char *data, gsize len, GError **error)
 {
     gsize pos = 0;
     guint n_header = 0;
@@ -115,6 +115,21 @@ read_records(Csv *c, const char *data, gsize len, GError **error)
         }
     }
     return TRUE;
+}
+
+/* Reads a whole profile: the header (checked by on_header), then a record per line. */
+static gboolean
+read_profile(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+             HeaderFunc on_header, RecordFunc record, GError **error)
+{
+    Csv c = {.set = set,
+             .source = source ? source : "<input>",
+             .on_header = on_header,
+             .record = record};
+    gboolean ok = read_lines(&c, data, len, error);
+    g_strfreev(c.header);
+    g_free(c.op);
+    return ok;
 }
 
 /* ---- network --------------------------------------------------------------------------------- */
@@ -208,14 +223,7 @@ gboolean
 ms_vidur_read_network(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                       GError **error)
 {
-    Csv c = {.set = set,
-             .source = source ? source : "<input>",
-             .on_header = network_header,
-             .record = network_record};
-    gboolean ok = read_records(&c, data, len, error);
-    g_strfreev(c.header);
-    g_free(c.op);
-    return ok;
+    return read_profile(set, data, len, source, network_header, network_record, error);
 }
 
 /* ---- compute --------------------------------------------------------------------------------- */
@@ -324,11 +332,5 @@ gboolean
 ms_vidur_read_compute(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                       GError **error)
 {
-    Csv c = {.set = set,
-             .source = source ? source : "<input>",
-             .on_header = compute_header,
-             .record = compute_record};
-    gboolean ok = read_records(&c, data, len, error);
-    g_strfreev(c.header);
-    return ok;
+    return read_profile(set, data, len, source, compute_header, compute_record, error);
 }
