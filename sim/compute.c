@@ -194,7 +194,7 @@ body_seconds(const MsComputeModel *model, double flops, guint64 bytes, guint64 t
 MsTime
 ms_compute_time(const MsComputeModel *model, double flops, guint64 bytes, guint64 tokens)
 {
-    g_return_val_if_fail(model != NULL, 0);
+    g_return_val_if_fail(model != NULL && flops >= 0 && isfinite(flops), 0);
     double s = ms_time_to_s(model->launch) + body_seconds(model, flops, bytes, tokens);
     return ms_time_from_s(s);
 }
@@ -202,7 +202,7 @@ ms_compute_time(const MsComputeModel *model, double flops, guint64 bytes, guint6
 MsTime
 ms_compute_time_overlapped(const MsComputeModel *model, double flops, guint64 bytes, guint64 tokens)
 {
-    g_return_val_if_fail(model != NULL, 0);
+    g_return_val_if_fail(model != NULL && flops >= 0 && isfinite(flops), 0);
     double s =
         ms_time_to_s(model->launch) + model->slowdown * body_seconds(model, flops, bytes, tokens);
     return ms_time_from_s(s);

@@ -19,9 +19,10 @@ typedef enum {
 } MsComputeError;
 
 /* Efficiency used without calibration: 0.70 of peak. The Vidur A100 profiles (validate/data)
- * run Mixtral-expert GEMMs (4096 x 28672 and 14336 x 4096, fp16) at 205-235 TFLOP/s of 312 for
- * 256 or more tokens (0.66-0.75); 0.70 sits in that band. Fewer tokens are bound by reading the
- * weights, which the memory term models without any efficiency. */
+ * run Mixtral-expert GEMMs (4096 x 28672 and 14336 x 4096, fp16) mostly at 205-235 TFLOP/s of 312
+ * (0.66-0.75) for 256 or more tokens, and a whole expert FFN at about 0.70: with 0.70 the model's
+ * median error over those token counts is 2.3%. Fewer tokens are bound by reading the weights,
+ * which the memory term models without any efficiency. */
 #define MS_COMPUTE_DEFAULT_EFFICIENCY 0.70
 /* Largest efficiency a curve may hold: above 1 only to absorb a peak quoted too low. */
 #define MS_COMPUTE_EFFICIENCY_MAX 1.5
@@ -59,7 +60,7 @@ MsBandwidth ms_compute_model_hbm(const MsComputeModel *model);
 double ms_compute_efficiency(const MsComputeModel *model, guint64 tokens);
 
 /* launch + max(flops / (peak x eff(tokens)), bytes / hbm), rounded to the picosecond. flops and
- * bytes of 0 give the launch overhead alone. */
+ * bytes of 0 give the launch overhead alone; flops must be finite and >= 0. */
 MsTime ms_compute_time(const MsComputeModel *model, double flops, guint64 bytes, guint64 tokens);
 /* The same kernel while NCCL kernels run concurrently: its body (not the launch) is stretched by
  * the overlap slowdown. */
