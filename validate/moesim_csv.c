@@ -204,11 +204,10 @@ ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len, const cha
         return FALSE;
     }
     gboolean have_header = FALSE;
-    char *line;
-    while ((line = ms_measurement_next_line(data, len, &pos)) != NULL) {
-        g_autofree char *owned = line;
+    char *raw;
+    while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+        g_autofree char *line = g_strstrip(raw);
         r.line++;
-        g_strstrip(line);
         if (line[0] == '\0' || line[0] == '#') {
             continue;
         }

@@ -115,8 +115,8 @@ ms_nccl_tests_sniff(const char *data, gsize len)
     gsize pos = 0;
     char *raw;
     while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
-        g_autofree char *owned = raw;
-        const char *line = untag(raw);
+        g_autofree char *whole = raw;
+        const char *line = untag(whole);
         if (line[0] != '#') {
             continue;
         }
