@@ -1,0 +1,376 @@
+/* Tests of calibration: reading the documented example, lookups, the writer's exact bytes and
+ * round trip, the compute model it configures (end to end from the Vidur expert profile), API
+ * validation, and every reader error with its code and FILE:LINE message. */
+#include "ms_test.h"
+#include "sim/ini.h"
+#include "validate/calibration.h"
+
+static const char example[] = "[calibration]\n"
+                              "format = 1\n"
+                              "topology = dgx-a100\n"
+                              "sources = a.log;b.csv\n"
+                              "\n"
+                              "[link nvswitch]\n"
+                              "bandwidth = 231.4GBps\n"
+                              "latency = 3.2us\n"
+                              "r2 = 0.9981\n"
+                              "max_residual = 0.042\n"
+                              "points = 24\n"
+                              "\n"
+                              "[collective allreduce]\n"
+                              "alpha = 12.5us\n"
+                              "sizes = 1KB;64KB;1MB;64MB\n"
+                              "efficiency = 0.31;0.55;0.83;0.97\n"
+                              "\n"
+                              "[gemm]\n"
+                              "tokens = 1;16;256;4096\n"
+                              "efficiency = 0.01;0.12;0.66;0.73\n"
+                              "overlap_slowdown = 1\n";
+
+static const MsGpuSpec a100 = {
+    .model = "A100-SXM4-80GB",
+    .peak_flops = 312e12,
+    .hbm_bandwidth = 2039e9,
+    .memory_bytes = 80000000000ull,
+    .launch_overhead = 5 * MS_PS_PER_US,
+};
+
+static MsCalibration *
+load_example(void)
+{
+    GError *error = NULL;
+    MsCalibration *cal = ms_calibration_load_data(example, strlen(example), "cal.ini", &error);
+    if (error) {
+        fprintf(stderr, "\n  %s\n", error->message);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cal);
+    return cal;
+}
+
+static void
+test_read_example(void)
+{
+    g_autoptr(MsCalibration) cal = load_example();
+    CU_ASSERT_STRING_EQUAL(ms_calibration_topology(cal), "dgx-a100");
+    guint n = 0;
+    const char *const *src = ms_calibration_sources(cal, &n);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_STRING_EQUAL(src[1], "b.csv");
+    CU_ASSERT_PTR_NULL(src[2]);
+
+    MsCalibrationLink l;
+    CU_ASSERT_TRUE_FATAL(ms_calibration_link(cal, MS_LINK_NVSWITCH, &l));
+    MS_ASSERT_REL(l.bandwidth, 231.4e9, 1e-12);
+    CU_ASSERT_EQUAL(l.latency, 3200000);
+    CU_ASSERT_EQUAL(l.r2, 0.9981);
+    CU_ASSERT_EQUAL(l.max_residual, 0.042);
+    CU_ASSERT_EQUAL(l.points, 24);
+    CU_ASSERT_FALSE(ms_calibration_link(cal, MS_LINK_NIC, &l));
+
+    MsTime alpha = 0;
+    CU_ASSERT_TRUE(ms_calibration_collective_alpha(cal, MS_MEASUREMENT_ALLREDUCE, &alpha));
+    CU_ASSERT_EQUAL(alpha, 12500000);
+    CU_ASSERT_FALSE(ms_calibration_collective_alpha(cal, MS_MEASUREMENT_ALLTOALL, &alpha));
+    CU_ASSERT_FALSE(ms_calibration_collective_alpha(cal, MS_MEASUREMENT_GEMM, &alpha));
+    /* 8 KB is halfway between 1 KB and 64 KB in log size. */
+    MS_ASSERT_REL(ms_calibration_collective_efficiency(cal, MS_MEASUREMENT_ALLREDUCE, 8000), 0.43,
+                  1e-12);
+    CU_ASSERT_EQUAL(ms_calibration_collective_efficiency(cal, MS_MEASUREMENT_ALLREDUCE, 10), 0.31);
+    CU_ASSERT_EQUAL(ms_calibration_collective_efficiency(cal, MS_MEASUREMENT_ALLREDUCE, 1ull << 40),
+                    0.97);
+    CU_ASSERT_EQUAL(ms_calibration_collective_efficiency(cal, MS_MEASUREMENT_ALLTOALL, 8000), 1.0);
+    CU_ASSERT_EQUAL(ms_calibration_collective_table(cal, MS_MEASUREMENT_ALLREDUCE)->n, 4);
+    CU_ASSERT_PTR_NULL(ms_calibration_collective_table(cal, MS_MEASUREMENT_SENDRECV));
+
+    CU_ASSERT_TRUE(ms_calibration_has_gemm(cal));
+    GError *error = NULL;
+    g_autoptr(MsComputeModel) m = ms_calibration_compute_model(cal, &a100, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(ms_compute_efficiency(m, 16), 0.12);
+    MS_ASSERT_REL(ms_compute_efficiency(m, 64), sqrt(0.12 * 0.66), 1e-12);
+    CU_ASSERT_EQUAL(ms_compute_model_overlap_slowdown(m), 1.0);
+    /* No launch in the file: the GPU spec's stands. */
+    CU_ASSERT_EQUAL(ms_compute_model_launch(m), 5 * MS_PS_PER_US);
+}
+
+/* What the writer makes of the example: its own first line, then the example byte for byte. */
+#define WRITTEN_HEAD "# moesim calibration (see docs/calibration-format.md)\n"
+
+static void
+test_write(void)
+{
+    g_autoptr(MsCalibration) cal = load_example();
+    gsize len = 0;
+    g_autofree char *text = ms_calibration_to_data(cal, &len);
+    g_autofree char *example_written = g_strconcat(WRITTEN_HEAD, example, NULL);
+    CU_ASSERT_STRING_EQUAL(text, example_written);
+    CU_ASSERT_EQUAL(len, strlen(example_written));
+    /* Saved, loaded, written again: the same bytes. */
+    g_autofree char *path = g_build_filename(ms_test_tmpdir(), "cal.ini", NULL);
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_calibration_save(cal, path, &error));
+    g_autoptr(MsCalibration) back = ms_calibration_load(path, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    g_autofree char *again = ms_calibration_to_data(back, NULL);
+    CU_ASSERT_STRING_EQUAL(again, example_written);
+
+    g_autoptr(MsCalibration) empty = ms_calibration_new();
+    g_autofree char *bare = ms_calibration_to_data(empty, NULL);
+    CU_ASSERT_STRING_EQUAL(bare, WRITTEN_HEAD "[calibration]\nformat = 1\n");
+    CU_ASSERT_FALSE(ms_calibration_has_gemm(empty));
+}
+
+static void
+test_write_units(void)
+{
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    GError *error = NULL;
+    const double sorted[] = {1, 1536, 2048, 3000000, 3145728, 1073741824, 1e12 + 1};
+    const double ratios[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.123456789};
+    MsEffTable table = {.n = 7, .sizes = (double *)sorted, .ratios = (double *)ratios};
+    CU_ASSERT_TRUE(
+        ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLTOALL, 12500001, &table, &error));
+    MsCalibrationLink l = {.bandwidth = 25e9, .latency = 3, .r2 = NAN, .max_residual = NAN};
+    CU_ASSERT_TRUE(ms_calibration_set_link(cal, MS_LINK_NIC, &l, &error));
+    MsGemmCurve curve = {.n = 2, .tokens = (double[]){1, 64}, .efficiency = (double[]){0.5, 0.7}};
+    CU_ASSERT_TRUE(ms_calibration_set_gemm(cal, &curve, 1.25, 4 * MS_PS_PER_US, &error));
+    CU_ASSERT_TRUE(ms_calibration_set_topology(cal, "two nodes", &error));
+    CU_ASSERT_TRUE(ms_calibration_add_source(cal, "runs/a2a.log", &error));
+    g_autofree char *text = ms_calibration_to_data(cal, NULL);
+    CU_ASSERT_STRING_EQUAL(text,
+                           WRITTEN_HEAD "[calibration]\nformat = 1\ntopology = two nodes\n"
+                                        "sources = runs/a2a.log\n"
+                                        "\n[link nic]\nbandwidth = 25GBps\nlatency = 0.000003us\n"
+                                        "\n[collective alltoall]\nalpha = 12.500001us\n"
+                                        "sizes = 1B;1536B;2KiB;3MB;3MiB;1GiB;1000000000001B\n"
+                                        "efficiency = 0.1;0.2;0.3;0.4;0.5;0.6;0.123457\n"
+                                        "\n[gemm]\ntokens = 1;64\nefficiency = 0.5;0.7\n"
+                                        "overlap_slowdown = 1.25\nlaunch = 4us\n");
+    g_autoptr(MsCalibration) back = ms_calibration_load_data(text, strlen(text), "w.ini", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    g_autofree char *again = ms_calibration_to_data(back, NULL);
+    CU_ASSERT_STRING_EQUAL(again, text);
+    MsTime alpha;
+    CU_ASSERT_TRUE(ms_calibration_collective_alpha(back, MS_MEASUREMENT_ALLTOALL, &alpha));
+    CU_ASSERT_EQUAL(alpha, 12500001);
+    g_autoptr(MsComputeModel) m = ms_calibration_compute_model(back, &a100, &error);
+    CU_ASSERT_EQUAL(ms_compute_model_launch(m), 4 * MS_PS_PER_US);
+    CU_ASSERT_EQUAL(ms_compute_model_overlap_slowdown(m), 1.25);
+    CU_ASSERT_PTR_NULL(error);
+}
+
+static void
+test_api_errors(void)
+{
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    GError *error = NULL;
+    MsCalibrationLink l = {.bandwidth = 0, .latency = 1};
+    CU_ASSERT_FALSE(ms_calibration_set_link(cal, MS_LINK_PCIE, &l, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
+                    "link pcie: bandwidth 0 B/s");
+    CU_ASSERT_FALSE(ms_calibration_set_collective(cal, MS_MEASUREMENT_GEMM, 0, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
+                    "collective gemm: not a communication kind");
+    MsEffTable collapsing = {
+        .n = 2, .sizes = (double[]){1000.2, 1000.4}, .ratios = (double[]){0.5, 0.6}};
+    CU_ASSERT_FALSE(
+        ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLREDUCE, 0, &collapsing, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_LIST,
+                    "collective allreduce: entry 1: size 1000");
+    CU_ASSERT_FALSE(ms_calibration_set_gemm(cal, NULL, 0.5, MS_TIME_NEVER, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
+                    "gemm: overlap_slowdown 0.5");
+    MsGemmCurve bad = {.n = 1, .tokens = (double[]){1}, .efficiency = (double[]){2}};
+    CU_ASSERT_FALSE(ms_calibration_set_gemm(cal, &bad, 1, MS_TIME_NEVER, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
+                    "gemm: efficiency curve: efficiency[0] = 2");
+    MsGemmCurve empty = {0};
+    CU_ASSERT_FALSE(ms_calibration_set_gemm(cal, &empty, 1, MS_TIME_NEVER, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "gemm: empty curve");
+    CU_ASSERT_FALSE(ms_calibration_add_source(cal, "a;b", &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "source 'a;b'");
+    CU_ASSERT_FALSE(ms_calibration_set_topology(cal, "x\ny", &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "topology 'x");
+    CU_ASSERT_FALSE(ms_calibration_save(cal, "/nonexistent-dir/c.ini", &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_IO, "c.ini");
+    CU_ASSERT_PTR_NULL(ms_calibration_load("/nonexistent-dir/c.ini", &error));
+    MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_IO, "c.ini");
+    /* Nothing of the failed calls stuck. */
+    CU_ASSERT_FALSE(ms_calibration_has_gemm(cal));
+    CU_ASSERT_FALSE(ms_calibration_link(cal, MS_LINK_PCIE, &l));
+    g_autoptr(MsComputeModel) m = ms_calibration_compute_model(cal, &a100, &error);
+    CU_ASSERT_EQUAL(ms_compute_efficiency(m, 7), MS_COMPUTE_DEFAULT_EFFICIENCY);
+    CU_ASSERT_STRING_EQUAL(ms_calibration_link_class_name(MS_LINK_FABRIC), "fabric");
+    MsLinkClass k;
+    CU_ASSERT_TRUE(ms_calibration_link_class_from_name("cpu", &k));
+    CU_ASSERT_EQUAL(k, MS_LINK_CPU);
+    CU_ASSERT_FALSE(ms_calibration_link_class_from_name("ib", &k));
+}
+
+#define HEAD "[calibration]\nformat = 1\n"
+#define AR "[collective allreduce]\nalpha = 12.5us\n"
+
+static void
+test_read_errors(void)
+{
+    static const struct {
+        const char *text;
+        GQuark (*domain)(void);
+        int code;
+        const char *needle;
+    } cases[] = {
+        {HEAD AR "sizes = 1KB;64KB;1MB;64MB\nefficiency = 0.31;0.55;0.83\n",
+         ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:6: [collective allreduce] efficiency: 3 values, but sizes has 4"},
+        {HEAD AR "sizes = 1KB;64;1MB\nefficiency = 0.3;0.5;0.8\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE,
+         "c.ini:5: [collective allreduce] sizes: item 2: size '64' has no unit"},
+        {HEAD AR "sizes = 1KB;64KB;0.5KB\nefficiency = 0.3;0.5;0.8\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce] sizes: item 3: '0.5KB' is "
+         "not larger"},
+        {HEAD AR "sizes = 0B;1KB\nefficiency = 0.3;0.5\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE, "sizes: item 1: size '0B' must be > 0"},
+        {HEAD AR "sizes = 1KB;2KB\nefficiency = 0.3;0\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE,
+         "c.ini:6: [collective allreduce] efficiency: item 2: efficiency '0' is outside (0, 1.5]"},
+        {HEAD AR "sizes = 1KB;2KB\nefficiency = 1.6;0.5\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE, "efficiency: item 1: efficiency '1.6'"},
+        {HEAD AR "sizes = 1KB;2KB\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce] sizes: given without 'efficiency'"},
+        {HEAD AR "sizes =\nefficiency =\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce] sizes: 0 items"},
+        {HEAD AR "sizes = 1KB;;2KB\nefficiency = 0.1;0.2\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_LIST, "c.ini:5: [collective allreduce] sizes: item 2 is empty"},
+        {HEAD "[collective allreduce]\nsizes = 1KB\nefficiency = 0.5\n", ms_ini_error_quark,
+         MS_INI_ERROR_MISSING, "[collective allreduce] alpha: required key is missing"},
+        {HEAD "[collective allreduce]\nalpha = 12.5\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [collective allreduce] alpha: time '12.5' has no unit"},
+        {HEAD "[link nvswitch]\nbandwidth = 231.4\nlatency = 3us\n", ms_ini_error_quark,
+         MS_INI_ERROR_VALUE, "c.ini:4: [link nvswitch] bandwidth: bandwidth '231.4' has no unit"},
+        {HEAD "[link nvswitch]\nbandwidth = 231GBps\nlatency = 3.2\n", ms_ini_error_quark,
+         MS_INI_ERROR_VALUE, "c.ini:5: [link nvswitch] latency: time '3.2' has no unit"},
+        {HEAD "[link nvswitch]\nbandwidth = 231GBps\nlatency = 3us\nr2 = 1.5\n", ms_ini_error_quark,
+         MS_INI_ERROR_VALUE, "c.ini:6: [link nvswitch] r2: 1.5 out of range"},
+        {HEAD "[link nvswitch]\nbandwith = 231GBps\nlatency = 3us\n", ms_ini_error_quark,
+         MS_INI_ERROR_UNKNOWN_KEY, "c.ini:4: [link nvswitch] bandwith: unknown key"},
+        {HEAD "[link infiniband]\nbandwidth = 25GBps\nlatency = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [link infiniband]: unknown link class 'infiniband' (classes: nvlink"},
+        {HEAD "[collective broadcast]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "c.ini:3: [collective broadcast]: unknown collective"},
+        {HEAD "[collective gemm]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "unknown collective 'gemm'"},
+        {HEAD "[gpu]\npeak = 1TFLOPS\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [gpu]: unknown group"},
+        {"[calibration]\nformat = 2\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_VERSION,
+         "c.ini:2: [calibration] format: format 2 is not one this moesim reads (it reads 1)"},
+        {"[calibration]\ntopology = x\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_VERSION,
+         "c.ini: no [calibration] group with format = 1"},
+        {"[gemm]\ntokens = 1\nefficiency = 0.5\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VERSION, "not a moesim calibration file"},
+        {"[calibration]\nformat = one\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:2: [calibration] format: 'one'"},
+        {"[calibration]\nformat = 1\nsources = a;b\\tc\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE, "source 'b"},
+        {HEAD "[gemm]\ntokens = 1;16;16\nefficiency = 0.1;0.2;0.3\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_LIST, "c.ini:4: [gemm] tokens: item 3: '16' is not larger"},
+        {HEAD "[gemm]\ntokens = 1;x\nefficiency = 0.1;0.2\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE, "c.ini:4: [gemm] tokens: item 2: 'x' is not a number"},
+        {HEAD "[gemm]\nefficiency = 0.1\n", ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:4: [gemm] efficiency: given without 'tokens'"},
+        {HEAD "[gemm]\noverlap_slowdown = 0.5\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [gemm] overlap_slowdown: 0.5 out of range"},
+        {HEAD "[gemm]\nlaunch = 5\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [gemm] launch: time '5' has no unit"},
+        {HEAD "[gemm]\ntokens = 1\nefficiency = 0.5\nslowdown = 2\n", ms_ini_error_quark,
+         MS_INI_ERROR_UNKNOWN_KEY, "c.ini:6: [gemm] slowdown: unknown key"},
+        {HEAD AR "efficency = 0.5\n", ms_ini_error_quark, MS_INI_ERROR_UNKNOWN_KEY,
+         "c.ini:5: [collective allreduce] efficency: unknown key"},
+        {"[calibration]\nformat = 1\nversion = 2\n", ms_ini_error_quark, MS_INI_ERROR_UNKNOWN_KEY,
+         "c.ini:3: [calibration] version: unknown key"},
+        {"[calibration]\nformat = 1\ntopology = a\\tb\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_VALUE, "topology 'a"},
+        {HEAD "[link nic]\nbandwidth = 25GBps\nlatency = 1us\npoints = 0\n", ms_ini_error_quark,
+         MS_INI_ERROR_VALUE, "c.ini:6: [link nic] points: 0 out of range"},
+        {HEAD "[link nic]\nbandwidth = 25GBps\nlatency = 1us\nmax_residual = -1\n",
+         ms_ini_error_quark, MS_INI_ERROR_VALUE, "c.ini:6: [link nic] max_residual: -1 out of"},
+        {HEAD "[gemm]\nlaunch = 5us\nlaunch = 6us\n", ms_ini_error_quark, MS_INI_ERROR_DUPLICATE,
+         "c.ini:5: [gemm] key 'launch' given twice"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *error = NULL;
+        MsCalibration *cal =
+            ms_calibration_load_data(cases[i].text, strlen(cases[i].text), "c.ini", &error);
+        CU_ASSERT_PTR_NULL(cal);
+        MS_ASSERT_ERROR(error, cases[i].domain(), cases[i].code, cases[i].needle);
+    }
+}
+
+/* From the Vidur expert profile to a calibration file and back into a compute model that
+ * reproduces the measured expert FFN times. */
+static void
+test_vidur_end_to_end(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_load("mlp_llama3_8b.csv", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+    g_autoptr(GArray) pts = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
+    CU_ASSERT_TRUE_FATAL(ms_measurement_set_expert_points(set, 4096, 14336, TRUE, pts, &error));
+    /* Vidur's times are kernel durations without the host launch: fit with launch 0. */
+    const MsRoofline roof = {a100.peak_flops, a100.hbm_bandwidth, 0};
+    g_autoptr(MsGemmCurve) curve =
+        ms_fit_gemm_curve((MsGemmPoint *)pts->data, pts->len, &roof, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(curve);
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    CU_ASSERT_TRUE(ms_calibration_set_gemm(cal, curve, 1.0, 0, &error));
+    CU_ASSERT_TRUE(ms_calibration_add_source(cal, "mlp_llama3_8b.csv", &error));
+    g_autofree char *text = ms_calibration_to_data(cal, NULL);
+    g_autoptr(MsCalibration) back = ms_calibration_load_data(text, strlen(text), "v.ini", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    g_autoptr(MsComputeModel) model = ms_calibration_compute_model(back, &a100, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(model);
+    CU_ASSERT_EQUAL(ms_compute_model_launch(model), 0);
+    double worst = 0;
+    for (guint i = 0; i < pts->len; i++) {
+        const MsGemmPoint *p = &g_array_index(pts, MsGemmPoint, i);
+        MsTime t = ms_compute_expert_ffn_time(model, (guint64)p->tokens, 4096, 14336, TRUE, 2);
+        worst = MAX(worst, fabs(ms_time_to_s(t) / p->seconds - 1));
+    }
+    /* Six significant digits in the file keep every point within 2% (in fact within 1e-5). */
+    CU_ASSERT_TRUE(worst < 1e-5);
+    CU_ASSERT_PTR_NULL(error);
+}
+
+/* A list longer than any table should be is refused before it is parsed. */
+static void
+test_long_list(void)
+{
+    GString *s = g_string_new(HEAD "[gemm]\ntokens = ");
+    for (guint i = 1; i <= 4097; i++) {
+        g_string_append_printf(s, "%u;", i);
+    }
+    g_string_append(s, "\nefficiency = 0.5\n");
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_calibration_load_data(s->str, s->len, "c.ini", &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_LIST,
+                    "c.ini:4: [gemm] tokens: 4097 items: a list needs 1 to 4096");
+    g_string_free(s, TRUE);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"read the documented example", test_read_example},
+        {"writer bytes and round trip", test_write},
+        {"writer units and exactness", test_write_units},
+        {"API validation", test_api_errors},
+        {"reader errors name file:line", test_read_errors},
+        {"overlong list", test_long_list},
+        {"Vidur expert profile end to end", test_vidur_end_to_end},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"calibration", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

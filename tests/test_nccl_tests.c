@@ -1,0 +1,231 @@
+/* Tests of nccl_tests: the sample logs in tests/data (format samples in the exact layout of
+ * nccl-tests output, with synthetic numbers), kind detection, concatenated runs, and every error
+ * path with its code and SOURCE:LINE message. */
+#include "ms_test.h"
+#include "validate/fit.h"
+#include "validate/nccl_tests.h"
+
+static MsMeasurementSet *
+load_sample(const char *name)
+{
+    g_autofree char *path = g_build_filename(ms_test_srcdir(), "tests", "data", name, NULL);
+    GError *error = NULL;
+    MsMeasurementSet *set = ms_measurement_set_load(path, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s\n", error->message);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+    return set;
+}
+
+static void
+test_all_reduce(void)
+{
+    g_autoptr(MsMeasurementSet) set = load_sample("all_reduce_perf.log");
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 18);
+    const MsMeasurement *r = ms_measurement_set_get(set, 0);
+    CU_ASSERT_EQUAL(r->kind, MS_MEASUREMENT_ALLREDUCE);
+    CU_ASSERT_EQUAL(r->bytes, 1024);
+    CU_ASSERT_EQUAL(r->ranks, 8);
+    CU_ASSERT_EQUAL(r->ranks_per_node, 4);
+    CU_ASSERT_STRING_EQUAL(r->dtype, "fp32");
+    CU_ASSERT_DOUBLE_EQUAL(r->seconds, 20.01e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(r->mean_s, 20.01e-6, 1e-15);
+    CU_ASSERT_TRUE(isnan(r->median_s) && isnan(r->min_s));
+    CU_ASSERT_EQUAL(r->line, 20);
+    CU_ASSERT_TRUE(g_str_has_suffix(r->source, "all_reduce_perf.log"));
+    const MsMeasurement *last = ms_measurement_set_get(set, 17);
+    CU_ASSERT_EQUAL(last->bytes, 134217728);
+    /* The sample was written from t = 20 us + size / 100 GB/s (out-of-place; in-place is 0.2%
+     * slower and must not be read): the fit gives them back to the printing precision. */
+    g_autoptr(GArray) x = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) t = g_array_new(FALSE, FALSE, sizeof(double));
+    CU_ASSERT_EQUAL(ms_measurement_set_series(set, MS_MEASUREMENT_ALLREDUCE, 8, 4, x, t), 18);
+    MsLinearFit f;
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(
+        ms_fit_linear_relative((double *)x->data, (double *)t->data, x->len, &f, &error));
+    CU_ASSERT_DOUBLE_EQUAL(f.alpha, 20e-6, 0.01e-6);
+    MS_ASSERT_REL(f.beta, 100e9, 1e-4);
+}
+
+static void
+test_old_layout_concatenated(void)
+{
+    /* No "Collective test starting" line: the kind comes from the file name; no root column;
+     * mpirun tags; NCCL INFO noise; two runs of 8 and 4 ranks. */
+    g_autoptr(MsMeasurementSet) set = load_sample("alltoall_perf.log");
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 8);
+    for (guint i = 0; i < 8; i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        CU_ASSERT_EQUAL(r->kind, MS_MEASUREMENT_ALLTOALL);
+        CU_ASSERT_EQUAL(r->ranks, i < 4 ? 8 : 4);
+        CU_ASSERT_EQUAL(r->ranks_per_node, r->ranks);
+        CU_ASSERT_STRING_EQUAL(r->dtype, i < 4 ? "fp32" : "fp16");
+    }
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 1)->bytes, 32768);
+    CU_ASSERT_DOUBLE_EQUAL(ms_measurement_set_get(set, 1)->seconds, 30.82e-6, 1e-15);
+}
+
+static void
+test_sendrecv(void)
+{
+    g_autoptr(MsMeasurementSet) set = load_sample("sendrecv_perf.log");
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 3);
+    const MsMeasurement *r = ms_measurement_set_get(set, 2);
+    CU_ASSERT_EQUAL(r->kind, MS_MEASUREMENT_SENDRECV);
+    CU_ASSERT_EQUAL(r->ranks, 2);
+    CU_ASSERT_EQUAL(r->ranks_per_node, 1);
+    CU_ASSERT_EQUAL(r->bytes, G_GUINT64_CONSTANT(4294967296));
+    CU_ASSERT_STRING_EQUAL(r->dtype, "bf16");
+    /* Printed as "1.2e+07" us. */
+    CU_ASSERT_DOUBLE_EQUAL(r->seconds, 12.0, 1e-12);
+}
+
+static void
+test_two_collectives(void)
+{
+    g_autoptr(MsMeasurementSet) set = load_sample("collectives_concatenated.log");
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 6);
+    for (guint i = 0; i < 6; i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        CU_ASSERT_EQUAL(r->kind, i < 3 ? MS_MEASUREMENT_ALLGATHER : MS_MEASUREMENT_REDUCESCATTER);
+        CU_ASSERT_EQUAL(r->ranks, 8);
+        CU_ASSERT_EQUAL(r->ranks_per_node, 8);
+    }
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 5)->bytes, 16777216);
+}
+
+static void
+test_kind_names(void)
+{
+    MsMeasurementKind k = MS_MEASUREMENT_N_KINDS;
+    CU_ASSERT_TRUE(ms_nccl_tests_kind_from_name("all_reduce_perf", &k));
+    CU_ASSERT_EQUAL(k, MS_MEASUREMENT_ALLREDUCE);
+    CU_ASSERT_TRUE(ms_nccl_tests_kind_from_name("runs/ALLTOALL_8gpu.log", &k));
+    CU_ASSERT_EQUAL(k, MS_MEASUREMENT_ALLTOALL);
+    CU_ASSERT_TRUE(ms_nccl_tests_kind_from_name("reduce_scatter_perf", &k));
+    CU_ASSERT_EQUAL(k, MS_MEASUREMENT_REDUCESCATTER);
+    CU_ASSERT_TRUE(ms_nccl_tests_kind_from_name("send_recv.txt", &k));
+    CU_ASSERT_EQUAL(k, MS_MEASUREMENT_SENDRECV);
+    CU_ASSERT_TRUE(ms_nccl_tests_kind_from_name("allgather", &k));
+    CU_ASSERT_EQUAL(k, MS_MEASUREMENT_ALLGATHER);
+    CU_ASSERT_FALSE(ms_nccl_tests_kind_from_name("alltoallv_perf", &k));
+    CU_ASSERT_FALSE(ms_nccl_tests_kind_from_name("broadcast_perf", &k));
+    CU_ASSERT_TRUE(ms_nccl_tests_sniff("# Using devices\n", 16));
+    CU_ASSERT_FALSE(ms_nccl_tests_sniff("size,count\n1,2\n", 15));
+}
+
+/* A valid one-run log with its data line replaced by `data`. */
+#define PRE                                                                                        \
+    "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg "     \
+    "iters: 1 validation: 1 graph: 0\n"                                                            \
+    "#\n# Using devices\n"                                                                         \
+    "#  Rank  0 Group  0 Pid   100 on      host1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"         \
+    "#  Rank  1 Group  0 Pid   100 on      host1 device  1 [0x0f] NVIDIA A100-SXM4-80GB\n"
+#define HDR                                                                                        \
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     "    \
+    "time   algbw   busbw #wrong\n"
+
+static void
+test_errors(void)
+{
+    static const struct {
+        const char *text;
+        int code;
+        const char *needle;
+    } cases[] = {
+        {PRE HDR "        1024           256     float     sum      -1    20.01    0.05    0.05\n",
+         MS_MEASUREMENT_ERROR_SYNTAX, "t.log:7: 8 fields, but the column header names 13"},
+        {PRE HDR
+         "        1024           256     float     sum      -1    fast    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: time: 'fast' is not a number"},
+        {PRE HDR
+         "        1024           256     float     sum      -1   -20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: time: '-20.01' us is not a positive time"},
+        {PRE HDR
+         "        1024           256     float     sum      -1    20.01    0.05    0.05     12"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: #wrong: 12 elements wrong"},
+        {PRE HDR
+         "       1e+03           256     float     sum      -1    20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: size: '1e+03' is not a non-negative integer"},
+        {PRE HDR
+         "        1024           256     quad      sum      -1    20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: type: 'quad' is not an nccl-tests data type"},
+        {PRE "        1024           256     float     sum      -1    20.01    0.05    0.05      0"
+             "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_MISSING, "t.log:6: data line before the '# size count type"},
+        {HDR "        1024           256     float     sum      -1    20.01    0.05    0.05      0"
+             "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_MISSING, "t.log:2: data line before any '#  Rank"},
+        {PRE "#       size         count      type   redop    root   algbw\n",
+         MS_MEASUREMENT_ERROR_MISSING, "t.log:6: the column header has no 'time' column"},
+        {PRE "#  Rank  1 Group  0 Pid   100 on      host1 device  1 [0x0f] NVIDIA A100\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:6: Rank: 1 is listed twice"},
+        {"#  Rank  x Group  0 Pid   100 on      host1 device  1\n", MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:1: Rank: 'x' is not a non-negative integer"},
+        {"#  Rank  0 Group  0 Pid   100\n", MS_MEASUREMENT_ERROR_SYNTAX,
+         "t.log:1: Rank 0: no 'on HOSTNAME'"},
+        {"#  Rank\n", MS_MEASUREMENT_ERROR_SYNTAX, "t.log:1: 'Rank' without a number"},
+        {PRE HDR
+         "        1024           256     float     sum      -1    20.01    0.05    0.05    abc"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: #wrong: 'abc' is not a number"},
+        {"# Collective test starting: broadcast_perf\n", MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:1: collective test 'broadcast_perf' is not one moesim models"},
+        {PRE HDR, MS_MEASUREMENT_ERROR_FORMAT, "t.log:6: no nccl-tests data line"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *error = NULL;
+        g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+        CU_ASSERT_FALSE(ms_nccl_tests_read(set, cases[i].text, strlen(cases[i].text), "t.log",
+                                           MS_MEASUREMENT_ALLREDUCE, &error));
+        MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
+    }
+}
+
+static void
+test_unknown_collective(void)
+{
+    /* A valid log whose collective cannot be told: no start line, no hint. */
+    static const char text[] = PRE HDR
+        "        1024           256     float     sum      -1    20.01    0.05    0.05      0"
+        "    20.05    0.05    0.05      0\n";
+    GError *error = NULL;
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    CU_ASSERT_FALSE(
+        ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
+                    "run.log:7: cannot tell which collective");
+    /* Through ms_measurement_set_read_data the file name gives the hint. */
+    CU_ASSERT_FALSE(ms_measurement_set_read_data(set, text, strlen(text), "run.log", &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING, "name the file");
+    CU_ASSERT_TRUE(
+        ms_measurement_set_read_data(set, text, strlen(text), "x/sendrecv_perf.out", &error));
+    CU_ASSERT_EQUAL(ms_measurement_set_size(set), 1);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->kind, MS_MEASUREMENT_SENDRECV);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->ranks_per_node, 2);
+    CU_ASSERT_STRING_EQUAL(ms_measurement_set_get(set, 0)->source, "x/sendrecv_perf.out");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"all_reduce_perf sample", test_all_reduce},
+        {"older layout, tags, two runs", test_old_layout_concatenated},
+        {"sendrecv_perf sample", test_sendrecv},
+        {"all_gather then reduce_scatter", test_two_collectives},
+        {"kind from names, sniffing", test_kind_names},
+        {"error paths", test_errors},
+        {"collective unknown without hint", test_unknown_collective},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"nccl_tests", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

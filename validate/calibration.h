@@ -1,0 +1,107 @@
+/* calibration: the calibration file the simulator reads with --calibration FILE (GKeyFile INI,
+ * versioned; docs/calibration-format.md): fitted bandwidth and latency per link class, per-call
+ * overhead and a size efficiency table per collective, and the expert GEMM efficiency curve with
+ * the overlap slowdown. Values carry units in the file (GBps, us, KiB); in memory bandwidth is
+ * bytes/s, time MsTime, sizes bytes. Knows nothing of how the numbers were fitted. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/compute.h"
+#include "sim/units.h"
+#include "topologies/topology.h"
+#include "validate/fit.h"
+#include "validate/measurement.h"
+
+G_BEGIN_DECLS
+
+#define MS_CALIBRATION_ERROR (ms_calibration_error_quark())
+GQuark ms_calibration_error_quark(void);
+typedef enum {
+    MS_CALIBRATION_ERROR_VERSION, /* no [calibration] format, or a format this moesim cannot read */
+    MS_CALIBRATION_ERROR_GROUP,   /* an unknown group, link class or collective */
+    MS_CALIBRATION_ERROR_LIST,    /* list lengths differ, sizes or tokens not increasing */
+    MS_CALIBRATION_ERROR_VALUE,   /* a list item or a value set through the API that is invalid */
+    MS_CALIBRATION_ERROR_IO,      /* the file could not be written */
+} MsCalibrationError;
+
+#define MS_CALIBRATION_FORMAT 1
+
+typedef struct {
+    MsBandwidth bandwidth; /* effective, per direction, > 0 */
+    MsTime latency;        /* per transfer */
+    double r2;             /* of the fit; NAN when not recorded */
+    double max_residual;   /* largest relative residual of the fit; NAN when not recorded */
+    guint points;          /* measurements fitted; 0 when not recorded */
+} MsCalibrationLink;
+
+typedef struct _MsCalibration MsCalibration;
+
+/* An empty calibration (format 1, nothing calibrated). */
+MsCalibration *ms_calibration_new(void);
+/* Reads a calibration file. Every value is checked: single values through sim/ini.h
+ * (MS_INI_ERROR_VALUE for a missing unit or a bad number, _MISSING, _UNKNOWN_KEY for a typo,
+ * _PARSE/_DUPLICATE for broken syntax), lists and structure here (MS_CALIBRATION_ERROR_*), every
+ * message as "FILE:LINE: [group] key: problem". Returns NULL on any error. */
+MsCalibration *ms_calibration_load(const char *path, GError **error);
+MsCalibration *ms_calibration_load_data(const char *data, gsize len, const char *source,
+                                        GError **error);
+void ms_calibration_free(MsCalibration *cal);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsCalibration, ms_calibration_free)
+
+/* The file text: groups in a fixed order ([calibration], links by class, collectives by kind,
+ * [gemm]), numbers in fixed formats, so equal calibrations give equal bytes and a file read back
+ * writes the same bytes. Free with g_free. */
+char *ms_calibration_to_data(const MsCalibration *cal, gsize *len);
+gboolean ms_calibration_save(const MsCalibration *cal, const char *path, GError **error);
+
+/* Where the measurements were taken (informational; NULL clears it), and the files they came
+ * from. FALSE with MS_CALIBRATION_ERROR_VALUE for a backslash or a control character (and ';' in a
+ * source). */
+gboolean ms_calibration_set_topology(MsCalibration *cal, const char *topology, GError **error);
+const char *ms_calibration_topology(const MsCalibration *cal); /* NULL when not recorded */
+gboolean ms_calibration_add_source(MsCalibration *cal, const char *source, GError **error);
+const char *const *ms_calibration_sources(const MsCalibration *cal, guint *n);
+
+/* "nvlink", "nvswitch", "pcie", "cpu", "nic", "fabric" (the [link CLASS] names). */
+const char *ms_calibration_link_class_name(MsLinkClass klass);
+gboolean ms_calibration_link_class_from_name(const char *name, MsLinkClass *out);
+
+/* Records a link class fit; FALSE with MS_CALIBRATION_ERROR_VALUE when bandwidth is not a positive
+ * finite number or latency is MS_TIME_NEVER. */
+gboolean ms_calibration_set_link(MsCalibration *cal, MsLinkClass klass,
+                                 const MsCalibrationLink *link, GError **error);
+/* The override for a link class (to pass to ms_topology_set_class); FALSE when the class is not
+ * calibrated. */
+gboolean ms_calibration_link(const MsCalibration *cal, MsLinkClass klass, MsCalibrationLink *out);
+
+/* Records a collective's per-call overhead and, when table is not NULL, its size efficiency
+ * table (copied; sizes rounded to whole bytes, which must stay strictly increasing). kind must be
+ * a communication kind. FALSE with MS_CALIBRATION_ERROR_VALUE / _LIST otherwise. */
+gboolean ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kind, MsTime alpha,
+                                       const MsEffTable *table, GError **error);
+/* FALSE when the collective is not calibrated. */
+gboolean ms_calibration_collective_alpha(const MsCalibration *cal, MsMeasurementKind kind,
+                                         MsTime *alpha);
+/* predicted / measured at a call size: the engine divides its flow-model time by this. 1.0 when
+ * the collective has no table. */
+double ms_calibration_collective_efficiency(const MsCalibration *cal, MsMeasurementKind kind,
+                                            guint64 bytes);
+/* The table, NULL when none. Owned by cal. */
+const MsEffTable *ms_calibration_collective_table(const MsCalibration *cal, MsMeasurementKind kind);
+
+/* Records the expert GEMM curve (copied; may be NULL to keep the default efficiency), the overlap
+ * slowdown (>= 1) and the launch overhead the curve was fitted with (MS_TIME_NEVER: not recorded,
+ * the GPU spec's applies). FALSE with MS_CALIBRATION_ERROR_VALUE / _LIST for invalid values. */
+gboolean ms_calibration_set_gemm(MsCalibration *cal, const MsGemmCurve *curve,
+                                 double overlap_slowdown, MsTime launch, GError **error);
+gboolean ms_calibration_has_gemm(const MsCalibration *cal);
+/* Applies the [gemm] group to a compute model: curve, overlap slowdown and launch when recorded.
+ * Without a [gemm] group the model is left as it is. */
+gboolean ms_calibration_apply_compute(const MsCalibration *cal, MsComputeModel *model,
+                                      GError **error);
+/* A compute model for spec with this calibration applied; NULL with the model's error. */
+MsComputeModel *ms_calibration_compute_model(const MsCalibration *cal, const MsGpuSpec *spec,
+                                             GError **error);
+
+G_END_DECLS

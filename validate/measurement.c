@@ -1,0 +1,662 @@
+/* measurement: the row table, its validation, format detection and loading (files or the shipped
+ * Vidur profiles), and the helpers the format readers share; the readers themselves are
+ * moesim_csv.c, nccl_tests.c and vidur.c. */
+#include "measurement.h"
+
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/compute.h"
+#include "sim/units.h"
+#include "validate/moesim_csv.h"
+#include "validate/ms-validate-data.h"
+#include "validate/nccl_tests.h"
+#include "validate/vidur.h"
+
+G_DEFINE_QUARK(ms - measurement - error - quark, ms_measurement_error)
+
+/* Inputs over this size are refused before reading: the largest real profile is a few MiB. */
+#define MEASUREMENT_MAX_BYTES (256u << 20)
+#define RANKS_MAX (1u << 20)
+#define SHAPE_MAX (G_GUINT64_CONSTANT(1) << 32)
+#define LABEL_MAX 256
+#define SHIPPED_PREFIX "/org/moesim/validate/data/"
+
+struct _MsMeasurementSet {
+    GArray *rows;          /* MsMeasurement */
+    GStringChunk *strings; /* labels, dtypes and sources of the rows */
+};
+
+static const char *const kind_names[MS_MEASUREMENT_N_KINDS] = {
+    "allreduce", "alltoall", "allgather",   "reducescatter",
+    "sendrecv",  "gemm",     "elementwise", "launch",
+};
+
+const char *
+ms_measurement_kind_name(MsMeasurementKind kind)
+{
+    g_return_val_if_fail(kind < MS_MEASUREMENT_N_KINDS, "?");
+    return kind_names[kind];
+}
+
+gboolean
+ms_measurement_kind_from_name(const char *name, MsMeasurementKind *out)
+{
+    for (guint i = 0; name && i < MS_MEASUREMENT_N_KINDS; i++) {
+        if (strcmp(name, kind_names[i]) == 0) {
+            *out = (MsMeasurementKind)i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+gboolean
+ms_measurement_kind_is_comm(MsMeasurementKind kind)
+{
+    return kind <= MS_MEASUREMENT_SENDRECV;
+}
+
+static const struct {
+    const char *name;
+    guint size;
+} dtypes[] = {
+    {"fp64", 8},     {"fp32", 4},     {"tf32", 4},   {"fp16", 2},  {"bf16", 2},
+    {"fp8_e4m3", 1}, {"fp8_e5m2", 1}, {"int8", 1},   {"uint8", 1}, {"int32", 4},
+    {"uint32", 4},   {"int64", 8},    {"uint64", 8},
+};
+
+guint
+ms_dtype_size(const char *dtype)
+{
+    for (guint i = 0; dtype && i < G_N_ELEMENTS(dtypes); i++) {
+        if (strcmp(dtype, dtypes[i].name) == 0) {
+            return dtypes[i].size;
+        }
+    }
+    return 0;
+}
+
+MsMeasurementSet *
+ms_measurement_set_new(void)
+{
+    MsMeasurementSet *set = g_new0(MsMeasurementSet, 1);
+    set->rows = g_array_new(FALSE, TRUE, sizeof(MsMeasurement));
+    set->strings = g_string_chunk_new(4096);
+    return set;
+}
+
+void
+ms_measurement_set_free(MsMeasurementSet *set)
+{
+    if (set == NULL) {
+        return;
+    }
+    g_array_unref(set->rows);
+    g_string_chunk_free(set->strings);
+    g_free(set);
+}
+
+guint
+ms_measurement_set_size(const MsMeasurementSet *set)
+{
+    return set->rows->len;
+}
+
+const MsMeasurement *
+ms_measurement_set_get(const MsMeasurementSet *set, guint i)
+{
+    g_return_val_if_fail(i < set->rows->len, NULL);
+    return &g_array_index(set->rows, MsMeasurement, i);
+}
+
+/* "SOURCE:LINE" of a row, or just SOURCE for rows built in memory. */
+static char *
+row_where(const MsMeasurement *row)
+{
+    const char *src = row->source ? row->source : "<memory>";
+    return row->line ? g_strdup_printf("%s:%u", src, row->line) : g_strdup(src);
+}
+
+static gboolean G_GNUC_PRINTF(4, 5)
+    row_error(const MsMeasurement *row, GError **error, const char *field, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_autofree char *where = row_where(row);
+    g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE, "%s: %s: %s", where, field,
+                msg);
+    return FALSE;
+}
+
+static gboolean
+check_time(const MsMeasurement *row, const char *field, double v, gboolean optional, GError **error)
+{
+    if (optional && isnan(v)) {
+        return TRUE;
+    }
+    if (!(v > 0) || !isfinite(v)) {
+        return row_error(row, error, field, "%g s is not a positive finite time", v);
+    }
+    return TRUE;
+}
+
+static gboolean
+check_label(const MsMeasurement *row, GError **error)
+{
+    const char *l = row->label ? row->label : "";
+    if (strlen(l) > LABEL_MAX) {
+        return row_error(row, error, "label", "longer than %d characters", LABEL_MAX);
+    }
+    for (const char *p = l; *p; p++) {
+        if (*p == ',' || *p == '"' || g_ascii_iscntrl(*p)) {
+            return row_error(row, error, "label",
+                             "'%s' contains a comma, quote or control "
+                             "character",
+                             l);
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+check_shape(const MsMeasurement *row, GError **error)
+{
+    gboolean shaped = row->kind == MS_MEASUREMENT_GEMM || row->kind == MS_MEASUREMENT_ELEMENTWISE;
+    const guint64 dims[3] = {row->m, row->n, row->k};
+    const char *names[3] = {"m", "n", "k"};
+    for (guint i = 0; i < 3; i++) {
+        if (!shaped && dims[i] != 0) {
+            return row_error(row, error, names[i], "%" G_GUINT64_FORMAT ": a %s row has no shape",
+                             dims[i], kind_names[row->kind]);
+        }
+        gboolean needed = row->kind == MS_MEASUREMENT_GEMM;
+        if ((needed && dims[i] == 0) || dims[i] > SHAPE_MAX) {
+            return row_error(row, error, names[i],
+                             "%" G_GUINT64_FORMAT " is outside [1, 2^32] for a %s row", dims[i],
+                             kind_names[row->kind]);
+        }
+    }
+    if (row->kind == MS_MEASUREMENT_GEMM && ms_dtype_size(row->dtype) == 0) {
+        return row_error(row, error, "dtype",
+                         "'%s' is not a dtype moesim knows (fp16, bf16, "
+                         "fp32, tf32, fp8_e4m3, ...)",
+                         row->dtype ? row->dtype : "");
+    }
+    return TRUE;
+}
+
+static gboolean
+check_row(const MsMeasurement *row, GError **error)
+{
+    if (!check_time(row, "time", row->seconds, FALSE, error) ||
+        !check_time(row, "min", row->min_s, TRUE, error) ||
+        !check_time(row, "median", row->median_s, TRUE, error) ||
+        !check_time(row, "mean", row->mean_s, TRUE, error)) {
+        return FALSE;
+    }
+    if (row->ranks < 1 || row->ranks > RANKS_MAX) {
+        return row_error(row, error, "ranks", "%u is outside [1, %u]", row->ranks, RANKS_MAX);
+    }
+    if (row->ranks_per_node < 1 || row->ranks_per_node > row->ranks) {
+        return row_error(row, error, "ranks_per_node", "%u is outside [1, ranks = %u]",
+                         row->ranks_per_node, row->ranks);
+    }
+    if (row->bytes > MS_BYTES_MAX) {
+        return row_error(row, error, "bytes", "%" G_GUINT64_FORMAT " exceeds 1 PiB", row->bytes);
+    }
+    if (row->kind == MS_MEASUREMENT_ELEMENTWISE && row->bytes == 0) {
+        return row_error(row, error, "bytes", "an elementwise row needs the bytes it moves");
+    }
+    if (row->dtype && ms_dtype_size(row->dtype) == 0) {
+        return row_error(row, error, "dtype", "'%s' is not a dtype moesim knows", row->dtype);
+    }
+    return check_shape(row, error) && check_label(row, error);
+}
+
+static void
+append_unchecked(MsMeasurementSet *set, const MsMeasurement *row)
+{
+    MsMeasurement copy = *row;
+    copy.label = g_string_chunk_insert_const(set->strings, row->label ? row->label : "");
+    copy.dtype = row->dtype ? g_string_chunk_insert_const(set->strings, row->dtype) : NULL;
+    copy.source = g_string_chunk_insert_const(set->strings, row->source ? row->source : "");
+    g_array_append_val(set->rows, copy);
+}
+
+gboolean
+ms_measurement_set_add(MsMeasurementSet *set, const MsMeasurement *row, GError **error)
+{
+    g_return_val_if_fail(set != NULL && row != NULL, FALSE);
+    g_return_val_if_fail(row->kind < MS_MEASUREMENT_N_KINDS, FALSE);
+    if (!check_row(row, error)) {
+        return FALSE;
+    }
+    append_unchecked(set, row);
+    return TRUE;
+}
+
+/* ---- helpers for the readers ----------------------------------------------------------------- */
+
+gboolean
+ms_measurement_fail(GError **error, MsMeasurementError code, const char *source, guint line,
+                    const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, MS_MEASUREMENT_ERROR, code, "%s:%u: %s", source, line, msg);
+    return FALSE;
+}
+
+gboolean
+ms_measurement_parse_double(const char *source, guint line, const char *field, const char *text,
+                            double min, double max, double *out, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (!ms_parse_double(text, min, max, out, &local)) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE, "%s:%u: %s: %s",
+                    source, line, field, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_measurement_parse_uint(const char *source, guint line, const char *field, const char *text,
+                          guint64 min, guint64 max, guint64 *out, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (!ms_parse_uint(text, min, max, out, &local)) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE, "%s:%u: %s: %s",
+                    source, line, field, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+char *
+ms_measurement_next_line(const char *data, gsize len, gsize *pos)
+{
+    if (*pos >= len) {
+        return NULL;
+    }
+    const char *start = data + *pos;
+    const char *nl = memchr(start, '\n', len - *pos);
+    gsize n = nl ? (gsize)(nl - start) : len - *pos;
+    *pos += n + (nl != NULL);
+    if (n > 0 && start[n - 1] == '\r') {
+        n--;
+    }
+    return g_strndup(start, n);
+}
+
+char **
+ms_measurement_split_csv(const char *line, guint *n_fields)
+{
+    char **fields = g_strsplit(line, ",", -1);
+    guint n = 0;
+    for (; fields[n]; n++) {
+        g_strstrip(fields[n]);
+    }
+    *n_fields = n;
+    return fields;
+}
+
+gint
+ms_measurement_column(char *const *header, const char *name)
+{
+    for (gint i = 0; header[i]; i++) {
+        if (strcmp(header[i], name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* ---- formats and loading --------------------------------------------------------------------- */
+
+const char *
+ms_measurement_format_name(MsMeasurementFormat format)
+{
+    switch (format) {
+    case MS_MEASUREMENT_FORMAT_MOESIM:
+        return "moesim CSV";
+    case MS_MEASUREMENT_FORMAT_NCCL_TESTS:
+        return "nccl-tests log";
+    case MS_MEASUREMENT_FORMAT_VIDUR_NETWORK:
+        return "Vidur network profile";
+    case MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE:
+        return "Vidur compute profile";
+    case MS_MEASUREMENT_FORMAT_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+static MsMeasurementFormat
+sniff_csv_header(const char *line)
+{
+    if (g_str_has_prefix(line, "# moesim-measurements")) {
+        return MS_MEASUREMENT_FORMAT_MOESIM;
+    }
+    if (strstr(line, "time_stats.") == NULL) {
+        return MS_MEASUREMENT_FORMAT_UNKNOWN;
+    }
+    guint n;
+    g_auto(GStrv) cols = ms_measurement_split_csv(line, &n);
+    if (ms_measurement_column(cols, "num_tokens") >= 0) {
+        return MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE;
+    }
+    if (ms_measurement_column(cols, "num_workers") >= 0 &&
+        ms_measurement_column(cols, "size") >= 0) {
+        return MS_MEASUREMENT_FORMAT_VIDUR_NETWORK;
+    }
+    return MS_MEASUREMENT_FORMAT_UNKNOWN;
+}
+
+MsMeasurementFormat
+ms_measurement_sniff(const char *data, gsize len)
+{
+    gsize pos = 0;
+    g_autofree char *first = ms_measurement_next_line(data, len, &pos);
+    if (first == NULL) {
+        return MS_MEASUREMENT_FORMAT_UNKNOWN;
+    }
+    MsMeasurementFormat f = sniff_csv_header(first);
+    if (f != MS_MEASUREMENT_FORMAT_UNKNOWN) {
+        return f;
+    }
+    return ms_nccl_tests_sniff(data, len) ? MS_MEASUREMENT_FORMAT_NCCL_TESTS
+                                          : MS_MEASUREMENT_FORMAT_UNKNOWN;
+}
+
+static gboolean
+read_format(MsMeasurementSet *set, const char *data, gsize len, const char *source, GError **error)
+{
+    if (memchr(data, '\0', len) != NULL) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT,
+                    "%s: contains a NUL byte: not a text measurement file", source);
+        return FALSE;
+    }
+    switch (ms_measurement_sniff(data, len)) {
+    case MS_MEASUREMENT_FORMAT_MOESIM:
+        return ms_moesim_csv_read(set, data, len, source, error);
+    case MS_MEASUREMENT_FORMAT_NCCL_TESTS: {
+        g_autofree char *base = g_path_get_basename(source);
+        MsMeasurementKind hint = MS_MEASUREMENT_N_KINDS;
+        ms_nccl_tests_kind_from_name(base, &hint);
+        return ms_nccl_tests_read(set, data, len, source, hint, error);
+    }
+    case MS_MEASUREMENT_FORMAT_VIDUR_NETWORK:
+        return ms_vidur_read_network(set, data, len, source, error);
+    case MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE:
+        return ms_vidur_read_compute(set, data, len, source, error);
+    case MS_MEASUREMENT_FORMAT_UNKNOWN:
+        break;
+    }
+    g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT,
+                "%s: not a measurement format moesim knows: expected an nccl-tests log "
+                "(all_reduce_perf, alltoall_perf, sendrecv_perf ... output), a Vidur profile CSV "
+                "(time_stats.* columns), or a moesim CSV whose first line is "
+                "'# moesim-measurements 1'",
+                source);
+    return FALSE;
+}
+
+gboolean
+ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+                             GError **error)
+{
+    g_return_val_if_fail(set != NULL && (data != NULL || len == 0), FALSE);
+    source = source ? source : "<input>";
+    if (len > MEASUREMENT_MAX_BYTES) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
+                    "%s: %" G_GSIZE_FORMAT " bytes is too large for a measurement file (limit "
+                    "256 MiB)",
+                    source, len);
+        return FALSE;
+    }
+    /* Read into a scratch set so that a failure leaves the caller's rows untouched. */
+    g_autoptr(MsMeasurementSet) scratch = ms_measurement_set_new();
+    if (!read_format(scratch, data, len, source, error)) {
+        return FALSE;
+    }
+    for (guint i = 0; i < scratch->rows->len; i++) {
+        append_unchecked(set, &g_array_index(scratch->rows, MsMeasurement, i));
+    }
+    return TRUE;
+}
+
+static GResource *
+shipped(void)
+{
+    return ms_validate_data_get_resource();
+}
+
+static gint
+compare_names(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+char **
+ms_measurement_list_shipped(void)
+{
+    char **names = g_resource_enumerate_children(shipped(), SHIPPED_PREFIX,
+                                                 G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    GPtrArray *out = g_ptr_array_new();
+    for (guint i = 0; names && names[i]; i++) {
+        if (g_str_has_suffix(names[i], ".csv")) {
+            g_ptr_array_add(out, g_strdup(names[i]));
+        }
+    }
+    g_strfreev(names);
+    g_ptr_array_sort(out, compare_names);
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static GBytes *
+shipped_data(const char *name)
+{
+    if (strchr(name, '/') != NULL) {
+        return NULL;
+    }
+    g_autofree char *path = g_strconcat(SHIPPED_PREFIX, name, NULL);
+    return g_resource_lookup_data(shipped(), path, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+}
+
+static GBytes *
+read_file(const char *path, GError **error)
+{
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && st.st_size > (goffset)MEASUREMENT_MAX_BYTES) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
+                    "%s: %" G_GINT64_FORMAT " bytes is too large for a measurement file (limit "
+                    "256 MiB)",
+                    path, (gint64)st.st_size);
+        return NULL;
+    }
+    char *data = NULL;
+    gsize len = 0;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &data, &len, &local)) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "%s", local->message);
+        return NULL;
+    }
+    return g_bytes_new_take(data, len);
+}
+
+MsMeasurementSet *
+ms_measurement_set_load(const char *name_or_path, GError **error)
+{
+    g_return_val_if_fail(name_or_path != NULL, NULL);
+    g_autoptr(GBytes) bytes = NULL;
+    if (!g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+        bytes = shipped_data(name_or_path);
+    }
+    if (bytes == NULL && !g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+        g_auto(GStrv) names = ms_measurement_list_shipped();
+        g_autofree char *list = g_strjoinv(", ", names);
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
+                    "%s: no such file, nor a shipped measurement file (shipped: %s)", name_or_path,
+                    list);
+        return NULL;
+    }
+    if (bytes == NULL && (bytes = read_file(name_or_path, error)) == NULL) {
+        return NULL;
+    }
+    gsize len = 0;
+    const char *data = g_bytes_get_data(bytes, &len);
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    if (!ms_measurement_set_read_data(set, data ? data : "", len, name_or_path, error)) {
+        return NULL;
+    }
+    return g_steal_pointer(&set);
+}
+
+/* ---- selections for the fits ----------------------------------------------------------------- */
+
+void
+ms_measurement_gemm_cost(const MsMeasurement *row, double *flops, double *bytes)
+{
+    double m = (double)row->m, n = (double)row->n, k = (double)row->k;
+    *flops = 2.0 * m * n * k;
+    *bytes = (double)ms_dtype_size(row->dtype) * (m * k + k * n + m * n);
+}
+
+guint
+ms_measurement_set_series(const MsMeasurementSet *set, MsMeasurementKind kind, guint ranks,
+                          guint ranks_per_node, GArray *bytes, GArray *seconds)
+{
+    guint added = 0;
+    for (guint i = 0; i < set->rows->len; i++) {
+        const MsMeasurement *r = &g_array_index(set->rows, MsMeasurement, i);
+        if (r->kind != kind || (ranks && r->ranks != ranks) ||
+            (ranks_per_node && r->ranks_per_node != ranks_per_node)) {
+            continue;
+        }
+        double b = (double)r->bytes;
+        g_array_append_val(bytes, b);
+        g_array_append_val(seconds, r->seconds);
+        added++;
+    }
+    return added;
+}
+
+/* Sums and counts of the three parts of an expert FFN at one token count. */
+typedef struct {
+    guint64 tokens;
+    double sum[3];
+    guint count[3];
+} FfnParts;
+
+/* Which FFN part (0 up, 1 act, 2 down) a row is for this expert shape, or -1. */
+static gint
+ffn_part(const MsMeasurement *r, guint64 d_model, guint64 d_ffn, gboolean gated)
+{
+    guint64 up_width = gated ? 2 * d_ffn : d_ffn;
+    if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_up_proj") == 0 && r->k == d_model &&
+        r->n == up_width) {
+        return 0;
+    }
+    /* The activation reads the up output and writes d_ffn per token; its byte count tells a gated
+     * expert from a plain one of twice the width. */
+    if (r->kind == MS_MEASUREMENT_ELEMENTWISE && strcmp(r->label, "mlp_act") == 0 &&
+        r->n == d_ffn && r->bytes == ms_dtype_size(r->dtype) * r->m * (up_width + d_ffn)) {
+        return 1;
+    }
+    if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_down_proj") == 0 && r->k == d_ffn &&
+        r->n == d_model) {
+        return 2;
+    }
+    return -1;
+}
+
+static gint
+parts_cmp(gconstpointer a, gconstpointer b)
+{
+    guint64 ta = ((const FfnParts *)a)->tokens, tb = ((const FfnParts *)b)->tokens;
+    return ta < tb ? -1 : ta > tb;
+}
+
+/* Groups the FFN rows by token count, sorted by tokens; *dtype is the rows' common dtype. */
+static GArray *
+collect_ffn_parts(const MsMeasurementSet *set, guint64 d_model, guint64 d_ffn, gboolean gated,
+                  const char **dtype, GError **error)
+{
+    /* token count -> 1 + index into parts */
+    g_autoptr(GHashTable) index = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    g_autoptr(GArray) parts = g_array_new(FALSE, TRUE, sizeof(FfnParts));
+    *dtype = NULL;
+    for (guint i = 0; i < set->rows->len; i++) {
+        const MsMeasurement *r = &g_array_index(set->rows, MsMeasurement, i);
+        gint part = ffn_part(r, d_model, d_ffn, gated);
+        if (part < 0) {
+            continue;
+        }
+        if (*dtype == NULL && r->dtype) {
+            *dtype = r->dtype;
+        } else if (r->dtype && strcmp(r->dtype, *dtype) != 0) {
+            row_error(r, error, "dtype", "'%s' differs from the '%s' of earlier expert rows",
+                      r->dtype, *dtype);
+            return NULL;
+        }
+        gint64 key = (gint64)r->m;
+        gpointer slot = g_hash_table_lookup(index, &key);
+        if (slot == NULL) {
+            FfnParts p = {.tokens = r->m};
+            g_array_append_val(parts, p);
+            slot = GUINT_TO_POINTER(parts->len);
+            gint64 *k = g_new(gint64, 1);
+            *k = key;
+            g_hash_table_insert(index, k, slot);
+        }
+        FfnParts *p = &g_array_index(parts, FfnParts, GPOINTER_TO_UINT(slot) - 1);
+        p->sum[part] += r->seconds;
+        p->count[part]++;
+    }
+    g_array_sort(parts, parts_cmp);
+    return g_steal_pointer(&parts);
+}
+
+gboolean
+ms_measurement_set_expert_points(const MsMeasurementSet *set, guint64 d_model, guint64 d_ffn,
+                                 gboolean gated, GArray *points, GError **error)
+{
+    const char *dtype = NULL;
+    g_autoptr(GArray) parts = collect_ffn_parts(set, d_model, d_ffn, gated, &dtype, error);
+    if (parts == NULL) {
+        return FALSE;
+    }
+    guint added = 0;
+    for (guint i = 0; i < parts->len; i++) {
+        const FfnParts *p = &g_array_index(parts, FfnParts, i);
+        if (!p->count[0] || !p->count[1] || !p->count[2]) {
+            continue;
+        }
+        MsGemmPoint pt = {.tokens = (double)p->tokens};
+        guint64 bytes;
+        ms_compute_expert_ffn_cost(p->tokens, d_model, d_ffn, gated, ms_dtype_size(dtype),
+                                   &pt.flops, &bytes);
+        pt.bytes = (double)bytes;
+        for (guint j = 0; j < 3; j++) {
+            pt.seconds += p->sum[j] / p->count[j];
+        }
+        g_array_append_val(points, pt);
+        added++;
+    }
+    if (added == 0) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
+                    "no token count has mlp_up_proj, mlp_act and mlp_down_proj rows for an "
+                    "expert with d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT " (%s)",
+                    d_model, d_ffn, gated ? "gated" : "not gated");
+        return FALSE;
+    }
+    return TRUE;
+}

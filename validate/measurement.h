@@ -1,0 +1,152 @@
+/* measurement: tables of measured times (collectives, send/recv, GEMMs, elementwise kernels,
+ * launches) with where each row came from, read from nccl-tests logs, Vidur profile CSVs or
+ * moesim's own versioned CSV (docs/calibration-format.md), and written as that CSV. Times are
+ * seconds (double), sizes bytes. Rows carry no topology: ranks and ranks per node say what the run
+ * spanned; the fits decide what to make of it. */
+#pragma once
+
+#include <glib.h>
+#include <stdio.h>
+
+#include "validate/fit.h"
+
+G_BEGIN_DECLS
+
+#define MS_MEASUREMENT_ERROR (ms_measurement_error_quark())
+GQuark ms_measurement_error_quark(void);
+typedef enum {
+    MS_MEASUREMENT_ERROR_IO,      /* the file could not be read or written */
+    MS_MEASUREMENT_ERROR_FORMAT,  /* not a format moesim knows, or a wrong version */
+    MS_MEASUREMENT_ERROR_SYNTAX,  /* a malformed line: wrong number of fields, stray text */
+    MS_MEASUREMENT_ERROR_MISSING, /* a required column, header or rank list is absent */
+    MS_MEASUREMENT_ERROR_VALUE,   /* a field that does not parse or is out of range */
+} MsMeasurementError;
+
+typedef enum {
+    MS_MEASUREMENT_ALLREDUCE,
+    MS_MEASUREMENT_ALLTOALL,
+    MS_MEASUREMENT_ALLGATHER,
+    MS_MEASUREMENT_REDUCESCATTER,
+    MS_MEASUREMENT_SENDRECV,
+    MS_MEASUREMENT_GEMM,
+    MS_MEASUREMENT_ELEMENTWISE, /* a memory-bound kernel such as the expert activation */
+    MS_MEASUREMENT_LAUNCH,      /* an empty kernel: the launch overhead */
+    MS_MEASUREMENT_N_KINDS,
+} MsMeasurementKind;
+
+/* "allreduce", "alltoall", "allgather", "reducescatter", "sendrecv", "gemm", "elementwise",
+ * "launch". from_name returns FALSE for anything else. */
+const char *ms_measurement_kind_name(MsMeasurementKind kind);
+gboolean ms_measurement_kind_from_name(const char *name, MsMeasurementKind *out);
+/* TRUE for the communication kinds (allreduce .. sendrecv). */
+gboolean ms_measurement_kind_is_comm(MsMeasurementKind kind);
+
+/* Bytes per element of a dtype name ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3",
+ * "fp8_e5m2", "int8", "uint8", "int32", "uint32", "int64", "uint64"); 0 when unknown. */
+guint ms_dtype_size(const char *dtype);
+
+/* One measured row: a plain value record. Strings are owned by the set that holds the row. */
+typedef struct {
+    MsMeasurementKind kind;
+    /* Collectives: the buffer size as nccl-tests prints it (all_gather: the gathered output,
+     * reduce_scatter: the input). Elementwise: bytes read plus written. Else 0. */
+    guint64 bytes;
+    guint32 ranks;          /* GPUs taking part; 1 for compute kinds */
+    guint32 ranks_per_node; /* < ranks when the operation crossed nodes */
+    /* GEMM (m x k) . (k x n) with m = tokens; elementwise: m rows of n elements; else 0. */
+    guint64 m, n, k;
+    const char *dtype; /* a name ms_dtype_size knows; required for gemm, else NULL allowed */
+    const char *label; /* e.g. "mlp_up_proj"; "" when none */
+    double seconds;    /* the time fits use: the median when the source has one */
+    double min_s, median_s, mean_s; /* NAN when the source does not give them */
+    const char *source;             /* file (or resource) name */
+    guint line;                     /* 1-based line in source; 0 when the row was built in memory */
+} MsMeasurement;
+
+typedef struct _MsMeasurementSet MsMeasurementSet;
+
+MsMeasurementSet *ms_measurement_set_new(void);
+void ms_measurement_set_free(MsMeasurementSet *set);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsMeasurementSet, ms_measurement_set_free)
+
+guint ms_measurement_set_size(const MsMeasurementSet *set);
+/* Row i (< size), owned by the set; valid until the set is freed (adding rows may move it). */
+const MsMeasurement *ms_measurement_set_get(const MsMeasurementSet *set, guint i);
+
+/* Validates row for its kind and appends a copy (strings copied). On failure returns FALSE with
+ * MS_MEASUREMENT_ERROR_VALUE naming row->source:row->line, the field and the bad value, and the
+ * set is unchanged. Rules: seconds > 0 and finite; ranks in [1, 2^20] and ranks_per_node in
+ * [1, ranks]; gemm needs m, n, k in [1, 2^32] and a known dtype; elementwise needs bytes;
+ * sizes at most MS_BYTES_MAX; label without ',', '"' or control characters. */
+gboolean ms_measurement_set_add(MsMeasurementSet *set, const MsMeasurement *row, GError **error);
+
+/* The formats ms_measurement_set_load recognises. */
+typedef enum {
+    MS_MEASUREMENT_FORMAT_UNKNOWN,
+    MS_MEASUREMENT_FORMAT_MOESIM,        /* "# moesim-measurements 1" CSV */
+    MS_MEASUREMENT_FORMAT_NCCL_TESTS,    /* stdout of nccl-tests *_perf */
+    MS_MEASUREMENT_FORMAT_VIDUR_NETWORK, /* Vidur time_stats.<op>.* with num_workers, size */
+    MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE, /* Vidur per-operator MLP profile with num_tokens */
+} MsMeasurementFormat;
+
+const char *ms_measurement_format_name(MsMeasurementFormat format);
+/* Recognises the format from the text (the first line of a CSV; nccl-tests' '#' preamble or
+ * column header anywhere). */
+MsMeasurementFormat ms_measurement_sniff(const char *data, gsize len);
+
+/* Reads path, or, when no such file exists and name_or_path is the name of a shipped data file
+ * (see ms_measurement_list_shipped), that file; sniffs the format and parses every row. Returns
+ * NULL with MS_MEASUREMENT_ERROR: _IO when unreadable (or over 256 MiB), _FORMAT when the format
+ * is none of the above (the message lists what is accepted), else the reader's error with
+ * FILE:LINE, the field and the bad value. */
+MsMeasurementSet *ms_measurement_set_load(const char *name_or_path, GError **error);
+/* Same for text in memory, appended to set; source names it in messages and rows, and also serves
+ * nccl-tests logs as the hint for which collective was run (see nccl_tests.h). On failure the set
+ * keeps the rows it had before the call. */
+gboolean ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len,
+                                      const char *source, GError **error);
+
+/* Shipped data files (validate/data, compiled in), sorted; free with g_strfreev. */
+char **ms_measurement_list_shipped(void);
+
+/* GEMM cost from a row's shape: 2 m n k flops; bytes = dtype size x (m k + k n + m n). */
+void ms_measurement_gemm_cost(const MsMeasurement *row, double *flops, double *bytes);
+
+/* Appends (bytes, seconds) of every row of kind with the given ranks and ranks_per_node (0 = any)
+ * to the arrays (of double), in set order; returns how many were appended. */
+guint ms_measurement_set_series(const MsMeasurementSet *set, MsMeasurementKind kind, guint ranks,
+                                guint ranks_per_node, GArray *bytes, GArray *seconds);
+
+/* Builds expert FFN points (one per token count, increasing) from the rows labelled
+ * mlp_up_proj, mlp_act and mlp_down_proj whose shapes are those of an expert with d_model,
+ * d_ffn (gated: the up projection is gate and up fused, n = 2 d_ffn; the activation has n = d_ffn
+ * and bytes = dtype size x m x (up width + d_ffn)): time = up + act + down
+ * (rows repeated at one token count are averaged first), flops and bytes from
+ * ms_compute_expert_ffn_cost with the rows' dtype. Token counts lacking one of the three are
+ * skipped. Appends MsGemmPoint to points; returns FALSE with MS_MEASUREMENT_ERROR_MISSING when no
+ * token count has all three, or _VALUE when the rows disagree on the dtype. */
+gboolean ms_measurement_set_expert_points(const MsMeasurementSet *set, guint64 d_model,
+                                          guint64 d_ffn, gboolean gated, GArray *points,
+                                          GError **error);
+
+/* Helpers shared by the format readers (moesim_csv.c, nccl_tests.c, vidur.c). ms_measurement_fail
+ * sets error to "SOURCE:LINE: MESSAGE" (domain MS_MEASUREMENT_ERROR) and returns FALSE. */
+gboolean ms_measurement_fail(GError **error, MsMeasurementError code, const char *source,
+                             guint line, const char *format, ...) G_GNUC_PRINTF(5, 6);
+/* The parsers set
+ * MS_MEASUREMENT_ERROR_VALUE as "SOURCE:LINE: FIELD: 'TEXT' problem". */
+gboolean ms_measurement_parse_double(const char *source, guint line, const char *field,
+                                     const char *text, double min, double max, double *out,
+                                     GError **error);
+gboolean ms_measurement_parse_uint(const char *source, guint line, const char *field,
+                                   const char *text, guint64 min, guint64 max, guint64 *out,
+                                   GError **error);
+/* Next line of data[*pos..len) without its "\n" or "\r\n"; NULL at the end. Owned by caller. */
+char *ms_measurement_next_line(const char *data, gsize len, gsize *pos);
+/* Splits a CSV line at commas (no quoting: none of the formats quotes) and strips blanks around
+ * each field; free with g_strfreev. */
+char **ms_measurement_split_csv(const char *line, guint *n_fields);
+/* Index of name in a NULL-terminated header, or -1. */
+gint ms_measurement_column(char *const *header, const char *name);
+
+G_END_DECLS

@@ -1,0 +1,288 @@
+/* moesim_csv: reader and writer of "# moesim-measurements 1" files. The columns carry their unit in
+ * their name (time_us), so values are plain numbers; an empty field means "not measured". No field
+ * is ever quoted: labels may not contain commas (ms_measurement_set_add refuses them). */
+#include "moesim_csv.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+#define VERSION_PREFIX "# moesim-measurements"
+#define US_MAX 1e12 /* 11.6 days: no single measured call lasts longer */
+
+typedef enum {
+    COL_KIND,
+    COL_BYTES,
+    COL_RANKS,
+    COL_RANKS_PER_NODE,
+    COL_M,
+    COL_N,
+    COL_K,
+    COL_DTYPE,
+    COL_LABEL,
+    COL_TIME,
+    COL_MIN,
+    COL_MEDIAN,
+    COL_MEAN,
+    N_COLS,
+} Column;
+
+static const char *const col_names[N_COLS] = {
+    "kind",  "bytes", "ranks",   "ranks_per_node", "m",         "n",       "k",
+    "dtype", "label", "time_us", "min_us",         "median_us", "mean_us",
+};
+
+typedef struct {
+    const char *source;
+    guint line;
+    gint index[N_COLS]; /* field index of each column, -1 when absent */
+    guint n_fields;
+} Reader;
+
+/* Every message names SOURCE:LINE of the line being read. */
+#define FAIL_AT(error, code, r, ...)                                                               \
+    ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
+
+static gboolean
+read_version(Reader *r, const char *line, GError **error)
+{
+    r->line = 1;
+    if (line == NULL || !g_str_has_prefix(line, VERSION_PREFIX)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
+                       "a moesim CSV starts with '" VERSION_PREFIX " %d'", MS_MOESIM_CSV_VERSION);
+    }
+    g_autofree char *rest = g_strstrip(g_strdup(line + strlen(VERSION_PREFIX)));
+    guint64 v = 0;
+    if (!ms_parse_uint(rest, 0, G_MAXUINT32, &v, NULL) || v != MS_MOESIM_CSV_VERSION) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
+                       "version '%s' is not one this moesim reads (it reads %d)", rest,
+                       MS_MOESIM_CSV_VERSION);
+    }
+    return TRUE;
+}
+
+static gboolean
+read_header(Reader *r, const char *line, GError **error)
+{
+    guint n;
+    g_auto(GStrv) names = ms_measurement_split_csv(line, &n);
+    for (guint c = 0; c < N_COLS; c++) {
+        r->index[c] = -1;
+    }
+    for (guint i = 0; i < n; i++) {
+        guint c = 0;
+        while (c < N_COLS && strcmp(names[i], col_names[c]) != 0) {
+            c++;
+        }
+        if (c == N_COLS) {
+            g_autofree char *known = g_strjoinv(", ", (char **)col_names);
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r,
+                           "unknown column '%s' (columns: %s)", names[i], known);
+        }
+        if (r->index[c] >= 0) {
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "column '%s' given twice",
+                           names[i]);
+        }
+        r->index[c] = (gint)i;
+    }
+    static const Column required[] = {COL_KIND, COL_TIME};
+    for (guint i = 0; i < G_N_ELEMENTS(required); i++) {
+        if (r->index[required[i]] < 0) {
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, r,
+                           "required column '%s' is missing", col_names[required[i]]);
+        }
+    }
+    r->n_fields = n;
+    return TRUE;
+}
+
+/* The field of a column, "" when the column is absent. */
+static const char *
+field(const Reader *r, char **fields, Column c)
+{
+    return r->index[c] >= 0 ? fields[r->index[c]] : "";
+}
+
+static gboolean
+uint_field(const Reader *r, char **fields, Column c, guint64 max, guint64 dflt, guint64 *out,
+           GError **error)
+{
+    const char *t = field(r, fields, c);
+    if (*t == '\0') {
+        *out = dflt;
+        return TRUE;
+    }
+    return ms_measurement_parse_uint(r->source, r->line, col_names[c], t, 0, max, out, error);
+}
+
+/* A time in microseconds -> seconds; empty gives NAN unless required. */
+static gboolean
+time_field(const Reader *r, char **fields, Column c, gboolean required, double *out, GError **error)
+{
+    const char *t = field(r, fields, c);
+    if (*t == '\0') {
+        if (required) {
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r, "%s: empty, but required",
+                           col_names[c]);
+        }
+        *out = NAN;
+        return TRUE;
+    }
+    double us;
+    if (!ms_measurement_parse_double(r->source, r->line, col_names[c], t, -US_MAX, US_MAX, &us,
+                                     error)) {
+        return FALSE;
+    }
+    if (!(us > 0)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r, "%s: '%s' is not a positive time",
+                       col_names[c], t);
+    }
+    *out = us * 1e-6;
+    return TRUE;
+}
+
+static gboolean
+read_counts(const Reader *r, char **f, MsMeasurement *row, GError **error)
+{
+    guint64 ranks, rpn, dims[3];
+    if (!uint_field(r, f, COL_BYTES, MS_BYTES_MAX, 0, &row->bytes, error) ||
+        !uint_field(r, f, COL_RANKS, G_MAXUINT32, 1, &ranks, error) ||
+        !uint_field(r, f, COL_RANKS_PER_NODE, G_MAXUINT32, ranks, &rpn, error)) {
+        return FALSE;
+    }
+    for (guint i = 0; i < 3; i++) {
+        if (!uint_field(r, f, COL_M + i, G_MAXUINT64, 0, &dims[i], error)) {
+            return FALSE;
+        }
+    }
+    row->ranks = (guint32)ranks;
+    row->ranks_per_node = (guint32)rpn;
+    row->m = dims[0];
+    row->n = dims[1];
+    row->k = dims[2];
+    return TRUE;
+}
+
+static gboolean
+read_row(MsMeasurementSet *set, const Reader *r, const char *line, GError **error)
+{
+    guint n;
+    g_auto(GStrv) f = ms_measurement_split_csv(line, &n);
+    if (n != r->n_fields) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "%u fields, but the header names %u",
+                       n, r->n_fields);
+    }
+    MsMeasurement row = {.source = r->source, .line = r->line};
+    const char *kind = field(r, f, COL_KIND);
+    if (!ms_measurement_kind_from_name(kind, &row.kind)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r,
+                       "kind: '%s' is not one of allreduce, alltoall, allgather, reducescatter, "
+                       "sendrecv, gemm, elementwise, launch",
+                       kind);
+    }
+    if (!read_counts(r, f, &row, error) || !time_field(r, f, COL_TIME, TRUE, &row.seconds, error) ||
+        !time_field(r, f, COL_MIN, FALSE, &row.min_s, error) ||
+        !time_field(r, f, COL_MEDIAN, FALSE, &row.median_s, error) ||
+        !time_field(r, f, COL_MEAN, FALSE, &row.mean_s, error)) {
+        return FALSE;
+    }
+    const char *dtype = field(r, f, COL_DTYPE);
+    row.dtype = *dtype ? dtype : NULL;
+    row.label = field(r, f, COL_LABEL);
+    return ms_measurement_set_add(set, &row, error);
+}
+
+gboolean
+ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+                   GError **error)
+{
+    Reader r = {.source = source ? source : "<input>"};
+    gsize pos = 0;
+    g_autofree char *first = ms_measurement_next_line(data, len, &pos);
+    if (!read_version(&r, first, error)) {
+        return FALSE;
+    }
+    gboolean have_header = FALSE;
+    char *raw;
+    while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+        g_autofree char *line = g_strstrip(raw);
+        r.line++;
+        if (line[0] == '\0' || line[0] == '#') {
+            continue;
+        }
+        gboolean ok = have_header ? read_row(set, &r, line, error) : read_header(&r, line, error);
+        if (!ok) {
+            return FALSE;
+        }
+        have_header = TRUE;
+    }
+    if (!have_header) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, &r,
+                       "no column header after the version line");
+    }
+    return TRUE;
+}
+
+static void
+append_time(GString *s, double seconds)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append_c(s, ',');
+    if (!isnan(seconds)) {
+        g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.12g", seconds * 1e6));
+    }
+}
+
+static void
+append_dim(GString *s, gboolean shaped, guint64 v)
+{
+    g_string_append_c(s, ',');
+    if (shaped && v > 0) {
+        g_string_append_printf(s, "%" G_GUINT64_FORMAT, v);
+    }
+}
+
+char *
+ms_moesim_csv_write(const MsMeasurementSet *set, gsize *len)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "%s %d\n", VERSION_PREFIX, MS_MOESIM_CSV_VERSION);
+    for (guint c = 0; c < N_COLS; c++) {
+        g_string_append_printf(s, "%s%s", c ? "," : "", col_names[c]);
+    }
+    g_string_append_c(s, '\n');
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        gboolean shaped = r->kind == MS_MEASUREMENT_GEMM || r->kind == MS_MEASUREMENT_ELEMENTWISE;
+        g_string_append_printf(s, "%s,%" G_GUINT64_FORMAT ",%u,%u",
+                               ms_measurement_kind_name(r->kind), r->bytes, r->ranks,
+                               r->ranks_per_node);
+        append_dim(s, shaped, r->m);
+        append_dim(s, shaped, r->n);
+        append_dim(s, shaped, r->k);
+        g_string_append_printf(s, ",%s,%s", r->dtype ? r->dtype : "", r->label);
+        append_time(s, r->seconds);
+        append_time(s, r->min_s);
+        append_time(s, r->median_s);
+        append_time(s, r->mean_s);
+        g_string_append_c(s, '\n');
+    }
+    if (len) {
+        *len = s->len;
+    }
+    return g_string_free(s, FALSE);
+}
+
+gboolean
+ms_moesim_csv_save(const MsMeasurementSet *set, const char *path, GError **error)
+{
+    gsize len = 0;
+    g_autofree char *text = ms_moesim_csv_write(set, &len);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(path, text, (gssize)len, &local)) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    return TRUE;
+}

@@ -1,0 +1,365 @@
+/* nccl_tests: a line-by-line state machine over nccl-tests output. A run is the preamble
+ * ("# nccl-tests version", "# Collective test starting", "# nThread"), the "#  Rank" device lines,
+ * the column header and the data lines; columns are found by name in the header, so layouts with
+ * and without the root or #wrong columns read alike. */
+#include "nccl_tests.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+#define RANKS_MAX (1u << 20)
+#define US_MAX 1e12
+
+static const struct {
+    const char *pattern;
+    MsMeasurementKind kind;
+} kind_patterns[] = {
+    {"all_reduce", MS_MEASUREMENT_ALLREDUCE},
+    {"allreduce", MS_MEASUREMENT_ALLREDUCE},
+    {"alltoall", MS_MEASUREMENT_ALLTOALL},
+    {"all_to_all", MS_MEASUREMENT_ALLTOALL},
+    {"all_gather", MS_MEASUREMENT_ALLGATHER},
+    {"allgather", MS_MEASUREMENT_ALLGATHER},
+    {"reduce_scatter", MS_MEASUREMENT_REDUCESCATTER},
+    {"reducescatter", MS_MEASUREMENT_REDUCESCATTER},
+    {"sendrecv", MS_MEASUREMENT_SENDRECV},
+    {"send_recv", MS_MEASUREMENT_SENDRECV},
+};
+
+/* nccl-tests type names (all versions, and the fp8 spellings of its forks) -> moesim dtypes. */
+static const char *const type_map[][2] = {
+    {"int8", "int8"},         {"char", "int8"},       {"uint8", "uint8"},
+    {"int32", "int32"},       {"int", "int32"},       {"uint32", "uint32"},
+    {"int64", "int64"},       {"uint64", "uint64"},   {"half", "fp16"},
+    {"float", "fp32"},        {"double", "fp64"},     {"bfloat16", "bf16"},
+    {"f8e4m3", "fp8_e4m3"},   {"f8e5m2", "fp8_e5m2"}, {"fp8_e4m3", "fp8_e4m3"},
+    {"fp8_e5m2", "fp8_e5m2"},
+};
+
+gboolean
+ms_nccl_tests_kind_from_name(const char *name, MsMeasurementKind *out)
+{
+    g_autofree char *lower = g_ascii_strdown(name, -1);
+    if (strstr(lower, "alltoallv") != NULL) {
+        return FALSE;
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(kind_patterns); i++) {
+        if (strstr(lower, kind_patterns[i].pattern) != NULL) {
+            *out = kind_patterns[i].kind;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+typedef struct {
+    const char *source;
+    guint line;
+    MsMeasurementKind hint;
+    MsMeasurementKind kind; /* MS_MEASUREMENT_N_KINDS while unknown */
+    char **columns;         /* header names, NULL until the header is read */
+    guint n_columns;
+    gint col_size, col_type, col_time, col_wrong;
+    GHashTable *ranks;    /* rank number -> host (owned strings) */
+    gboolean data_in_run; /* data lines seen since the run began */
+    guint rows;
+} Parser;
+
+static void
+begin_run(Parser *p, MsMeasurementKind kind)
+{
+    g_clear_pointer(&p->columns, g_strfreev);
+    g_hash_table_remove_all(p->ranks);
+    p->kind = kind;
+    p->data_in_run = FALSE;
+}
+
+/* Every message names SOURCE:LINE of the line being read. */
+#define FAIL_AT(error, code, r, ...)                                                               \
+    ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
+
+/* Strips mpirun --tag-output's "[1,0]<stdout>:" prefix. */
+static const char *
+untag(const char *line)
+{
+    if (line[0] != '[') {
+        return line;
+    }
+    const char *tag = strstr(line, "]<stdout>:");
+    return tag ? tag + strlen("]<stdout>:") : line;
+}
+
+/* Whitespace-separated tokens of a line, empty ones dropped. */
+static char **
+tokens(const char *line, guint *n)
+{
+    char **t = g_strsplit_set(line, " \t", -1);
+    guint k = 0;
+    for (guint i = 0; t[i]; i++) {
+        if (*t[i]) {
+            t[k++] = t[i];
+        } else {
+            g_free(t[i]);
+        }
+    }
+    t[k] = NULL;
+    *n = k;
+    return t;
+}
+
+gboolean
+ms_nccl_tests_sniff(const char *data, gsize len)
+{
+    gsize pos = 0;
+    char *raw;
+    while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+        g_autofree char *whole = raw;
+        const char *line = untag(whole);
+        if (line[0] != '#') {
+            continue;
+        }
+        guint n;
+        g_auto(GStrv) tok = tokens(line + 1, &n);
+        if (strstr(line, "# Using devices") == line || strstr(line, "# nThread ") == line ||
+            (n >= 3 && strcmp(tok[0], "size") == 0 && strcmp(tok[1], "count") == 0 &&
+             strcmp(tok[2], "type") == 0)) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* "#  Rank  3 Group  0 Pid  1234 on   host-a device  3 [0x07] NVIDIA A100" (Group is absent in
+ * older versions). */
+static gboolean
+read_rank(Parser *p, char **tok, guint n, GError **error)
+{
+    guint64 rank;
+    if (n < 2) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p, "'Rank' without a number");
+    }
+    if (!ms_measurement_parse_uint(p->source, p->line, "Rank", tok[1], 0, RANKS_MAX - 1, &rank,
+                                   error)) {
+        return FALSE;
+    }
+    guint on = 2;
+    while (on < n && strcmp(tok[on], "on") != 0) {
+        on++;
+    }
+    if (on + 1 >= n) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p,
+                       "Rank %" G_GUINT64_FORMAT ": no 'on HOSTNAME' in the device line", rank);
+    }
+    if (p->data_in_run) {
+        begin_run(p, p->hint);
+    }
+    if (g_hash_table_contains(p->ranks, GUINT_TO_POINTER((guint)rank))) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
+                       "Rank: %" G_GUINT64_FORMAT " is listed twice in this run", rank);
+    }
+    g_hash_table_insert(p->ranks, GUINT_TO_POINTER((guint)rank), g_strdup(tok[on + 1]));
+    return TRUE;
+}
+
+/* The column header: "# size count type redop root time algbw busbw #wrong time ...". */
+static gboolean
+read_header(Parser *p, char **tok, guint n, GError **error)
+{
+    g_clear_pointer(&p->columns, g_strfreev);
+    p->columns = g_strdupv(tok);
+    p->n_columns = n;
+    p->col_size = 0;
+    p->col_type = ms_measurement_column(tok, "type");
+    p->col_time = ms_measurement_column(tok, "time");
+    if (p->col_time < 0) {
+        p->col_time = ms_measurement_column(tok, "cputime");
+    }
+    p->col_wrong = ms_measurement_column(tok, "#wrong");
+    if (p->col_time < 0) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
+                       "the column header has no 'time' column");
+    }
+    return TRUE;
+}
+
+static gboolean
+read_comment(Parser *p, const char *line, GError **error)
+{
+    const char *start = "# Collective test starting:";
+    if (g_str_has_prefix(line, start)) {
+        g_autofree char *name = g_strstrip(g_strdup(line + strlen(start)));
+        MsMeasurementKind kind;
+        if (!ms_nccl_tests_kind_from_name(name, &kind)) {
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
+                           "collective test '%s' is not one moesim models (all_reduce, alltoall, "
+                           "all_gather, reduce_scatter, sendrecv)",
+                           name);
+        }
+        begin_run(p, kind);
+        return TRUE;
+    }
+    if (g_str_has_prefix(line, "# nThread ")) {
+        if (p->data_in_run) {
+            begin_run(p, p->hint);
+        }
+        return TRUE;
+    }
+    guint n;
+    g_auto(GStrv) tok = tokens(line + 1, &n);
+    if (n >= 1 && strcmp(tok[0], "Rank") == 0) {
+        return read_rank(p, tok, n, error);
+    }
+    if (n >= 3 && strcmp(tok[0], "size") == 0 && strcmp(tok[1], "count") == 0) {
+        return read_header(p, tok, n, error);
+    }
+    return TRUE;
+}
+
+static guint
+ranks_per_node(const Parser *p)
+{
+    g_autoptr(GHashTable) per_host = g_hash_table_new(g_str_hash, g_str_equal);
+    guint best = 0;
+    GHashTableIter it;
+    gpointer host;
+    g_hash_table_iter_init(&it, p->ranks);
+    /* Counting is order-independent, so iterating the hash table is deterministic here. */
+    while (g_hash_table_iter_next(&it, NULL, &host)) {
+        guint c = GPOINTER_TO_UINT(g_hash_table_lookup(per_host, host)) + 1;
+        g_hash_table_insert(per_host, host, GUINT_TO_POINTER(c));
+        best = MAX(best, c);
+    }
+    return best;
+}
+
+static gboolean
+check_run(const Parser *p, GError **error)
+{
+    if (p->columns == NULL) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
+                       "data line before the '# size count type ...' column header");
+    }
+    if (g_hash_table_size(p->ranks) == 0) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
+                       "data line before any '#  Rank N ... on HOST device D' line: the number of "
+                       "ranks is unknown");
+    }
+    if (p->kind == MS_MEASUREMENT_N_KINDS) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
+                       "cannot tell which collective this run measured: the log has no "
+                       "'# Collective test starting:' line; name the file after the test (e.g. "
+                       "all_reduce_perf.log)");
+    }
+    return TRUE;
+}
+
+static gboolean
+read_dtype(const Parser *p, const char *type, const char **dtype, GError **error)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(type_map); i++) {
+        if (strcmp(type, type_map[i][0]) == 0) {
+            *dtype = type_map[i][1];
+            return TRUE;
+        }
+    }
+    return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
+                   "type: '%s' is not an nccl-tests data type", type);
+}
+
+static gboolean
+read_wrong(const Parser *p, char **tok, GError **error)
+{
+    if (p->col_wrong < 0 || strcmp(tok[p->col_wrong], "N/A") == 0) {
+        return TRUE;
+    }
+    double wrong;
+    if (!ms_measurement_parse_double(p->source, p->line, "#wrong", tok[p->col_wrong], 0, 1e300,
+                                     &wrong, error)) {
+        return FALSE;
+    }
+    if (wrong > 0) {
+        return FAIL_AT(
+            error, MS_MEASUREMENT_ERROR_VALUE, p,
+            "#wrong: %s elements wrong: the run failed its correctness check, so its times "
+            "are not trustworthy",
+            tok[p->col_wrong]);
+    }
+    return TRUE;
+}
+
+static gboolean
+read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
+{
+    if (!check_run(p, error)) {
+        return FALSE;
+    }
+    if (n != p->n_columns) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p,
+                       "%u fields, but the column header names %u", n, p->n_columns);
+    }
+    MsMeasurement row = {.kind = p->kind,
+                         .source = p->source,
+                         .line = p->line,
+                         .label = "",
+                         .min_s = NAN,
+                         .median_s = NAN};
+    double us;
+    if (!ms_measurement_parse_uint(p->source, p->line, "size", tok[p->col_size], 0, MS_BYTES_MAX,
+                                   &row.bytes, error) ||
+        (p->col_type >= 0 && !read_dtype(p, tok[p->col_type], &row.dtype, error)) ||
+        !ms_measurement_parse_double(p->source, p->line, "time", tok[p->col_time], -US_MAX, US_MAX,
+                                     &us, error) ||
+        !read_wrong(p, tok, error)) {
+        return FALSE;
+    }
+    if (!(us > 0)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p, "time: '%s' us is not a positive time",
+                       tok[p->col_time]);
+    }
+    row.seconds = row.mean_s = us * 1e-6;
+    row.ranks = g_hash_table_size(p->ranks);
+    row.ranks_per_node = ranks_per_node(p);
+    p->data_in_run = TRUE;
+    p->rows++;
+    return ms_measurement_set_add(set, &row, error);
+}
+
+static gboolean
+read_line(Parser *p, MsMeasurementSet *set, const char *raw, GError **error)
+{
+    g_autofree char *line = g_strstrip(g_strdup(untag(raw)));
+    if (line[0] == '#') {
+        return read_comment(p, line, error);
+    }
+    guint n;
+    g_auto(GStrv) tok = tokens(line, &n);
+    /* Data lines start with the size; anything else here is NCCL INFO or launcher output. */
+    if (n == 0 || !g_ascii_isdigit(tok[0][0])) {
+        return TRUE;
+    }
+    return read_data(p, set, tok, n, error);
+}
+
+gboolean
+ms_nccl_tests_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+                   MsMeasurementKind hint, GError **error)
+{
+    Parser p = {.source = source ? source : "<input>", .hint = hint, .kind = hint};
+    p.ranks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    gboolean ok = TRUE;
+    gsize pos = 0;
+    char *raw;
+    while (ok && (raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+        p.line++;
+        ok = read_line(&p, set, raw, error);
+        g_free(raw);
+    }
+    if (ok && p.rows == 0) {
+        ok = FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, &p, "no nccl-tests data line in the log");
+    }
+    g_strfreev(p.columns);
+    g_hash_table_unref(p.ranks);
+    return ok;
+}
