@@ -1,0 +1,577 @@
+/* schedule_json: the schedule's JSON form (docs/schedule-format.md). Loading checks every field's
+ * type and range and names the op or collective index and the field on error, then validates the
+ * whole schedule. */
+#include "schedule_private.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/net/collective.h"
+
+#define FORMAT_NAME "moesim-schedule"
+
+static void
+add_str(JsonBuilder *b, const char *key, const char *value)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_add_string_value(b, value);
+}
+
+static void
+add_int(JsonBuilder *b, const char *key, gint64 value)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_add_int_value(b, value);
+}
+
+static void
+add_dbl(JsonBuilder *b, const char *key, double value)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_add_double_value(b, value);
+}
+
+static void
+op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
+{
+    const Op *o = SCHED_OP(s, i);
+    json_builder_begin_object(b);
+    add_int(b, "id", i);
+    add_int(b, "rank", o->rank);
+    add_int(b, "stream", o->stream);
+    add_str(b, "kind", o->kind == MS_OP_COMM ? "comm" : "compute");
+    add_str(b, "role", ms_role_name(o->role));
+    add_str(b, "phase", ms_phase_name(o->phase));
+    add_int(b, "layer", o->layer);
+    add_int(b, "chunk", o->chunk);
+    add_str(b, "label", o->label);
+    add_int(b, "priority", o->priority);
+    add_int(b, "flags", o->flags);
+    json_builder_set_member_name(b, "deps");
+    json_builder_begin_array(b);
+    for (guint k = 0; o->deps && k < o->deps->len; k++) {
+        json_builder_add_int_value(b, g_array_index(o->deps, guint32, k));
+    }
+    json_builder_end_array(b);
+    if (o->kind == MS_OP_COMM) {
+        add_int(b, "coll", o->coll);
+    } else {
+        add_str(b, "compute", ms_compute_kind_name(o->compute));
+        add_dbl(b, "flops", o->flops);
+        add_dbl(b, "bytes", o->bytes);
+        add_int(b, "tokens", o->tokens);
+        json_builder_set_member_name(b, "shape");
+        json_builder_begin_array(b);
+        json_builder_add_int_value(b, o->m);
+        json_builder_add_int_value(b, o->n);
+        json_builder_add_int_value(b, o->k);
+        json_builder_add_int_value(b, o->count);
+        json_builder_end_array(b);
+        add_int(b, "experts", o->experts);
+    }
+    json_builder_end_object(b);
+}
+
+static void
+coll_to_json(const MsSchedule *s, guint32 c, JsonBuilder *b)
+{
+    const Coll *coll = SCHED_COLL(s, c);
+    json_builder_begin_object(b);
+    add_int(b, "id", c);
+    add_str(b, "kind", coll->kind == MS_COLL_KIND_ALLTOALL ? "alltoall" : "allreduce");
+    add_str(b, "algo", ms_coll_algo_name(coll->algo));
+    add_int(b, "window", coll->window);
+    add_str(b, "label", coll->label);
+    json_builder_set_member_name(b, "ranks");
+    json_builder_begin_array(b);
+    for (guint p = 0; p < coll->n; p++) {
+        json_builder_add_int_value(b, coll->ranks[p]);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "ops");
+    json_builder_begin_array(b);
+    for (guint p = 0; p < coll->n; p++) {
+        json_builder_add_int_value(b, coll->ops[p]);
+    }
+    json_builder_end_array(b);
+    if (coll->kind == MS_COLL_KIND_ALLTOALL) {
+        json_builder_set_member_name(b, "matrix");
+        json_builder_begin_array(b);
+        for (guint i = 0; i < coll->n; i++) {
+            json_builder_begin_array(b);
+            for (guint j = 0; j < coll->n; j++) {
+                json_builder_add_int_value(b, (gint64)coll->matrix[(gsize)i * coll->n + j]);
+            }
+            json_builder_end_array(b);
+        }
+        json_builder_end_array(b);
+    } else {
+        add_int(b, "bytes", (gint64)coll->bytes);
+    }
+    json_builder_end_object(b);
+}
+
+JsonNode *
+ms_schedule_to_json(const MsSchedule *s)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    add_str(b, "format", FORMAT_NAME);
+    add_int(b, "version", MS_SCHEDULE_FORMAT);
+    add_int(b, "ranks", s->n_ranks);
+    add_str(b, "policy", s->policy);
+    json_builder_set_member_name(b, "meta");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < s->meta_keys->len; i++) {
+        const char *k = s->meta_keys->pdata[i];
+        add_str(b, k, g_hash_table_lookup(s->meta, k));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "streams");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < s->streams->len; i++) {
+        const Stream *st = &g_array_index(s->streams, Stream, i);
+        json_builder_begin_object(b);
+        add_str(b, "name", st->name);
+        add_str(b, "kind", st->kind == MS_STREAM_COMM ? "comm" : "compute");
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "ops");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < s->ops->len; i++) {
+        op_to_json(s, i, b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "collectives");
+    json_builder_begin_array(b);
+    for (guint c = 0; c < s->colls->len; c++) {
+        coll_to_json(s, c, b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+gboolean
+ms_schedule_save(const MsSchedule *s, const char *path, GError **error)
+{
+    g_autoptr(JsonNode) root = ms_schedule_to_json(s);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, root);
+    g_autoptr(GError) local = NULL;
+    if (!json_generator_to_file(gen, path, &local)) {
+        g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_IO, "cannot write %s: %s", path,
+                    local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* --- loading --- */
+
+typedef struct {
+    const char *source;
+    const char *where; /* "op 12", "collective 3", "schedule" */
+    GError **error;
+} Ctx;
+
+static gboolean
+bad(Ctx *c, const char *field, const char *format, ...) G_GNUC_PRINTF(3, 4);
+
+static gboolean
+bad(Ctx *c, const char *field, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(c->error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE, "%s: %s: field '%s': %s",
+                c->source, c->where, field, msg);
+    return FALSE;
+}
+
+static JsonNode *
+member(Ctx *c, JsonObject *o, const char *field, JsonNodeType type)
+{
+    JsonNode *n = json_object_get_member(o, field);
+    if (n == NULL) {
+        bad(c, field, "missing");
+        return NULL;
+    }
+    if (JSON_NODE_TYPE(n) != type) {
+        bad(c, field, "wrong type (expected %s)",
+            type == JSON_NODE_ARRAY    ? "an array"
+            : type == JSON_NODE_OBJECT ? "an object"
+                                       : "a value");
+        return NULL;
+    }
+    return n;
+}
+
+static gboolean
+get_int(Ctx *c, JsonObject *o, const char *field, gint64 min, gint64 max, gint64 *out)
+{
+    JsonNode *n = member(c, o, field, JSON_NODE_VALUE);
+    if (n == NULL) {
+        return FALSE;
+    }
+    if (json_node_get_value_type(n) != G_TYPE_INT64) {
+        return bad(c, field, "not an integer");
+    }
+    gint64 v = json_node_get_int(n);
+    if (v < min || v > max) {
+        return bad(c, field, "%" G_GINT64_FORMAT " out of range [%" G_GINT64_FORMAT ", %"
+                   G_GINT64_FORMAT "]", v, min, max);
+    }
+    *out = v;
+    return TRUE;
+}
+
+static gboolean
+get_num(Ctx *c, JsonObject *o, const char *field, double *out)
+{
+    JsonNode *n = member(c, o, field, JSON_NODE_VALUE);
+    if (n == NULL) {
+        return FALSE;
+    }
+    GType t = json_node_get_value_type(n);
+    if (t != G_TYPE_INT64 && t != G_TYPE_DOUBLE) {
+        return bad(c, field, "not a number");
+    }
+    double v = json_node_get_double(n);
+    if (!isfinite(v) || v < 0) {
+        return bad(c, field, "%g is not a finite non-negative number", v);
+    }
+    *out = v;
+    return TRUE;
+}
+
+static const char *
+get_str(Ctx *c, JsonObject *o, const char *field)
+{
+    JsonNode *n = member(c, o, field, JSON_NODE_VALUE);
+    if (n == NULL) {
+        return NULL;
+    }
+    if (json_node_get_value_type(n) != G_TYPE_STRING) {
+        bad(c, field, "not a string");
+        return NULL;
+    }
+    return json_node_get_string(n);
+}
+
+static gboolean
+get_name(Ctx *c, JsonObject *o, const char *field, const char *const *names, guint n,
+         guint *out)
+{
+    const char *v = get_str(c, o, field);
+    if (v == NULL) {
+        return FALSE;
+    }
+    for (guint i = 0; i < n; i++) {
+        if (g_strcmp0(v, names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    g_autofree char *list = g_strjoinv(", ", (char **)names);
+    return bad(c, field, "unknown value '%s' (expected one of: %s)", v, list);
+}
+
+static gboolean
+load_op(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
+{
+    static const char *const kinds[] = {"compute", "comm", NULL};
+    static const char *const phases[] = {"forward", "backward", "other", NULL};
+    static const char *roles[MS_ROLE_N + 1];
+    static const char *computes[MS_COMPUTE_N_KINDS + 1];
+    for (guint i = 0; i < MS_ROLE_N; i++) {
+        roles[i] = ms_role_name(i);
+    }
+    for (guint i = 0; i < MS_COMPUTE_N_KINDS; i++) {
+        computes[i] = ms_compute_kind_name(i);
+    }
+    gint64 id, rank, stream, layer, chunk, priority, flags;
+    guint kind = 0, role = 0, phase = 0;
+    if (!get_int(c, o, "id", index, index, &id) ||
+        !get_int(c, o, "rank", 0, s->n_ranks - 1, &rank) ||
+        !get_int(c, o, "stream", 0, MS_SCHEDULE_MAX_STREAMS - 1, &stream) ||
+        !get_name(c, o, "kind", kinds, 2, &kind) ||
+        !get_name(c, o, "role", roles, MS_ROLE_N, &role) ||
+        !get_name(c, o, "phase", phases, 3, &phase) ||
+        !get_int(c, o, "layer", -1, G_MAXINT32, &layer) ||
+        !get_int(c, o, "chunk", -1, G_MAXINT32, &chunk) ||
+        !get_int(c, o, "priority", G_MININT64, G_MAXINT64, &priority) ||
+        !get_int(c, o, "flags", 0, G_MAXUINT32, &flags)) {
+        return FALSE;
+    }
+    const char *label = get_str(c, o, "label");
+    JsonNode *deps = member(c, o, "deps", JSON_NODE_ARRAY);
+    if (label == NULL || deps == NULL) {
+        return FALSE;
+    }
+    guint32 op;
+    if (kind == MS_OP_COMM) {
+        gint64 coll;
+        if (!get_int(c, o, "coll", 0, G_MAXUINT32 - 1, &coll)) {
+            return FALSE;
+        }
+        op = ms_schedule_add_comm_op(s, (guint32)coll, rank, stream, role, phase, layer, chunk,
+                                     label);
+    } else {
+        guint compute = 0;
+        double flops, bytes;
+        gint64 tokens, experts;
+        JsonNode *shape = member(c, o, "shape", JSON_NODE_ARRAY);
+        if (!get_name(c, o, "compute", computes, MS_COMPUTE_N_KINDS, &compute) ||
+            !get_num(c, o, "flops", &flops) || !get_num(c, o, "bytes", &bytes) ||
+            !get_int(c, o, "tokens", 0, G_MAXUINT32, &tokens) ||
+            !get_int(c, o, "experts", 0, G_MAXUINT32, &experts) || shape == NULL) {
+            return FALSE;
+        }
+        JsonArray *sa = json_node_get_array(shape);
+        if (json_array_get_length(sa) != 4) {
+            return bad(c, "shape", "expected [m, n, k, count]");
+        }
+        guint32 dims[4];
+        for (guint k = 0; k < 4; k++) {
+            JsonNode *e = json_array_get_element(sa, k);
+            if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE ||
+                json_node_get_value_type(e) != G_TYPE_INT64 || json_node_get_int(e) < 0 ||
+                json_node_get_int(e) > G_MAXUINT32) {
+                return bad(c, "shape", "element %u is not a non-negative 32-bit integer", k);
+            }
+            dims[k] = (guint32)json_node_get_int(e);
+        }
+        op = ms_schedule_add_compute(s, rank, stream, role, phase, layer, chunk, label);
+        ms_schedule_set_cost(s, op, compute, flops, bytes, (guint32)tokens);
+        ms_schedule_set_shape(s, op, dims[0], dims[1], dims[2], dims[3], (guint32)experts);
+    }
+    ms_schedule_set_priority(s, op, priority);
+    ms_schedule_set_flags(s, op, (guint32)flags);
+    JsonArray *da = json_node_get_array(deps);
+    for (guint k = 0; k < json_array_get_length(da); k++) {
+        JsonNode *e = json_array_get_element(da, k);
+        if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE || json_node_get_value_type(e) != G_TYPE_INT64 ||
+            json_node_get_int(e) < 0 || json_node_get_int(e) >= MS_SCHEDULE_MAX_OPS) {
+            return bad(c, "deps", "element %u is not an op id", k);
+        }
+        ms_schedule_add_dep(s, op, (guint32)json_node_get_int(e));
+    }
+    return TRUE;
+}
+
+static gboolean
+uint_elems(Ctx *c, const char *field, JsonArray *a, guint n, guint64 max, guint64 *out)
+{
+    if (json_array_get_length(a) != n) {
+        return bad(c, field, "expected %u elements, found %u", n, json_array_get_length(a));
+    }
+    for (guint i = 0; i < n; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if (JSON_NODE_TYPE(e) != JSON_NODE_VALUE || json_node_get_value_type(e) != G_TYPE_INT64 ||
+            json_node_get_int(e) < 0 || (guint64)json_node_get_int(e) > max) {
+            return bad(c, field, "element %u is not an integer in [0, %" G_GUINT64_FORMAT "]", i,
+                       max);
+        }
+        out[i] = (guint64)json_node_get_int(e);
+    }
+    return TRUE;
+}
+
+static gboolean
+uint_array(Ctx *c, JsonObject *o, const char *field, guint n, guint64 max, guint64 *out)
+{
+    JsonNode *node = member(c, o, field, JSON_NODE_ARRAY);
+    return node && uint_elems(c, field, json_node_get_array(node), n, max, out);
+}
+
+static gboolean
+load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
+{
+    static const char *const kinds[] = {"alltoall", "allreduce", NULL};
+    gint64 id, window;
+    guint kind = 0;
+    if (!get_int(c, o, "id", index, index, &id) || !get_name(c, o, "kind", kinds, 2, &kind) ||
+        !get_int(c, o, "window", 0, G_MAXUINT32, &window)) {
+        return FALSE;
+    }
+    const char *algo_name = get_str(c, o, "algo");
+    const char *label = get_str(c, o, "label");
+    JsonNode *ranks_node = member(c, o, "ranks", JSON_NODE_ARRAY);
+    if (algo_name == NULL || label == NULL || ranks_node == NULL) {
+        return FALSE;
+    }
+    MsCollAlgo algo;
+    if (!ms_coll_algo_from_name(algo_name, &algo)) {
+        return bad(c, "algo", "unknown algorithm '%s'", algo_name);
+    }
+    guint n = json_array_get_length(json_node_get_array(ranks_node));
+    if (n == 0 || n > s->n_ranks) {
+        return bad(c, "ranks", "%u participants for a schedule of %u ranks", n, s->n_ranks);
+    }
+    g_autofree guint64 *ranks64 = g_new(guint64, n);
+    g_autofree guint64 *ops64 = g_new(guint64, n);
+    if (!uint_array(c, o, "ranks", n, s->n_ranks - 1, ranks64) ||
+        !uint_array(c, o, "ops", n, MS_SCHEDULE_MAX_OPS, ops64)) {
+        return FALSE;
+    }
+    g_autofree guint32 *ranks = g_new(guint32, n);
+    for (guint i = 0; i < n; i++) {
+        ranks[i] = (guint32)ranks64[i];
+    }
+    guint32 cid = ms_schedule_new_coll(s, kind, algo, (guint32)window, ranks, n, label);
+    Coll *coll = SCHED_COLL(s, cid);
+    for (guint i = 0; i < n; i++) {
+        coll->ops[i] = (guint32)ops64[i];
+    }
+    if (kind == MS_COLL_KIND_ALLREDUCE) {
+        gint64 bytes;
+        if (!get_int(c, o, "bytes", 0, (gint64)MS_BYTES_MAX, &bytes)) {
+            return FALSE;
+        }
+        coll->bytes = (guint64)bytes;
+        return TRUE;
+    }
+    JsonNode *m = member(c, o, "matrix", JSON_NODE_ARRAY);
+    if (m == NULL) {
+        return FALSE;
+    }
+    JsonArray *rows = json_node_get_array(m);
+    if (json_array_get_length(rows) != n) {
+        return bad(c, "matrix", "expected %u rows", n);
+    }
+    coll->matrix = g_new(guint64, (gsize)n * n);
+    for (guint i = 0; i < n; i++) {
+        JsonNode *row = json_array_get_element(rows, i);
+        if (JSON_NODE_TYPE(row) != JSON_NODE_ARRAY) {
+            return bad(c, "matrix", "row %u is not an array", i);
+        }
+        g_autofree char *field = g_strdup_printf("matrix row %u", i);
+        gboolean ok = uint_elems(c, field, json_node_get_array(row), n, MS_BYTES_MAX,
+                                 &coll->matrix[(gsize)i * n]);
+        if (!ok) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+MsSchedule *
+ms_schedule_from_json(JsonNode *root, const char *source, GError **error)
+{
+    Ctx c = {source ? source : "<schedule>", "schedule", error};
+    if (root == NULL || JSON_NODE_TYPE(root) != JSON_NODE_OBJECT) {
+        g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "%s: not a schedule (expected a JSON object)", c.source);
+        return NULL;
+    }
+    JsonObject *o = json_node_get_object(root);
+    const char *format = get_str(&c, o, "format");
+    gint64 version, ranks;
+    if (format == NULL || !get_int(&c, o, "version", 1, G_MAXINT32, &version)) {
+        return NULL;
+    }
+    if (strcmp(format, FORMAT_NAME) != 0 || version != MS_SCHEDULE_FORMAT) {
+        g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "%s: format '%s' version %" G_GINT64_FORMAT
+                    " is not a moesim schedule version %d",
+                    c.source, format, version, MS_SCHEDULE_FORMAT);
+        return NULL;
+    }
+    if (!get_int(&c, o, "ranks", 1, MS_SCHEDULE_MAX_RANKS, &ranks)) {
+        return NULL;
+    }
+    const char *policy = get_str(&c, o, "policy");
+    JsonNode *meta = member(&c, o, "meta", JSON_NODE_OBJECT);
+    JsonNode *streams = member(&c, o, "streams", JSON_NODE_ARRAY);
+    JsonNode *ops = member(&c, o, "ops", JSON_NODE_ARRAY);
+    JsonNode *colls = member(&c, o, "collectives", JSON_NODE_ARRAY);
+    if (policy == NULL || meta == NULL || streams == NULL || ops == NULL || colls == NULL) {
+        return NULL;
+    }
+    g_autoptr(MsSchedule) s = ms_schedule_new((guint)ranks);
+    ms_schedule_set_policy(s, policy);
+    JsonObject *mo = json_node_get_object(meta);
+    g_autoptr(GList) keys = json_object_get_members(mo);
+    for (GList *k = keys; k; k = k->next) {
+        const char *v = get_str(&c, mo, k->data);
+        if (v == NULL) {
+            return NULL;
+        }
+        ms_schedule_set_meta(s, k->data, v);
+    }
+    static const char *const skinds[] = {"compute", "comm", NULL};
+    JsonArray *sa = json_node_get_array(streams);
+    if (json_array_get_length(sa) == 0 || json_array_get_length(sa) > MS_SCHEDULE_MAX_STREAMS) {
+        bad(&c, "streams", "between 1 and %u streams expected", MS_SCHEDULE_MAX_STREAMS);
+        return NULL;
+    }
+    for (guint i = 0; i < json_array_get_length(sa); i++) {
+        g_autofree char *where = g_strdup_printf("stream %u", i);
+        c.where = where;
+        JsonNode *e = json_array_get_element(sa, i);
+        if (JSON_NODE_TYPE(e) != JSON_NODE_OBJECT) {
+            bad(&c, "streams", "not an object");
+            return NULL;
+        }
+        guint kind = 0;
+        const char *name = get_str(&c, json_node_get_object(e), "name");
+        if (name == NULL || !get_name(&c, json_node_get_object(e), "kind", skinds, 2, &kind)) {
+            return NULL;
+        }
+        ms_schedule_add_stream(s, name, kind);
+    }
+    JsonArray *oa = json_node_get_array(ops);
+    if (json_array_get_length(oa) > MS_SCHEDULE_MAX_OPS) {
+        bad(&c, "ops", "more than %u ops", MS_SCHEDULE_MAX_OPS);
+        return NULL;
+    }
+    for (guint i = 0; i < json_array_get_length(oa); i++) {
+        g_autofree char *where = g_strdup_printf("op %u", i);
+        c.where = where;
+        JsonNode *e = json_array_get_element(oa, i);
+        if (JSON_NODE_TYPE(e) != JSON_NODE_OBJECT) {
+            bad(&c, "ops", "not an object");
+            return NULL;
+        }
+        if (!load_op(&c, s, json_node_get_object(e), i)) {
+            return NULL;
+        }
+    }
+    JsonArray *ca = json_node_get_array(colls);
+    for (guint i = 0; i < json_array_get_length(ca); i++) {
+        g_autofree char *where = g_strdup_printf("collective %u", i);
+        c.where = where;
+        JsonNode *e = json_array_get_element(ca, i);
+        if (JSON_NODE_TYPE(e) != JSON_NODE_OBJECT) {
+            bad(&c, "collectives", "not an object");
+            return NULL;
+        }
+        if (!load_coll(&c, s, json_node_get_object(e), i)) {
+            return NULL;
+        }
+    }
+    g_autoptr(GError) local = NULL;
+    if (!ms_schedule_validate(s, &local)) {
+        g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_INVALID, "%s: %s", c.source,
+                    local->message);
+        return NULL;
+    }
+    return g_steal_pointer(&s);
+}
+
+MsSchedule *
+ms_schedule_load(const char *path, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_autoptr(GError) local = NULL;
+    if (!json_parser_load_from_file(parser, path, &local)) {
+        g_set_error(error, MS_SCHEDULE_ERROR,
+                    local->domain == G_FILE_ERROR ? MS_SCHEDULE_ERROR_IO : MS_SCHEDULE_ERROR_PARSE,
+                    "%s: %s", path, local->message);
+        return NULL;
+    }
+    return ms_schedule_from_json(json_parser_get_root(parser), path, error);
+}
