@@ -3,5 +3,6 @@
 #include "commands.h"
 
 const MsCommand ms_commands[] = {
+    {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
     {NULL, NULL, NULL},
 };

@@ -5,4 +5,6 @@
 
 G_BEGIN_DECLS
 
+int ms_cmd_trace(int argc, char **argv);
+
 G_END_DECLS
