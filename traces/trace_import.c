@@ -74,15 +74,21 @@ scan_row(const MsTraceImportRow *row, MsTraceImportFormat from, const MsTraceImp
     return TRUE;
 }
 
+/* A count given as an option, or inferred as the largest id seen plus one. */
 static gboolean
-limit_u32(const char *input, const char *what, guint64 value, guint32 *out, GError **error)
+count_of(const char *input, const char *what, guint32 given, guint64 largest, guint32 *out,
+         GError **error)
 {
-    if (value > G_MAXUINT32) {
+    if (given) {
+        *out = given;
+        return TRUE;
+    }
+    if (largest >= G_MAXUINT32) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
-                    "%s: %s %" G_GUINT64_FORMAT " is too large", input, what, value);
+                    "%s: %s id %" G_GUINT64_FORMAT " is too large", input, what, largest);
         return FALSE;
     }
-    *out = (guint32)value;
+    *out = (guint32)largest + 1;
     return TRUE;
 }
 
@@ -108,12 +114,13 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
                     "%s: no data rows to infer the trace shape from", input);
         return FALSE;
     }
-    guint64 experts = from == MS_TRACE_IMPORT_COUNTS_CSV ? expert_columns : seen->max_expert + 1;
-    if (!limit_u32(input, "experts", opt->experts ? opt->experts : experts, &h->experts, error) ||
-        !limit_u32(input, "layers", opt->layers ? opt->layers : seen->max_layer + 1, &h->layers,
-                   error) ||
-        !limit_u32(input, "ranks", opt->ranks ? opt->ranks : seen->max_rank + 1, &h->ranks,
-                   error)) {
+    if (from == MS_TRACE_IMPORT_COUNTS_CSV) {
+        h->experts = expert_columns;
+    } else if (!count_of(input, "expert", opt->experts, seen->max_expert, &h->experts, error)) {
+        return FALSE;
+    }
+    if (!count_of(input, "layer", opt->layers, seen->max_layer, &h->layers, error) ||
+        !count_of(input, "rank", opt->ranks, seen->max_rank, &h->ranks, error)) {
         return FALSE;
     }
     h->top_k = opt->top_k ? opt->top_k : seen->ids_per_row;

@@ -236,7 +236,9 @@ read_csv_header(MsTraceImportRows *r, GError **error)
     gboolean end = FALSE;
     if (!next_data_line(r, &text, &end, error)) {
         if (end) {
-            fail(r, error, MS_TRACE_IMPORT_ERROR_COLUMNS, "empty file: expected a header row");
+            g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_COLUMNS,
+                        "%s:%" G_GUINT64_FORMAT ": no header row (the file is empty)", r->path,
+                        MAX(ms_trace_lines_number(r->lines), 1));
         }
         return FALSE;
     }

@@ -309,7 +309,7 @@ finish_header(MsTraceText *t, MsTraceHeader *header, const guint64 *seen_line, G
     guint len = ms_trace_header_path_len(header);
     t->header = *header;
     t->ids = g_new(guint32, len);
-    ensure_fields(t, TOKEN_FIXED + len);
+    ensure_fields(t, MAX(COUNT_FIELDS, TOKEN_FIXED + len));
     /* The longest valid token line: four 20-digit fields and len 10-digit ids, with blanks. */
     ms_trace_lines_set_max(t->lines, MAX(HEADER_LINE_MAX, 4 * 21 + (gsize)len * 11 + 1024));
     return TRUE;

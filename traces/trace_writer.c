@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace_binary.h"
 #include "trace_text.h"
@@ -24,6 +25,7 @@ struct _MsTraceWriter {
     guint64 iteration;
     MsTraceRecordKind kind; /* of the current iteration */
     gboolean closed, io_failed;
+    gboolean remove_on_failure; /* a regular file we created: never a device or a pipe */
     int io_errno;
     guint32 *ids;
 };
@@ -60,6 +62,8 @@ ms_trace_writer_new(const char *path, MsTraceFormat format, const MsTraceHeader 
     MsTraceWriter *w = g_new0(MsTraceWriter, 1);
     w->path = g_strdup(path);
     w->file = f;
+    struct stat st;
+    w->remove_on_failure = f != stdout && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
     w->format = format;
     w->header = *header;
     w->buf = g_string_sized_new(FLUSH_AT + 4096);
@@ -79,9 +83,10 @@ ms_trace_writer_free(MsTraceWriter *w)
     if (w == NULL) {
         return;
     }
-    gboolean is_stdout = w->file == stdout;
-    if (!w->closed && !is_stdout) {
+    if (!w->closed && w->file != stdout) {
         fclose(w->file);
+    }
+    if (!w->closed && w->remove_on_failure) {
         g_remove(w->path);
     }
     ms_trace_binary_free(w->bin);
@@ -257,7 +262,7 @@ ms_trace_writer_close(MsTraceWriter *w, GError **error)
     }
     w->closed = TRUE;
     if (w->io_failed) {
-        if (w->file != stdout) {
+        if (w->remove_on_failure) {
             g_remove(w->path);
         }
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "error writing %s: %s", w->path,
