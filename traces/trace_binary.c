@@ -102,10 +102,14 @@ read_varint(MsTraceBinary *b, const char *what, const char *field, guint64 max, 
 {
     guint64 start = b->offset, v = 0;
     for (guint shift = 0;; shift += 7) {
-        guint8 byte;
-        if (!read_bytes(b, &byte, 1, what, error)) {
-            return FALSE;
+        /* getc_unlocked: varints are read a byte at a time, and fread per byte is slow. */
+        int c = getc_unlocked(b->file);
+        if (c == EOF) {
+            guint8 none;
+            return read_bytes(b, &none, 1, what, error); /* reports the end or the error */
         }
+        guint8 byte = (guint8)c;
+        b->offset++;
         if (shift == 63 && byte > 1) {
             fail(b, start, error, MS_TRACE_ERROR_OVERFLOW, "%s: varint for %s overflows 64 bits",
                  what, field);

@@ -207,9 +207,16 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
     gsize at = r->paths->len;
     g_array_set_size(r->paths, at + len);
     guint16 *dst = &g_array_index(r->paths, guint16, at);
-    for (guint i = 0; i < len; i++) {
-        dst[i] = (guint16)experts[i];
-        r->counts[cell_index(r, i / r->header.top_k, src_rank, experts[i])]++;
+    /* Shape in locals: stores into counts could otherwise alias the header fields. */
+    guint32 k = r->header.top_k, n_layers = r->header.layers;
+    gsize layer_stride = (gsize)r->header.ranks * r->header.experts;
+    guint32 *row = r->counts + (gsize)src_rank * r->header.experts;
+    for (guint32 layer = 0; layer < n_layers; layer++, row += layer_stride) {
+        for (guint32 j = 0; j < k; j++) {
+            guint32 id = experts[layer * k + j];
+            dst[layer * k + j] = (guint16)id;
+            row[id]++;
+        }
     }
     g_array_append_val(r->token_rank, src_rank);
     g_array_append_val(r->token_ids, token_id);
