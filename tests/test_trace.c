@@ -60,12 +60,14 @@ test_generator_line(void)
     b.tokens_per_rank = 3;
     CU_ASSERT_FALSE(ms_trace_header_equal(&a, &b));
     CU_ASSERT_FALSE(ms_trace_header_set_generator(&a, "two\nlines", &error));
-    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT, "control character 0x0a at byte 3");
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "control character 0x0a at byte 3");
     CU_ASSERT_FALSE(ms_trace_header_set_generator(&a, "bad \xff utf8", &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT, "not UTF-8");
     g_autofree char *long_line = g_strnfill(MS_TRACE_GENERATOR_MAX, 'g');
     CU_ASSERT_FALSE(ms_trace_header_set_generator(&a, long_line, &error));
-    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT, "512 bytes exceeds the limit of 511");
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "512 bytes exceeds the limit of 511");
     CU_ASSERT_STRING_EQUAL(a.generator, "moesim trace gen seed=1");
 }
 
@@ -94,7 +96,8 @@ test_record_checks(void)
     MsTraceHeader h = shape(8, 2, 4, 2);
     CU_ASSERT_TRUE(ms_trace_check_count(&h, 1, 3, 7, &error));
     CU_ASSERT_FALSE(ms_trace_check_count(&h, 2, 0, 0, &error));
-    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE, "layer 2 out of range (layers = 2)");
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE,
+                    "layer 2 out of range (layers = 2)");
     CU_ASSERT_FALSE(ms_trace_check_count(&h, 0, 4, 0, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE, "rank 4 out of range (ranks = 4)");
     CU_ASSERT_FALSE(ms_trace_check_count(&h, 0, 0, 8, &error));
@@ -138,12 +141,9 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"header limits", test_header_limits},
-        {"generator line", test_generator_line},
-        {"expert bits and path length", test_sizes},
-        {"record field checks", test_record_checks},
-        {"number parsing", test_parse_number},
-        {NULL, NULL},
+        {"header limits", test_header_limits},       {"generator line", test_generator_line},
+        {"expert bits and path length", test_sizes}, {"record field checks", test_record_checks},
+        {"number parsing", test_parse_number},       {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"trace", NULL, NULL, tests}, {NULL}};
     return ms_test_main(argc, argv, suites);

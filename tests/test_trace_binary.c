@@ -60,14 +60,23 @@ test_round_trip(void)
     ms_trace_binary_encode_header(enc, out, &h);
     const guint32 a[] = {4, 0, 3, 1}, b[] = {1, 2, 0, 4};
     const MsTraceRecord recs[] = {
-        {.kind = MS_TRACE_RECORD_COUNT, .iteration = 0, .layer = 1, .rank = 299, .expert = 4,
+        {.kind = MS_TRACE_RECORD_COUNT,
+         .iteration = 0,
+         .layer = 1,
+         .rank = 299,
+         .expert = 4,
          .tokens = G_MAXUINT32},
-        {.kind = MS_TRACE_RECORD_TOKEN, .iteration = 3, .rank = 7, .token_id = 1000,
-         .experts = a},
+        {.kind = MS_TRACE_RECORD_TOKEN, .iteration = 3, .rank = 7, .token_id = 1000, .experts = a},
         {.kind = MS_TRACE_RECORD_TOKEN, .iteration = 3, .rank = 8, .token_id = 5, .experts = b},
-        {.kind = MS_TRACE_RECORD_TOKEN, .iteration = 3, .rank = 8, .token_id = G_MAXUINT64,
+        {.kind = MS_TRACE_RECORD_TOKEN,
+         .iteration = 3,
+         .rank = 8,
+         .token_id = G_MAXUINT64,
          .experts = a},
-        {.kind = MS_TRACE_RECORD_TOKEN, .iteration = 4294967295u, .rank = 0, .token_id = 2,
+        {.kind = MS_TRACE_RECORD_TOKEN,
+         .iteration = 4294967295u,
+         .rank = 0,
+         .token_id = 2,
          .experts = b},
     };
     for (guint i = 0; i < G_N_ELEMENTS(recs); i++) {
@@ -116,8 +125,8 @@ test_compact(void)
     for (guint i = 0; i < 24; i++) {
         ids[i] = (i * 7) % 16;
     }
-    MsTraceRecord t = {.kind = MS_TRACE_RECORD_TOKEN, .iteration = 0, .rank = 3,
-                       .token_id = 0, .experts = ids};
+    MsTraceRecord t = {
+        .kind = MS_TRACE_RECORD_TOKEN, .iteration = 0, .rank = 3, .token_id = 0, .experts = ids};
     ms_trace_binary_encode_record(enc, out, &t);
     CU_ASSERT_EQUAL(out->len - start, 16);
     start = out->len;
@@ -166,12 +175,18 @@ test_header_errors(void)
     g_autoptr(GString) gen_len = raw_header("\x04\x02\x02\x02\x00\xd8\x04", 7);
     expect_header_error(gen_len, MS_TRACE_ERROR_LIMIT,
                         "t.bin:offset 17: generator length 600 exceeds the limit of 511");
-    g_autoptr(GString) gen_nul = raw_header("\x04\x02\x02\x02\x00\x03" "a\0b", 9);
+    g_autoptr(GString) gen_nul = raw_header("\x04\x02\x02\x02\x00\x03"
+                                            "a\0b",
+                                            9);
     expect_header_error(gen_nul, MS_TRACE_ERROR_LIMIT, "generator holds a NUL byte");
-    g_autoptr(GString) gen_nl = raw_header("\x04\x02\x02\x02\x00\x03" "a\nb", 9);
+    g_autoptr(GString) gen_nl = raw_header("\x04\x02\x02\x02\x00\x03"
+                                           "a\nb",
+                                           9);
     expect_header_error(gen_nl, MS_TRACE_ERROR_LIMIT,
                         "t.bin:offset 17: generator line holds control character 0x0a");
-    g_autoptr(GString) gen_cut = raw_header("\x04\x02\x02\x02\x00\x09" "abc", 9);
+    g_autoptr(GString) gen_cut = raw_header("\x04\x02\x02\x02\x00\x09"
+                                            "abc",
+                                            9);
     expect_header_error(gen_cut, MS_TRACE_ERROR_TRUNCATED, "file ends inside the header");
 }
 
@@ -211,8 +226,7 @@ test_record_errors(void)
                         "file ends inside the token record");
     expect_record_error("\x02\x00\x00\x01\xc0", 5, 0, MS_TRACE_ERROR_FORMAT,
                         "t.bin:offset 18: token record: non-zero padding bits");
-    expect_record_error("\x01\x00\x80\x80\x80\x80\x10\x00\x00\x01", 10, 0,
-                        MS_TRACE_ERROR_OVERFLOW,
+    expect_record_error("\x01\x00\x80\x80\x80\x80\x10\x00\x00\x01", 10, 0, MS_TRACE_ERROR_OVERFLOW,
                         "t.bin:offset 20: count record: layer 4294967296 overflows its field");
     expect_record_error("\x01\xff\xff\xff\xff\x0f\x00\x00\x00\x01"
                         "\x01\x01\x00\x00\x00\x01",

@@ -32,12 +32,12 @@ tmp(const char *name)
     return g_build_filename(ms_test_tmpdir(), name, NULL);
 }
 
-#define ASSERT_CONTAINS(text, needle)                                                            \
-    do {                                                                                         \
-        if (strstr((text), (needle)) == NULL) {                                                  \
-            fprintf(stderr, "\n  output '%s' lacks '%s'\n", (text), (needle));                  \
-            CU_FAIL("output lacks expected text");                                               \
-        }                                                                                        \
+#define ASSERT_CONTAINS(text, needle)                                                              \
+    do {                                                                                           \
+        if (strstr((text), (needle)) == NULL) {                                                    \
+            fprintf(stderr, "\n  output '%s' lacks '%s'\n", (text), (needle));                     \
+            CU_FAIL("output lacks expected text");                                                 \
+        }                                                                                          \
     } while (0)
 
 static void
@@ -102,8 +102,8 @@ test_gen_then_info(void)
     JsonObject *summary = json_object_get_object_member(root, "summary");
     CU_ASSERT(json_object_get_double_member(summary, "entropy_norm") > 0.5);
     /* --json - writes only JSON on stdout. */
-    r = run((const char *[]){"trace", "info", "gen:ranks=2,experts=4,layers=2,tokens=8",
-                             "--json", "-", NULL});
+    r = run((const char *[]){"trace", "info", "gen:ranks=2,experts=4,layers=2,tokens=8", "--json",
+                             "-", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_TRUE(json_parser_load_from_data(parser, r.out, -1, NULL));
     run_clear(&r);
@@ -222,8 +222,7 @@ test_errors(void)
                 "at most one SPEC");
     expect_fail((const char *[]){"trace", "gen", "flavour=1", "--out", out, NULL},
                 "moesim: unknown generator key 'flavour'");
-    expect_fail((const char *[]){"trace", "gen", "--zipf", "1", "--hot", "0.3", "--out", out,
-                                 NULL},
+    expect_fail((const char *[]){"trace", "gen", "--zipf", "1", "--hot", "0.3", "--out", out, NULL},
                 "give either zipf or hot, not both");
     expect_fail((const char *[]){"trace", "gen", "--ranks", "abc", "--out", out, NULL},
                 "ranks=abc: 'abc' is not a non-negative integer");
@@ -249,8 +248,8 @@ test_import(void)
     g_autofree char *csv = ms_test_write_tmp("in.csv", "layer,token,experts\n0,1,\"2 0\"\n"
                                                        "1,1,\"3 1\"\n");
     g_autofree char *out = tmp("imported.trace");
-    Run r = run((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out,
-                                 "--experts", "6", "--binary", NULL});
+    Run r = run((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out, "--experts",
+                                 "6", "--binary", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     ASSERT_CONTAINS(r.out, "6 experts, 2 MoE layers, 1 ranks, top_k 2");
     run_clear(&r);
@@ -264,18 +263,18 @@ test_import(void)
     expect_fail((const char *[]){"trace", "import", "--from", "csv", bad, "--out", out, NULL},
                 "bad.csv:3: column 'experts': 'x' is not a non-negative integer");
     g_autofree char *counts = ms_test_write_tmp("c.csv", "layer,rank,e0\n0,0,1\n");
-    expect_fail((const char *[]){"trace", "import", "--from", "counts-csv", counts, "--out", out,
-                                 NULL},
-                "give --top-k");
+    expect_fail(
+        (const char *[]){"trace", "import", "--from", "counts-csv", counts, "--out", out, NULL},
+        "give --top-k");
     expect_fail((const char *[]){"trace", "import", "--from", "tsv", csv, "--out", out, NULL},
                 "--from tsv: expected csv, jsonl or counts-csv");
     expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, NULL},
                 "trace import needs --from FORMAT, --out FILE and one INPUT");
-    expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out,
-                                 "--top-k", "abc", NULL},
+    expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out, "--top-k",
+                                 "abc", NULL},
                 "--top-k: 'abc' is not a non-negative integer");
-    expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out,
-                                 "--ranks", "0", NULL},
+    expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out, "--ranks",
+                                 "0", NULL},
                 "--ranks: 0 out of range");
 }
 

@@ -46,15 +46,15 @@ test_csv_token_ids(void)
     MsTraceImportOptions opt = {0};
     MsTraceHeader h;
     GError *error = NULL;
-    g_autoptr(MsTraceReader) r = import("iteration,layer,rank,token,experts\n"
-                                        "0,1,0,5,\"2 0\"\n"
-                                        "0,0,1,6,\"[1, 2]\"\n"
-                                        "0,0,0,5,3 1\n"
-                                        "0,1,1,6,0;3\n"
-                                        "2,0,0,1,3 2\n"
-                                        "2,1,0,1,1 0\n",
-                                        MS_TRACE_IMPORT_CSV, &opt, MS_TRACE_FORMAT_TEXT, &h,
-                                        &error);
+    g_autoptr(MsTraceReader) r =
+        import("iteration,layer,rank,token,experts\n"
+               "0,1,0,5,\"2 0\"\n"
+               "0,0,1,6,\"[1, 2]\"\n"
+               "0,0,0,5,3 1\n"
+               "0,1,1,6,0;3\n"
+               "2,0,0,1,3 2\n"
+               "2,1,0,1,1 0\n",
+               MS_TRACE_IMPORT_CSV, &opt, MS_TRACE_FORMAT_TEXT, &h, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL(h.experts, 4);
     CU_ASSERT_EQUAL(h.layers, 2);
@@ -88,10 +88,10 @@ test_csv_positional(void)
     MsTraceImportOptions opt = {.experts = 8, .ranks = 3};
     GError *error = NULL;
     MsTraceHeader h;
-    g_autoptr(MsTraceReader) r = import("layer,rank,expert0\n"
-                                        "0,1,4\n0,1,5\n1,1,6\n1,1,7\n",
-                                        MS_TRACE_IMPORT_CSV, &opt, MS_TRACE_FORMAT_BINARY, &h,
-                                        &error);
+    g_autoptr(MsTraceReader) r =
+        import("layer,rank,expert0\n"
+               "0,1,4\n0,1,5\n1,1,6\n1,1,7\n",
+               MS_TRACE_IMPORT_CSV, &opt, MS_TRACE_FORMAT_BINARY, &h, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL(h.experts, 8);
     CU_ASSERT_EQUAL(h.ranks, 3);
@@ -112,11 +112,11 @@ test_jsonl(void)
     MsTraceImportOptions opt = {.experts = 6, .layers = 3};
     GError *error = NULL;
     MsTraceHeader h;
-    g_autoptr(MsTraceReader) r = import("{\"layer\": 0, \"experts\": [3, 1], \"token\": 9}\n"
-                                        "{\"layer\": 1, \"experts\": [2, 0], \"token\": 9}\n"
-                                        "{\"layer\": 2, \"experts\": [5, 0], \"token\": 9}\n",
-                                        MS_TRACE_IMPORT_JSONL, &opt, MS_TRACE_FORMAT_TEXT, &h,
-                                        &error);
+    g_autoptr(MsTraceReader) r =
+        import("{\"layer\": 0, \"experts\": [3, 1], \"token\": 9}\n"
+               "{\"layer\": 1, \"experts\": [2, 0], \"token\": 9}\n"
+               "{\"layer\": 2, \"experts\": [5, 0], \"token\": 9}\n",
+               MS_TRACE_IMPORT_JSONL, &opt, MS_TRACE_FORMAT_TEXT, &h, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL(h.experts, 6);
     CU_ASSERT_EQUAL(h.layers, 3);
@@ -134,12 +134,12 @@ test_counts_csv(void)
     MsTraceImportOptions opt = {.top_k = 2};
     GError *error = NULL;
     MsTraceHeader h;
-    g_autoptr(MsTraceReader) r = import("iteration,layer,rank,e0,e1,e2,e3\n"
-                                        "0,0,0,1,1,1,1\n0,1,0,2,0,2,0\n"
-                                        "0,0,1,0,0,2,0\n0,1,1,0,1,0,1\n"
-                                        "3,0,0,0,2,0,0\n3,1,0,1,1,0,0\n",
-                                        MS_TRACE_IMPORT_COUNTS_CSV, &opt, MS_TRACE_FORMAT_TEXT,
-                                        &h, &error);
+    g_autoptr(MsTraceReader) r =
+        import("iteration,layer,rank,e0,e1,e2,e3\n"
+               "0,0,0,1,1,1,1\n0,1,0,2,0,2,0\n"
+               "0,0,1,0,0,2,0\n0,1,1,0,1,0,1\n"
+               "3,0,0,0,2,0,0\n3,1,0,1,1,0,0\n",
+               MS_TRACE_IMPORT_COUNTS_CSV, &opt, MS_TRACE_FORMAT_TEXT, &h, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL(h.experts, 4);
     CU_ASSERT_EQUAL(h.ranks, 2);
@@ -169,68 +169,144 @@ test_import_errors(void)
         int code;
         const char *needle;
     } cases[] = {
-        {"iteration,layer,experts\n1,0,1\n0,0,1\n", MS_TRACE_IMPORT_CSV, {0},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_ORDER,
+        {"iteration,layer,experts\n1,0,1\n0,0,1\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_ORDER,
          "in.csv:3: iteration 0 follows iteration 1: iterations must not decrease"},
-        {"layer,experts\n0,1 2\n1,3\n", MS_TRACE_IMPORT_CSV, {0}, MS_TRACE_IMPORT_ERROR,
+        {"layer,experts\n0,1 2\n1,3\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
          MS_TRACE_IMPORT_ERROR_RANGE,
          "in.csv:3: row has 1 expert ids, expected top_k = 2 (from the first row)"},
-        {"layer,experts\n0,1 2\n", MS_TRACE_IMPORT_CSV, {.top_k = 3}, MS_TRACE_IMPORT_ERROR,
-         MS_TRACE_IMPORT_ERROR_RANGE, "in.csv:2: row has 2 expert ids, expected top_k = 3 (--top-k)"},
-        {"layer,rank,e0,e1\n0,0,1,1\n", MS_TRACE_IMPORT_COUNTS_CSV, {0}, MS_TRACE_IMPORT_ERROR,
+        {"layer,experts\n0,1 2\n",
+         MS_TRACE_IMPORT_CSV,
+         {.top_k = 3},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_RANGE,
+         "in.csv:2: row has 2 expert ids, expected top_k = 3 (--top-k)"},
+        {"layer,rank,e0,e1\n0,0,1,1\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
          MS_TRACE_IMPORT_ERROR_MISSING,
          "in.csv: top_k cannot be inferred from expert counts: give --top-k"},
-        {"layer,rank,e0,e1\n0,0,1,1\n", MS_TRACE_IMPORT_COUNTS_CSV, {.top_k = 1, .experts = 3},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
+        {"layer,rank,e0,e1\n0,0,1,1\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {.top_k = 1, .experts = 3},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_RANGE,
          "in.csv: --experts 3 but the header names 2 expert columns"},
-        {"layer,experts\n", MS_TRACE_IMPORT_CSV, {0}, MS_TRACE_IMPORT_ERROR,
-         MS_TRACE_IMPORT_ERROR_MISSING, "in.csv: no data rows to infer the trace shape from"},
-        {"layer,token,experts\n0,1,2\n0,2,3\n1,1,0\n", MS_TRACE_IMPORT_CSV, {0},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_TOKEN,
+        {"layer,experts\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_MISSING,
+         "in.csv: no data rows to infer the trace shape from"},
+        {"layer,token,experts\n0,1,2\n0,2,3\n1,1,0\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_TOKEN,
          "in.csv:3: token 2 of rank 0 has no row for layer 1"},
-        {"layer,token,experts\n0,1,2\n1,1,0\n0,1,3\n", MS_TRACE_IMPORT_CSV, {0},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_TOKEN,
+        {"layer,token,experts\n0,1,2\n1,1,0\n0,1,3\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_TOKEN,
          "in.csv:4: token 1 of rank 0 has a second row for layer 0"},
-        {"layer,token,experts\n0,1,2\n1,1,0\n1,1,3\n", MS_TRACE_IMPORT_CSV, {0},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_TOKEN,
+        {"layer,token,experts\n0,1,2\n1,1,0\n1,1,3\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_TOKEN,
          "in.csv:4: token 1 of rank 0 has a second row for layer 1"},
-        {"layer,experts\n0,1 2\n0,4 2\n", MS_TRACE_IMPORT_CSV, {.experts = 4}, MS_TRACE_ERROR,
-         MS_TRACE_ERROR_RANGE, "in.csv:3: layer 0: expert 4 out of range (experts = 4)"},
-        {"layer,experts\n0,1 1\n", MS_TRACE_IMPORT_CSV, {0}, MS_TRACE_ERROR, MS_TRACE_ERROR_PATH,
+        {"layer,experts\n0,1 2\n0,4 2\n",
+         MS_TRACE_IMPORT_CSV,
+         {.experts = 4},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_RANGE,
+         "in.csv:3: layer 0: expert 4 out of range (experts = 4)"},
+        {"layer,experts\n0,1 1\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_PATH,
          "in.csv:2: layer 0: expert 1 chosen twice in one token's top_k"},
-        {"layer,experts\n0,1\n1,1\n2,1\n", MS_TRACE_IMPORT_CSV, {.layers = 2}, MS_TRACE_ERROR,
-         MS_TRACE_ERROR_RANGE, "in.csv:4: layer 2 out of range (layers = 2)"},
-        {"layer,rank,experts\n0,3,1\n", MS_TRACE_IMPORT_CSV, {.ranks = 2}, MS_TRACE_ERROR,
-         MS_TRACE_ERROR_RANGE, "in.csv:2: rank 3 out of range (ranks = 2)"},
-        {"layer,experts\n0,4294967296\n", MS_TRACE_IMPORT_CSV, {.experts = 4},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
+        {"layer,experts\n0,1\n1,1\n2,1\n",
+         MS_TRACE_IMPORT_CSV,
+         {.layers = 2},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_RANGE,
+         "in.csv:4: layer 2 out of range (layers = 2)"},
+        {"layer,rank,experts\n0,3,1\n",
+         MS_TRACE_IMPORT_CSV,
+         {.ranks = 2},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_RANGE,
+         "in.csv:2: rank 3 out of range (ranks = 2)"},
+        {"layer,experts\n0,4294967296\n",
+         MS_TRACE_IMPORT_CSV,
+         {.experts = 4},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_RANGE,
          "in.csv:2: expert id 4294967296 is too large"},
-        {"layer,experts\n0,70000\n", MS_TRACE_IMPORT_CSV, {0}, MS_TRACE_ERROR,
-         MS_TRACE_ERROR_LIMIT, "in.csv: experts = 70001 is outside 1..65536"},
-        {"layer,experts\n0,18446744073709551615\n", MS_TRACE_IMPORT_CSV, {0},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
+        {"layer,experts\n0,70000\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_LIMIT,
+         "in.csv: experts = 70001 is outside 1..65536"},
+        {"layer,experts\n0,18446744073709551615\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_RANGE,
          "in.csv: expert id 18446744073709551615 is too large"},
-        {"layer,rank,e0,e1\n0,0,1,1\n0,0,1,1\n", MS_TRACE_IMPORT_COUNTS_CSV, {.top_k = 1},
-         MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE,
+        {"layer,rank,e0,e1\n0,0,1,1\n0,0,1,1\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {.top_k = 1},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_DUPLICATE,
          "in.csv:3: duplicate count record for iteration 0 layer 0 rank 0 expert 0"},
-        {"layer,rank,e0,e1\n0,0,1,1\n1,0,1,2\n", MS_TRACE_IMPORT_COUNTS_CSV, {.top_k = 1},
-         MS_TRACE_ERROR, MS_TRACE_ERROR_INCONSISTENT,
+        {"layer,rank,e0,e1\n0,0,1,1\n1,0,1,2\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {.top_k = 1},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_INCONSISTENT,
          "in.csv:3: iteration 0 rank 0: 3 token-expert assignments at layer 1 but 2 at layer 0"},
-        {"layer,rank,e0\n0,0,4294967296\n", MS_TRACE_IMPORT_COUNTS_CSV, {.top_k = 1},
-         MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
+        {"layer,rank,e0\n0,0,4294967296\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {.top_k = 1},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_RANGE,
          "in.csv:2: 4294967296 tokens for expert 0 is too large"},
-        {"layer,rank,e0\n0,0,1\n", MS_TRACE_IMPORT_COUNTS_CSV, {.top_k = 2}, MS_TRACE_ERROR,
-         MS_TRACE_ERROR_LIMIT, "in.csv: top_k = 2 is outside 1..1"},
-        {"iteration,layer,rank,e0\n4294967295,0,0,1\n", MS_TRACE_IMPORT_COUNTS_CSV, {.top_k = 1},
-         0, 0, NULL},
-        {"layer,experts\nx,1\n", MS_TRACE_IMPORT_CSV, {0}, MS_TRACE_IMPORT_ERROR,
-         MS_TRACE_IMPORT_ERROR_SYNTAX, "in.csv:2: column 'layer': 'x' is not"},
+        {"layer,rank,e0\n0,0,1\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {.top_k = 2},
+         MS_TRACE_ERROR,
+         MS_TRACE_ERROR_LIMIT,
+         "in.csv: top_k = 2 is outside 1..1"},
+        {"iteration,layer,rank,e0\n4294967295,0,0,1\n",
+         MS_TRACE_IMPORT_COUNTS_CSV,
+         {.top_k = 1},
+         0,
+         0,
+         NULL},
+        {"layer,experts\nx,1\n",
+         MS_TRACE_IMPORT_CSV,
+         {0},
+         MS_TRACE_IMPORT_ERROR,
+         MS_TRACE_IMPORT_ERROR_SYNTAX,
+         "in.csv:2: column 'layer': 'x' is not"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
         MsTraceHeader h;
-        g_autoptr(MsTraceReader) r = import(cases[i].text, cases[i].from, &cases[i].opt,
-                                            MS_TRACE_FORMAT_TEXT, &h, &error);
+        g_autoptr(MsTraceReader) r =
+            import(cases[i].text, cases[i].from, &cases[i].opt, MS_TRACE_FORMAT_TEXT, &h, &error);
         if (cases[i].needle == NULL) {
             CU_ASSERT_PTR_NOT_NULL(r); /* the largest iteration is accepted */
             CU_ASSERT_PTR_NULL(error);

@@ -49,8 +49,8 @@ static void
 test_csv_columns(void)
 {
     GError *error = NULL;
-    g_autoptr(MsTraceImportRows) r = open_rows("layer,expert0,expert1\n1,5,3\n",
-                                               MS_TRACE_IMPORT_CSV, &error);
+    g_autoptr(MsTraceImportRows) r =
+        open_rows("layer,expert0,expert1\n1,5,3\n", MS_TRACE_IMPORT_CSV, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_FALSE(ms_trace_import_rows_has_token_ids(r));
     MsTraceImportRow row;
@@ -131,8 +131,8 @@ test_open_errors(void)
         MS_ASSERT_ERROR(error, MS_TRACE_IMPORT_ERROR, cases[i].code, cases[i].needle);
     }
     GError *error = NULL;
-    CU_ASSERT_PTR_NULL(ms_trace_import_rows_open("/nonexistent/in.csv", MS_TRACE_IMPORT_CSV,
-                                                 &error));
+    CU_ASSERT_PTR_NULL(
+        ms_trace_import_rows_open("/nonexistent/in.csv", MS_TRACE_IMPORT_CSV, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_IO,
                     "cannot open /nonexistent/in.csv");
 }
@@ -173,8 +173,8 @@ test_row_errors(void)
         {"{\"layer\": 0, \"experts\": [1], \"gate\": 0.5}\n", MS_TRACE_IMPORT_JSONL,
          MS_TRACE_IMPORT_ERROR_COLUMNS,
          "in.txt:1: unknown field 'gate' (known: iteration, layer, rank, token, experts)"},
-        {"{\"Layer\": 0, \"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL,
-         MS_TRACE_IMPORT_ERROR_COLUMNS, "unknown field 'Layer'"},
+        {"{\"Layer\": 0, \"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL, MS_TRACE_IMPORT_ERROR_COLUMNS,
+         "unknown field 'Layer'"},
         {"{\"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL, MS_TRACE_IMPORT_ERROR_COLUMNS,
          "in.txt:1: missing field 'layer'"},
         {"{\"layer\": 0}\n", MS_TRACE_IMPORT_JSONL, MS_TRACE_IMPORT_ERROR_COLUMNS,
@@ -186,8 +186,8 @@ test_row_errors(void)
         {"{\"layer\": 0, \"experts\": [1]}\n{\"layer\": 1, \"rank\": 0, \"experts\": [1]}\n",
          MS_TRACE_IMPORT_JSONL, MS_TRACE_IMPORT_ERROR_COLUMNS,
          "in.txt:2: field 'rank' is present here but absent on line 1"},
-        {"{\"layer\": -1, \"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL,
-         MS_TRACE_IMPORT_ERROR_SYNTAX, "field 'layer' is not a non-negative integer"},
+        {"{\"layer\": -1, \"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL, MS_TRACE_IMPORT_ERROR_SYNTAX,
+         "field 'layer' is not a non-negative integer"},
         {"{\"layer\": 1.0, \"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL,
          MS_TRACE_IMPORT_ERROR_SYNTAX, "field 'layer' is not a non-negative integer"},
         {"{\"layer\": \"1\", \"experts\": [1]}\n", MS_TRACE_IMPORT_JSONL,
@@ -244,14 +244,10 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"CSV rows", test_csv},
-        {"CSV column forms", test_csv_columns},
-        {"JSON Lines rows", test_jsonl},
-        {"open errors", test_open_errors},
-        {"row errors", test_row_errors},
-        {"long line", test_long_line},
-        {"read error", test_read_error},
-        {NULL, NULL},
+        {"CSV rows", test_csv},          {"CSV column forms", test_csv_columns},
+        {"JSON Lines rows", test_jsonl}, {"open errors", test_open_errors},
+        {"row errors", test_row_errors}, {"long line", test_long_line},
+        {"read error", test_read_error}, {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"trace_import_rows", NULL, NULL, tests}, {NULL}};
     return ms_test_main(argc, argv, suites);

@@ -74,8 +74,8 @@ copy_trace(const char *source, const char *path, MsTraceFormat format)
     GError *error = NULL;
     g_autoptr(MsTraceReader) r = ms_trace_reader_open(source, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    g_autoptr(MsTraceWriter) w = ms_trace_writer_new(path, format, ms_trace_reader_header(r),
-                                                     &error);
+    g_autoptr(MsTraceWriter) w =
+        ms_trace_writer_new(path, format, ms_trace_reader_header(r), &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(w);
     MsRouting *it = NULL;
     guint n = 0;
@@ -255,8 +255,8 @@ test_iteration_errors(void)
     } cases[] = {
         {"c 1 0 0 0 2\nc 1 1 0 0 2\nc 0 0 0 0 2\n", MS_TRACE_ERROR_ORDER,
          "r.trace:8: iteration 0 follows iteration 1: iterations must not decrease"},
-        {"c 0 0 0 0 2\nc 0 1 0 0 2\nc 2 0 0 0 2\nc 2 1 0 0 2\nc 1 0 0 0 2\n",
-         MS_TRACE_ERROR_ORDER, "r.trace:10: iteration 1 follows iteration 2"},
+        {"c 0 0 0 0 2\nc 0 1 0 0 2\nc 2 0 0 0 2\nc 2 1 0 0 2\nc 1 0 0 0 2\n", MS_TRACE_ERROR_ORDER,
+         "r.trace:10: iteration 1 follows iteration 2"},
         {"c 0 0 0 1 2\nc 0 1 0 1 2\nc 0 0 0 1 2\n", MS_TRACE_ERROR_DUPLICATE,
          "r.trace:8: duplicate count record for iteration 0 layer 0 rank 0 expert 1"},
         {"c 0 0 0 1 2\nt 0 5 0 0 1 2 3\n", MS_TRACE_ERROR_MIXED,

@@ -243,8 +243,7 @@ test_long_lines(void)
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_SYNTAX,
                     "t.trace:2: line longer than 65536 bytes");
     close_text(&fx);
-    g_autofree char *in_records =
-        g_strconcat(HEADER, "c 0 0 0 0 2\nc 0 0 0 1 ", junk, "\n", NULL);
+    g_autofree char *in_records = g_strconcat(HEADER, "c 0 0 0 0 2\nc 0 0 0 1 ", junk, "\n", NULL);
     fx = open_text(in_records);
     CU_ASSERT_TRUE(ms_trace_text_read_header(fx.text, &h, &error));
     MsTraceRecord rec;

@@ -116,8 +116,8 @@ test_record_errors(void)
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE, "layer 2 out of range");
     CU_ASSERT_FALSE(ms_trace_writer_write_count(w, 3, 0, 0, 9, 2, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE, "expert 9 out of range");
-    CU_ASSERT_FALSE(ms_trace_writer_write_count(w, G_GUINT64_CONSTANT(1) << 32, 0, 0, 0, 2,
-                                                &error));
+    CU_ASSERT_FALSE(
+        ms_trace_writer_write_count(w, G_GUINT64_CONSTANT(1) << 32, 0, 0, 0, 2, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_OVERFLOW,
                     "iteration 4294967296 exceeds the limit");
     CU_ASSERT_TRUE(ms_trace_writer_write_token(w, 4, 1, 0, ok, &error));
@@ -144,8 +144,8 @@ test_open_errors(void)
 {
     GError *error = NULL;
     MsTraceHeader h = shape();
-    CU_ASSERT_PTR_NULL(ms_trace_writer_new("/nonexistent/dir/x.trace", MS_TRACE_FORMAT_TEXT, &h,
-                                           &error));
+    CU_ASSERT_PTR_NULL(
+        ms_trace_writer_new("/nonexistent/dir/x.trace", MS_TRACE_FORMAT_TEXT, &h, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO,
                     "cannot create /nonexistent/dir/x.trace:");
     h.top_k = 9;

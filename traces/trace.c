@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(ms-trace-error-quark, ms_trace_error)
+/* clang-format on */
 
 const char *
 ms_trace_format_name(MsTraceFormat format)
@@ -121,8 +123,7 @@ ms_trace_header_path_len(const MsTraceHeader *header)
 }
 
 static gboolean
-check_index(const char *field, guint64 value, const char *count_name, guint32 count,
-            GError **error)
+check_index(const char *field, guint64 value, const char *count_name, guint32 count, GError **error)
 {
     if (value >= count) {
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE,

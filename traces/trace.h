@@ -99,11 +99,11 @@ typedef struct {
     MsTraceRecordKind kind;
     guint64 iteration;
     guint32 rank;
-    guint32 layer;           /* count records */
-    guint32 expert;          /* count records */
-    guint32 tokens;          /* count records */
-    guint64 token_id;        /* token records */
-    const guint32 *experts;  /* token records: layers * top_k ids, layer-major */
+    guint32 layer;          /* count records */
+    guint32 expert;         /* count records */
+    guint32 tokens;         /* count records */
+    guint64 token_id;       /* token records */
+    const guint32 *experts; /* token records: layers * top_k ids, layer-major */
 } MsTraceRecord;
 
 /* What a codec's read_record call produced. */

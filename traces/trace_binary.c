@@ -15,13 +15,13 @@ enum {
 struct _MsTraceBinary {
     FILE *file;
     char *source;
-    guint64 offset;  /* bytes consumed */
+    guint64 offset; /* bytes consumed */
     guint64 record_offset;
     guint64 records; /* records read or encoded */
     MsTraceHeader header;
     guint bits, path_len;
-    guint64 iteration;         /* of the previous record */
-    guint64 token_base;        /* previous token id of the same iteration */
+    guint64 iteration;  /* of the previous record */
+    guint64 token_base; /* previous token id of the same iteration */
     guint64 token_iteration;
     gboolean have_token;
     gboolean ended;
@@ -62,13 +62,12 @@ ms_trace_binary_prefix_error(const MsTraceBinary *b, guint64 offset, GError **er
     g_prefix_error(error, "%s:offset %" G_GUINT64_FORMAT ": ", b->source, offset);
 }
 
-static void
-fail(const MsTraceBinary *b, guint64 offset, GError **error, MsTraceError code,
-     const char *format, ...) G_GNUC_PRINTF(5, 6);
+static void fail(const MsTraceBinary *b, guint64 offset, GError **error, MsTraceError code,
+                 const char *format, ...) G_GNUC_PRINTF(5, 6);
 
 static void
-fail(const MsTraceBinary *b, guint64 offset, GError **error, MsTraceError code,
-     const char *format, ...)
+fail(const MsTraceBinary *b, guint64 offset, GError **error, MsTraceError code, const char *format,
+     ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -329,8 +328,7 @@ read_end(MsTraceBinary *b, GError **error)
     }
     if (count != b->records) {
         fail(b, b->record_offset, error, MS_TRACE_ERROR_FORMAT,
-             "end record counts %" G_GUINT64_FORMAT " records but %" G_GUINT64_FORMAT
-             " were read",
+             "end record counts %" G_GUINT64_FORMAT " records but %" G_GUINT64_FORMAT " were read",
              count, b->records);
         return MS_TRACE_READ_ERROR;
     }

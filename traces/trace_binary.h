@@ -31,8 +31,7 @@ gboolean ms_trace_binary_read_header(MsTraceBinary *bin, MsTraceHeader *header, 
 /* Reads the next record. Errors prefixed "SOURCE:offset N: " (the record's first byte):
  * _TRUNCATED (the file ends inside a record or before the end record), _FORMAT (unknown tag,
  * wrong end count, data after the end record, non-zero padding bits), _OVERFLOW, _IO. */
-MsTraceRead ms_trace_binary_read_record(MsTraceBinary *bin, MsTraceRecord *record,
-                                        GError **error);
+MsTraceRead ms_trace_binary_read_record(MsTraceBinary *bin, MsTraceRecord *record, GError **error);
 /* Byte offset of the last record read, and "SOURCE:offset N: " prefixed to an error. */
 guint64 ms_trace_binary_position(const MsTraceBinary *bin);
 void ms_trace_binary_prefix_error(const MsTraceBinary *bin, guint64 offset, GError **error);

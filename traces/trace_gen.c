@@ -8,7 +8,9 @@
 
 #include "sim/units.h"
 
+/* clang-format off */
 G_DEFINE_QUARK(ms-trace-gen-error-quark, ms_trace_gen_error)
+/* clang-format on */
 
 #define ONE (G_GUINT64_CONSTANT(1) << 32) /* 1.0 in the 32-bit fixed point of the sampler */
 
@@ -22,14 +24,18 @@ typedef struct {
     const char *name;
     KeyType type;
     gsize offset;
-    guint64 min, max; /* KEY_UINT */
+    guint64 min, max;  /* KEY_UINT */
     double dmin, dmax; /* KEY_DOUBLE */
 } SpecKey;
 
-#define UINT_KEY(n, field, lo, hi)                                                               \
-    {n, KEY_UINT, G_STRUCT_OFFSET(MsTraceGenParams, field), lo, hi, 0, 0}
-#define DOUBLE_KEY(n, field, lo, hi)                                                             \
-    {n, KEY_DOUBLE, G_STRUCT_OFFSET(MsTraceGenParams, field), 0, 0, lo, hi}
+#define UINT_KEY(n, field, lo, hi)                                                                 \
+    {                                                                                              \
+        n, KEY_UINT, G_STRUCT_OFFSET(MsTraceGenParams, field), lo, hi, 0, 0                        \
+    }
+#define DOUBLE_KEY(n, field, lo, hi)                                                               \
+    {                                                                                              \
+        n, KEY_DOUBLE, G_STRUCT_OFFSET(MsTraceGenParams, field), 0, 0, lo, hi                      \
+    }
 
 static const SpecKey spec_keys[] = {
     UINT_KEY("ranks", ranks, 1, MS_TRACE_MAX_RANKS),
@@ -241,11 +247,11 @@ struct _MsTraceGen {
     MsTraceHeader header;
     guint64 rng[4];
     double zipf;
-    double *p;         /* popularity of each rank, capped at 1/top_k */
-    guint64 *cum;      /* [experts + 1] cumulative inclusion k*p in fixed point, total k*ONE */
+    double *p;            /* popularity of each rank, capped at 1/top_k */
+    guint64 *cum;         /* [experts + 1] cumulative inclusion k*p in fixed point, total k*ONE */
     guint64 *cluster_cum; /* [clusters + 1] cumulative cluster probabilities, total ONE */
     guint32 clusters;
-    guint32 *sigma;    /* [layer][rank]: the expert at each popularity rank */
+    guint32 *sigma;                  /* [layer][rank]: the expert at each popularity rank */
     guint64 corr_below, drift_below; /* a 32-bit draw below this succeeds */
     guint32 next_iteration;
     guint32 *path;
@@ -541,8 +547,8 @@ choose_layer(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *picks, g
 {
     guint k = g->params.top_k;
     if (rand32(g) < g->corr_below) {
-        guint32 j = layer == 0 ? find_interval(g->cluster_cum, g->clusters, rand32(g))
-                               : prev_cluster;
+        guint32 j =
+            layer == 0 ? find_interval(g->cluster_cum, g->clusters, rand32(g)) : prev_cluster;
         for (guint m = 0; m < k; m++) {
             picks[m] = j * k + m;
         }

@@ -35,15 +35,15 @@ typedef enum {
 /* A plain value record; ms_trace_gen_params_init gives the documented defaults. */
 typedef struct {
     guint32 ranks, experts, layers, top_k;
-    guint32 tokens;     /* per rank and iteration */
+    guint32 tokens; /* per rank and iteration */
     guint32 iterations;
     MsTraceGenSkew skew;
-    double zipf;        /* >= 0 */
-    double hot;         /* target hottest-expert share, used when skew is HOT */
-    double corr;        /* probability of following the previous layer's expert group, [0, 1] */
-    double drift;       /* per-iteration probability that a popularity rank swaps, [0, 1] */
+    double zipf;  /* >= 0 */
+    double hot;   /* target hottest-expert share, used when skew is HOT */
+    double corr;  /* probability of following the previous layer's expert group, [0, 1] */
+    double drift; /* per-iteration probability that a popularity rank swaps, [0, 1] */
     guint64 seed;
-    gboolean counts;    /* records=counts: iterations carry counts only, no paths */
+    gboolean counts; /* records=counts: iterations carry counts only, no paths */
 } MsTraceGenParams;
 
 /* Defaults: ranks=16, experts=16, layers=12, top_k=2, tokens=256, iterations=1, zipf=1,

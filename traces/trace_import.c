@@ -11,7 +11,9 @@
 #include "trace_routing.h"
 #include "trace_writer.h"
 
+/* clang-format off */
 G_DEFINE_QUARK(ms-trace-import-error-quark, ms_trace_import_error)
+/* clang-format on */
 
 gboolean
 ms_trace_import_format_from_name(const char *name, MsTraceImportFormat *out)
@@ -105,8 +107,8 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
     }
     if (from == MS_TRACE_IMPORT_COUNTS_CSV && opt->experts && opt->experts != expert_columns) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
-                    "%s: --experts %u but the header names %u expert columns", input,
-                    opt->experts, expert_columns);
+                    "%s: --experts %u but the header names %u expert columns", input, opt->experts,
+                    expert_columns);
         return FALSE;
     }
     if (!seen->any && !(opt->layers && opt->ranks && (opt->experts || expert_columns))) {
@@ -139,9 +141,9 @@ typedef struct {
     MsTraceImportRows *src;
     guint64 iteration;
     /* Rows of the current iteration (token formats). */
-    GArray *rows;   /* TokenRow */
-    GArray *ids;    /* guint32, top_k per row */
-    guint32 *path;  /* layers * top_k */
+    GArray *rows;       /* TokenRow */
+    GArray *ids;        /* guint32, top_k per row */
+    guint32 *path;      /* layers * top_k */
     MsRouting *routing; /* counts-csv: the iteration being filled */
     guint64 last_line;
 } Convert;
@@ -265,8 +267,7 @@ flush_counts(Convert *c, GError **error)
 static gboolean
 flush(Convert *c, GError **error)
 {
-    return c->from == MS_TRACE_IMPORT_COUNTS_CSV ? flush_counts(c, error)
-                                                 : flush_tokens(c, error);
+    return c->from == MS_TRACE_IMPORT_COUNTS_CSV ? flush_counts(c, error) : flush_tokens(c, error);
 }
 
 static gboolean
@@ -357,8 +358,8 @@ scan(const char *input, MsTraceImportFormat from, const MsTraceImportOptions *op
         }
     }
     return got == MS_TRACE_READ_END &&
-           infer_header(input, from, opt, &seen, ms_trace_import_rows_expert_columns(rows),
-                        header, error);
+           infer_header(input, from, opt, &seen, ms_trace_import_rows_expert_columns(rows), header,
+                        error);
 }
 
 static void
@@ -391,14 +392,12 @@ convert(Convert *c, const char *output, MsTraceFormat out_format, GError **error
             return FALSE;
         }
     }
-    return got == MS_TRACE_READ_END && flush(c, error) &&
-           ms_trace_writer_close(c->writer, error);
+    return got == MS_TRACE_READ_END && flush(c, error) && ms_trace_writer_close(c->writer, error);
 }
 
 gboolean
 ms_trace_import(const char *input, MsTraceImportFormat from, const MsTraceImportOptions *options,
-                const char *output, MsTraceFormat out_format, MsTraceHeader *header,
-                GError **error)
+                const char *output, MsTraceFormat out_format, MsTraceHeader *header, GError **error)
 {
     g_return_val_if_fail(input != NULL && options != NULL && output != NULL, FALSE);
     Convert c = {.input = input, .from = from};

@@ -39,9 +39,8 @@ struct _MsTraceImportRows {
     guint64 decided_line;
 };
 
-static void
-fail(const MsTraceImportRows *r, GError **error, MsTraceImportError code, const char *format,
-     ...) G_GNUC_PRINTF(4, 5);
+static void fail(const MsTraceImportRows *r, GError **error, MsTraceImportError code,
+                 const char *format, ...) G_GNUC_PRINTF(4, 5);
 
 static void
 fail(const MsTraceImportRows *r, GError **error, MsTraceImportError code, const char *format, ...)
@@ -115,8 +114,8 @@ cell(const MsTraceImportRows *r, guint i)
 static void
 trim_cell(MsTraceImportRows *r, gsize start)
 {
-    while (r->cells->len > start && (r->cells->str[r->cells->len - 1] == ' ' ||
-                                     r->cells->str[r->cells->len - 1] == '\t')) {
+    while (r->cells->len > start &&
+           (r->cells->str[r->cells->len - 1] == ' ' || r->cells->str[r->cells->len - 1] == '\t')) {
         g_string_truncate(r->cells, r->cells->len - 1);
     }
 }
@@ -301,8 +300,9 @@ parse_u64(MsTraceImportRows *r, const char *field, const char *text, gsize len, 
              field, (int)MIN(len, 64), text);
         return FALSE;
     case MS_TRACE_NUMBER_OVERFLOW:
-        fail(r, error, MS_TRACE_IMPORT_ERROR_RANGE, "%s: %.*s is too large (at most %" G_GUINT64_FORMAT ")",
-             field, (int)MIN(len, 64), text, max);
+        fail(r, error, MS_TRACE_IMPORT_ERROR_RANGE,
+             "%s: %.*s is too large (at most %" G_GUINT64_FORMAT ")", field, (int)MIN(len, 64),
+             text, max);
         return FALSE;
     }
     return FALSE;
@@ -359,8 +359,8 @@ next_csv(MsTraceImportRows *r, const char *text, MsTraceImportRow *row, GError *
         return MS_TRACE_READ_ERROR;
     }
     if (r->starts->len != r->n_columns) {
-        fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "expected %u fields as in the header row, got %u",
-             r->n_columns, r->starts->len);
+        fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX,
+             "expected %u fields as in the header row, got %u", r->n_columns, r->starts->len);
         return MS_TRACE_READ_ERROR;
     }
     guint64 layer, rank;
@@ -374,7 +374,7 @@ next_csv(MsTraceImportRows *r, const char *text, MsTraceImportRow *row, GError *
     row->rank = (guint32)rank;
     if (r->col[COL_EXPERTS] >= 0) {
         return parse_id_list(r, cell(r, (guint)r->col[COL_EXPERTS]), error) ? MS_TRACE_READ_RECORD
-                                                                           : MS_TRACE_READ_ERROR;
+                                                                            : MS_TRACE_READ_ERROR;
     }
     for (guint i = 0; i < r->expert_cols->len; i++) {
         guint c = g_array_index(r->expert_cols, guint, i);
@@ -397,8 +397,7 @@ json_u64(MsTraceImportRows *r, const char *field, JsonNode *node, guint64 *out, 
         *out = (guint64)json_node_get_int(node);
         return TRUE;
     }
-    fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "field '%s' is not a non-negative integer",
-         field);
+    fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "field '%s' is not a non-negative integer", field);
     return FALSE;
 }
 
@@ -422,8 +421,7 @@ json_presence(MsTraceImportRows *r, JsonObject *obj, GError **error)
             fail(r, error, MS_TRACE_IMPORT_ERROR_COLUMNS,
                  "field '%s' is %s here but %s on line %" G_GUINT64_FORMAT
                  " (give it on every line or on none)",
-                 named[i], has ? "present" : "absent", has ? "absent" : "present",
-                 r->decided_line);
+                 named[i], has ? "present" : "absent", has ? "absent" : "present", r->decided_line);
             return FALSE;
         }
     }

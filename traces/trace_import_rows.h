@@ -14,8 +14,8 @@ typedef struct {
     guint64 line;
     guint64 iteration; /* 0 when the input has no iteration column */
     guint32 layer;
-    guint32 rank;      /* 0 when the input has no rank column */
-    guint64 token;     /* when ms_trace_import_rows_has_token_ids */
+    guint32 rank;  /* 0 when the input has no rank column */
+    guint64 token; /* when ms_trace_import_rows_has_token_ids */
     guint n_values;
     const guint64 *values; /* expert ids, or tokens per expert for counts-csv; owned by the
                               reader until the next row */

@@ -62,13 +62,13 @@ compare_names(gconstpointer a, gconstpointer b)
 char **
 ms_trace_sample_names(void)
 {
-    char **children = g_resource_enumerate_children(ms_traces_get_resource(), SAMPLE_PREFIX, 0,
-                                                    NULL);
+    char **children =
+        g_resource_enumerate_children(ms_traces_get_resource(), SAMPLE_PREFIX, 0, NULL);
     GPtrArray *names = g_ptr_array_new();
     for (guint i = 0; children && children[i]; i++) {
         if (g_str_has_suffix(children[i], SAMPLE_SUFFIX)) {
-            g_ptr_array_add(names, g_strndup(children[i], strlen(children[i]) -
-                                                               strlen(SAMPLE_SUFFIX)));
+            g_ptr_array_add(names,
+                            g_strndup(children[i], strlen(children[i]) - strlen(SAMPLE_SUFFIX)));
         }
     }
     g_strfreev(children);
@@ -81,8 +81,8 @@ static gboolean
 open_sample(MsTraceReader *r, const char *name, GError **error)
 {
     g_autofree char *path = g_strconcat(SAMPLE_PREFIX, name, SAMPLE_SUFFIX, NULL);
-    r->bytes = strchr(name, '/') ? NULL
-                                 : g_resource_lookup_data(ms_traces_get_resource(), path, 0, NULL);
+    r->bytes =
+        strchr(name, '/') ? NULL : g_resource_lookup_data(ms_traces_get_resource(), path, 0, NULL);
     if (r->bytes == NULL || g_bytes_get_size(r->bytes) == 0) {
         g_auto(GStrv) names = ms_trace_sample_names();
         g_autofree char *list = g_strjoinv(", ", names);
@@ -96,8 +96,8 @@ open_sample(MsTraceReader *r, const char *name, GError **error)
     r->own_file = TRUE;
     if (r->file == NULL) {
         int e = errno;
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot open sample '%s': %s",
-                    name, g_strerror(e));
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot open sample '%s': %s", name,
+                    g_strerror(e));
         return FALSE;
     }
     return TRUE;
@@ -310,8 +310,7 @@ ms_trace_reader_next_iteration(MsTraceReader *r, MsRouting **out, GError **error
         return FALSE;
     }
     GError *local = NULL;
-    gboolean ok = r->gen ? ms_trace_gen_next(r->gen, out, &local)
-                         : next_from_file(r, out, &local);
+    gboolean ok = r->gen ? ms_trace_gen_next(r->gen, out, &local) : next_from_file(r, out, &local);
     if (local) {
         r->failed = TRUE;
         g_propagate_error(error, local);

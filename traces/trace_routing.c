@@ -28,9 +28,9 @@ struct _MsRouting {
     guint8 *count_given;  /* bitmap of cells given by count records, while building */
     guint32 *rank_tokens; /* [rank] */
     /* Token paths: while building in arrival order, once sealed grouped by rank (stable). */
-    GArray *paths;      /* guint16, path_len per token */
-    GArray *token_rank; /* guint32, building only */
-    GArray *token_ids;  /* guint64 */
+    GArray *paths;       /* guint16, path_len per token */
+    GArray *token_rank;  /* guint32, building only */
+    GArray *token_ids;   /* guint64 */
     guint32 *rank_first; /* [ranks + 1], sealed: index of each rank's first token */
     TokenKey *keys;
     gsize n_keys, cap_keys;
@@ -92,8 +92,7 @@ set_kind(MsRouting *r, Kind kind, GError **error)
 {
     if (r->kind != KIND_EMPTY && r->kind != kind) {
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_MIXED,
-                    "iteration %" G_GUINT64_FORMAT " mixes count and token records",
-                    r->iteration);
+                    "iteration %" G_GUINT64_FORMAT " mixes count and token records", r->iteration);
         return FALSE;
     }
     r->kind = kind;
@@ -101,8 +100,8 @@ set_kind(MsRouting *r, Kind kind, GError **error)
 }
 
 gboolean
-ms_routing_add_count(MsRouting *r, guint32 layer, guint32 src_rank, guint32 expert,
-                     guint32 tokens, GError **error)
+ms_routing_add_count(MsRouting *r, guint32 layer, guint32 src_rank, guint32 expert, guint32 tokens,
+                     GError **error)
 {
     g_return_val_if_fail(r != NULL && !r->sealed, FALSE);
     if (!ms_trace_check_count(&r->header, layer, src_rank, expert, error) ||
@@ -188,13 +187,14 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
     }
     if (r->rank_tokens[src_rank] >= MS_TRACE_MAX_TOKENS_PER_RANK) {
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
-                    "rank %u routes more than %u tokens in iteration %" G_GUINT64_FORMAT,
-                    src_rank, MS_TRACE_MAX_TOKENS_PER_RANK, r->iteration);
+                    "rank %u routes more than %u tokens in iteration %" G_GUINT64_FORMAT, src_rank,
+                    MS_TRACE_MAX_TOKENS_PER_RANK, r->iteration);
         return FALSE;
     }
     if (!keys_insert(r, token_id, src_rank)) {
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE,
-                    "token %" G_GUINT64_FORMAT " of rank %u appears twice in iteration %" G_GUINT64_FORMAT,
+                    "token %" G_GUINT64_FORMAT
+                    " of rank %u appears twice in iteration %" G_GUINT64_FORMAT,
                     token_id, src_rank, r->iteration);
         return FALSE;
     }
@@ -359,8 +359,7 @@ ms_routing_count(const MsRouting *r, guint32 layer, guint32 src_rank, guint32 ex
 const guint32 *
 ms_routing_counts(const MsRouting *r, guint32 layer, guint32 src_rank)
 {
-    g_return_val_if_fail(r->sealed && layer < r->header.layers && src_rank < r->header.ranks,
-                         NULL);
+    g_return_val_if_fail(r->sealed && layer < r->header.layers && src_rank < r->header.ranks, NULL);
     return r->counts + cell_index(r, layer, src_rank, 0);
 }
 
@@ -413,15 +412,15 @@ ms_routing_token_experts(const MsRouting *r, guint32 rank, guint32 token, guint3
                          NULL);
     gsize t = (gsize)r->rank_first[rank] + token;
     return &g_array_index(r->paths, guint16,
-                          t * ms_trace_header_path_len(&r->header) + (gsize)layer * r->header.top_k);
+                          t * ms_trace_header_path_len(&r->header) +
+                              (gsize)layer * r->header.top_k);
 }
 
 guint64
 ms_routing_token_id(const MsRouting *r, guint32 rank, guint32 token)
 {
-    g_return_val_if_fail(ms_routing_has_paths(r) && rank < r->header.ranks &&
-                             token < r->rank_tokens[rank],
-                         0);
+    g_return_val_if_fail(
+        ms_routing_has_paths(r) && rank < r->header.ranks && token < r->rank_tokens[rank], 0);
     return g_array_index(r->token_ids, guint64, (gsize)r->rank_first[rank] + token);
 }
 

@@ -44,8 +44,7 @@ void ms_routing_drop_paths(MsRouting *routing);
 const MsTraceHeader *ms_routing_header(const MsRouting *routing);
 guint64 ms_routing_iteration(const MsRouting *routing);
 /* Tokens routed from src_rank to expert at layer. */
-guint32 ms_routing_count(const MsRouting *routing, guint32 layer, guint32 src_rank,
-                         guint32 expert);
+guint32 ms_routing_count(const MsRouting *routing, guint32 layer, guint32 src_rank, guint32 expert);
 /* The row of counts of (layer, src_rank): experts entries, owned by the routing. */
 const guint32 *ms_routing_counts(const MsRouting *routing, guint32 layer, guint32 src_rank);
 /* Tokens routed to expert at layer from all ranks. */

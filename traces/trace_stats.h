@@ -31,8 +31,8 @@ typedef struct {
     double max_mean;      /* max load / mean load */
     double gini;
     double entropy_bits;
-    double entropy_norm;  /* entropy / log2(experts); 1 for a single expert */
-    gboolean has_paths;   /* path figures below are set (paths exist and a next layer exists) */
+    double entropy_norm; /* entropy / log2(experts); 1 for a single expert */
+    gboolean has_paths;  /* path figures below are set (paths exist and a next layer exists) */
     double path_consistency;
     double path_baseline;
 } MsTraceLayerStats;

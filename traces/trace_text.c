@@ -62,8 +62,7 @@ ms_trace_text_prefix_error(const MsTraceText *t, guint64 line, GError **error)
     g_prefix_error(error, "%s:%" G_GUINT64_FORMAT ": ", t->source, line);
 }
 
-static void
-fail(const MsTraceText *t, GError **error, MsTraceError code, const char *format, ...)
+static void fail(const MsTraceText *t, GError **error, MsTraceError code, const char *format, ...)
     G_GNUC_PRINTF(4, 5);
 
 static void
@@ -73,8 +72,8 @@ fail(const MsTraceText *t, GError **error, MsTraceError code, const char *format
     va_start(ap, format);
     g_autofree char *msg = g_strdup_vprintf(format, ap);
     va_end(ap);
-    g_set_error(error, MS_TRACE_ERROR, code, "%s:%" G_GUINT64_FORMAT ": %s", t->source,
-                t->line_no, msg);
+    g_set_error(error, MS_TRACE_ERROR, code, "%s:%" G_GUINT64_FORMAT ": %s", t->source, t->line_no,
+                msg);
 }
 
 /* Reads the next line into t->line. *got is FALSE at the end. */

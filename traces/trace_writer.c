@@ -163,8 +163,8 @@ ms_trace_writer_write_count(MsTraceWriter *w, guint64 iteration, guint32 layer, 
 }
 
 gboolean
-ms_trace_writer_write_token(MsTraceWriter *w, guint64 iteration, guint64 token_id,
-                            guint32 src_rank, const guint32 *experts, GError **error)
+ms_trace_writer_write_token(MsTraceWriter *w, guint64 iteration, guint64 token_id, guint32 src_rank,
+                            const guint32 *experts, GError **error)
 {
     if (!check_order(w, iteration, MS_TRACE_RECORD_TOKEN, error) ||
         !ms_trace_check_token(&w->header, src_rank, experts, error)) {

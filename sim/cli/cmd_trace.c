@@ -60,9 +60,9 @@ gen_write(const MsTraceGenParams *params, const char *out, gboolean binary, GErr
     if (gen == NULL) {
         return FALSE;
     }
-    g_autoptr(MsTraceWriter) w = ms_trace_writer_new(
-        out, binary ? MS_TRACE_FORMAT_BINARY : MS_TRACE_FORMAT_TEXT, ms_trace_gen_header(gen),
-        error);
+    g_autoptr(MsTraceWriter) w =
+        ms_trace_writer_new(out, binary ? MS_TRACE_FORMAT_BINARY : MS_TRACE_FORMAT_TEXT,
+                            ms_trace_gen_header(gen), error);
     if (w == NULL) {
         return FALSE;
     }
@@ -93,18 +93,22 @@ trace_gen(int argc, char **argv)
     GOptionEntry entries[G_N_ELEMENTS(gen_options) + 4];
     memset(entries, 0, sizeof(entries));
     for (guint i = 0; i < G_N_ELEMENTS(gen_options); i++) {
-        entries[i] = (GOptionEntry){gen_options[i].name, 0, 0, G_OPTION_ARG_STRING, &values[i],
+        entries[i] = (GOptionEntry){gen_options[i].name, 0,      0, G_OPTION_ARG_STRING, &values[i],
                                     gen_options[i].help, "VALUE"};
     }
     g_autofree char *out = NULL;
     gboolean binary = FALSE, counts = FALSE;
     guint n = G_N_ELEMENTS(gen_options);
-    entries[n++] = (GOptionEntry){"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
-                                  "write the trace to FILE ('-' = stdout)", "FILE"};
-    entries[n++] = (GOptionEntry){"binary", 'b', 0, G_OPTION_ARG_NONE, &binary,
-                                  "binary form (default: text)", NULL};
-    entries[n++] = (GOptionEntry){"counts", 0, 0, G_OPTION_ARG_NONE, &counts,
-                                  "count records only (default: token records with paths)", NULL};
+    entries[n++] = (GOptionEntry){
+        "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the trace to FILE ('-' = stdout)",
+        "FILE"};
+    entries[n++] = (GOptionEntry){
+        "binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL};
+    entries[n++] =
+        (GOptionEntry){"counts", 0,
+                       0,        G_OPTION_ARG_NONE,
+                       &counts,  "count records only (default: token records with paths)",
+                       NULL};
     gboolean parsed = ms_cli_parse(
         &argc, &argv, entries, "[SPEC]", "Generate a synthetic expert-selection trace.",
         "SPEC is KEY=VALUE,... with the keys ranks experts layers top_k tokens iterations zipf\n"
@@ -161,8 +165,8 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
     if (h->generator[0]) {
         printf("generator   %s\n", h->generator);
     }
-    printf("iterations  %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " with token paths), %" G_GUINT64_FORMAT
-           " tokens\n\n",
+    printf("iterations  %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+           " with token paths), %" G_GUINT64_FORMAT " tokens\n\n",
            ms_trace_stats_iterations(stats), ms_trace_stats_path_iterations(stats),
            ms_trace_stats_tokens(stats));
     printf("%6s %9s %8s %8s %6s %8s %9s %9s %9s\n", "layer", "hot_share", "hot_max", "max/mean",
@@ -177,10 +181,11 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
     MsTraceLayerStats all;
     ms_trace_stats_summary(stats, &all);
     print_row("all", &all);
-    printf("\nhot_share: hottest expert's share of a layer's token-expert assignments (mean over\n"
-           "iterations); entropy in bits; path_cons: share of the next-layer choices of the tokens\n"
-           "that chose an expert falling on that group's top_k next experts; path_base: the same\n"
-           "for independent choices.\n");
+    printf(
+        "\nhot_share: hottest expert's share of a layer's token-expert assignments (mean over\n"
+        "iterations); entropy in bits; path_cons: share of the next-layer choices of the tokens\n"
+        "that chose an expert falling on that group's top_k next experts; path_base: the same\n"
+        "for independent choices.\n");
 }
 
 static JsonNode *
@@ -222,8 +227,10 @@ header_json(const MsTraceHeader *h)
     const struct {
         const char *name;
         guint32 value;
-    } fields[] = {{"experts", h->experts}, {"layers", h->layers},
-                  {"ranks", h->ranks},     {"top_k", h->top_k},
+    } fields[] = {{"experts", h->experts},
+                  {"layers", h->layers},
+                  {"ranks", h->ranks},
+                  {"top_k", h->top_k},
                   {"tokens_per_rank", h->tokens_per_rank}};
     for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
         json_builder_set_member_name(b, fields[i].name);
@@ -300,8 +307,10 @@ trace_info(int argc, char **argv)
 {
     g_autofree char *json = NULL;
     GOptionEntry entries[] = {
-        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "also write the figures as JSON ('-' = "
-                                                       "stdout, instead of the table)", "FILE"},
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
+         "also write the figures as JSON ('-' = "
+         "stdout, instead of the table)",
+         "FILE"},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, "FILE|sample:NAME|gen:SPEC",
@@ -321,8 +330,7 @@ trace_info(int argc, char **argv)
 /* ---- import ---- */
 
 static gboolean
-parse_count_option(const char *name, const char *value, guint64 max, guint32 *out,
-                   GError **error)
+parse_count_option(const char *name, const char *value, guint64 max, guint32 *out, GError **error)
 {
     guint64 v = 0;
     if (value == NULL) {
@@ -378,10 +386,8 @@ trace_import(int argc, char **argv)
         {"binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
         {"experts", 0, 0, G_OPTION_ARG_STRING, &counts[0], "experts (default: largest id + 1)",
          "N"},
-        {"layers", 0, 0, G_OPTION_ARG_STRING, &counts[1], "MoE layers (default: largest + 1)",
-         "N"},
-        {"ranks", 0, 0, G_OPTION_ARG_STRING, &counts[2], "ranks (default: largest + 1, or 1)",
-         "N"},
+        {"layers", 0, 0, G_OPTION_ARG_STRING, &counts[1], "MoE layers (default: largest + 1)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &counts[2], "ranks (default: largest + 1, or 1)", "N"},
         {"top-k", 0, 0, G_OPTION_ARG_STRING, &counts[3],
          "experts per token and layer (default: ids per row; required for counts-csv)", "K"},
         {NULL},
@@ -423,8 +429,9 @@ trace_usage(FILE *out)
     }
     g_auto(GStrv) samples = ms_trace_sample_names();
     g_autofree char *list = g_strjoinv(", ", samples);
-    fprintf(out, "\nA trace is a file (text or binary), sample:NAME (shipped: %s) or gen:SPEC.\n"
-                 "Run 'moesim trace SUBCOMMAND --help' for its options.\n",
+    fprintf(out,
+            "\nA trace is a file (text or binary), sample:NAME (shipped: %s) or gen:SPEC.\n"
+            "Run 'moesim trace SUBCOMMAND --help' for its options.\n",
             list);
 }
 

@@ -131,8 +131,8 @@ in_child(const char *path, MsTraceFormat format, guint iterations, gboolean read
 static void
 print_row(guint scale, const char *form, const char *op, const Result *r)
 {
-    printf("%5ux  %-6s  %-5s  %10" G_GUINT64_FORMAT "  %9.1f  %7.3f  %12.0f  %8.1f  %9" G_GUINT64_FORMAT
-           "\n",
+    printf("%5ux  %-6s  %-5s  %10" G_GUINT64_FORMAT
+           "  %9.1f  %7.3f  %12.0f  %8.1f  %9" G_GUINT64_FORMAT "\n",
            scale, form, op, r->records, r->bytes / 1e6, r->seconds,
            r->seconds > 0 ? r->records / r->seconds : 0,
            r->seconds > 0 ? r->bytes / 1e6 / r->seconds : 0, r->hwm_kib);
