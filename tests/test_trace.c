@@ -6,11 +6,7 @@ static MsTraceHeader
 shape(guint32 experts, guint32 layers, guint32 ranks, guint32 top_k)
 {
     MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = experts;
-    h.layers = layers;
-    h.ranks = ranks;
-    h.top_k = top_k;
+    ms_trace_header_init_shape(&h, experts, layers, ranks, top_k);
     return h;
 }
 
@@ -21,6 +17,12 @@ test_header_limits(void)
     MsTraceHeader h = shape(16, 12, 16, 2);
     CU_ASSERT_TRUE(ms_trace_header_validate(&h, &error));
     CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_EQUAL(h.experts, 16);
+    CU_ASSERT_EQUAL(h.layers, 12);
+    CU_ASSERT_EQUAL(h.ranks, 16);
+    CU_ASSERT_EQUAL(h.top_k, 2);
+    CU_ASSERT_EQUAL(h.tokens_per_rank, 0);
+    CU_ASSERT_STRING_EQUAL(h.generator, "");
     static const struct {
         guint32 experts, layers, ranks, top_k, tokens;
         const char *needle;

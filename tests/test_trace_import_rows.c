@@ -92,15 +92,18 @@ test_jsonl(void)
     CU_ASSERT_PTR_NULL(error);
 }
 
+/* An input, its format, and the error code and message text it must give. */
+typedef struct {
+    const char *text;
+    MsTraceImportFormat format;
+    int code;
+    const char *needle;
+} ErrorCase;
+
 static void
 test_open_errors(void)
 {
-    static const struct {
-        const char *text;
-        MsTraceImportFormat format;
-        int code;
-        const char *needle;
-    } cases[] = {
+    static const ErrorCase cases[] = {
         {"", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_COLUMNS,
          "in.txt:1: no header row (the file is empty)"},
         {"# only\n# comments\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_COLUMNS,
@@ -140,12 +143,7 @@ test_open_errors(void)
 static void
 test_row_errors(void)
 {
-    static const struct {
-        const char *text;
-        MsTraceImportFormat format;
-        int code;
-        const char *needle;
-    } cases[] = {
+    static const ErrorCase cases[] = {
         {"layer,experts\n0,1 2,3\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_SYNTAX,
          "in.txt:2: expected 2 fields as in the header row, got 3"},
         {"layer,experts\nzero,1 2\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_SYNTAX,

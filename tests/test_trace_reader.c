@@ -307,11 +307,7 @@ test_binary_errors(void)
 {
     /* 5 experts take 3 bits, so a packed id can say 7: caught with the record's offset. */
     MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = 5;
-    h.layers = 1;
-    h.ranks = 1;
-    h.top_k = 1;
+    ms_trace_header_init_shape(&h, 5, 1, 1, 1);
     g_autofree char *path = g_build_filename(ms_test_tmpdir(), "ids.bin", NULL);
     GError *error = NULL;
     g_autoptr(MsTraceWriter) w = ms_trace_writer_new(path, MS_TRACE_FORMAT_BINARY, &h, &error);

@@ -30,11 +30,7 @@ static MsTraceHeader
 shape(guint32 experts, guint32 layers, guint32 ranks, guint32 top_k)
 {
     MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = experts;
-    h.layers = layers;
-    h.ranks = ranks;
-    h.top_k = top_k;
+    ms_trace_header_init_shape(&h, experts, layers, ranks, top_k);
     return h;
 }
 

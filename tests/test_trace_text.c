@@ -92,11 +92,7 @@ static void
 test_encode(void)
 {
     MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = 4;
-    h.layers = 2;
-    h.ranks = 3;
-    h.top_k = 2;
+    ms_trace_header_init_shape(&h, 4, 2, 3, 2);
     h.tokens_per_rank = 7;
     g_assert(ms_trace_header_set_generator(&h, "here", NULL));
     g_autoptr(GString) out = g_string_new(NULL);

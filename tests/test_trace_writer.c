@@ -11,11 +11,7 @@ static MsTraceHeader
 shape(void)
 {
     MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = 4;
-    h.layers = 2;
-    h.ranks = 2;
-    h.top_k = 2;
+    ms_trace_header_init_shape(&h, 4, 2, 2, 2);
     return h;
 }
 

@@ -29,6 +29,17 @@ ms_trace_header_init(MsTraceHeader *header)
     memset(header, 0, sizeof(*header));
 }
 
+void
+ms_trace_header_init_shape(MsTraceHeader *header, guint32 experts, guint32 layers, guint32 ranks,
+                           guint32 top_k)
+{
+    ms_trace_header_init(header);
+    header->experts = experts;
+    header->layers = layers;
+    header->ranks = ranks;
+    header->top_k = top_k;
+}
+
 static gboolean
 check_limit(const char *field, guint64 value, guint64 max, GError **error)
 {

@@ -68,6 +68,9 @@ typedef struct {
 
 /* Sets every count to 0 and the generator to "". */
 void ms_trace_header_init(MsTraceHeader *header);
+/* The same, then sets the shape (tokens_per_rank 0, no generator); nothing is validated. */
+void ms_trace_header_init_shape(MsTraceHeader *header, guint32 experts, guint32 layers,
+                                guint32 ranks, guint32 top_k);
 /* Checks every field against the limits and each other (top_k <= experts, the cell bound).
  * FALSE with MS_TRACE_ERROR_LIMIT naming the field and the bad value. */
 gboolean ms_trace_header_validate(const MsTraceHeader *header, GError **error);

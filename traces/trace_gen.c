@@ -187,11 +187,7 @@ ms_trace_gen_params_validate(const MsTraceGenParams *p, GError **error)
         return FALSE;
     }
     MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = p->experts;
-    h.layers = p->layers;
-    h.ranks = p->ranks;
-    h.top_k = p->top_k;
+    ms_trace_header_init_shape(&h, p->experts, p->layers, p->ranks, p->top_k);
     h.tokens_per_rank = p->tokens;
     g_autoptr(GError) local = NULL;
     if (!ms_trace_header_validate(&h, &local)) {
@@ -459,11 +455,8 @@ ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
     MsTraceGen *g = g_new0(MsTraceGen, 1);
     g->params = *params;
     g->zipf = zipf;
-    ms_trace_header_init(&g->header);
-    g->header.experts = params->experts;
-    g->header.layers = params->layers;
-    g->header.ranks = params->ranks;
-    g->header.top_k = params->top_k;
+    ms_trace_header_init_shape(&g->header, params->experts, params->layers, params->ranks,
+                               params->top_k);
     g->header.tokens_per_rank = params->tokens;
     g_autofree char *spec = ms_trace_gen_params_to_spec(params);
     g_autofree char *line = g_strconcat("moesim trace gen ", spec, NULL);

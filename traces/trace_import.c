@@ -213,6 +213,17 @@ join_token(Convert *c, const TokenRow *rows, guint n, GError **error)
     return TRUE;
 }
 
+/* Seals an iteration (an error names its last line) and writes it. */
+static gboolean
+write_iteration(Convert *c, MsRouting *r, GError **error)
+{
+    if (!ms_routing_seal(r, error)) {
+        g_prefix_error(error, "%s:%" G_GUINT64_FORMAT ": ", c->input, c->last_line);
+        return FALSE;
+    }
+    return ms_trace_writer_write_routing(c->writer, r, error);
+}
+
 static gboolean
 flush_tokens(Convert *c, GError **error)
 {
@@ -243,11 +254,7 @@ flush_tokens(Convert *c, GError **error)
     }
     g_array_set_size(c->rows, 0);
     g_array_set_size(c->ids, 0);
-    if (!ms_routing_seal(r, error)) {
-        g_prefix_error(error, "%s:%" G_GUINT64_FORMAT ": ", c->input, c->last_line);
-        return FALSE;
-    }
-    return ms_trace_writer_write_routing(c->writer, r, error);
+    return write_iteration(c, r, error);
 }
 
 static gboolean
@@ -257,11 +264,7 @@ flush_counts(Convert *c, GError **error)
         return TRUE;
     }
     g_autoptr(MsRouting) r = g_steal_pointer(&c->routing);
-    if (!ms_routing_seal(r, error)) {
-        g_prefix_error(error, "%s:%" G_GUINT64_FORMAT ": ", c->input, c->last_line);
-        return FALSE;
-    }
-    return ms_trace_writer_write_routing(c->writer, r, error);
+    return write_iteration(c, r, error);
 }
 
 static gboolean
