@@ -261,6 +261,38 @@ test_unreachable_hot(void)
     p.ranks = 0;
     CU_ASSERT_PTR_NULL(ms_trace_gen_new(&p, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_LIMIT, "ranks = 0 is outside");
+    /* Parameters filled in by code get the same range checks as parsed ones. */
+    static const struct {
+        const char *field;
+        double value;
+        const char *needle;
+    } bad[] = {
+        {"corr", 2, "corr=2 is outside 0..1"},
+        {"drift", -0.5, "drift=-0.5 is outside 0..1"},
+        {"zipf", NAN, "zipf=nan is outside 0..64"},
+        {"hot", 1.5, "hot=1.5 is outside"},
+        {"tokens", 0, "tokens=0 is outside 1..67108864"},
+        {"iterations", 0, "iterations=0 is outside"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        ms_trace_gen_params_init(&p);
+        if (strcmp(bad[i].field, "corr") == 0) {
+            p.corr = bad[i].value;
+        } else if (strcmp(bad[i].field, "drift") == 0) {
+            p.drift = bad[i].value;
+        } else if (strcmp(bad[i].field, "zipf") == 0) {
+            p.zipf = bad[i].value;
+        } else if (strcmp(bad[i].field, "hot") == 0) {
+            p.skew = MS_TRACE_GEN_SKEW_HOT;
+            p.hot = bad[i].value;
+        } else if (strcmp(bad[i].field, "tokens") == 0) {
+            p.tokens = 0;
+        } else {
+            p.iterations = 0;
+        }
+        CU_ASSERT_PTR_NULL(ms_trace_gen_new(&p, &error));
+        MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE, bad[i].needle);
+    }
 }
 
 static void

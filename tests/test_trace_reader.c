@@ -208,6 +208,21 @@ test_generated(void)
 }
 
 static void
+test_stdin(void)
+{
+    g_autofree char *path = ms_test_write_tmp("in.trace", HEADER "c 0 0 0 7 2\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(freopen(path, "rb", stdin));
+    GError *error = NULL;
+    g_autoptr(MsTraceReader) r = ms_trace_reader_open("-", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_STRING_EQUAL(ms_trace_reader_source(r), "-");
+    MsRouting *it = NULL;
+    CU_ASSERT_FALSE(ms_trace_reader_next_iteration(r, &it, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE,
+                    "<stdin>:6: expert 7 out of range (experts = 4)");
+}
+
+static void
 test_open_errors(void)
 {
     GError *error = NULL;
@@ -345,6 +360,7 @@ main(int argc, char **argv)
         {"text <-> binary round trips", test_round_trips},
         {"shipped samples", test_samples},
         {"gen: sources", test_generated},
+        {"standard input", test_stdin},
         {"open errors", test_open_errors},
         {"iteration errors name file:line", test_iteration_errors},
         {"tokens_per_rank", test_tokens_per_rank},

@@ -178,9 +178,41 @@ ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *p, GError **error)
     return ms_trace_gen_params_validate(p, error);
 }
 
+/* The ranges of the numeric keys, for parameters filled in by code rather than parsed. */
+static gboolean
+check_ranges(const MsTraceGenParams *p, GError **error)
+{
+    const struct {
+        const char *name;
+        double value, min, max;
+        gboolean used;
+    } checks[] = {
+        {"zipf", p->zipf, 0, MS_TRACE_GEN_ZIPF_MAX, p->skew == MS_TRACE_GEN_SKEW_ZIPF},
+        {"hot", p->hot, 1e-9, 1, p->skew == MS_TRACE_GEN_SKEW_HOT},
+        {"corr", p->corr, 0, 1, TRUE},
+        {"drift", p->drift, 0, 1, TRUE},
+        {"tokens", p->tokens, 1, MS_TRACE_MAX_TOKENS_PER_RANK, TRUE},
+        {"iterations", p->iterations, 1, MS_TRACE_MAX_ITERATION, TRUE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(checks); i++) {
+        /* Written so that NaN fails too. */
+        if (checks[i].used &&
+            !(checks[i].value >= checks[i].min && checks[i].value <= checks[i].max)) {
+            g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                        "%s=%.10g is outside %.10g..%.10g", checks[i].name, checks[i].value,
+                        checks[i].min, checks[i].max);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 gboolean
 ms_trace_gen_params_validate(const MsTraceGenParams *p, GError **error)
 {
+    if (!check_ranges(p, error)) {
+        return FALSE;
+    }
     if (p->top_k > p->experts) {
         g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
                     "top_k=%u exceeds experts=%u", p->top_k, p->experts);

@@ -129,13 +129,14 @@ read_header(MsTraceReader *r, GError **error)
     if (c != EOF) {
         ungetc(c, r->file);
     }
+    const char *name = strcmp(r->source, "-") == 0 ? "<stdin>" : r->source;
     if (c == (guchar)MS_TRACE_BINARY_MAGIC[0]) {
         r->format = MS_TRACE_FORMAT_BINARY;
-        r->bin = ms_trace_binary_new(r->file, r->source);
+        r->bin = ms_trace_binary_new(r->file, name);
         return ms_trace_binary_read_header(r->bin, &r->header, error);
     }
     r->format = MS_TRACE_FORMAT_TEXT;
-    r->text = ms_trace_text_new(r->file, r->source);
+    r->text = ms_trace_text_new(r->file, name);
     return ms_trace_text_read_header(r->text, &r->header, error);
 }
 
