@@ -122,10 +122,12 @@ keep_top(guint64 *top, guint k, guint64 v)
 }
 
 typedef struct {
-    guint64 *group;   /* [experts] tokens that chose e at layer l */
-    guint64 *offset;  /* [experts + 1] */
-    guint16 *entries; /* next-layer choices bucketed by the expert chosen at layer l */
-    guint32 *next;    /* [experts] counts within one bucket */
+    guint64 *group;          /* [experts] tokens that chose e at layer l */
+    guint64 *offset;         /* [experts + 1] */
+    const guint16 **entries; /* the next-layer choices of each token, bucketed by expert at l:
+                              * tokens x top_k pointers, so scratch stays below the iteration's
+                              * own size whatever top_k */
+    guint32 *next;           /* [experts] counts within one bucket */
     guint16 *touched;
 } PathScratch;
 
@@ -144,7 +146,7 @@ bucket_choices(const MsTraceStats *s, const MsRouting *r, guint32 layer, PathScr
     }
     p->offset[0] = 0;
     for (guint e = 0; e < n; e++) {
-        p->offset[e + 1] = p->offset[e] + p->group[e] * k;
+        p->offset[e + 1] = p->offset[e] + p->group[e];
     }
     g_autofree guint64 *fill = g_memdup2(p->offset, n * sizeof(guint64));
     for (guint32 rank = 0; rank < s->header.ranks; rank++) {
@@ -152,8 +154,7 @@ bucket_choices(const MsTraceStats *s, const MsRouting *r, guint32 layer, PathScr
             const guint16 *ids = ms_routing_token_experts(r, rank, t, layer);
             const guint16 *nxt = ms_routing_token_experts(r, rank, t, layer + 1);
             for (guint i = 0; i < k; i++) {
-                memcpy(p->entries + fill[ids[i]], nxt, k * sizeof(guint16));
-                fill[ids[i]] += k;
+                p->entries[fill[ids[i]]++] = nxt;
             }
         }
     }
@@ -168,8 +169,11 @@ group_top_sum(const MsTraceStats *s, PathScratch *p)
     for (guint e = 0; e < n; e++) {
         guint n_touched = 0;
         for (guint64 i = p->offset[e]; i < p->offset[e + 1]; i++) {
-            if (p->next[p->entries[i]]++ == 0) {
-                p->touched[n_touched++] = p->entries[i];
+            for (guint j = 0; j < k; j++) {
+                guint16 x = p->entries[i][j];
+                if (p->next[x]++ == 0) {
+                    p->touched[n_touched++] = x;
+                }
             }
         }
         memset(top, 0, k * sizeof(guint64));
@@ -213,7 +217,7 @@ add_paths(MsTraceStats *s, const MsRouting *r)
     PathScratch p = {
         .group = g_new(guint64, n),
         .offset = g_new(guint64, n + 1),
-        .entries = g_new(guint16, tokens * k * k),
+        .entries = g_new(const guint16 *, tokens *k),
         .next = g_new0(guint32, n),
         .touched = g_new(guint16, n),
     };
@@ -227,7 +231,7 @@ add_paths(MsTraceStats *s, const MsRouting *r)
     }
     g_free(p.group);
     g_free(p.offset);
-    g_free(p.entries);
+    g_free((gpointer)p.entries);
     g_free(p.next);
     g_free(p.touched);
 }
