@@ -6,5 +6,6 @@ const MsCommand ms_commands[] = {
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
+    {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
     {NULL, NULL, NULL},
 };
