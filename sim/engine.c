@@ -7,7 +7,7 @@
 #include "sim/net/collective.h"
 #include "sim/policy/dispatcher.h"
 #include "sim/sim.h"
-#include "validate/calibration.h"
+#include "validate/calibrate.h"
 
 G_DEFINE_QUARK(ms-engine-error-quark, ms_engine_error)
 
@@ -84,34 +84,9 @@ start_collective(Engine *e, guint32 id, GError **error)
         .matrix = c.matrix,
         .window = c.window,
     };
-    g_autofree guint64 *scaled = NULL;
-    if (e->opts->calibration) {
-        MsMeasurementKind kind =
-            c.kind == MS_COLL_KIND_ALLTOALL ? MS_MEASUREMENT_ALLTOALL : MS_MEASUREMENT_ALLREDUCE;
-        ms_calibration_collective_alpha(e->opts->calibration, kind, &spec.alpha);
-        /* The calibrated efficiency (predicted / measured at this size, as nccl-tests counts size)
-         * stretches the transfer: moving bytes / efficiency at the modelled rates takes the
-         * measured time when the collective is bandwidth-bound. */
-        guint64 size = c.bytes;
-        if (c.kind == MS_COLL_KIND_ALLTOALL) {
-            guint64 total = 0;
-            for (gsize k = 0; k < (gsize)c.n_ranks * c.n_ranks; k++) {
-                total += c.matrix[k];
-            }
-            size = total / c.n_ranks;
-        }
-        double eff = ms_calibration_collective_efficiency(e->opts->calibration, kind, size);
-        if (eff > 0 && eff != 1.0) {
-            spec.bytes = (guint64)(c.bytes / eff);
-            if (c.matrix) {
-                scaled = g_new(guint64, (gsize)c.n_ranks * c.n_ranks);
-                for (gsize k = 0; k < (gsize)c.n_ranks * c.n_ranks; k++) {
-                    scaled[k] = (guint64)(c.matrix[k] / eff);
-                }
-                spec.matrix = scaled;
-            }
-        }
-    }
+    g_autofree guint64 *scaled =
+        e->opts->calibration ? ms_calibration_adjust_collective(e->opts->calibration, e->topo, &spec)
+                             : NULL;
     Running *r = g_new0(Running, 1);
     r->engine = e;
     r->id = id;

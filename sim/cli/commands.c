@@ -3,6 +3,7 @@
 #include "commands.h"
 
 const MsCommand ms_commands[] = {
+    {"calibrate", "fit link, collective and GEMM figures to measurements", ms_cmd_calibrate},
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
