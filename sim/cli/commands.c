@@ -8,5 +8,6 @@ const MsCommand ms_commands[] = {
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
     {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
+    {"validate", "compare simulated with measured times", ms_cmd_validate},
     {NULL, NULL, NULL},
 };
