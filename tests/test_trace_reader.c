@@ -237,6 +237,31 @@ test_open_errors(void)
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_FORMAT, "bad.bin:offset 0: bad magic");
 }
 
+static void
+test_open_bytes(void)
+{
+    GError *error = NULL;
+    g_autoptr(GBytes) text = g_bytes_new_static(HEADER "c 4 0 1 3 2\nc 4 1 1 3 2\n", strlen(HEADER) + 24);
+    g_autoptr(MsTraceReader) r = ms_trace_reader_open_bytes(text, "mem.trace", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(ms_trace_reader_format(r), MS_TRACE_FORMAT_TEXT);
+    CU_ASSERT_STRING_EQUAL(ms_trace_reader_source(r), "mem.trace");
+    MsRouting *it = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_trace_reader_next_iteration(r, &it, &error));
+    CU_ASSERT_EQUAL(ms_routing_iteration(it), 4);
+    CU_ASSERT_EQUAL(ms_routing_count(it, 1, 1, 3), 2);
+    ms_routing_free(it);
+    CU_ASSERT_FALSE(ms_trace_reader_next_iteration(r, &it, &error));
+    CU_ASSERT_PTR_NULL(error);
+    /* The binary form is detected the same way; errors name the given source. */
+    g_autoptr(GBytes) magic = g_bytes_new_static("\x89MOE", 4);
+    CU_ASSERT_PTR_NULL(ms_trace_reader_open_bytes(magic, "mem.bin", &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_FORMAT, "mem.bin:offset 0: bad magic");
+    g_autoptr(GBytes) empty = g_bytes_new_static("", 0);
+    CU_ASSERT_PTR_NULL(ms_trace_reader_open_bytes(empty, "empty.trace", &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_FORMAT, "empty.trace:");
+}
+
 /* Reads iterations until one fails; returns the error. */
 static GError *
 first_error(const char *records)
@@ -362,6 +387,7 @@ main(int argc, char **argv)
         {"gen: sources", test_generated},
         {"standard input", test_stdin},
         {"open errors", test_open_errors},
+        {"traces in memory", test_open_bytes},
         {"iteration errors name file:line", test_iteration_errors},
         {"tokens_per_rank", test_tokens_per_rank},
         {"binary errors name file:offset", test_binary_errors},

@@ -77,6 +77,23 @@ ms_trace_sample_names(void)
     return (char **)g_ptr_array_free(names, FALSE);
 }
 
+/* Reads r->bytes through a memory stream, so bytes take the same path as a file. */
+static gboolean
+open_bytes(MsTraceReader *r, const char *name, GError **error)
+{
+    gsize size = 0;
+    gconstpointer data = g_bytes_get_data(r->bytes, &size);
+    r->file = fmemopen((void *)(data ? data : ""), size, "r");
+    r->own_file = TRUE;
+    if (r->file == NULL) {
+        int e = errno;
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot open %s: %s", name,
+                    g_strerror(e));
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean
 open_sample(MsTraceReader *r, const char *name, GError **error)
 {
@@ -90,17 +107,8 @@ open_sample(MsTraceReader *r, const char *name, GError **error)
                     "unknown sample '%s' (shipped samples: %s)", name, list);
         return FALSE;
     }
-    gsize size = 0;
-    gconstpointer data = g_bytes_get_data(r->bytes, &size);
-    r->file = fmemopen((void *)data, size, "r");
-    r->own_file = TRUE;
-    if (r->file == NULL) {
-        int e = errno;
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot open sample '%s': %s", name,
-                    g_strerror(e));
-        return FALSE;
-    }
-    return TRUE;
+    g_autofree char *what = g_strdup_printf("sample '%s'", name);
+    return open_bytes(r, what, error);
 }
 
 static gboolean
@@ -121,7 +129,7 @@ open_file(MsTraceReader *r, const char *path, GError **error)
     return TRUE;
 }
 
-/* Tells binary from text by the first byte and reads the header. */
+/* Tells binary from text by the first byte, reads the header and sizes the pending record. */
 static gboolean
 read_header(MsTraceReader *r, GError **error)
 {
@@ -130,14 +138,20 @@ read_header(MsTraceReader *r, GError **error)
         ungetc(c, r->file);
     }
     const char *name = strcmp(r->source, "-") == 0 ? "<stdin>" : r->source;
+    gboolean ok;
     if (c == (guchar)MS_TRACE_BINARY_MAGIC[0]) {
         r->format = MS_TRACE_FORMAT_BINARY;
         r->bin = ms_trace_binary_new(r->file, name);
-        return ms_trace_binary_read_header(r->bin, &r->header, error);
+        ok = ms_trace_binary_read_header(r->bin, &r->header, error);
+    } else {
+        r->format = MS_TRACE_FORMAT_TEXT;
+        r->text = ms_trace_text_new(r->file, name);
+        ok = ms_trace_text_read_header(r->text, &r->header, error);
     }
-    r->format = MS_TRACE_FORMAT_TEXT;
-    r->text = ms_trace_text_new(r->file, name);
-    return ms_trace_text_read_header(r->text, &r->header, error);
+    if (ok) {
+        r->pending_ids = g_new(guint32, ms_trace_header_path_len(&r->header));
+    }
+    return ok;
 }
 
 MsTraceReader *
@@ -164,7 +178,19 @@ ms_trace_reader_open(const char *source, GError **error)
     if (!ok || !read_header(r, error)) {
         return NULL;
     }
-    r->pending_ids = g_new(guint32, ms_trace_header_path_len(&r->header));
+    return g_steal_pointer(&r);
+}
+
+MsTraceReader *
+ms_trace_reader_open_bytes(GBytes *bytes, const char *source, GError **error)
+{
+    g_return_val_if_fail(bytes != NULL && source != NULL, NULL);
+    g_autoptr(MsTraceReader) r = g_new0(MsTraceReader, 1);
+    r->source = g_strdup(source);
+    r->bytes = g_bytes_ref(bytes);
+    if (!open_bytes(r, source, error) || !read_header(r, error)) {
+        return NULL;
+    }
     return g_steal_pointer(&r);
 }
 

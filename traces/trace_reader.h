@@ -18,6 +18,9 @@ typedef struct _MsTraceReader MsTraceReader;
  * sample; the message lists the shipped ones), a header error of the text or binary form (every
  * message names SOURCE:LINE or SOURCE:offset N), or MS_TRACE_GEN_ERROR for a bad SPEC. */
 MsTraceReader *ms_trace_reader_open(const char *source, GError **error);
+/* Reads a text or binary trace held in memory (a reference to bytes is kept); source names it
+ * in messages. Errors as for a file, without MS_TRACE_ERROR_UNKNOWN. */
+MsTraceReader *ms_trace_reader_open_bytes(GBytes *bytes, const char *source, GError **error);
 void ms_trace_reader_free(MsTraceReader *reader);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsTraceReader, ms_trace_reader_free)
 
