@@ -30,6 +30,7 @@ struct Engine {
     MsRecords *rec;
     MsComputeModel **compute; /* per rank */
     Running **running;        /* per collective, while it runs */
+    GPtrArray *finished;      /* Running: done, freed by the next reap event */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
     GError *error;
@@ -53,6 +54,21 @@ compute_done(MsSim *sim, gpointer ctx, guint64 op)
 }
 
 static void
+running_free(gpointer p)
+{
+    Running *r = p;
+    ms_coll_free(r->coll);
+    g_free(r);
+}
+
+static void
+reap(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    Engine *e = ctx;
+    g_ptr_array_set_size(e->finished, 0);
+}
+
+static void
 coll_rank_done(MsColl *coll, guint part, gpointer ctx)
 {
     Running *r = ctx;
@@ -62,10 +78,13 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
     e->comm_running[c.ranks[part]]--;
     finish(e, c.ops[part]);
     if (--r->left == 0) {
-        /* The collective object is freed after the network has delivered its last callback. */
+        /* The collective still runs its own code after this callback returns, so it is freed
+         * by an event of its own once the current one is over. */
         e->running[r->id] = NULL;
-        ms_coll_free(r->coll);
-        g_free(r);
+        if (e->finished->len == 0) {
+            ms_sim_at(e->sim, ms_sim_now(e->sim), reap, e, 0);
+        }
+        g_ptr_array_add(e->finished, r);
     }
     dispatch(e);
 }
@@ -169,11 +188,13 @@ engine_clear(Engine *e)
     g_free(e->compute);
     for (guint c = 0; e->running && c < ms_schedule_n_colls(e->s); c++) {
         if (e->running[c]) {
-            ms_coll_free(e->running[c]->coll);
-            g_free(e->running[c]);
+            running_free(e->running[c]);
         }
     }
     g_free(e->running);
+    if (e->finished) {
+        g_ptr_array_unref(e->finished);
+    }
     g_free(e->comm_running);
     if (e->launch) {
         g_array_unref(e->launch);
@@ -204,6 +225,7 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     e.sim = ms_sim_new(topo);
     ms_sim_set_check_invariants(e.sim, e.opts->check_invariants);
     e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
+    e.finished = g_ptr_array_new_with_free_func(running_free);
     e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));
     e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
