@@ -224,7 +224,9 @@ build_table(MsTopology *topo, guint src)
     search(topo, s, src);
     guint n = topo->devices->len;
     const TopoGivenRoute *given = given_first(topo, src);
-    const TopoGivenRoute *given_end = (const TopoGivenRoute *)topo->given->data + topo->given->len;
+    /* Without given routes the array's data is NULL, and NULL + 0 is undefined in C. */
+    const TopoGivenRoute *given_end =
+        given ? (const TopoGivenRoute *)topo->given->data + topo->given->len : NULL;
     g_autofree guint32 *best = g_new(guint32, n);
     g_autofree guint32 *hops = g_new0(guint32, n);
     guint64 total = 0;
