@@ -119,7 +119,8 @@ const guint *
 ms_flow_list_deps(const MsFlowList *l, guint i, guint *n_deps)
 {
     *n_deps = FLOW(l, i)->n_deps;
-    return (const guint *)&g_array_index(l->deps, guint32, FLOW(l, i)->dep_off);
+    /* With no dependencies at all the array's data is NULL: no pointer arithmetic on it. */
+    return *n_deps ? (const guint *)&g_array_index(l->deps, guint32, FLOW(l, i)->dep_off) : NULL;
 }
 
 /* --- parsing --- */

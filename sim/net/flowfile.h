@@ -50,6 +50,7 @@ guint ms_flow_list_dst(const MsFlowList *list, guint i);
 guint64 ms_flow_list_bytes(const MsFlowList *list, guint i);
 MsTime ms_flow_list_start(const MsFlowList *list, guint i);
 double ms_flow_list_weight(const MsFlowList *list, guint i);
+/* Indices of the flows flow i waits for (owned by the list); NULL when *n_deps is 0. */
 const guint *ms_flow_list_deps(const MsFlowList *list, guint i, guint *n_deps);
 
 /* Replays the list on sim (which must be built on the list's topology). Fills begin[i] (when the
