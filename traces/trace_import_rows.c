@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/json_input.h"
 #include "trace_lines.h"
 
 #define LINE_MAX_BYTES (1u << 20)
@@ -487,7 +488,7 @@ static MsTraceRead
 next_json(MsTraceImportRows *r, const char *text, MsTraceImportRow *row, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_data(r->parser, text, -1, &local)) {
+    if (!ms_json_input_load_data(r->parser, text, strlen(text), NULL, &local)) {
         fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "bad JSON: %s", local->message);
         return MS_TRACE_READ_ERROR;
     }

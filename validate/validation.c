@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/json_input.h"
 #include "sim/out/plot.h"
 
 G_DEFINE_QUARK(ms-validation-error-quark, ms_validation_error)
@@ -15,9 +16,12 @@ ms_result_file_load(const char *path, GError **error)
 {
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_file(p, path, &local)) {
-        g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT, "%s: %s", path,
-                    local->message);
+    if (!ms_json_input_load_file(p, path, &local)) {
+        if (local->code == MS_JSON_INPUT_ERROR_IO) {
+            g_prefix_error(&local, "%s: ", path);
+        }
+        g_set_error_literal(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT,
+                            local->message);
         return NULL;
     }
     JsonNode *root = json_parser_get_root(p);

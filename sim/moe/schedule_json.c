@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/json_input.h"
 #include "sim/net/collective.h"
 
 #define FORMAT_NAME "moesim-schedule"
@@ -567,10 +568,13 @@ ms_schedule_load(const char *path, GError **error)
 {
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_file(parser, path, &local)) {
-        g_set_error(error, MS_SCHEDULE_ERROR,
-                    local->domain == G_FILE_ERROR ? MS_SCHEDULE_ERROR_IO : MS_SCHEDULE_ERROR_PARSE,
-                    "%s: %s", path, local->message);
+    if (!ms_json_input_load_file(parser, path, &local)) {
+        gboolean io = local->code == MS_JSON_INPUT_ERROR_IO;
+        if (io) {
+            g_prefix_error(&local, "%s: ", path);
+        }
+        g_set_error_literal(error, MS_SCHEDULE_ERROR,
+                            io ? MS_SCHEDULE_ERROR_IO : MS_SCHEDULE_ERROR_PARSE, local->message);
         return NULL;
     }
     return ms_schedule_from_json(json_parser_get_root(parser), path, error);

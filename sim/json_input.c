@@ -1,0 +1,79 @@
+/* json_input: a nesting bound in front of json-glib's recursive parser. The scan skips strings
+ * (with their escapes) and counts '[' and '{' against ']' and '}'; mismatches are left to the
+ * parser, which reports them with line and column. */
+#include "json_input.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(ms-json-input-error-quark, ms_json_input_error)
+
+gboolean
+ms_json_input_check(const char *data, gsize len, const char *source, GError **error)
+{
+    guint depth = 0, line = 1;
+    gboolean in_string = FALSE;
+    for (gsize i = 0; i < len; i++) {
+        char c = data[i];
+        if (c == '\n') {
+            line++;
+        } else if (in_string) {
+            if (c == '\\') {
+                i++; /* the escaped character, never a quote that ends the string */
+            } else if (c == '"') {
+                in_string = FALSE;
+            }
+        } else if (c == '"') {
+            in_string = TRUE;
+        } else if (c == '[' || c == '{') {
+            if (++depth > MS_JSON_INPUT_MAX_DEPTH) {
+                g_autofree char *where = source ? g_strdup_printf("%s:%u: ", source, line)
+                                                : g_strdup("");
+                g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_DEPTH,
+                            "%sJSON nested deeper than %u levels", where,
+                            MS_JSON_INPUT_MAX_DEPTH);
+                return FALSE;
+            }
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+ms_json_input_load_data(JsonParser *parser, const char *data, gsize len, const char *source,
+                        GError **error)
+{
+    if (!ms_json_input_check(data, len, source, error)) {
+        return FALSE;
+    }
+    g_autoptr(GError) local = NULL;
+    if (!json_parser_load_from_data(parser, data, (gssize)len, &local)) {
+        /* json-glib names text in memory "<data>": put the real source in its place. */
+        const char *msg = local->message;
+        if (source == NULL) {
+            g_set_error_literal(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX, msg);
+        } else if (g_str_has_prefix(msg, "<data>:")) {
+            g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX, "%s:%s", source,
+                        msg + strlen("<data>:"));
+        } else {
+            g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX, "%s: %s", source,
+                        msg);
+        }
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_json_input_load_file(JsonParser *parser, const char *path, GError **error)
+{
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &data, &len, &local)) {
+        g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    return ms_json_input_load_data(parser, data, len, path, error);
+}
