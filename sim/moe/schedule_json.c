@@ -443,12 +443,21 @@ load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
     if (json_array_get_length(rows) != n) {
         return bad(c, "matrix", "expected %u rows", n);
     }
-    coll->matrix = g_new(guint64, (gsize)n * n);
+    /* Every row's shape is checked before the n x n matrix is allocated, so that its size is
+     * bounded by the text's and not only by the participant count. */
     for (guint i = 0; i < n; i++) {
         JsonNode *row = json_array_get_element(rows, i);
         if (JSON_NODE_TYPE(row) != JSON_NODE_ARRAY) {
             return bad(c, "matrix", "row %u is not an array", i);
         }
+        if (json_array_get_length(json_node_get_array(row)) != n) {
+            return bad(c, "matrix", "row %u has %u elements, expected %u", i,
+                       json_array_get_length(json_node_get_array(row)), n);
+        }
+    }
+    coll->matrix = g_new(guint64, (gsize)n * n);
+    for (guint i = 0; i < n; i++) {
+        JsonNode *row = json_array_get_element(rows, i);
         g_autofree char *field = g_strdup_printf("matrix row %u", i);
         gboolean ok = uint_elems(c, field, json_node_get_array(row), n, MS_BYTES_MAX,
                                  &coll->matrix[(gsize)i * n]);

@@ -1,0 +1,97 @@
+/* Tests of the schedule's JSON form where loading must refuse bad input cheaply: absurd sizes are
+ * caught before anything of their size is allocated, and unreadable or deeply nested files are
+ * errors, not crashes. */
+#include "ms_test.h"
+#include "sim/json_input.h"
+#include "sim/moe/schedule.h"
+
+/* A schedule of n ranks with one all-to-all over all of them whose matrix has n rows of `cols`
+ * elements each, but `last` in the last row. */
+static char *
+wide_alltoall(guint n, guint cols, guint last)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "{\"format\": \"moesim-schedule\", \"version\": 1, \"ranks\": %u, "
+                              "\"policy\": \"fifo\", \"meta\": {}, "
+                              "\"streams\": [{\"name\": \"comm\", \"kind\": \"comm\"}], "
+                              "\"ops\": [], \"collectives\": [{\"id\": 0, \"kind\": \"alltoall\", "
+                              "\"algo\": \"direct\", \"window\": 0, \"label\": \"a2a\", ",
+                           n);
+    const char *names[] = {"ranks", "ops"};
+    for (guint k = 0; k < 2; k++) {
+        g_string_append_printf(s, "\"%s\": [", names[k]);
+        for (guint i = 0; i < n; i++) {
+            g_string_append_printf(s, "%s%u", i ? "," : "", i);
+        }
+        g_string_append(s, "], ");
+    }
+    g_string_append(s, "\"matrix\": [");
+    for (guint i = 0; i < n; i++) {
+        g_string_append(s, i ? ",[" : "[");
+        for (guint j = 0; j < (i + 1 < n ? cols : last); j++) {
+            g_string_append(s, j ? ",0" : "0");
+        }
+        g_string_append(s, "]");
+    }
+    g_string_append(s, "]}]}");
+    return g_string_free(s, FALSE);
+}
+
+static MsSchedule *
+load_text(const char *text, GError **error)
+{
+    g_autofree char *path = ms_test_write_tmp("s.json", text);
+    return ms_schedule_load(path, error);
+}
+
+/* Regression: the n x n byte matrix was allocated as soon as the row count matched, so a file of
+ * 65536 empty rows (under a megabyte) asked for 32 GiB and aborted. */
+static void
+test_matrix_checked_before_allocation(void)
+{
+    GError *error = NULL;
+    g_autofree char *text = wide_alltoall(MS_SCHEDULE_MAX_RANKS, 0, 0);
+    CU_ASSERT_PTR_NULL(load_text(text, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "s.json: collective 0: field 'matrix': row 0 has 0 elements, expected 65536");
+    g_autofree char *ragged = wide_alltoall(3, 3, 2);
+    CU_ASSERT_PTR_NULL(load_text(ragged, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "field 'matrix': row 2 has 2 elements, expected 3");
+    /* A well-formed matrix gets past the matrix to the ops check. */
+    g_autofree char *square = wide_alltoall(3, 3, 3);
+    CU_ASSERT_PTR_NULL(load_text(square, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_INVALID,
+                    "participant 0 has no matching op");
+}
+
+static void
+test_unreadable_and_nested(void)
+{
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_schedule_load("/nonexistent/s.json", &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_IO, "/nonexistent/s.json: ");
+    CU_ASSERT_PTR_NULL(load_text("{\"format\": [1,\n 2", &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE, "s.json:2:");
+    GString *deep = g_string_new("{\"ops\": ");
+    for (guint i = 0; i < 100000; i++) {
+        g_string_append_c(deep, '[');
+    }
+    CU_ASSERT_PTR_NULL(load_text(deep->str, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "s.json:1: JSON nested deeper than 512 levels");
+    g_string_free(deep, TRUE);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"the matrix's shape is checked before it is allocated",
+         test_matrix_checked_before_allocation},
+        {"unreadable, broken and deeply nested files", test_unreadable_and_nested},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"schedule", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
