@@ -642,6 +642,18 @@ test_explicit_errors(void)
     CU_ASSERT_PTR_NULL(load_text(sw_only, &error));
     MS_ASSERT_ERROR(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID,
                     "t.ini:1: [topology]: no [device] of kind gpu");
+    /* Regression: the preset form's GPU limits did not hold for explicit graphs. */
+    for (guint k = 0; k < 2; k++) {
+        g_autoptr(GString) many = g_string_new(HEAD);
+        for (guint i = 0; i <= (k ? 65536 : 1024); i++) {
+            g_string_append_printf(many, "[device g%u]\nkind = gpu\nnode = %u\n", i,
+                                   k ? i / 1024 : 0);
+        }
+        CU_ASSERT_PTR_NULL(load_text(many->str, &error));
+        MS_ASSERT_ERROR(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID,
+                        k ? "t.ini:196618: [device g65536]: more than 65536 GPUs"
+                          : "t.ini:3084: [device g1024] node: more than 1024 GPUs in node 0");
+    }
 }
 
 static void

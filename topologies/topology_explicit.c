@@ -56,6 +56,26 @@ read_device(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *d
     return TRUE;
 }
 
+/* The preset form's limits hold for any graph: the first GPU past one is blamed. */
+static gboolean
+check_gpu_counts(const MsTopology *topo, const MsIni *ini, GHashTable *defined, guint d,
+                 guint n_gpus, guint in_node, GError **error)
+{
+    if (n_gpus <= TOPO_MAX_GPUS && in_node <= TOPO_MAX_GPUS_PER_NODE) {
+        return TRUE;
+    }
+    const char *group = g_hash_table_lookup(defined, topo_dev(topo, d)->name);
+    if (n_gpus > TOPO_MAX_GPUS) {
+        topo_error(ini, group, NULL, error, MS_TOPOLOGY_ERROR_INVALID,
+                   "more than %u GPUs: moesim models at most %u", TOPO_MAX_GPUS, TOPO_MAX_GPUS);
+    } else {
+        topo_error(ini, group, "node", error, MS_TOPOLOGY_ERROR_INVALID,
+                   "more than %u GPUs in node %d: moesim models at most %u per node",
+                   TOPO_MAX_GPUS_PER_NODE, topo_dev(topo, d)->node, TOPO_MAX_GPUS_PER_NODE);
+    }
+    return FALSE;
+}
+
 /* Nodes are 0..N-1, each with a GPU: the first device in a node past a gap is blamed. */
 static gboolean
 check_nodes(const MsTopology *topo, const MsIni *ini, GHashTable *defined, GError **error)
@@ -65,21 +85,22 @@ check_nodes(const MsTopology *topo, const MsIni *ini, GHashTable *defined, GErro
     for (guint d = 0; d < n; d++) {
         max_node = MAX(max_node, topo_dev(topo, d)->node);
     }
-    g_autofree guint8 *has_gpu = g_new0(guint8, max_node + 1);
-    gboolean any_gpu = FALSE;
+    g_autofree guint *gpus = g_new0(guint, max_node + 1);
+    guint n_gpus = 0;
     for (guint d = 0; d < n; d++) {
-        if (topo_dev(topo, d)->kind == MS_DEVICE_GPU) {
-            has_gpu[topo_dev(topo, d)->node] = 1;
-            any_gpu = TRUE;
+        if (topo_dev(topo, d)->kind == MS_DEVICE_GPU &&
+            !check_gpu_counts(topo, ini, defined, d, ++n_gpus, ++gpus[topo_dev(topo, d)->node],
+                              error)) {
+            return FALSE;
         }
     }
-    if (!any_gpu) {
+    if (n_gpus == 0) {
         topo_error(ini, "topology", NULL, error, MS_TOPOLOGY_ERROR_INVALID,
                    "no [device] of kind gpu");
         return FALSE;
     }
     for (gint k = 0; k <= max_node; k++) {
-        for (guint d = 0; !has_gpu[k] && d < n; d++) {
+        for (guint d = 0; gpus[k] == 0 && d < n; d++) {
             if (topo_dev(topo, d)->node >= k) {
                 const char *group = g_hash_table_lookup(defined, topo_dev(topo, d)->name);
                 topo_error(ini, group, "node", error, MS_TOPOLOGY_ERROR_INVALID,
