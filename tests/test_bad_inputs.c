@@ -1,0 +1,332 @@
+/* Tests of what every command answers to bad input: each case writes a bad file into a fresh
+ * folder, runs moesim there and asserts the exit code, a one-line "moesim..." message and no
+ * crash or sanitizer report. The cases are also docs/bad-inputs.md: the table is rendered from
+ * these runs and must equal the file (run with MS_BAD_INPUTS_WRITE=PATH to write it instead). */
+#include "ms_test.h"
+
+#include <glib/gstdio.h>
+#include <sys/wait.h>
+
+typedef struct {
+    const char *section; /* a parser or command; cases of a section are consecutive */
+    const char *what;    /* the bad input, in words (markdown) */
+    const char *file;    /* input written into the working folder, or NULL */
+    const char *content;
+    gsize len;   /* of content; 0 = strlen */
+    gsize fill;  /* then this many 'x' bytes (long lines) */
+    const char *args[12];
+    int exit;
+} BadInput;
+
+#define HEAD                                                                                       \
+    "[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312TFLOPS\nhbm = 2TBps\n"          \
+    "memory = 80GB\nlaunch_overhead = 4us\n"
+#define PRESET(nodes, gpn) "[preset]\nnodes = " nodes "\ngpus_per_node = " gpn "\n"
+#define SWITCHED                                                                                   \
+    "intra = nvswitch\nintra_bandwidth = 300GBps\nintra_latency = 0.7us\nnics = per_gpu\n"        \
+    "nic_bandwidth = 200Gbps\nnic_latency = 1us\nfabric = switch\nfabric_latency = 0.5us\n"
+#define TOPO(...) "t.ini", __VA_ARGS__, 0, 0, {"topo", "show", "t.ini", NULL}
+#define TRACE_HEAD "moe-trace 1\nexperts 4\nlayers 2\nranks 2\ntop_k 2\n"
+#define TRACE(...) "t.trace", __VA_ARGS__, 0, 0, {"trace", "info", "t.trace", NULL}
+#define GEN(spec) NULL, NULL, 0, 0, {"trace", "gen", spec, "-o", "out.trace", NULL}
+#define FLOWS(...) "f.txt", __VA_ARGS__, 0, 0, {"flows", "--topology", "dgx-a100-2node", "f.txt", NULL}
+#define COLL(...) NULL, NULL, 0, 0, {"collective", "--topology", "dgx-a100-2node", __VA_ARGS__, NULL}
+#define CAL_HEAD "[calibration]\nformat = 1\n"
+#define CAL(...)                                                                                   \
+    "c.ini", __VA_ARGS__, 0, 0, {"collective", "--op", "allreduce", "--calibration", "c.ini", NULL}
+#define MEAS(name, ...) name, __VA_ARGS__, 0, 0, {"calibrate", "-t", "dgx-a100", name, NULL}
+#define MCSV "# moesim-measurements 1\nkind,bytes,ranks,ranks_per_node,time_us\n"
+#define VALIDATE(...) "r.json", __VA_ARGS__, 0, 0, {"validate", "-s", "r.json", "-m", "r.json", NULL}
+#define DEEP32 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+#define DEEP512 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 \
+    DEEP32 DEEP32 DEEP32 DEEP32 DEEP32
+
+static const BadInput cases[] = {
+    {"Command line", "an unknown command", NULL, NULL, 0, 0, {"simulate", NULL}, 2},
+    {"Command line", "an unknown option", NULL, NULL, 0, 0, {"topo", "show", "--colour", NULL}, 2},
+    {"Command line", "a number option that is not a number", COLL("--op", "alltoall", "-n", "x"),
+     2},
+
+    {"Topology files (`moesim topo show t.ini`)", "a value without a unit: `peak = 312`",
+     TOPO("[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "a unit that is not one: `hbm = 2TB`",
+     TOPO("[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312TFLOPS\nhbm = 2TB\n"),
+     2},
+    {"Topology files (`moesim topo show t.ini`)", "a misspelt key: `intra_bandwith`",
+     TOPO(HEAD PRESET("1", "2") "intra = nvswitch\nintra_bandwith = 300GBps\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "a key given twice",
+     TOPO(HEAD PRESET("1", "1") "nodes = 2\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "a group given twice",
+     TOPO(HEAD PRESET("1", "1") "[gpu]\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "an unknown group: `[presets]`",
+     TOPO(HEAD "[presets]\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "a line that is not `key = value`",
+     TOPO(HEAD PRESET("1", "1") "gpus: 8\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "an unsupported format: `format = 2`",
+     TOPO("[topology]\nformat = 2\nname = t\n[gpu]\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "no nodes: `nodes = 0`",
+     TOPO(HEAD PRESET("0", "8") SWITCHED), 2},
+    {"Topology files (`moesim topo show t.ini`)", "an absurd node count: `nodes = 1000000`",
+     TOPO(HEAD PRESET("1000000", "8") SWITCHED), 2},
+    {"Topology files (`moesim topo show t.ini`)", "more GPUs than moesim models: 65536 x 8",
+     TOPO(HEAD PRESET("65536", "8") SWITCHED), 2},
+    {"Topology files (`moesim topo show t.ini`)", "a latency in the wrong unit: `5s` for `5us`",
+     TOPO(HEAD PRESET("1", "2") "intra = nvswitch\nintra_bandwidth = 300GBps\n"
+                                "intra_latency = 5s\n"),
+     2},
+    {"Topology files (`moesim topo show t.ini`)", "a key that does not apply to the shape",
+     TOPO(HEAD PRESET("1", "1") "oversubscription = 2\n"), 2},
+    {"Topology files (`moesim topo show t.ini`)", "a GPU that cannot reach another",
+     TOPO(HEAD "[device g0]\nkind = gpu\nnode = 0\n[device g1]\nkind = gpu\nnode = 0\n"
+               "[device sw]\nkind = switch\nnode = 0\n"
+               "[link g0 sw]\nclass = nvswitch\nbandwidth = 300GBps\nlatency = 1us\n"
+               "[link g1 sw]\nclass = nvswitch\nbandwidth = 300GBps\nlatency = 1us\n"
+               "bidirectional = false\n"),
+     2},
+    {"Topology files (`moesim topo show t.ini`)", "a binary file", "t.ini", "\x7f" "ELF\x02\x01\0\0",
+     8, 0, {"topo", "show", "t.ini", NULL}, 2},
+    {"Topology files (`moesim topo show t.ini`)", "a file that does not exist", NULL, NULL, 0, 0,
+     {"topo", "show", "t.ini", NULL}, 2},
+    {"Topology files (`moesim topo show t.ini`)", "a shipped name that does not exist", NULL, NULL,
+     0, 0, {"topo", "show", "dgx-a200", NULL}, 2},
+
+    {"Traces (`moesim trace info t.trace`)", "not a trace", TRACE("iteration,layer\n0,1\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a newer format version", TRACE("moe-trace 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a header value beyond the limits: `experts 70000`",
+     TRACE("moe-trace 1\nexperts 70000\nlayers 2\nranks 2\ntop_k 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a header whose count matrix would be absurd",
+     TRACE("moe-trace 1\nexperts 65536\nlayers 4096\nranks 65536\ntop_k 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a header key missing",
+     TRACE("moe-trace 1\nexperts 4\nlayers 2\nc 0 0 0 1 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a number too large for its field",
+     TRACE(TRACE_HEAD "c 0 0 0 1 99999999999\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "an expert id out of range",
+     TRACE(TRACE_HEAD "t 0 7 0 0 1 2 4\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "an expert chosen twice in one top_k",
+     TRACE(TRACE_HEAD "t 0 7 0 0 1 2 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a token path of the wrong length",
+     TRACE(TRACE_HEAD "t 0 7 0 0 1 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "the same token twice in an iteration",
+     TRACE(TRACE_HEAD "t 0 7 0 0 1 2 3\nt 0 7 0 1 0 3 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "iterations going backwards",
+     TRACE(TRACE_HEAD "t 1 7 0 0 1 2 3\nt 0 7 0 1 0 3 2\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "count and token records in one iteration",
+     TRACE(TRACE_HEAD "c 0 0 0 1 2\nt 0 7 0 0 1 2 3\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "counts that do not make whole tokens",
+     TRACE(TRACE_HEAD "c 0 0 0 1 3\nc 0 1 0 1 3\n"), 2},
+    {"Traces (`moesim trace info t.trace`)", "a 2 MB line without a newline", "t.trace",
+     TRACE_HEAD "# ", 0, 2000000, {"trace", "info", "t.trace", NULL}, 2},
+    {"Traces (`moesim trace info t.trace`)", "a binary trace cut short", "t.trace",
+     "\x89MOE\r\n\x1a\n\x01\x00\x00\x00\x04\x02", 14, 0, {"trace", "info", "t.trace", NULL}, 2},
+    {"Traces (`moesim trace info t.trace`)", "a binary trace with a bad magic", "t.trace",
+     "\x89MOX\r\n\x1a\n\x01\x00\x00\x00", 12, 0, {"trace", "info", "t.trace", NULL}, 2},
+
+    {"Trace generator (`moesim trace gen SPEC -o out.trace`)", "an unknown key",
+     GEN("ranks=4,expert=8"), 2},
+    {"Trace generator (`moesim trace gen SPEC -o out.trace`)", "both `zipf` and `hot`",
+     GEN("zipf=1,hot=0.5"), 2},
+    {"Trace generator (`moesim trace gen SPEC -o out.trace`)", "`top_k` above `experts`",
+     GEN("experts=2,top_k=3"), 2},
+    {"Trace generator (`moesim trace gen SPEC -o out.trace`)", "an iteration too large to hold",
+     GEN("ranks=65536,tokens=65536"), 2},
+
+    {"Trace import (`moesim trace import`)", "a CSV without the `layer` column", "in.csv",
+     "iteration,rank,experts\n0,0,1 2\n", 0, 0,
+     {"trace", "import", "-f", "csv", "in.csv", "-o", "out.trace", NULL}, 2},
+    {"Trace import (`moesim trace import`)", "a JSON line that is not JSON", "in.jsonl",
+     "{\"layer\": 0, \"experts\": [1, 2]}\n{\"layer\": 1, \"experts\": [1, 2}\n", 0, 0,
+     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL}, 2},
+    {"Trace import (`moesim trace import`)", "a JSON line nested 512 deep", "in.jsonl",
+     "{\"layer\": 0, \"experts\": " DEEP512 "\n", 0, 0,
+     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL}, 2},
+    {"Trace import (`moesim trace import`)", "counts without `--top-k`", "in.csv",
+     "layer,rank,e0,e1\n0,0,2,2\n", 0, 0,
+     {"trace", "import", "-f", "counts-csv", "in.csv", "-o", "out.trace", NULL}, 2},
+
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "too few fields",
+     FLOWS("f1 gpu0 gpu8 25MB\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a size without a unit",
+     FLOWS("f1 gpu0 gpu8 25 0us\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a size beyond 1 PiB",
+     FLOWS("f1 gpu0 gpu8 2048TiB 0us\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "an unknown device",
+     FLOWS("f1 gpu0 gpu16 25MB 0us\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a flow id used twice",
+     FLOWS("f1 gpu0 gpu8 25MB 0us\nf1 gpu1 gpu9 25MB 0us\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a weight out of range",
+     FLOWS("f1 gpu0 gpu8 25MB 0us weight=0\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a dependency on no flow",
+     FLOWS("f1 gpu0 gpu8 25MB 0us after=f2\n"), 2},
+    {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a dependency cycle",
+     FLOWS("f1 gpu0 gpu8 25MB 0us after=f2\nf2 gpu8 gpu0 1MB 0us after=f1\n"), 2},
+
+    {"Collective sweeps (`moesim collective`)", "an unknown operation", COLL("--op", "alltoal"),
+     2},
+    {"Collective sweeps (`moesim collective`)", "`--minbytes` above `--maxbytes`",
+     COLL("--op", "alltoall", "-b", "1G", "-e", "1M"), 2},
+    {"Collective sweeps (`moesim collective`)", "a step factor that never grows",
+     COLL("--op", "alltoall", "-f", "1"), 2},
+    {"Collective sweeps (`moesim collective`)", "a size beyond 1 PiB",
+     COLL("--op", "alltoall", "-e", "2048TiB"), 2},
+    {"Collective sweeps (`moesim collective`)", "more ranks than the topology has GPUs",
+     COLL("--op", "alltoall", "-n", "17"), 2},
+
+    {"Calibration files (`moesim collective --calibration c.ini`)", "a format this moesim does not read",
+     CAL("[calibration]\nformat = 2\n"), 2},
+    {"Calibration files (`moesim collective --calibration c.ini`)", "an unknown link class",
+     CAL(CAL_HEAD "[link infiniband]\nbandwidth = 25GBps\nlatency = 2us\n"), 2},
+    {"Calibration files (`moesim collective --calibration c.ini`)", "lists of different lengths",
+     CAL(CAL_HEAD "[collective allreduce]\nalpha = 10us\nsizes = 1KB;1MB\nefficiency = 0.5\n"),
+     2},
+    {"Calibration files (`moesim collective --calibration c.ini`)", "sizes not increasing",
+     CAL(CAL_HEAD "[collective allreduce]\nalpha = 10us\nsizes = 1MB;1KB\n"
+                  "efficiency = 0.5;0.9\n"),
+     2},
+
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a file in no known format",
+     MEAS("m.txt", "size,time\n8,1.5\n"), 2},
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a moesim CSV of another version",
+     MEAS("m.csv", "# moesim-measurements 2\nkind,time_us\n"), 2},
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a negative time",
+     MEAS("m.csv", MCSV "allreduce,1048576,16,8,-4\n"), 2},
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a row with a field missing",
+     MEAS("m.csv", MCSV "allreduce,1048576,16,8\n"), 2},
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "an nccl-tests run that failed its check",
+     MEAS("all_reduce_perf.log",
+          "#  Rank  0 Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+          "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+          "     time   algbw   busbw #wrong\n"
+          "        8192          2048     float     sum      -1    30.12    0.27    0.00      3"
+          "    29.85    0.27    0.00      0\n"),
+     2},
+
+    {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"),
+     2},
+    {"Results (`moesim validate -s r.json -m r.json`)", "JSON that is not a moesim result",
+     VALIDATE("{\"format\": \"moesim-schedule\"}\n"), 2},
+    {"Results (`moesim validate -s r.json -m r.json`)", "JSON nested 512 deep",
+     VALIDATE(DEEP512 DEEP32), 2},
+    {NULL},
+};
+
+/* Runs one case in a fresh folder; returns the exit status (-1 for a signal) and stderr. */
+static int
+run_case(const BadInput *c, char **err)
+{
+    g_autofree char *dir = g_dir_make_tmp("moesim-bad-XXXXXX", NULL);
+    g_assert(dir != NULL);
+    if (c->file) {
+        g_autofree char *path = g_build_filename(dir, c->file, NULL);
+        GString *data = g_string_new_len(c->content, c->len ? (gssize)c->len : -1);
+        for (gsize i = 0; i < c->fill; i++) {
+            g_string_append_c(data, 'x');
+        }
+        g_assert(g_file_set_contents(path, data->str, (gssize)data->len, NULL));
+        g_string_free(data, TRUE);
+    }
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)ms_test_moesim());
+    for (guint i = 0; c->args[i]; i++) {
+        g_ptr_array_add(argv, (gpointer)c->args[i]);
+    }
+    g_ptr_array_add(argv, NULL);
+    g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
+    int status = 0;
+    g_autofree char *out = NULL;
+    gboolean ok = g_spawn_sync(dir, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               err, &status, NULL);
+    g_ptr_array_free(argv, TRUE);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d)) != NULL) {
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_unlink(path);
+    }
+    g_rmdir(dir);
+    g_assert(ok);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The first line of text with '|' escaped for a markdown table. */
+static char *
+table_cell(const char *text)
+{
+    const char *nl = strchr(text, '\n');
+    g_autofree char *line = g_strndup(text, nl ? (gsize)(nl - text) : strlen(text));
+    g_auto(GStrv) parts = g_strsplit(line, "|", -1);
+    return g_strjoinv("\\|", parts);
+}
+
+static char *
+render(GPtrArray *answers)
+{
+    GString *md = g_string_new(
+        "# What moesim answers to bad input\n\n"
+        "Every row below is a run of the `moesim` command line on a bad input, generated by\n"
+        "`tests/test_bad_inputs.c`, which checks on every test run that this file still says what\n"
+        "moesim answers. Exit status 2 means bad input or usage; moesim never crashes, hangs or\n"
+        "prints a number it could not compute. Regenerate the file after changing a message:\n\n"
+        "```sh\n"
+        "MS_BAD_INPUTS_WRITE=$PWD/docs/bad-inputs.md meson test -C build bad_inputs\n"
+        "```\n\n"
+        "The fuzz targets in `tests/fuzz/` try far more inputs than these; the limits that keep\n"
+        "absurd sizes from being allocated are listed in each format's documentation.\n");
+    const char *section = NULL;
+    for (guint i = 0; cases[i].section; i++) {
+        if (section == NULL || strcmp(section, cases[i].section) != 0) {
+            section = cases[i].section;
+            g_string_append_printf(md, "\n## %s\n\n| bad input | moesim answers | exit |\n"
+                                       "| --- | --- | --- |\n",
+                                   section);
+        }
+        g_autofree char *cmd = g_strjoinv(" ", (char **)cases[i].args);
+        g_autofree char *answer = table_cell(answers->pdata[i]);
+        /* Double backticks: messages quote commands in single ones. */
+        g_string_append_printf(md, "| %s (`moesim %s`) | `` %s `` | %d |\n", cases[i].what, cmd,
+                               answer, cases[i].exit);
+    }
+    return g_string_free(md, FALSE);
+}
+
+static void
+test_cases(void)
+{
+    g_autoptr(GPtrArray) answers = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; cases[i].section; i++) {
+        char *err = NULL;
+        int rc = run_case(&cases[i], &err);
+        if (rc != cases[i].exit || !g_str_has_prefix(err, "moesim") ||
+            strstr(err, "CRITICAL") || strstr(err, "WARNING") || strstr(err, "Sanitizer") ||
+            strstr(err, "runtime error")) {
+            fprintf(stderr, "\n  case '%s' (%s): exit %d, stderr:\n%s\n", cases[i].what,
+                    cases[i].section, rc, err);
+            CU_FAIL("unexpected answer to bad input");
+        }
+        g_ptr_array_add(answers, err);
+    }
+    g_autofree char *md = render(answers);
+    const char *write = g_getenv("MS_BAD_INPUTS_WRITE");
+    if (write) {
+        CU_ASSERT_TRUE(g_file_set_contents(write, md, -1, NULL));
+        return;
+    }
+    g_autofree char *doc_path = g_build_filename(ms_test_srcdir(), "docs", "bad-inputs.md", NULL);
+    g_autofree char *doc = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(doc_path, &doc, NULL, NULL));
+    if (strcmp(doc, md) != 0) {
+        fprintf(stderr, "\n  docs/bad-inputs.md differs from what moesim answers now; "
+                        "regenerate it (see its head)\n");
+        CU_FAIL("docs/bad-inputs.md is out of date");
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"every bad input gets exit 2 and one located message, as documented", test_cases},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"bad_inputs", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
