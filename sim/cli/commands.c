@@ -5,6 +5,7 @@
 const MsCommand ms_commands[] = {
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
+    {"model", "list the shipped MoE models or show one", ms_cmd_model},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
     {NULL, NULL, NULL},
 };

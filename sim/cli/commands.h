@@ -7,6 +7,8 @@ G_BEGIN_DECLS
 
 int ms_cmd_collective(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
+/* moesim model list | show NAME|FILE (cmd_model.c) */
+int ms_cmd_model(int argc, char **argv);
 /* moesim topo list | show NAME|FILE (cmd_topo.c) */
 int ms_cmd_topo(int argc, char **argv);
 
