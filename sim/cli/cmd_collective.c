@@ -220,6 +220,7 @@ ms_cmd_collective(int argc, char **argv)
     printf("# Out of bounds values : 0 OK\n");
     printf("# Avg bus bandwidth    : %g \n", rows->len ? bus_sum / rows->len : 0);
     /* Wall time goes to stderr so that standard output is byte-for-byte reproducible. */
+    fflush(stdout);
     fprintf(stderr, "# simulated %u sizes in %.3f s of wall time\n", rows->len, wall);
     if (json) {
         g_autoptr(JsonNode) root = json_builder_get_root(jb);

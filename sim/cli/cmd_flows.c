@@ -86,6 +86,7 @@ ms_cmd_flows(int argc, char **argv)
     printf("# flows %u, makespan %.3f us, events %" G_GUINT64_FORMAT ", bandwidth solves %"
            G_GUINT64_FORMAT "\n", n, ms_time_to_us(makespan), st.events, st.net.solves);
     /* Wall time goes to stderr so that standard output is byte-for-byte reproducible. */
+    fflush(stdout);
     fprintf(stderr, "# wall time %.3f s (%.0f flows/s)\n", wall, wall > 0 ? n / wall : 0);
     if (json) {
         g_autoptr(JsonBuilder) jb = json_builder_new();

@@ -1,0 +1,253 @@
+/* engine: the simulated executor. The dispatcher decides launches; compute ops become timed
+ * events; collectives become flow DAGs on the network (sim/net/collective.h). Every launch and
+ * completion is an event, so decisions follow event order exactly as on real hardware. */
+#include "engine.h"
+
+#include "sim/compute.h"
+#include "sim/net/collective.h"
+#include "sim/policy/dispatcher.h"
+#include "sim/sim.h"
+#include "validate/calibration.h"
+
+G_DEFINE_QUARK(ms-engine-error-quark, ms_engine_error)
+
+typedef struct Engine Engine;
+
+/* A collective while it runs: its network object and the engine it reports to. */
+typedef struct {
+    Engine *engine;
+    guint32 id;
+    MsColl *coll;
+    guint left; /* participants not finished */
+} Running;
+
+struct Engine {
+    const MsSchedule *s;
+    const MsTopology *topo;
+    const MsEngineOptions *opts;
+    MsSim *sim;
+    MsDispatcher *d;
+    MsRecords *rec;
+    MsComputeModel **compute; /* per rank */
+    Running **running;        /* per collective, while it runs */
+    guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
+    GArray *launch;
+    GError *error;
+};
+
+static void dispatch(Engine *e);
+
+static void
+finish(Engine *e, guint32 op)
+{
+    ms_records_set(e->rec, op, ms_records_start(e->rec, op), ms_sim_now(e->sim));
+    ms_dispatcher_finished(e->d, op);
+}
+
+static void
+compute_done(MsSim *sim, gpointer ctx, guint64 op)
+{
+    Engine *e = ctx;
+    finish(e, (guint32)op);
+    dispatch(e);
+}
+
+static void
+coll_rank_done(MsColl *coll, guint part, gpointer ctx)
+{
+    Running *r = ctx;
+    Engine *e = r->engine;
+    MsCollInfo c;
+    ms_schedule_coll(e->s, r->id, &c);
+    e->comm_running[c.ranks[part]]--;
+    finish(e, c.ops[part]);
+    if (--r->left == 0) {
+        /* The collective object is freed after the network has delivered its last callback. */
+        e->running[r->id] = NULL;
+        ms_coll_free(r->coll);
+        g_free(r);
+    }
+    dispatch(e);
+}
+
+static gboolean
+start_collective(Engine *e, guint32 id, GError **error)
+{
+    MsCollInfo c;
+    ms_schedule_coll(e->s, id, &c);
+    MsCollSpec spec = {
+        .op = c.kind == MS_COLL_KIND_ALLTOALL ? MS_COLL_ALLTOALL : MS_COLL_ALLREDUCE,
+        .algo = c.algo,
+        .n_ranks = c.n_ranks,
+        .ranks = c.ranks,
+        .bytes = c.bytes,
+        .matrix = c.matrix,
+        .window = c.window,
+    };
+    g_autofree guint64 *scaled = NULL;
+    if (e->opts->calibration) {
+        MsMeasurementKind kind =
+            c.kind == MS_COLL_KIND_ALLTOALL ? MS_MEASUREMENT_ALLTOALL : MS_MEASUREMENT_ALLREDUCE;
+        ms_calibration_collective_alpha(e->opts->calibration, kind, &spec.alpha);
+        /* The calibrated efficiency (predicted / measured at this size, as nccl-tests counts size)
+         * stretches the transfer: moving bytes / efficiency at the modelled rates takes the
+         * measured time when the collective is bandwidth-bound. */
+        guint64 size = c.bytes;
+        if (c.kind == MS_COLL_KIND_ALLTOALL) {
+            guint64 total = 0;
+            for (gsize k = 0; k < (gsize)c.n_ranks * c.n_ranks; k++) {
+                total += c.matrix[k];
+            }
+            size = total / c.n_ranks;
+        }
+        double eff = ms_calibration_collective_efficiency(e->opts->calibration, kind, size);
+        if (eff > 0 && eff != 1.0) {
+            spec.bytes = (guint64)(c.bytes / eff);
+            if (c.matrix) {
+                scaled = g_new(guint64, (gsize)c.n_ranks * c.n_ranks);
+                for (gsize k = 0; k < (gsize)c.n_ranks * c.n_ranks; k++) {
+                    scaled[k] = (guint64)(c.matrix[k] / eff);
+                }
+                spec.matrix = scaled;
+            }
+        }
+    }
+    Running *r = g_new0(Running, 1);
+    r->engine = e;
+    r->id = id;
+    r->left = c.n_ranks;
+    r->coll = ms_coll_new(e->sim, &spec, coll_rank_done, r, error);
+    if (r->coll == NULL) {
+        g_free(r);
+        return FALSE;
+    }
+    e->running[id] = r;
+    return TRUE;
+}
+
+static gboolean
+launch(Engine *e, guint32 op, GError **error)
+{
+    MsOpInfo i;
+    ms_schedule_op(e->s, op, &i);
+    MsTime now = ms_sim_now(e->sim);
+    ms_records_set(e->rec, op, now, now);
+    if (i.kind == MS_OP_COMPUTE) {
+        const MsComputeModel *m = e->compute[i.rank];
+        MsTime t = e->comm_running[i.rank]
+                       ? ms_compute_time_overlapped(m, i.flops, (guint64)i.bytes, i.tokens)
+                       : ms_compute_time(m, i.flops, (guint64)i.bytes, i.tokens);
+        ms_sim_at(e->sim, now + t, compute_done, e, op);
+        return TRUE;
+    }
+    if (e->running[i.coll] == NULL && !start_collective(e, i.coll, error)) {
+        return FALSE;
+    }
+    MsCollInfo c;
+    ms_schedule_coll(e->s, i.coll, &c);
+    guint part = 0;
+    while (c.ops[part] != op) {
+        part++;
+    }
+    e->comm_running[i.rank]++;
+    ms_coll_launch(e->running[i.coll]->coll, part);
+    return TRUE;
+}
+
+static void
+dispatch(Engine *e)
+{
+    if (e->error) {
+        return;
+    }
+    g_array_set_size(e->launch, 0);
+    ms_dispatcher_poll(e->d, e->launch);
+    for (guint k = 0; k < e->launch->len && !e->error; k++) {
+        launch(e, g_array_index(e->launch, guint32, k), &e->error);
+    }
+}
+
+static gboolean
+setup_compute(Engine *e, GError **error)
+{
+    guint n = ms_schedule_n_ranks(e->s);
+    e->compute = g_new0(MsComputeModel *, n);
+    for (guint r = 0; r < n; r++) {
+        const MsGpuSpec *spec = ms_topology_gpu_spec(e->topo, r);
+        e->compute[r] = e->opts->calibration
+                            ? ms_calibration_compute_model(e->opts->calibration, spec, error)
+                            : ms_compute_model_new(spec, error);
+        if (e->compute[r] == NULL) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static void
+engine_clear(Engine *e)
+{
+    guint n = ms_schedule_n_ranks(e->s);
+    for (guint r = 0; e->compute && r < n; r++) {
+        ms_compute_model_free(e->compute[r]);
+    }
+    g_free(e->compute);
+    for (guint c = 0; e->running && c < ms_schedule_n_colls(e->s); c++) {
+        if (e->running[c]) {
+            ms_coll_free(e->running[c]->coll);
+            g_free(e->running[c]);
+        }
+    }
+    g_free(e->running);
+    g_free(e->comm_running);
+    if (e->launch) {
+        g_array_unref(e->launch);
+    }
+    ms_dispatcher_free(e->d);
+    ms_sim_free(e->sim);
+    g_clear_error(&e->error);
+}
+
+MsRecords *
+ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions *opts,
+              GError **error)
+{
+    static const MsEngineOptions defaults = {0};
+    if (ms_schedule_n_ranks(s) > ms_topology_n_gpus(topo)) {
+        g_set_error(error, MS_ENGINE_ERROR, MS_ENGINE_ERROR_MISMATCH,
+                    "the schedule has %u ranks but topology '%s' has %u GPUs",
+                    ms_schedule_n_ranks(s), ms_topology_name(topo), ms_topology_n_gpus(topo));
+        return NULL;
+    }
+    Engine e = {.s = s, .topo = topo, .opts = opts ? opts : &defaults};
+    gint64 t0 = g_get_monotonic_time();
+    e.d = ms_dispatcher_new(s, error);
+    if (e.d == NULL || !setup_compute(&e, error)) {
+        engine_clear(&e);
+        return NULL;
+    }
+    e.sim = ms_sim_new(topo);
+    ms_sim_set_check_invariants(e.sim, e.opts->check_invariants);
+    e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
+    e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));
+    e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
+    e.rec = rec;
+    dispatch(&e);
+    gboolean ok = e.error == NULL && ms_sim_run(e.sim, error);
+    if (ok && e.error) {
+        g_propagate_error(error, g_steal_pointer(&e.error));
+        ok = FALSE;
+    }
+    ok = ok && ms_dispatcher_check_progress(e.d, error);
+    if (ok) {
+        MsSimStats st;
+        ms_sim_stats(e.sim, &st);
+        ms_records_set_stat(rec, "wall_s", (g_get_monotonic_time() - t0) * 1e-6);
+        ms_records_set_stat(rec, "events", (double)st.events);
+        ms_records_set_stat(rec, "flows", (double)st.net.flows_started);
+        ms_records_set_stat(rec, "bandwidth_solves", (double)st.net.solves);
+    }
+    engine_clear(&e);
+    return ok ? g_steal_pointer(&rec) : NULL;
+}

@@ -1,0 +1,553 @@
+/* result: metrics from records, and the summary JSON / Chrome trace / CSV outputs. */
+#include "result.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    MsTime a, b;
+} Span;
+
+struct _MsResult {
+    char *backend;
+    GArray *iterations; /* MsMetrics */
+    MsSchedule *schedule;
+    MsRecords *records;
+    GPtrArray *stat_keys;
+    GArray *stat_values;
+    GPtrArray *notes;
+};
+
+static int
+cmp_span(gconstpointer x, gconstpointer y)
+{
+    const Span *a = x, *b = y;
+    return a->a < b->a ? -1 : a->a > b->a;
+}
+
+/* Sorts and merges overlapping spans in place; returns the covered time. */
+static MsTime
+merge(GArray *spans)
+{
+    if (spans->len == 0) {
+        return 0;
+    }
+    g_array_sort(spans, cmp_span);
+    Span *s = (Span *)spans->data;
+    guint w = 0;
+    for (guint i = 1; i < spans->len; i++) {
+        if (s[i].a <= s[w].b) {
+            s[w].b = MAX(s[w].b, s[i].b);
+        } else {
+            s[++w] = s[i];
+        }
+    }
+    g_array_set_size(spans, w + 1);
+    MsTime total = 0;
+    for (guint i = 0; i <= w; i++) {
+        total += s[i].b - s[i].a;
+    }
+    return total;
+}
+
+/* Time covered by a (merged) and not by b (merged). */
+static MsTime
+uncovered(const GArray *a, const GArray *b)
+{
+    MsTime total = 0;
+    guint j = 0;
+    const Span *sa = (const Span *)a->data, *sb = (const Span *)b->data;
+    for (guint i = 0; i < a->len; i++) {
+        MsTime t = sa[i].a;
+        while (j < b->len && sb[j].b <= t) {
+            j++;
+        }
+        for (guint k = j; k < b->len && sb[k].a < sa[i].b && t < sa[i].b; k++) {
+            if (sb[k].a > t) {
+                total += sb[k].a - t;
+            }
+            t = MAX(t, sb[k].b);
+        }
+        if (t < sa[i].b) {
+            total += sa[i].b - t;
+        }
+    }
+    return total;
+}
+
+enum { CAT_COMPUTE, CAT_A2A_FWD, CAT_A2A_BWD, CAT_ALLREDUCE, CAT_COMM, N_CAT };
+
+void
+ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
+{
+    memset(out, 0, sizeof *out);
+    guint n_ranks = ms_schedule_n_ranks(s);
+    MsTime t0 = MS_TIME_NEVER, t1 = 0;
+    GArray *spans[N_CAT];
+    for (guint c = 0; c < N_CAT; c++) {
+        spans[c] = g_array_new(FALSE, FALSE, sizeof(Span));
+    }
+    double sums[N_CAT + 1] = {0};
+    for (guint rank = 0; rank < n_ranks; rank++) {
+        guint n;
+        const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
+        for (guint c = 0; c < N_CAT; c++) {
+            g_array_set_size(spans[c], 0);
+        }
+        for (guint k = 0; k < n; k++) {
+            MsOpInfo i;
+            ms_schedule_op(s, ops[k], &i);
+            Span sp = {ms_records_start(r, ops[k]), ms_records_end(r, ops[k])};
+            if (sp.a == MS_TIME_NEVER) {
+                continue;
+            }
+            t0 = MIN(t0, sp.a);
+            t1 = MAX(t1, sp.b);
+            if (i.kind == MS_OP_COMPUTE) {
+                g_array_append_val(spans[CAT_COMPUTE], sp);
+                continue;
+            }
+            g_array_append_val(spans[CAT_COMM], sp);
+            MsCollInfo c;
+            ms_schedule_coll(s, i.coll, &c);
+            if (c.kind == MS_COLL_KIND_ALLREDUCE) {
+                g_array_append_val(spans[CAT_ALLREDUCE], sp);
+                continue;
+            }
+            g_array_append_val(spans[i.phase == MS_PHASE_BACKWARD ? CAT_A2A_BWD : CAT_A2A_FWD], sp);
+            guint p = 0;
+            while (c.ranks[p] != rank) {
+                p++;
+            }
+            for (guint d = 0; d < c.n_ranks; d++) {
+                out->a2a_bytes += d == p ? 0 : c.matrix[(gsize)p * c.n_ranks + d];
+            }
+        }
+        for (guint c = 0; c < N_CAT; c++) {
+            sums[c] += ms_time_to_us(merge(spans[c]));
+        }
+        sums[N_CAT] += ms_time_to_us(uncovered(spans[CAT_COMM], spans[CAT_COMPUTE]));
+    }
+    for (guint c = 0; c < N_CAT; c++) {
+        g_array_unref(spans[c]);
+    }
+    out->step_us = t0 == MS_TIME_NEVER ? 0 : ms_time_to_us(t1 - t0);
+    out->compute_us = sums[CAT_COMPUTE] / n_ranks;
+    out->a2a_fwd_us = sums[CAT_A2A_FWD] / n_ranks;
+    out->a2a_bwd_us = sums[CAT_A2A_BWD] / n_ranks;
+    out->a2a_us = out->a2a_fwd_us + out->a2a_bwd_us;
+    out->allreduce_us = sums[CAT_ALLREDUCE] / n_ranks;
+    out->exposed_comm_us = sums[N_CAT] / n_ranks;
+    const char *dropped = ms_schedule_get_meta(s, "dropped_tokens");
+    out->dropped_tokens = dropped ? g_ascii_strtoull(dropped, NULL, 10) : 0;
+}
+
+MsResult *
+ms_result_new(const char *backend)
+{
+    MsResult *res = g_new0(MsResult, 1);
+    res->backend = g_strdup(backend);
+    res->iterations = g_array_new(FALSE, FALSE, sizeof(MsMetrics));
+    res->stat_keys = g_ptr_array_new_with_free_func(g_free);
+    res->stat_values = g_array_new(FALSE, FALSE, sizeof(double));
+    res->notes = g_ptr_array_new_with_free_func(g_free);
+    return res;
+}
+
+void
+ms_result_free(MsResult *res)
+{
+    if (res == NULL) {
+        return;
+    }
+    g_free(res->backend);
+    g_array_unref(res->iterations);
+    ms_schedule_free(res->schedule);
+    ms_records_free(res->records);
+    g_ptr_array_unref(res->stat_keys);
+    g_array_unref(res->stat_values);
+    g_ptr_array_unref(res->notes);
+    g_free(res);
+}
+
+void
+ms_result_add(MsResult *res, const MsSchedule *s, const MsRecords *r)
+{
+    MsMetrics m;
+    ms_metrics_compute(s, r, &m);
+    g_array_append_val(res->iterations, m);
+}
+
+void
+ms_result_set_detail(MsResult *res, MsSchedule *s, MsRecords *r)
+{
+    ms_schedule_free(res->schedule);
+    ms_records_free(res->records);
+    res->schedule = s;
+    res->records = r;
+}
+
+void
+ms_result_set_stat(MsResult *res, const char *key, double value)
+{
+    for (guint i = 0; i < res->stat_keys->len; i++) {
+        if (strcmp(res->stat_keys->pdata[i], key) == 0) {
+            g_array_index(res->stat_values, double, i) = value;
+            return;
+        }
+    }
+    g_ptr_array_add(res->stat_keys, g_strdup(key));
+    g_array_append_val(res->stat_values, value);
+}
+
+void
+ms_result_add_note(MsResult *res, const char *note)
+{
+    g_ptr_array_add(res->notes, g_strdup(note));
+}
+
+guint
+ms_result_n_iterations(const MsResult *res)
+{
+    return res->iterations->len;
+}
+
+const MsMetrics *
+ms_result_iteration(const MsResult *res, guint i)
+{
+    g_return_val_if_fail(i < res->iterations->len, NULL);
+    return &g_array_index(res->iterations, MsMetrics, i);
+}
+
+const MsSchedule *
+ms_result_schedule(const MsResult *res)
+{
+    return res->schedule;
+}
+
+const MsRecords *
+ms_result_records(const MsResult *res)
+{
+    return res->records;
+}
+
+void
+ms_result_mean(const MsResult *res, MsMetrics *out)
+{
+    memset(out, 0, sizeof *out);
+    guint n = res->iterations->len;
+    for (guint i = 0; i < n; i++) {
+        const MsMetrics *m = ms_result_iteration(res, i);
+        out->step_us += m->step_us / n;
+        out->compute_us += m->compute_us / n;
+        out->a2a_us += m->a2a_us / n;
+        out->a2a_fwd_us += m->a2a_fwd_us / n;
+        out->a2a_bwd_us += m->a2a_bwd_us / n;
+        out->allreduce_us += m->allreduce_us / n;
+        out->exposed_comm_us += m->exposed_comm_us / n;
+        out->a2a_bytes += m->a2a_bytes / n;
+        out->dropped_tokens += m->dropped_tokens;
+    }
+}
+
+static int
+cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double
+ms_result_step_percentile(const MsResult *res, double p)
+{
+    guint n = res->iterations->len;
+    if (n == 0) {
+        return 0;
+    }
+    g_autofree double *v = g_new(double, n);
+    for (guint i = 0; i < n; i++) {
+        v[i] = ms_result_iteration(res, i)->step_us;
+    }
+    qsort(v, n, sizeof(double), cmp_double);
+    double pos = CLAMP(p, 0, 100) / 100.0 * (n - 1);
+    guint lo = (guint)floor(pos), hi = MIN(lo + 1, n - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+static void
+metrics_members(JsonBuilder *b, const MsMetrics *m)
+{
+    const struct {
+        const char *key;
+        double v;
+    } f[] = {
+        {"step_time_us", m->step_us},       {"compute_us", m->compute_us},
+        {"a2a_us", m->a2a_us},              {"a2a_forward_us", m->a2a_fwd_us},
+        {"a2a_backward_us", m->a2a_bwd_us}, {"allreduce_us", m->allreduce_us},
+        {"exposed_comm_us", m->exposed_comm_us},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(f); i++) {
+        json_builder_set_member_name(b, f[i].key);
+        json_builder_add_double_value(b, f[i].v);
+    }
+    json_builder_set_member_name(b, "a2a_bytes");
+    json_builder_add_int_value(b, (gint64)m->a2a_bytes);
+    json_builder_set_member_name(b, "dropped_tokens");
+    json_builder_add_int_value(b, (gint64)m->dropped_tokens);
+}
+
+/* Bytes a comm op's rank sends (all-to-all) or reduces (allreduce). */
+static guint64
+op_bytes(const MsSchedule *s, const MsOpInfo *i)
+{
+    if (i->kind == MS_OP_COMPUTE) {
+        return (guint64)i->bytes;
+    }
+    MsCollInfo c;
+    ms_schedule_coll(s, i->coll, &c);
+    if (c.kind == MS_COLL_KIND_ALLREDUCE) {
+        return c.bytes;
+    }
+    guint p = 0;
+    while (c.ranks[p] != i->rank) {
+        p++;
+    }
+    guint64 sum = 0;
+    for (guint d = 0; d < c.n_ranks; d++) {
+        sum += d == p ? 0 : c.matrix[(gsize)p * c.n_ranks + d];
+    }
+    return sum;
+}
+
+static void
+ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
+{
+    json_builder_begin_array(b);
+    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
+        MsOpInfo i;
+        ms_schedule_op(s, op, &i);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "id");
+        json_builder_add_int_value(b, op);
+        json_builder_set_member_name(b, "label");
+        json_builder_add_string_value(b, i.label);
+        json_builder_set_member_name(b, "rank");
+        json_builder_add_int_value(b, i.rank);
+        json_builder_set_member_name(b, "stream");
+        json_builder_add_string_value(b, ms_schedule_stream_name(s, i.stream));
+        json_builder_set_member_name(b, "role");
+        json_builder_add_string_value(b, ms_role_name(i.role));
+        json_builder_set_member_name(b, "phase");
+        json_builder_add_string_value(b, ms_phase_name(i.phase));
+        json_builder_set_member_name(b, "layer");
+        json_builder_add_int_value(b, i.layer);
+        json_builder_set_member_name(b, "chunk");
+        json_builder_add_int_value(b, i.chunk);
+        json_builder_set_member_name(b, "bytes");
+        json_builder_add_int_value(b, (gint64)op_bytes(s, &i));
+        json_builder_set_member_name(b, "flops");
+        json_builder_add_double_value(b, i.flops);
+        json_builder_set_member_name(b, "start_us");
+        json_builder_add_double_value(b, ms_time_to_us(ms_records_start(r, op)));
+        json_builder_set_member_name(b, "end_us");
+        json_builder_add_double_value(b, ms_time_to_us(ms_records_end(r, op)));
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+JsonNode *
+ms_result_to_json(const MsResult *res)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "format");
+    json_builder_add_string_value(b, "moesim-result");
+    json_builder_set_member_name(b, "version");
+    json_builder_add_int_value(b, 1);
+    json_builder_set_member_name(b, "backend");
+    json_builder_add_string_value(b, res->backend);
+    const MsSchedule *s = res->schedule;
+    if (s) {
+        json_builder_set_member_name(b, "policy");
+        json_builder_add_string_value(b, ms_schedule_policy(s));
+        json_builder_set_member_name(b, "ranks");
+        json_builder_add_int_value(b, ms_schedule_n_ranks(s));
+        JsonNode *sj = ms_schedule_to_json(s);
+        JsonObject *so = json_node_get_object(sj);
+        json_builder_set_member_name(b, "meta");
+        json_builder_add_value(b, json_node_copy(json_object_get_member(so, "meta")));
+        json_node_unref(sj);
+    }
+    json_builder_set_member_name(b, "notes");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < res->notes->len; i++) {
+        json_builder_add_string_value(b, res->notes->pdata[i]);
+    }
+    json_builder_end_array(b);
+    MsMetrics mean;
+    ms_result_mean(res, &mean);
+    json_builder_set_member_name(b, "summary");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "iterations");
+    json_builder_add_int_value(b, res->iterations->len);
+    metrics_members(b, &mean);
+    const struct {
+        const char *key;
+        double p;
+    } pct[] = {{"step_time_p50_us", 50}, {"step_time_p95_us", 95}, {"step_time_p99_us", 99}};
+    for (guint i = 0; i < G_N_ELEMENTS(pct); i++) {
+        json_builder_set_member_name(b, pct[i].key);
+        json_builder_add_double_value(b, ms_result_step_percentile(res, pct[i].p));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "stats");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < res->stat_keys->len; i++) {
+        json_builder_set_member_name(b, res->stat_keys->pdata[i]);
+        json_builder_add_double_value(b, g_array_index(res->stat_values, double, i));
+    }
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "iterations");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < res->iterations->len; i++) {
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "iteration");
+        json_builder_add_int_value(b, i);
+        metrics_members(b, ms_result_iteration(res, i));
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    if (s && res->records) {
+        json_builder_set_member_name(b, "ops");
+        ops_array(b, s, res->records);
+    }
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+static FILE *
+open_out(const char *path, GError **error)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
+                    path, g_strerror(errno));
+    }
+    return f;
+}
+
+static gboolean
+close_out(FILE *f, const char *path, GError **error)
+{
+    gboolean ok = !ferror(f);
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "error writing %s", path);
+    }
+    return ok;
+}
+
+/* A JSON string literal body: quotes, backslashes and control characters escaped. */
+static char *
+json_escape(const char *text)
+{
+    GString *o = g_string_new(NULL);
+    for (const char *p = text; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"' || c == '\\') {
+            g_string_append_c(o, '\\');
+            g_string_append_c(o, c);
+        } else if (c < 0x20) {
+            g_string_append_printf(o, "\\u%04x", c);
+        } else {
+            g_string_append_c(o, c);
+        }
+    }
+    return g_string_free(o, FALSE);
+}
+
+static gboolean
+need_detail(const MsResult *res, GError **error)
+{
+    if (res->schedule == NULL || res->records == NULL) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "no per-op records to write");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_result_write_chrome(const MsResult *res, const char *path, GError **error)
+{
+    if (!need_detail(res, error)) {
+        return FALSE;
+    }
+    const MsSchedule *s = res->schedule;
+    FILE *f = open_out(path, error);
+    if (f == NULL) {
+        return FALSE;
+    }
+    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    gboolean first = TRUE;
+    for (guint rank = 0; rank < ms_schedule_n_ranks(s); rank++) {
+        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"args\": "
+                   "{\"name\": \"GPU %u\"}}",
+                first ? "" : ",\n", rank, rank);
+        first = FALSE;
+        for (guint st = 0; st < ms_schedule_n_streams(s); st++) {
+            fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %u, "
+                       "\"args\": {\"name\": \"%s\"}}",
+                    rank, st, ms_schedule_stream_name(s, st));
+        }
+    }
+    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
+        MsOpInfo i;
+        ms_schedule_op(s, op, &i);
+        MsTime a = ms_records_start(res->records, op), z = ms_records_end(res->records, op);
+        if (a == MS_TIME_NEVER) {
+            continue;
+        }
+        g_autofree char *label = json_escape(i.label);
+        fprintf(f, ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %u, \"tid\": %u, "
+                   "\"ts\": %.6f, \"dur\": %.6f, \"args\": {\"op\": %u, \"layer\": %d, \"chunk\": %d, "
+                   "\"phase\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"flops\": %.17g}}",
+                label, ms_role_name(i.role), i.rank, i.stream, ms_time_to_us(a),
+                ms_time_to_us(z - a), op, i.layer, i.chunk, ms_phase_name(i.phase),
+                op_bytes(s, &i), i.flops);
+    }
+    fprintf(f, "\n]}\n");
+    return close_out(f, path, error);
+}
+
+gboolean
+ms_result_write_csv(const MsResult *res, const char *path, GError **error)
+{
+    if (!need_detail(res, error)) {
+        return FALSE;
+    }
+    const MsSchedule *s = res->schedule;
+    FILE *f = open_out(path, error);
+    if (f == NULL) {
+        return FALSE;
+    }
+    fprintf(f, "op,rank,stream,kind,role,phase,layer,chunk,label,bytes,flops,start_us,end_us,"
+               "duration_us\n");
+    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
+        MsOpInfo i;
+        ms_schedule_op(s, op, &i);
+        MsTime a = ms_records_start(res->records, op), z = ms_records_end(res->records, op);
+        if (a == MS_TIME_NEVER) {
+            continue;
+        }
+        fprintf(f, "%u,%u,%s,%s,%s,%s,%d,%d,%s,%" G_GUINT64_FORMAT ",%.17g,%.6f,%.6f,%.6f\n", op,
+                i.rank, ms_schedule_stream_name(s, i.stream),
+                i.kind == MS_OP_COMM ? "comm" : "compute", ms_role_name(i.role),
+                ms_phase_name(i.phase), i.layer, i.chunk, i.label, op_bytes(s, &i), i.flops,
+                ms_time_to_us(a), ms_time_to_us(z), ms_time_to_us(z - a));
+    }
+    return close_out(f, path, error);
+}

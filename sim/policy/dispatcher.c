@@ -1,0 +1,478 @@
+/* dispatcher: event-driven launch decisions (see dispatcher.h for the rules). Work per event is
+ * proportional to what the event touches: an op's successors, its stream, and the head of the
+ * launch order of the communication streams. */
+#include "dispatcher.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(ms-dispatcher-error-quark, ms_dispatcher_error)
+
+enum { WAITING, READY, LAUNCHED, DONE };
+
+typedef struct {
+    const char *name;
+    gboolean by_priority; /* comm order: priority then readiness, else readiness */
+    gboolean lina_gate;
+} Rules;
+
+static const Rules rules[] = {
+    {"fifo", FALSE, FALSE},       {"concurrent", FALSE, FALSE}, {"priority", TRUE, FALSE},
+    {"lina", TRUE, TRUE},         {"schemoe", FALSE, FALSE},
+};
+static const char *const policy_names[] = {"fifo", "concurrent", "priority", "lina", "schemoe",
+                                           NULL};
+
+typedef struct {
+    gint64 priority;
+    guint64 seq;
+    guint32 coll;
+} Key;
+
+struct _MsDispatcher {
+    const MsSchedule *s;
+    const Rules *rules;
+    guint n_ops, n_ranks, n_streams, n_colls;
+    guint8 *state;
+    guint32 *deps_left;
+    guint64 *ready_seq, *launch_seq;
+    guint64 seq, launches;
+    guint32 *succ_off, *succ;
+    /* compute streams: ops in (priority, id) order, and the next to launch */
+    guint32 **queue;
+    guint *queue_len, *queue_next;
+    guint8 *busy; /* rank * n_streams + stream */
+    /* collectives */
+    guint *coll_ready;
+    guint64 *coll_seq;
+    GArray **heap;    /* per stream: Key heap of launchable collectives */
+    /* lina state per rank */
+    guint *a2a_waiting, *a2a_running;
+    guint8 *imminent;
+    /* dirty work */
+    GArray *dirty_compute; /* rank * n_streams + stream */
+    guint8 *compute_marked;
+    gboolean comm_dirty;
+    guint running, done;
+};
+
+const char *const *
+ms_dispatcher_policies(void)
+{
+    return policy_names;
+}
+
+gboolean
+ms_dispatcher_knows(const char *policy)
+{
+    return g_strv_contains(policy_names, policy);
+}
+
+static gboolean
+key_less(const Key *a, const Key *b)
+{
+    if (a->priority != b->priority) {
+        return a->priority < b->priority;
+    }
+    if (a->seq != b->seq) {
+        return a->seq < b->seq;
+    }
+    return a->coll < b->coll;
+}
+
+static void
+heap_push(GArray *h, Key k)
+{
+    g_array_append_val(h, k);
+    Key *a = (Key *)h->data;
+    for (guint i = h->len - 1; i > 0;) {
+        guint p = (i - 1) / 2;
+        if (!key_less(&a[i], &a[p])) {
+            break;
+        }
+        Key t = a[i];
+        a[i] = a[p];
+        a[p] = t;
+        i = p;
+    }
+}
+
+static void
+heap_pop(GArray *h)
+{
+    Key *a = (Key *)h->data;
+    a[0] = a[h->len - 1];
+    g_array_set_size(h, h->len - 1);
+    a = (Key *)h->data;
+    for (guint i = 0;;) {
+        guint l = 2 * i + 1, m = i;
+        if (l < h->len && key_less(&a[l], &a[m])) {
+            m = l;
+        }
+        if (l + 1 < h->len && key_less(&a[l + 1], &a[m])) {
+            m = l + 1;
+        }
+        if (m == i) {
+            break;
+        }
+        Key t = a[i];
+        a[i] = a[m];
+        a[m] = t;
+        i = m;
+    }
+}
+
+static MsOpInfo
+info(const MsDispatcher *d, guint32 op)
+{
+    MsOpInfo i;
+    ms_schedule_op(d->s, op, &i);
+    return i;
+}
+
+static void
+mark_compute(MsDispatcher *d, guint rank, guint stream)
+{
+    guint slot = rank * d->n_streams + stream;
+    if (!d->compute_marked[slot]) {
+        d->compute_marked[slot] = 1;
+        g_array_append_val(d->dirty_compute, slot);
+    }
+}
+
+static gboolean
+is_a2a(const MsDispatcher *d, guint32 coll)
+{
+    MsCollInfo c;
+    ms_schedule_coll(d->s, coll, &c);
+    return c.kind == MS_COLL_KIND_ALLTOALL;
+}
+
+static void
+make_ready(MsDispatcher *d, guint32 op)
+{
+    d->state[op] = READY;
+    d->ready_seq[op] = ++d->seq;
+    MsOpInfo i = info(d, op);
+    if (i.kind == MS_OP_COMPUTE) {
+        mark_compute(d, i.rank, i.stream);
+        return;
+    }
+    if (is_a2a(d, i.coll)) {
+        d->a2a_waiting[i.rank]++;
+    }
+    MsCollInfo c;
+    ms_schedule_coll(d->s, i.coll, &c);
+    if (++d->coll_ready[i.coll] == c.n_ranks) {
+        d->coll_seq[i.coll] = d->seq;
+        Key k = {d->rules->by_priority ? i.priority : 0, d->seq, i.coll};
+        heap_push(d->heap[i.stream], k);
+    }
+    d->comm_dirty = TRUE;
+}
+
+static int
+cmp_priority(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const MsSchedule *s = data;
+    MsOpInfo x, y;
+    ms_schedule_op(s, *(const guint32 *)a, &x);
+    ms_schedule_op(s, *(const guint32 *)b, &y);
+    if (x.priority != y.priority) {
+        return x.priority < y.priority ? -1 : 1;
+    }
+    return x.id < y.id ? -1 : x.id > y.id;
+}
+
+MsDispatcher *
+ms_dispatcher_new(const MsSchedule *s, GError **error)
+{
+    const char *policy = ms_schedule_policy(s);
+    const Rules *r = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(rules); i++) {
+        if (g_strcmp0(rules[i].name, policy) == 0) {
+            r = &rules[i];
+        }
+    }
+    if (r == NULL) {
+        g_autofree char *list = g_strjoinv(", ", (char **)policy_names);
+        g_set_error(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_POLICY,
+                    "schedule policy '%s' has no dispatcher rules (known: %s)", policy, list);
+        return NULL;
+    }
+    MsDispatcher *d = g_new0(MsDispatcher, 1);
+    d->s = s;
+    d->rules = r;
+    d->n_ops = ms_schedule_n_ops(s);
+    d->n_ranks = ms_schedule_n_ranks(s);
+    d->n_streams = ms_schedule_n_streams(s);
+    d->n_colls = ms_schedule_n_colls(s);
+    guint n = d->n_ops, slots = d->n_ranks * d->n_streams;
+    d->state = g_new0(guint8, MAX(n, 1));
+    d->deps_left = g_new0(guint32, MAX(n, 1));
+    d->ready_seq = g_new0(guint64, MAX(n, 1));
+    d->launch_seq = g_new0(guint64, MAX(n, 1));
+    d->succ_off = g_new0(guint32, n + 1);
+    for (guint32 op = 0; op < n; op++) {
+        MsOpInfo i = info(d, op);
+        d->deps_left[op] = i.n_deps;
+        for (guint k = 0; k < i.n_deps; k++) {
+            d->succ_off[i.deps[k] + 1]++;
+        }
+    }
+    for (guint op = 0; op < n; op++) {
+        d->succ_off[op + 1] += d->succ_off[op];
+    }
+    d->succ = g_new(guint32, MAX(d->succ_off[n], 1));
+    g_autofree guint32 *fill = g_memdup2(d->succ_off, (n + 1) * sizeof(guint32));
+    for (guint32 op = 0; op < n; op++) {
+        MsOpInfo i = info(d, op);
+        for (guint k = 0; k < i.n_deps; k++) {
+            d->succ[fill[i.deps[k]]++] = op;
+        }
+    }
+    d->queue = g_new0(guint32 *, slots);
+    d->queue_len = g_new0(guint, slots);
+    d->queue_next = g_new0(guint, slots);
+    d->busy = g_new0(guint8, slots);
+    d->compute_marked = g_new0(guint8, slots);
+    for (guint rank = 0; rank < d->n_ranks; rank++) {
+        guint n_rank;
+        const guint32 *ops = ms_schedule_rank_ops(s, rank, &n_rank);
+        for (guint st = 0; st < d->n_streams; st++) {
+            if (ms_schedule_stream_kind(s, st) != MS_STREAM_COMPUTE) {
+                continue;
+            }
+            GArray *q = g_array_new(FALSE, FALSE, sizeof(guint32));
+            for (guint k = 0; k < n_rank; k++) {
+                if (info(d, ops[k]).stream == st) {
+                    g_array_append_val(q, ops[k]);
+                }
+            }
+            g_array_sort_with_data(q, cmp_priority, (gpointer)s);
+            guint slot = rank * d->n_streams + st;
+            d->queue_len[slot] = q->len;
+            d->queue[slot] = (guint32 *)g_array_free(q, FALSE);
+        }
+    }
+    d->coll_ready = g_new0(guint, MAX(d->n_colls, 1));
+    d->coll_seq = g_new0(guint64, MAX(d->n_colls, 1));
+    d->heap = g_new0(GArray *, d->n_streams);
+    for (guint st = 0; st < d->n_streams; st++) {
+        d->heap[st] = g_array_new(FALSE, FALSE, sizeof(Key));
+    }
+    d->a2a_waiting = g_new0(guint, d->n_ranks);
+    d->a2a_running = g_new0(guint, d->n_ranks);
+    d->imminent = g_new0(guint8, d->n_ranks);
+    d->dirty_compute = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint32 op = 0; op < n; op++) {
+        if (d->deps_left[op] == 0) {
+            make_ready(d, op);
+        }
+    }
+    d->comm_dirty = TRUE;
+    return d;
+}
+
+void
+ms_dispatcher_free(MsDispatcher *d)
+{
+    if (d == NULL) {
+        return;
+    }
+    guint slots = d->n_ranks * d->n_streams;
+    for (guint i = 0; i < slots; i++) {
+        g_free(d->queue[i]);
+    }
+    for (guint st = 0; st < d->n_streams; st++) {
+        g_array_unref(d->heap[st]);
+    }
+    g_free(d->queue);
+    g_free(d->queue_len);
+    g_free(d->queue_next);
+    g_free(d->busy);
+    g_free(d->compute_marked);
+    g_free(d->state);
+    g_free(d->deps_left);
+    g_free(d->ready_seq);
+    g_free(d->launch_seq);
+    g_free(d->succ_off);
+    g_free(d->succ);
+    g_free(d->coll_ready);
+    g_free(d->coll_seq);
+    g_free(d->heap);
+    g_free(d->a2a_waiting);
+    g_free(d->a2a_running);
+    g_free(d->imminent);
+    g_array_unref(d->dirty_compute);
+    g_free(d);
+}
+
+static void
+launch_op(MsDispatcher *d, guint32 op, const MsOpInfo *i, GArray *launch)
+{
+    d->state[op] = LAUNCHED;
+    d->launch_seq[op] = ++d->launches;
+    d->busy[i->rank * d->n_streams + i->stream] = 1;
+    d->running++;
+    g_array_append_val(launch, op);
+}
+
+/* Lina's gate: an allreduce may not start where an all-to-all waits, runs or is imminent. */
+static gboolean
+admissible(const MsDispatcher *d, const MsCollInfo *c, guint stream)
+{
+    for (guint p = 0; p < c->n_ranks; p++) {
+        guint r = c->ranks[p];
+        if (d->busy[r * d->n_streams + stream]) {
+            return FALSE;
+        }
+        if (d->rules->lina_gate && c->kind == MS_COLL_KIND_ALLREDUCE &&
+            (d->a2a_waiting[r] || d->a2a_running[r] || d->imminent[r])) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+poll_comm(MsDispatcher *d, GArray *launch)
+{
+    gboolean any = FALSE;
+    for (guint st = 0; st < d->n_streams; st++) {
+        GArray *h = d->heap[st];
+        while (h->len) {
+            Key top = g_array_index(h, Key, 0);
+            MsCollInfo c;
+            ms_schedule_coll(d->s, top.coll, &c);
+            if (!admissible(d, &c, st)) {
+                break;
+            }
+            heap_pop(h);
+            gboolean a2a = c.kind == MS_COLL_KIND_ALLTOALL;
+            for (guint p = 0; p < c.n_ranks; p++) {
+                MsOpInfo i = info(d, c.ops[p]);
+                if (a2a) {
+                    d->a2a_waiting[i.rank]--;
+                    d->a2a_running[i.rank]++;
+                    d->imminent[i.rank] = 0;
+                }
+                launch_op(d, c.ops[p], &i, launch);
+            }
+            any = TRUE;
+        }
+    }
+    return any;
+}
+
+static gboolean
+poll_compute(MsDispatcher *d, GArray *launch)
+{
+    gboolean any = FALSE;
+    for (guint k = 0; k < d->dirty_compute->len; k++) {
+        guint slot = g_array_index(d->dirty_compute, guint, k);
+        d->compute_marked[slot] = 0;
+        if (d->busy[slot] || d->queue_next[slot] >= d->queue_len[slot]) {
+            continue;
+        }
+        guint32 op = d->queue[slot][d->queue_next[slot]];
+        if (d->state[op] != READY) {
+            continue;
+        }
+        d->queue_next[slot]++;
+        MsOpInfo i = info(d, op);
+        if (i.flags & MS_OP_FLAG_A2A_IMMINENT) {
+            d->imminent[i.rank] = 1;
+            d->comm_dirty = TRUE;
+        }
+        launch_op(d, op, &i, launch);
+        any = TRUE;
+    }
+    g_array_set_size(d->dirty_compute, 0);
+    return any;
+}
+
+void
+ms_dispatcher_poll(MsDispatcher *d, GArray *launch)
+{
+    gboolean progress = TRUE;
+    while (progress) {
+        progress = poll_compute(d, launch);
+        if (d->comm_dirty) {
+            d->comm_dirty = FALSE;
+            progress |= poll_comm(d, launch);
+        }
+    }
+}
+
+void
+ms_dispatcher_finished(MsDispatcher *d, guint32 op)
+{
+    g_return_if_fail(op < d->n_ops && d->state[op] == LAUNCHED);
+    d->state[op] = DONE;
+    d->running--;
+    d->done++;
+    MsOpInfo i = info(d, op);
+    d->busy[i.rank * d->n_streams + i.stream] = 0;
+    if (i.kind == MS_OP_COMPUTE) {
+        mark_compute(d, i.rank, i.stream);
+    } else {
+        if (is_a2a(d, i.coll)) {
+            d->a2a_running[i.rank]--;
+        }
+        d->comm_dirty = TRUE;
+    }
+    for (guint e = d->succ_off[op]; e < d->succ_off[op + 1]; e++) {
+        guint32 s = d->succ[e];
+        if (--d->deps_left[s] == 0) {
+            make_ready(d, s);
+        }
+    }
+}
+
+gboolean
+ms_dispatcher_done(const MsDispatcher *d)
+{
+    return d->done == d->n_ops;
+}
+
+guint
+ms_dispatcher_n_running(const MsDispatcher *d)
+{
+    return d->running;
+}
+
+gboolean
+ms_dispatcher_check_progress(const MsDispatcher *d, GError **error)
+{
+    if (d->running || d->done == d->n_ops) {
+        return TRUE;
+    }
+    for (guint32 op = 0; op < d->n_ops; op++) {
+        if (d->state[op] == DONE) {
+            continue;
+        }
+        MsOpInfo i = info(d, op);
+        const char *why = d->state[op] == WAITING ? "its dependencies never finish"
+                          : i.kind == MS_OP_COMM  ? "its collective never becomes launchable"
+                                                  : "an op before it on its stream never runs";
+        g_set_error(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_STUCK,
+                    "schedule cannot progress: op %u (%s) on rank %u cannot start: %s", op,
+                    i.label, i.rank, why);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+guint64
+ms_dispatcher_ready_seq(const MsDispatcher *d, guint32 op)
+{
+    g_return_val_if_fail(op < d->n_ops, 0);
+    return d->ready_seq[op];
+}
+
+guint64
+ms_dispatcher_launch_seq(const MsDispatcher *d, guint32 op)
+{
+    g_return_val_if_fail(op < d->n_ops, 0);
+    return d->launch_seq[op];
+}

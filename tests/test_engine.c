@@ -1,0 +1,132 @@
+/* Tests of the engine on small schedules with closed-form answers: compute roofline times, a
+ * collective that starts when its last rank is ready, per-rank completion, stream order, and
+ * determinism. */
+#include "ms_test.h"
+#include "sim/compute.h"
+#include "sim/engine.h"
+#include "sim/policy/dispatcher.h"
+
+static MsTopology *
+topo(void)
+{
+    MsTopology *t = ms_topology_load("dgx-a100", NULL);
+    g_assert(t);
+    return t;
+}
+
+static guint32 ranks2[2] = {0, 1};
+
+static MsSchedule *
+two_ranks(const char *policy)
+{
+    MsSchedule *s = ms_schedule_new(2);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    ms_schedule_set_policy(s, policy);
+    return s;
+}
+
+static guint32
+gemm(MsSchedule *s, guint rank, double flops)
+{
+    guint32 op = ms_schedule_add_compute(s, rank, 0, MS_ROLE_OTHER, MS_PHASE_FORWARD, 0, -1, "g");
+    ms_schedule_set_cost(s, op, MS_COMPUTE_GEMM, flops, 0, 4096);
+    return op;
+}
+
+/* Compute time as the compute model gives it for the rank's GPU. */
+static MsTime
+model_time(const MsTopology *t, double flops)
+{
+    g_autoptr(GError) error = NULL;
+    MsComputeModel *m = ms_compute_model_new(ms_topology_gpu_spec(t, 0), &error);
+    MsTime v = ms_compute_time(m, flops, 0, 4096);
+    ms_compute_model_free(m);
+    return v;
+}
+
+static void
+test_a2a_after_slowest_rank(void)
+{
+    g_autoptr(MsTopology) t = topo();
+    g_autoptr(MsSchedule) s = two_ranks("fifo");
+    guint32 a = gemm(s, 0, 1e12), b = gemm(s, 1, 3e12);
+    guint64 bytes = 30000000;
+    guint64 m[4] = {0, bytes, bytes, 0};
+    guint32 x[2];
+    ms_schedule_add_alltoall(s, 1, ranks2, 2, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "a2a", x);
+    ms_schedule_add_dep(s, x[0], a);
+    ms_schedule_add_dep(s, x[1], b);
+    guint32 after = gemm(s, 0, 1e12);
+    ms_schedule_add_dep(s, after, x[0]);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    GError *error = NULL;
+    MsEngineOptions opts = {.check_invariants = TRUE};
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    MsTime ta = model_time(t, 1e12), tb = model_time(t, 3e12);
+    CU_ASSERT_EQUAL(ms_records_end(r, a), ta);
+    CU_ASSERT_EQUAL(ms_records_end(r, b), tb);
+    /* The collective is launched when its last rank is ready. */
+    CU_ASSERT_EQUAL(ms_records_start(r, x[0]), tb);
+    CU_ASSERT_EQUAL(ms_records_start(r, x[1]), tb);
+    /* One flow each way over gpu->nvswitch->gpu (300 GB/s, 0.7 us per link). */
+    MsTime expect = tb + ms_time_from_us(1.4) + ms_time_from_s(bytes / 300e9);
+    MS_ASSERT_REL((double)ms_records_end(r, x[0]), (double)expect, 1e-9);
+    CU_ASSERT_EQUAL(ms_records_start(r, after), ms_records_end(r, x[0]));
+}
+
+static void
+test_stream_is_exclusive_and_deterministic(void)
+{
+    g_autoptr(MsTopology) t = topo();
+    g_autoptr(MsSchedule) s = two_ranks("fifo");
+    guint32 ops[4];
+    for (guint i = 0; i < 4; i++) {
+        ops[i] = gemm(s, 0, 1e11 * (i + 1));
+    }
+    g_autoptr(MsRecords) r1 = ms_engine_run(s, t, NULL, NULL);
+    g_autoptr(MsRecords) r2 = ms_engine_run(s, t, NULL, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
+    for (guint i = 0; i < 4; i++) {
+        if (i) {
+            CU_ASSERT_EQUAL(ms_records_start(r1, ops[i]), ms_records_end(r1, ops[i - 1]));
+        }
+        CU_ASSERT_EQUAL(ms_records_start(r1, ops[i]), ms_records_start(r2, ops[i]));
+        CU_ASSERT_EQUAL(ms_records_end(r1, ops[i]), ms_records_end(r2, ops[i]));
+    }
+    double events = 0;
+    CU_ASSERT_TRUE(ms_records_get_stat(r1, "events", &events));
+    CU_ASSERT_TRUE(events >= 4);
+}
+
+static void
+test_errors(void)
+{
+    g_autoptr(MsTopology) t = ms_topology_load("h200", NULL);
+    g_autoptr(MsSchedule) s = two_ranks("fifo");
+    gemm(s, 1, 1e9);
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_engine_run(s, t, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_ENGINE_ERROR, MS_ENGINE_ERROR_MISMATCH, "has 1 GPUs");
+    g_autoptr(MsTopology) t2 = topo();
+    g_autoptr(MsSchedule) s2 = two_ranks("fifo");
+    guint32 a = gemm(s2, 0, 1e9), b = gemm(s2, 0, 1e9);
+    ms_schedule_add_dep(s2, a, b);
+    CU_ASSERT_PTR_NULL(ms_engine_run(s2, t2, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_STUCK, "cannot progress");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"a2a starts when the slowest rank is ready", test_a2a_after_slowest_rank},
+        {"a stream runs one op at a time, deterministically", test_stream_is_exclusive_and_deterministic},
+        {"errors", test_errors},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"engine", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
