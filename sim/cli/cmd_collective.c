@@ -67,7 +67,7 @@ ms_cmd_collective(int argc, char **argv)
     g_autofree char *topology = NULL, *op_name = NULL, *algo_name = NULL, *json = NULL;
     g_autofree char *minbytes = NULL, *maxbytes = NULL, *alpha_text = NULL, *delay_text = NULL;
     double stepfactor = 2.0;
-    gint ranks = 0, channels = 0, window = 0;
+    gint ranks = 0, channels = 0, window = 0, per_node = 0;
     gboolean check = FALSE;
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Topology name or file (default dgx-a100)", "T"},
@@ -77,6 +77,7 @@ ms_cmd_collective(int argc, char **argv)
         {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &maxbytes, "Largest size (default 128M)", "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &stepfactor, "Multiply the size by this factor each step (default 2)", "F"},
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "Use GPUs 0..N-1 (default: all)", "N"},
+        {"per-node", 'p', 0, G_OPTION_ARG_INT, &per_node, "Use the first P GPUs of each node (with --ranks: as many nodes as needed)", "P"},
         {"channels", 'c', 0, G_OPTION_ARG_INT, &channels, "Ring channels (default: NICs per node)", "C"},
         {"window", 'w', 0, G_OPTION_ARG_INT, &window, "alltoall rounds in flight per rank (default 0: all)", "W"},
         {"alpha", 0, 0, G_OPTION_ARG_STRING, &alpha_text, "Per-call overhead, e.g. 10us (default 0)", "TIME"},
@@ -120,7 +121,7 @@ ms_cmd_collective(int argc, char **argv)
     if (!(stepfactor > 1.0) || stepfactor > 1e6) {
         return ms_cli_usage("collective: --stepfactor must be greater than 1 (got %g)", stepfactor);
     }
-    if (ranks < 0 || channels < 0 || channels > 256 || window < 0) {
+    if (ranks < 0 || channels < 0 || channels > 256 || window < 0 || per_node < 0) {
         return ms_cli_usage("collective: --ranks, --channels (<= 256) and --window must be >= 0");
     }
     if ((alpha_text && !ms_parse_time(alpha_text, &spec.alpha, &error)) ||
@@ -135,6 +136,22 @@ ms_cmd_collective(int argc, char **argv)
     if ((guint)ranks > n_gpus) {
         return ms_cli_usage("collective: --ranks %d but topology '%s' has %u GPUs", ranks,
                             ms_topology_name(topo), n_gpus);
+    }
+    g_autofree guint *picked = NULL;
+    if (per_node) {
+        guint gpn = ms_topology_gpus_per_node(topo);
+        guint want = ranks ? (guint)ranks : (guint)per_node * ms_topology_n_nodes(topo);
+        if (gpn == 0 || (guint)per_node > gpn || want > (guint)per_node * ms_topology_n_nodes(topo)) {
+            return ms_cli_usage("collective: --per-node %d with %u ranks does not fit topology '%s' "
+                                "(%u nodes of %u GPUs)", per_node, want, ms_topology_name(topo),
+                                ms_topology_n_nodes(topo), gpn);
+        }
+        picked = g_new(guint, want);
+        for (guint i = 0; i < want; i++) {
+            picked[i] = (i / per_node) * gpn + i % per_node;
+        }
+        spec.ranks = picked;
+        ranks = want;
     }
     spec.n_ranks = ranks ? (guint)ranks : n_gpus;
     spec.channels = channels;

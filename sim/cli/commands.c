@@ -7,5 +7,6 @@ const MsCommand ms_commands[] = {
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"model", "list the shipped MoE models or show one", ms_cmd_model},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
+    {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
     {NULL, NULL, NULL},
 };

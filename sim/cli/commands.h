@@ -11,5 +11,6 @@ int ms_cmd_flows(int argc, char **argv);
 int ms_cmd_model(int argc, char **argv);
 /* moesim topo list | show NAME|FILE (cmd_topo.c) */
 int ms_cmd_topo(int argc, char **argv);
+int ms_cmd_trace(int argc, char **argv);
 
 G_END_DECLS
