@@ -18,7 +18,8 @@ typedef struct {
     Engine *engine;
     guint32 id;
     MsColl *coll;
-    guint left; /* participants not finished */
+    guint left;        /* participants not finished */
+    guint64 expected;  /* bytes all participants must send, when known in closed form, else 0 */
 } Running;
 
 struct Engine {
@@ -32,14 +33,60 @@ struct Engine {
     Running **running;        /* per collective, while it runs */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
+    guint8 *done;             /* with check_invariants: ops finished */
     GError *error;
 };
+
+static void
+violated(Engine *e, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* Records the first broken invariant; the run stops at the next dispatch. */
+static void
+violated(Engine *e, const char *format, ...)
+{
+    if (e->error) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    e->error = g_error_new(MS_ENGINE_ERROR, MS_ENGINE_ERROR_INVARIANT, "invariant violated: %s",
+                           msg);
+}
+
+/* Bytes a collective's participants send in total: the off-diagonal sum of a direct all-to-all's
+ * matrix, steps x size for a flat ring; 0 where no closed form is checked. */
+static guint64
+expected_bytes(const MsCollSpec *spec)
+{
+    guint n = spec->n_ranks;
+    if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DIRECT) {
+        guint64 sum = 0;
+        for (guint i = 0; i < n; i++) {
+            for (guint j = 0; j < n; j++) {
+                sum += i == j ? 0 : (spec->matrix ? spec->matrix[(gsize)i * n + j] : spec->bytes / n);
+            }
+        }
+        return sum;
+    }
+    if (spec->op != MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_RING) {
+        return (spec->op == MS_COLL_ALLREDUCE ? 2 : 1) * (guint64)(n - 1) * spec->bytes;
+    }
+    return 0;
+}
 
 static void dispatch(Engine *e);
 
 static void
 finish(Engine *e, guint32 op)
 {
+    if (e->done) {
+        if (e->done[op]) {
+            violated(e, "op %u finished twice", op);
+        }
+        e->done[op] = 1;
+    }
     ms_records_set(e->rec, op, ms_records_start(e->rec, op), ms_sim_now(e->sim));
     ms_dispatcher_finished(e->d, op);
 }
@@ -62,6 +109,14 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
     e->comm_running[c.ranks[part]]--;
     finish(e, c.ops[part]);
     if (--r->left == 0) {
+        guint64 sent = 0;
+        for (guint p = 0; p < c.n_ranks; p++) {
+            sent += ms_coll_bytes_sent(r->coll, p);
+        }
+        if (e->done && r->expected && sent != r->expected) {
+            violated(e, "collective %u (%s) moved %" G_GUINT64_FORMAT " bytes, not %"
+                     G_GUINT64_FORMAT, r->id, c.label, sent, r->expected);
+        }
         /* The collective object is freed after the network has delivered its last callback. */
         e->running[r->id] = NULL;
         ms_coll_free(r->coll);
@@ -92,6 +147,10 @@ start_collective(Engine *e, guint32 id, GError **error)
     r->id = id;
     r->left = c.n_ranks;
     r->coll = ms_coll_new(e->sim, &spec, coll_rank_done, r, error);
+    if (spec.algo == MS_COLL_ALGO_AUTO) {
+        spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
+    }
+    r->expected = expected_bytes(&spec);
     if (r->coll == NULL) {
         g_free(r);
         return FALSE;
@@ -105,6 +164,14 @@ launch(Engine *e, guint32 op, GError **error)
 {
     MsOpInfo i;
     ms_schedule_op(e->s, op, &i);
+    for (guint k = 0; e->done && k < i.n_deps; k++) {
+        if (!e->done[i.deps[k]]) {
+            violated(e, "op %u (%s) started before its dependency %u", op, i.label, i.deps[k]);
+        }
+    }
+    if (e->done && ms_records_start(e->rec, op) != MS_TIME_NEVER) {
+        violated(e, "op %u (%s) started twice", op, i.label);
+    }
     MsTime now = ms_sim_now(e->sim);
     ms_records_set(e->rec, op, now, now);
     if (i.kind == MS_OP_COMPUTE) {
@@ -175,6 +242,7 @@ engine_clear(Engine *e)
     }
     g_free(e->running);
     g_free(e->comm_running);
+    g_free(e->done);
     if (e->launch) {
         g_array_unref(e->launch);
     }
@@ -206,6 +274,9 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
     e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));
     e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    if (e.opts->check_invariants) {
+        e.done = g_new0(guint8, MAX(ms_schedule_n_ops(s), 1));
+    }
     g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
     e.rec = rec;
     dispatch(&e);
