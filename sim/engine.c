@@ -3,6 +3,8 @@
  * completion is an event, so decisions follow event order exactly as on real hardware. */
 #include "engine.h"
 
+#include <math.h>
+
 #include "sim/compute.h"
 #include "sim/net/collective.h"
 #include "sim/policy/dispatcher.h"
@@ -34,6 +36,9 @@ struct Engine {
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
     guint8 *done;             /* with check_invariants: ops finished */
+    /* with record_links: per link its last rate, per class the sum of rates and of capacities */
+    double *link_rate;
+    double class_rate[MS_LINK_N_CLASSES], class_capacity[MS_LINK_N_CLASSES];
     GError *error;
 };
 
@@ -77,6 +82,48 @@ expected_bytes(const MsCollSpec *spec)
 }
 
 static void dispatch(Engine *e);
+
+/* Network observer: keeps each link class's total rate and samples its utilisation. */
+static void
+observe_links(gpointer ctx, MsTime now, const guint32 *links, guint n)
+{
+    Engine *e = ctx;
+    MsNetwork *net = ms_sim_network(e->sim);
+    gboolean changed[MS_LINK_N_CLASSES] = {FALSE};
+    for (guint i = 0; i < n; i++) {
+        const MsLink *l = ms_topology_link(e->topo, links[i]);
+        double r = ms_network_link_rate(net, links[i]);
+        e->class_rate[l->klass] += r - e->link_rate[links[i]];
+        e->link_rate[links[i]] = r;
+        changed[l->klass] = TRUE;
+    }
+    for (guint c = 0; c < MS_LINK_N_CLASSES; c++) {
+        if (changed[c] && e->class_capacity[c] > 0) {
+            g_autofree char *name = g_strdup_printf("util.%s", ms_link_class_name(c));
+            ms_records_sample(e->rec, name, now, MAX(0.0, e->class_rate[c] / e->class_capacity[c]));
+        }
+    }
+}
+
+static void
+setup_link_recording(Engine *e)
+{
+    guint n = ms_topology_n_links(e->topo);
+    e->link_rate = g_new0(double, MAX(n, 1));
+    for (guint l = 0; l < n; l++) {
+        const MsLink *link = ms_topology_link(e->topo, l);
+        if (isfinite(link->bandwidth)) {
+            e->class_capacity[link->klass] += link->bandwidth;
+        }
+    }
+    for (guint c = 0; c < MS_LINK_N_CLASSES; c++) {
+        if (e->class_capacity[c] > 0) {
+            g_autofree char *name = g_strdup_printf("util.%s", ms_link_class_name(c));
+            ms_records_sample(e->rec, name, 0, 0);
+        }
+    }
+    ms_network_set_link_observer(ms_sim_network(e->sim), observe_links, e);
+}
 
 static void
 finish(Engine *e, guint32 op)
@@ -243,6 +290,7 @@ engine_clear(Engine *e)
     g_free(e->running);
     g_free(e->comm_running);
     g_free(e->done);
+    g_free(e->link_rate);
     if (e->launch) {
         g_array_unref(e->launch);
     }
@@ -279,6 +327,9 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     }
     g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
     e.rec = rec;
+    if (e.opts->record_links) {
+        setup_link_recording(&e);
+    }
     dispatch(&e);
     gboolean ok = e.error == NULL && ms_sim_run(e.sim, error);
     if (ok && e.error) {
