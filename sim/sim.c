@@ -158,6 +158,14 @@ gboolean
 ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double weight, guint32 handler,
                 guint64 arg, GError **error)
 {
+    return ms_sim_transfer_latency(sim, src, dst, bytes, weight, MS_TIME_NEVER, handler, arg,
+                                   error);
+}
+
+gboolean
+ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double weight,
+                        MsTime latency, guint32 handler, guint64 arg, GError **error)
+{
     g_return_val_if_fail(arg <= ARG_MASK, FALSE);
     g_return_val_if_fail(handler < sim->handlers->len, FALSE);
     guint n = 0;
@@ -165,7 +173,7 @@ ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double weight, 
     if (route == NULL) {
         return FALSE;
     }
-    MsTime lat = ms_topology_route_latency(sim->topo, route, n);
+    MsTime lat = latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n);
     ms_network_start(sim->net, sim->now, lat, route, n, bytes, weight,
                      ((guint64)handler << ARG_BITS) | arg);
     return TRUE;

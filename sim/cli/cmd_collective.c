@@ -8,6 +8,7 @@
 #include "sim/net/collective.h"
 #include "sim/sim.h"
 #include "topologies/topology.h"
+#include "validate/calibrate.h"
 
 typedef struct {
     guint64 size;
@@ -25,8 +26,11 @@ rank_done(MsColl *coll, guint rank, gpointer ctx)
 
 /* Simulates one size from scratch; the time is from launch to the last rank's completion. */
 static gboolean
-simulate(const MsTopology *topo, const MsCollSpec *spec, gboolean check, Row *row, GError **error)
+simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spec_in,
+         gboolean check, Row *row, GError **error)
 {
+    MsCollSpec copy = *spec_in, *spec = &copy;
+    g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, spec) : NULL;
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_sim_set_check_invariants(sim, check);
     g_autoptr(MsColl) coll = ms_coll_new(sim, spec, rank_done, NULL, error);
@@ -66,6 +70,7 @@ ms_cmd_collective(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *op_name = NULL, *algo_name = NULL, *json = NULL;
     g_autofree char *minbytes = NULL, *maxbytes = NULL, *alpha_text = NULL, *delay_text = NULL;
+    g_autofree char *calibration = NULL;
     double stepfactor = 2.0;
     gint ranks = 0, channels = 0, window = 0, per_node = 0;
     gboolean check = FALSE;
@@ -82,6 +87,7 @@ ms_cmd_collective(int argc, char **argv)
         {"window", 'w', 0, G_OPTION_ARG_INT, &window, "alltoall rounds in flight per rank (default 0: all)", "W"},
         {"alpha", 0, 0, G_OPTION_ARG_STRING, &alpha_text, "Per-call overhead, e.g. 10us (default 0)", "TIME"},
         {"step-delay", 0, 0, G_OPTION_ARG_STRING, &delay_text, "Extra delay per ring step (default 0)", "TIME"},
+        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &calibration, "Calibrated link and collective figures (moesim calibrate)", "FILE"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Also write the table as JSON (- for stdout)", "FILE"},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check, "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},
@@ -132,6 +138,13 @@ ms_cmd_collective(int argc, char **argv)
     if (topo == NULL) {
         return ms_cli_fail(error);
     }
+    g_autoptr(MsCalibration) cal = NULL;
+    if (calibration) {
+        cal = ms_calibration_load(calibration, &error);
+        if (cal == NULL || !ms_calibration_apply_topology(cal, topo, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
     guint n_gpus = ms_topology_n_gpus(topo);
     if ((guint)ranks > n_gpus) {
         return ms_cli_usage("collective: --ranks %d but topology '%s' has %u GPUs", ranks,
@@ -165,7 +178,7 @@ ms_cmd_collective(int argc, char **argv)
     for (guint64 size = lo; size <= hi;) {
         Row row = {.size = size};
         spec.bytes = size;
-        if (!simulate(topo, &spec, check, &row, &error)) {
+        if (!simulate(topo, cal, &spec, check, &row, &error)) {
             return ms_cli_fail(error);
         }
         g_array_append_val(rows, row);
@@ -178,9 +191,11 @@ ms_cmd_collective(int argc, char **argv)
     double wall = ms_cli_wall_seconds() - t0;
     const char *redop =
         spec.op == MS_COLL_ALLREDUCE || spec.op == MS_COLL_REDUCESCATTER ? "sum" : "none";
-    printf("# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, nominal link figures\n",
+    g_autofree char *figures = calibration ? g_strdup_printf("calibrated by %s", calibration)
+                                           : g_strdup("nominal link figures");
+    printf("# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n",
            ms_coll_op_name(spec.op), ms_coll_algo_name(shown), ms_topology_name(topo),
-           spec.n_ranks, eff_channels, eff_channels == 1 ? "" : "s");
+           spec.n_ranks, eff_channels, eff_channels == 1 ? "" : "s", figures);
     printf("#\n");
     printf("#                                                              out-of-place            "
            "           in-place          \n");

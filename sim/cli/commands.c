@@ -3,10 +3,12 @@
 #include "commands.h"
 
 const MsCommand ms_commands[] = {
+    {"calibrate", "fit link, collective and GEMM figures to measurements", ms_cmd_calibrate},
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"model", "list the shipped MoE models or show one", ms_cmd_model},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
     {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
+    {"validate", "compare simulated with measured times", ms_cmd_validate},
     {NULL, NULL, NULL},
 };

@@ -5,6 +5,7 @@
 
 G_BEGIN_DECLS
 
+int ms_cmd_calibrate(int argc, char **argv);
 int ms_cmd_collective(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
 /* moesim model list | show NAME|FILE (cmd_model.c) */
@@ -12,5 +13,6 @@ int ms_cmd_model(int argc, char **argv);
 /* moesim topo list | show NAME|FILE (cmd_topo.c) */
 int ms_cmd_topo(int argc, char **argv);
 int ms_cmd_trace(int argc, char **argv);
+int ms_cmd_validate(int argc, char **argv);
 
 G_END_DECLS

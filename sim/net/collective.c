@@ -22,6 +22,7 @@ struct _MsColl {
     guint n;
     double weight;
     MsTime alpha, step_delay;
+    gboolean no_hop_latency;
     guint *device;       /* per participant */
     double *copy_bw;     /* per participant: bytes/s of a device-local copy */
     PhasePlan plan;
@@ -185,8 +186,9 @@ start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
     coll->n_flows++;
     coll->sent[f->src] += f->bytes;
     g_autoptr(GError) error = NULL;
-    if (!ms_sim_transfer(coll->sim, coll->device[f->src], coll->device[f->dst], f->bytes,
-                         coll->weight, coll->handler, arg, &error)) {
+    if (!ms_sim_transfer_latency(coll->sim, coll->device[f->src], coll->device[f->dst], f->bytes,
+                                 coll->weight, coll->no_hop_latency ? 0 : MS_TIME_NEVER,
+                                 coll->handler, arg, &error)) {
         /* Topologies guarantee every GPU pair a route at load time. */
         g_critical("collective transfer without a route: %s", error->message);
     }
@@ -425,6 +427,7 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     coll->weight = spec.weight > 0 ? spec.weight : 1.0;
     coll->alpha = spec.alpha;
     coll->step_delay = spec.step_delay;
+    coll->no_hop_latency = spec.no_hop_latency;
     coll->device = g_new(guint, n);
     coll->copy_bw = g_new(double, n);
     g_autofree guint *node_of = g_new(guint, n);

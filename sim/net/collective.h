@@ -66,6 +66,8 @@ typedef struct {
     MsTime alpha;         /* per-call overhead before a rank's first transfer */
     MsTime step_delay;    /* extra delay before every ring step's transfer */
     double weight;        /* share weight of this collective's flows; 0 = 1 */
+    /* Transfers skip their route latency: a calibrated alpha already holds every hop's latency. */
+    gboolean no_hop_latency;
 } MsCollSpec;
 
 typedef struct _MsColl MsColl;
