@@ -7,6 +7,7 @@ const MsCommand ms_commands[] = {
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"model", "list the shipped MoE models or show one", ms_cmd_model},
+    {"plan", "plan a training step or inference batch and write its schedule", ms_cmd_plan},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
     {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
     {"validate", "compare simulated with measured times", ms_cmd_validate},

@@ -10,6 +10,8 @@ int ms_cmd_collective(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
 /* moesim model list | show NAME|FILE (cmd_model.c) */
 int ms_cmd_model(int argc, char **argv);
+/* moesim plan ... --out FILE (cmd_plan.c) */
+int ms_cmd_plan(int argc, char **argv);
 /* moesim topo list | show NAME|FILE (cmd_topo.c) */
 int ms_cmd_topo(int argc, char **argv);
 int ms_cmd_trace(int argc, char **argv);
