@@ -96,9 +96,13 @@ fx_colls(const MsSchedule *s, MsRole role, MsPhase phase, gint layer)
     return out;
 }
 
+/* A unit-cost run: per op its times, the dispatcher's counters, and the step of the run at which
+ * it became ready, launched and finished (steps order every event exactly, ties included: each
+ * reported finish is one step, each poll another). */
 typedef struct {
     MsTime *start, *end;
     guint64 *ready_seq, *launch_seq;
+    guint64 *ready_step, *launch_step, *finish_step;
     guint n_ops;
 } FxRun;
 
@@ -109,6 +113,9 @@ fx_run_clear(FxRun *run)
     g_free(run->end);
     g_free(run->ready_seq);
     g_free(run->launch_seq);
+    g_free(run->ready_step);
+    g_free(run->launch_step);
+    g_free(run->finish_step);
 }
 
 static inline MsTime
@@ -131,6 +138,48 @@ fx_duration(const MsSchedule *s, guint32 op)
     return 1000 + most * 100;
 }
 
+/* Marks the ops that became ready since the last look. */
+static inline void
+fx_note_ready(MsDispatcher *d, FxRun *run, guint64 step)
+{
+    for (guint32 op = 0; op < run->n_ops; op++) {
+        if (run->ready_step[op] == G_MAXUINT64 && ms_dispatcher_ready_seq(d, op) > 0) {
+            run->ready_step[op] = step;
+        }
+    }
+}
+
+static inline guint32
+fx_next_finish(GArray *running, const MsTime *end)
+{
+    guint best = 0;
+    for (guint k = 1; k < running->len; k++) {
+        guint32 a = g_array_index(running, guint32, k), b = g_array_index(running, guint32, best);
+        if (end[a] < end[b] || (end[a] == end[b] && a < b)) {
+            best = k;
+        }
+    }
+    guint32 op = g_array_index(running, guint32, best);
+    g_array_remove_index_fast(running, best);
+    return op;
+}
+
+static inline void
+fx_run_init(FxRun *run, guint n)
+{
+    run->n_ops = n;
+    run->start = g_new0(MsTime, n);
+    run->end = g_new0(MsTime, n);
+    run->ready_seq = g_new0(guint64, n);
+    run->launch_seq = g_new0(guint64, n);
+    run->ready_step = g_new(guint64, n);
+    run->launch_step = g_new(guint64, n);
+    run->finish_step = g_new(guint64, n);
+    for (guint k = 0; k < n; k++) {
+        run->ready_step[k] = run->launch_step[k] = run->finish_step[k] = G_MAXUINT64;
+    }
+}
+
 /* Runs the schedule with unit costs; FALSE when the dispatcher gets stuck. */
 static inline gboolean
 fx_execute(const MsSchedule *s, FxRun *run)
@@ -138,40 +187,34 @@ fx_execute(const MsSchedule *s, FxRun *run)
     GError *error = NULL;
     MsDispatcher *d = ms_dispatcher_new(s, &error);
     g_assert_no_error(error);
-    guint n = ms_schedule_n_ops(s);
-    run->n_ops = n;
-    run->start = g_new0(MsTime, n);
-    run->end = g_new0(MsTime, n);
-    run->ready_seq = g_new0(guint64, n);
-    run->launch_seq = g_new0(guint64, n);
+    fx_run_init(run, ms_schedule_n_ops(s));
     GArray *launch = g_array_new(FALSE, FALSE, sizeof(guint32));
     GArray *running = g_array_new(FALSE, FALSE, sizeof(guint32));
     MsTime now = 0;
+    guint64 step = 0;
+    fx_note_ready(d, run, step);
     for (;;) {
         g_array_set_size(launch, 0);
         ms_dispatcher_poll(d, launch);
+        step++;
         for (guint k = 0; k < launch->len; k++) {
             guint32 op = g_array_index(launch, guint32, k);
             run->start[op] = now;
             run->end[op] = now + fx_duration(s, op);
+            run->launch_step[op] = step;
             g_array_append_val(running, op);
         }
         if (running->len == 0) {
             break;
         }
-        guint best = 0;
-        for (guint k = 1; k < running->len; k++) {
-            guint32 a = g_array_index(running, guint32, k), b = g_array_index(running, guint32, best);
-            if (run->end[a] < run->end[b] || (run->end[a] == run->end[b] && a < b)) {
-                best = k;
-            }
-        }
-        guint32 op = g_array_index(running, guint32, best);
-        g_array_remove_index_fast(running, best);
+        guint32 op = fx_next_finish(running, run->end);
         now = run->end[op];
+        step++;
+        run->finish_step[op] = step;
         ms_dispatcher_finished(d, op);
+        fx_note_ready(d, run, step);
     }
-    for (guint32 op = 0; op < n; op++) {
+    for (guint32 op = 0; op < run->n_ops; op++) {
         run->ready_seq[op] = ms_dispatcher_ready_seq(d, op);
         run->launch_seq[op] = ms_dispatcher_launch_seq(d, op);
     }
@@ -206,11 +249,24 @@ fx_is_a2a(const MsSchedule *s, guint32 op)
     return c.kind == MS_COLL_KIND_ALLTOALL;
 }
 
-/* Lina's rule, checked on per-op times: no allreduce op starts on a rank while an all-to-all
- * op of that rank is ready and waiting or running (strictly: ties at one instant are left to the
- * order of events). Returns the number of violations. */
+/* Lina's rule: no allreduce op launches on a rank while an all-to-all op of that rank is ready
+ * (waiting) or running. With steps (an FxRun) the check is exact; with times only (records of
+ * the engine) an all-to-all that became ready at the very instant the allreduce started is left
+ * to the order of events. Returns the number of violations. */
+static inline gboolean
+fx_gate_bad(const MsSchedule *s, const FxRun *run, const MsTime *start, const MsTime *end,
+            guint32 ar, guint32 a2a)
+{
+    if (run) {
+        return run->ready_step[a2a] < run->launch_step[ar] &&
+               run->launch_step[ar] < run->finish_step[a2a];
+    }
+    MsTime ready = fx_ready_time(s, end, a2a);
+    return ready < start[ar] && start[ar] < end[a2a];
+}
+
 static inline guint
-fx_gate_violations(const MsSchedule *s, const MsTime *start, const MsTime *end)
+fx_gate_violations(const MsSchedule *s, const FxRun *run, const MsTime *start, const MsTime *end)
 {
     guint bad = 0;
     for (guint r = 0; r < ms_schedule_n_ranks(s); r++) {
@@ -222,13 +278,86 @@ fx_gate_violations(const MsSchedule *s, const MsTime *start, const MsTime *end)
                 continue;
             }
             for (guint x = 0; x < n; x++) {
-                if (!fx_is_a2a(s, ops[x])) {
-                    continue;
-                }
-                MsTime ready = fx_ready_time(s, end, ops[x]);
-                if (ready < start[ops[a]] && start[ops[a]] < end[ops[x]]) {
-                    bad++;
-                }
+                bad += fx_is_a2a(s, ops[x]) && fx_gate_bad(s, run, start, end, ops[a], ops[x]);
+            }
+        }
+    }
+    return bad;
+}
+
+/* A scenario where backward all-to-alls and allreduce buckets contend: 4 MoE layers of 8
+ * experts on the 8 GPUs of dgx-a100, 128 choices per rank skewed towards expert (layer + src) % 8,
+ * gradient buckets of 1 MiB (about two layers each). */
+static const char fx_contended_model[] = "[model]\nformat = 1\nname = contended\nlayers = 4\n"
+                                         "d_model = 256\nd_ffn = 512\nexperts = 8\ntop_k = 2\n"
+                                         "top_k_infer = 1\nheads = 4\nseq_len = 64\n"
+                                         "tokens_per_gpu = 64\ngrad_bucket = 1MiB\n";
+
+static inline guint32
+fx_contended_counts(guint layer, guint src, guint e)
+{
+    return e == (layer + src) % 8 ? 44 : 12;
+}
+
+/* Plans the contended scenario under a policy spec. */
+static inline MsSchedule *
+fx_plan_contended(const char *spec)
+{
+    g_autoptr(MsModel) m = fx_model(fx_contended_model);
+    g_autoptr(MsTopology) t = fx_topo("dgx-a100");
+    g_autoptr(MsRouting) r = fx_routing(4, 8, 8, 2, fx_contended_counts);
+    GError *error = NULL;
+    g_autoptr(MsPolicy) p = ms_policy_parse(spec, &error);
+    g_assert_no_error(error);
+    MsPolicyInput in = {m, r, t, MS_PLAN_TRAIN, NULL};
+    MsSchedule *s = ms_policy_plan(p, &in, &error);
+    g_assert_no_error(error);
+    return s;
+}
+
+/* A collective's readiness (its last participant's) and launch, by the dispatcher's counters
+ * and in time. */
+typedef struct {
+    guint32 coll;
+    guint64 ready_seq, launch_seq;
+    MsTime ready, start;
+    gint layer;
+    MsRole role;
+    guint stream;
+} FxColl;
+
+static inline GArray *
+fx_coll_runs(const MsSchedule *s, const FxRun *run)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(FxColl));
+    for (guint32 c = 0; c < ms_schedule_n_colls(s); c++) {
+        MsCollInfo ci;
+        ms_schedule_coll(s, c, &ci);
+        MsOpInfo first = fx_op(s, ci.ops[0]);
+        FxColl fc = {c, 0, G_MAXUINT64, 0, MS_TIME_NEVER, first.layer, first.role, first.stream};
+        for (guint p = 0; p < ci.n_ranks; p++) {
+            fc.ready_seq = MAX(fc.ready_seq, run->ready_seq[ci.ops[p]]);
+            fc.launch_seq = MIN(fc.launch_seq, run->launch_seq[ci.ops[p]]);
+            fc.ready = MAX(fc.ready, fx_ready_time(s, run->end, ci.ops[p]));
+            fc.start = MIN(fc.start, run->start[ci.ops[p]]);
+        }
+        g_array_append_val(out, fc);
+    }
+    return out;
+}
+
+/* Pairs of collectives on one stream launched against their readiness order. */
+static inline guint
+fx_readiness_inversions(const GArray *colls, guint stream)
+{
+    guint bad = 0;
+    for (guint a = 0; a < colls->len; a++) {
+        const FxColl *x = &g_array_index(colls, FxColl, a);
+        for (guint b = 0; b < colls->len; b++) {
+            const FxColl *y = &g_array_index(colls, FxColl, b);
+            if (x->stream == stream && y->stream == stream && x->ready_seq < y->ready_seq &&
+                x->launch_seq > y->launch_seq) {
+                bad++;
             }
         }
     }

@@ -204,16 +204,18 @@ policy_new(const MsPolicyClass *cls)
     return p;
 }
 
+/* Sets one "key=value" item (blanks around either are dropped); *norm gets "key=value". */
 static gboolean
-set_param(MsPolicy *p, const char *item, GError **error)
+set_param(MsPolicy *p, const char *item, char **norm, GError **error)
 {
     const char *eq = strchr(item, '=');
-    if (eq == NULL || eq == item || eq[1] == '\0') {
+    g_autofree char *key = g_strstrip(eq ? g_strndup(item, eq - item) : g_strdup(item));
+    g_autofree char *text = g_strstrip(g_strdup(eq ? eq + 1 : ""));
+    if (eq == NULL || *key == '\0' || *text == '\0') {
         g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_PARAM,
                     "policy %s: '%s' is not key=value", p->cls->name, item);
         return FALSE;
     }
-    g_autofree char *key = g_strndup(item, eq - item);
     gint i = find_param(p, key);
     if (i < 0) {
         g_autofree char *keys = key_list(p);
@@ -228,15 +230,16 @@ set_param(MsPolicy *p, const char *item, GError **error)
         return FALSE;
     }
     GError *local = NULL;
-    if (!parse_value(p->params[i], eq + 1, &p->values[i], &local)) {
-        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE, "policy %s: %s: %s",
-                    p->cls->name, item, local->message);
+    if (!parse_value(p->params[i], text, &p->values[i], &local)) {
+        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE, "policy %s: %s=%s: %s",
+                    p->cls->name, key, text, local->message);
         g_error_free(local);
         return FALSE;
     }
     p->given[i] = TRUE;
     g_free(p->texts[i]);
-    p->texts[i] = g_strdup(eq + 1);
+    p->texts[i] = g_strdup(text);
+    *norm = g_strdup_printf("%s=%s", key, text);
     return TRUE;
 }
 
@@ -247,7 +250,7 @@ ms_policy_parse(const char *spec, GError **error)
     g_autofree char *clean = g_strdup(spec);
     g_strstrip(clean);
     char *colon = strchr(clean, ':');
-    g_autofree char *name = colon ? g_strndup(clean, colon - clean) : g_strdup(clean);
+    g_autofree char *name = g_strstrip(colon ? g_strndup(clean, colon - clean) : g_strdup(clean));
     const MsPolicyClass *cls = ms_policy_class(name);
     if (cls == NULL) {
         g_autofree char *list = g_strjoinv(", ", (char **)names);
@@ -260,12 +263,12 @@ ms_policy_parse(const char *spec, GError **error)
     if (colon && colon[1] != '\0') {
         g_auto(GStrv) items = g_strsplit(colon + 1, ",", -1);
         for (guint k = 0; items[k]; k++) {
-            g_strstrip(items[k]);
-            if (!set_param(p, items[k], error)) {
+            g_autofree char *item = NULL;
+            if (!set_param(p, g_strstrip(items[k]), &item, error)) {
                 g_string_free(norm, TRUE);
                 return NULL;
             }
-            g_string_append_printf(norm, "%c%s", k ? ',' : ':', items[k]);
+            g_string_append_printf(norm, "%c%s", k ? ',' : ':', item);
         }
     }
     p->spec = g_string_free(norm, FALSE);
