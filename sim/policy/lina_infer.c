@@ -222,6 +222,17 @@ ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guin
 
 /* --- placement --- */
 
+static double
+sum(const double *load, guint experts)
+{
+    double total = 0;
+    for (guint e = 0; e < experts; e++) {
+        total += load[e];
+    }
+    return total;
+}
+
+
 typedef struct {
     double load;
     GArray *experts; /* guint */
@@ -287,11 +298,7 @@ pack(const GArray *cold, const double *load, double cap, guint max_pack)
 static GPtrArray *
 make_groups(const double *load, guint experts, guint n_ranks, guint max_pack)
 {
-    double total = 0;
-    for (guint e = 0; e < experts; e++) {
-        total += load[e];
-    }
-    double tau = total / n_ranks;
+    double tau = sum(load, experts) / n_ranks;
     g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
     for (guint e = 0; e < experts; e++) {
         g_array_append_val(order, e);
@@ -375,11 +382,7 @@ MsPlacement *
 ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
               const MsPlacement *home)
 {
-    double total = 0;
-    for (guint e = 0; e < experts; e++) {
-        total += load[e];
-    }
-    if (!(total > 0)) {
+    if (!(sum(load, experts) > 0)) {
         return ms_placement_copy(home);
     }
     g_autoptr(GPtrArray) groups = make_groups(load, experts, n_ranks, max_pack);
@@ -399,13 +402,11 @@ ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
 }
 
 gboolean
-ms_lina_same_popular(const MsPlacement *a, const MsPlacement *b)
+ms_lina_same_popular(const double *a, const double *b, guint experts, guint n_ranks)
 {
-    for (guint e = 0; e < ms_placement_n_experts(a); e++) {
-        guint na = 0, nb = 0;
-        ms_placement_replicas(a, 0, e, &na);
-        ms_placement_replicas(b, 0, e, &nb);
-        if ((na > 1) != (nb > 1)) {
+    double ta = sum(a, experts) / n_ranks, tb = sum(b, experts) / n_ranks;
+    for (guint e = 0; e < experts; e++) {
+        if ((a[e] > ta) != (b[e] > tb)) {
             return FALSE;
         }
     }
@@ -465,7 +466,7 @@ plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPla
     rep->error_sum += sum > 0 ? diff / sum : 0;
     g_autoptr(MsPlacement) p1 = ms_lina_place(est, E, n, max_pack, home);
     g_autoptr(MsPlacement) p2 = ms_lina_place(real, E, n, max_pack, home);
-    gboolean same = ms_lina_same_popular(p1, p2);
+    gboolean same = ms_lina_same_popular(est, real, E, n);
     guint64 tmax = 0;
     for (guint r = 0; r < n; r++) {
         tmax = MAX(tmax, ms_routing_rank_tokens(in->routing, r));

@@ -45,8 +45,9 @@ void ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch,
  * their experts in home (less weight to move). A zero total gives home's layout. */
 MsPlacement *ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
                            const MsPlacement *home);
-/* Whether two placements make the same experts popular (more than one replica). */
-gboolean ms_lina_same_popular(const MsPlacement *a, const MsPlacement *b);
+/* Whether two load vectors make the same experts popular (above total / n_ranks): phase 2's
+ * test of the estimate against the gate's real choices. */
+gboolean ms_lina_same_popular(const double *a, const double *b, guint experts, guint n_ranks);
 /* Weight bytes to move so that every GPU holds what `to` puts there: an n x n matrix [src * n +
  * dst] of expert_bytes per expert a GPU lacks (held neither in home nor in also, which may be
  * NULL), sent from the expert's first replica in home. NULL when nothing moves; *total gets the
