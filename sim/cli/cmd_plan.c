@@ -154,7 +154,11 @@ ms_cmd_plan(int argc, char **argv)
     g_autoptr(MsPlanner) planner = ms_planner_new(&opts, &error);
     g_autoptr(MsSchedule) s =
         planner ? ms_planner_plan_iteration(planner, (guint64)iteration, &error) : NULL;
-    if (s == NULL || !ms_schedule_save(s, out, &error)) {
+    if (s == NULL) {
+        return ms_cli_fail(error);
+    }
+    g_autoptr(JsonNode) json = ms_schedule_to_json(s);
+    if (!ms_cli_write_json(out, json, &error)) {
         return ms_cli_fail(error);
     }
     if (strcmp(out, "-") != 0) {

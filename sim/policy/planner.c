@@ -199,8 +199,9 @@ ms_planner_plan_iteration(MsPlanner *p, guint64 iteration, GError **error)
                 g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH,
                             "%s: the trace has no iteration %" G_GUINT64_FORMAT, p->source,
                             iteration);
+            } else {
+                g_propagate_error(error, local);
             }
-            g_propagate_error(error, local);
             return NULL;
         }
         guint64 it = ms_routing_iteration(routing);
