@@ -10,8 +10,21 @@
 #include "priority.h"
 #include "sim/compute.h"
 
-double
-ms_lina_a2a_estimate(const MsTopology *topo, const MsTraffic *t, guint64 token_bytes, guint k)
+/* Each GPU's fair share of its node's NICs (a max-flow per GPU: computed once per decision). */
+static double *
+injection(const MsTopology *topo)
+{
+    guint n = ms_topology_n_gpus(topo);
+    double *inj = g_new(double, n);
+    for (guint r = 0; r < n; r++) {
+        inj[r] = ms_topology_injection_bandwidth(topo, r);
+    }
+    return inj;
+}
+
+static double
+a2a_estimate(const MsTopology *topo, const double *inj, const MsTraffic *t, guint64 token_bytes,
+             guint k)
 {
     const MsPlacement *pl = ms_traffic_placement(t);
     guint size = ms_placement_group_size(pl), n = ms_placement_n_ranks(pl);
@@ -32,7 +45,7 @@ ms_lina_a2a_estimate(const MsTopology *topo, const MsTraffic *t, guint64 token_b
             }
             latency = MAX(latency, ms_time_to_s(ms_topology_route_latency(topo, route, hops)));
             if (ms_topology_gpu_node(topo, src) != ms_topology_gpu_node(topo, dst)) {
-                inter += bytes / ms_topology_injection_bandwidth(topo, src);
+                inter += bytes / inj[src];
             } else {
                 intra += bytes / ms_topology_route_bandwidth(topo, route, hops);
             }
@@ -40,6 +53,13 @@ ms_lina_a2a_estimate(const MsTopology *topo, const MsTraffic *t, guint64 token_b
         worst = MAX(worst, MAX(inter, intra) + latency);
     }
     return worst;
+}
+
+double
+ms_lina_a2a_estimate(const MsTopology *topo, const MsTraffic *t, guint64 token_bytes, guint k)
+{
+    g_autofree double *inj = injection(topo);
+    return a2a_estimate(topo, inj, t, token_bytes, k);
 }
 
 /* Per-chunk expert compute of the busiest GPU (chunk 0 of k, the largest). */
@@ -70,7 +90,8 @@ compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *
  * layers, with the chunk count the plan would use. */
 static void
 estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
-                guint64 a2a_chunk, guint ep, double *compute_s, double *a2a_s)
+                const double *inj, guint64 a2a_chunk, guint ep, double *compute_s,
+                double *a2a_s)
 {
     const MsModelSpec *s = ms_model_spec(model);
     guint n = ms_topology_n_gpus(topo);
@@ -88,7 +109,7 @@ estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology
         }
         guint k = a2a_chunk ? (guint)MAX((most + a2a_chunk - 1) / a2a_chunk, 1) : 1;
         *compute_s += compute_estimate(model, topo, t, k);
-        *a2a_s += ms_lina_a2a_estimate(topo, t, ms_model_token_bytes(model), k);
+        *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(model), k);
     }
 }
 
@@ -128,7 +149,8 @@ ms_lina_pack(const MsModel *model, const MsRouting *routing, const MsTopology *t
         out->factor = factor;
         out->why = "forced";
     }
-    estimate_layout(model, routing, topo, a2a_chunk, ep, &out->compute_s, &out->a2a_s);
+    g_autofree double *inj = injection(topo);
+    estimate_layout(model, routing, topo, inj, a2a_chunk, ep, &out->compute_s, &out->a2a_s);
     while (factor == 0) {
         if (out->compute_s >= out->a2a_s) {
             out->why = "one chunk's expert compute outlasts its all-to-all";
@@ -144,7 +166,8 @@ ms_lina_pack(const MsModel *model, const MsRouting *routing, const MsTopology *t
         }
         ep /= 2;
         out->factor *= 2;
-        estimate_layout(model, routing, topo, a2a_chunk, ep, &out->compute_s, &out->a2a_s);
+        estimate_layout(model, routing, topo, inj, a2a_chunk, ep, &out->compute_s,
+                        &out->a2a_s);
     }
     out->ep = ep;
     return TRUE;
