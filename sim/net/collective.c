@@ -145,6 +145,11 @@ static void enter_phase(MsColl *coll, guint ph_id, guint part);
 static void
 finish_participant(MsColl *coll, guint part)
 {
+    /* Finishing a phase can enter the next one, which may finish at once (nothing to move) and
+     * finish the participant from inside; the outer call must not count it again. */
+    if (coll->end[part] != MS_TIME_NEVER) {
+        return;
+    }
     for (guint q = 0; q < coll->plan.n_phases; q++) {
         const Phase *ph = &coll->plan.phases[q];
         if (ph->group_of[part] != NONE && !ph->finished[part]) {
