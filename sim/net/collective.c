@@ -34,6 +34,8 @@ struct _MsColl {
     MsCollRankDoneFn done;
     gpointer done_ctx;
     GArray *zero;        /* flows of zero bytes to complete (explicit stack, no recursion) */
+    GArray *finished;    /* participants in completion order, for the done callbacks */
+    guint n_notified;    /* of them, those whose callback has run */
 };
 
 static const char *const op_names[] = {"alltoall", "allreduce", "reducescatter", "allgather"};
@@ -158,8 +160,25 @@ finish_participant(MsColl *coll, guint part)
     }
     coll->end[part] = ms_sim_now(coll->sim);
     coll->n_finished++;
-    if (coll->done) {
-        coll->done(coll, part, coll->done_ctx);
+    g_array_append_val(coll->finished, part);
+}
+
+/* Runs the done callbacks of the participants that finished, as the very last step of every
+ * event handler: the owner may free the collective from the last rank's callback (nothing
+ * touches it afterwards), and a callback never sees the collective half-updated. */
+static void
+notify(MsColl *coll)
+{
+    while (coll->n_notified < coll->finished->len) {
+        guint part = g_array_index(coll->finished, guint, coll->n_notified);
+        coll->n_notified++;
+        gboolean last = coll->n_notified == coll->n;
+        if (coll->done) {
+            coll->done(coll, part, coll->done_ctx);
+        }
+        if (last) {
+            return;
+        }
     }
 }
 
@@ -272,6 +291,7 @@ on_transfer_done(MsSim *sim, gpointer ctx, guint64 arg)
     MsColl *coll = ctx;
     flow_done(coll, arg >> IDX_BITS, arg & IDX_MASK, TRUE);
     drain_zero(coll);
+    notify(coll);
 }
 
 static void
@@ -282,6 +302,7 @@ copy_done(MsSim *sim, gpointer ctx, guint64 arg)
     coll->plan.phases[ph_id].pending[part]--;
     check_finished(coll, ph_id, part);
     drain_zero(coll);
+    notify(coll);
 }
 
 /* A device-local copy reads and writes every byte once. */
@@ -470,6 +491,7 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     }
     coll->sent = g_new0(guint64, n);
     coll->zero = g_array_new(FALSE, FALSE, sizeof(guint64));
+    coll->finished = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
     coll->done = done;
     coll->done_ctx = ctx;
     return coll;
@@ -495,6 +517,9 @@ ms_coll_free(MsColl *coll)
     if (coll->zero) {
         g_array_unref(coll->zero);
     }
+    if (coll->finished) {
+        g_array_unref(coll->finished);
+    }
     g_free(coll);
 }
 
@@ -510,6 +535,7 @@ enter_roots(MsSim *sim, gpointer ctx, guint64 part)
         }
     }
     drain_zero(coll);
+    notify(coll);
 }
 
 void

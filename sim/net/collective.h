@@ -69,7 +69,9 @@ typedef struct {
 } MsCollSpec;
 
 typedef struct _MsColl MsColl;
-/* Called when participant index `rank_index` (0..n_ranks-1) has finished its part. */
+/* Called when participant index `rank_index` (0..n_ranks-1) has finished its part, once per
+ * participant, from a simulation event. The owner may free the collective from the callback of
+ * the last participant to finish. */
 typedef void (*MsCollRankDoneFn)(MsColl *coll, guint rank_index, gpointer ctx);
 
 /* Validates the spec against the simulation's topology and prepares the collective; nothing
@@ -88,7 +90,7 @@ void ms_coll_launch_all(MsColl *coll);
 
 gboolean ms_coll_finished(const MsColl *coll);
 guint ms_coll_n_ranks(const MsColl *coll);
-/* Time the participant launched / finished (MS_TIME_NEVER if not yet). */
+/* Time the participant finished its part (MS_TIME_NEVER if not yet). */
 MsTime ms_coll_rank_end(const MsColl *coll, guint rank_index);
 /* Bytes each participant sends over the network in total (excluding local copies), and the number
  * of flows the collective has generated so far. */
