@@ -5,13 +5,17 @@
 #include "collective.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "coll_phase.h"
 
 G_DEFINE_QUARK(ms-coll-error-quark, ms_coll_error)
 
+/* Flow indices (below MS_COLL_MAX_FLOWS) and the phase travel together in a transfer's 40-bit
+ * argument. */
 #define IDX_BITS 38
+G_STATIC_ASSERT(MS_COLL_MAX_FLOWS <= (G_GUINT64_CONSTANT(1) << IDX_BITS));
 #define IDX_MASK ((G_GUINT64_CONSTANT(1) << IDX_BITS) - 1)
 #define NONE G_MAXUINT
 
@@ -385,24 +389,47 @@ count_pending(Phase *ph, guint n)
 }
 
 static gboolean
-validate(const MsSim *sim, const MsCollSpec *spec, GError **error)
+invalid(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean
+invalid(GError **error, const char *format, ...)
 {
-    const MsTopology *topo = ms_sim_topology(sim);
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error_literal(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID, msg);
+    return FALSE;
+}
+
+static gboolean
+validate_ranks(const MsTopology *topo, const MsCollSpec *spec, GError **error)
+{
     guint n_gpus = ms_topology_n_gpus(topo);
     if (spec->n_ranks == 0 || spec->n_ranks > n_gpus) {
-        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                    "%s over %u ranks: the topology '%s' has %u GPUs", ms_coll_op_name(spec->op),
-                    spec->n_ranks, ms_topology_name(topo), n_gpus);
-        return FALSE;
+        return invalid(error, "%s over %u ranks: the topology '%s' has %u GPUs",
+                       ms_coll_op_name(spec->op), spec->n_ranks, ms_topology_name(topo), n_gpus);
     }
     g_autofree guint8 *seen = g_new0(guint8, n_gpus);
     for (guint i = 0; spec->ranks && i < spec->n_ranks; i++) {
-        if (spec->ranks[i] >= n_gpus || seen[spec->ranks[i]]) {
-            g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                        "rank %u is out of range or listed twice", spec->ranks[i]);
-            return FALSE;
+        guint r = spec->ranks[i];
+        if (r >= n_gpus) {
+            return invalid(error, "rank %u is out of range (the topology '%s' has %u GPUs)", r,
+                           ms_topology_name(topo), n_gpus);
         }
-        seen[spec->ranks[i]] = 1;
+        if (seen[r]) {
+            return invalid(error, "rank %u is listed twice", r);
+        }
+        seen[r] = 1;
+    }
+    return TRUE;
+}
+
+static gboolean
+validate_algo(const MsCollSpec *spec, GError **error)
+{
+    if ((guint)spec->op >= G_N_ELEMENTS(op_names)) {
+        return invalid(error, "unknown operation %u", (guint)spec->op);
     }
     gboolean a2a_algo = spec->algo == MS_COLL_ALGO_DIRECT || spec->algo == MS_COLL_ALGO_2DH ||
                         spec->algo == MS_COLL_ALGO_PIPE;
@@ -412,17 +439,75 @@ validate(const MsSim *sim, const MsCollSpec *spec, GError **error)
                                                       (spec->algo == MS_COLL_ALGO_HIER &&
                                                        spec->op == MS_COLL_ALLREDUCE));
     if (!ok) {
-        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                    "algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
-                    "allreduce: ring, hier; reducescatter, allgather: ring)",
-                    ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
+        return invalid(error,
+                       "algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
+                       "allreduce: ring, hier; reducescatter, allgather: ring)",
+                       ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
+    }
+    return TRUE;
+}
+
+/* Every rank's row (bytes it sends, its local copy included) and column (bytes it receives) of
+ * a per-pair matrix stay within MS_BYTES_MAX, so that no sum over the matrix can overflow. */
+static gboolean
+validate_matrix(const MsCollSpec *spec, GError **error)
+{
+    guint n = spec->n_ranks;
+    for (guint i = 0; i < n; i++) {
+        guint64 row = 0, col = 0;
+        for (guint j = 0; j < n; j++) {
+            guint64 out = spec->matrix[(gsize)i * n + j], in = spec->matrix[(gsize)j * n + i];
+            row = out > MS_BYTES_MAX - row ? MS_BYTES_MAX + 1 : row + out;
+            col = in > MS_BYTES_MAX - col ? MS_BYTES_MAX + 1 : col + in;
+        }
+        if (row > MS_BYTES_MAX) {
+            return invalid(error, "alltoall matrix: rank %u sends more than 1 PiB in total", i);
+        }
+        if (col > MS_BYTES_MAX) {
+            return invalid(error, "alltoall matrix: rank %u receives more than 1 PiB in total", i);
+        }
+    }
+    return TRUE;
+}
+
+/* The most flows the collective can generate: n(n-1) pairs for an all-to-all, channels x steps
+ * x n for the rings (hierarchical allreduce has fewer than the flat ring). */
+static guint64
+max_flows(const MsCollSpec *spec, guint channels)
+{
+    guint64 n = spec->n_ranks;
+    if (spec->op == MS_COLL_ALLTOALL) {
+        return n * (n - 1);
+    }
+    guint64 steps = spec->op == MS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    return channels * steps * n;
+}
+
+static gboolean
+validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **error)
+{
+    if (!validate_ranks(ms_sim_topology(sim), spec, error) || !validate_algo(spec, error)) {
         return FALSE;
     }
-    if (spec->bytes > MS_BYTES_MAX || !(spec->weight >= 0) || !isfinite(spec->weight) ||
-        spec->channels > 256) {
-        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                    "size, weight or channel count out of range");
+    if (spec->matrix == NULL && spec->bytes > MS_BYTES_MAX) {
+        return invalid(error, "size %" G_GUINT64_FORMAT " B is larger than 1 PiB", spec->bytes);
+    }
+    if (!(spec->weight >= 0) || !isfinite(spec->weight)) {
+        return invalid(error, "weight %g is not a finite number >= 0 (0 means 1)", spec->weight);
+    }
+    if (spec->channels > MS_COLL_MAX_CHANNELS) {
+        return invalid(error, "%u channels: at most %u", spec->channels, MS_COLL_MAX_CHANNELS);
+    }
+    if (spec->op == MS_COLL_ALLTOALL && spec->matrix && !validate_matrix(spec, error)) {
         return FALSE;
+    }
+    guint64 flows = max_flows(spec, channels);
+    if (flows > MS_COLL_MAX_FLOWS) {
+        return invalid(error,
+                       "%s over %u ranks with %u channel%s would make %" G_GUINT64_FORMAT
+                       " flows, more than %" G_GUINT64_FORMAT,
+                       ms_coll_op_name(spec->op), spec->n_ranks, channels,
+                       channels == 1 ? "" : "s", flows, MS_COLL_MAX_FLOWS);
     }
     return TRUE;
 }
@@ -431,17 +516,17 @@ MsColl *
 ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpointer ctx,
             GError **error)
 {
-    if (!validate(sim, spec_in, error)) {
-        return NULL;
-    }
     const MsTopology *topo = ms_sim_topology(sim);
     MsCollSpec spec = *spec_in;
+    if (spec.channels == 0) {
+        spec.channels = MAX(1, ms_topology_nics_per_node(topo));
+    }
+    if (!validate(sim, spec_in, spec.channels, error)) {
+        return NULL;
+    }
     guint n = spec.n_ranks;
     if (spec.algo == MS_COLL_ALGO_AUTO) {
         spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
-    }
-    if (spec.channels == 0) {
-        spec.channels = MAX(1, ms_topology_nics_per_node(topo));
     }
     MsColl *coll = g_new0(MsColl, 1);
     coll->sim = sim;
