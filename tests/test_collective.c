@@ -203,6 +203,12 @@ test_alltoall_nic_bound(void)
     /* One node: 7 sends share the GPU's 300 GB/s. */
     MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .n_ranks = 8, .bytes = GIB};
     MS_ASSERT_REL(run_s(one_node, &spec), 7.0 / 8 * GIB / NVS + lat(one_node, 0, 1), 1e-3);
+    /* One NIC per node (lina-testbed, 4 x 4, 100 Gb/s): the 4 GPUs of a node push 4 x 12/16 S
+     * through it. */
+    g_autoptr(MsTopology) lina = ms_topology_load("lina-testbed", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lina);
+    spec.n_ranks = 16;
+    MS_ASSERT_REL(run_s(lina, &spec), 3.0 * GIB / 12.5e9 + lat(lina, 0, 4), 1e-3);
 }
 
 /* The rate on every NIC egress link (NIC -> network) at time t of a ring allreduce. */
@@ -316,7 +322,7 @@ test_2dh(void)
     skewed(m, 16);
     spec.matrix = m;
     run(two_node, &spec, &o);
-    guint64 phase1 = 0, phase2 = 0, total = 0;
+    guint64 phase1 = 0, phase2 = 0;
     for (guint a = 0; a < 2; a++) {
         for (guint j = 0; j < 8; j++) {
             guint64 want1 = 0, want2 = 0;
@@ -338,12 +344,11 @@ test_2dh(void)
         for (guint d = 0; d < 16; d++) {
             change_local += s % 8 != d % 8 ? m[s * 16 + d] : 0;
             change_node += s / 8 != d / 8 ? m[s * 16 + d] : 0;
-            total += o.sent[s] ? 0 : 1;
         }
     }
     CU_ASSERT_EQUAL(phase1, change_local);
     CU_ASSERT_EQUAL(phase2, change_node);
-    CU_ASSERT_EQUAL(total, 0);
+    CU_ASSERT_TRUE(phase1 > 0 && phase2 > 0);
 }
 
 /* Direct all-to-all with a window of W rounds on one node: each round moves S/8 per GPU at the
@@ -359,18 +364,22 @@ test_window(void)
     }
 }
 
-/* Pipe-A2A runs the intra-node and the inter-node pairs as two concurrent calls: without a window
- * it is as fast as direct (the NIC bounds both); with a window its intra-node rounds overlap the
- * inter-node ones instead of queueing behind them. */
+/* Pipe-A2A runs the intra-node and the inter-node pairs as two concurrent calls (ScheMoE issues
+ * them on two communicators in one group). Without a window it is as fast as direct, both bound
+ * by the NICs. With a window of W rounds, the inter-node call follows NCCL's round order over all
+ * ranks (round r: i -> i+r) and its intra-node rounds are empty, so in every busy round all 8
+ * GPUs of a node send to the same GPU of the other node: ceil(8/W) rounds of 8 x S/16 through one
+ * NIC each. */
 static void
 test_pipe(void)
 {
     guint64 S = 256 << 20;
+    double a = lat(two_node, 0, 8);
     MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_PIPE, .n_ranks = 16,
                        .bytes = S};
     Outcome pipe, direct;
     run(two_node, &spec, &pipe);
-    MS_ASSERT_REL(ms_time_to_s(pipe.last), S / 2.0 / NIC + lat(two_node, 0, 8), 1e-3);
+    MS_ASSERT_REL(ms_time_to_s(pipe.last), S / 2.0 / NIC + a, 1e-3);
     CU_ASSERT_EQUAL(pipe.flows, 16 * 15);
     for (guint i = 0; i < 16; i++) {
         CU_ASSERT_EQUAL(pipe.sent[i], 15 * (S / 16));
@@ -378,15 +387,19 @@ test_pipe(void)
     spec.algo = MS_COLL_ALGO_DIRECT;
     run(two_node, &spec, &direct);
     CU_ASSERT_EQUAL(pipe.last, direct.last);
-    for (guint w = 1; w <= 4; w *= 2) {
+    for (guint w = 1; w <= 8; w *= 2) {
         spec.window = w;
         spec.algo = MS_COLL_ALGO_PIPE;
         run(two_node, &spec, &pipe);
+        MS_ASSERT_REL(ms_time_to_s(pipe.last), ((8 + w - 1) / w) * (S / 2.0 / NIC + a), 1e-3);
         spec.algo = MS_COLL_ALGO_DIRECT;
         run(two_node, &spec, &direct);
-        CU_ASSERT_TRUE(pipe.last < direct.last);
-        /* Neither can beat the NIC. */
-        CU_ASSERT_TRUE(ms_time_to_s(pipe.last) > S / 2.0 / NIC);
+        /* Direct queues the intra-node rounds behind the inter-node ones of the same rank, Pipe
+         * overlaps them: once the window spreads the inter-node rounds, Pipe is faster. */
+        if (w >= 4) {
+            CU_ASSERT_TRUE(pipe.last < direct.last);
+        }
+        CU_ASSERT_TRUE(ms_time_to_s(direct.last) > S / 2.0 / NIC);
     }
 }
 
@@ -490,12 +503,12 @@ test_per_rank_completion(void)
     MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .n_ranks = 8, .matrix = m, .alpha = 1000};
     Outcome o;
     run(one_node, &spec, &o);
-    double a = lat(one_node, 0, 1);
+    double a = lat(one_node, 0, 1) + 1e-9;
     MS_ASSERT_REL(ms_time_to_s(o.end[0]), a + 1e-3, 1e-9);
     CU_ASSERT_EQUAL(o.end[1], o.end[0]);
     MS_ASSERT_REL(ms_time_to_s(o.end[2]), a + 0.5e-3, 1e-9);
     CU_ASSERT_EQUAL(o.end[3], o.end[2]);
-    MS_ASSERT_REL(ms_time_to_s(o.end[5]), 2e-3, 1e-9);
+    MS_ASSERT_REL(ms_time_to_s(o.end[5]), 1e-9 + 2e-3, 1e-9);
     for (guint r = 4; r < 8; r++) {
         if (r != 5) {
             CU_ASSERT_EQUAL(o.end[r], 1000);
@@ -748,7 +761,7 @@ test_errors(void)
     const guint out_of_range[] = {0, 8};
     const guint twice[] = {1, 2, 1};
     const guint nine[] = {0, 1, 2, 3, 4, 5, 6, 7, 8};
-    guint64 huge[4] = {0, MS_BYTES_MAX, MS_BYTES_MAX, 0};
+    guint64 huge[4] = {1, MS_BYTES_MAX, MS_BYTES_MAX, 0};
     const struct {
         MsCollSpec spec;
         const char *needle;
@@ -756,7 +769,7 @@ test_errors(void)
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 0}, "allreduce over 0 ranks: the topology 'dgx-a100'"},
         {{.op = MS_COLL_ALLTOALL, .n_ranks = 9}, "alltoall over 9 ranks: the topology 'dgx-a100' "
                                                   "has 8 GPUs"},
-        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 2, .ranks = out_of_range}, "rank 8 is out of range"},
+        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 2, .ranks = out_of_range}, "rank 8 is out of range (the topology 'dgx-a100' has 8 GPUs)"},
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 3, .ranks = twice}, "rank 1 is listed twice"},
         {{.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_RING, .n_ranks = 8},
          "algorithm 'ring' does not apply to alltoall"},
@@ -775,13 +788,25 @@ test_errors(void)
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .weight = INFINITY}, "weight inf is not"},
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .channels = 257}, "257 channels: at most 256"},
         {{.op = MS_COLL_ALLTOALL, .n_ranks = 2, .matrix = huge}, "rank 0 sends more than 1 PiB"},
+        {{.op = MS_COLL_ALLTOALL, .n_ranks = 2, .matrix = huge, .bytes = G_MAXUINT64},
+         "rank 0 sends more than 1 PiB"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         expect_error(one_node, &cases[i].spec, cases[i].needle);
     }
-    huge[1] = 1;
-    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .n_ranks = 2, .matrix = huge};
-    expect_error(one_node, &spec, "rank 1 receives more than 1 PiB");
+    /* Rows (sent) and columns (received) each stay within 1 PiB; a single entry too. */
+    guint64 col[4] = {0, MS_BYTES_MAX, 0, 1};
+    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .n_ranks = 2, .matrix = col};
+    expect_error(one_node, &spec, "alltoall matrix: rank 1 receives more than 1 PiB in total");
+    guint64 entry[4] = {0, 0, G_MAXUINT64, 0};
+    spec.matrix = entry;
+    expect_error(one_node, &spec, "alltoall matrix: rank 0 receives more than 1 PiB in total");
+    /* Flow counts beyond the limit are refused before any allocation. */
+    g_autoptr(MsTopology) big = ms_topology_load("dgx-a100-128node", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    spec = (MsCollSpec){.op = MS_COLL_ALLREDUCE, .n_ranks = 1024, .channels = 256};
+    expect_error(big, &spec, "allreduce over 1024 ranks with 256 channels would make 536346624 "
+                             "flows, more than 268435456");
     /* Node-structured algorithms need the same number of ranks on every node. */
     const MsCollAlgo algos[] = {MS_COLL_ALGO_2DH, MS_COLL_ALGO_PIPE, MS_COLL_ALGO_HIER};
     for (guint i = 0; i < G_N_ELEMENTS(algos); i++) {

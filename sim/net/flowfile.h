@@ -61,7 +61,7 @@ const guint *ms_flow_list_deps(const MsFlowList *list, guint i, guint *n_deps);
  * ms_flow_list_len entries owned by the caller. A flow from a device to itself completes when it
  * starts. Fails with the topology's UNREACHABLE error, prefixed by the flow's id, for a flow
  * added with ms_flow_list_add between devices without a route (parsed lists never have one);
- * the flows that wait for it never start (begin and end stay MS_TIME_NEVER). */
+ * from then on no flow starts (their begin may be set, their end stays MS_TIME_NEVER). */
 gboolean ms_flow_list_run(const MsFlowList *list, MsSim *sim, MsTime *begin, MsTime *end,
                           GError **error);
 
