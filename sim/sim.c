@@ -203,6 +203,11 @@ gboolean
 ms_sim_run_until(MsSim *sim, MsTime limit, GError **error)
 {
     for (;;) {
+        /* Events at the limit itself stay queued, also when the clock already stands there (a
+         * second call with the same limit runs nothing). */
+        if (sim->now >= limit) {
+            break;
+        }
         run_instant(sim);
         MsTime tn = ms_network_next_time(sim->net, sim->now);
         MsTime tq = sim->events->len ? g_array_index(sim->events, Event, 0).time : MS_TIME_NEVER;
