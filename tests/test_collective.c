@@ -60,7 +60,7 @@ on_done(MsColl *coll, guint part, gpointer ctx)
 }
 
 typedef struct {
-    MsTime last;                /* latest completion */
+    MsTime last; /* latest completion */
     MsTime end[MAX_RANKS];
     guint64 sent[MAX_RANKS];
     guint64 flows;
@@ -156,16 +156,15 @@ test_ring_allreduce_closed_form(void)
     const guint64 sizes[] = {GIB, 1000000007, 64 << 20};
     for (guint c = 0; c < G_N_ELEMENTS(channels); c++) {
         for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
-            MsCollSpec spec = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = sizes[s],
-                               .channels = channels[c]};
+            MsCollSpec spec = {
+                .op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = sizes[s], .channels = channels[c]};
             double want = 2.0 * 7 / 8 * sizes[s] / NVS + 14 * a;
             MS_ASSERT_REL(run_s(one_node, &spec), want, 1e-3);
         }
     }
     /* A subset of ranks: n = 4. */
     const guint ranks[] = {1, 3, 5, 7};
-    MsCollSpec spec = {.op = MS_COLL_ALLREDUCE, .algo = MS_COLL_ALGO_RING, .n_ranks = 4,
-                       .ranks = ranks, .bytes = GIB, .channels = 2};
+    MsCollSpec spec = {MS_COLL_ALLREDUCE, MS_COLL_ALGO_RING, 4, ranks, GIB, .channels = 2};
     MS_ASSERT_REL(run_s(one_node, &spec), ring_closed(GIB, 4, 6, NVS, a), 1e-3);
 }
 
@@ -272,8 +271,7 @@ test_hier_allreduce_phases(void)
 {
     double ai = lat(two_node, 0, 1), ax = lat(two_node, 0, 8);
     for (guint c = 1; c <= 8; c *= 8) {
-        MsCollSpec spec = {.op = MS_COLL_ALLREDUCE, .algo = MS_COLL_ALGO_HIER, .n_ranks = 16,
-                           .bytes = GIB, .channels = c};
+        MsCollSpec spec = {MS_COLL_ALLREDUCE, MS_COLL_ALGO_HIER, 16, .bytes = GIB, .channels = c};
         Outcome o;
         run(two_node, &spec, &o);
         double intra = ring_closed(GIB, 8, 7, NVS, ai);
@@ -306,8 +304,7 @@ static void
 test_2dh(void)
 {
     guint64 S = GIB;
-    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_2DH, .n_ranks = 16,
-                       .bytes = S};
+    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_2DH, .n_ranks = 16, .bytes = S};
     Outcome o;
     run(two_node, &spec, &o);
     /* Uniform: step 1 is 7 sends of S/8 sharing 300 GB/s, each copy moves S, step 2 one send of
@@ -375,8 +372,8 @@ test_pipe(void)
 {
     guint64 S = 256 << 20;
     double a = lat(two_node, 0, 8);
-    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_PIPE, .n_ranks = 16,
-                       .bytes = S};
+    MsCollSpec spec = {
+        .op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_PIPE, .n_ranks = 16, .bytes = S};
     Outcome pipe, direct;
     run(two_node, &spec, &pipe);
     MS_ASSERT_REL(ms_time_to_s(pipe.last), S / 2.0 / NIC + a, 1e-3);
@@ -405,46 +402,39 @@ test_pipe(void)
 
 /* alpha delays each rank's entry once (even for multi-phase algorithms); step_delay precedes
  * every ring step: 2(n-1) steps on one node. */
+/* How much later the last rank finishes with alpha and step_delay set than without. */
+static MsTime
+added(const MsTopology *topo, MsCollSpec spec, MsTime alpha, MsTime step_delay)
+{
+    Outcome base, slow;
+    run(topo, &spec, &base);
+    spec.alpha = alpha;
+    spec.step_delay = step_delay;
+    run(topo, &spec, &slow);
+    for (guint r = 0; r < spec.n_ranks && step_delay == 0; r++) {
+        CU_ASSERT_EQUAL(slow.end[r], base.end[r] + alpha);
+    }
+    return slow.last - base.last;
+}
+
 static void
 test_alpha_and_step_delay(void)
 {
-    const MsCollSpec specs[] = {
+    MsCollSpec spec[] = {
         {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = 64 << 20},
         {.op = MS_COLL_ALLTOALL, .n_ranks = 8, .bytes = 64 << 20},
+        {.op = MS_COLL_ALLGATHER, .n_ranks = 8, .bytes = 64 << 20},
         {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_2DH, .n_ranks = 16, .bytes = 64 << 20},
         {.op = MS_COLL_ALLREDUCE, .algo = MS_COLL_ALGO_HIER, .n_ranks = 16, .bytes = 64 << 20},
     };
-    MsTime alpha = ms_time_from_us(17.25);
-    for (guint i = 0; i < G_N_ELEMENTS(specs); i++) {
-        const MsTopology *topo = specs[i].n_ranks == 8 ? one_node : two_node;
-        MsCollSpec spec = specs[i];
-        Outcome base, slow;
-        run(topo, &spec, &base);
-        spec.alpha = alpha;
-        run(topo, &spec, &slow);
-        for (guint r = 0; r < spec.n_ranks; r++) {
-            CU_ASSERT_EQUAL(slow.end[r], base.end[r] + alpha);
-        }
+    MsTime alpha = ms_time_from_us(17.25), d = ms_time_from_us(3);
+    for (guint i = 0; i < G_N_ELEMENTS(spec); i++) {
+        CU_ASSERT_EQUAL(added(spec[i].n_ranks == 8 ? one_node : two_node, spec[i], alpha, 0),
+                        alpha);
     }
-    MsCollSpec spec = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = 64 << 20};
-    Outcome base, slow;
-    run(one_node, &spec, &base);
-    spec.step_delay = ms_time_from_us(3);
-    run(one_node, &spec, &slow);
-    CU_ASSERT_EQUAL(slow.last, base.last + 14 * spec.step_delay);
-    spec.op = MS_COLL_ALLGATHER;
-    spec.step_delay = 0;
-    run(one_node, &spec, &base);
-    spec.step_delay = ms_time_from_us(3);
-    run(one_node, &spec, &slow);
-    CU_ASSERT_EQUAL(slow.last, base.last + 7 * spec.step_delay);
-    /* All-to-all has no ring steps. */
-    spec.op = MS_COLL_ALLTOALL;
-    spec.step_delay = 0;
-    run(one_node, &spec, &base);
-    spec.step_delay = ms_time_from_us(3);
-    run(one_node, &spec, &slow);
-    CU_ASSERT_EQUAL(slow.last, base.last);
+    CU_ASSERT_EQUAL(added(one_node, spec[0], 0, d), 14 * d);
+    CU_ASSERT_EQUAL(added(one_node, spec[2], alpha, d), alpha + 7 * d);
+    CU_ASSERT_EQUAL(added(one_node, spec[1], 0, d), 0); /* all-to-all has no ring steps */
 }
 
 static void
@@ -486,8 +476,7 @@ test_launch_skew(void)
     CU_ASSERT_TRUE(ms_sim_run(sim, NULL));
     CU_ASSERT_TRUE(ms_coll_finished(coll));
     for (guint r = 0; r < 8; r++) {
-        MS_ASSERT_REL(ms_time_to_s(ms_coll_rank_end(coll, r)), ms_time_to_s(D) + a + 7 * x,
-                      1e-6);
+        MS_ASSERT_REL(ms_time_to_s(ms_coll_rank_end(coll, r)), ms_time_to_s(D) + a + 7 * x, 1e-6);
         CU_ASSERT_EQUAL(done.calls[r], 1);
     }
 }
@@ -542,7 +531,8 @@ test_bytes_sent(void)
     guint64 total = 0;
     for (guint r = 0; r < 8; r++) {
         total += o.sent[r];
-        CU_ASSERT_TRUE(o.sent[r] >= 7 * (spec.bytes / 8) - 21 && o.sent[r] <= 7 * spec.bytes / 8 + 21);
+        CU_ASSERT_TRUE(o.sent[r] >= 7 * (spec.bytes / 8) - 21 &&
+                       o.sent[r] <= 7 * spec.bytes / 8 + 21);
     }
     CU_ASSERT_EQUAL(total, 7 * spec.bytes);
 }
@@ -551,18 +541,17 @@ test_bytes_sent(void)
 static void
 test_zero_size(void)
 {
-    const struct {
-        MsCollOp op;
-        MsCollAlgo algo;
-    } cases[] = {
-        {MS_COLL_ALLTOALL, MS_COLL_ALGO_DIRECT},  {MS_COLL_ALLTOALL, MS_COLL_ALGO_2DH},
-        {MS_COLL_ALLTOALL, MS_COLL_ALGO_PIPE},    {MS_COLL_ALLREDUCE, MS_COLL_ALGO_RING},
-        {MS_COLL_ALLREDUCE, MS_COLL_ALGO_HIER},   {MS_COLL_REDUCESCATTER, MS_COLL_ALGO_RING},
+    const MsCollSpec cases[] = {
+        {MS_COLL_ALLTOALL, MS_COLL_ALGO_DIRECT}, {MS_COLL_ALLTOALL, MS_COLL_ALGO_2DH},
+        {MS_COLL_ALLTOALL, MS_COLL_ALGO_PIPE},   {MS_COLL_ALLREDUCE, MS_COLL_ALGO_RING},
+        {MS_COLL_ALLREDUCE, MS_COLL_ALGO_HIER},  {MS_COLL_REDUCESCATTER, MS_COLL_ALGO_RING},
         {MS_COLL_ALLGATHER, MS_COLL_ALGO_RING},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        MsCollSpec spec = {.op = cases[i].op, .algo = cases[i].algo, .n_ranks = 16, .bytes = 0,
-                           .alpha = ms_time_from_us(5), .step_delay = ms_time_from_us(1)};
+        MsCollSpec spec = cases[i];
+        spec.n_ranks = 16;
+        spec.alpha = ms_time_from_us(5);
+        spec.step_delay = ms_time_from_us(1);
         Outcome o;
         run(two_node, &spec, &o);
         CU_ASSERT_EQUAL(o.flows, 0);
@@ -614,25 +603,19 @@ test_free_from_callback(void)
 }
 
 typedef struct {
-    GArray *src, *dst, *pred;
-    guint64 bytes;
     MsFlowList *list;
-    const MsTopology *topo;
+    guint64 bytes;
 } Enum;
 
+/* Collects the enumerated flows into a flow list (as the benchmark hands them to its peer). */
 static void
 collect(gpointer ctx, guint src, guint dst, guint64 bytes, gint64 pred)
 {
     Enum *e = ctx;
-    CU_ASSERT_TRUE(pred < (gint64)e->src->len);
-    CU_ASSERT_TRUE(bytes > 0);
-    g_array_append_val(e->src, src);
-    g_array_append_val(e->dst, dst);
-    g_array_append_val(e->pred, pred);
+    CU_ASSERT_TRUE(pred < (gint64)ms_flow_list_len(e->list) && bytes > 0);
     e->bytes += bytes;
     guint dep = (guint)pred;
-    ms_flow_list_add(e->list, NULL, src, dst, bytes, 0, 1.0, pred >= 0 ? &dep : NULL,
-                     pred >= 0 ? 1 : 0);
+    ms_flow_list_add(e->list, NULL, src, dst, bytes, 0, 1.0, &dep, pred >= 0 ? 1 : 0);
 }
 
 /* Enumerates spec's flows, checks each predecessor ends where its successor starts (ring) or
@@ -641,52 +624,47 @@ collect(gpointer ctx, guint src, guint dst, guint64 bytes, gint64 pred)
 static guint
 enumerate(const MsCollSpec *spec, guint *roots)
 {
-    Enum e = {g_array_new(FALSE, FALSE, sizeof(guint)), g_array_new(FALSE, FALSE, sizeof(guint)),
-              g_array_new(FALSE, FALSE, sizeof(gint64)), 0, ms_flow_list_new(two_node), two_node};
+    g_autoptr(MsFlowList) list = ms_flow_list_new(two_node);
+    Enum e = {list, 0};
     g_autoptr(MsSim) sim = ms_sim_new(two_node);
     g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
     CU_ASSERT_TRUE(ms_coll_enumerate(coll, collect, &e));
+    guint n = ms_flow_list_len(list), n_deps = 0;
     *roots = 0;
-    for (guint k = 0; k < e.src->len; k++) {
-        gint64 p = g_array_index(e.pred, gint64, k);
-        if (p < 0) {
+    for (guint k = 0; k < n; k++) {
+        const guint *p = ms_flow_list_deps(list, k, &n_deps);
+        if (n_deps == 0) {
             ++*roots;
         } else if (spec->op == MS_COLL_ALLTOALL) {
-            CU_ASSERT_EQUAL(g_array_index(e.src, guint, p), g_array_index(e.src, guint, k));
+            CU_ASSERT_EQUAL(ms_flow_list_src(list, p[0]), ms_flow_list_src(list, k));
         } else {
-            CU_ASSERT_EQUAL(g_array_index(e.dst, guint, p), g_array_index(e.src, guint, k));
+            CU_ASSERT_EQUAL(ms_flow_list_dst(list, p[0]), ms_flow_list_src(list, k));
         }
     }
     /* The same flows simulated as the collective itself. */
     ms_coll_launch_all(coll);
     CU_ASSERT_TRUE(ms_sim_run(sim, NULL));
-    CU_ASSERT_EQUAL(ms_coll_n_flows(coll), e.src->len);
+    CU_ASSERT_EQUAL(ms_coll_n_flows(coll), n);
     guint64 sent = 0;
-    MsTime last = 0;
+    MsTime last = 0, replay_last = 0;
     for (guint i = 0; i < spec->n_ranks; i++) {
         sent += ms_coll_bytes_sent(coll, i);
         last = MAX(last, ms_coll_rank_end(coll, i));
     }
     CU_ASSERT_EQUAL(sent, e.bytes);
-    guint n = ms_flow_list_len(e.list);
     g_autofree MsTime *begin = g_new(MsTime, MAX(n, 1));
     g_autofree MsTime *end = g_new(MsTime, MAX(n, 1));
     g_autoptr(MsSim) replay = ms_sim_new(two_node);
-    CU_ASSERT_TRUE(ms_flow_list_run(e.list, replay, begin, end, NULL));
-    MsTime replay_last = 0;
+    CU_ASSERT_TRUE(ms_flow_list_run(list, replay, begin, end, NULL));
     for (guint i = 0; i < n; i++) {
         replay_last = MAX(replay_last, end[i]);
     }
-    if (spec->op != MS_COLL_ALLTOALL || spec->bytes / spec->n_ranks == 0) {
-        CU_ASSERT_EQUAL(replay_last, last); /* all-to-all adds local copies */
+    if (spec->op != MS_COLL_ALLTOALL) {
+        CU_ASSERT_EQUAL(replay_last, last);
     } else {
-        CU_ASSERT_TRUE(replay_last <= last);
+        CU_ASSERT_TRUE(replay_last <= last); /* all-to-all adds local copies */
     }
-    ms_flow_list_free(e.list);
-    g_array_unref(e.src);
-    g_array_unref(e.dst);
-    g_array_unref(e.pred);
     return n;
 }
 
@@ -712,10 +690,11 @@ test_enumerate(void)
     CU_ASSERT_EQUAL(enumerate(&spec, &roots), 8 * 30);
     CU_ASSERT_EQUAL(roots, 8);
     /* Multi-phase algorithms are not enumerated. */
-    const MsCollAlgo multi[] = {MS_COLL_ALGO_2DH, MS_COLL_ALGO_PIPE, MS_COLL_ALGO_HIER};
+    const MsCollSpec multi[] = {{MS_COLL_ALLTOALL, MS_COLL_ALGO_2DH, 16},
+                                {MS_COLL_ALLTOALL, MS_COLL_ALGO_PIPE, 16},
+                                {MS_COLL_ALLREDUCE, MS_COLL_ALGO_HIER, 16}};
     for (guint i = 0; i < G_N_ELEMENTS(multi); i++) {
-        MsCollSpec m = {.op = multi[i] == MS_COLL_ALGO_HIER ? MS_COLL_ALLREDUCE : MS_COLL_ALLTOALL,
-                        .algo = multi[i], .n_ranks = 16, .bytes = 1 << 20};
+        MsCollSpec m = multi[i];
         g_autoptr(MsSim) sim = ms_sim_new(two_node);
         g_autoptr(MsColl) coll = ms_coll_new(sim, &m, NULL, NULL, NULL);
         CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
@@ -730,7 +709,10 @@ test_determinism(void)
     skewed(m, 16);
     const MsCollSpec specs[] = {
         {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_2DH, .n_ranks = 16, .matrix = m},
-        {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_PIPE, .n_ranks = 16, .matrix = m,
+        {.op = MS_COLL_ALLTOALL,
+         .algo = MS_COLL_ALGO_PIPE,
+         .n_ranks = 16,
+         .matrix = m,
          .window = 2},
         {.op = MS_COLL_ALLREDUCE, .n_ranks = 16, .bytes = 123456789, .channels = 5},
     };
@@ -766,10 +748,12 @@ test_errors(void)
         MsCollSpec spec;
         const char *needle;
     } cases[] = {
-        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 0}, "allreduce over 0 ranks: the topology 'dgx-a100'"},
-        {{.op = MS_COLL_ALLTOALL, .n_ranks = 9}, "alltoall over 9 ranks: the topology 'dgx-a100' "
-                                                  "has 8 GPUs"},
-        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 2, .ranks = out_of_range}, "rank 8 is out of range (the topology 'dgx-a100' has 8 GPUs)"},
+        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 0},
+         "allreduce over 0 ranks: the topology 'dgx-a100'"},
+        {{.op = MS_COLL_ALLTOALL, .n_ranks = 9},
+         "alltoall over 9 ranks: the topology 'dgx-a100' has 8 GPUs"},
+        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 2, .ranks = out_of_range},
+         "rank 8 is out of range (the topology 'dgx-a100' has 8 GPUs)"},
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 3, .ranks = twice}, "rank 1 is listed twice"},
         {{.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_RING, .n_ranks = 8},
          "algorithm 'ring' does not apply to alltoall"},
@@ -805,17 +789,21 @@ test_errors(void)
     g_autoptr(MsTopology) big = ms_topology_load("dgx-a100-128node", NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(big);
     spec = (MsCollSpec){.op = MS_COLL_ALLREDUCE, .n_ranks = 1024, .channels = 256};
-    expect_error(big, &spec, "allreduce over 1024 ranks with 256 channels would make 536346624 "
-                             "flows, more than 268435456");
+    expect_error(big, &spec,
+                 "allreduce over 1024 ranks with 256 channels would make 536346624 "
+                 "flows, more than 268435456");
     /* Node-structured algorithms need the same number of ranks on every node. */
-    const MsCollAlgo algos[] = {MS_COLL_ALGO_2DH, MS_COLL_ALGO_PIPE, MS_COLL_ALGO_HIER};
-    for (guint i = 0; i < G_N_ELEMENTS(algos); i++) {
-        spec = (MsCollSpec){.op = algos[i] == MS_COLL_ALGO_HIER ? MS_COLL_ALLREDUCE
-                                                                : MS_COLL_ALLTOALL,
-                            .algo = algos[i], .n_ranks = 9, .ranks = nine, .bytes = 1 << 20};
-        g_autofree char *needle = g_strdup_printf(
-            "%s needs the same number of ranks on every node (9 ranks on 2 nodes)",
-            ms_coll_algo_name(algos[i]));
+    const MsCollSpec uneven[] = {{MS_COLL_ALLTOALL, MS_COLL_ALGO_2DH},
+                                 {MS_COLL_ALLTOALL, MS_COLL_ALGO_PIPE},
+                                 {MS_COLL_ALLREDUCE, MS_COLL_ALGO_HIER}};
+    for (guint i = 0; i < G_N_ELEMENTS(uneven); i++) {
+        spec = uneven[i];
+        spec.n_ranks = 9;
+        spec.ranks = nine;
+        spec.bytes = 1 << 20;
+        g_autofree char *needle =
+            g_strdup_printf("%s needs the same number of ranks on every node (9 ranks on 2 nodes)",
+                            ms_coll_algo_name(spec.algo));
         expect_error(two_node, &spec, needle);
     }
     /* The same ranks run the flat algorithms. */

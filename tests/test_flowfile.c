@@ -52,16 +52,15 @@ parse(const char *text, GError **error)
 static void
 test_parse_fields(void)
 {
-    static const char text[] =
-        "# id src dst bytes start [options]\n"
-        "\n"
-        "f1 gpu0 gpu8 25MB 0us   # a comment after the fields\n"
-        "f2\tgpu0\t\tgpu9  25MiB 1.5us weight=2.5\r\n"
-        "   f3 8 0 1K 2ms after=f1,f4\n"
-        "f4 n0.nic1 n1.nic0 3GB 0.5s weight=1e-6 after=f2\n"
-        "f5 gpu3 gpu3 0B 7ns\n"
-        "#f6 gpu0 gpu1 1MB 0us\n"
-        "f6 15 fabric 1TiB 1000000s weight=1e6\n";
+    static const char text[] = "# id src dst bytes start [options]\n"
+                               "\n"
+                               "f1 gpu0 gpu8 25MB 0us   # a comment after the fields\n"
+                               "f2\tgpu0\t\tgpu9  25MiB 1.5us weight=2.5\r\n"
+                               "   f3 8 0 1K 2ms after=f1,f4\n"
+                               "f4 n0.nic1 n1.nic0 3GB 0.5s weight=1e-6 after=f2\n"
+                               "f5 gpu3 gpu3 0B 7ns\n"
+                               "#f6 gpu0 gpu1 1MB 0us\n"
+                               "f6 15 fabric 1TiB 1000000s weight=1e6\n";
     GError *error = NULL;
     g_autoptr(MsFlowList) l = parse(text, &error);
     CU_ASSERT_PTR_NULL(error);
@@ -70,10 +69,10 @@ test_parse_fields(void)
     const char *ids[] = {"f1", "f2", "f3", "f4", "f5", "f6"};
     const char *srcs[] = {"gpu0", "gpu0", "gpu8", "n0.nic1", "gpu3", "gpu15"};
     const char *dsts[] = {"gpu8", "gpu9", "gpu0", "n1.nic0", "gpu3", "fabric"};
-    const guint64 bytes[] = {25000000, 25 << 20, 1024, 3000000000, 0,
-                             G_GUINT64_CONSTANT(1) << 40};
-    const MsTime starts[] = {0, 1500000, 2000000000, G_GUINT64_CONSTANT(500000000000), 7000,
-                             G_GUINT64_CONSTANT(1000000000000000000)};
+    const guint64 bytes[] = {25000000, 25 << 20, 1024, 3000000000, 0, G_GUINT64_CONSTANT(1) << 40};
+    const MsTime starts[] = {0,          1500000,
+                             2000000000, G_GUINT64_CONSTANT(500000000000),
+                             7000,       G_GUINT64_CONSTANT(1000000000000000000)};
     const double weights[] = {1, 2.5, 1, 1e-6, 1, 1e6};
     for (guint i = 0; i < 6; i++) {
         CU_ASSERT_STRING_EQUAL(ms_flow_list_id(l, i), ids[i]);
@@ -127,23 +126,29 @@ test_errors(void)
     } cases[] = {
         {"f1 gpu0 gpu1 1MB\n", MS_FLOWFILE_ERROR_SYNTAX,
          "f.txt:1: expected: ID SRC DST BYTES START [weight=W] [after=ID,...]; got 4 fields"},
-        {"# c\nf1\n", MS_FLOWFILE_ERROR_SYNTAX, "f.txt:2: expected: ID SRC DST BYTES START "
-                                                "[weight=W] [after=ID,...]; got 1 field"},
-        {"f1 gpu0 gpu1 100 0us\n", MS_FLOWFILE_ERROR_SYNTAX, "f.txt:1: bytes: size '100' has no unit"},
+        {"# c\nf1\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "f.txt:2: expected: ID SRC DST BYTES START "
+         "[weight=W] [after=ID,...]; got 1 field"},
+        {"f1 gpu0 gpu1 100 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "f.txt:1: bytes: size '100' has no unit"},
         {"f1 gpu0 gpu1 100X 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
          "f.txt:1: bytes: size '100X': unknown unit 'X'"},
-        {"f1 gpu0 gpu1 1mb 0us\n", MS_FLOWFILE_ERROR_SYNTAX, "bytes: size '1mb': unknown unit 'mb'"},
+        {"f1 gpu0 gpu1 1mb 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "bytes: size '1mb': unknown unit 'mb'"},
         {"f1 gpu0 gpu1 1MB 5\n", MS_FLOWFILE_ERROR_SYNTAX, "f.txt:1: start: time '5' has no unit"},
         {"f1 gpu0 gpu1 1MB 5 weight=1\n", MS_FLOWFILE_ERROR_SYNTAX, "start: time '5' has no unit"},
         {"f1 gpu0 gpu1 1MB 5min\n", MS_FLOWFILE_ERROR_SYNTAX, "start: time '5min': unknown unit"},
         {"f1 gpu0 gpu1 -1MB 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
          "f.txt:1: bytes: size '-1MB' out of range (must be >= 0 and at most 1 PiB)"},
-        {"f1 gpu0 gpu1 2000TB 0us\n", MS_FLOWFILE_ERROR_SYNTAX, "bytes: size '2000TB' out of range"},
-        {"f1 gpu0 gpu1 1e300B 0us\n", MS_FLOWFILE_ERROR_SYNTAX, "bytes: size '1e300B' out of range"},
+        {"f1 gpu0 gpu1 2000TB 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "bytes: size '2000TB' out of range"},
+        {"f1 gpu0 gpu1 1e300B 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "bytes: size '1e300B' out of range"},
         {"f1 gpu0 gpu1 1.5B 0us\n", MS_FLOWFILE_ERROR_SYNTAX,
          "bytes: size '1.5B' is not a whole number of bytes"},
         {"f1 gpu0 gpu1 nanB 0us\n", MS_FLOWFILE_ERROR_SYNTAX, "bytes: bad size 'nanB'"},
-        {"f1 gpu0 gpu1 1MB -1us\n", MS_FLOWFILE_ERROR_SYNTAX, "f.txt:1: start: time '-1us' out of range"},
+        {"f1 gpu0 gpu1 1MB -1us\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "f.txt:1: start: time '-1us' out of range"},
         {"f1 gpu0 gpu1 1MB 2e6s\n", MS_FLOWFILE_ERROR_SYNTAX, "start: time '2e6s' out of range"},
         {"f1 gpuX gpu1 1MB 0us\n", MS_FLOWFILE_ERROR_UNKNOWN,
          "f.txt:1: source: unknown device 'gpuX' in topology 'dgx-a100-2node'"},
@@ -157,11 +162,12 @@ test_errors(void)
         {"f1 gpu0 gpu1 1MB 0us 7\n", MS_FLOWFILE_ERROR_SYNTAX, "unknown option '7'"},
         {"f1 gpu0 gpu1 1MB 0us weight=0\n", MS_FLOWFILE_ERROR_SYNTAX,
          "f.txt:1: weight: 0 out of range (must be between 1e-06 and 1e+06)"},
-        {"f1 gpu0 gpu1 1MB 0us weight=2x\n", MS_FLOWFILE_ERROR_SYNTAX, "weight: '2x' is not a number"},
+        {"f1 gpu0 gpu1 1MB 0us weight=2x\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "weight: '2x' is not a number"},
         {"f1 gpu0 gpu1 1MB 0us weight=2 weight=3\n", MS_FLOWFILE_ERROR_SYNTAX,
          "f.txt:1: weight= given twice"},
-        {"f1 gpu0 gpu1 1MB 0us\nf2 gpu0 gpu1 1MB 0us after=f1 after=f1\n",
-         MS_FLOWFILE_ERROR_SYNTAX, "f.txt:2: after= given twice"},
+        {"f1 gpu0 gpu1 1MB 0us\nf2 gpu0 gpu1 1MB 0us after=f1 after=f1\n", MS_FLOWFILE_ERROR_SYNTAX,
+         "f.txt:2: after= given twice"},
         {"f1 gpu0 gpu1 1MB 0us after=\n", MS_FLOWFILE_ERROR_SYNTAX, "f.txt:1: after: no flow id"},
         {"f1 gpu0 gpu1 1MB 0us\nf2 gpu0 gpu1 1MB 0us after=f1,,f1\n", MS_FLOWFILE_ERROR_SYNTAX,
          "f.txt:2: after: empty flow id in 'f1,,f1'"},

@@ -148,8 +148,8 @@ start_transfer(MsSim *sim, gpointer ctx, guint64 arg)
 {
     Starter *s = ctx;
     CU_ASSERT_TRUE(ms_sim_transfer(sim, ms_topology_gpu_device(topo, 0),
-                                   ms_topology_gpu_device(topo, s->dst + (guint)arg), s->bytes,
-                                   1.0, s->handler, arg, NULL));
+                                   ms_topology_gpu_device(topo, s->dst + (guint)arg), s->bytes, 1.0,
+                                   s->handler, arg, NULL));
 }
 
 static void
@@ -259,10 +259,10 @@ test_run_until_mid_transfer(void)
             CU_ASSERT_TRUE(ms_sim_run_until(sim, ms_time_from_us(500), NULL));
             CU_ASSERT_EQUAL(l.order->len, 0);
             CU_ASSERT_EQUAL(ms_network_n_live_flows(ms_sim_network(sim)), 2);
-            MS_ASSERT_REL(ms_network_link_rate(ms_sim_network(sim),
-                                               ms_topology_gpu_route(topo, 0, 8, &(guint){0},
-                                                                     NULL)[1]),
-                          25e9, 1e-12);
+            MS_ASSERT_REL(
+                ms_network_link_rate(ms_sim_network(sim),
+                                     ms_topology_gpu_route(topo, 0, 8, &(guint){0}, NULL)[1]),
+                25e9, 1e-12);
         }
         CU_ASSERT_TRUE(ms_sim_run(sim, NULL));
         CU_ASSERT_EQUAL_FATAL(l.order->len, 2);

@@ -120,27 +120,40 @@ static gboolean
 parse_options(int *argc, char ***argv, Options *o)
 {
     const GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology, "Topology name or file (default dgx-a100)", "T"},
-        {"op", 'o', 0, G_OPTION_ARG_STRING, &o->op_name, "alltoall, allreduce, reducescatter or allgather", "OP"},
-        {"algo", 'a', 0, G_OPTION_ARG_STRING, &o->algo_name, "direct, 2dh, pipe (alltoall); ring, hier (allreduce); default auto", "A"},
-        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &o->minbytes, "Smallest size (default 8)", "SIZE"},
-        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &o->maxbytes, "Largest size (default 128M)", "SIZE"},
-        {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &o->stepfactor, "Multiply the size by this factor each step (default 2)", "F"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
+         "Topology name or file (default dgx-a100)", "T"},
+        {"op", 'o', 0, G_OPTION_ARG_STRING, &o->op_name,
+         "alltoall, allreduce, reducescatter or allgather", "OP"},
+        {"algo", 'a', 0, G_OPTION_ARG_STRING, &o->algo_name,
+         "direct, 2dh, pipe (alltoall); ring, hier (allreduce); default auto", "A"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &o->minbytes, "Smallest size (default 8)",
+         "SIZE"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &o->maxbytes, "Largest size (default 128M)",
+         "SIZE"},
+        {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &o->stepfactor,
+         "Multiply the size by this factor each step (default 2)", "F"},
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &o->ranks, "Use GPUs 0..N-1 (default: all)", "N"},
-        {"channels", 'c', 0, G_OPTION_ARG_INT, &o->channels, "Ring channels (default: NICs per node)", "C"},
-        {"window", 'w', 0, G_OPTION_ARG_INT, &o->window, "alltoall rounds in flight per rank (default 0: all)", "W"},
-        {"alpha", 0, 0, G_OPTION_ARG_STRING, &o->alpha, "Per-call overhead, e.g. 10us (default 0)", "TIME"},
-        {"step-delay", 0, 0, G_OPTION_ARG_STRING, &o->delay, "Extra delay per ring step (default 0)", "TIME"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &o->json, "Also write the table as JSON (- for stdout, instead of the table)", "FILE"},
-        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check, "Verify link capacities, bytes and time order during the run", NULL},
+        {"channels", 'c', 0, G_OPTION_ARG_INT, &o->channels,
+         "Ring channels (default: NICs per node)", "C"},
+        {"window", 'w', 0, G_OPTION_ARG_INT, &o->window,
+         "alltoall rounds in flight per rank (default 0: all)", "W"},
+        {"alpha", 0, 0, G_OPTION_ARG_STRING, &o->alpha, "Per-call overhead, e.g. 10us (default 0)",
+         "TIME"},
+        {"step-delay", 0, 0, G_OPTION_ARG_STRING, &o->delay,
+         "Extra delay per ring step (default 0)", "TIME"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &o->json,
+         "Also write the table as JSON (- for stdout, instead of the table)", "FILE"},
+        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
+         "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},
     };
-    return ms_cli_parse(argc, argv, entries, NULL, "Simulate an nccl-tests size sweep of one collective.",
-                        "Output columns follow NVIDIA nccl-tests: size (B), count (float elements), type, "
-                        "redop, root, time (us), algbw and busbw (GB/s), for out-of-place and in-place "
-                        "(identical in the model). As in nccl-tests, alltoall, reducescatter and "
-                        "allgather round the size down to a whole number of floats per rank.\n"
-                        "See docs/collectives.md.");
+    return ms_cli_parse(
+        argc, argv, entries, NULL, "Simulate an nccl-tests size sweep of one collective.",
+        "Output columns follow NVIDIA nccl-tests: size (B), count (float elements), type, "
+        "redop, root, time (us), algbw and busbw (GB/s), for out-of-place and in-place "
+        "(identical in the model). As in nccl-tests, alltoall, reducescatter and "
+        "allgather round the size down to a whole number of floats per rank.\n"
+        "See docs/collectives.md.");
 }
 
 /* Checks what needs no topology; fills spec's op, algo, alpha and step delay and the sweep. */
@@ -154,7 +167,8 @@ check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
     }
     if (!ms_coll_op_from_name(o->op_name, &spec->op)) {
         return ms_cli_usage("collective: unknown --op '%s' (alltoall, allreduce, reducescatter, "
-                            "allgather)", o->op_name);
+                            "allgather)",
+                            o->op_name);
     }
     if (o->algo_name && !ms_coll_algo_from_name(o->algo_name, &spec->algo)) {
         return ms_cli_usage("collective: unknown --algo '%s' (direct, 2dh, pipe, ring, hier)",
@@ -166,15 +180,18 @@ check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
     }
     if (*lo > *hi) {
         return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT
-                            " is larger than --maxbytes %" G_GUINT64_FORMAT, *lo, *hi);
+                            " is larger than --maxbytes %" G_GUINT64_FORMAT,
+                            *lo, *hi);
     }
     if (!(o->stepfactor > 1.0) || o->stepfactor > 1e6) {
         return ms_cli_usage("collective: --stepfactor must be greater than 1 and at most 1e6 "
-                            "(got %g)", o->stepfactor);
+                            "(got %g)",
+                            o->stepfactor);
     }
     if (count_sizes(*lo, *hi, o->stepfactor) > MAX_SIZES) {
-        return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT " to --maxbytes %"
-                            G_GUINT64_FORMAT " by --stepfactor %.10g makes more than %u sizes",
+        return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT
+                            " to --maxbytes %" G_GUINT64_FORMAT
+                            " by --stepfactor %.10g makes more than %u sizes",
                             *lo, *hi, o->stepfactor, MAX_SIZES);
     }
     if (o->ranks < 0) {
@@ -213,8 +230,9 @@ report_header(Report *r)
 {
     const MsCollSpec *spec = r->spec;
     g_string_append_printf(
-        r->text, "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, nominal link "
-                 "figures\n#\n",
+        r->text,
+        "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, nominal link "
+        "figures\n#\n",
         ms_coll_op_name(spec->op), ms_coll_algo_name(r->algo), ms_topology_name(r->topo),
         spec->n_ranks, r->channels, r->channels == 1 ? "" : "s");
     g_string_append(r->text,

@@ -32,17 +32,17 @@ print_text(const MsTopology *topo, const MsFlowList *list, const MsTime *begin, 
         printf("# %-14s %-10s %-10s %14s %12s %12s %12s %12s\n", "id", "src", "dst", "bytes",
                "start_us", "begin_us", "end_us", "duration_us");
         for (guint i = 0; i < n; i++) {
-            printf("%-16s %-10s %-10s %14" G_GUINT64_FORMAT " %12.3f %12.3f %12.3f %12.3f\n",
-                   ms_flow_list_id(list, i),
-                   ms_topology_device_name(topo, ms_flow_list_src(list, i)),
-                   ms_topology_device_name(topo, ms_flow_list_dst(list, i)),
-                   ms_flow_list_bytes(list, i), ms_time_to_us(ms_flow_list_start(list, i)),
-                   ms_time_to_us(begin[i]), ms_time_to_us(end[i]),
-                   ms_time_to_us(end[i] - begin[i]));
+            printf(
+                "%-16s %-10s %-10s %14" G_GUINT64_FORMAT " %12.3f %12.3f %12.3f %12.3f\n",
+                ms_flow_list_id(list, i), ms_topology_device_name(topo, ms_flow_list_src(list, i)),
+                ms_topology_device_name(topo, ms_flow_list_dst(list, i)),
+                ms_flow_list_bytes(list, i), ms_time_to_us(ms_flow_list_start(list, i)),
+                ms_time_to_us(begin[i]), ms_time_to_us(end[i]), ms_time_to_us(end[i] - begin[i]));
         }
     }
-    printf("# flows %u, makespan %.3f us, events %" G_GUINT64_FORMAT ", bandwidth solves %"
-           G_GUINT64_FORMAT "\n", n, ms_time_to_us(makespan), st->events, st->net.solves);
+    printf("# flows %u, makespan %.3f us, events %" G_GUINT64_FORMAT
+           ", bandwidth solves %" G_GUINT64_FORMAT "\n",
+           n, ms_time_to_us(makespan), st->events, st->net.solves);
 }
 
 static JsonNode *
@@ -78,10 +78,14 @@ ms_cmd_flows(int argc, char **argv)
     g_autofree char *topology = NULL, *json = NULL;
     gboolean check = FALSE, quiet = FALSE;
     const GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Topology name or file (default dgx-a100)", "T"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write per-flow results and the summary as JSON (- for stdout, instead of the text)", "FILE"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
+         "Topology name or file (default dgx-a100)", "T"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
+         "Write per-flow results and the summary as JSON (- for stdout, instead of the text)",
+         "FILE"},
         {"summary", 's', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary line", NULL},
-        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check, "Verify link capacities, bytes and time order during the run", NULL},
+        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check,
+         "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, "FILE", "Replay a flow list on a topology.",

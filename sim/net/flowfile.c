@@ -261,7 +261,8 @@ parse_line(Parser *p, char *line, GError **error)
     }
     Flow f = {.weight = 1.0, .line = p->line};
     if (g_hash_table_contains(p->index, tok[0])) {
-        guint first = FLOW(p->list, GPOINTER_TO_UINT(g_hash_table_lookup(p->index, tok[0])) - 1)->line;
+        guint j = GPOINTER_TO_UINT(g_hash_table_lookup(p->index, tok[0])) - 1;
+        guint first = FLOW(p->list, j)->line;
         return fail(p, error, MS_FLOWFILE_ERROR_DUPLICATE, "flow id '%s' already used at line %u",
                     tok[0], first);
     }
