@@ -767,6 +767,8 @@ test_errors(void)
         {{.op = 9, .n_ranks = 8}, "unknown operation 9"},
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = MS_BYTES_MAX + 1},
          "size 1125899906842625 B is larger than 1 PiB"},
+        {{.op = MS_COLL_ALLREDUCE, .n_ranks = 2, .bytes = G_MAXUINT64, .matrix = huge},
+         "size 18446744073709551615 B is larger than 1 PiB"}, /* a matrix is for alltoall only */
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .weight = -1}, "weight -1 is not"},
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .weight = NAN}, "weight nan is not"},
         {{.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .weight = INFINITY}, "weight inf is not"},

@@ -216,23 +216,14 @@ test_errors(void)
     MS_ASSERT_ERROR(error, MS_FLOWFILE_ERROR, MS_FLOWFILE_ERROR_IO, "/nonexistent/flows.txt");
 }
 
-/* Four lines of header, then g0, g1 (GPUs) and sw, x (switches): x hangs off g1 only, and GPUs do
- * not forward, so g0 has no route to x. */
-static const char unreachable_topo[] =
-    "[topology]\nformat = 1\nname = u\n[gpu]\nmodel = X\npeak = 1TFLOPS\nhbm = 1TBps\n"
-    "memory = 1GB\nlaunch_overhead = 1us\n"
-    "[device g0]\nkind = gpu\nnode = 0\n[device g1]\nkind = gpu\nnode = 0\n"
-    "[device sw]\nkind = switch\nnode = 0\n[device x]\nkind = switch\nnode = 0\n"
-    "[link g0 sw]\nclass = nvswitch\nbandwidth = 100GBps\nlatency = 1us\n"
-    "[link g1 sw]\nclass = nvswitch\nbandwidth = 100GBps\nlatency = 1us\n"
-    "[link g1 x]\nclass = pcie\nbandwidth = 10GBps\nlatency = 1us\n";
-
 static void
 test_unreachable(void)
 {
     GError *error = NULL;
-    g_autoptr(MsTopology) u =
-        ms_topology_load_data(unreachable_topo, strlen(unreachable_topo), "u.ini", &error);
+    /* g1 links to switch x, but GPUs do not forward: g0 cannot reach x. */
+    g_autofree char *path =
+        g_build_filename(ms_test_srcdir(), "tests", "data", "unreachable.ini", NULL);
+    g_autoptr(MsTopology) u = ms_topology_load(path, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(u);
     static const char text[] = "a g0 g1 1MB 0us\nb g0 x 1MB 0us after=a\n";
     CU_ASSERT_PTR_NULL(ms_flow_list_load_data(text, strlen(text), "u.txt", u, &error));

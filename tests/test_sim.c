@@ -307,22 +307,14 @@ test_handlers(void)
     CU_ASSERT_EQUAL(b, big_arg + 1);
 }
 
-/* g1 links to switch x, but GPUs do not forward: g0 has no route to x. */
-static const char unreachable_topo[] =
-    "[topology]\nformat = 1\nname = u\n[gpu]\nmodel = X\npeak = 1TFLOPS\nhbm = 1TBps\n"
-    "memory = 1GB\nlaunch_overhead = 1us\n"
-    "[device g0]\nkind = gpu\nnode = 0\n[device g1]\nkind = gpu\nnode = 0\n"
-    "[device sw]\nkind = switch\nnode = 0\n[device x]\nkind = switch\nnode = 0\n"
-    "[link g0 sw]\nclass = nvswitch\nbandwidth = 100GBps\nlatency = 1us\n"
-    "[link g1 sw]\nclass = nvswitch\nbandwidth = 100GBps\nlatency = 1us\n"
-    "[link g1 x]\nclass = pcie\nbandwidth = 10GBps\nlatency = 1us\n";
-
 static void
 test_transfer_errors(void)
 {
     GError *error = NULL;
-    g_autoptr(MsTopology) u =
-        ms_topology_load_data(unreachable_topo, strlen(unreachable_topo), "u.ini", &error);
+    /* g1 links to switch x, but GPUs do not forward: g0 cannot reach x. */
+    g_autofree char *path =
+        g_build_filename(ms_test_srcdir(), "tests", "data", "unreachable.ini", NULL);
+    g_autoptr(MsTopology) u = ms_topology_load(path, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(u);
     g_autoptr(MsSim) sim = ms_sim_new(u);
     guint64 sum = 0;

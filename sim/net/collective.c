@@ -5,7 +5,6 @@
 #include "collective.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "coll_phase.h"
@@ -388,37 +387,26 @@ count_pending(Phase *ph, guint n)
     }
 }
 
-static gboolean
-invalid(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static gboolean
-invalid(GError **error, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    g_autofree char *msg = g_strdup_vprintf(format, ap);
-    va_end(ap);
-    g_set_error_literal(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID, msg);
-    return FALSE;
-}
+/* Sets the module's one error code and evaluates to FALSE. */
+#define INVALID(...) (g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID, __VA_ARGS__), FALSE)
 
 static gboolean
 validate_ranks(const MsTopology *topo, const MsCollSpec *spec, GError **error)
 {
     guint n_gpus = ms_topology_n_gpus(topo);
     if (spec->n_ranks == 0 || spec->n_ranks > n_gpus) {
-        return invalid(error, "%s over %u ranks: the topology '%s' has %u GPUs",
-                       ms_coll_op_name(spec->op), spec->n_ranks, ms_topology_name(topo), n_gpus);
+        return INVALID("%s over %u ranks: the topology '%s' has %u GPUs", ms_coll_op_name(spec->op),
+                       spec->n_ranks, ms_topology_name(topo), n_gpus);
     }
     g_autofree guint8 *seen = g_new0(guint8, n_gpus);
     for (guint i = 0; spec->ranks && i < spec->n_ranks; i++) {
         guint r = spec->ranks[i];
         if (r >= n_gpus) {
-            return invalid(error, "rank %u is out of range (the topology '%s' has %u GPUs)", r,
+            return INVALID("rank %u is out of range (the topology '%s' has %u GPUs)", r,
                            ms_topology_name(topo), n_gpus);
         }
         if (seen[r]) {
-            return invalid(error, "rank %u is listed twice", r);
+            return INVALID("rank %u is listed twice", r);
         }
         seen[r] = 1;
     }
@@ -429,18 +417,17 @@ static gboolean
 validate_algo(const MsCollSpec *spec, GError **error)
 {
     if ((guint)spec->op >= G_N_ELEMENTS(op_names)) {
-        return invalid(error, "unknown operation %u", (guint)spec->op);
+        return INVALID("unknown operation %u", (guint)spec->op);
     }
     gboolean a2a_algo = spec->algo == MS_COLL_ALGO_DIRECT || spec->algo == MS_COLL_ALGO_2DH ||
                         spec->algo == MS_COLL_ALGO_PIPE;
     gboolean ok = spec->algo == MS_COLL_ALGO_AUTO ||
-                  (spec->op == MS_COLL_ALLTOALL ? a2a_algo
-                                                : spec->algo == MS_COLL_ALGO_RING ||
-                                                      (spec->algo == MS_COLL_ALGO_HIER &&
-                                                       spec->op == MS_COLL_ALLREDUCE));
+                  (spec->op == MS_COLL_ALLTOALL
+                       ? a2a_algo
+                       : spec->algo == MS_COLL_ALGO_RING ||
+                             (spec->algo == MS_COLL_ALGO_HIER && spec->op == MS_COLL_ALLREDUCE));
     if (!ok) {
-        return invalid(error,
-                       "algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
+        return INVALID("algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
                        "allreduce: ring, hier; reducescatter, allgather: ring)",
                        ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
     }
@@ -461,10 +448,10 @@ validate_matrix(const MsCollSpec *spec, GError **error)
             col = in > MS_BYTES_MAX - col ? MS_BYTES_MAX + 1 : col + in;
         }
         if (row > MS_BYTES_MAX) {
-            return invalid(error, "alltoall matrix: rank %u sends more than 1 PiB in total", i);
+            return INVALID("alltoall matrix: rank %u sends more than 1 PiB in total", i);
         }
         if (col > MS_BYTES_MAX) {
-            return invalid(error, "alltoall matrix: rank %u receives more than 1 PiB in total", i);
+            return INVALID("alltoall matrix: rank %u receives more than 1 PiB in total", i);
         }
     }
     return TRUE;
@@ -489,27 +476,24 @@ validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **erro
     if (!validate_ranks(ms_sim_topology(sim), spec, error) || !validate_algo(spec, error)) {
         return FALSE;
     }
-    if (spec->matrix == NULL && spec->bytes > MS_BYTES_MAX) {
-        return invalid(error, "size %" G_GUINT64_FORMAT " B is larger than 1 PiB", spec->bytes);
+    gboolean uses_matrix = spec->op == MS_COLL_ALLTOALL && spec->matrix;
+    if (!uses_matrix && spec->bytes > MS_BYTES_MAX) {
+        return INVALID("size %" G_GUINT64_FORMAT " B is larger than 1 PiB", spec->bytes);
     }
     if (!(spec->weight >= 0) || !isfinite(spec->weight)) {
-        return invalid(error, "weight %g is not a finite number >= 0 (0 means 1)", spec->weight);
+        return INVALID("weight %g is not a finite number >= 0 (0 means 1)", spec->weight);
     }
     if (spec->channels > MS_COLL_MAX_CHANNELS) {
-        return invalid(error, "%u channels: at most %u", spec->channels, MS_COLL_MAX_CHANNELS);
-    }
-    if (spec->op == MS_COLL_ALLTOALL && spec->matrix && !validate_matrix(spec, error)) {
-        return FALSE;
+        return INVALID("%u channels: at most %u", spec->channels, MS_COLL_MAX_CHANNELS);
     }
     guint64 flows = max_flows(spec, channels);
     if (flows > MS_COLL_MAX_FLOWS) {
-        return invalid(error,
-                       "%s over %u ranks with %u channel%s would make %" G_GUINT64_FORMAT
+        return INVALID("%s over %u ranks with %u channel%s would make %" G_GUINT64_FORMAT
                        " flows, more than %" G_GUINT64_FORMAT,
-                       ms_coll_op_name(spec->op), spec->n_ranks, channels,
-                       channels == 1 ? "" : "s", flows, MS_COLL_MAX_FLOWS);
+                       ms_coll_op_name(spec->op), spec->n_ranks, channels, channels == 1 ? "" : "s",
+                       flows, MS_COLL_MAX_FLOWS);
     }
-    return TRUE;
+    return !uses_matrix || validate_matrix(spec, error);
 }
 
 MsColl *
