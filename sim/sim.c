@@ -150,6 +150,8 @@ void
 ms_sim_remove_handler(MsSim *sim, guint32 handler)
 {
     g_return_if_fail(handler < sim->handlers->len);
+    /* Removing twice would hand the same id to two later owners. */
+    g_return_if_fail(g_array_index(sim->handlers, Handler, handler).fn != NULL);
     g_array_index(sim->handlers, Handler, handler).fn = NULL;
     g_array_append_val(sim->free_handlers, handler);
 }
