@@ -14,9 +14,11 @@
 
 G_DEFINE_QUARK(ms-scenario-error-quark, ms_scenario_error)
 
-/* The default skew of generated routing (docs/trace-format.md): Zipf 1 popularity, half the
- * tokens following their previous expert's group, popularity ranks drifting slowly. */
-#define GEN_DEFAULTS "zipf=1,corr=0.5,drift=0.02"
+/* The default skew of generated routing (docs/running.md): the hottest expert receives 1.5x the
+ * mean load, as models trained with a load-balancing loss show; half the tokens follow their
+ * previous expert's group (the path locality Lina exploits); popularity ranks drift slowly. */
+#define GEN_HOT_OVER_MEAN 1.5
+#define GEN_DEFAULTS "corr=0.5,drift=0.02"
 
 /* Where iterations come from: a trace file (or sample) or the generator. */
 typedef struct {
@@ -72,12 +74,15 @@ gen_params(const MsScenario *sc, const MsModel *model, const MsTopology *topo,
     const MsModelSpec *m = ms_model_spec(model);
     gboolean infer = sc->mode == MS_PLAN_INFER;
     ms_trace_gen_params_init(p);
+    char hot[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_dtostr(hot, sizeof hot, MIN(1.0, GEN_HOT_OVER_MEAN / MAX(m->experts, 1)));
     g_autofree char *base = g_strdup_printf(
         "ranks=%u,experts=%u,layers=%u,top_k=%u,tokens=%u,iterations=%u,seed=%" G_GUINT64_FORMAT
-        ",%s",
+        ",%s%s%s",
         ms_topology_n_gpus(topo), m->experts, m->n_moe, infer ? m->top_k_infer : m->top_k,
         infer ? m->tokens_per_gpu_infer : m->tokens_per_gpu,
-        sc->warmup + (sc->iterations ? sc->iterations : 1), sc->seed ? sc->seed : 1, GEN_DEFAULTS);
+        sc->warmup + (sc->iterations ? sc->iterations : 1), sc->seed ? sc->seed : 1, GEN_DEFAULTS,
+        m->experts > 1 ? ",hot=" : "", m->experts > 1 ? hot : "");
     const char *overrides = sc->trace && g_str_has_prefix(sc->trace, "gen:") ? sc->trace + 4 : NULL;
     return apply_items(p, base, error) && apply_items(p, overrides, error) &&
            ms_trace_gen_params_validate(p, error);

@@ -50,7 +50,7 @@ MsResult *ms_scenario_run(const MsScenario *sc, GError **error);
 /* The generator spec used for "gen:OVERRIDES" (or no trace): ranks = the topology's GPUs,
  * experts, MoE layers and top-k (training or inference) of the model, tokens = the model's tokens
  * per GPU (training step or inference batch), iterations = warmup + iterations, seed, and the
- * documented default skew (zipf = 1.0, corr = 0.5, drift = 0.02), then the overrides. */
+ * documented default skew (hottest expert at 1.5x the mean load, corr = 0.5, drift = 0.02), then the overrides. */
 char *ms_scenario_gen_spec(const MsScenario *sc, GError **error);
 
 G_END_DECLS
