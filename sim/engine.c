@@ -3,6 +3,8 @@
  * completion is an event, so decisions follow event order exactly as on real hardware. */
 #include "engine.h"
 
+#include <math.h>
+
 #include "sim/compute.h"
 #include "sim/net/collective.h"
 #include "sim/policy/dispatcher.h"
@@ -18,7 +20,8 @@ typedef struct {
     Engine *engine;
     guint32 id;
     MsColl *coll;
-    guint left; /* participants not finished */
+    guint left;        /* participants not finished */
+    guint64 expected;  /* bytes all participants must send, when known in closed form, else 0 */
 } Running;
 
 struct Engine {
@@ -30,17 +33,107 @@ struct Engine {
     MsRecords *rec;
     MsComputeModel **compute; /* per rank */
     Running **running;        /* per collective, while it runs */
-    GPtrArray *finished;      /* Running: done, freed by the next reap event */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
+    guint8 *done;             /* with check_invariants: ops finished */
+    /* with record_links: per link its last rate, per class the sum of rates and of capacities */
+    double *link_rate;
+    double class_rate[MS_LINK_N_CLASSES], class_capacity[MS_LINK_N_CLASSES];
     GError *error;
 };
 
+static void
+violated(Engine *e, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* Records the first broken invariant; the run stops at the next dispatch. */
+static void
+violated(Engine *e, const char *format, ...)
+{
+    if (e->error) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    e->error = g_error_new(MS_ENGINE_ERROR, MS_ENGINE_ERROR_INVARIANT, "invariant violated: %s",
+                           msg);
+}
+
+/* Bytes a collective's participants send in total: the off-diagonal sum of a direct all-to-all's
+ * matrix, steps x size for a flat ring; 0 where no closed form is checked. */
+static guint64
+expected_bytes(const MsCollSpec *spec)
+{
+    guint n = spec->n_ranks;
+    if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DIRECT) {
+        guint64 sum = 0;
+        for (guint i = 0; i < n; i++) {
+            for (guint j = 0; j < n; j++) {
+                sum += i == j ? 0 : (spec->matrix ? spec->matrix[(gsize)i * n + j] : spec->bytes / n);
+            }
+        }
+        return sum;
+    }
+    if (spec->op != MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_RING) {
+        return (spec->op == MS_COLL_ALLREDUCE ? 2 : 1) * (guint64)(n - 1) * spec->bytes;
+    }
+    return 0;
+}
+
 static void dispatch(Engine *e);
+
+/* Network observer: keeps each link class's total rate and samples its utilisation. */
+static void
+observe_links(gpointer ctx, MsTime now, const guint32 *links, guint n)
+{
+    Engine *e = ctx;
+    MsNetwork *net = ms_sim_network(e->sim);
+    gboolean changed[MS_LINK_N_CLASSES] = {FALSE};
+    for (guint i = 0; i < n; i++) {
+        const MsLink *l = ms_topology_link(e->topo, links[i]);
+        double r = ms_network_link_rate(net, links[i]);
+        e->class_rate[l->klass] += r - e->link_rate[links[i]];
+        e->link_rate[links[i]] = r;
+        changed[l->klass] = TRUE;
+    }
+    for (guint c = 0; c < MS_LINK_N_CLASSES; c++) {
+        if (changed[c] && e->class_capacity[c] > 0) {
+            g_autofree char *name = g_strdup_printf("util.%s", ms_link_class_name(c));
+            ms_records_sample(e->rec, name, now, MAX(0.0, e->class_rate[c] / e->class_capacity[c]));
+        }
+    }
+}
+
+static void
+setup_link_recording(Engine *e)
+{
+    guint n = ms_topology_n_links(e->topo);
+    e->link_rate = g_new0(double, MAX(n, 1));
+    for (guint l = 0; l < n; l++) {
+        const MsLink *link = ms_topology_link(e->topo, l);
+        if (isfinite(link->bandwidth)) {
+            e->class_capacity[link->klass] += link->bandwidth;
+        }
+    }
+    for (guint c = 0; c < MS_LINK_N_CLASSES; c++) {
+        if (e->class_capacity[c] > 0) {
+            g_autofree char *name = g_strdup_printf("util.%s", ms_link_class_name(c));
+            ms_records_sample(e->rec, name, 0, 0);
+        }
+    }
+    ms_network_set_link_observer(ms_sim_network(e->sim), observe_links, e);
+}
 
 static void
 finish(Engine *e, guint32 op)
 {
+    if (e->done) {
+        if (e->done[op]) {
+            violated(e, "op %u finished twice", op);
+        }
+        e->done[op] = 1;
+    }
     ms_records_set(e->rec, op, ms_records_start(e->rec, op), ms_sim_now(e->sim));
     ms_dispatcher_finished(e->d, op);
 }
@@ -54,21 +147,6 @@ compute_done(MsSim *sim, gpointer ctx, guint64 op)
 }
 
 static void
-running_free(gpointer p)
-{
-    Running *r = p;
-    ms_coll_free(r->coll);
-    g_free(r);
-}
-
-static void
-reap(MsSim *sim, gpointer ctx, guint64 arg)
-{
-    Engine *e = ctx;
-    g_ptr_array_set_size(e->finished, 0);
-}
-
-static void
 coll_rank_done(MsColl *coll, guint part, gpointer ctx)
 {
     Running *r = ctx;
@@ -78,13 +156,18 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
     e->comm_running[c.ranks[part]]--;
     finish(e, c.ops[part]);
     if (--r->left == 0) {
-        /* The collective still runs its own code after this callback returns, so it is freed
-         * by an event of its own once the current one is over. */
-        e->running[r->id] = NULL;
-        if (e->finished->len == 0) {
-            ms_sim_at(e->sim, ms_sim_now(e->sim), reap, e, 0);
+        guint64 sent = 0;
+        for (guint p = 0; p < c.n_ranks; p++) {
+            sent += ms_coll_bytes_sent(r->coll, p);
         }
-        g_ptr_array_add(e->finished, r);
+        if (e->done && r->expected && sent != r->expected) {
+            violated(e, "collective %u (%s) moved %" G_GUINT64_FORMAT " bytes, not %"
+                     G_GUINT64_FORMAT, r->id, c.label, sent, r->expected);
+        }
+        /* The collective object is freed after the network has delivered its last callback. */
+        e->running[r->id] = NULL;
+        ms_coll_free(r->coll);
+        g_free(r);
     }
     dispatch(e);
 }
@@ -111,6 +194,10 @@ start_collective(Engine *e, guint32 id, GError **error)
     r->id = id;
     r->left = c.n_ranks;
     r->coll = ms_coll_new(e->sim, &spec, coll_rank_done, r, error);
+    if (spec.algo == MS_COLL_ALGO_AUTO) {
+        spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
+    }
+    r->expected = expected_bytes(&spec);
     if (r->coll == NULL) {
         g_free(r);
         return FALSE;
@@ -124,6 +211,14 @@ launch(Engine *e, guint32 op, GError **error)
 {
     MsOpInfo i;
     ms_schedule_op(e->s, op, &i);
+    for (guint k = 0; e->done && k < i.n_deps; k++) {
+        if (!e->done[i.deps[k]]) {
+            violated(e, "op %u (%s) started before its dependency %u", op, i.label, i.deps[k]);
+        }
+    }
+    if (e->done && ms_records_start(e->rec, op) != MS_TIME_NEVER) {
+        violated(e, "op %u (%s) started twice", op, i.label);
+    }
     MsTime now = ms_sim_now(e->sim);
     ms_records_set(e->rec, op, now, now);
     if (i.kind == MS_OP_COMPUTE) {
@@ -188,14 +283,14 @@ engine_clear(Engine *e)
     g_free(e->compute);
     for (guint c = 0; e->running && c < ms_schedule_n_colls(e->s); c++) {
         if (e->running[c]) {
-            running_free(e->running[c]);
+            ms_coll_free(e->running[c]->coll);
+            g_free(e->running[c]);
         }
     }
     g_free(e->running);
-    if (e->finished) {
-        g_ptr_array_unref(e->finished);
-    }
     g_free(e->comm_running);
+    g_free(e->done);
+    g_free(e->link_rate);
     if (e->launch) {
         g_array_unref(e->launch);
     }
@@ -225,11 +320,16 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     e.sim = ms_sim_new(topo);
     ms_sim_set_check_invariants(e.sim, e.opts->check_invariants);
     e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
-    e.finished = g_ptr_array_new_with_free_func(running_free);
     e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));
     e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    if (e.opts->check_invariants) {
+        e.done = g_new0(guint8, MAX(ms_schedule_n_ops(s), 1));
+    }
     g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
     e.rec = rec;
+    if (e.opts->record_links) {
+        setup_link_recording(&e);
+    }
     dispatch(&e);
     gboolean ok = e.error == NULL && ms_sim_run(e.sim, error);
     if (ok && e.error) {
