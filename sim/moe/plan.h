@@ -83,11 +83,13 @@ typedef struct {
     guint ep;                   /* expert-parallel degree; 0 = the model's */
     MsLayerPlacement *layers;   /* inference: one per MoE layer; NULL = static placement */
     guint n_layers;
-    GPtrArray *meta;            /* extra "key", "value" pairs for the schedule's metadata */
+    GPtrArray *meta; /* extra "key", "value" pairs for the schedule's metadata; NULL: none */
 } MsPlanConfig;
 
+/* The plain configuration; allocates nothing. */
 void ms_plan_config_init(MsPlanConfig *cfg);
-/* Frees the layer placements and metadata and re-initialises. */
+/* Frees the layer placements and metadata and re-initialises: a cleared configuration owns
+ * nothing and may be reused or dropped. */
 void ms_plan_config_clear(MsPlanConfig *cfg);
 void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value);
 
