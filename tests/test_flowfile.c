@@ -100,6 +100,13 @@ test_parse_fields(void)
     g_autoptr(MsFlowList) none = ms_flow_list_load_data("", 0, NULL, topo, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(none);
     CU_ASSERT_EQUAL(ms_flow_list_len(none), 0);
+    /* Regression: in a list without any after= the dependency array has no data, and the
+     * pointer was taken at an offset from NULL (undefined behaviour, reported by UBSan). */
+    g_autoptr(MsFlowList) free_flows = parse("a 0 1 1MB 0us\nb 1 0 1MB 0us\n", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(free_flows);
+    n = 99;
+    CU_ASSERT_PTR_NULL(ms_flow_list_deps(free_flows, 1, &n));
+    CU_ASSERT_EQUAL(n, 0);
 }
 
 static void
