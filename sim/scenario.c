@@ -180,15 +180,20 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     g_autoptr(MsResult) res = ms_result_new(sc->backend ? sc->backend : "sim");
     gboolean ok = TRUE;
     double events = 0;
-    guint want = sc->iterations ? sc->iterations : (src.gen ? 1 : G_MAXUINT);
-    for (guint it = 0; ok && it < sc->warmup + want;) {
+    /* 64 bits: "the whole trace" after warm-up iterations must not wrap around. */
+    guint64 want = sc->iterations ? sc->iterations : (src.gen ? 1 : G_MAXUINT);
+    for (guint64 it = 0; ok && it < sc->warmup + want;) {
         g_autoptr(MsRouting) routing = NULL;
-        if (cancelled(sc, error) || !source_next(&src, &routing, error)) {
+        GError *local = NULL;
+        if (cancelled(sc, error)) {
             ok = FALSE;
             break;
         }
-        if (routing == NULL) {
-            break; /* the trace ended */
+        /* FALSE without an error is the end of the trace, not a failure. */
+        if (!source_next(&src, &routing, &local)) {
+            ok = local == NULL;
+            g_propagate_error(error, local);
+            break;
         }
         ok = ms_plan_check_routing(model, routing, topo, sc->mode, error);
         if (ok && it >= sc->warmup) {
