@@ -191,8 +191,10 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         }
         /* FALSE without an error is the end of the trace, not a failure. */
         if (!source_next(&src, &routing, &local)) {
-            ok = local == NULL;
-            g_propagate_error(error, local);
+            if (local) {
+                g_propagate_error(error, local);
+                ok = FALSE;
+            }
             break;
         }
         ok = ms_plan_check_routing(model, routing, topo, sc->mode, error);

@@ -37,6 +37,9 @@ typedef struct {
 #define MEAS(name, ...) name, __VA_ARGS__, 0, 0, {"calibrate", "-t", "dgx-a100", name, NULL}
 #define MCSV "# moesim-measurements 1\nkind,bytes,ranks,ranks_per_node,time_us\n"
 #define VALIDATE(...) "r.json", __VA_ARGS__, 0, 0, {"validate", "-s", "r.json", "-m", "r.json", NULL}
+#define MODEL(...) "m.ini", __VA_ARGS__, 0, 0, {"plan", "-m", "m.ini", "-o", "s.json", NULL}
+#define MODEL_HEAD "[model]\nformat = 1\nname = m\nlayers = 2\nd_model = 64\nd_ffn = 64\n"
+#define RUN(...) NULL, NULL, 0, 0, {"run", __VA_ARGS__, NULL}
 #define DEEP32 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 #define DEEP512 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 \
     DEEP32 DEEP32 DEEP32 DEEP32 DEEP32
@@ -142,6 +145,35 @@ static const BadInput cases[] = {
     {"Trace import (`moesim trace import`)", "counts without `--top-k`", "in.csv",
      "layer,rank,e0,e1\n0,0,2,2\n", 0, 0,
      {"trace", "import", "-f", "counts-csv", "in.csv", "-o", "out.trace", NULL}, 2},
+
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "a required key missing",
+     MODEL("[model]\nformat = 1\nname = m\nlayers = 2\nd_model = 4096\n"), 2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "an absurd layer count",
+     MODEL("[model]\nformat = 1\nname = m\nlayers = 5000\n"), 2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "`top_k` above `experts`",
+     MODEL(MODEL_HEAD "experts = 8\ntop_k = 9\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"),
+     2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "heads that do not divide `d_model`",
+     MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 3\nseq_len = 8\ntokens_per_gpu = 8\n"),
+     2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "a shipped name that does not exist", NULL,
+     NULL, 0, 0, {"plan", "-m", "mixtral-8x8b", "-o", "s.json", NULL}, 2},
+
+    {"Policies and runs (`moesim run`)", "an unknown policy", RUN("-P", "linaa"), 2},
+    {"Policies and runs (`moesim run`)", "a parameter the policy does not take",
+     RUN("-P", "fifo:chunk=1MB"), 2},
+    {"Policies and runs (`moesim run`)", "a parameter without a value", RUN("-P", "lina:chunk"),
+     2},
+    {"Policies and runs (`moesim run`)", "chunks too small to be sane",
+     RUN("-P", "lina:chunk=1KB"), 2},
+    {"Policies and runs (`moesim run`)", "a count out of range", RUN("-P", "schemoe:r=0"), 2},
+    {"Policies and runs (`moesim run`)", "an unknown mode", RUN("--mode", "training"), 2},
+    {"Policies and runs (`moesim run`)", "a negative iteration count", RUN("-n", "-1"), 2},
+    {"Policies and runs (`moesim run`)", "a routing that does not fit the cluster",
+     RUN("-T", "gen:ranks=3"), 2},
+    {"Policies and runs (`moesim run`)", "a trace with no iteration left after warm-up", "t.trace",
+     "moe-trace 1\nexperts 8\nlayers 32\nranks 16\ntop_k 2\n", 0, 0,
+     {"run", "-T", "t.trace", "--warmup", "1", NULL}, 2},
 
     {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "too few fields",
      FLOWS("f1 gpu0 gpu8 25MB\n"), 2},
