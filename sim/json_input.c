@@ -5,7 +5,9 @@
 
 #include <string.h>
 
+/* clang-format off */
 G_DEFINE_QUARK(ms-json-input-error-quark, ms_json_input_error)
+/* clang-format on */
 
 gboolean
 ms_json_input_check(const char *data, gsize len, const char *source, GError **error)
@@ -26,11 +28,10 @@ ms_json_input_check(const char *data, gsize len, const char *source, GError **er
             in_string = TRUE;
         } else if (c == '[' || c == '{') {
             if (++depth > MS_JSON_INPUT_MAX_DEPTH) {
-                g_autofree char *where = source ? g_strdup_printf("%s:%u: ", source, line)
-                                                : g_strdup("");
+                g_autofree char *where =
+                    source ? g_strdup_printf("%s:%u: ", source, line) : g_strdup("");
                 g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_DEPTH,
-                            "%sJSON nested deeper than %u levels", where,
-                            MS_JSON_INPUT_MAX_DEPTH);
+                            "%sJSON nested deeper than %u levels", where, MS_JSON_INPUT_MAX_DEPTH);
                 return FALSE;
             }
         } else if ((c == ']' || c == '}') && depth > 0) {

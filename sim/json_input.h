@@ -26,7 +26,8 @@ typedef enum {
  * location when source is NULL. Says nothing about the rest of the syntax. */
 gboolean ms_json_input_check(const char *data, gsize len, const char *source, GError **error);
 
-/* Checks, then loads data into parser. Syntax errors read "SOURCE:LINE:COLUMN: Parse error: ...". */
+/* Checks, then loads data into parser. Syntax errors read "SOURCE:LINE:COLUMN: Parse error: ...".
+ */
 gboolean ms_json_input_load_data(JsonParser *parser, const char *data, gsize len,
                                  const char *source, GError **error);
 /* The same for the contents of path (MS_JSON_INPUT_ERROR_IO when unreadable). */

@@ -12,8 +12,8 @@ typedef struct {
     const char *what;    /* the bad input, in words (markdown) */
     const char *file;    /* input written into the working folder, or NULL */
     const char *content;
-    gsize len;   /* of content; 0 = strlen */
-    gsize fill;  /* then this many 'x' bytes (long lines) */
+    gsize len;  /* of content; 0 = strlen */
+    gsize fill; /* then this many 'x' bytes (long lines) */
     const char *args[12];
     int exit;
 } BadInput;
@@ -23,26 +23,66 @@ typedef struct {
     "memory = 80GB\nlaunch_overhead = 4us\n"
 #define PRESET(nodes, gpn) "[preset]\nnodes = " nodes "\ngpus_per_node = " gpn "\n"
 #define SWITCHED                                                                                   \
-    "intra = nvswitch\nintra_bandwidth = 300GBps\nintra_latency = 0.7us\nnics = per_gpu\n"        \
+    "intra = nvswitch\nintra_bandwidth = 300GBps\nintra_latency = 0.7us\nnics = per_gpu\n"         \
     "nic_bandwidth = 200Gbps\nnic_latency = 1us\nfabric = switch\nfabric_latency = 0.5us\n"
-#define TOPO(...) "t.ini", __VA_ARGS__, 0, 0, {"topo", "show", "t.ini", NULL}
+#define TOPO(...)                                                                                  \
+    "t.ini", __VA_ARGS__, 0, 0,                                                                    \
+    {                                                                                              \
+        "topo", "show", "t.ini", NULL                                                              \
+    }
 #define TRACE_HEAD "moe-trace 1\nexperts 4\nlayers 2\nranks 2\ntop_k 2\n"
-#define TRACE(...) "t.trace", __VA_ARGS__, 0, 0, {"trace", "info", "t.trace", NULL}
-#define GEN(spec) NULL, NULL, 0, 0, {"trace", "gen", spec, "-o", "out.trace", NULL}
-#define FLOWS(...) "f.txt", __VA_ARGS__, 0, 0, {"flows", "--topology", "dgx-a100-2node", "f.txt", NULL}
-#define COLL(...) NULL, NULL, 0, 0, {"collective", "--topology", "dgx-a100-2node", __VA_ARGS__, NULL}
+#define TRACE(...)                                                                                 \
+    "t.trace", __VA_ARGS__, 0, 0,                                                                  \
+    {                                                                                              \
+        "trace", "info", "t.trace", NULL                                                           \
+    }
+#define GEN(spec)                                                                                  \
+    NULL, NULL, 0, 0,                                                                              \
+    {                                                                                              \
+        "trace", "gen", spec, "-o", "out.trace", NULL                                              \
+    }
+#define FLOWS(...)                                                                                 \
+    "f.txt", __VA_ARGS__, 0, 0,                                                                    \
+    {                                                                                              \
+        "flows", "--topology", "dgx-a100-2node", "f.txt", NULL                                     \
+    }
+#define COLL(...)                                                                                  \
+    NULL, NULL, 0, 0,                                                                              \
+    {                                                                                              \
+        "collective", "--topology", "dgx-a100-2node", __VA_ARGS__, NULL                            \
+    }
 #define CAL_HEAD "[calibration]\nformat = 1\n"
 #define CAL(...)                                                                                   \
-    "c.ini", __VA_ARGS__, 0, 0, {"collective", "--op", "allreduce", "--calibration", "c.ini", NULL}
-#define MEAS(name, ...) name, __VA_ARGS__, 0, 0, {"calibrate", "-t", "dgx-a100", name, NULL}
+    "c.ini", __VA_ARGS__, 0, 0,                                                                    \
+    {                                                                                              \
+        "collective", "--op", "allreduce", "--calibration", "c.ini", NULL                          \
+    }
+#define MEAS(name, ...)                                                                            \
+    name, __VA_ARGS__, 0, 0,                                                                       \
+    {                                                                                              \
+        "calibrate", "-t", "dgx-a100", name, NULL                                                  \
+    }
 #define MCSV "# moesim-measurements 1\nkind,bytes,ranks,ranks_per_node,time_us\n"
-#define VALIDATE(...) "r.json", __VA_ARGS__, 0, 0, {"validate", "-s", "r.json", "-m", "r.json", NULL}
-#define MODEL(...) "m.ini", __VA_ARGS__, 0, 0, {"plan", "-m", "m.ini", "-o", "s.json", NULL}
+#define VALIDATE(...)                                                                              \
+    "r.json", __VA_ARGS__, 0, 0,                                                                   \
+    {                                                                                              \
+        "validate", "-s", "r.json", "-m", "r.json", NULL                                           \
+    }
+#define MODEL(...)                                                                                 \
+    "m.ini", __VA_ARGS__, 0, 0,                                                                    \
+    {                                                                                              \
+        "plan", "-m", "m.ini", "-o", "s.json", NULL                                                \
+    }
 #define MODEL_HEAD "[model]\nformat = 1\nname = m\nlayers = 2\nd_model = 64\nd_ffn = 64\n"
-#define RUN(...) NULL, NULL, 0, 0, {"run", __VA_ARGS__, NULL}
+#define RUN(...)                                                                                   \
+    NULL, NULL, 0, 0,                                                                              \
+    {                                                                                              \
+        "run", __VA_ARGS__, NULL                                                                   \
+    }
 #define DEEP32 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
-#define DEEP512 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 \
-    DEEP32 DEEP32 DEEP32 DEEP32 DEEP32
+#define DEEP512                                                                                    \
+    DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32 DEEP32     \
+        DEEP32 DEEP32 DEEP32
 
 static const BadInput cases[] = {
     {"Command line", "an unknown command", NULL, NULL, 0, 0, {"simulate", NULL}, 2},
@@ -53,8 +93,7 @@ static const BadInput cases[] = {
     {"Topology files (`moesim topo show t.ini`)", "a value without a unit: `peak = 312`",
      TOPO("[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312\n"), 2},
     {"Topology files (`moesim topo show t.ini`)", "a unit that is not one: `hbm = 2TB`",
-     TOPO("[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312TFLOPS\nhbm = 2TB\n"),
-     2},
+     TOPO("[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312TFLOPS\nhbm = 2TB\n"), 2},
     {"Topology files (`moesim topo show t.ini`)", "a misspelt key: `intra_bandwith`",
      TOPO(HEAD PRESET("1", "2") "intra = nvswitch\nintra_bandwith = 300GBps\n"), 2},
     {"Topology files (`moesim topo show t.ini`)", "a key given twice",
@@ -86,12 +125,31 @@ static const BadInput cases[] = {
                "[link g1 sw]\nclass = nvswitch\nbandwidth = 300GBps\nlatency = 1us\n"
                "bidirectional = false\n"),
      2},
-    {"Topology files (`moesim topo show t.ini`)", "a binary file", "t.ini", "\x7f" "ELF\x02\x01\0\0",
-     8, 0, {"topo", "show", "t.ini", NULL}, 2},
-    {"Topology files (`moesim topo show t.ini`)", "a file that does not exist", NULL, NULL, 0, 0,
-     {"topo", "show", "t.ini", NULL}, 2},
-    {"Topology files (`moesim topo show t.ini`)", "a shipped name that does not exist", NULL, NULL,
-     0, 0, {"topo", "show", "dgx-a200", NULL}, 2},
+    {"Topology files (`moesim topo show t.ini`)",
+     "a binary file",
+     "t.ini",
+     "\x7f"
+     "ELF\x02\x01\0\0",
+     8,
+     0,
+     {"topo", "show", "t.ini", NULL},
+     2},
+    {"Topology files (`moesim topo show t.ini`)",
+     "a file that does not exist",
+     NULL,
+     NULL,
+     0,
+     0,
+     {"topo", "show", "t.ini", NULL},
+     2},
+    {"Topology files (`moesim topo show t.ini`)",
+     "a shipped name that does not exist",
+     NULL,
+     NULL,
+     0,
+     0,
+     {"topo", "show", "dgx-a200", NULL},
+     2},
 
     {"Traces (`moesim trace info t.trace`)", "not a trace", TRACE("iteration,layer\n0,1\n"), 2},
     {"Traces (`moesim trace info t.trace`)", "a newer format version", TRACE("moe-trace 2\n"), 2},
@@ -117,12 +175,30 @@ static const BadInput cases[] = {
      TRACE(TRACE_HEAD "c 0 0 0 1 2\nt 0 7 0 0 1 2 3\n"), 2},
     {"Traces (`moesim trace info t.trace`)", "counts that do not make whole tokens",
      TRACE(TRACE_HEAD "c 0 0 0 1 3\nc 0 1 0 1 3\n"), 2},
-    {"Traces (`moesim trace info t.trace`)", "a 2 MB line without a newline", "t.trace",
-     TRACE_HEAD "# ", 0, 2000000, {"trace", "info", "t.trace", NULL}, 2},
-    {"Traces (`moesim trace info t.trace`)", "a binary trace cut short", "t.trace",
-     "\x89MOE\r\n\x1a\n\x01\x00\x00\x00\x04\x02", 14, 0, {"trace", "info", "t.trace", NULL}, 2},
-    {"Traces (`moesim trace info t.trace`)", "a binary trace with a bad magic", "t.trace",
-     "\x89MOX\r\n\x1a\n\x01\x00\x00\x00", 12, 0, {"trace", "info", "t.trace", NULL}, 2},
+    {"Traces (`moesim trace info t.trace`)",
+     "a 2 MB line without a newline",
+     "t.trace",
+     TRACE_HEAD "# ",
+     0,
+     2000000,
+     {"trace", "info", "t.trace", NULL},
+     2},
+    {"Traces (`moesim trace info t.trace`)",
+     "a binary trace cut short",
+     "t.trace",
+     "\x89MOE\r\n\x1a\n\x01\x00\x00\x00\x04\x02",
+     14,
+     0,
+     {"trace", "info", "t.trace", NULL},
+     2},
+    {"Traces (`moesim trace info t.trace`)",
+     "a binary trace with a bad magic",
+     "t.trace",
+     "\x89MOX\r\n\x1a\n\x01\x00\x00\x00",
+     12,
+     0,
+     {"trace", "info", "t.trace", NULL},
+     2},
 
     {"Trace generator (`moesim trace gen SPEC -o out.trace`)", "an unknown key",
      GEN("ranks=4,expert=8"), 2},
@@ -133,47 +209,75 @@ static const BadInput cases[] = {
     {"Trace generator (`moesim trace gen SPEC -o out.trace`)", "an iteration too large to hold",
      GEN("ranks=65536,tokens=65536"), 2},
 
-    {"Trace import (`moesim trace import`)", "a CSV without the `layer` column", "in.csv",
-     "iteration,rank,experts\n0,0,1 2\n", 0, 0,
-     {"trace", "import", "-f", "csv", "in.csv", "-o", "out.trace", NULL}, 2},
-    {"Trace import (`moesim trace import`)", "a JSON line that is not JSON", "in.jsonl",
-     "{\"layer\": 0, \"experts\": [1, 2]}\n{\"layer\": 1, \"experts\": [1, 2}\n", 0, 0,
-     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL}, 2},
-    {"Trace import (`moesim trace import`)", "a JSON line nested 512 deep", "in.jsonl",
-     "{\"layer\": 0, \"experts\": " DEEP512 "\n", 0, 0,
-     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL}, 2},
-    {"Trace import (`moesim trace import`)", "counts without `--top-k`", "in.csv",
-     "layer,rank,e0,e1\n0,0,2,2\n", 0, 0,
-     {"trace", "import", "-f", "counts-csv", "in.csv", "-o", "out.trace", NULL}, 2},
+    {"Trace import (`moesim trace import`)",
+     "a CSV without the `layer` column",
+     "in.csv",
+     "iteration,rank,experts\n0,0,1 2\n",
+     0,
+     0,
+     {"trace", "import", "-f", "csv", "in.csv", "-o", "out.trace", NULL},
+     2},
+    {"Trace import (`moesim trace import`)",
+     "a JSON line that is not JSON",
+     "in.jsonl",
+     "{\"layer\": 0, \"experts\": [1, 2]}\n{\"layer\": 1, \"experts\": [1, 2}\n",
+     0,
+     0,
+     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL},
+     2},
+    {"Trace import (`moesim trace import`)",
+     "a JSON line nested 512 deep",
+     "in.jsonl",
+     "{\"layer\": 0, \"experts\": " DEEP512 "\n",
+     0,
+     0,
+     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL},
+     2},
+    {"Trace import (`moesim trace import`)",
+     "counts without `--top-k`",
+     "in.csv",
+     "layer,rank,e0,e1\n0,0,2,2\n",
+     0,
+     0,
+     {"trace", "import", "-f", "counts-csv", "in.csv", "-o", "out.trace", NULL},
+     2},
 
     {"Model files (`moesim plan -m m.ini -o s.json`)", "a required key missing",
      MODEL("[model]\nformat = 1\nname = m\nlayers = 2\nd_model = 4096\n"), 2},
     {"Model files (`moesim plan -m m.ini -o s.json`)", "an absurd layer count",
      MODEL("[model]\nformat = 1\nname = m\nlayers = 5000\n"), 2},
     {"Model files (`moesim plan -m m.ini -o s.json`)", "`top_k` above `experts`",
-     MODEL(MODEL_HEAD "experts = 8\ntop_k = 9\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"),
-     2},
+     MODEL(MODEL_HEAD "experts = 8\ntop_k = 9\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"), 2},
     {"Model files (`moesim plan -m m.ini -o s.json`)", "heads that do not divide `d_model`",
-     MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 3\nseq_len = 8\ntokens_per_gpu = 8\n"),
+     MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 3\nseq_len = 8\ntokens_per_gpu = 8\n"), 2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)",
+     "a shipped name that does not exist",
+     NULL,
+     NULL,
+     0,
+     0,
+     {"plan", "-m", "mixtral-8x8b", "-o", "s.json", NULL},
      2},
-    {"Model files (`moesim plan -m m.ini -o s.json`)", "a shipped name that does not exist", NULL,
-     NULL, 0, 0, {"plan", "-m", "mixtral-8x8b", "-o", "s.json", NULL}, 2},
 
     {"Policies and runs (`moesim run`)", "an unknown policy", RUN("-P", "linaa"), 2},
     {"Policies and runs (`moesim run`)", "a parameter the policy does not take",
      RUN("-P", "fifo:chunk=1MB"), 2},
-    {"Policies and runs (`moesim run`)", "a parameter without a value", RUN("-P", "lina:chunk"),
+    {"Policies and runs (`moesim run`)", "a parameter without a value", RUN("-P", "lina:chunk"), 2},
+    {"Policies and runs (`moesim run`)", "chunks too small to be sane", RUN("-P", "lina:chunk=1KB"),
      2},
-    {"Policies and runs (`moesim run`)", "chunks too small to be sane",
-     RUN("-P", "lina:chunk=1KB"), 2},
     {"Policies and runs (`moesim run`)", "a count out of range", RUN("-P", "schemoe:r=0"), 2},
     {"Policies and runs (`moesim run`)", "an unknown mode", RUN("--mode", "training"), 2},
     {"Policies and runs (`moesim run`)", "a negative iteration count", RUN("-n", "-1"), 2},
     {"Policies and runs (`moesim run`)", "a routing that does not fit the cluster",
      RUN("-T", "gen:ranks=3"), 2},
-    {"Policies and runs (`moesim run`)", "a trace with no iteration left after warm-up", "t.trace",
-     "moe-trace 1\nexperts 8\nlayers 32\nranks 16\ntop_k 2\n", 0, 0,
-     {"run", "-T", "t.trace", "--warmup", "1", NULL}, 2},
+    {"Policies and runs (`moesim run`)",
+     "a trace with no iteration left after warm-up",
+     "t.trace",
+     "moe-trace 1\nexperts 8\nlayers 32\nranks 16\ntop_k 2\n",
+     0,
+     0,
+     {"run", "-T", "t.trace", "--warmup", "1", NULL},
+     2},
 
     {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "too few fields",
      FLOWS("f1 gpu0 gpu8 25MB\n"), 2},
@@ -192,8 +296,7 @@ static const BadInput cases[] = {
     {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "a dependency cycle",
      FLOWS("f1 gpu0 gpu8 25MB 0us after=f2\nf2 gpu8 gpu0 1MB 0us after=f1\n"), 2},
 
-    {"Collective sweeps (`moesim collective`)", "an unknown operation", COLL("--op", "alltoal"),
-     2},
+    {"Collective sweeps (`moesim collective`)", "an unknown operation", COLL("--op", "alltoal"), 2},
     {"Collective sweeps (`moesim collective`)", "`--minbytes` above `--maxbytes`",
      COLL("--op", "alltoall", "-b", "1G", "-e", "1M"), 2},
     {"Collective sweeps (`moesim collective`)", "a step factor that never grows",
@@ -203,13 +306,12 @@ static const BadInput cases[] = {
     {"Collective sweeps (`moesim collective`)", "more ranks than the topology has GPUs",
      COLL("--op", "alltoall", "-n", "17"), 2},
 
-    {"Calibration files (`moesim collective --calibration c.ini`)", "a format this moesim does not read",
-     CAL("[calibration]\nformat = 2\n"), 2},
+    {"Calibration files (`moesim collective --calibration c.ini`)",
+     "a format this moesim does not read", CAL("[calibration]\nformat = 2\n"), 2},
     {"Calibration files (`moesim collective --calibration c.ini`)", "an unknown link class",
      CAL(CAL_HEAD "[link infiniband]\nbandwidth = 25GBps\nlatency = 2us\n"), 2},
     {"Calibration files (`moesim collective --calibration c.ini`)", "lists of different lengths",
-     CAL(CAL_HEAD "[collective allreduce]\nalpha = 10us\nsizes = 1KB;1MB\nefficiency = 0.5\n"),
-     2},
+     CAL(CAL_HEAD "[collective allreduce]\nalpha = 10us\nsizes = 1KB;1MB\nefficiency = 0.5\n"), 2},
     {"Calibration files (`moesim collective --calibration c.ini`)", "sizes not increasing",
      CAL(CAL_HEAD "[collective allreduce]\nalpha = 10us\nsizes = 1MB;1KB\n"
                   "efficiency = 0.5;0.9\n"),
@@ -223,7 +325,8 @@ static const BadInput cases[] = {
      MEAS("m.csv", MCSV "allreduce,1048576,16,8,-4\n"), 2},
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a row with a field missing",
      MEAS("m.csv", MCSV "allreduce,1048576,16,8\n"), 2},
-    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "an nccl-tests run that failed its check",
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)",
+     "an nccl-tests run that failed its check",
      MEAS("all_reduce_perf.log",
           "#  Rank  0 Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
           "#       size         count      type   redop    root     time   algbw   busbw #wrong"
@@ -232,8 +335,7 @@ static const BadInput cases[] = {
           "    29.85    0.27    0.00      0\n"),
      2},
 
-    {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"),
-     2},
+    {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"), 2},
     {"Results (`moesim validate -s r.json -m r.json`)", "JSON that is not a moesim result",
      VALIDATE("{\"format\": \"moesim-schedule\"}\n"), 2},
     {"Results (`moesim validate -s r.json -m r.json`)", "JSON nested 512 deep",
@@ -307,8 +409,9 @@ render(GPtrArray *answers)
     for (guint i = 0; cases[i].section; i++) {
         if (section == NULL || strcmp(section, cases[i].section) != 0) {
             section = cases[i].section;
-            g_string_append_printf(md, "\n## %s\n\n| bad input | moesim answers | exit |\n"
-                                       "| --- | --- | --- |\n",
+            g_string_append_printf(md,
+                                   "\n## %s\n\n| bad input | moesim answers | exit |\n"
+                                   "| --- | --- | --- |\n",
                                    section);
         }
         g_autofree char *cmd = g_strjoinv(" ", (char **)cases[i].args);
@@ -327,9 +430,8 @@ test_cases(void)
     for (guint i = 0; cases[i].section; i++) {
         char *err = NULL;
         int rc = run_case(&cases[i], &err);
-        if (rc != cases[i].exit || !g_str_has_prefix(err, "moesim") ||
-            strstr(err, "CRITICAL") || strstr(err, "WARNING") || strstr(err, "Sanitizer") ||
-            strstr(err, "runtime error")) {
+        if (rc != cases[i].exit || !g_str_has_prefix(err, "moesim") || strstr(err, "CRITICAL") ||
+            strstr(err, "WARNING") || strstr(err, "Sanitizer") || strstr(err, "runtime error")) {
             fprintf(stderr, "\n  case '%s' (%s): exit %d, stderr:\n%s\n", cases[i].what,
                     cases[i].section, rc, err);
             CU_FAIL("unexpected answer to bad input");

@@ -96,8 +96,8 @@ test_commands(void)
     g_autofree char *deep = nested(200000);
     g_autofree char *path = ms_test_write_tmp("deep-result.json", deep);
     g_autofree char *out = NULL, *err = NULL;
-    int rc = ms_test_run_moesim((const char *[]){"validate", "-s", path, "-m", path, NULL}, &out,
-                                &err);
+    int rc =
+        ms_test_run_moesim((const char *[]){"validate", "-s", path, "-m", path, NULL}, &out, &err);
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "deep-result.json:1: JSON nested deeper than 512 levels"));
     g_autofree char *line = g_strconcat("{\"layer\": ", deep, "}\n", NULL);

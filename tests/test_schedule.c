@@ -11,11 +11,12 @@ static char *
 wide_alltoall(guint n, guint cols, guint last)
 {
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "{\"format\": \"moesim-schedule\", \"version\": 1, \"ranks\": %u, "
-                              "\"policy\": \"fifo\", \"meta\": {}, "
-                              "\"streams\": [{\"name\": \"comm\", \"kind\": \"comm\"}], "
-                              "\"ops\": [], \"collectives\": [{\"id\": 0, \"kind\": \"alltoall\", "
-                              "\"algo\": \"direct\", \"window\": 0, \"label\": \"a2a\", ",
+    g_string_append_printf(s,
+                           "{\"format\": \"moesim-schedule\", \"version\": 1, \"ranks\": %u, "
+                           "\"policy\": \"fifo\", \"meta\": {}, "
+                           "\"streams\": [{\"name\": \"comm\", \"kind\": \"comm\"}], "
+                           "\"ops\": [], \"collectives\": [{\"id\": 0, \"kind\": \"alltoall\", "
+                           "\"algo\": \"direct\", \"window\": 0, \"label\": \"a2a\", ",
                            n);
     const char *names[] = {"ranks", "ops"};
     for (guint k = 0; k < 2; k++) {

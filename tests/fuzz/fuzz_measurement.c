@@ -1,7 +1,8 @@
 /* Fuzz target: measurement files (ms_measurement_set_read_data): nccl-tests logs, Vidur profile
  * CSVs and moesim's CSV, recognised by content. The first byte picks the file name, which is the
  * nccl-tests reader's hint for the collective. Rows that load are written as a moesim CSV and read
- * back: the second write must give the same bytes and a failed read must leave the set as it was. */
+ * back: the second write must give the same bytes and a failed read must leave the set as it was.
+ */
 #include <stdlib.h>
 #include <string.h>
 

@@ -47,7 +47,8 @@ int
 LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
 {
     GError *error = NULL;
-    g_autoptr(MsTopology) topo = ms_topology_load_data((const char *)data, size, "fuzz.ini", &error);
+    g_autoptr(MsTopology) topo =
+        ms_topology_load_data((const char *)data, size, "fuzz.ini", &error);
     if (topo == NULL) {
         if (error == NULL || error->message[0] == '\0') {
             abort();

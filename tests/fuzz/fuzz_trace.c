@@ -61,9 +61,8 @@ round_trip(const MsTraceReader *r, GPtrArray *kept)
 {
     g_autofree char *path =
         g_strdup_printf("%s/moesim-fuzz-%d.trace", g_get_tmp_dir(), (int)getpid());
-    MsTraceFormat other = ms_trace_reader_format(r) == MS_TRACE_FORMAT_TEXT
-                              ? MS_TRACE_FORMAT_BINARY
-                              : MS_TRACE_FORMAT_TEXT;
+    MsTraceFormat other = ms_trace_reader_format(r) == MS_TRACE_FORMAT_TEXT ? MS_TRACE_FORMAT_BINARY
+                                                                            : MS_TRACE_FORMAT_TEXT;
     GError *error = NULL;
     g_autoptr(MsTraceWriter) w =
         ms_trace_writer_new(path, other, ms_trace_reader_header(r), &error);
