@@ -3,9 +3,8 @@
  * begins, and start no earlier than its start time and its dependencies' ends. */
 #include <stdlib.h>
 
+#include "fuzz.h"
 #include "sim/net/flowfile.h"
-
-int LLVMFuzzerTestOneInput(const guint8 *data, size_t size);
 
 #define RUN_MAX_FLOWS 256
 
@@ -52,10 +51,7 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     g_autoptr(MsFlowList) list =
         ms_flow_list_load_data((const char *)data, size, "fuzz.flows", topo, &error);
     if (list == NULL) {
-        if (error == NULL || error->message[0] == '\0') {
-            abort();
-        }
-        g_clear_error(&error);
+        fuzz_refused(&error);
         return 0;
     }
     if (ms_flow_list_len(list) <= RUN_MAX_FLOWS) {

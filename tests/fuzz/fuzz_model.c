@@ -4,9 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "fuzz.h"
 #include "sim/moe/model.h"
-
-int LLVMFuzzerTestOneInput(const guint8 *data, size_t size);
 
 static void
 check_finite(double v)
@@ -22,10 +21,7 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     GError *error = NULL;
     g_autoptr(MsModel) model = ms_model_load_data((const char *)data, size, "fuzz.ini", &error);
     if (model == NULL) {
-        if (error == NULL || error->message[0] == '\0') {
-            abort();
-        }
-        g_clear_error(&error);
+        fuzz_refused(&error);
         return 0;
     }
     const MsModelSpec *spec = ms_model_spec(model);

@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "sim/engine.h"
 #include "sim/json_input.h"
 #include "sim/moe/schedule.h"
-
-int LLVMFuzzerTestOneInput(const guint8 *data, size_t size);
 
 /* Executed only when this small, to keep an iteration fast. */
 #define RUN_MAX_OPS 512
@@ -52,10 +51,7 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     g_autoptr(MsSchedule) s =
         ms_schedule_from_json(json_parser_get_root(parser), "fuzz.json", &error);
     if (s == NULL) {
-        if (error == NULL || error->message[0] == '\0') {
-            abort();
-        }
-        g_clear_error(&error);
+        fuzz_refused(&error);
         return 0;
     }
     g_autofree char *text = to_text(s);

@@ -7,24 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "traces/trace_binary.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_stats.h"
 #include "traces/trace_writer.h"
 
-int LLVMFuzzerTestOneInput(const guint8 *data, size_t size);
-
 /* Iterations compared per input; more only slows the fuzzer down. */
 #define MAX_ITERATIONS 16
-
-static void
-fail_unless_error(GError **error)
-{
-    if (*error == NULL || (*error)->message[0] == '\0') {
-        abort();
-    }
-    g_clear_error(error);
-}
 
 /* Reads every iteration of bytes; keeps the first MAX_ITERATIONS that route tokens. */
 static MsTraceReader *
@@ -33,7 +23,7 @@ read_all(GBytes *bytes, GPtrArray *kept, gboolean *clean)
     GError *error = NULL;
     MsTraceReader *r = ms_trace_reader_open_bytes(bytes, "fuzz.trace", &error);
     if (r == NULL) {
-        fail_unless_error(&error);
+        fuzz_refused(&error);
         *clean = FALSE;
         return NULL;
     }
@@ -49,7 +39,7 @@ read_all(GBytes *bytes, GPtrArray *kept, gboolean *clean)
     }
     *clean = error == NULL;
     if (error) {
-        fail_unless_error(&error);
+        fuzz_refused(&error);
     }
     MsTraceLayerStats summary;
     ms_trace_stats_summary(stats, &summary);

@@ -4,9 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "sim/units.h"
-
-int LLVMFuzzerTestOneInput(const guint8 *data, size_t size);
 
 static void
 check(gboolean ok, gboolean in_range, GError *error)
