@@ -226,7 +226,7 @@ launch(Engine *e, guint32 op, GError **error)
         MsTime t = e->comm_running[i.rank]
                        ? ms_compute_time_overlapped(m, i.flops, (guint64)i.bytes, i.tokens)
                        : ms_compute_time(m, i.flops, (guint64)i.bytes, i.tokens);
-        ms_sim_at(e->sim, now + t, compute_done, e, op);
+        ms_sim_after(e->sim, t, compute_done, e, op);
         return TRUE;
     }
     if (e->running[i.coll] == NULL && !start_collective(e, i.coll, error)) {

@@ -3,6 +3,10 @@
  * bandwidth shares, once for all the changes of the instant. */
 #include "sim.h"
 
+/* clang-format off */
+G_DEFINE_QUARK(ms-sim-error-quark, ms_sim_error)
+/* clang-format on */
+
 typedef struct {
     MsTime time;
     guint64 seq;
@@ -101,6 +105,13 @@ ms_sim_at(MsSim *sim, MsTime t, MsSimFn fn, gpointer ctx, guint64 arg)
         i = p;
     }
     h[i] = ev;
+}
+
+void
+ms_sim_after(MsSim *sim, MsTime delay, MsSimFn fn, gpointer ctx, guint64 arg)
+{
+    MsTime t = delay < MS_SIM_CLOCK_END - sim->now ? sim->now + delay : MS_SIM_CLOCK_END;
+    ms_sim_at(sim, t, fn, ctx, arg);
 }
 
 static Event
@@ -228,6 +239,15 @@ ms_sim_run_until(MsSim *sim, MsTime limit, GError **error)
         if (t >= limit) {
             sim->now = MAX(sim->now, limit);
             break;
+        }
+        if (t >= MS_SIM_CLOCK_END) {
+            /* Work left at the clock's end: saturated times would make the run spin forever
+             * or end with wrong times. */
+            g_set_error(error, MS_SIM_ERROR, MS_SIM_ERROR_CLOCK,
+                        "modelled time reaches the end of the clock (2^64 ps, about 213 days) "
+                        "with work left: a size, rate or time in the input is off by orders of "
+                        "magnitude");
+            return FALSE;
         }
         sim->now = MAX(t, sim->now);
     }

@@ -11,6 +11,16 @@
 
 G_BEGIN_DECLS
 
+#define MS_SIM_ERROR (ms_sim_error_quark())
+GQuark ms_sim_error_quark(void);
+typedef enum {
+    MS_SIM_ERROR_CLOCK, /* modelled time ran into the end of the clock with work left */
+} MsSimError;
+
+/* The clock's last tick (2^64 ps is about 213 days): times that would pass it saturate here, and
+ * a run that gets here with work left stops with MS_SIM_ERROR_CLOCK rather than wrap around. */
+#define MS_SIM_CLOCK_END (MS_TIME_NEVER - 1)
+
 typedef struct _MsSim MsSim;
 typedef void (*MsSimFn)(MsSim *sim, gpointer ctx, guint64 arg);
 
@@ -26,6 +36,8 @@ MsTime ms_sim_now(const MsSim *sim);
 /* Calls fn(sim, ctx, arg) at time t (>= now). Events at equal times run in the order they were
  * scheduled. */
 void ms_sim_at(MsSim *sim, MsTime t, MsSimFn fn, gpointer ctx, guint64 arg);
+/* The same at now + delay, saturating at MS_SIM_CLOCK_END instead of wrapping around. */
+void ms_sim_after(MsSim *sim, MsTime delay, MsSimFn fn, gpointer ctx, guint64 arg);
 
 /* Handlers receive transfer completions. A handler id costs nothing per transfer; register one
  * per object that starts transfers and unregister it when the object goes away. */
@@ -43,7 +55,8 @@ gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes
                                  MsTime latency, guint32 handler, guint64 arg, GError **error);
 
 /* Runs until nothing is left to happen. Returns FALSE with the error when an invariant check
- * failed (see ms_sim_set_check_invariants). */
+ * failed (see ms_sim_set_check_invariants), or with MS_SIM_ERROR_CLOCK when the next event or
+ * transfer completion lies at or beyond MS_SIM_CLOCK_END. */
 gboolean ms_sim_run(MsSim *sim, GError **error);
 /* Runs events strictly before time t (later ones stay queued); the clock ends at t or at the last
  * event when nothing is left. A limit at or before the current time runs nothing. */
@@ -53,7 +66,7 @@ gboolean ms_sim_run_until(MsSim *sim, MsTime t, GError **error);
 void ms_sim_set_check_invariants(MsSim *sim, gboolean on);
 
 typedef struct {
-    guint64 events;        /* queue events + network events */
+    guint64 events; /* queue events + network events */
     guint64 queue_events;
     MsNetworkStats net;
 } MsSimStats;

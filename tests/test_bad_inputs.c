@@ -21,6 +21,10 @@ typedef struct {
 #define HEAD                                                                                       \
     "[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312TFLOPS\nhbm = 2TBps\n"          \
     "memory = 80GB\nlaunch_overhead = 4us\n"
+/* HEAD with a GPU of 1 FLOPS: any real step takes longer than the clock can count. */
+#define HEAD_SLOW                                                                                  \
+    "[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 1FLOPS\nhbm = 2TBps\n"             \
+    "memory = 80GB\nlaunch_overhead = 4us\n"
 #define PRESET(nodes, gpn) "[preset]\nnodes = " nodes "\ngpus_per_node = " gpn "\n"
 #define SWITCHED                                                                                   \
     "intra = nvswitch\nintra_bandwidth = 300GBps\nintra_latency = 0.7us\nnics = per_gpu\n"         \
@@ -277,6 +281,15 @@ static const BadInput cases[] = {
      0,
      0,
      {"run", "-T", "t.trace", "--warmup", "1", NULL},
+     2},
+    {"Policies and runs (`moesim run`)",
+     "a GPU so slow that a step outlasts the clock",
+     "t.ini",
+     HEAD_SLOW PRESET("1", "8") "intra = nvswitch\nintra_bandwidth = 300GBps\n"
+                                "intra_latency = 0.7us\n",
+     0,
+     0,
+     {"run", "-t", "t.ini", "-M", "switch-base-8", NULL},
      2},
 
     {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "too few fields",

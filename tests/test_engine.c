@@ -4,6 +4,7 @@
 #include "ms_test.h"
 #include "sim/compute.h"
 #include "sim/engine.h"
+#include "sim/sim.h"
 #include "sim/policy/dispatcher.h"
 
 static MsTopology *
@@ -133,6 +134,32 @@ test_collective_with_empty_pairs(void)
     ms_schedule_free(s);
 }
 
+/* Regression: on a GPU of 1 FLOPS the first op's time saturated the clock and the second op's
+ * end wrapped around into the past: a GLib critical, the op never ran and the step time came out
+ * silently wrong. The run now stops with an error. */
+static void
+test_clock_end(void)
+{
+    g_autoptr(GBytes) h200 = ms_topology_shipped_data("h200");
+    g_autofree char *text = g_strndup(g_bytes_get_data(h200, NULL), g_bytes_get_size(h200));
+    g_autoptr(GRegex) peak = g_regex_new("^peak = .*$", G_REGEX_MULTILINE, 0, NULL);
+    g_autofree char *slow_text = g_regex_replace(peak, text, -1, 0, "peak = 1FLOPS", 0, NULL);
+    g_autoptr(MsTopology) slow = ms_topology_load_data(slow_text, strlen(slow_text), "slow", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(slow);
+    MsSchedule *s = ms_schedule_new(1);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    guint32 a = gemm(s, 0, 1e21);
+    guint32 b = gemm(s, 0, 1e21);
+    ms_schedule_add_dep(s, b, a);
+    GError *error = NULL;
+    MsEngineOptions opts = {.check_invariants = TRUE};
+    MsRecords *r = ms_engine_run(s, slow, &opts, &error);
+    CU_ASSERT_PTR_NULL(r);
+    ms_records_free(r);
+    MS_ASSERT_ERROR(error, MS_SIM_ERROR, MS_SIM_ERROR_CLOCK, "the end of the clock");
+    ms_schedule_free(s);
+}
+
 static void
 test_errors(void)
 {
@@ -158,6 +185,7 @@ main(int argc, char **argv)
         {"a stream runs one op at a time, deterministically", test_stream_is_exclusive_and_deterministic},
         {"a collective with empty pairs is freed after it is done",
          test_collective_with_empty_pairs},
+        {"a run past the clock's end is an error", test_clock_end},
         {"errors", test_errors},
         {NULL, NULL},
     };

@@ -331,6 +331,43 @@ test_transfer_errors(void)
     CU_ASSERT_EQUAL(st.net.flows_started, 0);
 }
 
+static void
+start_petabyte(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    guint g0 = ms_topology_gpu_device(topo, 0), g8 = ms_topology_gpu_device(topo, 8);
+    CU_ASSERT_TRUE(ms_sim_transfer(sim, g0, g8, MS_BYTES_MAX, 1.0, (guint32)arg, 1, NULL));
+}
+
+/* Regression: a transfer ending beyond 2^64 ps saturated at the clock's end and the run spun
+ * there forever; a delay added to a late clock wrapped around into the past (a GLib critical,
+ * the event dropped and the step time silently wrong). Both now stop the run with an error. */
+static void
+test_clock_end(void)
+{
+    GError *error = NULL;
+    Log l;
+    log_init(&l);
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    ms_sim_after(sim, 5, record, &l, 1);
+    ms_sim_after(sim, MS_TIME_NEVER, record, &l, 2);
+    CU_ASSERT_FALSE(ms_sim_run(sim, &error));
+    MS_ASSERT_ERROR(error, MS_SIM_ERROR, MS_SIM_ERROR_CLOCK, "the end of the clock");
+    CU_ASSERT_EQUAL_FATAL(l.order->len, 1);
+    CU_ASSERT_EQUAL(g_array_index(l.when, MsTime, 0), 5);
+    /* A run that stops short of the end is fine. */
+    CU_ASSERT_TRUE(ms_sim_run_until(sim, 1000, NULL));
+    log_clear(&l);
+
+    /* 1 PiB over a 25 GB/s NIC takes 45036 s: started 1000 s before the end, it cannot finish. */
+    g_autoptr(MsSim) late = ms_sim_new(topo);
+    guint64 done = 0;
+    guint32 h = ms_sim_add_handler(late, count_done, &done);
+    ms_sim_at(late, MS_SIM_CLOCK_END - 1000 * MS_PS_PER_S, start_petabyte, NULL, h);
+    CU_ASSERT_FALSE(ms_sim_run(late, &error));
+    MS_ASSERT_ERROR(error, MS_SIM_ERROR, MS_SIM_ERROR_CLOCK, "the end of the clock");
+    CU_ASSERT_EQUAL(done, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -342,6 +379,7 @@ main(int argc, char **argv)
         {"run_until in the middle of a transfer", test_run_until_mid_transfer},
         {"transfer handlers", test_handlers},
         {"transfer without a route", test_transfer_errors},
+        {"runs stop at the clock's end", test_clock_end},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"sim", suite_init, suite_clean, tests}, {NULL}};

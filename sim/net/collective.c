@@ -236,8 +236,8 @@ launch_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
 {
     const Phase *ph = &coll->plan.phases[ph_id];
     if (ph->kind == PHASE_RING && coll->step_delay) {
-        ms_sim_at(coll->sim, ms_sim_now(coll->sim) + coll->step_delay, delayed_start, coll,
-                  ((guint64)ph_id << IDX_BITS) | idx);
+        ms_sim_after(coll->sim, coll->step_delay, delayed_start, coll,
+                     ((guint64)ph_id << IDX_BITS) | idx);
     } else {
         start_flow(coll, ph_id, idx, f);
     }
@@ -315,8 +315,7 @@ static void
 start_copy(MsColl *coll, guint ph_id, guint part, guint64 bytes)
 {
     MsTime t = ms_time_from_s(2.0 * (double)bytes / coll->copy_bw[part]);
-    ms_sim_at(coll->sim, ms_sim_now(coll->sim) + t, copy_done, coll,
-              ((guint64)ph_id << 32) | part);
+    ms_sim_after(coll->sim, t, copy_done, coll, ((guint64)ph_id << 32) | part);
 }
 
 static void
@@ -615,7 +614,7 @@ ms_coll_launch(MsColl *coll, guint part)
 {
     g_return_if_fail(part < coll->n && !coll->launched[part]);
     coll->launched[part] = 1;
-    ms_sim_at(coll->sim, ms_sim_now(coll->sim) + coll->alpha, enter_roots, coll, part);
+    ms_sim_after(coll->sim, coll->alpha, enter_roots, coll, part);
 }
 
 void
