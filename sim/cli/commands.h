@@ -6,6 +6,8 @@
 G_BEGIN_DECLS
 
 int ms_cmd_collective(int argc, char **argv);
+/* moesim exec --backend cpu|cuda SCHEDULE.json (cmd_exec.c) */
+int ms_cmd_exec(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
 /* moesim topo list | show NAME|FILE (cmd_topo.c) */
 int ms_cmd_topo(int argc, char **argv);
