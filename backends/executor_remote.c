@@ -340,6 +340,9 @@ coord_schedule(Coord *c, Job *job, GError **error)
     }
     MsExecBackend hooks = coord_backend;
     hooks.name = c->b->name;
+    /* The driver loop enforces the run's timeout from here; the wires get a second more. */
+    c->deadline =
+        g_get_monotonic_time() + (gint64)((c->o.timeout_s + 1) * G_USEC_PER_SEC);
     c->launch = g_new0(GArray *, c->world);
     for (guint r = 0; r < c->world; r++) {
         c->launch[r] = g_array_new(FALSE, FALSE, sizeof(guint32));

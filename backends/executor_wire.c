@@ -394,12 +394,13 @@ ms_wire_recv(MsWire *w, gint64 deadline, guint32 *type, GBytes **payload, GError
 
 /* --- sockets --- */
 
-static GSocketAddress *
+/* Every address of host (a literal address or a name), in the resolver's order. */
+static GList *
 resolve(const char *host, guint16 port, GError **error)
 {
     g_autoptr(GInetAddress) direct = g_inet_address_new_from_string(host);
     if (direct) {
-        return g_inet_socket_address_new(direct, port);
+        return g_list_append(NULL, g_inet_socket_address_new(direct, port));
     }
     g_autoptr(GResolver) resolver = g_resolver_get_default();
     g_autoptr(GError) local = NULL;
@@ -409,9 +410,12 @@ resolve(const char *host, guint16 port, GError **error)
                     host, local->message);
         return NULL;
     }
-    GSocketAddress *addr = g_inet_socket_address_new(list->data, port);
+    GList *addrs = NULL;
+    for (GList *l = list; l; l = l->next) {
+        addrs = g_list_append(addrs, g_inet_socket_address_new(l->data, port));
+    }
     g_resolver_free_addresses(list);
-    return addr;
+    return addrs;
 }
 
 GSocket *
@@ -419,10 +423,12 @@ ms_wire_listen(const char *host, guint16 port, guint16 *bound_port, GError **err
 {
     g_autoptr(GSocketAddress) addr = NULL;
     if (host) {
-        addr = resolve(host, port, error);
-        if (addr == NULL) {
+        GList *addrs = resolve(host, port, error);
+        if (addrs == NULL) {
             return NULL;
         }
+        addr = g_object_ref(addrs->data);
+        g_list_free_full(addrs, g_object_unref);
     } else {
         g_autoptr(GInetAddress) any = g_inet_address_new_any(G_SOCKET_FAMILY_IPV4);
         addr = g_inet_socket_address_new(any, port);
@@ -491,21 +497,26 @@ try_connect(GSocketAddress *addr, gint64 deadline, GError **error)
 GSocket *
 ms_wire_connect(const char *host, guint16 port, gint64 deadline, GError **error)
 {
-    g_autoptr(GSocketAddress) addr = resolve(host, port, error);
-    if (addr == NULL) {
+    GList *addrs = resolve(host, port, error);
+    if (addrs == NULL) {
         return NULL;
     }
     g_autoptr(GError) last = NULL;
-    while (g_get_monotonic_time() < deadline) {
-        g_clear_error(&last);
-        GSocket *s = try_connect(addr, deadline, &last);
-        if (s) {
-            return s;
+    GSocket *s = NULL;
+    while (s == NULL && g_get_monotonic_time() < deadline) {
+        for (GList *l = addrs; l && s == NULL; l = l->next) {
+            g_clear_error(&last);
+            s = try_connect(l->data, deadline, &last);
         }
-        g_usleep(MIN(50000, left_us(deadline)));
+        if (s == NULL) {
+            g_usleep(MIN(50000, left_us(deadline)));
+        }
     }
-    g_set_error(error, MS_WIRE_ERROR, MS_WIRE_ERROR_TIMEOUT,
-                "timed out connecting to the coordinator at %s:%u (%s)", host, port,
-                last ? last->message : "no attempt finished");
-    return NULL;
+    g_list_free_full(addrs, g_object_unref);
+    if (s == NULL) {
+        g_set_error(error, MS_WIRE_ERROR, MS_WIRE_ERROR_TIMEOUT,
+                    "timed out connecting to the coordinator at %s:%u (%s)", host, port,
+                    last ? last->message : "no attempt finished");
+    }
+    return s;
 }

@@ -9,6 +9,9 @@
 
 /* While ops run, the worker alternates between the socket and the backend this often. */
 #define DEVICE_POLL_US 200
+/* Once it has a job, a worker waits this much longer than the run's timeout, so that the
+ * coordinator, which knows which ops are late, is the one to report it. */
+#define WORKER_GRACE_US (30 * G_USEC_PER_SEC)
 
 /* --- payloads --- */
 
@@ -244,7 +247,8 @@ join(Worker *w, GError **error)
     if (!ms_exec_options_resolve(&w->o, &w->o, error)) {
         return FALSE;
     }
-    w->deadline = g_get_monotonic_time() + (gint64)(w->o.timeout_s * G_USEC_PER_SEC);
+    w->deadline =
+        g_get_monotonic_time() + (gint64)(w->o.timeout_s * G_USEC_PER_SEC) + WORKER_GRACE_US;
     return TRUE;
 }
 
@@ -378,7 +382,8 @@ serve(Worker *w, GError **error)
     while (!w->bye) {
         if (g_get_monotonic_time() >= w->deadline) {
             g_set_error(error, MS_WIRE_ERROR, MS_WIRE_ERROR_TIMEOUT,
-                        "the run did not end within the %g s timeout", w->o.timeout_s);
+                        "the coordinator did not end the run within the %g s timeout",
+                        w->o.timeout_s);
             return FALSE;
         }
         if (w->in_flight == 0) {
