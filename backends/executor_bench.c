@@ -469,7 +469,8 @@ format_comm(GString *o, const MsMeasurement *r)
                            "  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %5u  %s\n",
                            r->bytes, r->bytes / MAX(es, 1), r->dtype ? r->dtype : "int8",
                            r->kind == MS_MEASUREMENT_ALLREDUCE ? "sum" : "none", -1,
-                           r->seconds * 1e6, algbw / 1e9, busbw / 1e9, r->ranks, r->label);
+                           r->seconds * 1e6, algbw / 1e9, busbw / 1e9, r->ranks,
+                           *r->label ? r->label : "-");
 }
 
 static void

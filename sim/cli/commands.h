@@ -5,6 +5,8 @@
 
 G_BEGIN_DECLS
 
+/* moesim bench --backend cuda (cmd_bench.c) */
+int ms_cmd_bench(int argc, char **argv);
 int ms_cmd_collective(int argc, char **argv);
 /* moesim exec --backend cpu|cuda SCHEDULE.json (cmd_exec.c) */
 int ms_cmd_exec(int argc, char **argv);
