@@ -5,6 +5,9 @@
 
 #include "backends/executor.h"
 #include "ms_test.h"
+#if MOESIM_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
 #include "sim/policy/dispatcher.h"
 
 /* --- the fake backend --- */
@@ -522,6 +525,19 @@ test_exec_errors(void)
             fprintf(stderr, "\n  case %u: stderr '%s' lacks '%s'\n", k, err, cases[k].needle);
             CU_FAIL("exec error message");
         }
+    }
+    /* The cuda backend on a machine without a GPU (or a build without the backend). */
+#if MOESIM_HAVE_CUDA
+    gboolean gpu = ms_cuda_device_count(NULL) > 0;
+#else
+    gboolean gpu = FALSE;
+#endif
+    if (!gpu) {
+        const char *cuda[] = {"exec", "--backend", "cuda", path, NULL};
+        g_autofree char *cerr = NULL;
+        CU_ASSERT_EQUAL(run_exec(cuda, &cerr), 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(cerr, MOESIM_HAVE_CUDA ? "no CUDA device is visible"
+                                                             : "this moesim was built without"));
     }
     /* The schedule's own topology that does not load is named as such. */
     g_autofree char *named = save_sample("named.json", "fifo", "no-such-topo");
