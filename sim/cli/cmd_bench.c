@@ -54,6 +54,11 @@ fill_spec(const BenchArgs *a, MsBenchSpec *spec, GError **error)
                     a->iters, a->d_model, a->d_ffn, a->warmup);
         return FALSE;
     }
+    if (a->ranks == 0 || a->ranks < -1) {
+        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "--ranks: %d is not at least 1",
+                    a->ranks);
+        return FALSE;
+    }
     spec->step_factor = a->stepfactor ? a->stepfactor : spec->step_factor;
     spec->iters = a->iters > 0 ? (guint32)a->iters : spec->iters;
     spec->warmup = a->warmup >= 0 ? (guint32)a->warmup : spec->warmup;
@@ -90,12 +95,6 @@ world_size(const BenchArgs *a, const MsExecBackend *b, guint *world, GError **er
 {
     MsLaunchEnv env;
     if (!ms_launch_env_read(NULL, &env, error)) {
-        return FALSE;
-    }
-    if (a->ranks == 0 || a->ranks < -1) {
-        ms_launch_env_clear(&env);
-        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "--ranks: %d is not at least 1",
-                    a->ranks);
         return FALSE;
     }
     *world = env.mode != MS_LAUNCH_LOCAL ? env.world : (guint)MAX(a->ranks, 0);
@@ -136,14 +135,8 @@ bench(const BenchArgs *a)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
-    const MsExecBackend *b = ms_executor_backend(a->backend ? a->backend : "cuda", &error);
-    if (b == NULL || !fill_spec(a, spec, &error)) {
+    if (!fill_spec(a, spec, &error)) {
         return ms_cli_fail(error);
-    }
-    if (b->bench == NULL) {
-        return ms_cli_usage("bench: backend '%s' has no microbenchmarks (they need GPUs: "
-                            "--backend cuda)",
-                            b->name);
     }
     MsExecOptions o = {.dtype = spec->dtype};
     if (a->timeout) {
@@ -154,13 +147,24 @@ bench(const BenchArgs *a)
         }
         o.timeout_s = ms_time_to_s(t);
     }
-    SpecData d = {spec, NULL};
     g_autoptr(MsTopology) topo = a->topology ? ms_topology_load(a->topology, &error) : NULL;
-    guint world = 0;
-    if ((a->topology && topo == NULL) || !world_size(a, b, &world, &error)) {
+    if (a->topology && topo == NULL) {
         return ms_cli_fail(error);
     }
-    d.topo = topo;
+    const MsExecBackend *b = ms_executor_backend(a->backend ? a->backend : "cuda", &error);
+    if (b == NULL) {
+        return ms_cli_fail(error);
+    }
+    if (b->bench == NULL) {
+        return ms_cli_usage("bench: backend '%s' has no microbenchmarks (they need GPUs: "
+                            "--backend cuda)",
+                            b->name);
+    }
+    guint world = 0;
+    if (!world_size(a, b, &world, &error)) {
+        return ms_cli_fail(error);
+    }
+    SpecData d = {spec, topo};
     g_autoptr(GBytes) result = ms_remote_bench(b, world, make_spec, &d, &o, &error);
     if (result == NULL) {
         return ms_cli_fail(error);
