@@ -99,7 +99,7 @@ ms_cmd_run(int argc, char **argv)
     memcpy(entries, common, nc * sizeof(GOptionEntry));
     memcpy(entries + nc, outputs, sizeof outputs);
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Simulate MoE training steps or inference batches under a policy.",
-                      "Without options: one training step of mixtral-8x7b on dgx-a100-2node under "
+                      "Without options: one training step of lina-gpt2-16e on lina-testbed under "
                       "fifo with generated routing. See docs/running.md.")) {
         return MS_EXIT_USAGE;
     }
