@@ -3,11 +3,13 @@
  * completion is an event, so decisions follow event order exactly as on real hardware. */
 #include "engine.h"
 
+#include <math.h>
+
 #include "sim/compute.h"
 #include "sim/net/collective.h"
 #include "sim/policy/dispatcher.h"
 #include "sim/sim.h"
-#include "validate/calibration.h"
+#include "validate/calibrate.h"
 
 G_DEFINE_QUARK(ms-engine-error-quark, ms_engine_error)
 
@@ -18,7 +20,8 @@ typedef struct {
     Engine *engine;
     guint32 id;
     MsColl *coll;
-    guint left; /* participants not finished */
+    guint left;        /* participants not finished */
+    guint64 expected;  /* bytes all participants must send, when known in closed form, else 0 */
 } Running;
 
 struct Engine {
@@ -32,14 +35,105 @@ struct Engine {
     Running **running;        /* per collective, while it runs */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
+    guint8 *done;             /* with check_invariants: ops finished */
+    /* with record_links: per link its last rate, per class the sum of rates and of capacities */
+    double *link_rate;
+    double class_rate[MS_LINK_N_CLASSES], class_capacity[MS_LINK_N_CLASSES];
     GError *error;
 };
 
+static void
+violated(Engine *e, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+/* Records the first broken invariant; the run stops at the next dispatch. */
+static void
+violated(Engine *e, const char *format, ...)
+{
+    if (e->error) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    e->error = g_error_new(MS_ENGINE_ERROR, MS_ENGINE_ERROR_INVARIANT, "invariant violated: %s",
+                           msg);
+}
+
+/* Bytes a collective's participants send in total: the off-diagonal sum of a direct all-to-all's
+ * matrix, steps x size for a flat ring; 0 where no closed form is checked. */
+static guint64
+expected_bytes(const MsCollSpec *spec)
+{
+    guint n = spec->n_ranks;
+    if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DIRECT) {
+        guint64 sum = 0;
+        for (guint i = 0; i < n; i++) {
+            for (guint j = 0; j < n; j++) {
+                sum += i == j ? 0 : (spec->matrix ? spec->matrix[(gsize)i * n + j] : spec->bytes / n);
+            }
+        }
+        return sum;
+    }
+    if (spec->op != MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_RING) {
+        return (spec->op == MS_COLL_ALLREDUCE ? 2 : 1) * (guint64)(n - 1) * spec->bytes;
+    }
+    return 0;
+}
+
 static void dispatch(Engine *e);
+
+/* Network observer: keeps each link class's total rate and samples its utilisation. */
+static void
+observe_links(gpointer ctx, MsTime now, const guint32 *links, guint n)
+{
+    Engine *e = ctx;
+    MsNetwork *net = ms_sim_network(e->sim);
+    gboolean changed[MS_LINK_N_CLASSES] = {FALSE};
+    for (guint i = 0; i < n; i++) {
+        const MsLink *l = ms_topology_link(e->topo, links[i]);
+        double r = ms_network_link_rate(net, links[i]);
+        e->class_rate[l->klass] += r - e->link_rate[links[i]];
+        e->link_rate[links[i]] = r;
+        changed[l->klass] = TRUE;
+    }
+    for (guint c = 0; c < MS_LINK_N_CLASSES; c++) {
+        if (changed[c] && e->class_capacity[c] > 0) {
+            g_autofree char *name = g_strdup_printf("util.%s", ms_link_class_name(c));
+            ms_records_sample(e->rec, name, now, MAX(0.0, e->class_rate[c] / e->class_capacity[c]));
+        }
+    }
+}
+
+static void
+setup_link_recording(Engine *e)
+{
+    guint n = ms_topology_n_links(e->topo);
+    e->link_rate = g_new0(double, MAX(n, 1));
+    for (guint l = 0; l < n; l++) {
+        const MsLink *link = ms_topology_link(e->topo, l);
+        if (isfinite(link->bandwidth)) {
+            e->class_capacity[link->klass] += link->bandwidth;
+        }
+    }
+    for (guint c = 0; c < MS_LINK_N_CLASSES; c++) {
+        if (e->class_capacity[c] > 0) {
+            g_autofree char *name = g_strdup_printf("util.%s", ms_link_class_name(c));
+            ms_records_sample(e->rec, name, 0, 0);
+        }
+    }
+    ms_network_set_link_observer(ms_sim_network(e->sim), observe_links, e);
+}
 
 static void
 finish(Engine *e, guint32 op)
 {
+    if (e->done) {
+        if (e->done[op]) {
+            violated(e, "op %u finished twice", op);
+        }
+        e->done[op] = 1;
+    }
     ms_records_set(e->rec, op, ms_records_start(e->rec, op), ms_sim_now(e->sim));
     ms_dispatcher_finished(e->d, op);
 }
@@ -62,6 +156,14 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
     e->comm_running[c.ranks[part]]--;
     finish(e, c.ops[part]);
     if (--r->left == 0) {
+        guint64 sent = 0;
+        for (guint p = 0; p < c.n_ranks; p++) {
+            sent += ms_coll_bytes_sent(r->coll, p);
+        }
+        if (e->done && r->expected && sent != r->expected) {
+            violated(e, "collective %u (%s) moved %" G_GUINT64_FORMAT " bytes, not %"
+                     G_GUINT64_FORMAT, r->id, c.label, sent, r->expected);
+        }
         /* The collective object is freed after the network has delivered its last callback. */
         e->running[r->id] = NULL;
         ms_coll_free(r->coll);
@@ -84,39 +186,18 @@ start_collective(Engine *e, guint32 id, GError **error)
         .matrix = c.matrix,
         .window = c.window,
     };
-    g_autofree guint64 *scaled = NULL;
-    if (e->opts->calibration) {
-        MsMeasurementKind kind =
-            c.kind == MS_COLL_KIND_ALLTOALL ? MS_MEASUREMENT_ALLTOALL : MS_MEASUREMENT_ALLREDUCE;
-        ms_calibration_collective_alpha(e->opts->calibration, kind, &spec.alpha);
-        /* The calibrated efficiency (predicted / measured at this size, as nccl-tests counts size)
-         * stretches the transfer: moving bytes / efficiency at the modelled rates takes the
-         * measured time when the collective is bandwidth-bound. */
-        guint64 size = c.bytes;
-        if (c.kind == MS_COLL_KIND_ALLTOALL) {
-            guint64 total = 0;
-            for (gsize k = 0; k < (gsize)c.n_ranks * c.n_ranks; k++) {
-                total += c.matrix[k];
-            }
-            size = total / c.n_ranks;
-        }
-        double eff = ms_calibration_collective_efficiency(e->opts->calibration, kind, size);
-        if (eff > 0 && eff != 1.0) {
-            spec.bytes = (guint64)(c.bytes / eff);
-            if (c.matrix) {
-                scaled = g_new(guint64, (gsize)c.n_ranks * c.n_ranks);
-                for (gsize k = 0; k < (gsize)c.n_ranks * c.n_ranks; k++) {
-                    scaled[k] = (guint64)(c.matrix[k] / eff);
-                }
-                spec.matrix = scaled;
-            }
-        }
-    }
+    g_autofree guint64 *scaled =
+        e->opts->calibration ? ms_calibration_adjust_collective(e->opts->calibration, e->topo, &spec)
+                             : NULL;
     Running *r = g_new0(Running, 1);
     r->engine = e;
     r->id = id;
     r->left = c.n_ranks;
     r->coll = ms_coll_new(e->sim, &spec, coll_rank_done, r, error);
+    if (spec.algo == MS_COLL_ALGO_AUTO) {
+        spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
+    }
+    r->expected = expected_bytes(&spec);
     if (r->coll == NULL) {
         g_free(r);
         return FALSE;
@@ -130,6 +211,14 @@ launch(Engine *e, guint32 op, GError **error)
 {
     MsOpInfo i;
     ms_schedule_op(e->s, op, &i);
+    for (guint k = 0; e->done && k < i.n_deps; k++) {
+        if (!e->done[i.deps[k]]) {
+            violated(e, "op %u (%s) started before its dependency %u", op, i.label, i.deps[k]);
+        }
+    }
+    if (e->done && ms_records_start(e->rec, op) != MS_TIME_NEVER) {
+        violated(e, "op %u (%s) started twice", op, i.label);
+    }
     MsTime now = ms_sim_now(e->sim);
     ms_records_set(e->rec, op, now, now);
     if (i.kind == MS_OP_COMPUTE) {
@@ -200,6 +289,8 @@ engine_clear(Engine *e)
     }
     g_free(e->running);
     g_free(e->comm_running);
+    g_free(e->done);
+    g_free(e->link_rate);
     if (e->launch) {
         g_array_unref(e->launch);
     }
@@ -231,8 +322,14 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
     e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));
     e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    if (e.opts->check_invariants) {
+        e.done = g_new0(guint8, MAX(ms_schedule_n_ops(s), 1));
+    }
     g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
     e.rec = rec;
+    if (e.opts->record_links) {
+        setup_link_recording(&e);
+    }
     dispatch(&e);
     gboolean ok = e.error == NULL && ms_sim_run(e.sim, error);
     if (ok && e.error) {

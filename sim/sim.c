@@ -150,6 +150,8 @@ void
 ms_sim_remove_handler(MsSim *sim, guint32 handler)
 {
     g_return_if_fail(handler < sim->handlers->len);
+    /* Removing twice would hand the same id to two later owners. */
+    g_return_if_fail(g_array_index(sim->handlers, Handler, handler).fn != NULL);
     g_array_index(sim->handlers, Handler, handler).fn = NULL;
     g_array_append_val(sim->free_handlers, handler);
 }
@@ -158,6 +160,14 @@ gboolean
 ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double weight, guint32 handler,
                 guint64 arg, GError **error)
 {
+    return ms_sim_transfer_latency(sim, src, dst, bytes, weight, MS_TIME_NEVER, handler, arg,
+                                   error);
+}
+
+gboolean
+ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double weight,
+                        MsTime latency, guint32 handler, guint64 arg, GError **error)
+{
     g_return_val_if_fail(arg <= ARG_MASK, FALSE);
     g_return_val_if_fail(handler < sim->handlers->len, FALSE);
     guint n = 0;
@@ -165,7 +175,7 @@ ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double weight, 
     if (route == NULL) {
         return FALSE;
     }
-    MsTime lat = ms_topology_route_latency(sim->topo, route, n);
+    MsTime lat = latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n);
     ms_network_start(sim->net, sim->now, lat, route, n, bytes, weight,
                      ((guint64)handler << ARG_BITS) | arg);
     return TRUE;
@@ -203,6 +213,11 @@ gboolean
 ms_sim_run_until(MsSim *sim, MsTime limit, GError **error)
 {
     for (;;) {
+        /* Events at the limit itself stay queued, also when the clock already stands there (a
+         * second call with the same limit runs nothing). */
+        if (sim->now >= limit) {
+            break;
+        }
         run_instant(sim);
         MsTime tn = ms_network_next_time(sim->net, sim->now);
         MsTime tq = sim->events->len ? g_array_index(sim->events, Event, 0).time : MS_TIME_NEVER;

@@ -38,12 +38,15 @@ void ms_sim_remove_handler(MsSim *sim, guint32 handler);
  * MS_TOPOLOGY_ERROR_UNREACHABLE when there is no route. */
 gboolean ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double weight,
                          guint32 handler, guint64 arg, GError **error);
+/* The same with the route latency replaced by latency (MS_TIME_NEVER: the route's). */
+gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double weight,
+                                 MsTime latency, guint32 handler, guint64 arg, GError **error);
 
 /* Runs until nothing is left to happen. Returns FALSE with the error when an invariant check
  * failed (see ms_sim_set_check_invariants). */
 gboolean ms_sim_run(MsSim *sim, GError **error);
 /* Runs events strictly before time t (later ones stay queued); the clock ends at t or at the last
- * event when nothing is left. */
+ * event when nothing is left. A limit at or before the current time runs nothing. */
 gboolean ms_sim_run_until(MsSim *sim, MsTime t, GError **error);
 
 /* Network invariants (capacities, conserved bytes, monotonic time) checked during the run. */

@@ -109,6 +109,7 @@ test_shipped(void)
         {"h200", 1, 1, 1, 0, 1, 0},
         {"lina-testbed", 16, 4, 21, 88, 4, 1},
         {"schemoe-testbed", 32, 8, 49, 144, 4, 1},
+        {"vidur-dgx-a100", 16, 2, 35, 96, 8, 8},
     };
     g_auto(GStrv) names = ms_topology_list_shipped();
     CU_ASSERT_EQUAL_FATAL(g_strv_length(names), G_N_ELEMENTS(cases));

@@ -26,6 +26,7 @@ typedef struct {
 
 typedef struct {
     gboolean present;
+    guint ranks, per_node; /* 0, 0: the entry for any configuration */
     MsTime alpha;
     MsEffTable *table; /* NULL: no size table */
 } CollectiveEntry;
@@ -35,6 +36,7 @@ struct _MsCalibration {
     GPtrArray *sources; /* char*, NULL-terminated */
     LinkEntry links[MS_LINK_N_CLASSES];
     CollectiveEntry collectives[N_COLLECTIVES];
+    GArray *configs[N_COLLECTIVES]; /* CollectiveEntry per (ranks, per_node), in insertion order */
     gboolean has_gemm;
     MsGemmCurve *curve; /* NULL: default efficiency */
     double slowdown;
@@ -62,6 +64,12 @@ ms_calibration_free(MsCalibration *cal)
     g_ptr_array_unref(cal->sources);
     for (guint i = 0; i < N_COLLECTIVES; i++) {
         ms_eff_table_free(cal->collectives[i].table);
+        for (guint k = 0; cal->configs[i] && k < cal->configs[i]->len; k++) {
+            ms_eff_table_free(g_array_index(cal->configs[i], CollectiveEntry, k).table);
+        }
+        if (cal->configs[i]) {
+            g_array_unref(cal->configs[i]);
+        }
     }
     ms_gemm_curve_free(cal->curve);
     g_free(cal);
@@ -183,10 +191,23 @@ gboolean
 ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kind, MsTime alpha,
                               const MsEffTable *table, GError **error)
 {
+    return ms_calibration_set_collective_config(cal, kind, 0, 0, alpha, table, error);
+}
+
+gboolean
+ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind, guint ranks,
+                                     guint per_node, MsTime alpha, const MsEffTable *table,
+                                     GError **error)
+{
     if (!ms_measurement_kind_is_comm(kind) || alpha == MS_TIME_NEVER) {
         return api_error(error, MS_CALIBRATION_ERROR_VALUE,
                          "collective %s: not a communication kind, or alpha not set",
                          ms_measurement_kind_name(kind));
+    }
+    if ((ranks == 0) != (per_node == 0) || per_node > ranks || ranks > (1u << 20)) {
+        return api_error(error, MS_CALIBRATION_ERROR_VALUE,
+                         "collective %s: configuration %ux%u is not ranks x ranks-per-node",
+                         ms_measurement_kind_name(kind), ranks, per_node);
     }
     MsEffTable *copy = NULL;
     if (table != NULL) {
@@ -202,11 +223,75 @@ ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kind, MsTime
         }
     }
     CollectiveEntry *e = &cal->collectives[kind];
+    if (ranks) {
+        if (cal->configs[kind] == NULL) {
+            cal->configs[kind] = g_array_new(FALSE, TRUE, sizeof(CollectiveEntry));
+        }
+        GArray *a = cal->configs[kind];
+        e = NULL;
+        for (guint k = 0; k < a->len; k++) {
+            CollectiveEntry *c = &g_array_index(a, CollectiveEntry, k);
+            if (c->ranks == ranks && c->per_node == per_node) {
+                e = c;
+            }
+        }
+        if (e == NULL) {
+            g_array_set_size(a, a->len + 1);
+            e = &g_array_index(a, CollectiveEntry, a->len - 1);
+        }
+    }
     ms_eff_table_free(e->table);
     e->present = TRUE;
+    e->ranks = ranks;
+    e->per_node = per_node;
     e->alpha = alpha;
     e->table = copy;
     return TRUE;
+}
+
+/* Distance between configurations: crossing nodes or not matters most, then the number of
+ * ranks, then ranks per node (both on a log scale). */
+static double
+config_distance(guint r1, guint p1, guint r2, guint p2)
+{
+    gboolean inter1 = p1 < r1, inter2 = p2 < r2;
+    return (inter1 != inter2 ? 100.0 : 0.0) + fabs(log2((double)r1 / r2)) +
+           0.5 * fabs(log2((double)p1 / p2));
+}
+
+gboolean
+ms_calibration_collective_lookup(const MsCalibration *cal, MsMeasurementKind kind, guint ranks,
+                                 guint per_node, MsTime *alpha, const MsEffTable **table)
+{
+    if (!ms_measurement_kind_is_comm(kind)) {
+        return FALSE;
+    }
+    const CollectiveEntry *best = NULL;
+    double best_d = G_MAXDOUBLE;
+    GArray *a = cal->configs[kind];
+    for (guint k = 0; a && ranks && per_node && k < a->len; k++) {
+        const CollectiveEntry *c = &g_array_index(a, CollectiveEntry, k);
+        double d = config_distance(ranks, per_node, c->ranks, c->per_node);
+        if (d < best_d) {
+            best_d = d;
+            best = c;
+        }
+    }
+    if (best == NULL && cal->collectives[kind].present) {
+        best = &cal->collectives[kind];
+    }
+    if (best == NULL) {
+        return FALSE;
+    }
+    *alpha = best->alpha;
+    *table = best->table;
+    return TRUE;
+}
+
+guint
+ms_calibration_collective_configs(const MsCalibration *cal, MsMeasurementKind kind)
+{
+    return ms_measurement_kind_is_comm(kind) && cal->configs[kind] ? cal->configs[kind]->len : 0;
 }
 
 gboolean
@@ -507,6 +592,24 @@ read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const c
 {
     static const char *const keys[] = {"alpha", "sizes", "efficiency", NULL};
     MsMeasurementKind kind;
+    guint ranks = 0, per_node = 0;
+    g_auto(GStrv) words = g_strsplit(name, " ", -1);
+    if (g_strv_length(words) == 2) {
+        char *x = strchr(words[1], 'x');
+        guint64 r = 0, p = 0;
+        if (x == NULL || (*x = '\0', !ms_parse_uint(words[1], 1, 1u << 20, &r, NULL)) ||
+            !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
+            return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                             "configuration '%s' is not RANKSxPER_NODE (e.g. 16x8)",
+                             strchr(name, ' ') + 1);
+        }
+        ranks = (guint)r;
+        per_node = (guint)p;
+        name = words[0];
+    } else if (g_strv_length(words) != 1) {
+        return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                         "expected [collective NAME] or [collective NAME RANKSxPER_NODE]");
+    }
     if (!ms_measurement_kind_from_name(name, &kind) || !ms_measurement_kind_is_comm(kind)) {
         return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
                          "unknown collective '%s' (collectives: allreduce, alltoall, allgather, "
@@ -529,7 +632,8 @@ read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const c
         table.sizes = (double *)sizes->data;
         table.ratios = (double *)eff->data;
     }
-    return ms_calibration_set_collective(cal, kind, alpha, sizes ? &table : NULL, error);
+    return ms_calibration_set_collective_config(cal, kind, ranks, per_node, alpha,
+                                                sizes ? &table : NULL, error);
 }
 
 static gboolean
@@ -738,6 +842,22 @@ write_gemm(GString *s, const MsCalibration *cal)
     }
 }
 
+static void
+write_collective(GString *s, guint kind, const CollectiveEntry *e)
+{
+    g_string_append_printf(s, "\n[collective %s", ms_measurement_kind_name(kind));
+    if (e->ranks) {
+        g_string_append_printf(s, " %ux%u", e->ranks, e->per_node);
+    }
+    g_string_append(s, "]\nalpha = ");
+    append_time(s, e->alpha);
+    g_string_append_c(s, '\n');
+    if (e->table) {
+        append_list(s, "sizes", e->table->sizes, e->table->n, TRUE, NULL);
+        append_list(s, "efficiency", e->table->ratios, e->table->n, FALSE, "%.6g");
+    }
+}
+
 char *
 ms_calibration_to_data(const MsCalibration *cal, gsize *len)
 {
@@ -749,16 +869,11 @@ ms_calibration_to_data(const MsCalibration *cal, gsize *len)
         }
     }
     for (guint k = 0; k < N_COLLECTIVES; k++) {
-        const CollectiveEntry *e = &cal->collectives[k];
-        if (!e->present) {
-            continue;
+        if (cal->collectives[k].present) {
+            write_collective(s, k, &cal->collectives[k]);
         }
-        g_string_append_printf(s, "\n[collective %s]\nalpha = ", ms_measurement_kind_name(k));
-        append_time(s, e->alpha);
-        g_string_append_c(s, '\n');
-        if (e->table) {
-            append_list(s, "sizes", e->table->sizes, e->table->n, TRUE, NULL);
-            append_list(s, "efficiency", e->table->ratios, e->table->n, FALSE, "%.6g");
+        for (guint c = 0; cal->configs[k] && c < cal->configs[k]->len; c++) {
+            write_collective(s, k, &g_array_index(cal->configs[k], CollectiveEntry, c));
         }
     }
     if (cal->has_gemm) {

@@ -80,6 +80,21 @@ gboolean ms_calibration_link(const MsCalibration *cal, MsLinkClass klass, MsCali
  * a communication kind. FALSE with MS_CALIBRATION_ERROR_VALUE / _LIST otherwise. */
 gboolean ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kind, MsTime alpha,
                                        const MsEffTable *table, GError **error);
+/* The same for one configuration: ranks taking part and the most ranks on one node (a group
+ * [collective NAME RANKSxPER_NODE] in the file); ranks == per_node == 0 is the entry for any
+ * configuration. */
+gboolean ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
+                                              guint ranks, guint per_node, MsTime alpha,
+                                              const MsEffTable *table, GError **error);
+/* The entry that applies to a collective of ranks with at most per_node on a node: the nearest
+ * calibrated configuration (same side of the node boundary first, then the closest number of
+ * ranks and ranks per node on a log scale), else the entry for any configuration. FALSE when the
+ * collective is not calibrated at all. *table may be NULL (no size table). */
+gboolean ms_calibration_collective_lookup(const MsCalibration *cal, MsMeasurementKind kind,
+                                          guint ranks, guint per_node, MsTime *alpha,
+                                          const MsEffTable **table);
+guint ms_calibration_collective_configs(const MsCalibration *cal, MsMeasurementKind kind);
+
 /* FALSE when the collective is not calibrated. */
 gboolean ms_calibration_collective_alpha(const MsCalibration *cal, MsMeasurementKind kind,
                                          MsTime *alpha);

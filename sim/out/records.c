@@ -9,7 +9,23 @@ struct _MsRecords {
     char *backend;
     GPtrArray *keys;  /* stat names in insertion order, NULL-terminated */
     GArray *values;   /* double */
+    GPtrArray *series_names; /* NULL-terminated */
+    GPtrArray *series;       /* Series* */
 };
+
+typedef struct {
+    GArray *t; /* MsTime */
+    GArray *v; /* double */
+} Series;
+
+static void
+series_free(gpointer p)
+{
+    Series *s = p;
+    g_array_unref(s->t);
+    g_array_unref(s->v);
+    g_free(s);
+}
 
 MsRecords *
 ms_records_new(guint n_ops, const char *backend)
@@ -25,6 +41,9 @@ ms_records_new(guint n_ops, const char *backend)
     r->keys = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(r->keys, NULL);
     r->values = g_array_new(FALSE, FALSE, sizeof(double));
+    r->series_names = g_ptr_array_new_with_free_func(g_free);
+    g_ptr_array_add(r->series_names, NULL);
+    r->series = g_ptr_array_new_with_free_func(series_free);
     return r;
 }
 
@@ -39,6 +58,8 @@ ms_records_free(MsRecords *r)
     g_free(r->backend);
     g_ptr_array_unref(r->keys);
     g_array_unref(r->values);
+    g_ptr_array_unref(r->series_names);
+    g_ptr_array_unref(r->series);
     g_free(r);
 }
 
@@ -106,6 +127,59 @@ const char *const *
 ms_records_stat_keys(const MsRecords *r)
 {
     return (const char *const *)r->keys->pdata;
+}
+
+static Series *
+find_series(const MsRecords *r, const char *name)
+{
+    for (guint i = 0; i < r->series->len; i++) {
+        if (g_strcmp0(r->series_names->pdata[i], name) == 0) {
+            return r->series->pdata[i];
+        }
+    }
+    return NULL;
+}
+
+void
+ms_records_sample(MsRecords *r, const char *series, MsTime t, double value)
+{
+    Series *s = find_series(r, series);
+    if (s == NULL) {
+        s = g_new0(Series, 1);
+        s->t = g_array_new(FALSE, FALSE, sizeof(MsTime));
+        s->v = g_array_new(FALSE, FALSE, sizeof(double));
+        g_ptr_array_add(r->series, s);
+        r->series_names->pdata[r->series_names->len - 1] = g_strdup(series);
+        g_ptr_array_add(r->series_names, NULL);
+    }
+    guint n = s->t->len;
+    if (n && g_array_index(s->t, MsTime, n - 1) == t) {
+        /* Several changes at one instant: the last value is the one that holds. */
+        g_array_index(s->v, double, n - 1) = value;
+        return;
+    }
+    g_array_append_val(s->t, t);
+    g_array_append_val(s->v, value);
+}
+
+const char *const *
+ms_records_series_names(const MsRecords *r)
+{
+    return (const char *const *)r->series_names->pdata;
+}
+
+gboolean
+ms_records_series(const MsRecords *r, const char *series, const MsTime **times,
+                  const double **values, guint *n)
+{
+    Series *s = find_series(r, series);
+    if (s == NULL) {
+        return FALSE;
+    }
+    *times = (const MsTime *)s->t->data;
+    *values = (const double *)s->v->data;
+    *n = s->t->len;
+    return TRUE;
 }
 
 void

@@ -36,6 +36,16 @@ void ms_records_set_stat(MsRecords *r, const char *key, double value);
 gboolean ms_records_get_stat(const MsRecords *r, const char *key, double *value);
 const char *const *ms_records_stat_keys(const MsRecords *r);
 
+/* Time series recorded during a run (e.g. "util.nic": the fraction of a link class's capacity in
+ * use). Samples are (time, value) pairs, appended in time order; the value holds until the next
+ * sample. */
+void ms_records_sample(MsRecords *r, const char *series, MsTime t, double value);
+/* Names of the series, in creation order (NULL-terminated, owned by r). */
+const char *const *ms_records_series_names(const MsRecords *r);
+/* The samples of a series: times and values (n of each), owned by r; NULL when unknown. */
+gboolean ms_records_series(const MsRecords *r, const char *series, const MsTime **times,
+                           const double **values, guint *n);
+
 /* Shifts all times so the earliest start is 0 (real runs start at an arbitrary clock). */
 void ms_records_normalise(MsRecords *r);
 

@@ -1,0 +1,187 @@
+/* cmd_calibrate: `moesim calibrate`: fits a calibration file to measurements (nccl-tests logs,
+ * moesim bench output, profiling CSVs) and optionally reports held-out prediction errors. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "validate/calibrate.h"
+
+static void
+print_stats(const char *what, const MsErrorStats *s)
+{
+    printf("  %-28s %5u points  median %6.2f%%  p90 %6.2f%%  max %7.2f%%\n", what, s->n,
+           100 * s->median, 100 * s->p90, 100 * s->max);
+}
+
+static void
+stats_json(JsonBuilder *b, const MsErrorStats *s)
+{
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "points");
+    json_builder_add_int_value(b, s->n);
+    json_builder_set_member_name(b, "median");
+    json_builder_add_double_value(b, s->median);
+    json_builder_set_member_name(b, "p90");
+    json_builder_add_double_value(b, s->p90);
+    json_builder_set_member_name(b, "max");
+    json_builder_add_double_value(b, s->max);
+    json_builder_end_object(b);
+}
+
+/* Runs one held-out evaluation and prints its table; adds it to the JSON report. */
+static gboolean
+holdout(const char *name, const char *topology, const MsMeasurementSet *set, const gboolean *held,
+        const MsCalibrateOptions *opts, JsonBuilder *b, MsErrorStats *all, GError **error)
+{
+    g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(MsHoldoutGroup));
+    if (!ms_calibrate_holdout(topology, set, held, opts, groups, all, error)) {
+        return FALSE;
+    }
+    printf("held out: %s\n", name);
+    json_builder_set_member_name(b, name);
+    json_builder_begin_object(b);
+    for (guint k = 0; k < groups->len; k++) {
+        const MsHoldoutGroup *g = &g_array_index(groups, MsHoldoutGroup, k);
+        g_autofree char *label =
+            g->kind == MS_MEASUREMENT_GEMM
+                ? g_strdup("expert FFN (every other token count)")
+                : g_strdup_printf("%s %ux%u", ms_measurement_kind_name(g->kind), g->ranks,
+                                  g->per_node);
+        print_stats(label, &g->stats);
+        json_builder_set_member_name(b, label);
+        stats_json(b, &g->stats);
+    }
+    print_stats("all communication", all);
+    json_builder_set_member_name(b, "all communication");
+    stats_json(b, all);
+    json_builder_end_object(b);
+    return TRUE;
+}
+
+static gboolean
+parse_expert(const char *text, MsCalibrateOptions *opts, GError **error)
+{
+    g_auto(GStrv) f = g_strsplit(text, ",", -1);
+    guint64 d = 0, ffn = 0;
+    guint n = g_strv_length(f);
+    if (n < 2 || n > 3 || !ms_parse_uint(f[0], 1, 1 << 20, &d, NULL) ||
+        !ms_parse_uint(f[1], 1, 1 << 22, &ffn, NULL) ||
+        (n == 3 && strcmp(f[2], "gated") != 0 && strcmp(f[2], "plain") != 0)) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT,
+                    "--expert '%s': expected D_MODEL,D_FFN[,gated|plain] (e.g. 4096,14336,gated)",
+                    text);
+        return FALSE;
+    }
+    opts->expert_d_model = d;
+    opts->expert_d_ffn = ffn;
+    opts->expert_gated = n < 3 || strcmp(f[2], "gated") == 0;
+    return TRUE;
+}
+
+int
+ms_cmd_calibrate(int argc, char **argv)
+{
+    g_autofree char *topology = NULL, *out = NULL, *json = NULL, *expert = NULL;
+    g_autofree char *holdout_configs = NULL;
+    gboolean holdout_sizes = FALSE;
+    const GOptionEntry entries[] = {
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Topology the measurements were taken on (required)", "T"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the calibration file here", "FILE"},
+        {"expert", 0, 0, G_OPTION_ARG_STRING, &expert, "Expert shape of GEMM profiles (default 4096,14336,gated)", "D,F[,gated]"},
+        {"holdout-sizes", 0, 0, G_OPTION_ARG_NONE, &holdout_sizes, "Also fit on every other size of each configuration and report errors on the rest", NULL},
+        {"holdout-configs", 0, 0, G_OPTION_ARG_STRING, &holdout_configs, "Also fit without these configurations and report errors on them", "RxP,..."},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the fit report as JSON (- for stdout)", "FILE"},
+        {NULL},
+    };
+    if (!ms_cli_parse(&argc, &argv, entries, "INPUT...",
+                      "Fit link, collective and GEMM figures to measurements.",
+                      "INPUT: nccl-tests output (all_reduce_perf, alltoall_perf, sendrecv_perf ...), "
+                      "moesim bench CSV, or a profiling CSV; shipped Vidur A100 profiles load by "
+                      "name (nccl_all_reduce_dgx.csv, nccl_send_recv_dgx.csv, mlp_llama3_8b.csv). "
+                      "See docs/calibration.md.")) {
+        return MS_EXIT_USAGE;
+    }
+    if (argc < 2) {
+        return ms_cli_usage("calibrate: give at least one measurement INPUT");
+    }
+    if (topology == NULL) {
+        return ms_cli_usage("calibrate: --topology is required (the cluster the measurements "
+                            "come from)");
+    }
+    g_autoptr(GError) error = NULL;
+    MsCalibrateOptions opts = {NULL, 4096, 14336, TRUE};
+    if (expert && !parse_expert(expert, &opts, &error)) {
+        return ms_cli_fail(error);
+    }
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    for (int i = 1; i < argc; i++) {
+        g_autoptr(MsMeasurementSet) one = ms_measurement_set_load(argv[i], &error);
+        if (one == NULL) {
+            return ms_cli_fail(error);
+        }
+        for (guint k = 0; k < ms_measurement_set_size(one); k++) {
+            if (!ms_measurement_set_add(set, ms_measurement_set_get(one, k), &error)) {
+                return ms_cli_fail(error);
+            }
+        }
+    }
+    g_autoptr(MsTopology) topo = ms_topology_load(topology, &error);
+    if (topo == NULL) {
+        return ms_cli_fail(error);
+    }
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    g_autoptr(GPtrArray) report = g_ptr_array_new_with_free_func(g_free);
+    if (!ms_calibrate(topo, set, &opts, cal, report, &error)) {
+        return ms_cli_fail(error);
+    }
+    for (int i = 1; i < argc; i++) {
+        ms_calibration_add_source(cal, argv[i], NULL);
+    }
+    printf("calibration of %s from %u measurements\n", ms_topology_name(topo),
+           ms_measurement_set_size(set));
+    for (guint i = 0; i < report->len; i++) {
+        printf("  %s\n", (const char *)report->pdata[i]);
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "fits");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < report->len; i++) {
+        json_builder_add_string_value(b, report->pdata[i]);
+    }
+    json_builder_end_array(b);
+    guint n = ms_measurement_set_size(set);
+    g_autofree gboolean *held = g_new(gboolean, MAX(n, 1));
+    MsErrorStats all;
+    if (holdout_sizes) {
+        ms_holdout_alternate_sizes(set, 1, held);
+        if (!holdout("every other size", topology, set, held, &opts, b, &all, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    if (holdout_configs) {
+        if (!ms_holdout_configs(set, holdout_configs, held, &error)) {
+            return ms_cli_fail(error);
+        }
+        g_autofree char *name = g_strdup_printf("configurations %s", holdout_configs);
+        if (!holdout(name, topology, set, held, &opts, b, &all, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    json_builder_end_object(b);
+    if (out) {
+        if (!ms_calibration_save(cal, out, &error)) {
+            return ms_cli_fail(error);
+        }
+        printf("wrote %s\n", out);
+    }
+    if (json) {
+        g_autoptr(JsonNode) root = json_builder_get_root(b);
+        if (!ms_cli_write_json(json, root, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    return MS_EXIT_OK;
+}

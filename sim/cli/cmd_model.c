@@ -1,0 +1,255 @@
+/* cmd_model: `moesim model list` (the shipped models) and `moesim model show NAME|FILE` (the
+ * file's values and what follows from them: parameters per part, forward flops per token, the
+ * MoE layers). Parameter counts are elements; flops are per token and forward. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "sim/moe/model.h"
+
+typedef struct {
+    guint64 attention, dense, expert, gate, head, total;
+} Params;
+
+static void
+count_params(const MsModel *m, Params *p)
+{
+    const MsModelSpec *s = ms_model_spec(m);
+    p->attention = ms_model_attention_params(m);
+    p->dense = ms_model_dense_ffn_params(m);
+    p->expert = ms_model_expert_params(m);
+    p->gate = ms_model_gate_params(m);
+    p->head = ms_model_head_params(m);
+    guint64 n_dense = s->layers - s->n_moe;
+    p->total = s->layers * p->attention + n_dense * p->dense +
+               s->n_moe * (s->experts * p->expert + p->gate) + p->head;
+}
+
+static int
+model_list(void)
+{
+    g_auto(GStrv) names = ms_model_list_shipped();
+    printf("%-26s %6s %4s %7s %6s  %s\n", "name", "layers", "MoE", "experts", "top_k",
+           "description");
+    for (guint i = 0; names[i]; i++) {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(MsModel) m = ms_model_load(names[i], &error);
+        if (m == NULL) {
+            return ms_cli_fail(error);
+        }
+        const MsModelSpec *s = ms_model_spec(m);
+        printf("%-26s %6u %4u %7u %3u/%-2u  %s\n", names[i], s->layers, s->n_moe, s->experts,
+               s->top_k, s->top_k_infer, s->description);
+    }
+    return MS_EXIT_OK;
+}
+
+/* "1, 3, 5" or "all" */
+static char *
+moe_list(const MsModel *m)
+{
+    const MsModelSpec *s = ms_model_spec(m);
+    if (s->n_moe == s->layers) {
+        return g_strdup("all");
+    }
+    GString *str = g_string_new(NULL);
+    for (guint i = 0; i < s->n_moe; i++) {
+        g_string_append_printf(str, "%s%u", i ? ", " : "", ms_model_moe_layer(m, i));
+    }
+    return g_string_free(str, FALSE);
+}
+
+static void
+print_text(const MsModel *m, const Params *p)
+{
+    const MsModelSpec *s = ms_model_spec(m);
+    char b1[32];
+    g_autofree char *moe = moe_list(m);
+    printf("model       %s\n", s->name);
+    if (*s->description) {
+        printf("            %s\n", s->description);
+    }
+    printf("layers      %u, MoE: %s\n", s->layers, moe);
+    printf("dimensions  d_model %" G_GUINT64_FORMAT ", expert d_ffn %" G_GUINT64_FORMAT
+           "%s, dense d_ffn %" G_GUINT64_FORMAT ", heads %u (kv %u), seq_len %u\n",
+           s->d_model, s->d_ffn, s->gated ? " (gated)" : "", s->d_ffn_dense, s->heads,
+           s->kv_heads, s->seq_len);
+    printf("experts     %u, top-%u training, top-%u inference, ", s->experts, s->top_k,
+           s->top_k_infer);
+    if (s->capacity_factor > 0) {
+        printf("capacity factor %g\n", s->capacity_factor);
+    } else {
+        printf("dropless\n");
+    }
+    printf("tokens      %u per GPU per step, %u per inference batch; dtype %s\n",
+           s->tokens_per_gpu, s->tokens_per_gpu_infer, ms_dtype_name(s->dtype));
+    char ep[16] = "default";
+    if (s->ep) {
+        g_snprintf(ep, sizeof ep, "%u", s->ep);
+    }
+    printf("parallel    ep %s, gradient buckets %s\n", ep,
+           ms_format_bytes(s->grad_bucket, b1, sizeof b1));
+    printf("parameters  %.4g total: attention %.4g/layer, dense FFN %.4g/layer, expert %.4g, "
+           "gate %.4g, head %.4g\n",
+           (double)p->total, (double)p->attention, (double)p->dense, (double)p->expert,
+           (double)p->gate, (double)p->head);
+    printf("flops/token attention %.4g, dense FFN %.4g, expert %.4g (per choice), gate %.4g, "
+           "head %.4g (forward; backward x%g)\n",
+           ms_model_attention_flops(m), ms_model_dense_ffn_flops(m), ms_model_expert_flops(m),
+           ms_model_gate_flops(m), ms_model_head_flops(m), s->backward_factor);
+}
+
+static void
+member_int(JsonBuilder *b, const char *name, gint64 v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v);
+}
+
+static void
+member_double(JsonBuilder *b, const char *name, double v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_double_value(b, v);
+}
+
+static void
+json_spec(JsonBuilder *b, const MsModel *m)
+{
+    const MsModelSpec *s = ms_model_spec(m);
+    json_builder_set_member_name(b, "name");
+    json_builder_add_string_value(b, s->name);
+    json_builder_set_member_name(b, "description");
+    json_builder_add_string_value(b, s->description);
+    member_int(b, "layers", s->layers);
+    json_builder_set_member_name(b, "moe_layers");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < s->n_moe; i++) {
+        json_builder_add_int_value(b, ms_model_moe_layer(m, i));
+    }
+    json_builder_end_array(b);
+    member_int(b, "d_model", s->d_model);
+    member_int(b, "d_ffn", s->d_ffn);
+    member_int(b, "d_ffn_dense", s->d_ffn_dense);
+    member_int(b, "experts", s->experts);
+    member_int(b, "top_k", s->top_k);
+    member_int(b, "top_k_infer", s->top_k_infer);
+    json_builder_set_member_name(b, "gated");
+    json_builder_add_boolean_value(b, s->gated);
+    member_double(b, "capacity_factor", s->capacity_factor);
+    json_builder_set_member_name(b, "dtype");
+    json_builder_add_string_value(b, ms_dtype_name(s->dtype));
+    member_int(b, "heads", s->heads);
+    member_int(b, "kv_heads", s->kv_heads);
+    member_int(b, "seq_len", s->seq_len);
+    member_int(b, "tokens_per_gpu", s->tokens_per_gpu);
+    member_int(b, "tokens_per_gpu_infer", s->tokens_per_gpu_infer);
+    member_int(b, "ep", s->ep);
+    member_int(b, "grad_bucket", s->grad_bucket);
+    member_int(b, "vocab", s->vocab);
+    member_double(b, "backward_factor", s->backward_factor);
+}
+
+static JsonNode *
+to_json(const MsModel *m, const Params *p)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_spec(b, m);
+    json_builder_set_member_name(b, "params");
+    json_builder_begin_object(b);
+    member_int(b, "attention_per_layer", p->attention);
+    member_int(b, "dense_ffn_per_layer", p->dense);
+    member_int(b, "expert", p->expert);
+    member_int(b, "gate", p->gate);
+    member_int(b, "head", p->head);
+    member_int(b, "total", p->total);
+    json_builder_end_object(b);
+    json_builder_set_member_name(b, "flops_per_token");
+    json_builder_begin_object(b);
+    member_double(b, "attention", ms_model_attention_flops(m));
+    member_double(b, "dense_ffn", ms_model_dense_ffn_flops(m));
+    member_double(b, "expert", ms_model_expert_flops(m));
+    member_double(b, "gate", ms_model_gate_flops(m));
+    member_double(b, "head", ms_model_head_flops(m));
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+static int
+print_source(const char *what)
+{
+    g_autoptr(GBytes) data = NULL;
+    if (g_file_test(what, G_FILE_TEST_EXISTS)) {
+        g_autoptr(GError) error = NULL;
+        char *text = NULL;
+        gsize len = 0;
+        if (!g_file_get_contents(what, &text, &len, &error)) {
+            return ms_cli_fail(error);
+        }
+        data = g_bytes_new_take(text, len);
+    } else {
+        data = ms_model_shipped_data(what);
+    }
+    gsize len = 0;
+    const char *text = g_bytes_get_data(data, &len);
+    fwrite(text, 1, len, stdout);
+    return MS_EXIT_OK;
+}
+
+static int
+model_show(const char *what, const char *json, gboolean source)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsModel) m = ms_model_load(what, &error);
+    if (m == NULL) {
+        return ms_cli_fail(error);
+    }
+    if (source) {
+        return print_source(what);
+    }
+    Params p;
+    count_params(m, &p);
+    if (json) {
+        g_autoptr(JsonNode) node = to_json(m, &p);
+        if (!ms_cli_write_json(json, node, &error)) {
+            return ms_cli_fail(error);
+        }
+        if (strcmp(json, "-") == 0) {
+            return MS_EXIT_OK;
+        }
+    }
+    print_text(m, &p);
+    return MS_EXIT_OK;
+}
+
+int
+ms_cmd_model(int argc, char **argv)
+{
+    g_autofree char *json = NULL;
+    gboolean source = FALSE;
+    const GOptionEntry entries[] = {
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "show: also write JSON to FILE (- = stdout)",
+         "FILE|-"},
+        {"source", 0, 0, G_OPTION_ARG_NONE, &source, "show: print the model file itself", NULL},
+        {NULL},
+    };
+    if (!ms_cli_parse(&argc, &argv, entries, "list | show NAME|FILE",
+                      "List the shipped MoE models, or show what one holds.",
+                      "  list               the shipped models: layers, MoE layers, experts,\n"
+                      "                     top-k (training/inference), description\n"
+                      "  show NAME|FILE     the model's values, parameter counts and forward\n"
+                      "                     flops per token (NAME: a shipped model)\n"
+                      "Model files are described in docs/models.md.")) {
+        return MS_EXIT_USAGE;
+    }
+    if (argc == 2 && strcmp(argv[1], "list") == 0) {
+        return model_list();
+    }
+    if (argc == 3 && strcmp(argv[1], "show") == 0) {
+        return model_show(argv[2], json, source);
+    }
+    return ms_cli_usage("model: expected 'list' or 'show NAME|FILE' (see 'moesim model --help')");
+}

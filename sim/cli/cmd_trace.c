@@ -1,0 +1,459 @@
+/* cmd_trace: `moesim trace gen|info|import`: make synthetic traces, describe a trace's expert load
+ * and path statistics, and convert other tools' dumps into moe-trace files. All the work is in
+ * traces/; this file parses options and prints. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "sim/units.h"
+#include "traces/trace_gen.h"
+#include "traces/trace_import.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_stats.h"
+#include "traces/trace_writer.h"
+
+/* ---- gen ---- */
+
+typedef struct {
+    const char *key;  /* generator spec key */
+    const char *name; /* option name */
+    const char *help;
+} GenOption;
+
+static const GenOption gen_options[] = {
+    {"ranks", "ranks", "GPUs (source ranks)"},
+    {"experts", "experts", "experts per MoE layer"},
+    {"layers", "layers", "MoE layers"},
+    {"top_k", "top-k", "experts each token picks per layer"},
+    {"tokens", "tokens", "tokens per rank and iteration"},
+    {"iterations", "iterations", "iterations (steps or batches)"},
+    {"zipf", "zipf", "Zipf exponent of expert popularity"},
+    {"hot", "hot", "target share of the hottest expert (instead of --zipf)"},
+    {"corr", "corr", "probability a token follows its previous expert's group"},
+    {"drift", "drift", "per-iteration probability a popularity rank swaps"},
+    {"seed", "seed", "PRNG seed"},
+};
+
+/* SPEC from the positional argument and the options, in that order. */
+static char *
+gen_spec(int argc, char **argv, char **values, gboolean counts)
+{
+    const char *given = argc > 1 ? argv[1] : "";
+    GString *spec = g_string_new(g_str_has_prefix(given, "gen:") ? given + 4 : given);
+    for (guint i = 0; i < G_N_ELEMENTS(gen_options); i++) {
+        if (values[i]) {
+            g_string_append_printf(spec, "%s%s=%s", spec->len ? "," : "", gen_options[i].key,
+                                   values[i]);
+        }
+    }
+    if (counts) {
+        g_string_append_printf(spec, "%srecords=counts", spec->len ? "," : "");
+    }
+    return g_string_free(spec, FALSE);
+}
+
+static gboolean
+gen_write(const MsTraceGenParams *params, const char *out, gboolean binary, GError **error)
+{
+    g_autoptr(MsTraceGen) gen = ms_trace_gen_new(params, error);
+    if (gen == NULL) {
+        return FALSE;
+    }
+    g_autoptr(MsTraceWriter) w =
+        ms_trace_writer_new(out, binary ? MS_TRACE_FORMAT_BINARY : MS_TRACE_FORMAT_TEXT,
+                            ms_trace_gen_header(gen), error);
+    if (w == NULL) {
+        return FALSE;
+    }
+    MsRouting *r = NULL;
+    while (ms_trace_gen_next(gen, &r, error)) {
+        gboolean ok = ms_trace_writer_write_routing(w, r, error);
+        ms_routing_free(r);
+        if (!ok) {
+            return FALSE;
+        }
+    }
+    if ((error && *error) || !ms_trace_writer_close(w, error)) {
+        return FALSE;
+    }
+    if (strcmp(out, "-") != 0) {
+        printf("wrote %s: %u iterations, %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+               " bytes (expected hottest-expert share %.4f)\n",
+               out, params->iterations, ms_trace_writer_records(w), ms_trace_writer_bytes(w),
+               ms_trace_gen_expected_hot_share(gen));
+    }
+    return TRUE;
+}
+
+static int
+trace_gen(int argc, char **argv)
+{
+    char *values[G_N_ELEMENTS(gen_options)] = {NULL};
+    GOptionEntry entries[G_N_ELEMENTS(gen_options) + 4];
+    memset(entries, 0, sizeof(entries));
+    for (guint i = 0; i < G_N_ELEMENTS(gen_options); i++) {
+        entries[i] = (GOptionEntry){gen_options[i].name, 0,      0, G_OPTION_ARG_STRING, &values[i],
+                                    gen_options[i].help, "VALUE"};
+    }
+    g_autofree char *out = NULL;
+    gboolean binary = FALSE, counts = FALSE;
+    guint n = G_N_ELEMENTS(gen_options);
+    entries[n++] = (GOptionEntry){
+        "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the trace to FILE ('-' = stdout)",
+        "FILE"};
+    entries[n++] = (GOptionEntry){
+        "binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL};
+    entries[n++] =
+        (GOptionEntry){"counts", 0,
+                       0,        G_OPTION_ARG_NONE,
+                       &counts,  "count records only (default: token records with paths)",
+                       NULL};
+    gboolean parsed = ms_cli_parse(
+        &argc, &argv, entries, "[SPEC]", "Generate a synthetic expert-selection trace.",
+        "SPEC is KEY=VALUE,... with the keys ranks experts layers top_k tokens iterations zipf\n"
+        "hot corr drift seed records (the same string works as --trace gen:SPEC elsewhere);\n"
+        "options add keys to it. The model is documented in docs/trace-format.md.");
+    int rc = MS_EXIT_OK;
+    if (!parsed) {
+        rc = MS_EXIT_USAGE;
+    } else if (argc > 2) {
+        rc = ms_cli_usage("trace gen takes at most one SPEC argument");
+    } else if (out == NULL) {
+        rc = ms_cli_usage("trace gen needs --out FILE");
+    } else {
+        g_autofree char *spec = gen_spec(argc, argv, values, counts);
+        g_autoptr(GError) error = NULL;
+        MsTraceGenParams params;
+        if (!ms_trace_gen_params_parse(spec, &params, &error) ||
+            !gen_write(&params, out, binary, &error)) {
+            rc = ms_cli_fail(error);
+        }
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(gen_options); i++) {
+        g_free(values[i]);
+    }
+    return rc;
+}
+
+/* ---- info ---- */
+
+static void
+print_row(const char *label, const MsTraceLayerStats *s)
+{
+    printf("%6s %9.4f %8.4f %8.3f %6.3f %8.3f %9.3f", label, s->hot_share, s->hot_share_max,
+           s->max_mean, s->gini, s->entropy_bits, s->entropy_norm);
+    if (s->has_paths) {
+        printf(" %9.4f %9.4f\n", s->path_consistency, s->path_baseline);
+    } else {
+        printf(" %9s %9s\n", "-", "-");
+    }
+}
+
+static void
+print_info(MsTraceReader *reader, const MsTraceStats *stats)
+{
+    const MsTraceHeader *h = ms_trace_reader_header(reader);
+    printf("trace       %s (%s)\n", ms_trace_reader_source(reader),
+           ms_trace_format_name(ms_trace_reader_format(reader)));
+    printf("shape       %u experts, %u MoE layers, %u ranks, top_k %u", h->experts, h->layers,
+           h->ranks, h->top_k);
+    if (h->tokens_per_rank) {
+        printf(", %u tokens per rank", h->tokens_per_rank);
+    }
+    printf("\n");
+    if (h->generator[0]) {
+        printf("generator   %s\n", h->generator);
+    }
+    printf("iterations  %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+           " with token paths), %" G_GUINT64_FORMAT " tokens\n\n",
+           ms_trace_stats_iterations(stats), ms_trace_stats_path_iterations(stats),
+           ms_trace_stats_tokens(stats));
+    printf("%6s %9s %8s %8s %6s %8s %9s %9s %9s\n", "layer", "hot_share", "hot_max", "max/mean",
+           "gini", "entropy", "entropy_n", "path_cons", "path_base");
+    for (guint32 l = 0; l < h->layers; l++) {
+        MsTraceLayerStats s;
+        ms_trace_stats_layer(stats, l, &s);
+        char label[16];
+        g_snprintf(label, sizeof(label), "%u", l);
+        print_row(label, &s);
+    }
+    MsTraceLayerStats all;
+    ms_trace_stats_summary(stats, &all);
+    print_row("all", &all);
+    printf(
+        "\nhot_share: hottest expert's share of a layer's token-expert assignments (mean over\n"
+        "iterations); entropy in bits; path_cons: share of the next-layer choices of the tokens\n"
+        "that chose an expert falling on that group's top_k next experts; path_base: the same\n"
+        "for independent choices.\n");
+}
+
+static JsonNode *
+layer_json(const MsTraceLayerStats *s, gint layer)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    if (layer >= 0) {
+        json_builder_set_member_name(b, "layer");
+        json_builder_add_int_value(b, layer);
+    }
+    const struct {
+        const char *name;
+        double value;
+    } fields[] = {
+        {"hot_share", s->hot_share},       {"hot_share_max", s->hot_share_max},
+        {"max_mean", s->max_mean},         {"gini", s->gini},
+        {"entropy_bits", s->entropy_bits}, {"entropy_norm", s->entropy_norm},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
+        json_builder_set_member_name(b, fields[i].name);
+        json_builder_add_double_value(b, fields[i].value);
+    }
+    json_builder_set_member_name(b, "path_consistency");
+    s->has_paths ? json_builder_add_double_value(b, s->path_consistency)
+                 : json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "path_baseline");
+    s->has_paths ? json_builder_add_double_value(b, s->path_baseline)
+                 : json_builder_add_null_value(b);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+static JsonNode *
+header_json(const MsTraceHeader *h)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    const struct {
+        const char *name;
+        guint32 value;
+    } fields[] = {{"experts", h->experts},
+                  {"layers", h->layers},
+                  {"ranks", h->ranks},
+                  {"top_k", h->top_k},
+                  {"tokens_per_rank", h->tokens_per_rank}};
+    for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
+        json_builder_set_member_name(b, fields[i].name);
+        json_builder_add_int_value(b, fields[i].value);
+    }
+    json_builder_set_member_name(b, "generator");
+    json_builder_add_string_value(b, h->generator);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+static JsonNode *
+info_json(MsTraceReader *reader, const MsTraceStats *stats)
+{
+    const MsTraceHeader *h = ms_trace_reader_header(reader);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "source");
+    json_builder_add_string_value(b, ms_trace_reader_source(reader));
+    json_builder_set_member_name(b, "format");
+    json_builder_add_string_value(b, ms_trace_format_name(ms_trace_reader_format(reader)));
+    json_builder_set_member_name(b, "header");
+    json_builder_add_value(b, header_json(h));
+    json_builder_set_member_name(b, "iterations");
+    json_builder_add_int_value(b, (gint64)ms_trace_stats_iterations(stats));
+    json_builder_set_member_name(b, "path_iterations");
+    json_builder_add_int_value(b, (gint64)ms_trace_stats_path_iterations(stats));
+    json_builder_set_member_name(b, "tokens");
+    json_builder_add_int_value(b, (gint64)ms_trace_stats_tokens(stats));
+    json_builder_set_member_name(b, "layers");
+    json_builder_begin_array(b);
+    for (guint32 l = 0; l < h->layers; l++) {
+        MsTraceLayerStats s;
+        ms_trace_stats_layer(stats, l, &s);
+        json_builder_add_value(b, layer_json(&s, (gint)l));
+    }
+    json_builder_end_array(b);
+    MsTraceLayerStats all;
+    ms_trace_stats_summary(stats, &all);
+    json_builder_set_member_name(b, "summary");
+    json_builder_add_value(b, layer_json(&all, -1));
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}
+
+static gboolean
+info_run(const char *source, const char *json, GError **error)
+{
+    g_autoptr(MsTraceReader) reader = ms_trace_reader_open(source, error);
+    if (reader == NULL) {
+        return FALSE;
+    }
+    g_autoptr(MsTraceStats) stats = ms_trace_stats_new(ms_trace_reader_header(reader));
+    MsRouting *r = NULL;
+    while (ms_trace_reader_next_iteration(reader, &r, error)) {
+        ms_trace_stats_add(stats, r);
+        ms_routing_free(r);
+    }
+    if (error && *error) {
+        return FALSE;
+    }
+    if (json == NULL || strcmp(json, "-") != 0) {
+        print_info(reader, stats);
+    }
+    if (json) {
+        g_autoptr(JsonNode) node = info_json(reader, stats);
+        return ms_cli_write_json(json, node, error);
+    }
+    return TRUE;
+}
+
+static int
+trace_info(int argc, char **argv)
+{
+    g_autofree char *json = NULL;
+    GOptionEntry entries[] = {
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
+         "also write the figures as JSON ('-' = "
+         "stdout, instead of the table)",
+         "FILE"},
+        {NULL},
+    };
+    if (!ms_cli_parse(&argc, &argv, entries, "FILE|sample:NAME|gen:SPEC",
+                      "Expert load and token-path statistics of a trace, per MoE layer.", NULL)) {
+        return MS_EXIT_USAGE;
+    }
+    if (argc != 2) {
+        return ms_cli_usage("trace info takes one trace (a file, sample:NAME or gen:SPEC)");
+    }
+    g_autoptr(GError) error = NULL;
+    if (!info_run(argv[1], json, &error)) {
+        return ms_cli_fail(error);
+    }
+    return MS_EXIT_OK;
+}
+
+/* ---- import ---- */
+
+static gboolean
+parse_count_option(const char *name, const char *value, guint64 max, guint32 *out, GError **error)
+{
+    guint64 v = 0;
+    if (value == NULL) {
+        return TRUE;
+    }
+    if (!ms_parse_uint(value, 1, max, &v, error)) {
+        g_prefix_error(error, "--%s: ", name);
+        return FALSE;
+    }
+    *out = (guint32)v;
+    return TRUE;
+}
+
+static gboolean
+import_run(const char *input, const char *from, const char *out, gboolean binary,
+           char *const *counts, GError **error)
+{
+    MsTraceImportFormat format;
+    if (!ms_trace_import_format_from_name(from, &format)) {
+        g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_MISSING,
+                    "--from %s: expected csv, jsonl or counts-csv", from);
+        return FALSE;
+    }
+    MsTraceImportOptions opt = {0};
+    if (!parse_count_option("experts", counts[0], MS_TRACE_MAX_EXPERTS, &opt.experts, error) ||
+        !parse_count_option("layers", counts[1], MS_TRACE_MAX_LAYERS, &opt.layers, error) ||
+        !parse_count_option("ranks", counts[2], MS_TRACE_MAX_RANKS, &opt.ranks, error) ||
+        !parse_count_option("top-k", counts[3], MS_TRACE_MAX_TOP_K, &opt.top_k, error)) {
+        return FALSE;
+    }
+    MsTraceHeader h;
+    if (!ms_trace_import(input, format, &opt, out,
+                         binary ? MS_TRACE_FORMAT_BINARY : MS_TRACE_FORMAT_TEXT, &h, error)) {
+        return FALSE;
+    }
+    if (strcmp(out, "-") != 0) {
+        printf("wrote %s: %u experts, %u MoE layers, %u ranks, top_k %u\n", out, h.experts,
+               h.layers, h.ranks, h.top_k);
+    }
+    return TRUE;
+}
+
+static int
+trace_import(int argc, char **argv)
+{
+    g_autofree char *from = NULL, *out = NULL;
+    char *counts[4] = {NULL};
+    gboolean binary = FALSE;
+    GOptionEntry entries[] = {
+        {"from", 'f', 0, G_OPTION_ARG_STRING, &from, "input format: csv, jsonl or counts-csv",
+         "FORMAT"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output trace ('-' = stdout)", "FILE"},
+        {"binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
+        {"experts", 0, 0, G_OPTION_ARG_STRING, &counts[0], "experts (default: largest id + 1)",
+         "N"},
+        {"layers", 0, 0, G_OPTION_ARG_STRING, &counts[1], "MoE layers (default: largest + 1)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &counts[2], "ranks (default: largest + 1, or 1)", "N"},
+        {"top-k", 0, 0, G_OPTION_ARG_STRING, &counts[3],
+         "experts per token and layer (default: ids per row; required for counts-csv)", "K"},
+        {NULL},
+    };
+    gboolean parsed = ms_cli_parse(&argc, &argv, entries, "INPUT",
+                                   "Convert a per-token CSV/JSONL or per-rank count CSV dump into "
+                                   "a moe-trace.",
+                                   "Input formats are described in docs/trace-format.md.");
+    int rc = MS_EXIT_OK;
+    g_autoptr(GError) error = NULL;
+    if (!parsed) {
+        rc = MS_EXIT_USAGE;
+    } else if (argc != 2 || from == NULL || out == NULL) {
+        rc = ms_cli_usage("trace import needs --from FORMAT, --out FILE and one INPUT");
+    } else if (!import_run(argv[1], from, out, binary, counts, &error)) {
+        rc = ms_cli_fail(error);
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(counts); i++) {
+        g_free(counts[i]);
+    }
+    return rc;
+}
+
+/* ---- dispatch ---- */
+
+static const MsCommand subcommands[] = {
+    {"gen", "generate a synthetic trace", trace_gen},
+    {"info", "expert load and path statistics of a trace", trace_info},
+    {"import", "convert CSV/JSONL dumps into a trace", trace_import},
+    {NULL, NULL, NULL},
+};
+
+static void
+trace_usage(FILE *out)
+{
+    fprintf(out, "Usage: moesim trace SUBCOMMAND [OPTIONS]\n\nSubcommands:\n");
+    for (const MsCommand *c = subcommands; c->name; c++) {
+        fprintf(out, "  %-8s %s\n", c->name, c->summary);
+    }
+    g_auto(GStrv) samples = ms_trace_sample_names();
+    g_autofree char *list = g_strjoinv(", ", samples);
+    fprintf(out,
+            "\nA trace is a file (text or binary), sample:NAME (shipped: %s) or gen:SPEC.\n"
+            "Run 'moesim trace SUBCOMMAND --help' for its options.\n",
+            list);
+}
+
+int
+ms_cmd_trace(int argc, char **argv)
+{
+    if (argc < 2) {
+        trace_usage(stderr);
+        return MS_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        trace_usage(stdout);
+        return MS_EXIT_OK;
+    }
+    for (const MsCommand *c = subcommands; c->name; c++) {
+        if (strcmp(c->name, argv[1]) == 0) {
+            g_autofree char *prog = g_strdup_printf("moesim trace %s", c->name);
+            argv[1] = prog;
+            return c->run(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "moesim: unknown trace subcommand '%s'\n\n", argv[1]);
+    trace_usage(stderr);
+    return MS_EXIT_USAGE;
+}

@@ -1,0 +1,612 @@
+/* model: reading model INI files (through sim/ini.h, so every bad value names FILE:LINE, the key
+ * and the value) and the per-token cost formulas of docs/models.md. Counts are elements, costs
+ * flops per token and bytes per op; nothing here knows the cluster except ms_model_resolve_ep. */
+#include "model.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/ini.h"
+#include "sim/moe/models/ms-models.h"
+
+G_DEFINE_QUARK(ms-model-error-quark, ms_model_error)
+
+#define RESOURCE_DIR "/moesim/models"
+#define GROUP "model"
+
+struct _MsModel {
+    MsModelSpec spec;
+    char *source;
+    char *name;
+    char *description;
+    guint ep_line;          /* line of the file's ep key (0: not given) */
+    gboolean *is_moe;       /* per layer */
+    gint *moe_index;        /* per layer, -1 for dense */
+    guint *moe_layer;       /* per MoE index */
+    double attention_flops; /* per token, forward */
+    double dense_flops;     /* per token, forward */
+};
+
+static const char *const dtype_names[] = {"fp32", "fp16", "bf16"};
+
+const char *
+ms_dtype_name(MsDtype dtype)
+{
+    return dtype < G_N_ELEMENTS(dtype_names) ? dtype_names[dtype] : "?";
+}
+
+guint
+ms_dtype_bytes(MsDtype dtype)
+{
+    return dtype == MS_DTYPE_FP32 ? 4 : 2;
+}
+
+void
+ms_model_free(MsModel *model)
+{
+    if (model == NULL) {
+        return;
+    }
+    g_free(model->source);
+    g_free(model->name);
+    g_free(model->description);
+    g_free(model->is_moe);
+    g_free(model->moe_index);
+    g_free(model->moe_layer);
+    g_free(model);
+}
+
+static const char *const allowed_keys[] = {
+    "format",      "name",         "description",  "layers",        "moe_layers",
+    "moe_every",   "moe_first",    "d_model",      "d_ffn",         "d_ffn_dense",
+    "experts",     "top_k",        "top_k_infer",  "gated",         "capacity_factor",
+    "dtype",       "heads",        "kv_heads",     "seq_len",       "tokens_per_gpu",
+    "tokens_per_gpu_infer",        "ep",           "grad_bucket",   "vocab",
+    "attention_flops",             "dense_flops",  "backward_factor", NULL,
+};
+
+static gboolean
+get_uint(const MsIni *ini, const char *key, guint64 min, guint64 max, guint *out, GError **error)
+{
+    guint64 v = *out;
+    if (!ms_ini_get_uint(ini, GROUP, key, min, max, &v, error)) {
+        return FALSE;
+    }
+    *out = (guint)v;
+    return TRUE;
+}
+
+static gboolean
+opt_uint(const MsIni *ini, const char *key, guint64 min, guint64 max, guint *out, GError **error)
+{
+    guint64 v = *out;
+    if (!ms_ini_opt_uint(ini, GROUP, key, min, max, &v, error)) {
+        return FALSE;
+    }
+    *out = (guint)v;
+    return TRUE;
+}
+
+static gboolean
+read_header(MsModel *m, const MsIni *ini, GError **error)
+{
+    if (!ms_ini_has_group(ini, GROUP)) {
+        g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_MISSING, "%s: no [model] group",
+                    ms_ini_source(ini));
+        return FALSE;
+    }
+    guint n_groups = 0;
+    const char *const *groups = ms_ini_groups(ini, &n_groups);
+    for (guint i = 0; i < n_groups; i++) {
+        if (strcmp(groups[i], GROUP) != 0) {
+            ms_ini_set_error(ini, groups[i], NULL, error, MS_INI_ERROR_UNKNOWN_KEY,
+                             "unknown group (a model file has only [model])");
+            return FALSE;
+        }
+    }
+    if (!ms_ini_check_keys(ini, GROUP, allowed_keys, error)) {
+        return FALSE;
+    }
+    guint format = 0;
+    if (!get_uint(ini, "format", 0, G_MAXUINT32, &format, error)) {
+        return FALSE;
+    }
+    if (format != MS_MODEL_FORMAT) {
+        ms_ini_set_error(ini, GROUP, "format", error, MS_INI_ERROR_VALUE,
+                         "format %u is not one this moesim reads (it reads %d)", format,
+                         MS_MODEL_FORMAT);
+        return FALSE;
+    }
+    const char *name = ms_ini_get_string(ini, GROUP, "name", error);
+    if (name == NULL) {
+        return FALSE;
+    }
+    if (*name == '\0') {
+        ms_ini_set_error(ini, GROUP, "name", error, MS_INI_ERROR_VALUE, "empty name");
+        return FALSE;
+    }
+    const char *description = "";
+    if (!ms_ini_opt_string(ini, GROUP, "description", &description, error)) {
+        return FALSE;
+    }
+    m->name = g_strdup(name);
+    m->description = g_strdup(description);
+    return TRUE;
+}
+
+/* "moe_layers = 1, 3, 5": strictly increasing layer indices below the layer count. */
+static gboolean
+read_moe_list(MsModel *m, const MsIni *ini, GError **error)
+{
+    const char *text = ms_ini_get_string(ini, GROUP, "moe_layers", error);
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    gint64 prev = -1;
+    for (guint i = 0; items[i]; i++) {
+        guint64 layer = 0;
+        GError *local = NULL;
+        g_strstrip(items[i]);
+        if (!ms_parse_uint(items[i], 0, m->spec.layers - 1, &layer, &local)) {
+            ms_ini_set_error(ini, GROUP, "moe_layers", error, MS_INI_ERROR_VALUE,
+                             "item %u: %s (layers are numbered 0 to %u)", i + 1, local->message,
+                             m->spec.layers - 1);
+            g_error_free(local);
+            return FALSE;
+        }
+        if ((gint64)layer <= prev) {
+            ms_ini_set_error(ini, GROUP, "moe_layers", error, MS_INI_ERROR_VALUE,
+                             "item %u: layer %" G_GUINT64_FORMAT
+                             " does not follow %" G_GINT64_FORMAT " (list layers in increasing "
+                             "order, each once)",
+                             i + 1, layer, prev);
+            return FALSE;
+        }
+        m->is_moe[layer] = TRUE;
+        prev = (gint64)layer;
+    }
+    return TRUE;
+}
+
+static gboolean
+read_layers(MsModel *m, const MsIni *ini, GError **error)
+{
+    if (!get_uint(ini, "layers", 1, MS_MODEL_MAX_LAYERS, &m->spec.layers, error)) {
+        return FALSE;
+    }
+    m->is_moe = g_new0(gboolean, m->spec.layers);
+    gboolean has_list = ms_ini_has_key(ini, GROUP, "moe_layers");
+    if (has_list) {
+        const char *other = ms_ini_has_key(ini, GROUP, "moe_every")   ? "moe_every"
+                            : ms_ini_has_key(ini, GROUP, "moe_first") ? "moe_first"
+                                                                      : NULL;
+        if (other) {
+            ms_ini_set_error(ini, GROUP, other, error, MS_INI_ERROR_VALUE,
+                             "give either moe_layers or moe_every/moe_first, not both");
+            return FALSE;
+        }
+        if (!read_moe_list(m, ini, error)) {
+            return FALSE;
+        }
+    } else {
+        guint every = 1, first = 0;
+        if (!opt_uint(ini, "moe_every", 1, m->spec.layers, &every, error) ||
+            !opt_uint(ini, "moe_first", 0, m->spec.layers - 1, &first, error)) {
+            return FALSE;
+        }
+        for (guint l = first; l < m->spec.layers; l += every) {
+            m->is_moe[l] = TRUE;
+        }
+    }
+    m->moe_index = g_new(gint, m->spec.layers);
+    m->moe_layer = g_new(guint, m->spec.layers);
+    for (guint l = 0; l < m->spec.layers; l++) {
+        m->moe_index[l] = m->is_moe[l] ? (gint)m->spec.n_moe : -1;
+        if (m->is_moe[l]) {
+            m->moe_layer[m->spec.n_moe++] = l;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+read_dtype(MsModel *m, const MsIni *ini, GError **error)
+{
+    const char *text = "bf16";
+    if (!ms_ini_opt_string(ini, GROUP, "dtype", &text, error)) {
+        return FALSE;
+    }
+    for (guint i = 0; i < G_N_ELEMENTS(dtype_names); i++) {
+        if (strcmp(text, dtype_names[i]) == 0) {
+            m->spec.dtype = i;
+            return TRUE;
+        }
+    }
+    ms_ini_set_error(ini, GROUP, "dtype", error, MS_INI_ERROR_VALUE,
+                     "unknown dtype '%s' (expected fp32, fp16 or bf16)", text);
+    return FALSE;
+}
+
+static gboolean
+read_dims(MsModel *m, const MsIni *ini, GError **error)
+{
+    MsModelSpec *s = &m->spec;
+    guint d_model = 0, d_ffn = 0;
+    if (!get_uint(ini, "d_model", 1, MS_MODEL_MAX_DIM, &d_model, error) ||
+        !get_uint(ini, "d_ffn", 1, MS_MODEL_MAX_DIM, &d_ffn, error)) {
+        return FALSE;
+    }
+    guint dense = d_ffn;
+    if (!opt_uint(ini, "d_ffn_dense", 1, MS_MODEL_MAX_DIM, &dense, error)) {
+        return FALSE;
+    }
+    s->d_model = d_model;
+    s->d_ffn = d_ffn;
+    s->d_ffn_dense = dense;
+    if (!get_uint(ini, "experts", 1, MS_MODEL_MAX_EXPERTS, &s->experts, error) ||
+        !get_uint(ini, "top_k", 1, MIN(s->experts, MS_MODEL_MAX_TOP_K), &s->top_k, error)) {
+        return FALSE;
+    }
+    s->top_k_infer = s->top_k;
+    if (!opt_uint(ini, "top_k_infer", 1, MIN(s->experts, MS_MODEL_MAX_TOP_K), &s->top_k_infer,
+                  error)) {
+        return FALSE;
+    }
+    if (!ms_ini_opt_bool(ini, GROUP, "gated", &s->gated, error) ||
+        !ms_ini_opt_double(ini, GROUP, "capacity_factor", 0, 64, &s->capacity_factor, error)) {
+        return FALSE;
+    }
+    return read_dtype(m, ini, error);
+}
+
+static gboolean
+read_attention(MsModel *m, const MsIni *ini, GError **error)
+{
+    MsModelSpec *s = &m->spec;
+    if (!get_uint(ini, "heads", 1, MS_MODEL_MAX_DIM, &s->heads, error)) {
+        return FALSE;
+    }
+    if (s->d_model % s->heads != 0) {
+        ms_ini_set_error(ini, GROUP, "heads", error, MS_INI_ERROR_VALUE,
+                         "%u heads do not divide d_model %" G_GUINT64_FORMAT, s->heads,
+                         s->d_model);
+        return FALSE;
+    }
+    s->kv_heads = s->heads;
+    if (!opt_uint(ini, "kv_heads", 1, s->heads, &s->kv_heads, error)) {
+        return FALSE;
+    }
+    if (s->heads % s->kv_heads != 0) {
+        ms_ini_set_error(ini, GROUP, "kv_heads", error, MS_INI_ERROR_VALUE,
+                         "%u kv_heads do not divide %u heads", s->kv_heads, s->heads);
+        return FALSE;
+    }
+    return get_uint(ini, "seq_len", 1, MS_MODEL_MAX_SEQ_LEN, &s->seq_len, error);
+}
+
+static gboolean
+read_run(MsModel *m, const MsIni *ini, GError **error)
+{
+    MsModelSpec *s = &m->spec;
+    if (!get_uint(ini, "tokens_per_gpu", 1, MS_MODEL_MAX_TOKENS, &s->tokens_per_gpu, error)) {
+        return FALSE;
+    }
+    s->tokens_per_gpu_infer = s->tokens_per_gpu;
+    if (!opt_uint(ini, "tokens_per_gpu_infer", 1, MS_MODEL_MAX_TOKENS, &s->tokens_per_gpu_infer,
+                  error) ||
+        !opt_uint(ini, "ep", 1, MS_MODEL_MAX_EXPERTS, &s->ep, error)) {
+        return FALSE;
+    }
+    m->ep_line = ms_ini_line(ini, GROUP, "ep");
+    s->grad_bucket = 25 * 1024 * 1024;
+    if (!ms_ini_opt_bytes(ini, GROUP, "grad_bucket", &s->grad_bucket, error)) {
+        return FALSE;
+    }
+    if (s->grad_bucket == 0) {
+        ms_ini_set_error(ini, GROUP, "grad_bucket", error, MS_INI_ERROR_VALUE,
+                         "a gradient bucket of 0 bytes holds nothing");
+        return FALSE;
+    }
+    guint vocab = 0;
+    if (!opt_uint(ini, "vocab", 0, MS_MODEL_MAX_VOCAB, &vocab, error)) {
+        return FALSE;
+    }
+    s->vocab = vocab;
+    s->backward_factor = 2.0;
+    return ms_ini_opt_double(ini, GROUP, "backward_factor", 0.5, 8, &s->backward_factor, error);
+}
+
+/* Forward flops per token; docs/models.md. */
+static void
+derive_flops(MsModel *m)
+{
+    const MsModelSpec *s = &m->spec;
+    m->attention_flops = 2.0 * (double)ms_model_attention_params(m) +
+                         4.0 * (double)s->seq_len * (double)s->d_model;
+    m->dense_flops = 2.0 * (double)ms_model_dense_ffn_params(m);
+}
+
+static gboolean
+read_overrides(MsModel *m, const MsIni *ini, GError **error)
+{
+    return ms_ini_opt_double(ini, GROUP, "attention_flops", 0, 1e15, &m->attention_flops, error) &&
+           ms_ini_opt_double(ini, GROUP, "dense_flops", 0, 1e15, &m->dense_flops, error);
+}
+
+static MsModel *
+parse(const MsIni *ini, GError **error)
+{
+    g_autoptr(MsModel) m = g_new0(MsModel, 1);
+    m->source = g_strdup(ms_ini_source(ini));
+    if (!read_header(m, ini, error) || !read_layers(m, ini, error) ||
+        !read_dims(m, ini, error) || !read_attention(m, ini, error) ||
+        !read_run(m, ini, error)) {
+        return NULL;
+    }
+    derive_flops(m);
+    if (!read_overrides(m, ini, error)) {
+        return NULL;
+    }
+    m->spec.name = m->name;
+    m->spec.description = m->description;
+    return g_steal_pointer(&m);
+}
+
+MsModel *
+ms_model_load_data(const char *data, gsize len, const char *source, GError **error)
+{
+    g_autoptr(MsIni) ini = ms_ini_load_data(data, len, source, error);
+    return ini ? parse(ini, error) : NULL;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+ms_model_list_shipped(void)
+{
+    char **names = g_resource_enumerate_children(ms_models_get_resource(), RESOURCE_DIR,
+                                                 G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+    if (names == NULL) {
+        return g_new0(char *, 1);
+    }
+    for (guint i = 0; names[i]; i++) {
+        if (g_str_has_suffix(names[i], ".ini")) {
+            names[i][strlen(names[i]) - 4] = '\0';
+        }
+    }
+    qsort(names, g_strv_length(names), sizeof(char *), cmp_names);
+    return names;
+}
+
+/* Shipped names are lower-case letters, digits, '-', '.' and '_'; anything else is not one. */
+static gboolean
+valid_name(const char *name)
+{
+    if (*name == '\0' || *name == '.') {
+        return FALSE;
+    }
+    for (const char *p = name; *p; p++) {
+        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.') {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+GBytes *
+ms_model_shipped_data(const char *name)
+{
+    if (!valid_name(name)) {
+        return NULL;
+    }
+    g_autofree char *path = g_strdup_printf(RESOURCE_DIR "/%s.ini", name);
+    return g_resource_lookup_data(ms_models_get_resource(), path, G_RESOURCE_LOOKUP_FLAGS_NONE,
+                                  NULL);
+}
+
+MsModel *
+ms_model_load(const char *name_or_path, GError **error)
+{
+    g_return_val_if_fail(name_or_path != NULL, NULL);
+    if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+        g_autoptr(MsIni) ini = ms_ini_load_file(name_or_path, error);
+        return ini ? parse(ini, error) : NULL;
+    }
+    if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {
+        g_set_error(error, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN, "%s: no such model file",
+                    name_or_path);
+        return NULL;
+    }
+    g_autoptr(GBytes) data = ms_model_shipped_data(name_or_path);
+    if (data == NULL) {
+        g_auto(GStrv) names = ms_model_list_shipped();
+        g_autofree char *list = g_strjoinv(", ", names);
+        g_set_error(error, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN,
+                    "unknown model '%s': no such file, and no shipped model has that name "
+                    "(shipped: %s)",
+                    name_or_path, list);
+        return NULL;
+    }
+    g_autofree char *source = g_strdup_printf("model %s", name_or_path);
+    gsize len = 0;
+    const char *text = g_bytes_get_data(data, &len);
+    return ms_model_load_data(text, len, source, error);
+}
+
+const MsModelSpec *
+ms_model_spec(const MsModel *model)
+{
+    return &model->spec;
+}
+
+const char *
+ms_model_source(const MsModel *model)
+{
+    return model->source;
+}
+
+gboolean
+ms_model_is_moe(const MsModel *model, guint layer)
+{
+    g_return_val_if_fail(layer < model->spec.layers, FALSE);
+    return model->is_moe[layer];
+}
+
+gint
+ms_model_moe_index(const MsModel *model, guint layer)
+{
+    g_return_val_if_fail(layer < model->spec.layers, -1);
+    return model->moe_index[layer];
+}
+
+guint
+ms_model_moe_layer(const MsModel *model, guint moe_index)
+{
+    g_return_val_if_fail(moe_index < model->spec.n_moe, 0);
+    return model->moe_layer[moe_index];
+}
+
+static guint64
+ffn_matrices(const MsModel *model)
+{
+    return model->spec.gated ? 3 : 2;
+}
+
+guint64
+ms_model_attention_params(const MsModel *model)
+{
+    const MsModelSpec *s = &model->spec;
+    guint64 kv_dim = s->d_model / s->heads * s->kv_heads;
+    /* Q and O are d_model x d_model; K and V d_model x kv_dim each (grouped-query attention). */
+    return s->d_model * (2 * s->d_model + 2 * kv_dim);
+}
+
+guint64
+ms_model_dense_ffn_params(const MsModel *model)
+{
+    return ffn_matrices(model) * model->spec.d_model * model->spec.d_ffn_dense;
+}
+
+guint64
+ms_model_expert_params(const MsModel *model)
+{
+    return ffn_matrices(model) * model->spec.d_model * model->spec.d_ffn;
+}
+
+guint64
+ms_model_gate_params(const MsModel *model)
+{
+    return model->spec.d_model * model->spec.experts;
+}
+
+guint64
+ms_model_head_params(const MsModel *model)
+{
+    return model->spec.vocab * model->spec.d_model;
+}
+
+double
+ms_model_attention_flops(const MsModel *model)
+{
+    return model->attention_flops;
+}
+
+double
+ms_model_dense_ffn_flops(const MsModel *model)
+{
+    return model->dense_flops;
+}
+
+double
+ms_model_expert_flops(const MsModel *model)
+{
+    return 2.0 * (double)ms_model_expert_params(model);
+}
+
+double
+ms_model_gate_flops(const MsModel *model)
+{
+    return 2.0 * (double)ms_model_gate_params(model);
+}
+
+double
+ms_model_head_flops(const MsModel *model)
+{
+    return 2.0 * (double)ms_model_head_params(model);
+}
+
+double
+ms_model_attention_bytes(const MsModel *model, guint64 tokens)
+{
+    const MsModelSpec *s = &model->spec;
+    double kv_dim = (double)(s->d_model / s->heads * s->kv_heads);
+    /* Weights read once; input, Q, K, V, context and output each written once and read once. */
+    double act = 2.0 * (double)tokens * (4.0 * (double)s->d_model + 2.0 * kv_dim);
+    return (double)ms_dtype_bytes(s->dtype) * ((double)ms_model_attention_params(model) + act);
+}
+
+double
+ms_model_gate_bytes(const MsModel *model, guint64 tokens, guint top_k)
+{
+    const MsModelSpec *s = &model->spec;
+    double t = (double)tokens, d = (double)s->d_model;
+    /* Gate weights, its input and its logits; then the permutation that copies every token to
+     * its top_k expert buffers (read once per choice, written once per choice). */
+    double elems = (double)ms_model_gate_params(model) + t * d + t * s->experts + 2.0 * t * top_k * d;
+    return (double)ms_dtype_bytes(s->dtype) * elems;
+}
+
+double
+ms_model_head_bytes(const MsModel *model, guint64 tokens)
+{
+    const MsModelSpec *s = &model->spec;
+    double elems = (double)ms_model_head_params(model) +
+                   (double)tokens * ((double)s->d_model + 2.0 * (double)s->vocab);
+    return (double)ms_dtype_bytes(s->dtype) * elems;
+}
+
+guint64
+ms_model_token_bytes(const MsModel *model)
+{
+    return model->spec.d_model * ms_dtype_bytes(model->spec.dtype);
+}
+
+gboolean
+ms_model_resolve_ep(const MsModel *model, guint n_gpus, guint *ep, GError **error)
+{
+    const MsModelSpec *s = &model->spec;
+    g_return_val_if_fail(n_gpus > 0, FALSE);
+    guint e = s->ep;
+    if (e == 0) {
+        guint a = n_gpus, b = s->experts;
+        while (b) {
+            guint t = a % b;
+            a = b;
+            b = t;
+        }
+        e = s->experts % n_gpus == 0 ? n_gpus : a;
+    }
+    if (n_gpus % e != 0 || s->experts % e != 0) {
+        g_set_error(error, MS_MODEL_ERROR, MS_MODEL_ERROR_INVALID,
+                    "%s:%u: [model] ep: expert-parallel degree %u must divide both the %u GPUs "
+                    "and the %u experts",
+                    model->source, model->ep_line, e, n_gpus, s->experts);
+        return FALSE;
+    }
+    *ep = e;
+    return TRUE;
+}
+
+guint64
+ms_model_capacity(const MsModel *model, guint64 tokens, guint top_k)
+{
+    const MsModelSpec *s = &model->spec;
+    if (s->capacity_factor <= 0) {
+        return 0;
+    }
+    guint64 per_expert = (tokens + s->experts - 1) / s->experts;
+    guint64 c = top_k * (guint64)floor(s->capacity_factor * (double)per_expert);
+    return MAX(c, 1);
+}

@@ -1,0 +1,107 @@
+/* plan: builds the schedule of one iteration from a model, the iteration's routing (which tokens
+ * chose which experts), the topology and a policy's static decisions (MsPlanConfig: streams,
+ * chunking, pipelining, task order, compression, placement). Training: per layer forward
+ * (attention, gate, all-to-all dispatch, expert FFN, all-to-all combine) and backward in reverse,
+ * dense gradients allreduced in buckets as backward produces them, expert gradients among their
+ * replicas. Inference: forward only. Costs are flops and bytes per op (docs/models.md); time is
+ * the executor's business. Ignores the optimizer update and embedding lookups. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/moe/model.h"
+#include "sim/moe/placement.h"
+#include "sim/moe/schedule.h"
+#include "topologies/topology.h"
+#include "traces/trace_routing.h"
+
+G_BEGIN_DECLS
+
+#define MS_PLAN_ERROR (ms_plan_error_quark())
+GQuark ms_plan_error_quark(void);
+typedef enum {
+    MS_PLAN_ERROR_MISMATCH, /* routing shape differs from the model or the topology */
+    MS_PLAN_ERROR_LIMIT,    /* the schedule would be absurdly large (chunks, ops) */
+    MS_PLAN_ERROR_INVALID,  /* a layout that does not fit (ep, placements) */
+} MsPlanError;
+
+/* At most this many chunks per partitioned tensor, and ops per schedule. */
+#define MS_PLAN_MAX_CHUNKS 4096u
+#define MS_PLAN_MAX_OPS 20000000u
+
+typedef enum {
+    MS_PLAN_TRAIN,
+    MS_PLAN_INFER,
+} MsPlanMode;
+
+const char *ms_plan_mode_name(MsPlanMode mode);
+gboolean ms_plan_mode_from_name(const char *name, MsPlanMode *out);
+
+/* Order of an MoE layer's compute tasks when its all-to-alls are chunked and pipelined. */
+typedef enum {
+    /* chunk by chunk: [decompress, expert, compress] of chunk 0, then of chunk 1 ... */
+    MS_PLAN_ORDER_CHUNKED,
+    /* ScheMoE's OptSche (EuroSys'24, Theorem 1): every chunk's first compression, then per chunk
+     * decompress, expert, compress, then every chunk's last decompression. */
+    MS_PLAN_ORDER_OPTSCHE,
+} MsPlanOrder;
+
+/* Priority of a communication op: its role, its layer (-1: none) and seq, the position of its
+ * collective in program order. Smaller launches first under priority-ordered dispatch. */
+typedef gint64 (*MsCommPriorityFn)(MsRole role, gint layer, guint64 seq);
+
+/* Inference placement of one MoE layer, decided before the layer runs (Lina's phase 1) and
+ * possibly revised once its gate has run (phase 2). Matrices are n_ranks x n_ranks weight bytes
+ * [src * n + dst]; NULL means nothing moves. Owned by the MsPlanConfig. */
+typedef struct {
+    MsPlacement *placement;  /* what the layer's all-to-all uses (after phase 2) */
+    guint64 *moves_p1;       /* weights moved for phase 1, while earlier layers run */
+    double plan_bytes;       /* memory traffic of phase 1's estimate (0: no planning op) */
+    gboolean replan;         /* phase 2 check runs (an op after the gate) */
+    double replan_bytes;     /* its memory traffic */
+    guint64 *moves_p2;       /* weights moved after a phase 2 re-plan, before dispatch */
+} MsLayerPlacement;
+
+/* A policy's static part. ms_plan_config_init gives the plain schedule: one communication
+ * stream, nothing partitioned or pipelined, program order, direct all-to-all, ring allreduce. */
+typedef struct {
+    const char *policy;         /* dispatcher rules: fifo, concurrent, priority, lina, schemoe */
+    const char *spec;           /* the policy as given, for the schedule's metadata */
+    gboolean split_allreduce;   /* allreduce on its own communication stream */
+    guint64 a2a_chunk;          /* bytes per all-to-all chunk (largest sender); 0 = whole */
+    guint a2a_chunks;           /* fixed chunk count (ScheMoE's r); overrides a2a_chunk */
+    guint64 allreduce_chunk;    /* bytes per allreduce chunk; 0 = whole buckets */
+    gboolean pipeline;          /* expert compute per all-to-all chunk */
+    MsPlanOrder order;
+    double compress_ratio;      /* compressed over original bytes; 1 = no compression tasks */
+    double compress_cost_s;     /* seconds per input byte of (de)compression; 0 = memory-bound */
+    guint8 a2a_algo;            /* MsCollAlgo */
+    guint32 window;
+    guint8 allreduce_algo;      /* MsCollAlgo */
+    MsCommPriorityFn comm_priority; /* NULL: program order */
+    gboolean imminent_flags;    /* Lina: flag the compute op before each backward all-to-all */
+    guint ep;                   /* expert-parallel degree; 0 = the model's */
+    MsLayerPlacement *layers;   /* inference: one per MoE layer; NULL = static placement */
+    guint n_layers;
+    GPtrArray *meta;            /* extra "key", "value" pairs for the schedule's metadata */
+} MsPlanConfig;
+
+void ms_plan_config_init(MsPlanConfig *cfg);
+/* Frees the layer placements and metadata and re-initialises. */
+void ms_plan_config_clear(MsPlanConfig *cfg);
+void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value);
+
+/* Checks that routing fits the model and the topology in this mode: MoE layers, experts, ranks
+ * (the topology's GPUs) and top_k (top_k or top_k_infer). MS_PLAN_ERROR_MISMATCH names both
+ * numbers. */
+gboolean ms_plan_check_routing(const MsModel *model, const MsRouting *routing,
+                               const MsTopology *topo, MsPlanMode mode, GError **error);
+
+/* Builds and validates the schedule. Returns NULL with MS_PLAN_ERROR (mismatch, a partition
+ * beyond MS_PLAN_MAX_CHUNKS, more than MS_PLAN_MAX_OPS ops, an ep that does not divide the GPUs
+ * and experts, inference placements that are incomplete) or MS_MODEL_ERROR. The schedule's
+ * metadata holds model, topology, policy, mode, iteration, ep and dropped_tokens. */
+MsSchedule *ms_plan_build(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
+                          MsPlanMode mode, const MsPlanConfig *cfg, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,559 @@
+/* plan_moe: the MoE block of a layer, forward and backward: gate, all-to-all out (dispatch;
+ * in backward the combine's gradient), expert FFN, all-to-all back (combine; in backward the
+ * dispatch's gradient), with the policy's chunking, pipelining, task order and compression, and
+ * in inference the placement ops of Lina's two phases. Traffic in tokens from the routing,
+ * bytes = tokens x d_model x dtype (x the compression ratio on the wire). */
+#include "plan_private.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/compute.h"
+
+/* Per-chunk token sums of one section, per rank: what a rank sends and receives. */
+typedef struct {
+    guint k;
+    guint64 *sent, *recv; /* [c * n + r] */
+    guint64 **matrix;     /* [c * groups + g]: group_size^2 tokens */
+} Chunks;
+
+static const MsLayerPlacement *
+layer_placement(const Plan *p, guint m)
+{
+    return p->cfg->layers && p->mode == MS_PLAN_INFER ? &p->cfg->layers[m] : NULL;
+}
+
+static const MsPlacement *
+placement_of(const Plan *p, guint m)
+{
+    const MsLayerPlacement *lp = layer_placement(p, m);
+    return lp ? lp->placement : p->base;
+}
+
+static gboolean
+check_layers(Plan *p)
+{
+    const MsPlanConfig *cfg = p->cfg;
+    if (cfg->n_layers != p->spec->n_moe) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
+                    "%u inference placements for %u MoE layers", cfg->n_layers, p->spec->n_moe);
+        return FALSE;
+    }
+    for (guint m = 0; m < cfg->n_layers; m++) {
+        const MsPlacement *pl = cfg->layers[m].placement;
+        if (pl == NULL || ms_placement_n_ranks(pl) != p->n ||
+            ms_placement_n_experts(pl) != p->spec->experts ||
+            ms_placement_group_size(pl) != p->n || !ms_placement_complete(pl)) {
+            g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
+                        "the inference placement of MoE layer %u does not give each of the %u "
+                        "experts a replica on the %u GPUs",
+                        m, p->spec->experts, p->n);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static guint64
+wire_bytes(const Plan *p, guint64 tokens)
+{
+    return (guint64)llround((double)tokens * (double)p->token_bytes * p->cfg->compress_ratio);
+}
+
+/* Chunks of MoE layer m's all-to-all: fixed, or enough for the largest sender's wire bytes. */
+static gboolean
+chunk_count(Plan *p, guint m)
+{
+    guint64 k = 1;
+    if (p->cfg->a2a_chunks > 0) {
+        k = p->cfg->a2a_chunks;
+    } else if (p->cfg->a2a_chunk > 0) {
+        guint64 most = 0;
+        for (guint r = 0; r < p->n; r++) {
+            most = MAX(most, wire_bytes(p, ms_traffic_sent_off_rank(p->traffic[m], r)));
+        }
+        k = MAX((most + p->cfg->a2a_chunk - 1) / p->cfg->a2a_chunk, 1);
+    }
+    if (k > MS_PLAN_MAX_CHUNKS) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
+                    "all-to-all chunks of %" G_GUINT64_FORMAT " bytes cut layer %u's all-to-all "
+                    "into %" G_GUINT64_FORMAT " chunks (at most %u): use a larger chunk",
+                    p->cfg->a2a_chunk, ms_model_moe_layer(p->model, m), k, MS_PLAN_MAX_CHUNKS);
+        return FALSE;
+    }
+    p->chunks[m] = (guint)k;
+    return TRUE;
+}
+
+/* A first count of the ops, refused beyond MS_PLAN_MAX_OPS before any is made. */
+static gboolean
+check_size(Plan *p)
+{
+    gboolean train = p->mode == MS_PLAN_TRAIN, comp = p->cfg->compress_ratio != 1.0;
+    guint64 per_rank = 3 * (guint64)p->spec->layers + 2;
+    for (guint m = 0; m < p->spec->n_moe; m++) {
+        per_rank += 4 + (guint64)p->chunks[m] * (comp ? 7 : 3);
+    }
+    per_rank *= train ? 2 : 1;
+    guint64 params = (ms_model_attention_params(p->model) + ms_model_dense_ffn_params(p->model) +
+                      ms_model_expert_params(p->model)) *
+                     p->spec->layers;
+    guint64 grads = params * ms_dtype_bytes(p->spec->dtype) / p->spec->grad_bucket + 2;
+    guint64 ar = p->cfg->allreduce_chunk
+                     ? params * ms_dtype_bytes(p->spec->dtype) / p->cfg->allreduce_chunk + grads
+                     : grads;
+    guint64 ops = per_rank * p->n + (train ? 2 * ar * p->n : 0);
+    if (ops > MS_PLAN_MAX_OPS) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
+                    "the schedule would hold about %" G_GUINT64_FORMAT " ops (at most %u): use "
+                    "larger chunks, fewer layers or fewer GPUs",
+                    ops, MS_PLAN_MAX_OPS);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+plan_moe_prepare(Plan *p)
+{
+    guint E = p->spec->experts, n_moe = p->spec->n_moe;
+    if (p->mode == MS_PLAN_INFER && p->cfg->layers && !check_layers(p)) {
+        return FALSE;
+    }
+    p->base = p->mode == MS_PLAN_TRAIN ? ms_placement_new_ep(p->n, E, p->ep)
+                                       : ms_placement_new_static(p->n, E);
+    g_autofree guint64 *caps = NULL;
+    if (p->spec->capacity_factor > 0) {
+        caps = g_new(guint64, p->n);
+        for (guint r = 0; r < p->n; r++) {
+            caps[r] = ms_model_capacity(p->model, ms_routing_rank_tokens(p->routing, r), p->top_k);
+        }
+    }
+    p->traffic = g_new0(MsTraffic *, n_moe);
+    p->chunks = g_new0(guint, n_moe);
+    for (guint m = 0; m < n_moe; m++) {
+        p->traffic[m] = ms_traffic_new(p->routing, m, placement_of(p, m), caps);
+        p->dropped += ms_traffic_dropped(p->traffic[m]);
+        if (!chunk_count(p, m)) {
+            return FALSE;
+        }
+    }
+    return check_size(p);
+}
+
+/* --- chunk bookkeeping --- */
+
+static void
+chunks_init(Plan *p, guint m, Chunks *ch)
+{
+    const MsTraffic *t = p->traffic[m];
+    const MsPlacement *pl = ms_traffic_placement(t);
+    guint groups = ms_placement_n_groups(pl), size = ms_placement_group_size(pl);
+    ch->k = p->chunks[m];
+    ch->sent = g_new0(guint64, (gsize)ch->k * p->n);
+    ch->recv = g_new0(guint64, (gsize)ch->k * p->n);
+    ch->matrix = g_new(guint64 *, (gsize)ch->k * groups);
+    for (guint c = 0; c < ch->k; c++) {
+        for (guint g = 0; g < groups; g++) {
+            guint64 *mat = g_new(guint64, (gsize)size * size);
+            ms_traffic_chunk_matrix(t, g, c, ch->k, mat);
+            for (guint i = 0; i < size; i++) {
+                for (guint j = 0; j < size; j++) {
+                    ch->sent[(gsize)c * p->n + g * size + i] += mat[(gsize)i * size + j];
+                    ch->recv[(gsize)c * p->n + g * size + j] += mat[(gsize)i * size + j];
+                }
+            }
+            ch->matrix[(gsize)c * groups + g] = mat;
+        }
+    }
+}
+
+static void
+chunks_clear(Chunks *ch, guint groups)
+{
+    for (gsize i = 0; i < (gsize)ch->k * groups; i++) {
+        g_free(ch->matrix[i]);
+    }
+    g_free(ch->matrix);
+    g_free(ch->sent);
+    g_free(ch->recv);
+}
+
+/* --- one section: all-to-all out, expert, all-to-all back --- */
+
+typedef struct {
+    guint layer, m;
+    MsPhase phase;
+    Chunks ch;
+    const MsPlacement *pl;
+    GArray **in;      /* per rank: the section's input ops */
+    const guint32 *w1, *w2; /* per rank: weight movements the first all-to-all waits for */
+    guint32 *out1, *out2;   /* [c * n + r]: participant ops of each chunk's all-to-alls */
+    guint32 *c1;            /* [c * n + r]: first compression ops */
+    guint32 *c2;            /* [c * n + r]: second compression ops */
+} Section;
+
+static gboolean
+compressing(const Plan *p)
+{
+    return p->cfg->compress_ratio != 1.0;
+}
+
+/* (De)compression of `tokens` tokens (their uncompressed size) on rank r. */
+static guint32
+codec(Plan *p, Section *sec, guint r, gboolean decompress, const char *what, gint chunk,
+      guint64 tokens)
+{
+    double orig = (double)tokens * (double)p->token_bytes;
+    double bytes = orig * (1.0 + p->cfg->compress_ratio);
+    if (p->cfg->compress_cost_s > 0) {
+        /* Memory traffic that takes exactly cost x bytes at the GPU's memory bandwidth. */
+        bytes = orig * p->cfg->compress_cost_s * ms_topology_gpu_spec(p->topo, r)->hbm_bandwidth;
+    }
+    g_autofree char *label = plan_label((gint)sec->layer, sec->phase, what, chunk, -1);
+    return plan_compute(p, r, p->st_compute, decompress ? MS_ROLE_DECOMPRESS : MS_ROLE_COMPRESS,
+                        sec->phase, (gint)sec->layer, chunk, label, MS_COMPUTE_ELEMENTWISE, 0,
+                        bytes, tokens);
+}
+
+static void
+flag_imminent(Plan *p, guint32 op)
+{
+    MsOpInfo i;
+    ms_schedule_op(p->s, op, &i);
+    if (i.kind == MS_OP_COMPUTE) {
+        ms_schedule_set_flags(p->s, op, i.flags | MS_OP_FLAG_A2A_IMMINENT);
+    }
+}
+
+/* The all-to-alls of chunk c, first (out) or second (back), one per group. Each participant
+ * depends on its producer ops (one per rank in prod, or the rank's section input when prod is
+ * NULL) and on the weight movements. */
+static void
+alltoall(Plan *p, Section *sec, guint c, gboolean back, const guint32 *prod)
+{
+    gboolean fwd = sec->phase == MS_PHASE_FORWARD;
+    MsRole role = fwd == !back ? MS_ROLE_DISPATCH : MS_ROLE_COMBINE;
+    guint groups = ms_placement_n_groups(sec->pl), size = ms_placement_group_size(sec->pl);
+    gint chunk = sec->ch.k > 1 ? (gint)c : -1;
+    g_autofree guint64 *bytes = g_new(guint64, (gsize)size * size);
+    guint32 *out = (back ? sec->out2 : sec->out1) + (gsize)c * p->n;
+    for (guint g = 0; g < groups; g++) {
+        const guint64 *tok = sec->ch.matrix[(gsize)c * groups + g];
+        for (guint i = 0; i < size; i++) {
+            for (guint j = 0; j < size; j++) {
+                /* The way back carries the same tokens in the other direction. */
+                bytes[(gsize)i * size + j] =
+                    wire_bytes(p, back ? tok[(gsize)j * size + i] : tok[(gsize)i * size + j]);
+            }
+        }
+        g_autofree char *label = plan_label((gint)sec->layer, sec->phase,
+                                            role == MS_ROLE_DISPATCH ? "dispatch" : "combine",
+                                            chunk, groups > 1 ? (gint)g : -1);
+        ms_schedule_add_alltoall(p->s, p->st_a2a, p->ranks + g * size, size, bytes,
+                                 p->cfg->a2a_algo, p->cfg->window, role, sec->phase,
+                                 (gint)sec->layer, chunk, label, out + g * size);
+        gint64 prio = plan_comm_priority(p, role, (gint)sec->layer);
+        for (guint i = 0; i < size; i++) {
+            guint r = g * size + i;
+            ms_schedule_set_priority(p->s, out[r], prio);
+            GArray *deps = sec->in[r];
+            guint n_deps = prod ? 1 : deps->len;
+            for (guint d = 0; d < n_deps; d++) {
+                guint32 dep = prod ? prod[r] : g_array_index(deps, guint32, d);
+                ms_schedule_add_dep(p->s, out[r], dep);
+                if (!fwd && p->cfg->imminent_flags) {
+                    flag_imminent(p, dep);
+                }
+            }
+            if (!back && sec->w1 && sec->w1[r] != NO_OP) {
+                ms_schedule_add_dep(p->s, out[r], sec->w1[r]);
+            }
+            if (!back && sec->w2 && sec->w2[r] != NO_OP) {
+                ms_schedule_add_dep(p->s, out[r], sec->w2[r]);
+            }
+        }
+    }
+}
+
+/* Compress chunk c's outgoing tokens on every rank, then launch its first all-to-all. */
+static void
+first_out(Plan *p, Section *sec, guint c)
+{
+    gint chunk = sec->ch.k > 1 ? (gint)c : -1;
+    if (compressing(p)) {
+        for (guint r = 0; r < p->n; r++) {
+            sec->c1[(gsize)c * p->n + r] =
+                codec(p, sec, r, FALSE, "compress", chunk, sec->ch.sent[(gsize)c * p->n + r]);
+        }
+    }
+    alltoall(p, sec, c, FALSE, compressing(p) ? sec->c1 + (gsize)c * p->n : NULL);
+}
+
+/* The expert op of body b (chunks lo..hi-1) on every rank. */
+static void
+expert(Plan *p, Section *sec, guint b, guint lo, guint hi)
+{
+    const MsModelSpec *s = p->spec;
+    guint k = sec->ch.k, E = s->experts, dtype = ms_dtype_bytes(s->dtype);
+    gboolean piped = hi - lo < k || k == 1;
+    double f = sec->phase == MS_PHASE_BACKWARD ? s->backward_factor : 1.0;
+    g_autofree guint64 *per = g_new(guint64, E);
+    g_autofree char *label =
+        plan_label((gint)sec->layer, sec->phase, "expert", k > 1 && piped ? (gint)b : -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        guint64 tokens = ms_traffic_chunk_received(p->traffic[sec->m], r, piped ? b : 0,
+                                                   piped ? k : 1, per);
+        double bytes = 0;
+        guint busy = 0;
+        for (guint e = 0; e < E; e++) {
+            if (per[e] > 0) {
+                double fl = 0;
+                guint64 by = 0;
+                ms_compute_expert_ffn_cost(per[e], s->d_model, s->d_ffn, s->gated, dtype, &fl,
+                                           &by);
+                bytes += (double)by;
+                busy++;
+            }
+        }
+        if (!compressing(p)) {
+            /* Without compression the expert reads what its chunks' all-to-alls delivered; with
+             * it, the decompressions just before it on the stream did. */
+            g_array_set_size(p->front[r], 0);
+            for (guint c = lo; c < hi; c++) {
+                g_array_append_val(p->front[r], sec->out1[(gsize)c * p->n + r]);
+            }
+        }
+        guint32 op = plan_compute(p, r, p->st_compute, MS_ROLE_EXPERT, sec->phase,
+                                  (gint)sec->layer, k > 1 && piped ? (gint)b : -1, label,
+                                  MS_COMPUTE_EXPERT, f * (double)tokens * ms_model_expert_flops(p->model),
+                                  f * bytes, tokens);
+        guint n_local = ms_placement_n_local(sec->pl, r);
+        guint32 m = (guint32)((tokens + MAX(busy, 1) - 1) / MAX(busy, 1));
+        ms_schedule_set_shape(p->s, op, m, (guint32)s->d_ffn, (guint32)s->d_model,
+                              s->gated ? 3 : 2, n_local);
+        p->expert_ops[r] = op;
+    }
+}
+
+/* Body b: decompress its chunks, run the expert, compress and send each chunk back. */
+static void
+body(Plan *p, Section *sec, guint b, guint lo, guint hi)
+{
+    guint k = sec->ch.k;
+    if (compressing(p)) {
+        for (guint c = lo; c < hi; c++) {
+            for (guint r = 0; r < p->n; r++) {
+                plan_front_set(p, r, sec->out1[(gsize)c * p->n + r]);
+                codec(p, sec, r, TRUE, "decompress", k > 1 ? (gint)c : -1,
+                      sec->ch.recv[(gsize)c * p->n + r]);
+            }
+        }
+    }
+    expert(p, sec, b, lo, hi);
+    g_autofree guint32 *ex = g_memdup2(p->expert_ops, sizeof(guint32) * p->n);
+    for (guint c = lo; c < hi; c++) {
+        if (compressing(p)) {
+            for (guint r = 0; r < p->n; r++) {
+                sec->c2[(gsize)c * p->n + r] = codec(p, sec, r, FALSE, "compress",
+                                                     k > 1 ? (gint)c : -1,
+                                                     sec->ch.recv[(gsize)c * p->n + r]);
+            }
+        }
+        alltoall(p, sec, c, TRUE, compressing(p) ? sec->c2 + (gsize)c * p->n : ex);
+    }
+}
+
+/* The section's final decompressions (or none), and the frontier it leaves. */
+static void
+finish(Plan *p, Section *sec)
+{
+    guint k = sec->ch.k;
+    for (guint r = 0; r < p->n; r++) {
+        g_array_set_size(p->front[r], 0);
+    }
+    g_autofree guint32 *d2 = g_new(guint32, (gsize)k * p->n);
+    for (guint c = 0; c < k; c++) {
+        for (guint r = 0; r < p->n; r++) {
+            guint32 a2 = sec->out2[(gsize)c * p->n + r];
+            if (!compressing(p)) {
+                d2[(gsize)c * p->n + r] = a2;
+                continue;
+            }
+            plan_front_set(p, r, a2);
+            d2[(gsize)c * p->n + r] = codec(p, sec, r, TRUE, "decompress", k > 1 ? (gint)c : -1,
+                                            sec->ch.sent[(gsize)c * p->n + r]);
+        }
+    }
+    for (guint r = 0; r < p->n; r++) {
+        g_array_set_size(p->front[r], 0);
+        for (guint c = 0; c < k; c++) {
+            g_array_append_val(p->front[r], d2[(gsize)c * p->n + r]);
+        }
+    }
+}
+
+static void
+section(Plan *p, Section *sec)
+{
+    guint k = sec->ch.k;
+    gboolean pipe = p->cfg->pipeline && k > 1;
+    gsize cells = (gsize)k * p->n;
+    sec->out1 = g_new(guint32, cells);
+    sec->out2 = g_new(guint32, cells);
+    sec->c1 = g_new(guint32, cells);
+    sec->c2 = g_new(guint32, cells);
+    sec->in = g_new(GArray *, p->n);
+    for (guint r = 0; r < p->n; r++) {
+        sec->in[r] = g_array_copy(p->front[r]);
+    }
+    gboolean all_first = !pipe || p->cfg->order == MS_PLAN_ORDER_OPTSCHE;
+    if (all_first) {
+        /* OptSche: every first compression (and so every first all-to-all) before any body. */
+        for (guint c = 0; c < k; c++) {
+            first_out(p, sec, c);
+        }
+    }
+    if (pipe) {
+        for (guint c = 0; c < k; c++) {
+            if (!all_first) {
+                first_out(p, sec, c);
+            }
+            body(p, sec, c, c, c + 1);
+        }
+    } else {
+        body(p, sec, 0, 0, k);
+    }
+    finish(p, sec);
+    for (guint r = 0; r < p->n; r++) {
+        g_array_unref(sec->in[r]);
+    }
+    g_free(sec->in);
+    g_free(sec->out1);
+    g_free(sec->out2);
+    g_free(sec->c1);
+    g_free(sec->c2);
+}
+
+/* --- gate and Lina's placement phases --- */
+
+static void
+gate(Plan *p, guint layer, MsPhase phase)
+{
+    double f = phase == MS_PHASE_BACKWARD ? p->spec->backward_factor : 1.0;
+    g_autofree char *label = plan_label((gint)layer, phase, "gate", -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        guint64 t = ms_routing_rank_tokens(p->routing, r);
+        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_GATE, phase, (gint)layer, -1, label,
+                                 MS_COMPUTE_ELEMENTWISE,
+                                 f * (double)t * ms_model_gate_flops(p->model),
+                                 f * ms_model_gate_bytes(p->model, t, p->top_k), t);
+        ms_schedule_set_shape(p->s, p->ids[r], (guint32)t, p->spec->experts,
+                              (guint32)p->spec->d_model, 1, 0);
+    }
+}
+
+/* Moves expert weights (an n x n byte matrix) on the weights stream; out gets each rank's op. */
+static void
+weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guint32 *deps,
+        guint32 *out)
+{
+    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, what, -1, -1);
+    ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, p->cfg->a2a_algo, 0,
+                             MS_ROLE_WEIGHTS, MS_PHASE_OTHER, (gint)layer, -1, label, out);
+    gint64 prio = plan_comm_priority(p, MS_ROLE_WEIGHTS, (gint)layer);
+    for (guint r = 0; r < p->n; r++) {
+        ms_schedule_set_priority(p->s, out[r], prio);
+        if (deps && deps[r] != NO_OP) {
+            ms_schedule_add_dep(p->s, out[r], deps[r]);
+        }
+    }
+}
+
+/* Phase 1: planned from the paths up to the previous MoE layer's gate, off the critical path. */
+static void
+phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
+{
+    g_autofree guint32 *dep = g_memdup2(p->gate, sizeof(guint32) * p->n);
+    if (lp->plan_bytes > 0) {
+        g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "plan", -1, -1);
+        for (guint r = 0; r < p->n; r++) {
+            guint32 op = plan_compute(p, r, p->st_planner, MS_ROLE_REPLAN, MS_PHASE_OTHER,
+                                      (gint)layer, -1, label, MS_COMPUTE_ELEMENTWISE, 0,
+                                      lp->plan_bytes, 0);
+            if (dep[r] != NO_OP) {
+                ms_schedule_add_dep(p->s, op, dep[r]);
+            }
+            dep[r] = op;
+        }
+    }
+    if (lp->moves_p1) {
+        weights(p, layer, lp->moves_p1, "weights.p1", dep, w1);
+    }
+}
+
+/* Phase 2: after the gate, check the real top experts; re-plan and move weights if needed. */
+static void
+phase2(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w2)
+{
+    if (!lp->replan) {
+        return;
+    }
+    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "replan", -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_REPLAN, MS_PHASE_OTHER, (gint)layer,
+                                 -1, label, MS_COMPUTE_ELEMENTWISE, 0, lp->replan_bytes, 0);
+    }
+    if (lp->moves_p2) {
+        weights(p, layer, lp->moves_p2, "weights.p2", p->ids, w2);
+    }
+}
+
+gboolean
+plan_moe_forward(Plan *p, guint layer)
+{
+    guint m = (guint)ms_model_moe_index(p->model, layer);
+    const MsLayerPlacement *lp = layer_placement(p, m);
+    g_autofree guint32 *w1 = NULL, *w2 = NULL;
+    if (lp) {
+        w1 = g_new(guint32, p->n);
+        w2 = g_new(guint32, p->n);
+        for (guint r = 0; r < p->n; r++) {
+            w1[r] = w2[r] = NO_OP;
+        }
+        phase1(p, layer, lp, w1);
+    }
+    gate(p, layer, MS_PHASE_FORWARD);
+    memcpy(p->gate, p->ids, sizeof(guint32) * p->n);
+    if (lp) {
+        phase2(p, layer, lp, w2);
+    }
+    Section sec = {.layer = layer, .m = m, .phase = MS_PHASE_FORWARD, .pl = placement_of(p, m),
+                   .w1 = w1, .w2 = w2};
+    chunks_init(p, m, &sec.ch);
+    section(p, &sec);
+    chunks_clear(&sec.ch, ms_placement_n_groups(sec.pl));
+    return TRUE;
+}
+
+gboolean
+plan_moe_backward(Plan *p, guint layer)
+{
+    guint m = (guint)ms_model_moe_index(p->model, layer);
+    Section sec = {.layer = layer, .m = m, .phase = MS_PHASE_BACKWARD, .pl = placement_of(p, m)};
+    chunks_init(p, m, &sec.ch);
+    section(p, &sec);
+    chunks_clear(&sec.ch, ms_placement_n_groups(sec.pl));
+    /* Expert gradients, among the replicas of each expert (the other expert-parallel groups). */
+    if (p->n / p->ep > 1) {
+        guint64 bytes = (guint64)ms_placement_n_local(p->base, 0) *
+                        ms_model_expert_params(p->model) * ms_dtype_bytes(p->spec->dtype);
+        if (!plan_bucket_add(p, &p->expert, TRUE, (gint)layer, bytes, p->expert_ops)) {
+            return FALSE;
+        }
+    }
+    gate(p, layer, MS_PHASE_BACKWARD);
+    return plan_bucket_add(p, &p->dense, FALSE, (gint)layer,
+                           ms_model_gate_params(p->model) * ms_dtype_bytes(p->spec->dtype),
+                           p->ids);
+}

@@ -1,0 +1,55 @@
+/* schemoe: the static part of ScheMoE: r chunks, OptSche order, compression tasks and the
+ * Pipe-A2A algorithm. The order itself is built by the plan builder (MS_PLAN_ORDER_OPTSCHE);
+ * here the parameters become that configuration. */
+#include "schemoe.h"
+
+#include <string.h>
+
+#include "sim/net/collective.h"
+
+static const MsParamSpec params[] = {
+    {"r", MS_PARAM_UINT, "2", 1, 64, NULL,
+     "chunks of the MoE layer pipelined against each other (ScheMoE's r)"},
+    {"compress", MS_PARAM_DOUBLE, "1", 0.001, 1, NULL,
+     "compressed size over original size of the all-to-all data (1 = no compression tasks)"},
+    {"compress_cost", MS_PARAM_TIME, "0s", 0, 1e-6, NULL,
+     "time per input byte of one (de)compression; 0s = memory-bound: read and write once"},
+    {"pipe", MS_PARAM_BOOL, "false", 0, 0, NULL,
+     "Pipe-A2A: intra-node and inter-node transfers as two concurrent streams"},
+    {NULL},
+};
+
+static gboolean
+configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg, GError **error)
+{
+    if (ms_policy_get_bool(policy, "pipe")) {
+        if (ms_policy_given(policy, "a2a") && strcmp(ms_policy_get_choice(policy, "a2a"), "pipe")) {
+            g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE,
+                        "policy schemoe: pipe=true conflicts with a2a=%s",
+                        ms_policy_get_choice(policy, "a2a"));
+            return FALSE;
+        }
+        cfg->a2a_algo = MS_COLL_ALGO_PIPE;
+    }
+    double ratio = ms_policy_get_double(policy, "compress");
+    if (ratio == 1.0 && ms_policy_given(policy, "compress_cost")) {
+        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE,
+                    "policy schemoe: compress_cost needs compress below 1 (no compression tasks "
+                    "run at compress=1)");
+        return FALSE;
+    }
+    cfg->split_allreduce = TRUE;
+    cfg->a2a_chunks = (guint)ms_policy_get_uint(policy, "r");
+    cfg->pipeline = TRUE;
+    cfg->order = MS_PLAN_ORDER_OPTSCHE;
+    cfg->compress_ratio = ratio;
+    cfg->compress_cost_s = ms_policy_get_seconds(policy, "compress_cost");
+    return TRUE;
+}
+
+const MsPolicyClass ms_schemoe_policy = {
+    .name = "schemoe",
+    .summary = "r pipelined chunks in OptSche order; optional compression and Pipe-A2A",
+    .params = params,
+    .configure = configure,
+};

@@ -1,0 +1,281 @@
+/* Tests of lina_infer: the path-based popularity estimate on hand-made token paths (closed
+ * form, with its back-offs), the replicate-and-pack placement (first-fit decreasing, at most
+ * max_pack per GPU), weight movements, the two phases as plan configuration, and every error. */
+#include "plan_fixture.h"
+#include "sim/policy/lina_infer.h"
+
+/* Token paths of a batch: ranks x per_rank tokens, each `layers` expert ids (top-1). */
+static MsRouting *
+paths_routing(guint64 iteration, guint experts, guint layers, guint ranks, guint per_rank,
+              const guint32 *paths)
+{
+    MsTraceHeader h;
+    ms_trace_header_init(&h);
+    h.experts = experts;
+    h.layers = layers;
+    h.ranks = ranks;
+    h.top_k = 1;
+    GError *error = NULL;
+    MsRouting *r = ms_routing_new(&h, iteration, &error);
+    g_assert_no_error(error);
+    for (guint k = 0; k < ranks * per_rank; k++) {
+        ms_routing_add_token(r, k, k / per_rank, paths + (gsize)k * layers, &error);
+        g_assert_no_error(error);
+    }
+    ms_routing_seal(r, &error);
+    g_assert_no_error(error);
+    return r;
+}
+
+/* Profile batch: after expert 0 at layer 0 tokens go to expert 2, after expert 1 to expert 3;
+ * at layer 2, path (0, 2) goes to 1 and path (1, 3) to 0. */
+static const guint32 learned[] = {
+    0, 2, 1, /**/ 0, 2, 1, /**/ 1, 3, 0, /**/ 1, 3, 0,
+};
+
+static void
+test_estimate(void)
+{
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
+    g_autoptr(MsRouting) a = paths_routing(0, 4, 3, 2, 2, learned);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_path_profile_add(prof, a, &error));
+    CU_ASSERT_EQUAL(ms_path_profile_n_batches(prof), 1);
+    /* The batch: three tokens chose expert 0 at layer 0 and one chose 1; at layer 1 one token
+     * took an unseen expert 1 (so layer 2 backs off to its one-layer path (1), also unseen:
+     * the layer's popularity, half 1 and half 0). */
+    static const guint32 batch_paths[] = {
+        0, 2, 1, /**/ 0, 2, 1, /**/ 0, 1, 3, /**/ 1, 3, 0,
+    };
+    g_autoptr(MsRouting) b = paths_routing(1, 4, 3, 2, 2, batch_paths);
+    double load[4];
+    ms_path_profile_estimate(prof, b, 1, 3, load);
+    CU_ASSERT_EQUAL(load[0], 0);
+    CU_ASSERT_EQUAL(load[1], 0);
+    CU_ASSERT_EQUAL(load[2], 3);
+    CU_ASSERT_EQUAL(load[3], 1);
+    ms_path_profile_estimate(prof, b, 2, 3, load);
+    CU_ASSERT_EQUAL(load[0], 1 + 0.5);
+    CU_ASSERT_EQUAL(load[1], 2 + 0.5);
+    CU_ASSERT_EQUAL(load[2], 0);
+    CU_ASSERT_EQUAL(load[3], 0);
+    /* Depth 1 at layer 2 uses the layer-1 expert alone: (2) -> 1, (1) unseen, (3) -> 0. */
+    ms_path_profile_estimate(prof, b, 2, 1, load);
+    CU_ASSERT_EQUAL(load[1], 2 + 0.5);
+    /* Layer 0 has no path: the layer's popularity (expert 0 half, expert 1 half). */
+    ms_path_profile_estimate(prof, b, 0, 3, load);
+    CU_ASSERT_EQUAL(load[0], 2);
+    CU_ASSERT_EQUAL(load[1], 2);
+    /* Without statistics: uniform. */
+    ms_path_profile_estimate(NULL, b, 2, 3, load);
+    for (guint e = 0; e < 4; e++) {
+        CU_ASSERT_EQUAL(load[e], 1);
+    }
+}
+
+static void
+test_profile_errors(void)
+{
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
+    GError *error = NULL;
+    g_autoptr(MsRouting) wrong = paths_routing(0, 4, 2, 2, 2, learned);
+    CU_ASSERT_FALSE(ms_path_profile_add(prof, wrong, &error));
+    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "batch 0 has 4 experts and 2 MoE layers, the path statistics 4 and 3");
+    g_autoptr(MsRouting) counts = paths_routing(7, 4, 3, 2, 2, learned);
+    ms_routing_drop_paths(counts);
+    CU_ASSERT_FALSE(ms_path_profile_add(prof, counts, &error));
+    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "batch 7 has count records only");
+}
+
+static void
+expect_on(const MsPlacement *p, guint expert, const guint *ranks, guint n)
+{
+    guint got = 0;
+    const guint *r = ms_placement_replicas(p, 0, expert, &got);
+    CU_ASSERT_EQUAL_FATAL(got, n);
+    for (guint k = 0; k < n; k++) {
+        CU_ASSERT_EQUAL(r[k], ranks[k]);
+    }
+}
+
+static void
+test_place(void)
+{
+    /* total 16 over 4 GPUs: tau 4. Expert 0 (8) is popular: 2 GPUs. The rest packed first-fit
+     * decreasing into capacity 4: {1} (4) and {2, 3, 4, 5} (4). Home (static): experts 0, 1 on
+     * GPU 0, 2 on 1, 3 and 4 on 2, 5 on 3: expert 0 keeps GPU 0 and takes 1; {1} gets 2;
+     * {2..5} gets 3, the home of 5. */
+    static const double load[] = {8, 4, 1, 1, 1, 1};
+    g_autoptr(MsPlacement) home = ms_placement_new_static(4, 6);
+    g_autoptr(MsPlacement) p = ms_lina_place(load, 6, 4, 4, home);
+    expect_on(p, 0, (const guint[]){0, 1}, 2);
+    expect_on(p, 1, (const guint[]){2}, 1);
+    for (guint e = 2; e < 6; e++) {
+        expect_on(p, e, (const guint[]){3}, 1);
+    }
+    /* At most 2 per GPU: {1}, {2, 3}, {4, 5} need 3 GPUs, so expert 0 drops to one. */
+    g_autoptr(MsPlacement) two = ms_lina_place(load, 6, 4, 2, home);
+    expect_on(two, 0, (const guint[]){0}, 1);
+    CU_ASSERT_EQUAL(ms_placement_n_local(two, 1) + ms_placement_n_local(two, 2) +
+                        ms_placement_n_local(two, 3),
+                    5);
+    CU_ASSERT_TRUE(ms_placement_complete(two));
+    /* 10 of 12 over 8 GPUs (tau 1.5): expert 0 would take ceil(10 / 1.5) = 7 GPUs, but the
+     * others need two bins ({1, 0} and {1}), so it keeps 6. */
+    static const double hot[] = {10, 1, 1, 0};
+    g_autoptr(MsPlacement) home4 = ms_placement_new_static(8, 4);
+    g_autoptr(MsPlacement) h = ms_lina_place(hot, 4, 8, 4, home4);
+    guint n = 0;
+    ms_placement_replicas(h, 0, 0, &n);
+    CU_ASSERT_EQUAL(n, 6);
+    CU_ASSERT_TRUE(ms_placement_complete(h));
+    /* Uniform loads of 8 experts on 16 GPUs: every expert popular, two GPUs each. */
+    static const double flat[] = {1, 1, 1, 1, 1, 1, 1, 1};
+    g_autoptr(MsPlacement) home8 = ms_placement_new_static(16, 8);
+    g_autoptr(MsPlacement) f = ms_lina_place(flat, 8, 16, 4, home8);
+    for (guint e = 0; e < 8; e++) {
+        ms_placement_replicas(f, 0, e, &n);
+        CU_ASSERT_EQUAL(n, 2);
+    }
+    /* More cold experts than GPUs x max_pack: 12 equal experts on 2 GPUs pack 6 each. */
+    static const double many[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    g_autoptr(MsPlacement) home12 = ms_placement_new_static(2, 12);
+    g_autoptr(MsPlacement) m = ms_lina_place(many, 12, 2, 4, home12);
+    CU_ASSERT_EQUAL(ms_placement_n_local(m, 0), 6);
+    CU_ASSERT_EQUAL(ms_placement_n_local(m, 1), 6);
+    /* Nothing routed: home's layout. */
+    static const double none[6] = {0};
+    g_autoptr(MsPlacement) z = ms_lina_place(none, 6, 4, 4, home);
+    CU_ASSERT_TRUE(ms_placement_equal(z, home));
+}
+
+static void
+test_moves(void)
+{
+    static const double load[] = {8, 4, 1, 1, 1, 1};
+    g_autoptr(MsPlacement) home = ms_placement_new_static(4, 6);
+    g_autoptr(MsPlacement) p = ms_lina_place(load, 6, 4, 4, home);
+    guint64 total = 0;
+    g_autofree guint64 *m = ms_lina_moves(p, home, NULL, 100, &total);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    /* Expert 0 to GPU 1 and expert 1 to GPU 2 from GPU 0; experts 2, 3, 4 to GPU 3 from their
+     * homes 1, 2, 2. */
+    CU_ASSERT_EQUAL(total, 500);
+    CU_ASSERT_EQUAL(m[0 * 4 + 1], 100);
+    CU_ASSERT_EQUAL(m[0 * 4 + 2], 100);
+    CU_ASSERT_EQUAL(m[1 * 4 + 3], 100);
+    CU_ASSERT_EQUAL(m[2 * 4 + 3], 200);
+    /* What phase 1 brought need not move again. */
+    CU_ASSERT_PTR_NULL(ms_lina_moves(p, home, p, 100, &total));
+    CU_ASSERT_EQUAL(total, 0);
+    /* Popular: above total / GPUs. {8, 4, ...} over 4 GPUs: expert 0 only (4 is not above 4). */
+    static const double other[] = {4, 8, 1, 1, 1, 1};
+    static const double scaled[] = {80, 40, 10, 10, 10, 10};
+    CU_ASSERT_FALSE(ms_lina_same_popular(load, other, 6, 4));
+    CU_ASSERT_TRUE(ms_lina_same_popular(load, scaled, 6, 4));
+    /* Over 8 GPUs (tau 2) experts 0 and 1 are popular; {8, 4, 3, 1, 0, 0} adds expert 2. */
+    static const double third[] = {8, 4, 3, 1, 0, 0};
+    CU_ASSERT_TRUE(ms_lina_same_popular(load, scaled, 6, 8));
+    CU_ASSERT_FALSE(ms_lina_same_popular(load, third, 6, 8));
+}
+
+/* 4 GPUs, 4 experts, 2 MoE layers, top-1; 8 tokens per GPU. */
+static const char model_text[] = "[model]\nformat = 1\nname = li\nlayers = 2\nd_model = 64\n"
+                                 "d_ffn = 128\nexperts = 4\ntop_k = 2\ntop_k_infer = 1\n"
+                                 "heads = 4\nseq_len = 8\ntokens_per_gpu = 8\n";
+
+/* Token k: layer 0 expert k % 2 (even tokens 0, odd 1), layer 1 expert `hot` for 6 of every 8
+ * tokens that chose 0, and 3 otherwise. */
+static MsRouting *
+infer_batch(guint64 iteration, guint32 hot)
+{
+    guint32 paths[32 * 2];
+    for (guint k = 0; k < 32; k++) {
+        paths[2 * k] = k % 2;
+        paths[2 * k + 1] = k % 2 == 0 && k % 8 != 6 ? hot : 3;
+    }
+    return paths_routing(iteration, 4, 2, 4, 8, paths);
+}
+
+static MsSchedule *
+plan_infer(const char *spec, const MsRouting *batch, const MsPathProfile *prof, GError **error)
+{
+    g_autoptr(MsModel) m = fx_model(model_text);
+    static const char four[] =
+        "[topology]\nformat = 1\nname = four\n[gpu]\nmodel = G\npeak = 100TFLOPS\nhbm = 1TBps\n"
+        "memory = 16GiB\nlaunch_overhead = 4us\n[preset]\nnodes = 2\ngpus_per_node = 2\n"
+        "intra = nvswitch\nintra_bandwidth = 100GBps\nintra_latency = 1us\nnics = per_gpu\n"
+        "nic_bandwidth = 100Gbps\nnic_latency = 1us\nfabric = switch\nfabric_latency = 1us\n";
+    g_autoptr(MsTopology) t4 = ms_topology_load_data(four, strlen(four), "four", NULL);
+    g_assert(t4 != NULL);
+    g_autoptr(MsPolicy) p = ms_policy_parse(spec, error);
+    MsPolicyInput in = {m, batch, t4, MS_PLAN_INFER, prof};
+    return p ? ms_policy_plan(p, &in, error) : NULL;
+}
+
+static void
+test_phases(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 2);
+    g_autoptr(MsRouting) past = infer_batch(0, 2);
+    CU_ASSERT_TRUE(ms_path_profile_add(prof, past, &error));
+    /* Same routing as learned: the estimate is exact at layer 1, no re-plan there. */
+    g_autoptr(MsRouting) same = infer_batch(1, 2);
+    g_autoptr(MsSchedule) s = plan_infer("lina", same, prof, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.placement"), "dynamic");
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.replans"), "0");
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.estimate_error"), "0.0000");
+    /* Expert 2 takes 12 of 32 tokens at layer 1 (tau 8): two GPUs, so weights move. */
+    CU_ASSERT_TRUE(g_ascii_strtoull(ms_schedule_get_meta(s, "lina.weight_bytes"), NULL, 10) > 0);
+    for (guint r = 0; r < 4; r++) {
+        /* Per MoE layer: phase 1 planning (planner stream) and phase 2 check. */
+        CU_ASSERT_EQUAL(fx_count_ops(s, r, 1, MS_ROLE_REPLAN, MS_PHASE_OTHER), 2);
+    }
+    /* The hot expert changed (2 -> 1): phase 2 re-plans layer 1 and moves weights again. */
+    g_autoptr(MsRouting) shifted = infer_batch(2, 1);
+    g_autoptr(MsSchedule) s2 = plan_infer("lina", shifted, prof, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s2);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s2, "lina.replans"), "1");
+    g_autoptr(GArray) w = fx_colls(s2, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, 1);
+    CU_ASSERT_EQUAL(w->len, 2);
+    /* Weights already on every GPU: nothing moves. */
+    g_autoptr(MsSchedule) r = plan_infer("lina:weights=resident", shifted, prof, &error);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(r, "lina.weight_bytes"), "0");
+    g_autoptr(GArray) none = fx_colls(r, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, -2);
+    CU_ASSERT_EQUAL(none->len, 0);
+    /* Static placement: no placement ops. */
+    g_autoptr(MsSchedule) st = plan_infer("lina:placement=static", shifted, prof, &error);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(st, "lina.placement"), "static");
+    CU_ASSERT_EQUAL(fx_count_ops(st, 0, 1, MS_ROLE_REPLAN, MS_PHASE_OTHER), 0);
+    /* The dynamic schedules run to the end under the dispatcher. */
+    FxRun run;
+    CU_ASSERT_TRUE(fx_execute(s2, &run));
+    fx_run_clear(&run);
+    /* A count-level batch cannot be estimated from paths. */
+    g_autoptr(MsRouting) counts = infer_batch(3, 2);
+    ms_routing_drop_paths(counts);
+    CU_ASSERT_PTR_NULL(plan_infer("lina", counts, prof, &error));
+    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "policy lina: batch 3 has count records only, but Lina's inference estimate "
+                    "follows token paths");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"path estimate and its back-offs", test_estimate},
+        {"path statistics errors", test_profile_errors},
+        {"replicate popular, pack the rest first-fit decreasing", test_place},
+        {"weight movements", test_moves},
+        {"two phases as plan configuration", test_phases},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"lina_infer", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

@@ -1,0 +1,334 @@
+/* Tests of model: the shipped models and their published figures, the cost formulas in closed
+ * form, the MoE layer rules, capacity and ep resolution, every error path, and `moesim model`. */
+#include "ms_test.h"
+#include "sim/ini.h"
+#include "sim/moe/model.h"
+
+static const char base[] = "[model]\n"              /* 1 */
+                           "format = 1\n"           /* 2 */
+                           "name = tiny\n"          /* 3 */
+                           "layers = 4\n"           /* 4 */
+                           "d_model = 64\n"         /* 5 */
+                           "d_ffn = 256\n"          /* 6 */
+                           "experts = 8\n"          /* 7 */
+                           "top_k = 2\n"            /* 8 */
+                           "heads = 4\n"            /* 9 */
+                           "seq_len = 128\n"        /* 10 */
+                           "tokens_per_gpu = 512\n" /* 11 */
+                           "moe_every = 2\n";       /* 12 */
+
+static MsModel *
+load_text(const char *text, GError **error)
+{
+    return ms_model_load_data(text, strlen(text), "m.ini", error);
+}
+
+/* base with one line replaced (old must occur) or, with old NULL, a line appended. */
+static char *
+variant(const char *old, const char *new_text)
+{
+    if (old == NULL) {
+        return g_strconcat(base, new_text, "\n", NULL);
+    }
+    const char *at = strstr(base, old);
+    g_assert(at != NULL);
+    return g_strdup_printf("%.*s%s%s", (int)(at - base), base, new_text, at + strlen(old));
+}
+
+static void
+test_shipped(void)
+{
+    g_auto(GStrv) names = ms_model_list_shipped();
+    CU_ASSERT_EQUAL(g_strv_length(names), 19);
+    static const char *const want[] = {"mixtral-8x7b",           "switch-base-8",
+                                       "lina-transformer-xl-2e", "lina-gpt2-16e",
+                                       "lina-bert2gpt2-4e",      "schemoe-ct-moe-20",
+                                       "schemoe-ablation-layer"};
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        CU_ASSERT_TRUE(g_strv_contains((const char *const *)names, want[i]));
+    }
+    for (guint i = 0; names[i]; i++) {
+        GError *error = NULL;
+        g_autoptr(MsModel) m = ms_model_load(names[i], &error);
+        CU_ASSERT_PTR_NOT_NULL(m);
+        if (m == NULL) {
+            fprintf(stderr, "\n  %s: %s\n", names[i], error->message);
+            g_clear_error(&error);
+            continue;
+        }
+        CU_ASSERT_STRING_EQUAL(ms_model_spec(m)->name, names[i]);
+    }
+}
+
+static void
+test_published_figures(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsModel) mix = ms_model_load("mixtral-8x7b", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mix);
+    const MsModelSpec *s = ms_model_spec(mix);
+    CU_ASSERT_EQUAL(s->layers, 32);
+    CU_ASSERT_EQUAL(s->n_moe, 32);
+    CU_ASSERT_EQUAL(s->d_model, 4096);
+    CU_ASSERT_EQUAL(s->d_ffn, 14336);
+    CU_ASSERT_EQUAL(s->experts, 8);
+    CU_ASSERT_EQUAL(s->top_k, 2);
+    CU_ASSERT_TRUE(s->gated);
+    /* Mixtral 8x7B has 46.7 B parameters; the shipped file ties the head to the embedding
+     * (one 131 M matrix less), so 46.57 B: within 0.5%. */
+    guint64 total = s->layers * (ms_model_attention_params(mix) + ms_model_gate_params(mix) +
+                                 s->experts * ms_model_expert_params(mix)) +
+                    ms_model_head_params(mix);
+    MS_ASSERT_REL((double)total, 46.7e9, 0.005);
+
+    g_autoptr(MsModel) sw = ms_model_load("switch-base-8", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+    CU_ASSERT_EQUAL(ms_model_spec(sw)->layers, 12);
+    CU_ASSERT_EQUAL(ms_model_spec(sw)->n_moe, 6);
+    CU_ASSERT_EQUAL(ms_model_spec(sw)->top_k, 1);
+    for (guint l = 0; l < 12; l++) {
+        CU_ASSERT_EQUAL(ms_model_is_moe(sw, l), l % 2 == 1);
+    }
+    g_autoptr(MsModel) lina = ms_model_load("lina-transformer-xl-8e", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lina);
+    CU_ASSERT_EQUAL(ms_model_spec(lina)->layers, 24);
+    CU_ASSERT_EQUAL(ms_model_spec(lina)->experts, 8);
+    CU_ASSERT_EQUAL(ms_model_spec(lina)->top_k, 2);
+    CU_ASSERT_EQUAL(ms_model_spec(lina)->top_k_infer, 1);
+    g_autoptr(MsModel) abl = ms_model_load("schemoe-ablation-layer", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(abl);
+    CU_ASSERT_EQUAL(ms_model_spec(abl)->d_model, 8192);
+    CU_ASSERT_EQUAL(ms_model_spec(abl)->d_ffn, 8192);
+    CU_ASSERT_EQUAL(ms_model_spec(abl)->tokens_per_gpu, 8 * 2048);
+    CU_ASSERT_EQUAL(ms_model_spec(abl)->capacity_factor, 1.2);
+    CU_ASSERT_EQUAL(ms_model_spec(abl)->experts, 32);
+}
+
+static void
+test_formulas(void)
+{
+    GError *error = NULL;
+    g_autofree char *text = variant(NULL, "kv_heads = 2\ngated = true\nvocab = 1000\ndtype = fp32");
+    g_autoptr(MsModel) m = load_text(text, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    /* head_dim 16, kv_dim 32: Q, O 64x64; K, V 64x32. */
+    CU_ASSERT_EQUAL(ms_model_attention_params(m), 64 * 64 * 2 + 64 * 32 * 2);
+    CU_ASSERT_EQUAL(ms_model_expert_params(m), 3 * 64 * 256);
+    CU_ASSERT_EQUAL(ms_model_dense_ffn_params(m), 3 * 64 * 256);
+    CU_ASSERT_EQUAL(ms_model_gate_params(m), 64 * 8);
+    CU_ASSERT_EQUAL(ms_model_head_params(m), 1000 * 64);
+    CU_ASSERT_EQUAL(ms_model_attention_flops(m), 2.0 * 12288 + 4.0 * 128 * 64);
+    CU_ASSERT_EQUAL(ms_model_expert_flops(m), 2.0 * 3 * 64 * 256);
+    CU_ASSERT_EQUAL(ms_model_gate_flops(m), 2.0 * 64 * 8);
+    CU_ASSERT_EQUAL(ms_model_head_flops(m), 2.0 * 64000);
+    CU_ASSERT_EQUAL(ms_model_token_bytes(m), 64 * 4);
+    /* 10 tokens: weights + 2 x 10 x (4 x 64 + 2 x 32) elements, 4 bytes each. */
+    CU_ASSERT_EQUAL(ms_model_attention_bytes(m, 10), 4.0 * (12288 + 20.0 * 320));
+    CU_ASSERT_EQUAL(ms_model_gate_bytes(m, 10, 2), 4.0 * (512 + 640 + 80 + 2560));
+    CU_ASSERT_EQUAL(ms_model_head_bytes(m, 10), 4.0 * (64000 + 10.0 * (64 + 2000)));
+    const MsModelSpec *s = ms_model_spec(m);
+    CU_ASSERT_EQUAL(s->backward_factor, 2.0);
+    CU_ASSERT_EQUAL(s->grad_bucket, 25u << 20);
+    CU_ASSERT_EQUAL(s->top_k_infer, 2);
+    CU_ASSERT_EQUAL(s->tokens_per_gpu_infer, 512);
+    CU_ASSERT_EQUAL(s->dtype, MS_DTYPE_FP32);
+
+    g_autofree char *over = variant(NULL, "attention_flops = 1e6\ndense_flops = 5e5");
+    g_autoptr(MsModel) o = load_text(over, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+    CU_ASSERT_EQUAL(ms_model_attention_flops(o), 1e6);
+    CU_ASSERT_EQUAL(ms_model_dense_ffn_flops(o), 5e5);
+    CU_ASSERT_STRING_EQUAL(ms_dtype_name(MS_DTYPE_BF16), "bf16");
+    CU_ASSERT_EQUAL(ms_dtype_bytes(MS_DTYPE_FP16), 2);
+}
+
+static void
+test_moe_layers(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsModel) every = load_text(base, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(every);
+    CU_ASSERT_EQUAL(ms_model_spec(every)->n_moe, 2);
+    CU_ASSERT_EQUAL(ms_model_moe_layer(every, 1), 2);
+    CU_ASSERT_EQUAL(ms_model_moe_index(every, 2), 1);
+    CU_ASSERT_EQUAL(ms_model_moe_index(every, 1), -1);
+
+    g_autofree char *t = variant("moe_every = 2\n", "moe_layers = 1, 3\n");
+    g_autoptr(MsModel) list = load_text(t, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(list);
+    CU_ASSERT_FALSE(ms_model_is_moe(list, 0));
+    CU_ASSERT_TRUE(ms_model_is_moe(list, 3));
+    CU_ASSERT_EQUAL(ms_model_moe_layer(list, 0), 1);
+
+    g_autofree char *f = variant("moe_every = 2\n", "moe_first = 3\n");
+    g_autoptr(MsModel) first = load_text(f, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    CU_ASSERT_EQUAL(ms_model_spec(first)->n_moe, 1);
+    CU_ASSERT_EQUAL(ms_model_moe_layer(first, 0), 3);
+}
+
+static void
+test_capacity_and_ep(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsModel) dropless = load_text(base, &error);
+    CU_ASSERT_EQUAL(ms_model_capacity(dropless, 512, 2), 0);
+    g_autofree char *t = variant(NULL, "capacity_factor = 1.25");
+    g_autoptr(MsModel) m = load_text(t, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    /* 2 x floor(1.25 x ceil(500 / 8)) = 2 x floor(78.75) = 156 */
+    CU_ASSERT_EQUAL(ms_model_capacity(m, 500, 2), 156);
+    CU_ASSERT_EQUAL(ms_model_capacity(m, 1, 1), 1);
+    CU_ASSERT_EQUAL(ms_model_capacity(m, 0, 1), 1);
+
+    guint ep = 0;
+    CU_ASSERT_TRUE(ms_model_resolve_ep(m, 8, &ep, &error));
+    CU_ASSERT_EQUAL(ep, 8);
+    CU_ASSERT_TRUE(ms_model_resolve_ep(m, 4, &ep, &error));
+    CU_ASSERT_EQUAL(ep, 4);
+    CU_ASSERT_TRUE(ms_model_resolve_ep(m, 16, &ep, &error));
+    CU_ASSERT_EQUAL(ep, 8);
+    CU_ASSERT_TRUE(ms_model_resolve_ep(m, 12, &ep, &error));
+    CU_ASSERT_EQUAL(ep, 4);
+    g_autofree char *e = variant(NULL, "ep = 4");
+    g_autoptr(MsModel) fixed = load_text(e, &error);
+    CU_ASSERT_TRUE(ms_model_resolve_ep(fixed, 16, &ep, &error));
+    CU_ASSERT_EQUAL(ep, 4);
+    CU_ASSERT_FALSE(ms_model_resolve_ep(fixed, 6, &ep, &error));
+    MS_ASSERT_ERROR(error, MS_MODEL_ERROR, MS_MODEL_ERROR_INVALID,
+                    "m.ini:13: [model] ep: expert-parallel degree 4 must divide both the 6 GPUs "
+                    "and the 8 experts");
+}
+
+static void
+test_errors(void)
+{
+    static const struct {
+        const char *old, *new_text; /* old NULL: append */
+        int code;
+        const char *needle;
+    } cases[] = {
+        {"format = 1", "format = 2", MS_INI_ERROR_VALUE, "m.ini:2: [model] format: format 2"},
+        {"name = tiny", "name = ", MS_INI_ERROR_VALUE, "m.ini:3: [model] name: empty name"},
+        {"layers = 4", "layers = 0", MS_INI_ERROR_VALUE, "m.ini:4: [model] layers: 0 out of"},
+        {"layers = 4", "layers = 5000", MS_INI_ERROR_VALUE, "m.ini:4: [model] layers: 5000"},
+        {"d_model = 64", "d_model = 64x", MS_INI_ERROR_VALUE, "m.ini:5: [model] d_model:"},
+        {"d_ffn = 256\n", "", MS_INI_ERROR_MISSING, "[model] d_ffn:"},
+        {"top_k = 2", "top_k = 9", MS_INI_ERROR_VALUE, "m.ini:8: [model] top_k: 9 out of"},
+        {"heads = 4", "heads = 5", MS_INI_ERROR_VALUE,
+         "m.ini:9: [model] heads: 5 heads do not divide d_model 64"},
+        {NULL, "kv_heads = 3", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] kv_heads: 3 kv_heads do not divide 4 heads"},
+        {NULL, "dtype = int8", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] dtype: unknown dtype 'int8' (expected fp32, fp16 or bf16)"},
+        {NULL, "grad_bucket = 0B", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] grad_bucket: a gradient bucket of 0 bytes"},
+        {NULL, "grad_bucket = 25", MS_INI_ERROR_VALUE, "m.ini:13: [model] grad_bucket:"},
+        {NULL, "capacity_factor = -1", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] capacity_factor: -1 out of range"},
+        {NULL, "experts_count = 3", MS_INI_ERROR_UNKNOWN_KEY, "m.ini:13: [model] experts_count"},
+        {NULL, "[extra]", MS_INI_ERROR_UNKNOWN_KEY, "m.ini:13: [extra]: unknown group"},
+        {NULL, "moe_layers = 1", MS_INI_ERROR_VALUE,
+         "m.ini:12: [model] moe_every: give either moe_layers or moe_every/moe_first"},
+        {"moe_every = 2", "moe_layers = 1, 7", MS_INI_ERROR_VALUE,
+         "m.ini:12: [model] moe_layers: item 2:"},
+        {"moe_every = 2", "moe_layers = 2, 1", MS_INI_ERROR_VALUE,
+         "m.ini:12: [model] moe_layers: item 2: layer 1 does not follow 2"},
+        {"moe_every = 2", "moe_layers = 1,,2", MS_INI_ERROR_VALUE,
+         "m.ini:12: [model] moe_layers: item 2:"},
+        {"moe_every = 2", "moe_first = 4", MS_INI_ERROR_VALUE,
+         "m.ini:12: [model] moe_first: 4 out of range"},
+        {NULL, "backward_factor = 0", MS_INI_ERROR_VALUE, "m.ini:13: [model] backward_factor"},
+        {NULL, "vocab = -3", MS_INI_ERROR_VALUE, "m.ini:13: [model] vocab"},
+        {NULL, "tokens_per_gpu_infer = 0", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] tokens_per_gpu_infer: 0 out of range"},
+        {NULL, "attention_flops = nan", MS_INI_ERROR_VALUE, "m.ini:13: [model] attention_flops"},
+        {"[model]", "[modell]", MS_INI_ERROR_MISSING, "m.ini: no [model] group"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *error = NULL;
+        g_autofree char *text = variant(cases[i].old, cases[i].new_text);
+        g_autoptr(MsModel) m = load_text(text, &error);
+        CU_ASSERT_PTR_NULL(m);
+        if (error && strstr(error->message, cases[i].needle) == NULL) {
+            fprintf(stderr, "\n  case %u: '%s'\n", i, error->message);
+        }
+        MS_ASSERT_ERROR(error, MS_INI_ERROR, cases[i].code, cases[i].needle);
+    }
+}
+
+static void
+test_load_by_name(void)
+{
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_model_load("mixtral-8x8b", &error));
+    MS_ASSERT_ERROR(error, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN,
+                    "unknown model 'mixtral-8x8b': no such file, and no shipped model has that "
+                    "name (shipped: lina-bert2gpt2-16e,");
+    CU_ASSERT_PTR_NULL(ms_model_load("nowhere/m.ini", &error));
+    MS_ASSERT_ERROR(error, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN, "nowhere/m.ini: no such");
+    CU_ASSERT_PTR_NULL(ms_model_shipped_data("../models/x"));
+    g_autofree char *path = ms_test_write_tmp("tiny.ini", base);
+    g_autoptr(MsModel) m = ms_model_load(path, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_STRING_EQUAL(ms_model_source(m), path);
+    CU_ASSERT_STRING_EQUAL(ms_model_spec(m)->description, "");
+}
+
+static void
+expect_run(const char *const *args, int code, const char *out_needle, const char *err_needle)
+{
+    char *out = NULL, *err = NULL;
+    int rc = ms_test_run_moesim(args, &out, &err);
+    CU_ASSERT_EQUAL(rc, code);
+    if (out_needle && strstr(out, out_needle) == NULL) {
+        fprintf(stderr, "\n  stdout lacks '%s':\n%s", out_needle, out);
+        CU_FAIL("stdout");
+    }
+    if (err_needle && strstr(err, err_needle) == NULL) {
+        fprintf(stderr, "\n  stderr lacks '%s':\n%s", err_needle, err);
+        CU_FAIL("stderr");
+    }
+    g_free(out);
+    g_free(err);
+}
+
+static void
+test_cli(void)
+{
+    const char *list[] = {"model", "list", NULL};
+    expect_run(list, 0, "switch-base-8                  12    6       8   1/1", NULL);
+    const char *show[] = {"model", "show", "mixtral-8x7b", NULL};
+    expect_run(show, 0, "experts     8, top-2 training, top-2 inference, dropless", NULL);
+    const char *json[] = {"model", "show", "switch-base-8", "--json", "-", NULL};
+    expect_run(json, 0, "\"capacity_factor\" : 1.25", NULL);
+    const char *src[] = {"model", "show", "switch-base-8", "--source", NULL};
+    expect_run(src, 0, "moe_every = 2", NULL);
+    g_autofree char *bad_text = variant("heads = 4", "heads = 5");
+    g_autofree char *bad = ms_test_write_tmp("bad.ini", bad_text);
+    const char *show_bad[] = {"model", "show", bad, NULL};
+    g_autofree char *want = g_strdup_printf("moesim: %s:9: [model] heads: 5 heads", bad);
+    expect_run(show_bad, 2, NULL, want);
+    const char *unknown[] = {"model", "show", "gpt-5", NULL};
+    expect_run(unknown, 2, NULL, "moesim: unknown model 'gpt-5'");
+    const char *usage[] = {"model", "shw", NULL};
+    expect_run(usage, 2, NULL, "expected 'list' or 'show NAME|FILE'");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"shipped models load", test_shipped},
+        {"published figures of the shipped models", test_published_figures},
+        {"parameter, flop and byte formulas", test_formulas},
+        {"MoE layers: every/first and lists", test_moe_layers},
+        {"capacity and expert-parallel degree", test_capacity_and_ep},
+        {"every bad value names file:line", test_errors},
+        {"load by name or path", test_load_by_name},
+        {"moesim model", test_cli},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"model", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

@@ -1,0 +1,166 @@
+/* Tests of policy: the registry, "NAME:key=value" parsing with every error, typed values and
+ * defaults, the shared parameters, and the path from policy to schedule. */
+#include "plan_fixture.h"
+#include "sim/net/collective.h"
+
+static MsPolicy *
+parse_ok(const char *spec)
+{
+    GError *error = NULL;
+    MsPolicy *p = ms_policy_parse(spec, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s: %s\n", spec, error->message);
+        g_clear_error(&error);
+    }
+    return p;
+}
+
+static void
+test_registry(void)
+{
+    const char *const *names = ms_policy_names();
+    CU_ASSERT_EQUAL(g_strv_length((char **)names), 5);
+    for (guint i = 0; names[i]; i++) {
+        const MsPolicyClass *c = ms_policy_class(names[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        CU_ASSERT_STRING_EQUAL(c->name, names[i]);
+        /* Every policy the planner knows has online rules in the dispatcher. */
+        CU_ASSERT_TRUE(ms_dispatcher_knows(names[i]));
+        g_autoptr(MsPolicy) p = parse_ok(names[i]);
+        CU_ASSERT_PTR_NOT_NULL(p);
+    }
+    CU_ASSERT_PTR_NULL(ms_policy_class("lina2"));
+    CU_ASSERT_STRING_EQUAL(ms_policy_common_params()[0].key, "a2a");
+}
+
+static void
+test_values(void)
+{
+    g_autoptr(MsPolicy) lina = parse_ok(" lina : chunk = 16MiB, pack=2 ,placement=static ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lina);
+    CU_ASSERT_STRING_EQUAL(ms_policy_name(lina), "lina");
+    CU_ASSERT_STRING_EQUAL(ms_policy_spec(lina), "lina:chunk=16MiB,pack=2,placement=static");
+    CU_ASSERT_EQUAL(ms_policy_get_bytes(lina, "chunk"), 16u << 20);
+    CU_ASSERT_EQUAL(ms_policy_get_uint(lina, "pack"), 2);
+    CU_ASSERT_EQUAL(ms_policy_get_uint(lina, "path"), 3);
+    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "placement"), "static");
+    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "weights"), "move");
+    CU_ASSERT_TRUE(ms_policy_given(lina, "pack"));
+    CU_ASSERT_FALSE(ms_policy_given(lina, "path"));
+    CU_ASSERT_FALSE(ms_policy_given(lina, "nonsense"));
+    g_autoptr(MsPolicy) prio = parse_ok("priority");
+    CU_ASSERT_EQUAL(ms_policy_get_bytes(prio, "chunk"), 30000000);
+    g_autoptr(MsPolicy) sm = parse_ok("schemoe:r=4,compress=0.25,compress_cost=2ps,pipe=yes");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sm);
+    CU_ASSERT_EQUAL(ms_policy_get_uint(sm, "r"), 4);
+    CU_ASSERT_EQUAL(ms_policy_get_double(sm, "compress"), 0.25);
+    MS_ASSERT_REL(ms_policy_get_seconds(sm, "compress_cost"), 2e-12, 1e-9);
+    CU_ASSERT_TRUE(ms_policy_get_bool(sm, "pipe"));
+    g_autoptr(MsPolicy) fifo = parse_ok("fifo:a2a=2dh,window=2,allreduce=hier");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(fifo);
+    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(fifo, "a2a"), "2dh");
+    CU_ASSERT_EQUAL(ms_policy_get_uint(fifo, "window"), 2);
+}
+
+static void
+test_parse_errors(void)
+{
+    static const struct {
+        const char *spec;
+        int code;
+        const char *needle;
+    } cases[] = {
+        {"lna", MS_POLICY_ERROR_UNKNOWN,
+         "unknown policy 'lna' (known: fifo, concurrent, priority, lina, schemoe)"},
+        {":chunk=1MB", MS_POLICY_ERROR_UNKNOWN, "unknown policy ''"},
+        {"lina:chunck=1MB", MS_POLICY_ERROR_PARAM,
+         "policy lina: unknown parameter 'chunck' (lina takes: chunk, a2a_chunk, pack, path,"},
+        {"fifo:chunk=1MB", MS_POLICY_ERROR_PARAM,
+         "policy fifo: unknown parameter 'chunk' (fifo takes: a2a, window, allreduce)"},
+        {"lina:chunk=1MB,chunk=2MB", MS_POLICY_ERROR_PARAM,
+         "policy lina: parameter 'chunk' given twice"},
+        {"lina:chunk", MS_POLICY_ERROR_PARAM, "policy lina: 'chunk' is not key=value"},
+        {"lina:chunk=", MS_POLICY_ERROR_PARAM, "policy lina: 'chunk=' is not key=value"},
+        {"lina:chunk=1MB,", MS_POLICY_ERROR_PARAM, "policy lina: '' is not key=value"},
+        {"lina:chunk=30", MS_POLICY_ERROR_VALUE, "policy lina: chunk=30: size '30' has no unit"},
+        {"priority:chunk=1KB", MS_POLICY_ERROR_VALUE,
+         "policy priority: chunk=1KB: 1KB is out of range [65536 B, 1000000000000 B]"},
+        {"schemoe:r=0", MS_POLICY_ERROR_VALUE, "policy schemoe: r=0: "},
+        {"schemoe:compress=1.5", MS_POLICY_ERROR_VALUE, "policy schemoe: compress=1.5: "},
+        {"schemoe:compress_cost=2", MS_POLICY_ERROR_VALUE, "policy schemoe: compress_cost=2: "},
+        {"schemoe:compress_cost=2ms", MS_POLICY_ERROR_VALUE, "is out of range (at most 1e-06 s)"},
+        {"schemoe:pipe=maybe", MS_POLICY_ERROR_VALUE,
+         "policy schemoe: pipe=maybe: 'maybe' is not a boolean"},
+        {"lina:placement=fancy", MS_POLICY_ERROR_VALUE,
+         "policy lina: placement=fancy: 'fancy' is not one of dynamic, static"},
+        {"lina:path=5", MS_POLICY_ERROR_VALUE, "policy lina: path=5: "},
+        {"concurrent:a2a=ring", MS_POLICY_ERROR_VALUE,
+         "'ring' is not one of direct, 2dh, pipe"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *error = NULL;
+        g_autoptr(MsPolicy) p = ms_policy_parse(cases[i].spec, &error);
+        CU_ASSERT_PTR_NULL(p);
+        if (error && strstr(error->message, cases[i].needle) == NULL) {
+            fprintf(stderr, "\n  case %u (%s): '%s'\n", i, cases[i].spec, error->message);
+        }
+        MS_ASSERT_ERROR(error, MS_POLICY_ERROR, cases[i].code, cases[i].needle);
+    }
+}
+
+static const char model_text[] = "[model]\nformat = 1\nname = p8\nlayers = 2\nd_model = 64\n"
+                                  "d_ffn = 128\nexperts = 8\ntop_k = 2\ntop_k_infer = 1\n"
+                                  "heads = 4\nseq_len = 16\ntokens_per_gpu = 16\n";
+
+static guint32
+counts(guint layer, guint src, guint e)
+{
+    return 4;
+}
+
+static void
+test_configure_and_plan(void)
+{
+    g_autoptr(MsModel) m = fx_model(model_text);
+    g_autoptr(MsTopology) t = fx_topo("dgx-a100");
+    g_autoptr(MsRouting) r = fx_routing(2, 8, 8, 2, counts);
+    MsPolicyInput in = {m, r, t, MS_PLAN_TRAIN, NULL};
+    g_autoptr(MsPolicy) p = parse_ok("concurrent:a2a=pipe,window=3,allreduce=hier");
+    MsPlanConfig cfg;
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_policy_configure(p, &in, &cfg, &error));
+    CU_ASSERT_EQUAL(cfg.a2a_algo, MS_COLL_ALGO_PIPE);
+    CU_ASSERT_EQUAL(cfg.window, 3);
+    CU_ASSERT_EQUAL(cfg.allreduce_algo, MS_COLL_ALGO_HIER);
+    CU_ASSERT_TRUE(cfg.split_allreduce);
+    CU_ASSERT_STRING_EQUAL(cfg.policy, "concurrent");
+    ms_plan_config_clear(&cfg);
+    g_autoptr(MsSchedule) s = ms_policy_plan(p, &in, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_policy(s), "concurrent");
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "policy"),
+                           "concurrent:a2a=pipe,window=3,allreduce=hier");
+    g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, -2);
+    MsCollInfo c;
+    ms_schedule_coll(s, g_array_index(fd, guint32, 0), &c);
+    CU_ASSERT_EQUAL(c.algo, MS_COLL_ALGO_PIPE);
+    CU_ASSERT_EQUAL(c.window, 3);
+    /* A routing of the wrong shape is refused before any policy work. */
+    in.mode = MS_PLAN_INFER;
+    CU_ASSERT_PTR_NULL(ms_policy_plan(p, &in, &error));
+    MS_ASSERT_ERROR(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH, "top_k_infer");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"registry", test_registry},
+        {"values and defaults", test_values},
+        {"every parse error", test_parse_errors},
+        {"configure and plan", test_configure_and_plan},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"policy", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

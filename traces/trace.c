@@ -1,0 +1,212 @@
+/* trace: header limits and the field checks that every producer and consumer of trace records
+ * shares, so that the reader, the writer and in-memory builders accept exactly the same traces.
+ * Counts are tokens; nothing here allocates. */
+#include "trace.h"
+
+#include <string.h>
+
+/* clang-format off */
+G_DEFINE_QUARK(ms-trace-error-quark, ms_trace_error)
+/* clang-format on */
+
+const char *
+ms_trace_format_name(MsTraceFormat format)
+{
+    switch (format) {
+    case MS_TRACE_FORMAT_TEXT:
+        return "text";
+    case MS_TRACE_FORMAT_BINARY:
+        return "binary";
+    case MS_TRACE_FORMAT_GENERATED:
+        return "generated";
+    }
+    return "unknown";
+}
+
+void
+ms_trace_header_init(MsTraceHeader *header)
+{
+    memset(header, 0, sizeof(*header));
+}
+
+void
+ms_trace_header_init_shape(MsTraceHeader *header, guint32 experts, guint32 layers, guint32 ranks,
+                           guint32 top_k)
+{
+    ms_trace_header_init(header);
+    header->experts = experts;
+    header->layers = layers;
+    header->ranks = ranks;
+    header->top_k = top_k;
+}
+
+static gboolean
+check_limit(const char *field, guint64 value, guint64 max, GError **error)
+{
+    if (value == 0 || value > max) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "%s = %" G_GUINT64_FORMAT " is outside 1..%" G_GUINT64_FORMAT, field, value,
+                    max);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_trace_header_validate(const MsTraceHeader *header, GError **error)
+{
+    g_return_val_if_fail(header != NULL, FALSE);
+    if (!check_limit("experts", header->experts, MS_TRACE_MAX_EXPERTS, error) ||
+        !check_limit("layers", header->layers, MS_TRACE_MAX_LAYERS, error) ||
+        !check_limit("ranks", header->ranks, MS_TRACE_MAX_RANKS, error) ||
+        !check_limit("top_k", header->top_k, MIN(MS_TRACE_MAX_TOP_K, header->experts), error)) {
+        return FALSE;
+    }
+    if (header->tokens_per_rank > MS_TRACE_MAX_TOKENS_PER_RANK) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "tokens_per_rank = %u exceeds the limit of %u", header->tokens_per_rank,
+                    MS_TRACE_MAX_TOKENS_PER_RANK);
+        return FALSE;
+    }
+    guint64 cells = (guint64)header->layers * header->ranks * header->experts;
+    if (cells > MS_TRACE_MAX_CELLS) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "layers x ranks x experts = %u x %u x %u = %" G_GUINT64_FORMAT
+                    " exceeds the limit of %" G_GUINT64_FORMAT " count cells per iteration",
+                    header->layers, header->ranks, header->experts, cells, MS_TRACE_MAX_CELLS);
+        return FALSE;
+    }
+    if (memchr(header->generator, '\0', sizeof(header->generator)) == NULL) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT, "generator line not terminated");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_trace_header_set_generator(MsTraceHeader *header, const char *text, GError **error)
+{
+    gsize len = strlen(text);
+    if (len >= MS_TRACE_GENERATOR_MAX) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "generator line of %" G_GSIZE_FORMAT " bytes exceeds the limit of %u", len,
+                    MS_TRACE_GENERATOR_MAX - 1);
+        return FALSE;
+    }
+    for (gsize i = 0; i < len; i++) {
+        if ((guchar)text[i] < 0x20 || text[i] == 0x7f) {
+            g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                        "generator line holds control character 0x%02x at byte %" G_GSIZE_FORMAT,
+                        (guchar)text[i], i);
+            return FALSE;
+        }
+    }
+    if (!g_utf8_validate(text, (gssize)len, NULL)) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT, "generator line is not UTF-8");
+        return FALSE;
+    }
+    memcpy(header->generator, text, len + 1);
+    return TRUE;
+}
+
+gboolean
+ms_trace_header_equal(const MsTraceHeader *a, const MsTraceHeader *b)
+{
+    return a->experts == b->experts && a->layers == b->layers && a->ranks == b->ranks &&
+           a->top_k == b->top_k && a->tokens_per_rank == b->tokens_per_rank &&
+           strcmp(a->generator, b->generator) == 0;
+}
+
+guint
+ms_trace_header_expert_bits(const MsTraceHeader *header)
+{
+    guint bits = 1;
+    while (bits < 32 && (G_GUINT64_CONSTANT(1) << bits) < header->experts) {
+        bits++;
+    }
+    return bits;
+}
+
+guint
+ms_trace_header_path_len(const MsTraceHeader *header)
+{
+    return header->layers * header->top_k;
+}
+
+static gboolean
+check_index(const char *field, guint64 value, const char *count_name, guint32 count, GError **error)
+{
+    if (value >= count) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE,
+                    "%s %" G_GUINT64_FORMAT " out of range (%s = %u)", field, value, count_name,
+                    count);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_trace_check_count(const MsTraceHeader *header, guint64 layer, guint64 rank, guint64 expert,
+                     GError **error)
+{
+    return check_index("layer", layer, "layers", header->layers, error) &&
+           check_index("rank", rank, "ranks", header->ranks, error) &&
+           check_index("expert", expert, "experts", header->experts, error);
+}
+
+gboolean
+ms_trace_check_token(const MsTraceHeader *header, guint64 rank, const guint32 *experts,
+                     GError **error)
+{
+    if (!check_index("rank", rank, "ranks", header->ranks, error)) {
+        return FALSE;
+    }
+    guint k = header->top_k;
+    for (guint layer = 0; layer < header->layers; layer++) {
+        const guint32 *ids = experts + (gsize)layer * k;
+        for (guint i = 0; i < k; i++) {
+            if (ids[i] >= header->experts) {
+                g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE,
+                            "layer %u: expert %u out of range (experts = %u)", layer, ids[i],
+                            header->experts);
+                return FALSE;
+            }
+            /* top_k <= 64: the quadratic scan is cheaper than any set. */
+            for (guint j = 0; j < i; j++) {
+                if (ids[j] == ids[i]) {
+                    g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_PATH,
+                                "layer %u: expert %u chosen twice in one token's top_k", layer,
+                                ids[i]);
+                    return FALSE;
+                }
+            }
+        }
+    }
+    return TRUE;
+}
+
+MsTraceNumber
+ms_trace_parse_number(const char *text, gsize len, guint64 max, guint64 *out)
+{
+    if (len == 0) {
+        return MS_TRACE_NUMBER_SYNTAX;
+    }
+    guint64 v = 0;
+    gboolean over = FALSE;
+    for (gsize i = 0; i < len; i++) {
+        guint d = (guchar)text[i] - '0';
+        if (d > 9) {
+            return MS_TRACE_NUMBER_SYNTAX;
+        }
+        if (v > (G_MAXUINT64 - d) / 10) {
+            over = TRUE; /* keep scanning: "99999999999999999999x" is a syntax error */
+        } else {
+            v = v * 10 + d;
+        }
+    }
+    if (over || v > max) {
+        return MS_TRACE_NUMBER_OVERFLOW;
+    }
+    *out = v;
+    return MS_TRACE_NUMBER_OK;
+}

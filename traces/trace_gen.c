@@ -1,0 +1,663 @@
+/* trace_gen: the generative model of docs/trace-format.md. Sampling is in 32-bit fixed point
+ * (systematic sampling of top_k distinct experts with exact inclusion probabilities), driven by
+ * xoshiro256** seeded through splitmix64, so the output depends only on the parameters. */
+#include "trace_gen.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/units.h"
+
+/* clang-format off */
+G_DEFINE_QUARK(ms-trace-gen-error-quark, ms_trace_gen_error)
+/* clang-format on */
+
+#define ONE (G_GUINT64_CONSTANT(1) << 32) /* 1.0 in the 32-bit fixed point of the sampler */
+
+typedef enum {
+    KEY_UINT,
+    KEY_DOUBLE,
+    KEY_RECORDS,
+} KeyType;
+
+typedef struct {
+    const char *name;
+    KeyType type;
+    gsize offset;
+    guint64 min, max;  /* KEY_UINT */
+    double dmin, dmax; /* KEY_DOUBLE */
+} SpecKey;
+
+#define UINT_KEY(n, field, lo, hi)                                                                 \
+    {                                                                                              \
+        n, KEY_UINT, G_STRUCT_OFFSET(MsTraceGenParams, field), lo, hi, 0, 0                        \
+    }
+#define DOUBLE_KEY(n, field, lo, hi)                                                               \
+    {                                                                                              \
+        n, KEY_DOUBLE, G_STRUCT_OFFSET(MsTraceGenParams, field), 0, 0, lo, hi                      \
+    }
+
+static const SpecKey spec_keys[] = {
+    UINT_KEY("ranks", ranks, 1, MS_TRACE_MAX_RANKS),
+    UINT_KEY("experts", experts, 1, MS_TRACE_MAX_EXPERTS),
+    UINT_KEY("layers", layers, 1, MS_TRACE_MAX_LAYERS),
+    UINT_KEY("top_k", top_k, 1, MS_TRACE_MAX_TOP_K),
+    UINT_KEY("tokens", tokens, 1, MS_TRACE_MAX_TOKENS_PER_RANK),
+    UINT_KEY("iterations", iterations, 1, MS_TRACE_MAX_ITERATION),
+    DOUBLE_KEY("zipf", zipf, 0.0, MS_TRACE_GEN_ZIPF_MAX),
+    DOUBLE_KEY("hot", hot, 1e-9, 1.0),
+    DOUBLE_KEY("corr", corr, 0.0, 1.0),
+    DOUBLE_KEY("drift", drift, 0.0, 1.0),
+    UINT_KEY("seed", seed, 0, G_MAXUINT64),
+    {"records", KEY_RECORDS, 0, 0, 0, 0, 0},
+};
+
+void
+ms_trace_gen_params_init(MsTraceGenParams *p)
+{
+    *p = (MsTraceGenParams){.ranks = 16,
+                            .experts = 16,
+                            .layers = 12,
+                            .top_k = 2,
+                            .tokens = 256,
+                            .iterations = 1,
+                            .skew = MS_TRACE_GEN_SKEW_ZIPF,
+                            .zipf = 1.0,
+                            .hot = 0.0,
+                            .corr = 0.0,
+                            .drift = 0.0,
+                            .seed = 1,
+                            .counts = FALSE};
+}
+
+static const char *
+known_keys(void)
+{
+    return "ranks, experts, layers, top_k, tokens, iterations, zipf, hot, corr, drift, seed, "
+           "records";
+}
+
+static gboolean
+set_typed(MsTraceGenParams *p, const SpecKey *k, const char *value, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (k->type == KEY_RECORDS) {
+        if (strcmp(value, "tokens") != 0 && strcmp(value, "counts") != 0) {
+            g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                        "records=%s: expected 'tokens' or 'counts'", value);
+            return FALSE;
+        }
+        p->counts = strcmp(value, "counts") == 0;
+        return TRUE;
+    }
+    if (k->type == KEY_UINT) {
+        guint64 v = 0;
+        if (!ms_parse_uint(value, k->min, k->max, &v, &local)) {
+            g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE, "%s=%s: %s", k->name,
+                        value, local->message);
+            return FALSE;
+        }
+        if (k->max > G_MAXUINT32) {
+            G_STRUCT_MEMBER(guint64, p, k->offset) = v;
+        } else {
+            G_STRUCT_MEMBER(guint32, p, k->offset) = (guint32)v;
+        }
+        return TRUE;
+    }
+    double d = 0;
+    if (!ms_parse_double(value, k->dmin, k->dmax, &d, &local)) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE, "%s=%s: %s", k->name,
+                    value, local->message);
+        return FALSE;
+    }
+    G_STRUCT_MEMBER(double, p, k->offset) = d;
+    if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, hot)) {
+        p->skew = MS_TRACE_GEN_SKEW_HOT;
+    } else if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, zipf)) {
+        p->skew = MS_TRACE_GEN_SKEW_ZIPF;
+    }
+    return TRUE;
+}
+
+static const SpecKey *
+find_key(const char *key)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(spec_keys); i++) {
+        if (strcmp(spec_keys[i].name, key) == 0) {
+            return &spec_keys[i];
+        }
+    }
+    return NULL;
+}
+
+gboolean
+ms_trace_gen_params_set(MsTraceGenParams *p, const char *key, const char *value, GError **error)
+{
+    const SpecKey *k = find_key(key);
+    if (k == NULL) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_KEY,
+                    "unknown generator key '%s' (known: %s)", key, known_keys());
+        return FALSE;
+    }
+    return set_typed(p, k, value, error);
+}
+
+gboolean
+ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *p, GError **error)
+{
+    g_return_val_if_fail(spec != NULL && p != NULL, FALSE);
+    ms_trace_gen_params_init(p);
+    g_auto(GStrv) items = g_strsplit(spec, ",", -1);
+    g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; items[i]; i++) {
+        if (items[i][0] == '\0' && items[1] == NULL) {
+            break; /* an empty spec: all defaults */
+        }
+        char *eq = strchr(items[i], '=');
+        if (eq == NULL || eq == items[i]) {
+            g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_KEY,
+                        "generator spec item '%s' is not KEY=VALUE", items[i]);
+            return FALSE;
+        }
+        *eq = '\0';
+        if (g_hash_table_contains(seen, items[i])) {
+            g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_KEY,
+                        "generator key '%s' given twice", items[i]);
+            return FALSE;
+        }
+        g_hash_table_add(seen, items[i]);
+        if (!ms_trace_gen_params_set(p, items[i], eq + 1, error)) {
+            return FALSE;
+        }
+    }
+    if (g_hash_table_contains(seen, "zipf") && g_hash_table_contains(seen, "hot")) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
+                    "give either zipf or hot, not both");
+        return FALSE;
+    }
+    return ms_trace_gen_params_validate(p, error);
+}
+
+/* The ranges of the numeric keys, for parameters filled in by code rather than parsed. */
+static gboolean
+check_ranges(const MsTraceGenParams *p, GError **error)
+{
+    const struct {
+        const char *name;
+        double value, min, max;
+        gboolean used;
+    } checks[] = {
+        {"zipf", p->zipf, 0, MS_TRACE_GEN_ZIPF_MAX, p->skew == MS_TRACE_GEN_SKEW_ZIPF},
+        {"hot", p->hot, 1e-9, 1, p->skew == MS_TRACE_GEN_SKEW_HOT},
+        {"corr", p->corr, 0, 1, TRUE},
+        {"drift", p->drift, 0, 1, TRUE},
+        {"tokens", p->tokens, 1, MS_TRACE_MAX_TOKENS_PER_RANK, TRUE},
+        {"iterations", p->iterations, 1, MS_TRACE_MAX_ITERATION, TRUE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(checks); i++) {
+        /* Written so that NaN fails too. */
+        if (checks[i].used &&
+            !(checks[i].value >= checks[i].min && checks[i].value <= checks[i].max)) {
+            g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                        "%s=%.10g is outside %.10g..%.10g", checks[i].name, checks[i].value,
+                        checks[i].min, checks[i].max);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+ms_trace_gen_params_validate(const MsTraceGenParams *p, GError **error)
+{
+    if (!check_ranges(p, error)) {
+        return FALSE;
+    }
+    if (p->top_k > p->experts) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
+                    "top_k=%u exceeds experts=%u", p->top_k, p->experts);
+        return FALSE;
+    }
+    MsTraceHeader h;
+    ms_trace_header_init_shape(&h, p->experts, p->layers, p->ranks, p->top_k);
+    h.tokens_per_rank = p->tokens;
+    g_autoptr(GError) local = NULL;
+    if (!ms_trace_header_validate(&h, &local)) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_LIMIT, "%s", local->message);
+        return FALSE;
+    }
+    guint64 choices = (guint64)p->ranks * p->tokens * p->layers * p->top_k;
+    if (choices > MS_TRACE_GEN_MAX_CHOICES) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_LIMIT,
+                    "ranks x tokens x layers x top_k = %" G_GUINT64_FORMAT
+                    " expert choices per iteration exceeds the limit of %" G_GUINT64_FORMAT
+                    "; lower tokens or ranks",
+                    choices, MS_TRACE_GEN_MAX_CHOICES);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Shortest decimal that reads back as the same double, so specs round-trip exactly. */
+static void
+append_double(GString *out, double v)
+{
+    char fmt[16], buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int prec = 1; prec <= 17; prec++) {
+        g_snprintf(fmt, sizeof(fmt), "%%.%dg", prec);
+        g_ascii_formatd(buf, sizeof(buf), fmt, v);
+        if (g_ascii_strtod(buf, NULL) == v) {
+            break;
+        }
+    }
+    g_string_append(out, buf);
+}
+
+char *
+ms_trace_gen_params_to_spec(const MsTraceGenParams *p)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "ranks=%u,experts=%u,layers=%u,top_k=%u,tokens=%u,iterations=%u,",
+                           p->ranks, p->experts, p->layers, p->top_k, p->tokens, p->iterations);
+    g_string_append(s, p->skew == MS_TRACE_GEN_SKEW_HOT ? "hot=" : "zipf=");
+    append_double(s, p->skew == MS_TRACE_GEN_SKEW_HOT ? p->hot : p->zipf);
+    g_string_append(s, ",corr=");
+    append_double(s, p->corr);
+    g_string_append(s, ",drift=");
+    append_double(s, p->drift);
+    g_string_append_printf(s, ",seed=%" G_GUINT64_FORMAT ",records=%s", p->seed,
+                           p->counts ? "counts" : "tokens");
+    return g_string_free(s, FALSE);
+}
+
+struct _MsTraceGen {
+    MsTraceGenParams params;
+    MsTraceHeader header;
+    guint64 rng[4];
+    double zipf;
+    double *p;            /* popularity of each rank, capped at 1/top_k */
+    guint64 *cum;         /* [experts + 1] cumulative inclusion k*p in fixed point, total k*ONE */
+    guint64 *cluster_cum; /* [clusters + 1] cumulative cluster probabilities, total ONE */
+    guint32 clusters;
+    guint32 *sigma;                  /* [layer][rank]: the expert at each popularity rank */
+    guint64 corr_below, drift_below; /* a 32-bit draw below this succeeds */
+    guint32 next_iteration;
+    guint32 *path;
+};
+
+static guint64
+rotl(guint64 x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static guint64
+rng_next(MsTraceGen *g)
+{
+    guint64 *s = g->rng;
+    guint64 result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+static guint64
+rand32(MsTraceGen *g)
+{
+    return rng_next(g) >> 32;
+}
+
+/* Uniform in 0..n-1 by multiply-shift (bias below n / 2^32, and deterministic). */
+static guint32
+rand_below(MsTraceGen *g, guint32 n)
+{
+    return (guint32)((rand32(g) * n) >> 32);
+}
+
+static void
+rng_seed(MsTraceGen *g, guint64 seed)
+{
+    for (int i = 0; i < 4; i++) {
+        guint64 z = (seed += G_GUINT64_CONSTANT(0x9e3779b97f4a7c15));
+        z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT(0xbf58476d1ce4e5b9);
+        z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT(0x94d049bb133111eb);
+        g->rng[i] = z ^ (z >> 31);
+    }
+}
+
+/* Zipf popularity with exponent s over n ranks, water-filled so that no rank exceeds 1/k (an
+ * expert can be chosen at most once per token, so its inclusion probability k*p must be <= 1). */
+static void
+popularity(double s, guint n, guint k, double *p)
+{
+    double cap = 1.0 / k;
+    for (guint i = 0; i < n; i++) {
+        p[i] = pow((double)(i + 1), -s);
+    }
+    for (guint m = 0; m <= n; m++) {
+        double rest = 0;
+        for (guint i = m; i < n; i++) {
+            rest += p[i];
+        }
+        double scale = rest > 0 ? (1.0 - (double)m * cap) / rest : 0;
+        if (m < n && p[m] * scale > cap) {
+            p[m] = cap;
+            continue;
+        }
+        for (guint i = m; i < n; i++) {
+            p[i] *= scale;
+        }
+        for (guint i = 0; i < m; i++) {
+            p[i] = cap;
+        }
+        return;
+    }
+}
+
+static guint32
+cluster_of(guint32 rank, guint k, guint32 clusters)
+{
+    return MIN(rank / k, clusters - 1);
+}
+
+/* Expected share of the hottest expert: a rank's share is (1-corr) p_i from independent
+ * choices plus corr Q_j / k from tokens following cluster j (which holds ranks jk..jk+k-1). */
+static double
+hottest_share(const double *p, guint n, guint k, double corr)
+{
+    guint32 clusters = n / k;
+    g_autofree double *q = g_new0(double, clusters);
+    for (guint i = 0; i < n; i++) {
+        q[cluster_of(i, k, clusters)] += p[i];
+    }
+    double best = 0;
+    for (guint i = 0; i < n; i++) {
+        double follow = i < clusters * k ? q[i / k] / k : 0;
+        best = MAX(best, (1 - corr) * p[i] + corr * follow);
+    }
+    return best;
+}
+
+static double
+share_at(double s, guint n, guint k, double corr)
+{
+    g_autofree double *p = g_new(double, n);
+    popularity(s, n, k, p);
+    return hottest_share(p, n, k, corr);
+}
+
+/* Solves the exponent for a target hottest share by bisection (the share is continuous in s). */
+static gboolean
+solve_hot(const MsTraceGenParams *prm, double *zipf, GError **error)
+{
+    double lo = 0, hi = MS_TRACE_GEN_ZIPF_MAX;
+    double flo = share_at(lo, prm->experts, prm->top_k, prm->corr);
+    double fhi = share_at(hi, prm->experts, prm->top_k, prm->corr);
+    if (prm->hot < flo - 1e-12 || prm->hot > fhi + 1e-12) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                    "hot=%g is unreachable: with experts=%u, top_k=%u and corr=%g the hottest "
+                    "expert's share lies in %.6g..%.6g",
+                    prm->hot, prm->experts, prm->top_k, prm->corr, flo, fhi);
+        return FALSE;
+    }
+    for (int i = 0; i < 200 && hi - lo > 1e-13; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (share_at(mid, prm->experts, prm->top_k, prm->corr) < prm->hot) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    *zipf = 0.5 * (lo + hi);
+    return TRUE;
+}
+
+/* Fixed-point cumulative sums of x (n values adding up to total / ONE), each term capped at cap;
+ * rounding leftovers are spread one unit at a time in index order so the sum is exact. */
+static void
+fixed_cumulative(const double *x, guint n, guint64 total, guint64 cap, guint64 *cum)
+{
+    g_autofree guint64 *f = g_new(guint64, n);
+    guint64 sum = 0;
+    for (guint i = 0; i < n; i++) {
+        double v = floor(x[i] * (double)ONE);
+        f[i] = v <= 0 ? 0 : MIN((guint64)v, cap);
+        sum += f[i];
+    }
+    for (guint i = 0; sum < total; i = (i + 1) % n) {
+        if (f[i] < cap) {
+            f[i]++;
+            sum++;
+        }
+    }
+    for (guint i = 0; sum > total; i = (i + 1) % n) {
+        if (f[i] > 0) {
+            f[i]--;
+            sum--;
+        }
+    }
+    cum[0] = 0;
+    for (guint i = 0; i < n; i++) {
+        cum[i + 1] = cum[i] + f[i];
+    }
+}
+
+static void
+build_samplers(MsTraceGen *g)
+{
+    guint n = g->params.experts, k = g->params.top_k;
+    g->p = g_new(double, n);
+    popularity(g->zipf, n, k, g->p);
+    g_autofree double *incl = g_new(double, n);
+    for (guint i = 0; i < n; i++) {
+        incl[i] = k * g->p[i];
+    }
+    g->cum = g_new(guint64, n + 1);
+    fixed_cumulative(incl, n, k * ONE, ONE, g->cum);
+    g->clusters = n / k;
+    g_autofree double *q = g_new0(double, g->clusters);
+    for (guint i = 0; i < n; i++) {
+        q[cluster_of(i, k, g->clusters)] += g->p[i];
+    }
+    g->cluster_cum = g_new(guint64, g->clusters + 1);
+    fixed_cumulative(q, g->clusters, ONE, ONE, g->cluster_cum);
+}
+
+static guint64
+probability_threshold(double prob)
+{
+    return (guint64)llround(prob * (double)ONE);
+}
+
+MsTraceGen *
+ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
+{
+    g_return_val_if_fail(params != NULL, NULL);
+    if (!ms_trace_gen_params_validate(params, error)) {
+        return NULL;
+    }
+    double zipf = params->zipf;
+    if (params->skew == MS_TRACE_GEN_SKEW_HOT && !solve_hot(params, &zipf, error)) {
+        return NULL;
+    }
+    MsTraceGen *g = g_new0(MsTraceGen, 1);
+    g->params = *params;
+    g->zipf = zipf;
+    ms_trace_header_init_shape(&g->header, params->experts, params->layers, params->ranks,
+                               params->top_k);
+    g->header.tokens_per_rank = params->tokens;
+    g_autofree char *spec = ms_trace_gen_params_to_spec(params);
+    g_autofree char *line = g_strconcat("moesim trace gen ", spec, NULL);
+    /* The canonical spec of valid parameters is far below MS_TRACE_GENERATOR_MAX. */
+    gboolean fits = ms_trace_header_set_generator(&g->header, line, NULL);
+    g_assert(fits);
+    (void)fits;
+    rng_seed(g, params->seed);
+    build_samplers(g);
+    g->corr_below = probability_threshold(params->corr);
+    g->drift_below = probability_threshold(params->drift);
+    guint n = params->experts;
+    g->sigma = g_new(guint32, (gsize)params->layers * n);
+    for (guint l = 0; l < params->layers; l++) {
+        guint32 *sigma = g->sigma + (gsize)l * n;
+        for (guint i = 0; i < n; i++) {
+            sigma[i] = i;
+        }
+        for (guint i = n - 1; i > 0; i--) {
+            guint32 j = rand_below(g, i + 1), t = sigma[i];
+            sigma[i] = sigma[j];
+            sigma[j] = t;
+        }
+    }
+    g->path = g_new(guint32, ms_trace_header_path_len(&g->header));
+    return g;
+}
+
+void
+ms_trace_gen_free(MsTraceGen *g)
+{
+    if (g == NULL) {
+        return;
+    }
+    g_free(g->p);
+    g_free(g->cum);
+    g_free(g->cluster_cum);
+    g_free(g->sigma);
+    g_free(g->path);
+    g_free(g);
+}
+
+const MsTraceHeader *
+ms_trace_gen_header(const MsTraceGen *g)
+{
+    return &g->header;
+}
+
+double
+ms_trace_gen_zipf(const MsTraceGen *g)
+{
+    return g->zipf;
+}
+
+double
+ms_trace_gen_expected_hot_share(const MsTraceGen *g)
+{
+    return hottest_share(g->p, g->params.experts, g->params.top_k, g->params.corr);
+}
+
+/* Index i with cum[i] <= x < cum[i + 1] (cum[0] = 0 <= x < cum[n]). */
+static guint32
+find_interval(const guint64 *cum, guint n, guint64 x)
+{
+    guint lo = 0, hi = n; /* invariant: cum[lo] <= x < cum[hi] */
+    while (hi - lo > 1) {
+        guint mid = lo + (hi - lo) / 2;
+        if (cum[mid] <= x) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* One token's top_k popularity ranks at a layer, into picks; returns the cluster of the
+ * primary, which the next layer follows. */
+static guint32
+choose_layer(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *picks, guint *primary)
+{
+    guint k = g->params.top_k;
+    if (rand32(g) < g->corr_below) {
+        guint32 j =
+            layer == 0 ? find_interval(g->cluster_cum, g->clusters, rand32(g)) : prev_cluster;
+        for (guint m = 0; m < k; m++) {
+            picks[m] = j * k + m;
+        }
+    } else {
+        /* Systematic sampling: points u, u+1, ..., u+k-1 on the cumulative inclusion scale
+         * fall in k distinct intervals because no interval is wider than 1. */
+        guint64 u = rand32(g);
+        for (guint m = 0; m < k; m++) {
+            picks[m] = find_interval(g->cum, g->params.experts, u + m * ONE);
+        }
+    }
+    *primary = rand_below(g, k);
+    return cluster_of(picks[*primary], k, g->clusters);
+}
+
+static void
+token_path(MsTraceGen *g, guint32 *path)
+{
+    guint k = g->params.top_k, n = g->params.experts;
+    guint32 picks[MS_TRACE_MAX_TOP_K], cluster = 0;
+    for (guint l = 0; l < g->params.layers; l++) {
+        guint primary = 0;
+        cluster = choose_layer(g, l, cluster, picks, &primary);
+        const guint32 *sigma = g->sigma + (gsize)l * n;
+        guint32 *out = path + (gsize)l * k;
+        guint at = 0;
+        out[at++] = sigma[picks[primary]];
+        for (guint m = 0; m < k; m++) {
+            if (m != primary) {
+                out[at++] = sigma[picks[m]];
+            }
+        }
+    }
+}
+
+/* Each popularity rank of each layer swaps with a uniformly chosen rank with probability
+ * drift. */
+static void
+apply_drift(MsTraceGen *g)
+{
+    guint n = g->params.experts;
+    for (guint l = 0; l < g->params.layers; l++) {
+        guint32 *sigma = g->sigma + (gsize)l * n;
+        for (guint i = 0; i < n; i++) {
+            if (rand32(g) < g->drift_below) {
+                guint32 j = rand_below(g, n), t = sigma[i];
+                sigma[i] = sigma[j];
+                sigma[j] = t;
+            }
+        }
+    }
+}
+
+gboolean
+ms_trace_gen_next(MsTraceGen *g, MsRouting **out, GError **error)
+{
+    g_return_val_if_fail(g != NULL && out != NULL, FALSE);
+    *out = NULL;
+    if (g->next_iteration >= g->params.iterations) {
+        return FALSE;
+    }
+    if (g->next_iteration > 0) {
+        apply_drift(g);
+    }
+    g_autoptr(MsRouting) r = ms_routing_new(&g->header, g->next_iteration, error);
+    if (r == NULL) {
+        return FALSE;
+    }
+    guint32 tokens = g->params.tokens;
+    for (guint32 rank = 0; rank < g->params.ranks; rank++) {
+        for (guint32 t = 0; t < tokens; t++) {
+            token_path(g, g->path);
+            if (!ms_routing_add_token(r, (guint64)rank * tokens + t, rank, g->path, error)) {
+                return FALSE;
+            }
+        }
+    }
+    if (!ms_routing_seal(r, error)) {
+        return FALSE;
+    }
+    if (g->params.counts) {
+        ms_routing_drop_paths(r);
+    }
+    g->next_iteration++;
+    *out = g_steal_pointer(&r);
+    return TRUE;
+}

@@ -1,0 +1,84 @@
+/* trace_gen: synthetic expert-selection traces. Expert popularity follows a Zipf law (or is
+ * calibrated to a target hottest-expert share), a token's path is correlated across layers
+ * through expert groups, and popularity drifts between iterations; all of it driven by a seeded
+ * PRNG owned by the generator, so the same parameters always give the same trace. The model is
+ * specified in docs/trace-format.md ("Generator"). Ignores sequence position and per-rank skew. */
+#pragma once
+
+#include <glib.h>
+
+#include "trace.h"
+#include "trace_routing.h"
+
+G_BEGIN_DECLS
+
+#define MS_TRACE_GEN_ERROR (ms_trace_gen_error_quark())
+GQuark ms_trace_gen_error_quark(void);
+typedef enum {
+    MS_TRACE_GEN_ERROR_KEY,      /* unknown, repeated or malformed KEY=VALUE item */
+    MS_TRACE_GEN_ERROR_VALUE,    /* a value that does not parse, is out of range or unreachable */
+    MS_TRACE_GEN_ERROR_CONFLICT, /* zipf and hot both given, top_k above experts */
+    MS_TRACE_GEN_ERROR_LIMIT,    /* a trace shape beyond the trace limits */
+} MsTraceGenError;
+
+/* One iteration may hold at most this many expert choices (ranks x tokens x layers x top_k),
+ * 512 MiB of paths. */
+#define MS_TRACE_GEN_MAX_CHOICES (G_GUINT64_CONSTANT(1) << 28)
+/* Largest Zipf exponent; beyond it every top expert is already at its cap. */
+#define MS_TRACE_GEN_ZIPF_MAX 64.0
+
+typedef enum {
+    MS_TRACE_GEN_SKEW_ZIPF, /* popularity of rank i proportional to (i+1)^-zipf */
+    MS_TRACE_GEN_SKEW_HOT,  /* exponent solved so the hottest expert's share is `hot` */
+} MsTraceGenSkew;
+
+/* A plain value record; ms_trace_gen_params_init gives the documented defaults. */
+typedef struct {
+    guint32 ranks, experts, layers, top_k;
+    guint32 tokens; /* per rank and iteration */
+    guint32 iterations;
+    MsTraceGenSkew skew;
+    double zipf;  /* >= 0 */
+    double hot;   /* target hottest-expert share, used when skew is HOT */
+    double corr;  /* probability of following the previous layer's expert group, [0, 1] */
+    double drift; /* per-iteration probability that a popularity rank swaps, [0, 1] */
+    guint64 seed;
+    gboolean counts; /* records=counts: iterations carry counts only, no paths */
+} MsTraceGenParams;
+
+/* Defaults: ranks=16, experts=16, layers=12, top_k=2, tokens=256, iterations=1, zipf=1,
+ * corr=0, drift=0, seed=1, records=tokens. */
+void ms_trace_gen_params_init(MsTraceGenParams *params);
+/* Sets one parameter by its spec key (ranks experts layers top_k tokens iterations zipf hot corr
+ * drift seed records). FALSE with MS_TRACE_GEN_ERROR_KEY for an unknown key or
+ * MS_TRACE_GEN_ERROR_VALUE naming key and value. */
+gboolean ms_trace_gen_params_set(MsTraceGenParams *params, const char *key, const char *value,
+                                 GError **error);
+/* Parses "KEY=VALUE,KEY=VALUE..." over the defaults, then validates. Errors name the key:
+ * _KEY (unknown, repeated, no '='), _VALUE, _CONFLICT (zipf with hot, top_k > experts), _LIMIT. */
+gboolean ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *params, GError **error);
+/* Cross-field checks and limits (see parse). */
+gboolean ms_trace_gen_params_validate(const MsTraceGenParams *params, GError **error);
+/* The canonical spec of params (every key, fixed order); parsing it gives params back. */
+char *ms_trace_gen_params_to_spec(const MsTraceGenParams *params);
+
+typedef struct _MsTraceGen MsTraceGen;
+
+/* Validates params and, for skew HOT, solves the exponent: MS_TRACE_GEN_ERROR_VALUE when the
+ * target share cannot be reached (the message gives the reachable range). */
+MsTraceGen *ms_trace_gen_new(const MsTraceGenParams *params, GError **error);
+void ms_trace_gen_free(MsTraceGen *gen);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsTraceGen, ms_trace_gen_free)
+
+/* The header of the generated trace; generator holds "moesim trace gen SPEC". */
+const MsTraceHeader *ms_trace_gen_header(const MsTraceGen *gen);
+/* The Zipf exponent in use (solved for skew HOT). */
+double ms_trace_gen_zipf(const MsTraceGen *gen);
+/* Expected share of the hottest expert among one layer's token-expert assignments. */
+double ms_trace_gen_expected_hot_share(const MsTraceGen *gen);
+
+/* Generates the next iteration (a new sealed MsRouting in *out). FALSE with *out NULL and no
+ * error after the last iteration. */
+gboolean ms_trace_gen_next(MsTraceGen *gen, MsRouting **out, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,768 @@
+/* calibrate: the fitting procedure (see calibrate.h) and predictions of measured rows. */
+#include "calibrate.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/compute.h"
+#include "sim/sim.h"
+#include "validate/fit.h"
+
+G_DEFINE_QUARK(ms-calibrate-error-quark, ms_calibrate_error)
+
+/* Collectives need enough sizes to say anything about a configuration. */
+#define MIN_COLLECTIVE_POINTS 4
+/* Efficiency tables: NCCL switches protocols and channel counts at a handful of sizes; a bin per
+ * eighth of a decade (6 decades) follows those steps without chasing single noisy points. */
+#define TABLE_POINTS 48
+
+gboolean
+ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node, guint *out, GError **error)
+{
+    guint gpn = ms_topology_gpus_per_node(topo), nodes = ms_topology_n_nodes(topo);
+    if (per_node == 0 || ranks == 0 || gpn == 0 || per_node > gpn ||
+        (ranks + per_node - 1) / per_node > nodes) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
+                    "%u ranks with %u per node do not fit topology '%s' (%u nodes of %u GPUs)",
+                    ranks, per_node, ms_topology_name(topo), nodes, gpn);
+        return FALSE;
+    }
+    for (guint i = 0; i < ranks; i++) {
+        out[i] = (i / per_node) * gpn + i % per_node;
+    }
+    return TRUE;
+}
+
+/* --- links --- */
+
+/* The link that limits a route's bandwidth (the first of the narrowest). */
+static guint
+bottleneck(const MsTopology *topo, const guint32 *route, guint n)
+{
+    guint best = route[0];
+    for (guint i = 1; i < n; i++) {
+        if (ms_topology_link(topo, route[i])->bandwidth < ms_topology_link(topo, best)->bandwidth) {
+            best = route[i];
+        }
+    }
+    return best;
+}
+
+/* The GPU pair standing for a scope: two GPUs of node 0, or the first GPUs of nodes 0 and 1. */
+static gboolean
+scope_pair(const MsTopology *topo, gboolean inter, guint *a, guint *b)
+{
+    guint gpn = ms_topology_gpus_per_node(topo);
+    *a = 0;
+    if (inter) {
+        *b = gpn;
+        return gpn > 0 && ms_topology_n_nodes(topo) > 1;
+    }
+    *b = 1;
+    return gpn > 1 || (gpn == 0 && ms_topology_n_gpus(topo) > 1 &&
+                       ms_topology_gpu_node(topo, 1) == ms_topology_gpu_node(topo, 0));
+}
+
+static const guint32 *
+pair_route(const MsTopology *topo, guint a, guint b, guint *n)
+{
+    return ms_topology_gpu_route(topo, a, b, n, NULL);
+}
+
+gboolean
+ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo, GError **error)
+{
+    for (guint scope = 0; scope < 2; scope++) {
+        guint a, b, n = 0;
+        if (!scope_pair(topo, scope == 1, &a, &b)) {
+            continue;
+        }
+        const guint32 *route = pair_route(topo, a, b, &n);
+        if (route == NULL || n == 0) {
+            continue;
+        }
+        guint neck = bottleneck(topo, route, n);
+        const MsLink *nl = ms_topology_link(topo, neck);
+        MsCalibrationLink fit;
+        if (!isfinite(nl->bandwidth) || !ms_calibration_link(cal, nl->klass, &fit)) {
+            continue;
+        }
+        MsTime other = 0;
+        guint same = 0;
+        for (guint i = 0; i < n; i++) {
+            const MsLink *l = ms_topology_link(topo, route[i]);
+            if (l->klass == nl->klass) {
+                same++;
+            } else {
+                other += l->latency;
+            }
+        }
+        MsTime per_link = fit.latency > other ? (fit.latency - other) / same : 0;
+        ms_topology_set_class(topo, nl->klass,
+                              fit.bandwidth / ms_topology_link_count(topo, neck), per_link);
+    }
+    (void)error;
+    return TRUE;
+}
+
+static gboolean
+fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPtrArray *report,
+          GError **error)
+{
+    gboolean any = FALSE;
+    for (guint scope = 0; scope < 2; scope++) {
+        g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) secs = g_array_new(FALSE, FALSE, sizeof(double));
+        for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+            const MsMeasurement *r = ms_measurement_set_get(set, i);
+            if (r->kind == MS_MEASUREMENT_SENDRECV && r->ranks == 2 &&
+                (r->ranks_per_node < r->ranks) == (scope == 1) && r->bytes > 0) {
+                double bb = (double)r->bytes;
+                g_array_append_val(bytes, bb);
+                g_array_append_val(secs, r->seconds);
+            }
+        }
+        guint a, b, n = 0;
+        if (bytes->len < 2 || !scope_pair(topo, scope == 1, &a, &b)) {
+            continue;
+        }
+        const guint32 *route = pair_route(topo, a, b, &n);
+        if (route == NULL || n == 0) {
+            continue;
+        }
+        MsLinkClass klass = ms_topology_link(topo, bottleneck(topo, route, n))->klass;
+        MsLinearFit fit;
+        g_autoptr(GError) local = NULL;
+        if (!ms_fit_linear_relative((double *)bytes->data, (double *)secs->data, bytes->len, &fit,
+                                    &local)) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT,
+                        "%s link fit: %s", ms_link_class_name(klass), local->message);
+            return FALSE;
+        }
+        MsCalibrationLink l = {
+            .bandwidth = fit.beta,
+            .latency = ms_time_from_s(fit.alpha),
+            .r2 = fit.r2,
+            .max_residual = fit.max_residual,
+            .points = fit.n,
+        };
+        if (!ms_calibration_set_link(cal, klass, &l, error)) {
+            return FALSE;
+        }
+        if (report) {
+            g_ptr_array_add(report,
+                            g_strdup_printf("link %-9s %4u points  latency %8.3f us  bandwidth "
+                                            "%8.3f GB/s  R^2 %.4f  largest residual %.1f%%",
+                                            ms_link_class_name(klass), fit.n, fit.alpha * 1e6,
+                                            fit.beta / 1e9, fit.r2, 100 * fit.max_residual));
+        }
+        any = TRUE;
+    }
+    return !any || ms_calibration_apply_topology(cal, topo, error);
+}
+
+/* --- collectives --- */
+
+static gboolean
+coll_op(MsMeasurementKind kind, MsCollOp *op)
+{
+    switch (kind) {
+    case MS_MEASUREMENT_ALLREDUCE:
+        *op = MS_COLL_ALLREDUCE;
+        return TRUE;
+    case MS_MEASUREMENT_ALLTOALL:
+        *op = MS_COLL_ALLTOALL;
+        return TRUE;
+    case MS_MEASUREMENT_ALLGATHER:
+        *op = MS_COLL_ALLGATHER;
+        return TRUE;
+    case MS_MEASUREMENT_REDUCESCATTER:
+        *op = MS_COLL_REDUCESCATTER;
+        return TRUE;
+    default:
+        return FALSE;
+    }
+}
+
+static guint
+spec_ranks_per_node(const MsTopology *topo, const MsCollSpec *spec)
+{
+    g_autoptr(GHashTable) count = g_hash_table_new(g_direct_hash, g_direct_equal);
+    guint most = 0;
+    for (guint p = 0; p < spec->n_ranks; p++) {
+        guint rank = spec->ranks ? spec->ranks[p] : p;
+        gpointer node = GUINT_TO_POINTER(ms_topology_gpu_node(topo, rank) + 1);
+        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(count, node)) + 1;
+        g_hash_table_insert(count, node, GUINT_TO_POINTER(k));
+        most = MAX(most, k);
+    }
+    return most;
+}
+
+guint64 *
+ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
+                                 MsCollSpec *spec)
+{
+    MsMeasurementKind kind = spec->op == MS_COLL_ALLTOALL        ? MS_MEASUREMENT_ALLTOALL
+                             : spec->op == MS_COLL_ALLGATHER     ? MS_MEASUREMENT_ALLGATHER
+                             : spec->op == MS_COLL_REDUCESCATTER ? MS_MEASUREMENT_REDUCESCATTER
+                                                                 : MS_MEASUREMENT_ALLREDUCE;
+    MsTime alpha = 0;
+    const MsEffTable *table = NULL;
+    if (!ms_calibration_collective_lookup(cal, kind, spec->n_ranks,
+                                          spec_ranks_per_node(topo, spec), &alpha, &table)) {
+        return NULL;
+    }
+    spec->alpha = alpha;
+    spec->no_hop_latency = TRUE;
+    gsize cells = (gsize)spec->n_ranks * spec->n_ranks;
+    guint64 size = spec->bytes;
+    if (spec->matrix) {
+        guint64 total = 0;
+        for (gsize k = 0; k < cells; k++) {
+            total += spec->matrix[k];
+        }
+        size = total / spec->n_ranks;
+    }
+    double eff = table ? ms_eff_table_eval(table, (double)size) : 1.0;
+    if (!(eff > 0) || eff == 1.0) {
+        return NULL;
+    }
+    spec->bytes = (guint64)(spec->bytes / eff);
+    if (spec->matrix == NULL) {
+        return NULL;
+    }
+    guint64 *scaled = g_new(guint64, cells);
+    for (gsize k = 0; k < cells; k++) {
+        scaled[k] = (guint64)(spec->matrix[k] / eff);
+    }
+    spec->matrix = scaled;
+    return scaled;
+}
+
+/* Simulates one collective from a simultaneous launch to the last rank's completion. */
+static gboolean
+simulate(const MsTopology *topo, const MsCalibration *cal, MsCollOp op, const guint *ranks,
+         guint n, guint64 bytes, double *seconds, GError **error)
+{
+    /* Without a calibration: the bandwidth part only, as calibration compares it with data. */
+    MsCollSpec spec = {.op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes,
+                       .no_hop_latency = cal == NULL};
+    g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
+    if (coll == NULL) {
+        return FALSE;
+    }
+    ms_coll_launch_all(coll);
+    if (!ms_sim_run(sim, error)) {
+        return FALSE;
+    }
+    MsTime end = 0;
+    for (guint i = 0; i < n; i++) {
+        end = MAX(end, ms_coll_rank_end(coll, i));
+    }
+    *seconds = ms_time_to_s(end);
+    return TRUE;
+}
+
+static int
+cmp_double(gconstpointer a, gconstpointer b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    MsMeasurementKind kind;
+    guint ranks, per_node;
+} Config;
+
+static gboolean bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, MsCollOp op,
+                               const guint *ranks, guint n, const MsMeasurement *row,
+                               double *seconds, GError **error);
+
+/* One configuration. The model's bandwidth part B(s) is simulated without hop latencies; the
+ * per-call overhead is the median excess of the measurement over B(s) among the smallest tenth of
+ * sizes (it holds launch, protocol and every hop's latency), and the efficiency at each size is
+ * B(s) / (measured - overhead) where the bandwidth part is large enough to say something. */
+static gboolean
+fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cfg,
+           MsCalibration *cal, GPtrArray *report, GError **error)
+{
+    MsCollOp op = MS_COLL_ALLREDUCE;
+    coll_op(cfg->kind, &op);
+    g_autofree guint *ranks = g_new(guint, cfg->ranks);
+    if (cfg->kind != MS_MEASUREMENT_SENDRECV &&
+        !ms_calibrate_place(topo, cfg->ranks, cfg->per_node, ranks, error)) {
+        return FALSE;
+    }
+    g_autoptr(GArray) size = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) band = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        if (r->kind != cfg->kind || r->ranks != cfg->ranks || r->ranks_per_node != cfg->per_node ||
+            r->bytes == 0) {
+            continue;
+        }
+        double t;
+        if (!bandwidth_part(topo, cfg->kind, op, ranks, cfg->ranks, r, &t, error)) {
+            return FALSE;
+        }
+        double sz = (double)r->bytes;
+        g_array_append_val(size, sz);
+        g_array_append_val(meas, r->seconds);
+        g_array_append_val(band, t);
+    }
+    guint n = size->len;
+    if (n < MIN_COLLECTIVE_POINTS) {
+        return TRUE;
+    }
+    g_autofree double *sorted = g_memdup2(size->data, n * sizeof(double));
+    qsort(sorted, n, sizeof(double), cmp_double);
+    double small_limit = sorted[MAX(1, n / 10) - 1];
+    g_autoptr(GArray) excess = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < n; i++) {
+        if (g_array_index(size, double, i) <= small_limit) {
+            double x = g_array_index(meas, double, i) - g_array_index(band, double, i);
+            g_array_append_val(excess, x);
+        }
+    }
+    g_array_sort(excess, cmp_double);
+    double alpha = MAX(0, g_array_index(excess, double, excess->len / 2));
+    g_autoptr(GArray) es = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) em = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) ep = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < n; i++) {
+        double p = g_array_index(band, double, i);
+        double m = g_array_index(meas, double, i) - alpha;
+        if (p < 0.1 * alpha || m <= 0) {
+            continue;
+        }
+        m = CLAMP(m, p / MS_FIT_RATIO_MAX, p / 0.01);
+        g_array_append_val(es, g_array_index(size, double, i));
+        g_array_append_val(em, m);
+        g_array_append_val(ep, p);
+    }
+    g_autoptr(MsEffTable) table = NULL;
+    if (es->len) {
+        g_autoptr(GError) local = NULL;
+        table = ms_fit_eff_table((double *)es->data, (double *)em->data, (double *)ep->data,
+                                 es->len, TABLE_POINTS, FALSE, &local);
+        if (table == NULL) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT, "%s %ux%u: %s",
+                        ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
+                        local->message);
+            return FALSE;
+        }
+    }
+    if (!ms_calibration_set_collective_config(cal, cfg->kind, cfg->ranks, cfg->per_node,
+                                              ms_time_from_s(alpha), table, error)) {
+        return FALSE;
+    }
+    if (report) {
+        double lo = 1e9, hi = 0;
+        for (guint i = 0; table && i < table->n; i++) {
+            lo = MIN(lo, table->ratios[i]);
+            hi = MAX(hi, table->ratios[i]);
+        }
+        g_ptr_array_add(report, g_strdup_printf(
+                                    "collective %-13s %3ux%-3u %4u points  overhead %8.3f us  "
+                                    "efficiency %.3f .. %.3f over %u sizes",
+                                    ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
+                                    n, alpha * 1e6, table ? lo : 1.0, table ? hi : 1.0,
+                                    table ? table->n : 0));
+    }
+    return TRUE;
+}
+
+static gboolean
+fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal,
+                GPtrArray *report, gboolean *any, GError **error)
+{
+    g_autoptr(GArray) configs = g_array_new(FALSE, FALSE, sizeof(Config));
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        MsCollOp op;
+        if (!coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) {
+            continue;
+        }
+        Config c = {r->kind, r->ranks, r->ranks_per_node};
+        gboolean seen = FALSE;
+        for (guint k = 0; k < configs->len && !seen; k++) {
+            const Config *o = &g_array_index(configs, Config, k);
+            seen = o->kind == c.kind && o->ranks == c.ranks && o->per_node == c.per_node;
+        }
+        if (!seen) {
+            g_array_append_val(configs, c);
+        }
+    }
+    for (guint k = 0; k < configs->len; k++) {
+        if (!fit_config(topo, set, &g_array_index(configs, Config, k), cal, report, error)) {
+            return FALSE;
+        }
+        *any = TRUE;
+    }
+    return TRUE;
+}
+
+/* --- expert GEMMs --- */
+
+static gboolean
+roofline(const MsTopology *topo, MsRoofline *roof)
+{
+    const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
+    roof->peak_flops = spec->peak_flops;
+    roof->hbm_bandwidth = spec->hbm_bandwidth;
+    roof->launch_s = ms_time_to_s(spec->launch_overhead);
+    return TRUE;
+}
+
+static gboolean
+fit_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
+         MsCalibration *cal, GPtrArray *report, gboolean *any, GError **error)
+{
+    gboolean has = FALSE;
+    for (guint i = 0; i < ms_measurement_set_size(set) && !has; i++) {
+        has = ms_measurement_set_get(set, i)->kind == MS_MEASUREMENT_GEMM;
+    }
+    if (!has) {
+        return TRUE;
+    }
+    g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
+    if (!ms_measurement_set_expert_points(set, opts->expert_d_model, opts->expert_d_ffn,
+                                          opts->expert_gated, points, error)) {
+        return FALSE;
+    }
+    MsRoofline roof;
+    roofline(topo, &roof);
+    g_autoptr(MsGemmCurve) curve =
+        ms_fit_gemm_curve((MsGemmPoint *)points->data, points->len, &roof, error);
+    if (curve == NULL || !ms_calibration_set_gemm(cal, curve, 1.0, ms_time_from_s(roof.launch_s),
+                                                  error)) {
+        return FALSE;
+    }
+    if (report) {
+        g_ptr_array_add(report, g_strdup_printf(
+                                    "gemm expert %" G_GUINT64_FORMAT "x%" G_GUINT64_FORMAT
+                                    "%s: %u token counts, efficiency %.3f at %g tokens .. %.3f at "
+                                    "%g tokens (%u memory-bound)",
+                                    opts->expert_d_model, opts->expert_d_ffn,
+                                    opts->expert_gated ? " gated" : "", curve->n,
+                                    curve->efficiency[0], curve->tokens[0],
+                                    curve->efficiency[curve->n - 1], curve->tokens[curve->n - 1],
+                                    curve->n_memory_bound));
+    }
+    *any = TRUE;
+    return TRUE;
+}
+
+gboolean
+ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts_in,
+             MsCalibration *cal, GPtrArray *report, GError **error)
+{
+    static const MsCalibrateOptions defaults = {NULL, 4096, 14336, TRUE};
+    const MsCalibrateOptions *opts = opts_in ? opts_in : &defaults;
+    /* Work on the rows to fit only. */
+    g_autoptr(MsMeasurementSet) used = ms_measurement_set_new();
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        if ((opts->use == NULL || opts->use[i]) &&
+            !ms_measurement_set_add(used, ms_measurement_set_get(set, i), error)) {
+            return FALSE;
+        }
+    }
+    gboolean before = ms_calibration_link(cal, MS_LINK_NIC, &(MsCalibrationLink){0}) ||
+                      ms_calibration_link(cal, MS_LINK_NVSWITCH, &(MsCalibrationLink){0});
+    if (!fit_links(topo, used, cal, report, error)) {
+        return FALSE;
+    }
+    gboolean any = before;
+    for (guint k = 0; k < MS_LINK_N_CLASSES; k++) {
+        MsCalibrationLink l;
+        any |= ms_calibration_link(cal, (MsLinkClass)k, &l);
+    }
+    if (!fit_collectives(topo, used, cal, report, &any, error) ||
+        !fit_gemm(topo, used, opts, cal, report, &any, error)) {
+        return FALSE;
+    }
+    if (!any) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_NO_DATA,
+                    "no point-to-point, collective or expert GEMM measurements to fit "
+                    "(%u rows read)", ms_measurement_set_size(set));
+        return FALSE;
+    }
+    ms_calibration_set_topology(cal, ms_topology_name(topo), NULL);
+    return TRUE;
+}
+
+/* --- predictions --- */
+
+static void
+transfer_done(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    /* Nothing to do: the transfer's finish time is the clock when the run ends. */
+}
+
+/* A point-to-point transfer between the scope's GPU pair; with no_latency only its bandwidth
+ * part. */
+static gboolean
+transfer_time(const MsTopology *topo, const MsMeasurement *row, guint64 bytes, gboolean no_latency,
+              double *seconds, GError **error)
+{
+    guint a, b;
+    if (!scope_pair(topo, row->ranks_per_node < row->ranks, &a, &b)) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
+                    "%s:%u: no GPU pair for this transfer in topology '%s'", row->source,
+                    row->line, ms_topology_name(topo));
+        return FALSE;
+    }
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    guint32 h = ms_sim_add_handler(sim, transfer_done, NULL);
+    if (!ms_sim_transfer_latency(sim, ms_topology_gpu_device(topo, a),
+                                 ms_topology_gpu_device(topo, b), bytes, 1.0,
+                                 no_latency ? 0 : MS_TIME_NEVER, h, 0, error)) {
+        return FALSE;
+    }
+    if (!ms_sim_run(sim, error)) {
+        return FALSE;
+    }
+    *seconds = ms_time_to_s(ms_sim_now(sim));
+    return TRUE;
+}
+
+static gboolean
+bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, MsCollOp op, const guint *ranks,
+               guint n, const MsMeasurement *row, double *seconds, GError **error)
+{
+    if (kind == MS_MEASUREMENT_SENDRECV) {
+        return transfer_time(topo, row, row->bytes, TRUE, seconds, error);
+    }
+    return simulate(topo, NULL, op, ranks, n, row->bytes, seconds, error);
+}
+
+static gboolean
+predict_sendrecv(const MsTopology *topo, const MsCalibration *cal, const MsMeasurement *row,
+                 double *seconds, GError **error)
+{
+    MsTime alpha = 0;
+    const MsEffTable *table = NULL;
+    if (cal == NULL || !ms_calibration_collective_lookup(cal, MS_MEASUREMENT_SENDRECV, row->ranks,
+                                                         row->ranks_per_node, &alpha, &table)) {
+        return transfer_time(topo, row, row->bytes, FALSE, seconds, error);
+    }
+    double eff = table ? ms_eff_table_eval(table, (double)row->bytes) : 1.0;
+    double t;
+    if (!transfer_time(topo, row, (guint64)(row->bytes / eff), TRUE, &t, error)) {
+        return FALSE;
+    }
+    *seconds = ms_time_to_s(alpha) + t;
+    return TRUE;
+}
+
+gboolean
+ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsMeasurement *row,
+                     double *seconds, GError **error)
+{
+    MsCollOp op;
+    if (coll_op(row->kind, &op)) {
+        g_autofree guint *ranks = g_new(guint, row->ranks);
+        return ms_calibrate_place(topo, row->ranks, row->ranks_per_node, ranks, error) &&
+               simulate(topo, cal, op, ranks, row->ranks, row->bytes, seconds, error);
+    }
+    if (row->kind == MS_MEASUREMENT_SENDRECV) {
+        return predict_sendrecv(topo, cal, row, seconds, error);
+    }
+    const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
+    g_autoptr(MsComputeModel) model = cal ? ms_calibration_compute_model(cal, spec, error)
+                                          : ms_compute_model_new(spec, error);
+    if (model == NULL) {
+        return FALSE;
+    }
+    double flops = 0, bytes = (double)row->bytes;
+    if (row->kind == MS_MEASUREMENT_GEMM) {
+        ms_measurement_gemm_cost(row, &flops, &bytes);
+    }
+    *seconds = row->kind == MS_MEASUREMENT_LAUNCH
+                   ? ms_time_to_s(ms_compute_model_launch(model))
+                   : ms_time_to_s(ms_compute_time(model, flops, (guint64)bytes, row->m));
+    return TRUE;
+}
+
+/* --- held-out evaluation --- */
+
+void
+ms_holdout_alternate_sizes(const MsMeasurementSet *set, guint offset, gboolean *held)
+{
+    /* Rows of one configuration alternate in size order: sort each group's rows by size. */
+    guint n = ms_measurement_set_size(set);
+    g_autofree guint *order = g_new(guint, MAX(n, 1));
+    for (guint i = 0; i < n; i++) {
+        order[i] = i;
+        held[i] = FALSE;
+    }
+    g_autofree guint8 *done = g_new0(guint8, MAX(n, 1));
+    for (guint i = 0; i < n; i++) {
+        if (done[i]) {
+            continue;
+        }
+        const MsMeasurement *a = ms_measurement_set_get(set, i);
+        g_autoptr(GArray) group = g_array_new(FALSE, FALSE, sizeof(guint));
+        for (guint j = i; j < n; j++) {
+            const MsMeasurement *b = ms_measurement_set_get(set, j);
+            if (!done[j] && b->kind == a->kind && b->ranks == a->ranks &&
+                b->ranks_per_node == a->ranks_per_node && g_strcmp0(b->label, a->label) == 0) {
+                done[j] = 1;
+                g_array_append_val(group, j);
+            }
+        }
+        guint *g = (guint *)group->data;
+        for (guint x = 1; x < group->len; x++) {
+            for (guint y = x; y > 0 && ms_measurement_set_get(set, g[y - 1])->bytes >
+                                           ms_measurement_set_get(set, g[y])->bytes; y--) {
+                guint t = g[y];
+                g[y] = g[y - 1];
+                g[y - 1] = t;
+            }
+        }
+        for (guint x = 0; x < group->len; x++) {
+            held[g[x]] = x % 2 == offset % 2;
+        }
+    }
+}
+
+gboolean
+ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(list, ",", -1);
+    guint n = ms_measurement_set_size(set);
+    for (guint i = 0; i < n; i++) {
+        held[i] = FALSE;
+    }
+    for (guint k = 0; items[k]; k++) {
+        guint64 r = 0, p = 0;
+        char *x = strchr(items[k], 'x');
+        if (x == NULL || (*x = '\0', !ms_parse_uint(items[k], 1, 1u << 20, &r, NULL)) ||
+            !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
+                        "held-out configuration '%s' is not RANKSxPER_NODE (e.g. 8x4)",
+                        items[k]);
+            return FALSE;
+        }
+        for (guint i = 0; i < n; i++) {
+            const MsMeasurement *m = ms_measurement_set_get(set, i);
+            if (ms_measurement_kind_is_comm(m->kind) && m->ranks == r && m->ranks_per_node == p) {
+                held[i] = TRUE;
+            }
+        }
+    }
+    return TRUE;
+}
+
+static MsHoldoutGroup *
+group_for(GArray *groups, const MsMeasurement *m)
+{
+    for (guint k = 0; k < groups->len; k++) {
+        MsHoldoutGroup *g = &g_array_index(groups, MsHoldoutGroup, k);
+        if (g->kind == m->kind && g->ranks == m->ranks && g->per_node == m->ranks_per_node) {
+            return g;
+        }
+    }
+    MsHoldoutGroup g = {m->kind, m->ranks, m->ranks_per_node, {0}};
+    g_array_append_val(groups, g);
+    return &g_array_index(groups, MsHoldoutGroup, groups->len - 1);
+}
+
+static gboolean
+holdout_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
+             GArray *groups, GError **error)
+{
+    g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
+    gboolean has = FALSE;
+    for (guint i = 0; i < ms_measurement_set_size(set) && !has; i++) {
+        has = ms_measurement_set_get(set, i)->kind == MS_MEASUREMENT_GEMM;
+    }
+    if (!has) {
+        return TRUE;
+    }
+    if (!ms_measurement_set_expert_points(set, opts->expert_d_model, opts->expert_d_ffn,
+                                          opts->expert_gated, points, error)) {
+        return FALSE;
+    }
+    g_autofree gboolean *held = g_new(gboolean, points->len);
+    ms_holdout_every(held, points->len, 2, 1);
+    MsRoofline roof;
+    roofline(topo, &roof);
+    MsHoldoutGroup g = {MS_MEASUREMENT_GEMM, 1, 1, {0}};
+    if (!ms_holdout_gemm((MsGemmPoint *)points->data, points->len, held, &roof, &g.stats,
+                         error)) {
+        return FALSE;
+    }
+    g_array_append_val(groups, g);
+    return TRUE;
+}
+
+gboolean
+ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set, const gboolean *held,
+                     const MsCalibrateOptions *opts_in, GArray *groups, MsErrorStats *all,
+                     GError **error)
+{
+    static const MsCalibrateOptions defaults = {NULL, 4096, 14336, TRUE};
+    MsCalibrateOptions opts = opts_in ? *opts_in : defaults;
+    guint n = ms_measurement_set_size(set);
+    g_autofree gboolean *use = g_new(gboolean, MAX(n, 1));
+    for (guint i = 0; i < n; i++) {
+        use[i] = !held[i];
+    }
+    opts.use = use;
+    g_autoptr(MsTopology) topo = ms_topology_load(topology, error);
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    if (topo == NULL || !ms_calibrate(topo, set, &opts, cal, NULL, error)) {
+        return FALSE;
+    }
+    g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GPtrArray) per_group = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    guint first = groups->len;
+    for (guint i = 0; i < n; i++) {
+        const MsMeasurement *m = ms_measurement_set_get(set, i);
+        if (!held[i] || !ms_measurement_kind_is_comm(m->kind)) {
+            continue;
+        }
+        double t;
+        if (!ms_calibrate_predict(topo, cal, m, &t, error)) {
+            return FALSE;
+        }
+        g_array_append_val(pred, t);
+        g_array_append_val(meas, m->seconds);
+        MsHoldoutGroup *g = group_for(groups, m);
+        guint gi = g - &g_array_index(groups, MsHoldoutGroup, 0) - first;
+        while (per_group->len <= gi) {
+            g_ptr_array_add(per_group, g_array_new(FALSE, FALSE, sizeof(double)));
+        }
+        GArray *pm = per_group->pdata[gi];
+        g_array_append_val(pm, t);
+        g_array_append_val(pm, m->seconds);
+    }
+    if (pred->len == 0) {
+        g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
+                    "no communication measurement is held out");
+        return FALSE;
+    }
+    for (guint k = 0; k < per_group->len; k++) {
+        GArray *pm = per_group->pdata[k];
+        guint m = pm->len / 2;
+        g_autofree double *p = g_new(double, m);
+        g_autofree double *q = g_new(double, m);
+        for (guint j = 0; j < m; j++) {
+            p[j] = g_array_index(pm, double, 2 * j);
+            q[j] = g_array_index(pm, double, 2 * j + 1);
+        }
+        if (!ms_error_stats(p, q, m, &g_array_index(groups, MsHoldoutGroup, first + k).stats,
+                            error)) {
+            return FALSE;
+        }
+    }
+    return ms_error_stats((double *)pred->data, (double *)meas->data, pred->len, all, error) &&
+           holdout_gemm(topo, set, &opts, groups, error);
+}

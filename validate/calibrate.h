@@ -1,0 +1,88 @@
+/* calibrate: fits a calibration to measurements on a topology, and predicts measured operations
+ * with it. Links: for each link class, t = alpha + bytes / beta fitted (relative least squares)
+ * to point-to-point transfers whose route is bottlenecked by that class; the class then gets the
+ * per-link bandwidth and latency that make such a route take exactly alpha + bytes / beta.
+ * Collectives: per measured configuration (ranks, ranks per node), moesim's own flow model on the
+ * calibrated links predicts each size; the per-call overhead is what the measurement adds at the
+ * smallest sizes, and a per-size efficiency table (as SimAI does) corrects the bandwidth part
+ * where a straight line does not fit. Expert GEMMs: an efficiency curve over token counts.
+ * See docs/calibration.md. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/net/collective.h"
+#include "topologies/topology.h"
+#include "validate/calibration.h"
+#include "validate/measurement.h"
+
+G_BEGIN_DECLS
+
+#define MS_CALIBRATE_ERROR (ms_calibrate_error_quark())
+GQuark ms_calibrate_error_quark(void);
+typedef enum {
+    MS_CALIBRATE_ERROR_NO_DATA,  /* nothing in the measurements that can be fitted */
+    MS_CALIBRATE_ERROR_PLACEMENT, /* a configuration that does not fit on the topology */
+    MS_CALIBRATE_ERROR_FIT,       /* a fit that failed (its message says why) */
+} MsCalibrateError;
+
+typedef struct {
+    const gboolean *use; /* rows to fit on (per row of the set); NULL: all */
+    /* Expert shape whose GEMM curve is fitted from per-operator compute profiles. */
+    guint64 expert_d_model, expert_d_ffn;
+    gboolean expert_gated;
+} MsCalibrateOptions;
+
+/* Fits cal (which may already hold other figures) from the rows of set. Applies the fitted link
+ * classes to topo as it goes, since collective tables are fitted against the calibrated links.
+ * Appends one human-readable line per fitted item to report (may be NULL). Fails with
+ * MS_CALIBRATE_ERROR_NO_DATA when no row can be used. */
+gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set,
+                      const MsCalibrateOptions *opts, MsCalibration *cal, GPtrArray *report,
+                      GError **error);
+
+/* Gives every link class that cal calibrates the per-link figures that make the class's
+ * representative GPU-to-GPU route (same node; or first GPUs of the first two nodes) take the
+ * calibrated alpha + bytes / beta. Classes that no GPU route is bottlenecked by are left alone. */
+gboolean ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo,
+                                       GError **error);
+
+/* What the engine does with a collective under cal: its per-call overhead, and its transfers
+ * stretched by 1 / efficiency at its size. Returns a scaled copy of spec->matrix that spec now
+ * points to (the caller frees it), or NULL. */
+guint64 *ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
+                                          MsCollSpec *spec);
+
+/* GPU ranks for a configuration: the first per_node GPUs of as many nodes as needed. */
+gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node, guint *out,
+                            GError **error);
+
+/* The time moesim predicts for a measured row on topo (calibrated or nominal) under cal (may be
+ * NULL): collectives and point-to-point transfers are simulated, compute rows use the compute
+ * model. */
+gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
+                              const MsMeasurement *row, double *seconds, GError **error);
+
+/* Held-out evaluation: calibrates a fresh copy of the topology on the rows with held[i] FALSE,
+ * predicts every communication row with held[i] TRUE and appends one group per (kind, ranks,
+ * ranks per node) to groups (MsHoldoutGroup), with *all over every held-out row. Expert GEMM
+ * points are evaluated apart (calibrate.h fits whole expert FFNs): every other token count is
+ * held out and the result is a group of kind gemm. Fails with MS_FIT_ERROR_INPUT when nothing is
+ * held out. */
+typedef struct {
+    MsMeasurementKind kind;
+    guint ranks, per_node;
+    MsErrorStats stats;
+} MsHoldoutGroup;
+
+gboolean ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set,
+                              const gboolean *held, const MsCalibrateOptions *opts,
+                              GArray *groups, MsErrorStats *all, GError **error);
+
+/* Masks for ms_calibrate_holdout: every other size of each configuration (offset 0 or 1), or
+ * every row of the listed configurations ("4x4,8x4"). */
+void ms_holdout_alternate_sizes(const MsMeasurementSet *set, guint offset, gboolean *held);
+gboolean ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held,
+                            GError **error);
+
+G_END_DECLS

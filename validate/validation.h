@@ -1,0 +1,52 @@
+/* validation: simulated against measured. Per-op comparison of two result files of the same
+ * schedule (what `moesim run` and `moesim exec` write), agreement of policy rankings (Kendall's
+ * tau-b), and error statistics; plots of predicted against measured. */
+#pragma once
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+
+#include "validate/fit.h"
+
+G_BEGIN_DECLS
+
+#define MS_VALIDATION_ERROR (ms_validation_error_quark())
+GQuark ms_validation_error_quark(void);
+typedef enum {
+    MS_VALIDATION_ERROR_FORMAT,   /* not a moesim result */
+    MS_VALIDATION_ERROR_MISMATCH, /* results of different schedules */
+} MsValidationError;
+
+typedef struct {
+    guint32 op;
+    const char *label;  /* owned by the simulated result's JSON */
+    const char *role;
+    double predicted_us, measured_us; /* op durations */
+} MsOpPair;
+
+typedef struct {
+    GArray *ops;               /* MsOpPair, ops with a measured duration above min_us */
+    double step_predicted_us;  /* summary step (batch) time */
+    double step_measured_us;
+    const char *policy;
+} MsRunComparison;
+
+/* Loads a result file (format moesim-result); the root node is returned (caller unrefs). */
+JsonNode *ms_result_file_load(const char *path, GError **error);
+
+/* Pairs the ops of two results of the same schedule (same op ids and labels); ops shorter than
+ * min_us in the measurement are left out (timer resolution dominates them). Fills cmp (free
+ * with ms_run_comparison_clear). Fails with _MISMATCH when op counts, ids or labels differ. */
+gboolean ms_compare_runs(JsonNode *simulated, JsonNode *measured, double min_us,
+                         MsRunComparison *cmp, GError **error);
+void ms_run_comparison_clear(MsRunComparison *cmp);
+
+/* Kendall's tau-b between two rankings (n >= 2; ties handled); 1 = same order. */
+double ms_kendall_tau(const double *a, const double *b, guint n);
+
+/* Writes DIR/scatter.png (predicted against measured, log-log, with y = x) and DIR/errors.png
+ * (histogram of relative errors in percent). */
+gboolean ms_validation_plots(const char *dir, const char *title, const double *predicted,
+                             const double *measured, guint n, GError **error);
+
+G_END_DECLS
