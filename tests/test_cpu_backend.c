@@ -6,6 +6,7 @@
 #include "ms_test.h"
 #include "sim/compute.h"
 #include "sim/policy/dispatcher.h"
+#include "sim/policy/planner.h"
 
 static MsTopology *topo;
 
@@ -201,6 +202,60 @@ test_every_policy(void)
         CU_ASSERT_TRUE(ms_records_get_stat(r, "workers", &v));
         CU_ASSERT_EQUAL(v, 12); /* 4 ranks x 3 streams */
         CU_ASSERT_STRING_EQUAL(ms_records_backend(r), "cpu");
+    }
+}
+
+/* A small MoE model on two nodes of two GPUs, so that every policy's plan runs in moments. */
+static const char tiny_model[] = "[model]\nformat = 1\nname = tiny\ndescription = four layers, "
+                                 "two MoE\nlayers = 4\nmoe_every = 2\nmoe_first = 1\n"
+                                 "d_model = 64\nd_ffn = 128\nexperts = 8\ntop_k = 2\n"
+                                 "top_k_infer = 2\ngated = true\ncapacity_factor = 0\n"
+                                 "dtype = bf16\nheads = 4\nseq_len = 32\ntokens_per_gpu = 256\n"
+                                 "tokens_per_gpu_infer = 64\ngrad_bucket = 64KiB\nvocab = 1000\n";
+static const char tiny_topology[] =
+    "[topology]\nformat = 1\nname = tiny4\ndescription = 2 nodes x 2 GPUs\n[gpu]\n"
+    "model = A100\npeak = 312TFLOPS\nhbm = 2039GBps\nmemory = 80GiB\nlaunch_overhead = 4us\n"
+    "[preset]\nnodes = 2\ngpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 300GBps\n"
+    "intra_links = 12\nintra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\n"
+    "nic_latency = 0.6us\nfabric = switch\nfabric_latency = 0.13us\n";
+
+/* Every policy's plan of a training step and of an inference batch runs with every check. */
+static void
+test_planned_schedules(void)
+{
+    g_autofree char *model = ms_test_write_tmp("tiny.ini", tiny_model);
+    g_autofree char *topology = ms_test_write_tmp("tiny4.ini", tiny_topology);
+    g_autoptr(MsTopology) t = ms_topology_load(topology, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (const char *const *p = ms_policy_names(); *p; p++) {
+        for (guint mode = 0; mode < 2; mode++) {
+            MsPlannerOptions po = {.topology = topology, .model = model, .policy = *p,
+                                   .mode = mode ? MS_PLAN_INFER : MS_PLAN_TRAIN,
+                                   .iterations = 2, .seed = 7};
+            GError *error = NULL;
+            g_autoptr(MsPlanner) planner = ms_planner_new(&po, &error);
+            g_autoptr(MsSchedule) s = planner ? ms_planner_plan_iteration(planner, 1, &error)
+                                              : NULL;
+            MsExecOptions o = {.topology = t, .time_scale = 1e-3, .timeout_s = 60};
+            g_autoptr(MsRecords) r = s ? ms_executor_run(&ms_cpu_backend, s, &o, &error) : NULL;
+            if (error) {
+                fprintf(stderr, "\n  %s %s: %s\n", *p, mode ? "infer" : "train",
+                        error->message);
+                g_clear_error(&error);
+            }
+            CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+            check_semantics(s, r);
+            double transfer, a2a, elements, v = -1;
+            expected_bytes(s, &transfer, &a2a, &elements);
+            CU_ASSERT_TRUE(a2a > 0);
+            CU_ASSERT_TRUE(mode || elements > 0); /* a training step allreduces gradients */
+            CU_ASSERT_TRUE(ms_records_get_stat(r, "transfer_bytes", &v));
+            CU_ASSERT_EQUAL(v, transfer);
+            CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_bytes", &v));
+            CU_ASSERT_EQUAL(v, a2a);
+            CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_elements", &v));
+            CU_ASSERT_EQUAL(v, elements);
+        }
     }
 }
 
@@ -402,6 +457,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"every policy: ops once, after deps, streams exclusive, exact bytes", test_every_policy},
+        {"every policy's planned step and batch", test_planned_schedules},
         {"busy work lasts the modelled time; a2a to itself", test_busy_work_duration},
         {"deliberate faults are caught", test_faults_are_caught},
         {"launches out of order are violations", test_out_of_order_launches},
