@@ -1,5 +1,5 @@
-/* Tests of the cuda backend's plan, which needs no GPU: each op's kernels (shaped, expert-split,
- * derived, elementwise, empty) and the refusals of what cannot run, per-stream buffer needs,
+/* Tests of the cuda backend's plan, which needs no GPU: each op's kernels (shaped, one set per
+ * busy expert, derived, elementwise, empty) and the refusals of what cannot run, per-stream buffer needs,
  * all-to-all offsets, stream priorities, subset communicators, warm-up peers, the session blob. */
 #include "backends/cuda/cuda_plan.h"
 #include "ms_test.h"
@@ -17,37 +17,35 @@ test_work(void)
 {
     GError *error = NULL;
     MsCudaWork w;
-    MsOpInfo i = compute_op(MS_COMPUTE_EXPERT, 0, 0, 1000);
-    i.gemm_m = 1000;
+    /* the plan's expert op: 1024 tokens per expert, 8 local experts, 8192 tokens in all */
+    MsOpInfo i = compute_op(MS_COMPUTE_EXPERT, 0, 0, 8192);
+    i.gemm_m = 1024;
     i.gemm_n = 14336;
     i.gemm_k = 4096;
     i.gemm_count = 3;
-    i.experts = 3;
+    i.experts = 8;
     CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
     CU_ASSERT_EQUAL(w.kind, MS_CUDA_WORK_GEMM);
-    CU_ASSERT_EQUAL(w.experts, 3);
+    CU_ASSERT_EQUAL(w.sets, 8);
+    CU_ASSERT_EQUAL(w.count, 3);
     CU_ASSERT_FALSE(w.derived);
-    guint64 row;
-    CU_ASSERT_EQUAL(ms_cuda_work_tokens(&w, 0, &row), 334);
-    CU_ASSERT_EQUAL(row, 0);
-    CU_ASSERT_EQUAL(ms_cuda_work_tokens(&w, 1, &row), 333);
-    CU_ASSERT_EQUAL(row, 334);
-    CU_ASSERT_EQUAL(ms_cuda_work_tokens(&w, 2, &row), 333);
-    CU_ASSERT_EQUAL(row, 667);
     guint64 a, b, c;
     ms_cuda_work_elements(&w, &a, &b, &c);
-    CU_ASSERT_EQUAL(a, 1000ull * 4096);
-    CU_ASSERT_EQUAL(b, 3ull * 3 * 4096 * 14336);
-    CU_ASSERT_EQUAL(c, 1000ull * 14336);
-    /* More experts than tokens: experts without tokens launch nothing. */
-    i.gemm_m = 2;
-    i.experts = 8;
+    CU_ASSERT_EQUAL(a, 8ull * 1024 * 4096);
+    CU_ASSERT_EQUAL(b, 3ull * 8 * 4096 * 14336);
+    CU_ASSERT_EQUAL(c, 8ull * 1024 * 14336);
+    /* 3000 tokens at 1024 per expert: three experts have work */
+    i.tokens = 3000;
     CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
-    CU_ASSERT_EQUAL(w.experts, 2);
-    /* A dense GEMM ignores the experts field. */
+    CU_ASSERT_EQUAL(w.sets, 3);
+    /* no token count: every local expert */
+    i.tokens = 0;
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_EQUAL(w.sets, 8);
+    /* a dense GEMM ignores the experts field */
     i.compute = MS_COMPUTE_GEMM;
     CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
-    CU_ASSERT_EQUAL(w.experts, 1);
+    CU_ASSERT_EQUAL(w.sets, 1);
 }
 
 static void
@@ -114,7 +112,7 @@ sample(void)
     ms_schedule_add_stream(s, "compute2", MS_STREAM_COMPUTE);
     ms_schedule_set_policy(s, "fifo");
     guint32 g = ms_schedule_add_compute(s, 0, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, "g");
-    ms_schedule_set_cost(s, g, MS_COMPUTE_EXPERT, 1, 0, 64);
+    ms_schedule_set_cost(s, g, MS_COMPUTE_EXPERT, 1, 0, 128);
     ms_schedule_set_shape(s, g, 64, 256, 128, 2, 2);
     guint32 e = ms_schedule_add_compute(s, 0, 3, MS_ROLE_GATE, MS_PHASE_FORWARD, 0, -1, "e");
     ms_schedule_set_cost(s, e, MS_COMPUTE_ELEMENTWISE, 0, 8000, 0);
@@ -139,17 +137,18 @@ test_needs_and_offsets(void)
     MsCudaNeeds n[4];
     GError *error = NULL;
     CU_ASSERT_TRUE_FATAL(ms_cuda_plan_needs(s, 0, n, &error));
-    /* the expert GEMM: A 64 x 128, B 2 matrices x 2 experts x 128 x 256, C 64 x 256; 2 B each */
-    CU_ASSERT_EQUAL(n[0].a, 64 * 128 * 2);
+    /* the expert op, 2 experts of 64 tokens: A 2 x 64 x 128, B 2 matrices x 2 x 128 x 256,
+     * C 2 x 64 x 256; 2 bytes each */
+    CU_ASSERT_EQUAL(n[0].a, 2 * 64 * 128 * 2);
     CU_ASSERT_EQUAL(n[0].b, 2 * 2 * 128 * 256 * 2);
-    CU_ASSERT_EQUAL(n[0].c, 64 * 256 * 2);
+    CU_ASSERT_EQUAL(n[0].c, 2 * 64 * 256 * 2);
     CU_ASSERT_EQUAL(n[3].in, 4000);
     CU_ASSERT_EQUAL(n[3].out, 4000);
     /* rank 0's row sends 100 bytes, its column receives 10 + 50 + 90 + 130 */
     CU_ASSERT_EQUAL(n[1].send, 100);
     CU_ASSERT_EQUAL(n[1].recv, 280);
     CU_ASSERT_EQUAL(n[2].send, 4096);
-    CU_ASSERT_EQUAL(ms_cuda_needs_total(n, 4), 16384 + 262144 + 32768 + 8000 + 380 + 8192);
+    CU_ASSERT_EQUAL(ms_cuda_needs_total(n, 4), 32768 + 262144 + 65536 + 8000 + 380 + 8192);
     CU_ASSERT_TRUE(ms_cuda_plan_needs(s, 3, n, &error));
     CU_ASSERT_EQUAL(n[2].send, 100000);
     CU_ASSERT_EQUAL(n[1].send, 130 + 150 + 160); /* the 2-rank collective q is smaller */

@@ -474,30 +474,19 @@ run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
 {
     cudaDataType dt = c->bf16 ? CUDA_R_16BF : CUDA_R_16F;
     const float alpha = 1.0f, beta = 0.0f;
-    guint32 base = w->m / w->experts, extra = w->m % w->experts;
-    /* Row-major C (m_e x n) = A (m_e x k) . B (k x n) is column-major C^T = B^T A^T. */
-    const struct {
-        guint32 first, n, tokens;
-    } batches[] = {{0, extra, base + 1}, {extra, w->experts - extra, base}};
+    /* Row-major C (m x n) = A (m x k) . B (k x n) is column-major C^T = B^T A^T; one call per
+     * matrix does every set (local expert) at once. */
     for (guint32 mat = 0; mat < w->count; mat++) {
-        for (guint b = 0; b < G_N_ELEMENTS(batches); b++) {
-            guint32 m_e = batches[b].tokens, e0 = batches[b].first;
-            if (batches[b].n == 0 || m_e == 0) {
-                continue;
-            }
-            guint64 row = 0;
-            ms_cuda_work_tokens(w, e0, &row);
-            const guint8 *B = s->b + ((guint64)mat * w->experts + e0) * w->k * w->n * ELEM;
-            cublasStatus_t st = cublasGemmStridedBatchedEx(
-                s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)w->n, (int)m_e, (int)w->k, &alpha, B, dt,
-                (int)w->n, (long long)w->k * w->n, s->a + row * w->k * ELEM, dt, (int)w->k,
-                (long long)m_e * w->k, &beta, s->c + row * w->n * ELEM, dt, (int)w->n,
-                (long long)m_e * w->n, (int)batches[b].n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-            if (!cublas_ok(st, "cublasGemmStridedBatchedEx", error)) {
-                return FALSE;
-            }
-            c->gemm_calls++;
+        const guint8 *B = s->b + (guint64)mat * w->sets * w->k * w->n * ELEM;
+        cublasStatus_t st = cublasGemmStridedBatchedEx(
+            s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, B, dt,
+            (int)w->n, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k,
+            &beta, s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT);
+        if (!cublas_ok(st, "cublasGemmStridedBatchedEx", error)) {
+            return FALSE;
         }
+        c->gemm_calls++;
     }
     c->derived += w->derived;
     return TRUE;

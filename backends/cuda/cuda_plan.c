@@ -40,7 +40,7 @@ derive_gemm(const MsOpInfo *op, MsCudaWork *w, GError **error)
     }
     w->m = MAX((guint32)llround(m), 1);
     w->n = w->k = MAX((guint32)llround(nk), 1);
-    w->count = w->experts = 1;
+    w->count = w->sets = 1;
     w->derived = TRUE;
     return TRUE;
 }
@@ -48,15 +48,17 @@ derive_gemm(const MsOpInfo *op, MsCudaWork *w, GError **error)
 gboolean
 ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
 {
-    MsCudaWork w = {.kind = MS_CUDA_WORK_GEMM, .experts = 1};
+    MsCudaWork w = {.kind = MS_CUDA_WORK_GEMM, .sets = 1};
     gboolean shaped = op->gemm_m && op->gemm_n && op->gemm_k && op->gemm_count;
     if (shaped && op->compute != MS_COMPUTE_ELEMENTWISE) {
         w.m = op->gemm_m;
         w.n = op->gemm_n;
         w.k = op->gemm_k;
         w.count = op->gemm_count;
-        w.experts = op->compute == MS_COMPUTE_EXPERT ? MAX(op->experts, 1) : 1;
-        w.experts = MIN(w.experts, w.m); /* an expert without tokens launches nothing */
+        if (op->compute == MS_COMPUTE_EXPERT) {
+            guint64 busy = op->tokens ? (op->tokens + w.m - 1) / w.m : G_MAXUINT32;
+            w.sets = (guint32)MIN(MAX(op->experts, 1), busy);
+        }
     } else if (op->flops > 0 && op->compute != MS_COMPUTE_ELEMENTWISE) {
         if (!derive_gemm(op, &w, error)) {
             return FALSE;
@@ -84,20 +86,12 @@ ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
     return TRUE;
 }
 
-guint32
-ms_cuda_work_tokens(const MsCudaWork *w, guint e, guint64 *row)
-{
-    guint32 base = w->m / w->experts, extra = w->m % w->experts;
-    *row = (guint64)e * base + MIN(e, extra);
-    return base + (e < extra);
-}
-
 void
 ms_cuda_work_elements(const MsCudaWork *w, guint64 *a, guint64 *b, guint64 *c)
 {
-    *a = mul(w->m, w->k);
-    *b = mul(mul(mul(w->count, w->experts), w->k), w->n);
-    *c = mul(w->m, w->n);
+    *a = mul(mul(w->sets, w->m), w->k);
+    *b = mul(mul(mul(w->count, w->sets), w->k), w->n);
+    *c = mul(mul(w->sets, w->m), w->n);
 }
 
 /* x + y, or G_MAXUINT64 when it overflows. */

@@ -29,33 +29,32 @@ typedef enum {
 #define MS_CUDA_ID_BYTES 128u
 
 typedef enum {
-    MS_CUDA_WORK_GEMM,        /* count x experts GEMMs: (m_e x k) . (k x n) per expert */
+    MS_CUDA_WORK_GEMM,        /* count x sets GEMMs of (m x k) . (k x n) */
     MS_CUDA_WORK_ELEMENTWISE, /* one kernel reading and writing elements 16-bit values */
     MS_CUDA_WORK_EMPTY,       /* an empty kernel: the launch alone */
 } MsCudaWorkKind;
 
-/* The kernels of one compute op. An op with a shape runs its shape: gemm_count matrices, and for
- * an expert op its m tokens split evenly over its local experts (the first m % experts experts
- * get one more), one weight matrix per expert and matrix. An op with flops but no shape runs one
- * GEMM of the same flops with m = its tokens (or a cube when it has none), marked derived. An
- * elementwise op, or one without flops, streams its bytes (half read, half written); without
- * bytes either it is an empty launch. */
+/* The kernels of one compute op. An op with a shape runs it: gemm_count matrices of
+ * (m x k) . (k x n); an expert op's m is the tokens of one expert (the plan's convention), and
+ * it runs one such set per local expert that has tokens: its experts, but no more than its
+ * tokens over m (rounded up), as one strided-batched call per matrix. An op with flops but no
+ * shape runs one GEMM of the same flops with m = its tokens (or a cube when it has none), marked
+ * derived. An elementwise op, or one without flops, streams its bytes (half read, half written);
+ * without bytes either it is an empty launch. */
 typedef struct {
     MsCudaWorkKind kind;
-    guint32 m, n, k;   /* m: tokens of the whole op */
-    guint32 count;     /* matrices per expert */
-    guint32 experts;   /* >= 1 */
-    gboolean derived;  /* the shape was derived from the flops */
-    guint64 elements;  /* elementwise: 16-bit elements read (and as many written) */
+    guint32 m, n, k;  /* one GEMM */
+    guint32 count;   /* matrices per set */
+    guint32 sets;    /* expert ops: experts with tokens; else 1 */
+    gboolean derived; /* the shape was derived from the flops */
+    guint64 elements; /* elementwise: 16-bit elements read (and as many written) */
 } MsCudaWork;
 
 /* Plans op (a compute op). FALSE with MS_CUDA_PLAN_ERROR_SHAPE naming the op when a dimension
  * exceeds MS_CUDA_MAX_DIM or a buffer MS_CUDA_MAX_BUFFER. */
 gboolean ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error);
-/* Tokens of expert e (of w->experts) and the row offset of its tokens. */
-guint32 ms_cuda_work_tokens(const MsCudaWork *w, guint e, guint64 *row);
-/* Elements (16-bit) of the inputs A (m x k), the weights B (count x experts x k x n) and the
- * outputs C (m x n) of a GEMM work. */
+/* Elements (16-bit) of the inputs A (sets x m x k), the weights B (count x sets x k x n) and the
+ * outputs C (sets x m x n) of a GEMM work. */
 void ms_cuda_work_elements(const MsCudaWork *w, guint64 *a, guint64 *b, guint64 *c);
 
 /* What one stream of a rank needs, in bytes: GEMM operands and elementwise input/output for
