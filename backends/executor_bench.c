@@ -474,23 +474,27 @@ format_comm(GString *o, const MsMeasurement *r)
 }
 
 static void
-format_compute(GString *o, const MsMeasurement *r)
+format_compute(GString *o, const MsMeasurement *r, const MsComputeModel *model)
 {
-    double flops = 0, bytes = 0;
+    double flops = 0, bytes = (double)r->bytes;
     if (r->kind == MS_MEASUREMENT_GEMM) {
         ms_measurement_gemm_cost(r, &flops, &bytes);
     }
     g_string_append_printf(o,
                            "%8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT
-                           "  %6s  %-14s  %10.2f  %8.2f  %8.1f\n",
+                           "  %6s  %-14s  %10.2f  %8.2f  %8.1f",
                            r->m, r->n, r->k, r->dtype ? r->dtype : "-", r->label,
-                           r->seconds * 1e6, flops / r->seconds / 1e12,
-                           (r->kind == MS_MEASUREMENT_GEMM ? bytes : (double)r->bytes) /
-                               r->seconds / 1e9);
+                           r->seconds * 1e6, flops / r->seconds / 1e12, bytes / r->seconds / 1e9);
+    if (model) {
+        MsTime t = ms_compute_time(model, flops, (guint64)bytes, r->m);
+        g_string_append_printf(o, "  %10.2f  %6.2f", ms_time_to_us(t),
+                               ms_time_to_s(t) / r->seconds);
+    }
+    g_string_append_c(o, '\n');
 }
 
 char *
-ms_bench_format(const MsMeasurementSet *set)
+ms_bench_format(const MsMeasurementSet *set, const MsComputeModel *model)
 {
     GString *o = g_string_new(NULL);
     for (guint kind = 0; kind < MS_MEASUREMENT_N_KINDS; kind++) {
@@ -510,7 +514,9 @@ ms_bench_format(const MsMeasurementSet *set)
                 g_string_append(o, comm ? "#       size         count      type   redop    root"
                                           "    time(us)  algbw   busbw  ranks  label\n"
                                         : "#      m         n         k   dtype  label          "
-                                          "  time(us)   TFLOP/s     GB/s\n");
+                                          "  time(us)   TFLOP/s     GB/s");
+                g_string_append(o, comm || model == NULL ? "" : "   model(us)  model/measured");
+                g_string_append(o, comm ? "" : "\n");
                 header = TRUE;
             }
             if (r->kind == MS_MEASUREMENT_LAUNCH) {
@@ -518,7 +524,7 @@ ms_bench_format(const MsMeasurementSet *set)
             } else if (comm) {
                 format_comm(o, r);
             } else {
-                format_compute(o, r);
+                format_compute(o, r, model);
             }
         }
     }

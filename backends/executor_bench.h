@@ -9,6 +9,7 @@
 
 #include <glib.h>
 
+#include "sim/compute.h"
 #include "topologies/topology.h"
 #include "validate/measurement.h"
 
@@ -103,7 +104,9 @@ void ms_bench_expert_kernels(const MsBenchSpec *spec, guint32 tokens, MsBenchKer
 void ms_bench_bandwidth(MsMeasurementKind kind, guint64 bytes, double seconds, guint ranks,
                         double *algbw, double *busbw);
 
-/* The rows as text tables, one per kind, in set order within a kind. Free with g_free. */
-char *ms_bench_format(const MsMeasurementSet *set);
+/* The rows as text tables, one per kind, in set order within a kind; with a compute model (of
+ * the GPU measured), GEMM and elementwise rows show its time beside the measured one. Free with
+ * g_free. */
+char *ms_bench_format(const MsMeasurementSet *set, const MsComputeModel *model);
 
 G_END_DECLS

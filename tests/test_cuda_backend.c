@@ -152,7 +152,7 @@ test_bench(void)
     CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, len, "bench", &error));
     /* 18 allreduce sizes (8 B .. 1 MiB), 2 token counts x 3 kernels, 1 launch row */
     CU_ASSERT_EQUAL(ms_measurement_set_size(set), 18 + 6 + 1);
-    g_autofree char *table = ms_bench_format(set);
+    g_autofree char *table = ms_bench_format(set, NULL);
     fprintf(stderr, "\n%s", table);
 }
 

@@ -271,7 +271,7 @@ test_bandwidth_and_format(void)
         rows[k].source = "t";
         CU_ASSERT_TRUE(ms_measurement_set_add(set, &rows[k], NULL));
     }
-    g_autofree char *text = ms_bench_format(set);
+    g_autofree char *text = ms_bench_format(set, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "# allreduce\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "size         count      type   redop    root"));
     /* 1 MiB in 50 us: 20.97 GB/s algbw, x 14/8 busbw */
@@ -280,6 +280,14 @@ test_bandwidth_and_format(void)
     /* 2 x 256 x 28672 x 4096 flops in 300 us: 200.43 TFLOP/s */
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "mlp_up_proj         300.00    200.43"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "# launch\n# one empty kernel: 2.500 us\n"));
+    CU_ASSERT_PTR_NULL(strstr(text, "model(us)"));
+    /* With the GPU's compute model: its time beside the measured one. A100 at 0.7 x 312 TFLOP/s
+     * and 4 us launch: 4 us + 60.13e9 / 218.4e12 s = 279.32 us, 0.93 of the 300 us measured. */
+    g_autoptr(MsTopology) t = ms_topology_load("dgx-a100", NULL);
+    g_autoptr(MsComputeModel) m = ms_compute_model_new(ms_topology_gpu_spec(t, 0), NULL);
+    g_autofree char *modelled = ms_bench_format(set, m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "   model(us)  model/measured\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "    279.32    0.93\n"));
 }
 
 /* Whether this machine can run the cuda backend (then the no-GPU refusals do not apply). */

@@ -110,7 +110,7 @@ world_size(const BenchArgs *a, const MsExecBackend *b, guint *world, GError **er
 }
 
 static int
-report(const BenchArgs *a, GBytes *result)
+report(const BenchArgs *a, GBytes *result, const MsTopology *topo)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
@@ -122,7 +122,12 @@ report(const BenchArgs *a, GBytes *result)
     if (a->out && !ms_moesim_csv_save(set, a->out, &error)) {
         return ms_cli_fail(error);
     }
-    g_autofree char *table = ms_bench_format(set);
+    g_autoptr(MsComputeModel) model =
+        topo ? ms_compute_model_new(ms_topology_gpu_spec(topo, 0), &error) : NULL;
+    if (topo && model == NULL) {
+        return ms_cli_fail(error);
+    }
+    g_autofree char *table = ms_bench_format(set, model);
     fputs(table, stdout);
     if (a->out) {
         printf("# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
@@ -169,7 +174,7 @@ bench(const BenchArgs *a)
     if (result == NULL) {
         return ms_cli_fail(error);
     }
-    return ms_remote_is_primary() ? report(a, result) : MS_EXIT_OK;
+    return ms_remote_is_primary() ? report(a, result, topo) : MS_EXIT_OK;
 }
 
 int
@@ -185,7 +190,8 @@ ms_cmd_bench(int argc, char **argv)
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &a.ranks,
          "GPUs on this node (default: all visible; a job: its ranks)", "N"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
-         "Label point-to-point pairs by this topology's link classes", "NAME|FILE"},
+         "Label point-to-point pairs by its link classes; show its GPU's modelled kernel times",
+         "NAME|FILE"},
         {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.minbytes, "Smallest size (default 8)",
          "SIZE"},
         {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.maxbytes, "Largest size (default 128M)",
