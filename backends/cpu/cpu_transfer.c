@@ -194,6 +194,9 @@ pattern_check(const guint8 *src, guint64 len, guint64 seed)
         guint8 v[8];
         guint64 x = mix(seed ^ w), n = MIN(8, len - w * 8);
         memcpy(v, &x, 8);
+        if (memcmp(src + w * 8, v, n) == 0) {
+            continue;
+        }
         for (guint64 k = 0; k < n; k++) {
             if (src[w * 8 + k] != v[k]) {
                 return w * 8 + k;
