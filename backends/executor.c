@@ -60,8 +60,7 @@ ms_exec_options_resolve(const MsExecOptions *in, MsExecOptions *out, GError **er
     if (out->timeout_s == 0) {
         out->timeout_s = MS_EXEC_DEFAULT_TIMEOUT_S;
     }
-    if (!isfinite(out->timeout_s) || out->timeout_s < 0 ||
-        out->timeout_s > MS_EXEC_MAX_TIMEOUT_S) {
+    if (!isfinite(out->timeout_s) || out->timeout_s < 0 || out->timeout_s > MS_EXEC_MAX_TIMEOUT_S) {
         g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS,
                     "timeout: %g s is not in (0, %g] s", out->timeout_s, MS_EXEC_MAX_TIMEOUT_S);
         return FALSE;

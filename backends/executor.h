@@ -32,7 +32,7 @@ typedef struct {
     /* cpu backend: compute ops are busy work lasting the compute model's time for the op on its
      * rank's GPU (from topology) multiplied by time_scale. */
     const MsTopology *topology;
-    double time_scale; /* 0: 1.0; must be finite and >= 0 otherwise (negative: refused) */
+    double time_scale;  /* 0: 1.0; must be finite and >= 0 otherwise (negative: refused) */
     guint64 max_memory; /* cpu: bytes of rank buffers allowed; 0: MS_CPU_DEFAULT_MAX_MEMORY */
     guint32 faults;     /* cpu: deliberate faults, for the backend's own tests (cpu_backend.h) */
     /* cuda backend */
@@ -67,8 +67,7 @@ typedef struct {
      * rank's open (e.g. one NCCL unique id per communicator). n_comms: communicators the job
      * needs; local_ranks: ranks about to start on this node (0 when unknown), so that a missing
      * device is reported before any rank starts. NULL hook: no session data. */
-    GBytes *(*session)(const MsExecOptions *opts, guint n_comms, guint local_ranks,
-                       GError **error);
+    GBytes *(*session)(const MsExecOptions *opts, guint n_comms, guint local_ranks, GError **error);
     /* Prepares to execute s (buffers, threads, streams, communicators). place is NULL for
      * all-rank backends. Returns the backend's state. */
     gpointer (*open)(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place,

@@ -55,8 +55,7 @@ ms_bench_spec_free(MsBenchSpec *spec)
     g_free(spec);
 }
 
-static gboolean
-spec_error(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static gboolean spec_error(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 static gboolean
 spec_error(GError **error, const char *format, ...)
@@ -85,8 +84,9 @@ ms_bench_parse_what(const char *list, guint32 *what, GError **error)
         } else if (k < G_N_ELEMENTS(what_names)) {
             w |= 1u << k;
         } else {
-            return spec_error(error, "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
-                                     "gemm, launch or all)",
+            return spec_error(error,
+                              "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
+                              "gemm, launch or all)",
                               item);
         }
     }
@@ -106,8 +106,7 @@ ms_bench_parse_tokens(const char *list, MsBenchSpec *spec, GError **error)
         guint64 v = 0;
         g_autoptr(GError) local = NULL;
         if (!ms_parse_uint(g_strstrip(items[i]), 1, MS_BENCH_MAX_TOKENS, &v, &local)) {
-            return spec_error(error, "--tokens: item %u '%s': %s", i + 1, items[i],
-                              local->message);
+            return spec_error(error, "--tokens: item %u '%s': %s", i + 1, items[i], local->message);
         }
         if (t->len && v <= g_array_index(t, guint32, t->len - 1)) {
             return spec_error(error, "--tokens: %" G_GUINT64_FORMAT " does not increase after %u",
@@ -128,8 +127,9 @@ static gboolean
 check_sweep(const MsBenchSpec *s, GError **error)
 {
     if (s->min_bytes == 0 || s->min_bytes > s->max_bytes || s->max_bytes > MS_BENCH_MAX_BYTES) {
-        return spec_error(error, "sizes: %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
-                                 " bytes is not a range within 1 to %" G_GUINT64_FORMAT,
+        return spec_error(error,
+                          "sizes: %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                          " bytes is not a range within 1 to %" G_GUINT64_FORMAT,
                           s->min_bytes, s->max_bytes, MS_BENCH_MAX_BYTES);
     }
     if (!(s->step_factor > 1) || s->step_factor > 1024) {
@@ -149,8 +149,8 @@ ms_bench_spec_check(const MsBenchSpec *s, GError **error)
         return spec_error(error, "what: 0x%x names no known benchmark", s->what);
     }
     if (s->iters == 0 || s->iters > MS_BENCH_MAX_ITERS || s->warmup > MS_BENCH_MAX_ITERS) {
-        return spec_error(error, "iterations: %u (warm-up %u) not in 1 to %u", s->iters,
-                          s->warmup, MS_BENCH_MAX_ITERS);
+        return spec_error(error, "iterations: %u (warm-up %u) not in 1 to %u", s->iters, s->warmup,
+                          MS_BENCH_MAX_ITERS);
     }
     if (g_strcmp0(s->dtype, "bf16") != 0 && g_strcmp0(s->dtype, "fp16") != 0) {
         return spec_error(error, "dtype: '%s' is not bf16 or fp16", s->dtype);
@@ -160,8 +160,9 @@ ms_bench_spec_check(const MsBenchSpec *s, GError **error)
     }
     if (s->d_model == 0 || s->d_ffn == 0 || s->d_model > MS_BENCH_MAX_DIM ||
         s->d_ffn > MS_BENCH_MAX_DIM) {
-        return spec_error(error, "expert: d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT
-                                 " not in 1 to %u",
+        return spec_error(error,
+                          "expert: d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT
+                          " not in 1 to %u",
                           s->d_model, s->d_ffn, MS_BENCH_MAX_DIM);
     }
     if ((s->what & MS_BENCH_GEMM) && s->tokens->len == 0) {
@@ -261,8 +262,8 @@ get_uint(JsonObject *o, const char *name, guint64 max, guint64 *out, GError **er
     JsonNode *n = json_object_get_member(o, name);
     if (n == NULL || json_node_get_value_type(n) != G_TYPE_INT64 || json_node_get_int(n) < 0 ||
         (guint64)json_node_get_int(n) > max) {
-        return spec_error(error, "spec: '%s' is missing or not an integer in 0 to %" G_GUINT64_FORMAT,
-                          name, max);
+        return spec_error(
+            error, "spec: '%s' is missing or not an integer in 0 to %" G_GUINT64_FORMAT, name, max);
     }
     *out = (guint64)json_node_get_int(n);
     return TRUE;
@@ -438,10 +439,14 @@ ms_bench_expert_kernels(const MsBenchSpec *spec, guint32 tokens, MsBenchKernel o
     guint64 up = spec->gated ? 2 * spec->d_ffn : spec->d_ffn;
     guint es = ms_dtype_size(spec->dtype);
     out[0] = (MsBenchKernel){MS_MEASUREMENT_GEMM, tokens, up, spec->d_model, 0, "mlp_up_proj"};
-    out[1] = (MsBenchKernel){MS_MEASUREMENT_ELEMENTWISE, tokens, spec->d_ffn, 0,
-                             (guint64)es * tokens * (up + spec->d_ffn), "mlp_act"};
-    out[2] = (MsBenchKernel){MS_MEASUREMENT_GEMM, tokens, spec->d_model, spec->d_ffn, 0,
-                             "mlp_down_proj"};
+    out[1] = (MsBenchKernel){MS_MEASUREMENT_ELEMENTWISE,
+                             tokens,
+                             spec->d_ffn,
+                             0,
+                             (guint64)es * tokens * (up + spec->d_ffn),
+                             "mlp_act"};
+    out[2] = (MsBenchKernel){MS_MEASUREMENT_GEMM, tokens, spec->d_model,
+                             spec->d_ffn,         0,      "mlp_down_proj"};
 }
 
 void
@@ -483,8 +488,8 @@ format_compute(GString *o, const MsMeasurement *r, const MsComputeModel *model)
     g_string_append_printf(o,
                            "%8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT
                            "  %6s  %-14s  %10.2f  %8.2f  %8.1f",
-                           r->m, r->n, r->k, r->dtype ? r->dtype : "-", r->label,
-                           r->seconds * 1e6, flops / r->seconds / 1e12, bytes / r->seconds / 1e9);
+                           r->m, r->n, r->k, r->dtype ? r->dtype : "-", r->label, r->seconds * 1e6,
+                           flops / r->seconds / 1e12, bytes / r->seconds / 1e9);
     if (model) {
         MsTime t = ms_compute_time(model, flops, (guint64)bytes, r->m);
         g_string_append_printf(o, "  %10.2f  %6.2f", ms_time_to_us(t),

@@ -30,8 +30,8 @@ env_uint(char **envp, const char *name, guint64 max, guint *out, GError **error)
     g_autoptr(GError) local = NULL;
     guint64 v = 0;
     if (text == NULL) {
-        g_set_error(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_ENV,
-                    "environment: %s is not set", name);
+        g_set_error(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_ENV, "environment: %s is not set",
+                    name);
         return FALSE;
     }
     if (!ms_parse_uint(text, 0, max, &v, &local)) {
@@ -148,8 +148,7 @@ ms_launch_group_spawn(const char *const *argv, guint world, guint16 port, GError
         if (!g_spawn_async(NULL, (char **)argv, env, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
                            &g->pids[r], &local)) {
             g_set_error(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_SPAWN,
-                        "cannot start the worker of rank %u (%s): %s", r, argv[0],
-                        local->message);
+                        "cannot start the worker of rank %u (%s): %s", r, argv[0], local->message);
             ms_launch_group_free(g);
             return NULL;
         }

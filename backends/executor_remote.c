@@ -108,8 +108,8 @@ check_hello(Coord *c, const RemoteHello *h, GError **error)
     }
     if (c->wires[h->rank]) {
         g_set_error(error, MS_REMOTE_ERROR, MS_REMOTE_ERROR_JOB,
-                    "two workers say they are rank %u (on %s and %s)", h->rank,
-                    c->hosts[h->rank], h->host);
+                    "two workers say they are rank %u (on %s and %s)", h->rank, c->hosts[h->rank],
+                    h->host);
         return FALSE;
     }
     return TRUE;
@@ -184,8 +184,8 @@ coord_expect_all(Coord *c, guint32 type, GBytes **out, GError **error)
         }
         if (t != type || got[r]) {
             g_autofree char *who = g_strdup_printf("rank %d", r);
-            g_autofree char *when = g_strdup_printf("while %s was awaited",
-                                                    ms_wire_type_name(type));
+            g_autofree char *when =
+                g_strdup_printf("while %s was awaited", ms_wire_type_name(type));
             return remote_unexpected(who, t, when, error);
         }
         got[r] = TRUE;
@@ -341,8 +341,7 @@ coord_schedule(Coord *c, Job *job, GError **error)
     MsExecBackend hooks = coord_backend;
     hooks.name = c->b->name;
     /* The driver loop enforces the run's timeout from here; the wires get a second more. */
-    c->deadline =
-        g_get_monotonic_time() + (gint64)((c->o.timeout_s + 1) * G_USEC_PER_SEC);
+    c->deadline = g_get_monotonic_time() + (gint64)((c->o.timeout_s + 1) * G_USEC_PER_SEC);
     c->launch = g_new0(GArray *, c->world);
     for (guint r = 0; r < c->world; r++) {
         c->launch[r] = g_array_new(FALSE, FALSE, sizeof(guint32));
@@ -374,8 +373,8 @@ coord_bench(Coord *c, Job *job, GError **error)
 
 /* Gathers the ranks on listener and runs the job; on failure tells every worker why. */
 static gboolean
-coordinate(const MsExecBackend *b, const MsExecOptions *o, guint world, GSocket *listener,
-           Job *job, GError **error)
+coordinate(const MsExecBackend *b, const MsExecOptions *o, guint world, GSocket *listener, Job *job,
+           GError **error)
 {
     Coord c = {.b = b, .o = *o, .world = world};
     c.deadline = g_get_monotonic_time() + (gint64)(o->timeout_s * G_USEC_PER_SEC);
@@ -397,8 +396,8 @@ coordinate(const MsExecBackend *b, const MsExecOptions *o, guint world, GSocket 
 static GStrv
 worker_argv(const MsExecBackend *b, const MsExecOptions *o)
 {
-    g_autofree char *self = o->worker_command ? g_strdup(o->worker_command)
-                                              : g_file_read_link("/proc/self/exe", NULL);
+    g_autofree char *self =
+        o->worker_command ? g_strdup(o->worker_command) : g_file_read_link("/proc/self/exe", NULL);
     char timeout[G_ASCII_DTOSTR_BUF_SIZE + 1];
     g_ascii_formatd(timeout, sizeof timeout - 1, "%.6f", o->timeout_s);
     strcat(timeout, "s");
@@ -419,8 +418,8 @@ run_local(const MsExecBackend *b, const MsExecOptions *o, guint world, Job *job,
         return FALSE;
     }
     g_auto(GStrv) argv = worker_argv(b, o);
-    g_autoptr(MsLaunchGroup) group = ms_launch_group_spawn((const char *const *)argv, world, port,
-                                                           error);
+    g_autoptr(MsLaunchGroup) group =
+        ms_launch_group_spawn((const char *const *)argv, world, port, error);
     if (group == NULL) {
         return FALSE;
     }
@@ -498,8 +497,7 @@ run(const MsExecBackend *b, const MsExecOptions *opts, guint world, Job *job, GE
         guint n_comms = job->s ? MAX(1, remote_n_comm_streams(job->s)) : 1;
         gboolean coordinator = env.mode == MS_LAUNCH_LOCAL || env.rank == 0;
         job->session = coordinator && b->session
-                           ? b->session(&o, n_comms, env.mode == MS_LAUNCH_LOCAL ? world : 0,
-                                        error)
+                           ? b->session(&o, n_comms, env.mode == MS_LAUNCH_LOCAL ? world : 0, error)
                            : g_bytes_new(NULL, 0);
         ok = job->session != NULL &&
              (env.mode == MS_LAUNCH_LOCAL ? run_local(b, &o, world, job, error)

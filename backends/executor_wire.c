@@ -263,8 +263,8 @@ ms_wire_send(MsWire *w, guint32 type, const GByteArray *payload, gint64 deadline
     }
     for (gsize off = 0; off < msg->len;) {
         g_autoptr(GError) local = NULL;
-        gssize n = g_socket_send(w->socket, (const char *)msg->data + off, msg->len - off, NULL,
-                                 &local);
+        gssize n =
+            g_socket_send(w->socket, (const char *)msg->data + off, msg->len - off, NULL, &local);
         if (n >= 0) {
             off += (gsize)n;
             continue;
@@ -434,8 +434,8 @@ ms_wire_listen(const char *host, guint16 port, guint16 *bound_port, GError **err
         addr = g_inet_socket_address_new(any, port);
     }
     g_autoptr(GError) local = NULL;
-    g_autoptr(GSocket) sock = g_socket_new(g_socket_address_get_family(addr),
-                                           G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, &local);
+    g_autoptr(GSocket) sock = g_socket_new(g_socket_address_get_family(addr), G_SOCKET_TYPE_STREAM,
+                                           G_SOCKET_PROTOCOL_TCP, &local);
     if (sock == NULL || !g_socket_bind(sock, addr, TRUE, &local) ||
         !g_socket_listen(sock, &local)) {
         g_set_error(error, MS_WIRE_ERROR, MS_WIRE_ERROR_NETWORK, "cannot listen on %s:%u: %s",
@@ -474,8 +474,8 @@ ms_wire_accept(GSocket *listener, gint64 deadline, GError **error)
 static GSocket *
 try_connect(GSocketAddress *addr, gint64 deadline, GError **error)
 {
-    g_autoptr(GSocket) sock = g_socket_new(g_socket_address_get_family(addr),
-                                           G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, error);
+    g_autoptr(GSocket) sock = g_socket_new(g_socket_address_get_family(addr), G_SOCKET_TYPE_STREAM,
+                                           G_SOCKET_PROTOCOL_TCP, error);
     if (sock == NULL) {
         return NULL;
     }

@@ -80,8 +80,7 @@ gboolean ms_wire_send(MsWire *w, guint32 type, const GByteArray *payload, gint64
                       GError **error);
 /* Receives one whole message, waiting until deadline. An EOF is MS_WIRE_ERROR_CLOSED; a bad
  * header _PROTOCOL. *payload is never NULL on success. */
-gboolean ms_wire_recv(MsWire *w, gint64 deadline, guint32 *type, GBytes **payload,
-                      GError **error);
+gboolean ms_wire_recv(MsWire *w, gint64 deadline, guint32 *type, GBytes **payload, GError **error);
 /* TRUE when a whole message is already buffered (ms_wire_recv will not block). */
 gboolean ms_wire_has_message(const MsWire *w);
 /* Waits until one of the wires has a whole message, an EOF or an error to report, or until

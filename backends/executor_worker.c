@@ -77,11 +77,10 @@ job_read(GBytes *payload, RemoteJob *j, GError **error)
 {
     MsWireReader r;
     ms_wire_reader_init(&r, payload, "JOB");
-    return ms_wire_get_string(&r, &j->kind, error) &&
-           ms_wire_get_bytes(&r, &j->payload, error) &&
+    return ms_wire_get_string(&r, &j->kind, error) && ms_wire_get_bytes(&r, &j->payload, error) &&
            ms_wire_get_double(&r, &j->timeout_s, error) &&
-           ms_wire_get_string(&r, &j->dtype, error) &&
-           ms_wire_get_bytes(&r, &j->session, error) && ms_wire_reader_end(&r, error);
+           ms_wire_get_string(&r, &j->dtype, error) && ms_wire_get_bytes(&r, &j->session, error) &&
+           ms_wire_reader_end(&r, error);
 }
 
 gboolean
@@ -217,8 +216,8 @@ coordinator_failed(Worker *w, GBytes *payload, GError **error)
 static gboolean
 join(Worker *w, GError **error)
 {
-    g_autoptr(GSocket) sock = ms_wire_connect(w->env.master_addr, w->env.master_port, w->deadline,
-                                              error);
+    g_autoptr(GSocket) sock =
+        ms_wire_connect(w->env.master_addr, w->env.master_port, w->deadline, error);
     if (sock == NULL) {
         return FALSE;
     }
@@ -261,8 +260,7 @@ load_schedule(Worker *w, GError **error)
     if (!json_parser_load_from_data(parser, text ? text : "", (gssize)len, error)) {
         return FALSE;
     }
-    w->s = ms_schedule_from_json(json_parser_get_root(parser), "the coordinator's schedule",
-                                 error);
+    w->s = ms_schedule_from_json(json_parser_get_root(parser), "the coordinator's schedule", error);
     if (w->s == NULL) {
         return FALSE;
     }

@@ -38,7 +38,8 @@ empty(guint n_ranks, const char *policy)
 static guint32
 gemm(MsSchedule *s, guint rank, double flops, const char *label)
 {
-    guint32 op = ms_schedule_add_compute(s, rank, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, label);
+    guint32 op =
+        ms_schedule_add_compute(s, rank, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, label);
     ms_schedule_set_cost(s, op, MS_COMPUTE_GEMM, flops, 0, 1024);
     return op;
 }
@@ -62,8 +63,8 @@ sample(const char *policy)
             m[k] = 1000 * (k + 1) + 17 * layer + (k % 3 == 0 ? 0 : 5);
         }
         m[1] = 0; /* an empty pair */
-        ms_schedule_add_alltoall(s, 1, ranks, n, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD,
-                                 layer, -1, "dispatch", x);
+        ms_schedule_add_alltoall(s, 1, ranks, n, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, layer,
+                                 -1, "dispatch", x);
         for (guint r = 0; r < n; r++) {
             ms_schedule_add_dep(s, x[r], pre[r]);
             mid[r] = gemm(s, r, 1e9, "expert");
@@ -74,13 +75,13 @@ sample(const char *policy)
         for (guint r = 0; r < n; r++) {
             ms_schedule_add_dep(s, y[r], mid[r]);
         }
-        ms_schedule_add_allreduce(s, 2, ranks, n, 4099 + layer * 4000, 0, MS_PHASE_BACKWARD,
-                                  layer, -1, "grads", ar);
+        ms_schedule_add_allreduce(s, 2, ranks, n, 4099 + layer * 4000, 0, MS_PHASE_BACKWARD, layer,
+                                  -1, "grads", ar);
         for (guint r = 0; r < n; r++) {
             ms_schedule_add_dep(s, ar[r], mid[r]);
         }
-        ms_schedule_add_allreduce(s, 2, pair, 2, 64 * 1024, 0, MS_PHASE_BACKWARD, layer, -1,
-                                  "pair", ar);
+        ms_schedule_add_allreduce(s, 2, pair, 2, 64 * 1024, 0, MS_PHASE_BACKWARD, layer, -1, "pair",
+                                  ar);
         ms_schedule_add_dep(s, ar[0], mid[1]);
         ms_schedule_add_dep(s, ar[1], mid[3]);
     }
@@ -170,7 +171,8 @@ check_semantics(const MsSchedule *s, const MsRecords *r)
                     if (ca.ranks[p] != cb.ranks[q] || ia.stream != ib.stream) {
                         continue;
                     }
-                    int o = ms_records_start(r, ca.ops[p]) < ms_records_start(r, cb.ops[q]) ? 1 : -1;
+                    int o =
+                        ms_records_start(r, ca.ops[p]) < ms_records_start(r, cb.ops[q]) ? 1 : -1;
                     CU_ASSERT_TRUE(order == 0 || order == o);
                     order = o;
                 }
@@ -229,18 +231,20 @@ test_planned_schedules(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     for (const char *const *p = ms_policy_names(); *p; p++) {
         for (guint mode = 0; mode < 2; mode++) {
-            MsPlannerOptions po = {.topology = topology, .model = model, .policy = *p,
+            MsPlannerOptions po = {.topology = topology,
+                                   .model = model,
+                                   .policy = *p,
                                    .mode = mode ? MS_PLAN_INFER : MS_PLAN_TRAIN,
-                                   .iterations = 2, .seed = 7};
+                                   .iterations = 2,
+                                   .seed = 7};
             GError *error = NULL;
             g_autoptr(MsPlanner) planner = ms_planner_new(&po, &error);
-            g_autoptr(MsSchedule) s = planner ? ms_planner_plan_iteration(planner, 1, &error)
-                                              : NULL;
+            g_autoptr(MsSchedule) s =
+                planner ? ms_planner_plan_iteration(planner, 1, &error) : NULL;
             MsExecOptions o = {.topology = t, .time_scale = 1e-3, .timeout_s = 60};
             g_autoptr(MsRecords) r = s ? ms_executor_run(&ms_cpu_backend, s, &o, &error) : NULL;
             if (error) {
-                fprintf(stderr, "\n  %s %s: %s\n", *p, mode ? "infer" : "train",
-                        error->message);
+                fprintf(stderr, "\n  %s %s: %s\n", *p, mode ? "infer" : "train", error->message);
                 g_clear_error(&error);
             }
             CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -276,8 +280,8 @@ test_busy_work_duration(void)
     g_autoptr(MsSchedule) one = empty(1, "fifo");
     guint32 rank0 = 0, x;
     guint64 self = 123457;
-    ms_schedule_add_alltoall(one, 1, &rank0, 1, &self, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD,
-                             0, -1, "self", &x);
+    ms_schedule_add_alltoall(one, 1, &rank0, 1, &self, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0,
+                             -1, "self", &x);
     g_autoptr(MsRecords) r1 = ms_executor_run(&ms_cpu_backend, one, &o, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r1);
     double v = 0;

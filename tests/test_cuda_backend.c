@@ -23,11 +23,11 @@ options(void)
 }
 
 static guint32
-gemm(MsSchedule *s, guint rank, MsComputeKind kind, guint32 m, guint32 n, guint32 k,
-     guint32 count, guint32 experts, const char *label)
+gemm(MsSchedule *s, guint rank, MsComputeKind kind, guint32 m, guint32 n, guint32 k, guint32 count,
+     guint32 experts, const char *label)
 {
-    guint32 op = ms_schedule_add_compute(s, rank, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1,
-                                         label);
+    guint32 op =
+        ms_schedule_add_compute(s, rank, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, label);
     guint32 sets = MAX(experts, 1);
     ms_schedule_set_cost(s, op, kind, 2.0 * m * n * k * count * sets, 0, m * sets);
     ms_schedule_set_shape(s, op, m, n, k, count, experts);
@@ -50,8 +50,8 @@ test_one_rank(void)
     guint32 none = ms_schedule_add_compute(s, 0, 0, MS_ROLE_OTHER, MS_PHASE_FORWARD, 0, -1, "nop");
     guint32 zero = 0, x, y;
     guint64 self = 64 << 20;
-    ms_schedule_add_alltoall(s, 1, &zero, 1, &self, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0,
-                             -1, "self", &x);
+    ms_schedule_add_alltoall(s, 1, &zero, 1, &self, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "self", &x);
     ms_schedule_add_allreduce(s, 1, &zero, 1, 32 << 20, 0, MS_PHASE_BACKWARD, 0, -1, "ar", &y);
     ms_schedule_add_dep(s, x, big);
     ms_schedule_add_dep(s, y, x);
@@ -80,8 +80,8 @@ test_one_rank(void)
     g_autoptr(MsComputeModel) m = ms_compute_model_new(ms_topology_gpu_spec(h200, 0), NULL);
     double model = ms_time_to_s(ms_compute_time(m, 2.0 * 8192 * 8192 * 8192, 0, 8192));
     double took = ms_time_to_s(ms_records_end(r, big) - ms_records_start(r, big));
-    fprintf(stderr, "\n  8192^3 bf16 GEMM: %.3f ms measured, %.3f ms modelled (h200)\n",
-            took * 1e3, model * 1e3);
+    fprintf(stderr, "\n  8192^3 bf16 GEMM: %.3f ms measured, %.3f ms modelled (h200)\n", took * 1e3,
+            model * 1e3);
     CU_ASSERT_TRUE(took > 0.2 * model && took < 5 * model);
     (void)ex;
     (void)el;

@@ -1,14 +1,21 @@
 /* Tests of the cuda backend's plan, which needs no GPU: each op's kernels (shaped, one set per
- * busy expert, derived, elementwise, empty) and the refusals of what cannot run, per-stream buffer needs,
- * all-to-all offsets, stream priorities, subset communicators, warm-up peers, the session blob. */
+ * busy expert, derived, elementwise, empty) and the refusals of what cannot run, per-stream buffer
+ * needs, all-to-all offsets, stream priorities, subset communicators, warm-up peers, the session
+ * blob. */
 #include "backends/cuda/cuda_plan.h"
 #include "ms_test.h"
 
 static MsOpInfo
 compute_op(MsComputeKind kind, double flops, double bytes, guint32 tokens)
 {
-    MsOpInfo i = {.id = 7, .rank = 1, .label = "L0.expert", .kind = MS_OP_COMPUTE,
-                  .compute = kind, .flops = flops, .bytes = bytes, .tokens = tokens};
+    MsOpInfo i = {.id = 7,
+                  .rank = 1,
+                  .label = "L0.expert",
+                  .kind = MS_OP_COMPUTE,
+                  .compute = kind,
+                  .flops = flops,
+                  .bytes = bytes,
+                  .tokens = tokens};
     return i;
 }
 
@@ -118,8 +125,8 @@ sample(void)
     ms_schedule_set_cost(s, e, MS_COMPUTE_ELEMENTWISE, 0, 8000, 0);
     /* rank 1 exchanges nothing with rank 3 */
     guint64 m[16] = {10, 20, 30, 40, 50, 60, 70, 0, 90, 100, 110, 120, 130, 0, 150, 160};
-    ms_schedule_add_alltoall(s, 1, all4, 4, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
-                             "x", NULL);
+    ms_schedule_add_alltoall(s, 1, all4, 4, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1, "x",
+                             NULL);
     ms_schedule_add_allreduce(s, 2, all4, 4, 4096, 0, MS_PHASE_BACKWARD, 0, -1, "all", NULL);
     guint32 pair[2] = {3, 1}, pair2[2] = {1, 3}, other[2] = {2, 0};
     ms_schedule_add_allreduce(s, 2, pair, 2, 100000, 0, MS_PHASE_BACKWARD, 0, -1, "p", NULL);

@@ -12,8 +12,17 @@
 
 /* --- the fake backend --- */
 
-enum { FAKE_OK, FAKE_NEVER_DONE, FAKE_UNLAUNCHED, FAKE_TWICE, FAKE_BACKWARDS, FAKE_FAIL_OPEN,
-       FAKE_FAIL_LAUNCH, FAKE_FAIL_WAIT, FAKE_OUT_OF_RANGE };
+enum {
+    FAKE_OK,
+    FAKE_NEVER_DONE,
+    FAKE_UNLAUNCHED,
+    FAKE_TWICE,
+    FAKE_BACKWARDS,
+    FAKE_FAIL_OPEN,
+    FAKE_FAIL_LAUNCH,
+    FAKE_FAIL_WAIT,
+    FAKE_OUT_OF_RANGE
+};
 
 static struct {
     int mode;
@@ -33,8 +42,7 @@ fake_duration(guint32 op)
 }
 
 static gpointer
-fake_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place,
-          GError **error)
+fake_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place, GError **error)
 {
     if (fake.mode == FAKE_FAIL_OPEN) {
         g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "fake open failed");
@@ -211,7 +219,8 @@ test_follows_dispatcher(void)
     CU_ASSERT_EQUAL_FATAL(fake.launches->len, ms_schedule_n_ops(s));
     CU_ASSERT_EQUAL_FATAL(expect->len, fake.launches->len);
     for (guint k = 0; k < expect->len; k++) {
-        CU_ASSERT_EQUAL(g_array_index(expect, guint32, k), g_array_index(fake.launches, guint32, k));
+        CU_ASSERT_EQUAL(g_array_index(expect, guint32, k),
+                        g_array_index(fake.launches, guint32, k));
     }
     /* Records: the backend's times, shifted so the first start is 0; every dependency first. */
     MsTime first = MS_TIME_NEVER;
@@ -279,9 +288,12 @@ test_misbehaving_backend(void)
     } cases[] = {
         {FAKE_UNLAUNCHED, MS_EXECUTOR_ERROR_PROTOCOL,
          "reported op 8 (e) on rank 1 finished, but it was never launched"},
-        {FAKE_TWICE, MS_EXECUTOR_ERROR_PROTOCOL, "reported op 0 (a) on rank 0 finished a second time"},
-        {FAKE_BACKWARDS, MS_EXECUTOR_ERROR_PROTOCOL, "op 0 (a) on rank 0 with an end before its start"},
-        {FAKE_OUT_OF_RANGE, MS_EXECUTOR_ERROR_PROTOCOL, "reported op 16, but the schedule has 9 ops"},
+        {FAKE_TWICE, MS_EXECUTOR_ERROR_PROTOCOL,
+         "reported op 0 (a) on rank 0 finished a second time"},
+        {FAKE_BACKWARDS, MS_EXECUTOR_ERROR_PROTOCOL,
+         "op 0 (a) on rank 0 with an end before its start"},
+        {FAKE_OUT_OF_RANGE, MS_EXECUTOR_ERROR_PROTOCOL,
+         "reported op 16, but the schedule has 9 ops"},
     };
     for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
         fake_reset(cases[k].mode);
@@ -449,8 +461,8 @@ test_exec_cpu(void)
     g_autofree char *json = g_build_filename(ms_test_tmpdir(), "out.json", NULL);
     g_autofree char *trace = g_build_filename(ms_test_tmpdir(), "out.trace.json", NULL);
     g_autofree char *csv = g_build_filename(ms_test_tmpdir(), "out.csv", NULL);
-    const char *args[] = {"exec", "--backend", "cpu", "--time-scale", "0.001", path, "--json", json,
-                          "--chrome-trace", trace, "--csv", csv, NULL};
+    const char *args[] = {"exec", "--backend",      "cpu", "--time-scale", "0.001", path, "--json",
+                          json,   "--chrome-trace", trace, "--csv",        csv,     NULL};
     g_autofree char *out = NULL, *err = NULL;
     CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "policy lina, backend cpu"));
@@ -498,8 +510,9 @@ test_exec_errors(void)
         {{"exec", "/nonexistent/s.json", NULL}, "/nonexistent/s.json"},
         {{"exec", bad, NULL}, "bad.json"},
         {{"exec", path, NULL}, "needs a topology to size its compute busy work"},
-        {{"exec", "--topology", "h200", path, NULL}, "the schedule has 2 ranks but topology "
-                                                      "'h200' has 1 GPUs"},
+        {{"exec", "--topology", "h200", path, NULL},
+         "the schedule has 2 ranks but topology "
+         "'h200' has 1 GPUs"},
         {{"exec", "--topology", "no-such-topo", path, NULL}, "no-such-topo"},
         {{"exec", "--topology", "dgx-a100", "--timeout", "5", path, NULL}, "--timeout: "},
         {{"exec", "--topology", "dgx-a100", "--timeout", "0s", path, NULL},

@@ -70,7 +70,8 @@ test_check_errors(void)
     s->max_bytes = 1 << 20;
     s->step_factor = 1.0;
     CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
-    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "step factor: 1 is not in (1, 1024]");
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "step factor: 1 is not in (1, 1024]");
     s->step_factor = 1.0001;
     s->min_bytes = 1;
     CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
@@ -232,10 +233,20 @@ test_expert_kernels(void)
     for (guint t = 0; t < 3; t++) {
         ms_bench_expert_kernels(s, 64u << t, k);
         for (guint j = 0; j < 3; j++) {
-            MsMeasurement row = {.kind = k[j].kind, .bytes = k[j].bytes, .ranks = 1,
-                                 .ranks_per_node = 1, .m = k[j].m, .n = k[j].n, .k = k[j].k,
-                                 .dtype = "bf16", .label = k[j].label, .seconds = 1e-4 * (j + 1),
-                                 .min_s = NAN, .median_s = NAN, .mean_s = NAN, .source = "t"};
+            MsMeasurement row = {.kind = k[j].kind,
+                                 .bytes = k[j].bytes,
+                                 .ranks = 1,
+                                 .ranks_per_node = 1,
+                                 .m = k[j].m,
+                                 .n = k[j].n,
+                                 .k = k[j].k,
+                                 .dtype = "bf16",
+                                 .label = k[j].label,
+                                 .seconds = 1e-4 * (j + 1),
+                                 .min_s = NAN,
+                                 .median_s = NAN,
+                                 .mean_s = NAN,
+                                 .source = "t"};
             CU_ASSERT_TRUE(ms_measurement_set_add(set, &row, NULL));
         }
     }
@@ -259,11 +270,26 @@ test_bandwidth_and_format(void)
     MS_ASSERT_REL(bus, 1e9, 1e-12);
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     MsMeasurement rows[] = {
-        {.kind = MS_MEASUREMENT_ALLREDUCE, .bytes = 1048576, .ranks = 8, .ranks_per_node = 8,
-         .dtype = "bf16", .label = "", .seconds = 50e-6},
-        {.kind = MS_MEASUREMENT_GEMM, .m = 256, .n = 28672, .k = 4096, .dtype = "bf16",
-         .ranks = 1, .ranks_per_node = 1, .label = "mlp_up_proj", .seconds = 300e-6},
-        {.kind = MS_MEASUREMENT_LAUNCH, .ranks = 1, .ranks_per_node = 1, .label = "",
+        {.kind = MS_MEASUREMENT_ALLREDUCE,
+         .bytes = 1048576,
+         .ranks = 8,
+         .ranks_per_node = 8,
+         .dtype = "bf16",
+         .label = "",
+         .seconds = 50e-6},
+        {.kind = MS_MEASUREMENT_GEMM,
+         .m = 256,
+         .n = 28672,
+         .k = 4096,
+         .dtype = "bf16",
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .label = "mlp_up_proj",
+         .seconds = 300e-6},
+        {.kind = MS_MEASUREMENT_LAUNCH,
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .label = "",
          .seconds = 2.5e-6},
     };
     for (guint k = 0; k < G_N_ELEMENTS(rows); k++) {

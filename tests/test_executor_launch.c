@@ -22,8 +22,8 @@ test_modes(void)
     CU_ASSERT_PTR_NULL(e.master_addr);
     ms_launch_env_clear(&e);
 
-    const char *torch[] = {"RANK=3", "WORLD_SIZE=8", "LOCAL_RANK=1", "MASTER_ADDR=node-a",
-                           "MASTER_PORT=29500", NULL};
+    const char *torch[] = {
+        "RANK=3", "WORLD_SIZE=8", "LOCAL_RANK=1", "MASTER_ADDR=node-a", "MASTER_PORT=29500", NULL};
     CU_ASSERT_TRUE_FATAL(read_env(torch, &e, &error));
     CU_ASSERT_EQUAL(e.mode, MS_LAUNCH_TORCHRUN);
     CU_ASSERT_EQUAL(e.rank, 3);
@@ -33,7 +33,7 @@ test_modes(void)
     CU_ASSERT_EQUAL(e.master_port, 29500);
     ms_launch_env_clear(&e);
 
-    const char *slurm[] = {"SLURM_PROCID=5", "SLURM_NTASKS=16", "SLURM_LOCALID=5",
+    const char *slurm[] = {"SLURM_PROCID=5",       "SLURM_NTASKS=16",  "SLURM_LOCALID=5",
                            "MASTER_ADDR=10.0.0.1", "MASTER_PORT=6000", NULL};
     CU_ASSERT_TRUE_FATAL(read_env(slurm, &e, &error));
     CU_ASSERT_EQUAL(e.mode, MS_LAUNCH_SLURM);
@@ -44,8 +44,9 @@ test_modes(void)
     ms_launch_env_clear(&e);
 
     /* torchrun's variables win; LOCAL_RANK defaults to RANK; the local launcher's flag. */
-    const char *both[] = {"SLURM_PROCID=9", "SLURM_NTASKS=16", "RANK=2", "WORLD_SIZE=4",
-                          "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1", "MOESIM_WORKER=1", NULL};
+    const char *both[] = {
+        "SLURM_PROCID=9",        "SLURM_NTASKS=16", "RANK=2",          "WORLD_SIZE=4",
+        "MASTER_ADDR=127.0.0.1", "MASTER_PORT=1",   "MOESIM_WORKER=1", NULL};
     CU_ASSERT_TRUE_FATAL(read_env(both, &e, &error));
     CU_ASSERT_EQUAL(e.mode, MS_LAUNCH_TORCHRUN);
     CU_ASSERT_EQUAL(e.rank, 2);

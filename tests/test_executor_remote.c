@@ -170,8 +170,7 @@ child_job(int argc, char **argv)
         recorded += ms_records_start(r, op) != MS_TIME_NEVER;
     }
     g_autofree char *line = g_strdup_printf("%s %u %d %s\n", r ? "ok" : "error", recorded,
-                                            ms_remote_is_primary(),
-                                            error ? error->message : "-");
+                                            ms_remote_is_primary(), error ? error->message : "-");
     g_file_set_contents(argv[2], line, -1, NULL);
     return r ? 0 : 2;
 }
@@ -264,8 +263,7 @@ test_local_run(void)
 }
 
 static void
-expect_failure(const char *fake_mode, double timeout_s, GQuark domain, int code,
-               const char *needle)
+expect_failure(const char *fake_mode, double timeout_s, GQuark domain, int code, const char *needle)
 {
     g_setenv("MS_FAKE_MODE", fake_mode, TRUE);
     g_autoptr(MsSchedule) s = sample();

@@ -291,8 +291,8 @@ test_socket_errors(void)
     gint64 t0 = g_get_monotonic_time();
     CU_ASSERT_PTR_NULL(ms_wire_connect("127.0.0.1", port, in_ms(200), &error));
     CU_ASSERT_TRUE(g_get_monotonic_time() - t0 >= 200000);
-    g_autofree char *refused = g_strdup_printf(
-        "timed out connecting to the coordinator at 127.0.0.1:%u", port);
+    g_autofree char *refused =
+        g_strdup_printf("timed out connecting to the coordinator at 127.0.0.1:%u", port);
     MS_ASSERT_ERROR(error, MS_WIRE_ERROR, MS_WIRE_ERROR_TIMEOUT, refused);
     /* A host that does not resolve. */
     CU_ASSERT_PTR_NULL(ms_wire_connect("no-such-host.invalid", 1234, in_ms(2000), &error));

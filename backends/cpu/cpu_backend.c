@@ -39,8 +39,8 @@ cpu_fail(CpuState *st, GError *error)
     g_async_queue_push(st->done, &wake);
 }
 
-static gboolean
-op_violation(CpuState *st, GError **error, guint32 op, const char *format, ...) G_GNUC_PRINTF(4, 5);
+static gboolean op_violation(CpuState *st, GError **error, guint32 op, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
 
 static gboolean
 op_violation(CpuState *st, GError **error, guint32 op, const char *format, ...)
@@ -288,8 +288,7 @@ cpu_close(gpointer state)
 }
 
 static gpointer
-cpu_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place,
-         GError **error)
+cpu_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place, GError **error)
 {
     guint used = count_slots(s);
     if (used > MS_CPU_MAX_WORKERS) {

@@ -28,8 +28,8 @@ typedef enum {
 /* Deliberate faults (MsExecOptions.faults), so that the backend's own tests can watch each check
  * fire. Never set by commands. */
 enum {
-    MS_CPU_FAULT_SHORT_COPY = 1 << 0, /* an all-to-all copies one byte less of its first pair */
-    MS_CPU_FAULT_BAD_REDUCE = 1 << 1, /* an allreduce leaves one rank out of element 0 */
+    MS_CPU_FAULT_SHORT_COPY = 1 << 0,  /* an all-to-all copies one byte less of its first pair */
+    MS_CPU_FAULT_BAD_REDUCE = 1 << 1,  /* an allreduce leaves one rank out of element 0 */
     MS_CPU_FAULT_BAD_PATTERN = 1 << 2, /* an all-to-all corrupts the first byte it delivers */
 };
 

@@ -32,12 +32,12 @@ typedef struct {
     CpuState *st;
     guint rank, stream;
     GThread *thread;
-    GAsyncQueue *queue;       /* ops to run, as GUINT_TO_POINTER(op + 1); STOP ends the thread */
-    guint32 *program;         /* compute streams: the rank's ops on it in (priority, id) order */
-    guint program_len, next;  /* next: index of the op program order expects next */
-    atomic_int busy;          /* an op was launched and has not finished */
+    GAsyncQueue *queue;      /* ops to run, as GUINT_TO_POINTER(op + 1); STOP ends the thread */
+    guint32 *program;        /* compute streams: the rank's ops on it in (priority, id) order */
+    guint program_len, next; /* next: index of the op program order expects next */
+    atomic_int busy;         /* an op was launched and has not finished */
     guint32 current;
-    double scratch[256];      /* busy work's operands */
+    double scratch[256]; /* busy work's operands */
 } CpuWorker;
 
 struct CpuState {
@@ -54,7 +54,7 @@ struct CpuState {
     GMutex meet_lock;
     atomic_int aborted;
     GMutex error_lock;
-    GError *error;           /* the first failure of a worker */
+    GError *error; /* the first failure of a worker */
     atomic_uint_fast64_t transfer_bytes, checked_bytes, checked_elements;
 };
 

@@ -145,7 +145,8 @@ meet(CpuState *st, CpuMeeting *m)
         g_cond_broadcast(&m->cond);
     }
     while (gen == m->generation && !cpu_aborted(st)) {
-        g_cond_wait_until(&m->cond, &m->lock, g_get_monotonic_time() + 20 * G_TIME_SPAN_MILLISECOND);
+        g_cond_wait_until(&m->cond, &m->lock,
+                          g_get_monotonic_time() + 20 * G_TIME_SPAN_MILLISECOND);
     }
     gboolean ok = gen != m->generation;
     g_mutex_unlock(&m->lock);
@@ -212,8 +213,8 @@ buffers_of(CpuState *st, const MsCollInfo *c, guint p, guint stream)
     return &st->buffers[c->ranks[p] * st->n_streams + stream];
 }
 
-static gboolean
-violation(GError **error, const MsCollInfo *c, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static gboolean violation(GError **error, const MsCollInfo *c, const char *format, ...)
+    G_GNUC_PRINTF(3, 4);
 
 static gboolean
 violation(GError **error, const MsCollInfo *c, const char *format, ...)
@@ -260,7 +261,6 @@ check_copies(CpuMeeting *m, const MsCollInfo *c, GError **error)
     }
     return TRUE;
 }
-
 
 /* Pushes participant p's rows into every destination's receive buffer. */
 static guint64
@@ -447,7 +447,8 @@ reduce_verify(CpuState *st, const MsCollInfo *c, guint p, guint stream, GError *
     }
     for (guint64 i = nf * 4; i < c->bytes; i++) {
         if (out[i] != tail[i - nf * 4]) {
-            return violation(error, c, "rank %u holds a wrong sum in trailing byte %" G_GUINT64_FORMAT,
+            return violation(error, c,
+                             "rank %u holds a wrong sum in trailing byte %" G_GUINT64_FORMAT,
                              c->ranks[p], i);
         }
     }
@@ -484,7 +485,7 @@ cpu_collective_run(CpuWorker *w, guint32 op, GError **error)
     guint p = participant(&c, op);
     CpuMeeting *m = meeting_join(st, c.id, c.n_ranks);
     gboolean ok = c.kind == MS_COLL_KIND_ALLTOALL ? alltoall(st, &c, p, i.stream, m, error)
-                                                   : allreduce(st, &c, p, i.stream, m, error);
+                                                  : allreduce(st, &c, p, i.stream, m, error);
     meeting_leave(st, c.id);
     return ok;
 }

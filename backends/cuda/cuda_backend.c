@@ -44,8 +44,8 @@ nccl_ok(ncclResult_t r, ncclComm_t comm, const char *what, GError **error)
         return TRUE;
     }
     const char *last = comm ? ncclGetLastError(comm) : NULL;
-    g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_NCCL, "%s: %s%s%s", what,
-                ncclGetErrorString(r), last && *last ? ": " : "", last ? last : "");
+    g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_NCCL, "%s: %s%s%s", what, ncclGetErrorString(r),
+                last && *last ? ": " : "", last ? last : "");
     return FALSE;
 }
 
@@ -79,8 +79,8 @@ nccl_init(ncclComm_t *comm, const MsExecPlace *place, const guint8 *id, gint64 d
     ncclUniqueId uid;
     memcpy(&uid, id, sizeof uid);
     *comm = NULL;
-    ncclResult_t r = ncclCommInitRankConfig(comm, (int)place->world, uid, (int)place->rank,
-                                            &config);
+    ncclResult_t r =
+        ncclCommInitRankConfig(comm, (int)place->world, uid, (int)place->rank, &config);
     return nccl_ok(r, *comm, "ncclCommInitRankConfig", error) &&
            nccl_settle(*comm, deadline, "ncclCommInitRankConfig", error);
 }
@@ -111,8 +111,8 @@ cuda_select(const MsExecPlace *place, int *sm, guint64 *memory, GError **error)
     }
     struct cudaDeviceProp prop;
     if (!cuda_ok(cudaSetDevice((int)place->local_rank), "cudaSetDevice", error) ||
-        !cuda_ok(cudaGetDeviceProperties(&prop, (int)place->local_rank),
-                 "cudaGetDeviceProperties", error) ||
+        !cuda_ok(cudaGetDeviceProperties(&prop, (int)place->local_rank), "cudaGetDeviceProperties",
+                 error) ||
         !cuda_ok(cudaFree(NULL), "creating the CUDA context", error)) {
         return FALSE;
     }
@@ -257,8 +257,8 @@ alloc_filled(Cuda *c, Stream *s, guint64 size, guint seed, guint8 **out, GError 
         return TRUE;
     }
     return cuda_ok(cudaMalloc((void **)out, size), "cudaMalloc", error) &&
-           cuda_ok(ms_cuda_fill(*out, size / ELEM, seed, c->bf16, s->stream),
-                   "filling a buffer", error);
+           cuda_ok(ms_cuda_fill(*out, size / ELEM, seed, c->bf16, s->stream), "filling a buffer",
+                   error);
 }
 
 static gboolean
@@ -362,8 +362,8 @@ warm_up(Cuda *c, GError **error)
             gboolean ok = nccl_ok(ncclGroupStart(), s->comm, "ncclGroupStart", error);
             for (guint p = 0; ok && p < peers->len; p++) {
                 int peer = (int)g_array_index(peers, guint32, p);
-                ok = nccl_ok(ncclSend(c->scratch, 1, ncclInt8, peer, s->comm, s->stream),
-                             s->comm, "ncclSend", error) &&
+                ok = nccl_ok(ncclSend(c->scratch, 1, ncclInt8, peer, s->comm, s->stream), s->comm,
+                             "ncclSend", error) &&
                      nccl_ok(ncclRecv(c->scratch + 128, 1, ncclInt8, peer, s->comm, s->stream),
                              s->comm, "ncclRecv", error);
             }
@@ -372,9 +372,9 @@ warm_up(Cuda *c, GError **error)
                 return FALSE;
             }
         }
-        if (!nccl_ok(ncclAllReduce(c->scratch, c->scratch, 1, ncclFloat, ncclSum, s->comm,
-                                   s->stream),
-                     s->comm, "ncclAllReduce", error) ||
+        if (!nccl_ok(
+                ncclAllReduce(c->scratch, c->scratch, 1, ncclFloat, ncclSum, s->comm, s->stream),
+                s->comm, "ncclAllReduce", error) ||
             !nccl_settle(s->comm, c->deadline, "warming up allreduce connections", error)) {
             return FALSE;
         }
@@ -411,8 +411,7 @@ record_base(Cuda *c, GError **error)
         }
     }
     return cuda_ok(cudaEventCreate(&c->base), "cudaEventCreate", error) &&
-           nccl_ok(ncclAllReduce(c->scratch, c->scratch, 1, ncclFloat, ncclSum, comm,
-                                 sync->stream),
+           nccl_ok(ncclAllReduce(c->scratch, c->scratch, 1, ncclFloat, ncclSum, comm, sync->stream),
                    comm, "ncclAllReduce", error) &&
            nccl_settle(comm, c->deadline, "aligning the clocks", error) &&
            cuda_ok(cudaEventRecord(c->base, sync->stream), "cudaEventRecord", error) &&
@@ -449,8 +448,7 @@ setup(Cuda *c, GError **error)
 }
 
 static gpointer
-cuda_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place,
-          GError **error)
+cuda_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place, GError **error)
 {
     g_return_val_if_fail(place != NULL, NULL);
     Cuda *c = g_new0(Cuda, 1);
@@ -480,8 +478,8 @@ run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
         const guint8 *B = s->b + (guint64)mat * w->sets * w->k * w->n * ELEM;
         cublasStatus_t st = cublasGemmStridedBatchedEx(
             s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, B, dt,
-            (int)w->n, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k,
-            &beta, s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, CUBLAS_COMPUTE_32F,
+            (int)w->n, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k, &beta,
+            s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, CUBLAS_COMPUTE_32F,
             CUBLAS_GEMM_DEFAULT);
         if (!cublas_ok(st, "cublasGemmStridedBatchedEx", error)) {
             return FALSE;
@@ -524,12 +522,12 @@ run_alltoall(Cuda *c, Stream *s, const MsCollInfo *coll, guint p, GError **error
         if (q == p) {
             continue;
         }
-        ok = (out == 0 || nccl_ok(ncclSend(s->send + c->send_off[q], out, ncclInt8, peer,
-                                           s->comm, s->stream),
-                                  s->comm, "ncclSend", error)) &&
-             (in == 0 || nccl_ok(ncclRecv(s->recv + c->recv_off[q], in, ncclInt8, peer, s->comm,
-                                          s->stream),
-                                 s->comm, "ncclRecv", error));
+        ok = (out == 0 ||
+              nccl_ok(ncclSend(s->send + c->send_off[q], out, ncclInt8, peer, s->comm, s->stream),
+                      s->comm, "ncclSend", error)) &&
+             (in == 0 ||
+              nccl_ok(ncclRecv(s->recv + c->recv_off[q], in, ncclInt8, peer, s->comm, s->stream),
+                      s->comm, "ncclRecv", error));
     }
     if (!ok || !nccl_ok(ncclGroupEnd(), s->comm, "ncclGroupEnd", error) ||
         !nccl_settle(s->comm, c->deadline, "an all-to-all", error)) {
@@ -537,10 +535,9 @@ run_alltoall(Cuda *c, Stream *s, const MsCollInfo *coll, guint p, GError **error
     }
     c->nccl_calls++;
     guint64 self = coll->matrix[(gsize)p * n + p];
-    return self == 0 ||
-           cuda_ok(cudaMemcpyAsync(s->recv + c->recv_off[p], s->send + c->send_off[p], self,
-                                   cudaMemcpyDeviceToDevice, s->stream),
-                   "the all-to-all's copy to itself", error);
+    return self == 0 || cuda_ok(cudaMemcpyAsync(s->recv + c->recv_off[p], s->send + c->send_off[p],
+                                                self, cudaMemcpyDeviceToDevice, s->stream),
+                                "the all-to-all's copy to itself", error);
 }
 
 static gboolean
@@ -603,8 +600,7 @@ op_times(Cuda *c, Stream *s, MsExecDone *d, GError **error)
     float from_base = 0, length = 0;
     if (!cuda_ok(cudaEventElapsedTime(&from_base, c->base, s->start), "cudaEventElapsedTime",
                  error) ||
-        !cuda_ok(cudaEventElapsedTime(&length, s->start, s->end), "cudaEventElapsedTime",
-                 error)) {
+        !cuda_ok(cudaEventElapsedTime(&length, s->start, s->end), "cudaEventElapsedTime", error)) {
         return FALSE;
     }
     d->op = s->op;

@@ -75,10 +75,9 @@ gemm_sizes(const MsBenchSpec *spec, guint64 *a, guint64 *bw, guint64 *c)
 static gboolean
 alloc(guint64 bytes, guint8 **out, Bench *b, GError **error)
 {
-    return bytes == 0 ||
-           (cuda_ok(cudaMalloc((void **)out, bytes), "cudaMalloc", error) &&
-            cuda_ok(ms_cuda_fill(*out, bytes / 2, (guint)bytes, b->bf16, b->stream),
-                    "filling a buffer", error));
+    return bytes == 0 || (cuda_ok(cudaMalloc((void **)out, bytes), "cudaMalloc", error) &&
+                          cuda_ok(ms_cuda_fill(*out, bytes / 2, (guint)bytes, b->bf16, b->stream),
+                                  "filling a buffer", error));
 }
 
 static gboolean
@@ -105,9 +104,8 @@ bench_setup(Bench *b, GError **error)
             return FALSE;
         }
     }
-    guint64 comm = (s->what & (MS_BENCH_P2P | MS_BENCH_ALLTOALL | MS_BENCH_ALLREDUCE))
-                       ? s->max_bytes + 2
-                       : 0;
+    guint64 comm =
+        (s->what & (MS_BENCH_P2P | MS_BENCH_ALLTOALL | MS_BENCH_ALLREDUCE)) ? s->max_bytes + 2 : 0;
     guint64 ga = 0, gb = 0, gc = 0;
     if ((s->what & MS_BENCH_GEMM) && b->place.rank == 0) {
         gemm_sizes(s, &ga, &gb, &gc);
@@ -297,8 +295,13 @@ sweep(Bench *b, MsMeasurementKind kind, IssueFn issue, const MsBenchPair *pair, 
         if (!time_comm(b, issue, &t, &sec, error)) {
             return FALSE;
         }
-        MsMeasurement row = {.kind = kind, .bytes = t.bytes, .seconds = sec, .min_s = NAN,
-                             .median_s = NAN, .mean_s = sec, .label = ""};
+        MsMeasurement row = {.kind = kind,
+                             .bytes = t.bytes,
+                             .seconds = sec,
+                             .min_s = NAN,
+                             .median_s = NAN,
+                             .mean_s = sec,
+                             .label = ""};
         row.ranks = pair ? 2 : s->world;
         row.ranks_per_node = pair ? pair->ranks_per_node : s->ranks_per_node;
         row.dtype = kind == MS_MEASUREMENT_ALLREDUCE ? s->dtype : NULL;
@@ -315,8 +318,8 @@ bench_comm(Bench *b, GError **error)
 {
     const MsBenchSpec *s = b->spec;
     for (guint k = 0; (s->what & MS_BENCH_P2P) && k < s->pairs->len; k++) {
-        if (!sweep(b, MS_MEASUREMENT_SENDRECV, issue_p2p,
-                   &g_array_index(s->pairs, MsBenchPair, k), error)) {
+        if (!sweep(b, MS_MEASUREMENT_SENDRECV, issue_p2p, &g_array_index(s->pairs, MsBenchPair, k),
+                   error)) {
             return FALSE;
         }
     }
@@ -340,8 +343,8 @@ issue_kernel(Bench *b, gconstpointer arg, GError **error)
     }
     const float alpha = 1.0f, beta = 0.0f;
     return cublas_ok(cublasGemmEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)k->n, (int)k->m,
-                                  (int)k->k, &alpha, b->b, b->dt, (int)k->n, b->a, b->dt,
-                                  (int)k->k, &beta, b->c, b->dt, (int)k->n, CUBLAS_COMPUTE_32F,
+                                  (int)k->k, &alpha, b->b, b->dt, (int)k->n, b->a, b->dt, (int)k->k,
+                                  &beta, b->c, b->dt, (int)k->n, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx", error);
 }
@@ -369,10 +372,17 @@ bench_kernels(Bench *b, GError **error)
             if (!time_kernel(b, issue_kernel, &kern[j], st, error)) {
                 return FALSE;
             }
-            MsMeasurement row = {.kind = kern[j].kind, .bytes = kern[j].bytes, .m = kern[j].m,
-                                 .n = kern[j].n, .k = kern[j].k, .dtype = s->dtype,
-                                 .label = kern[j].label, .seconds = st[1], .min_s = st[0],
-                                 .median_s = st[1], .mean_s = st[2]};
+            MsMeasurement row = {.kind = kern[j].kind,
+                                 .bytes = kern[j].bytes,
+                                 .m = kern[j].m,
+                                 .n = kern[j].n,
+                                 .k = kern[j].k,
+                                 .dtype = s->dtype,
+                                 .label = kern[j].label,
+                                 .seconds = st[1],
+                                 .min_s = st[0],
+                                 .median_s = st[1],
+                                 .mean_s = st[2]};
             if (!add_row(b, &row, error)) {
                 return FALSE;
             }
@@ -383,9 +393,12 @@ bench_kernels(Bench *b, GError **error)
         if (!time_kernel(b, issue_empty, NULL, st, error)) {
             return FALSE;
         }
-        MsMeasurement row = {.kind = MS_MEASUREMENT_LAUNCH, .label = "empty_kernel",
-                             .seconds = st[1] / LAUNCHES, .min_s = st[0] / LAUNCHES,
-                             .median_s = st[1] / LAUNCHES, .mean_s = st[2] / LAUNCHES};
+        MsMeasurement row = {.kind = MS_MEASUREMENT_LAUNCH,
+                             .label = "empty_kernel",
+                             .seconds = st[1] / LAUNCHES,
+                             .min_s = st[0] / LAUNCHES,
+                             .median_s = st[1] / LAUNCHES,
+                             .mean_s = st[2] / LAUNCHES};
         return add_row(b, &row, error);
     }
     return TRUE;

@@ -1,5 +1,6 @@
-/* cuda_kernels: fill, SiLU, SwiGLU and empty kernels over bf16 or fp16 elements; grid-stride loops of 256
- * threads, at most 4096 blocks. Compiled by nvcc for every SM of the gpu_archs option. */
+/* cuda_kernels: fill, SiLU, SwiGLU and empty kernels over bf16 or fp16 elements; grid-stride
+ * loops of 256 threads, at most 4096 blocks. Compiled by nvcc for every SM of the gpu_archs
+ * option. */
 #include "cuda_kernels.h"
 
 #include <cuda_bf16.h>

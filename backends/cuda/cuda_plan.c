@@ -78,8 +78,7 @@ ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
         ms_cuda_work_elements(&w, &a, &b, &c);
         guint64 most = MAX(MAX(a, b), c);
         if (mul(most, ELEM) > MS_CUDA_MAX_BUFFER) {
-            return shape_error(error, op, "GEMM buffer bytes", mul(most, ELEM),
-                               MS_CUDA_MAX_BUFFER);
+            return shape_error(error, op, "GEMM buffer bytes", mul(most, ELEM), MS_CUDA_MAX_BUFFER);
         }
     }
     *out = w;
@@ -362,10 +361,11 @@ ms_cuda_session_unpack(GBytes *session, guint need, const guint8 **ids, guint *c
     }
     if (len < head || memcmp(data, SESSION_MAGIC, sizeof SESSION_MAGIC) != 0 ||
         len != head + (guint64)n * MS_CUDA_ID_BYTES) {
-        g_set_error(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SESSION,
-                    "the session from the coordinator is not a list of NCCL unique ids (%" G_GSIZE_FORMAT
-                    " bytes)",
-                    len);
+        g_set_error(
+            error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SESSION,
+            "the session from the coordinator is not a list of NCCL unique ids (%" G_GSIZE_FORMAT
+            " bytes)",
+            len);
         return FALSE;
     }
     if (n < need) {

@@ -44,8 +44,8 @@ typedef enum {
 typedef struct {
     MsCudaWorkKind kind;
     guint32 m, n, k;  /* one GEMM */
-    guint32 count;   /* matrices per set */
-    guint32 sets;    /* expert ops: experts with tokens; else 1 */
+    guint32 count;    /* matrices per set */
+    guint32 sets;     /* expert ops: experts with tokens; else 1 */
     gboolean derived; /* the shape was derived from the flops */
     guint64 elements; /* elementwise: 16-bit elements read (and as many written) */
 } MsCudaWork;

@@ -35,7 +35,10 @@ side_by_side() {
         FNR == 1 { next }
         NR == FNR { sim[$1] = $14; label[$1] = $9; role[$1] = $5; next }
         !($1 in sim) { printf "op %s missing from the simulated run\n", $1; bad = 1; next }
-        $9 != label[$1] { printf "op %s is %s measured, %s simulated\n", $1, $9, label[$1]; bad = 1 }
+        $9 != label[$1] {
+            printf "op %s is %s measured, %s simulated\n", $1, $9, label[$1]
+            bad = 1
+        }
         {
             if (!header) {
                 printf "%6s  %-28s %12s %12s %8s\n", "op", "label", "simulated", "measured",

@@ -29,8 +29,8 @@ typedef struct {
 static void
 bench_args_clear(BenchArgs *a)
 {
-    char *strs[] = {a->backend, a->topology, a->out,    a->what,    a->minbytes,
-                    a->maxbytes, a->dtype,   a->tokens, a->timeout};
+    char *strs[] = {a->backend,  a->topology, a->out,    a->what,   a->minbytes,
+                    a->maxbytes, a->dtype,    a->tokens, a->timeout};
     for (guint k = 0; k < G_N_ELEMENTS(strs); k++) {
         g_free(strs[k]);
     }
@@ -183,8 +183,7 @@ ms_cmd_bench(int argc, char **argv)
     BenchArgs a = {.ranks = -1, .iters = -1, .warmup = -1, .d_model = -1, .d_ffn = -1};
     const GOptionEntry entries[] = {
         {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, "cuda (default)", "NAME"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE",
-         "FILE"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
         {"what", 'w', 0, G_OPTION_ARG_STRING, &a.what,
          "p2p,alltoall,allreduce,gemm,launch or all (default all)", "LIST"},
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &a.ranks,
@@ -192,8 +191,7 @@ ms_cmd_bench(int argc, char **argv)
         {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
          "Label point-to-point pairs by its link classes; show its GPU's modelled kernel times",
          "NAME|FILE"},
-        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.minbytes, "Smallest size (default 8)",
-         "SIZE"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.minbytes, "Smallest size (default 8)", "SIZE"},
         {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.maxbytes, "Largest size (default 128M)",
          "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &a.stepfactor,
@@ -207,8 +205,8 @@ ms_cmd_bench(int argc, char **argv)
          "Plain expert MLP (the default is gated, SwiGLU)", NULL},
         {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens,
          "Token counts of the GEMM sweep (default 1,2,4,...,8192)", "LIST"},
-        {"timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout,
-         "Give up after this long (default 600s)", "TIME"},
+        {"timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give up after this long (default 600s)",
+         "TIME"},
         {NULL},
     };
     if (!ms_cli_parse(

@@ -180,8 +180,7 @@ work(const ExecArgs *a)
         return ms_cli_fail(error);
     }
     if (!b->per_rank) {
-        return ms_cli_usage("exec --worker: backend '%s' runs every rank in one process",
-                            b->name);
+        return ms_cli_usage("exec --worker: backend '%s' runs every rank in one process", b->name);
     }
     g_autoptr(MsRecords) own = ms_remote_worker_main(b, &o, &error);
     return own ? MS_EXIT_OK : ms_cli_fail(error);
