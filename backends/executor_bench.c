@@ -9,7 +9,7 @@
 #include "sim/net/collective.h"
 #include "sim/units.h"
 
-G_DEFINE_QUARK(ms-bench-error-quark, ms_bench_error)
+G_DEFINE_QUARK(ms - bench - error - quark, ms_bench_error)
 
 static const char *const what_names[] = {"p2p", "alltoall", "allreduce", "gemm", "launch"};
 
@@ -248,11 +248,8 @@ ms_bench_spec_to_bytes(const MsBenchSpec *s)
     json_builder_end_array(b);
     json_builder_end_object(b);
     g_autoptr(JsonNode) root = json_builder_get_root(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, root);
-    gsize len = 0;
-    char *text = json_generator_to_data(gen, &len);
-    return g_bytes_new_take(text, len);
+    char *text = json_to_string(root, FALSE);
+    return g_bytes_new_take(text, strlen(text));
 }
 
 /* An integer member in [0, max]. */

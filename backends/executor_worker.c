@@ -158,11 +158,8 @@ GBytes *
 remote_schedule_bytes(const MsSchedule *s)
 {
     g_autoptr(JsonNode) root = ms_schedule_to_json(s);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, root);
-    gsize len = 0;
-    char *text = json_generator_to_data(gen, &len);
-    return g_bytes_new_take(text, len);
+    char *text = json_to_string(root, FALSE);
+    return g_bytes_new_take(text, strlen(text));
 }
 
 guint

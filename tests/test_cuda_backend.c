@@ -22,6 +22,20 @@ options(void)
     return o;
 }
 
+/* Runs s on the cuda backend (this moesim's workers), reporting a failure. */
+static MsRecords *
+execute(const MsSchedule *s)
+{
+    MsExecOptions o = options();
+    GError *error = NULL;
+    MsRecords *r = ms_backend_execute("cuda", s, NULL, &o, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s\n", error->message);
+        g_error_free(error);
+    }
+    return r;
+}
+
 static guint32
 gemm(MsSchedule *s, guint rank, MsComputeKind kind, guint32 m, guint32 n, guint32 k, guint32 count,
      guint32 experts, const char *label)
@@ -56,12 +70,7 @@ test_one_rank(void)
     ms_schedule_add_dep(s, x, big);
     ms_schedule_add_dep(s, y, x);
     CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
-    MsExecOptions o = options();
-    GError *error = NULL;
-    g_autoptr(MsRecords) r = ms_backend_execute("cuda", s, NULL, &o, &error);
-    if (error) {
-        fprintf(stderr, "\n  %s\n", error->message);
-    }
+    g_autoptr(MsRecords) r = execute(s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         CU_ASSERT_NOT_EQUAL(ms_records_start(r, op), MS_TIME_NEVER);
@@ -110,12 +119,7 @@ test_two_ranks(void)
         ms_schedule_add_dep(s, g, x[r]);
         ms_schedule_add_dep(s, y[r], g);
     }
-    MsExecOptions o = options();
-    GError *error = NULL;
-    g_autoptr(MsRecords) r = ms_backend_execute("cuda", s, NULL, &o, &error);
-    if (error) {
-        fprintf(stderr, "\n  %s\n", error->message);
-    }
+    g_autoptr(MsRecords) r = execute(s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     double v = 0;
     CU_ASSERT_TRUE(ms_records_get_stat(r, "ranks", &v));
