@@ -279,7 +279,9 @@ a2a_push(CpuState *st, const MsCollInfo *c, guint p, guint stream)
             len--;
             short_copy = FALSE;
         }
-        memcpy(buffers_of(st, c, q, stream)->recv + at, src + off, len);
+        if (len) {
+            memcpy(buffers_of(st, c, q, stream)->recv + at, src + off, len);
+        }
         off += c->matrix[(gsize)p * n + q];
         copied += len;
     }
@@ -408,7 +410,9 @@ gather_shares(CpuState *st, const MsCollInfo *c, guint p, guint stream)
             continue;
         }
         const guint8 *src = buffers_of(st, c, q, stream)->recv;
-        memcpy(out + lo, src + lo, hi - lo);
+        if (hi > lo) {
+            memcpy(out + lo, src + lo, hi - lo);
+        }
         copied += hi - lo;
         if (q == 0 && tail) {
             memcpy(out + nf * 4, src + nf * 4, tail);
