@@ -10,6 +10,7 @@ const MsCommand ms_commands[] = {
     {"model", "list the shipped MoE models or show one", ms_cmd_model},
     {"plan", "plan a training step or inference batch and write its schedule", ms_cmd_plan},
     {"run", "simulate MoE training steps or inference batches under a policy", ms_cmd_run},
+    {"sweep", "run a grid of scenarios on worker threads or as a Slurm array job", ms_cmd_sweep},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},
     {"trace", "generate, inspect and import expert-selection traces", ms_cmd_trace},
     {"validate", "compare simulated with measured times", ms_cmd_validate},
