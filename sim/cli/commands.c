@@ -4,6 +4,7 @@
 
 const MsCommand ms_commands[] = {
     {"calibrate", "fit link, collective and GEMM figures to measurements", ms_cmd_calibrate},
+    {"check", "fail when schedule quality regressed against a baseline", ms_cmd_check},
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"compare", "run several policies on the same inputs and compare them", ms_cmd_compare},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},

@@ -6,6 +6,7 @@
 G_BEGIN_DECLS
 
 int ms_cmd_calibrate(int argc, char **argv);
+int ms_cmd_check(int argc, char **argv);
 int ms_cmd_collective(int argc, char **argv);
 int ms_cmd_compare(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
