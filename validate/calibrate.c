@@ -240,14 +240,15 @@ ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *top
     return scaled;
 }
 
-/* Simulates one collective from a simultaneous launch to the last rank's completion. */
+/* Simulates one collective from a simultaneous launch to the last rank's completion. With
+ * no_latency the transfers skip their route latency (the bandwidth part, which calibration
+ * compares with data); a collective cal calibrates always does, its alpha holding the latency. */
 static gboolean
-simulate(const MsTopology *topo, const MsCalibration *cal, MsCollOp op, const guint *ranks,
-         guint n, guint64 bytes, double *seconds, GError **error)
+simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, MsCollOp op,
+         const guint *ranks, guint n, guint64 bytes, double *seconds, GError **error)
 {
-    /* Without a calibration: the bandwidth part only, as calibration compares it with data. */
     MsCollSpec spec = {.op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes,
-                       .no_hop_latency = cal == NULL};
+                       .no_hop_latency = no_latency};
     g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
@@ -538,7 +539,7 @@ bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, MsCollOp op, cons
     if (kind == MS_MEASUREMENT_SENDRECV) {
         return transfer_time(topo, row, row->bytes, TRUE, seconds, error);
     }
-    return simulate(topo, NULL, op, ranks, n, row->bytes, seconds, error);
+    return simulate(topo, NULL, TRUE, op, ranks, n, row->bytes, seconds, error);
 }
 
 static gboolean
@@ -568,7 +569,7 @@ ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsM
     if (coll_op(row->kind, &op)) {
         g_autofree guint *ranks = g_new(guint, row->ranks);
         return ms_calibrate_place(topo, row->ranks, row->ranks_per_node, ranks, error) &&
-               simulate(topo, cal, op, ranks, row->ranks, row->bytes, seconds, error);
+               simulate(topo, cal, FALSE, op, ranks, row->ranks, row->bytes, seconds, error);
     }
     if (row->kind == MS_MEASUREMENT_SENDRECV) {
         return predict_sendrecv(topo, cal, row, seconds, error);

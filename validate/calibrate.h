@@ -59,7 +59,8 @@ gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node,
 
 /* The time moesim predicts for a measured row on topo (calibrated or nominal) under cal (may be
  * NULL): collectives and point-to-point transfers are simulated, compute rows use the compute
- * model. */
+ * model. Without cal (or for a collective cal does not calibrate) transfers pay their route
+ * latency, as the engine's do. */
 gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
                               const MsMeasurement *row, double *seconds, GError **error);
 
