@@ -641,20 +641,24 @@ ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held
         held[i] = FALSE;
     }
     for (guint k = 0; items[k]; k++) {
-        guint64 r = 0, p = 0;
-        char *x = strchr(items[k], 'x');
-        if (x == NULL || (*x = '\0', !ms_parse_uint(items[k], 1, 1u << 20, &r, NULL)) ||
-            !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
-                        "held-out configuration '%s' is not RANKSxPER_NODE (e.g. 8x4)",
-                        items[k]);
+        guint r = 0, p = 0, matched = 0;
+        if (!ms_calibration_parse_config(items[k], &r, &p)) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                        "held-out configuration '%s' is not RANKSxPER_NODE (e.g. 8x4)", items[k]);
             return FALSE;
         }
         for (guint i = 0; i < n; i++) {
             const MsMeasurement *m = ms_measurement_set_get(set, i);
             if (ms_measurement_kind_is_comm(m->kind) && m->ranks == r && m->ranks_per_node == p) {
                 held[i] = TRUE;
+                matched++;
             }
+        }
+        if (matched == 0) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                        "held-out configuration '%s' matches no communication measurement",
+                        items[k]);
+            return FALSE;
         }
     }
     return TRUE;

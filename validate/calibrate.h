@@ -24,6 +24,7 @@ typedef enum {
     MS_CALIBRATE_ERROR_NO_DATA,  /* nothing in the measurements that can be fitted */
     MS_CALIBRATE_ERROR_PLACEMENT, /* a configuration that does not fit on the topology */
     MS_CALIBRATE_ERROR_FIT,       /* a fit that failed (its message says why) */
+    MS_CALIBRATE_ERROR_ARGUMENT,  /* a malformed held-out list or expert shape */
 } MsCalibrateError;
 
 typedef struct {
@@ -81,7 +82,8 @@ gboolean ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set,
                               GArray *groups, MsErrorStats *all, GError **error);
 
 /* Masks for ms_calibrate_holdout: every other size of each configuration (offset 0 or 1), or
- * every row of the listed configurations ("4x4,8x4"). */
+ * every communication row of the listed configurations ("4x4,8x4"). ms_holdout_configs fails with
+ * MS_CALIBRATE_ERROR_ARGUMENT for an item that is not RANKSxPER_NODE or matches no row. */
 void ms_holdout_alternate_sizes(const MsMeasurementSet *set, guint offset, gboolean *held);
 gboolean ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held,
                             GError **error);

@@ -249,6 +249,23 @@ ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
     return TRUE;
 }
 
+gboolean
+ms_calibration_parse_config(const char *text, guint *ranks, guint *per_node)
+{
+    const char *x = strchr(text, 'x');
+    guint64 r = 0, p = 0;
+    if (x == NULL) {
+        return FALSE;
+    }
+    g_autofree char *head = g_strndup(text, (gsize)(x - text));
+    if (!ms_parse_uint(head, 1, 1u << 20, &r, NULL) || !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
+        return FALSE;
+    }
+    *ranks = (guint)r;
+    *per_node = (guint)p;
+    return TRUE;
+}
+
 /* Distance between configurations: crossing nodes or not matters most, then the number of
  * ranks, then ranks per node (both on a log scale). */
 static double
@@ -595,16 +612,10 @@ read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const c
     guint ranks = 0, per_node = 0;
     g_auto(GStrv) words = g_strsplit(name, " ", -1);
     if (g_strv_length(words) == 2) {
-        char *x = strchr(words[1], 'x');
-        guint64 r = 0, p = 0;
-        if (x == NULL || (*x = '\0', !ms_parse_uint(words[1], 1, 1u << 20, &r, NULL)) ||
-            !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
+        if (!ms_calibration_parse_config(words[1], &ranks, &per_node)) {
             return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
-                             "configuration '%s' is not RANKSxPER_NODE (e.g. 16x8)",
-                             strchr(name, ' ') + 1);
+                             "configuration '%s' is not RANKSxPER_NODE (e.g. 16x8)", words[1]);
         }
-        ranks = (guint)r;
-        per_node = (guint)p;
         name = words[0];
     } else if (g_strv_length(words) != 1) {
         return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,

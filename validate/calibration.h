@@ -86,6 +86,9 @@ gboolean ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kin
 gboolean ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
                                               guint ranks, guint per_node, MsTime alpha,
                                               const MsEffTable *table, GError **error);
+/* Parses a configuration "RANKSxPER_NODE" (e.g. "16x8": 1 <= PER_NODE <= RANKS <= 2^20); FALSE
+ * for anything else. */
+gboolean ms_calibration_parse_config(const char *text, guint *ranks, guint *per_node);
 /* The entry that applies to a collective of ranks with at most per_node on a node: the nearest
  * calibrated configuration (same side of the node boundary first, then the closest number of
  * ranks and ranks per node on a log scale), else the entry for any configuration. FALSE when the
