@@ -277,7 +277,20 @@ cmp_double(gconstpointer a, gconstpointer b)
 typedef struct {
     MsMeasurementKind kind;
     guint ranks, per_node;
+    const MsMeasurement *first; /* the configuration's first row, for messages */
 } Config;
+
+/* Places a row's ranks; a failure names the row. */
+static gboolean
+place_row(const MsTopology *topo, const MsMeasurement *row, guint *ranks, GError **error)
+{
+    if (ms_calibrate_place(topo, row->ranks, row->ranks_per_node, ranks, error)) {
+        return TRUE;
+    }
+    g_prefix_error(error, "%s:%u: %s %ux%u: ", row->source ? row->source : "<memory>", row->line,
+                   ms_measurement_kind_name(row->kind), row->ranks, row->ranks_per_node);
+    return FALSE;
+}
 
 static gboolean bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, MsCollOp op,
                                const guint *ranks, guint n, const MsMeasurement *row,
@@ -294,8 +307,7 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
     MsCollOp op = MS_COLL_ALLREDUCE;
     coll_op(cfg->kind, &op);
     g_autofree guint *ranks = g_new(guint, cfg->ranks);
-    if (cfg->kind != MS_MEASUREMENT_SENDRECV &&
-        !ms_calibrate_place(topo, cfg->ranks, cfg->per_node, ranks, error)) {
+    if (cfg->kind != MS_MEASUREMENT_SENDRECV && !place_row(topo, cfg->first, ranks, error)) {
         return FALSE;
     }
     g_autoptr(GArray) size = g_array_new(FALSE, FALSE, sizeof(double));
@@ -389,7 +401,7 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
         if (!coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) {
             continue;
         }
-        Config c = {r->kind, r->ranks, r->ranks_per_node};
+        Config c = {r->kind, r->ranks, r->ranks_per_node, r};
         gboolean seen = FALSE;
         for (guint k = 0; k < configs->len && !seen; k++) {
             const Config *o = &g_array_index(configs, Config, k);
@@ -568,7 +580,7 @@ ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsM
     MsCollOp op;
     if (coll_op(row->kind, &op)) {
         g_autofree guint *ranks = g_new(guint, row->ranks);
-        return ms_calibrate_place(topo, row->ranks, row->ranks_per_node, ranks, error) &&
+        return place_row(topo, row, ranks, error) &&
                simulate(topo, cal, FALSE, op, ranks, row->ranks, row->bytes, seconds, error);
     }
     if (row->kind == MS_MEASUREMENT_SENDRECV) {
