@@ -82,7 +82,8 @@ gboolean ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kin
                                        const MsEffTable *table, GError **error);
 /* The same for one configuration: ranks taking part and the most ranks on one node (a group
  * [collective NAME RANKSxPER_NODE] in the file); ranks == per_node == 0 is the entry for any
- * configuration. */
+ * configuration. Setting a configuration again replaces it; configurations are kept (and
+ * written) in order of ranks, then ranks per node. */
 gboolean ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
                                               guint ranks, guint per_node, MsTime alpha,
                                               const MsEffTable *table, GError **error);
@@ -91,7 +92,8 @@ gboolean ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementK
 gboolean ms_calibration_parse_config(const char *text, guint *ranks, guint *per_node);
 /* The entry that applies to a collective of ranks with at most per_node on a node: the nearest
  * calibrated configuration (same side of the node boundary first, then the closest number of
- * ranks and ranks per node on a log scale), else the entry for any configuration. FALSE when the
+ * ranks and ranks per node on a log scale; a tie goes to the configuration with fewer ranks, then
+ * fewer per node), else the entry for any configuration. FALSE when the
  * collective is not calibrated at all. *table may be NULL (no size table). */
 gboolean ms_calibration_collective_lookup(const MsCalibration *cal, MsMeasurementKind kind,
                                           guint ranks, guint per_node, MsTime *alpha,
