@@ -109,7 +109,6 @@ static gboolean
 fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPtrArray *report,
           GError **error)
 {
-    gboolean any = FALSE;
     for (guint scope = 0; scope < 2; scope++) {
         g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) secs = g_array_new(FALSE, FALSE, sizeof(double));
@@ -156,9 +155,10 @@ fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPt
                                             ms_link_class_name(klass), fit.n, fit.alpha * 1e6,
                                             fit.beta / 1e9, fit.r2, 100 * fit.max_residual));
         }
-        any = TRUE;
     }
-    return !any || ms_calibration_apply_topology(cal, topo, error);
+    /* Also when nothing was fitted here: cal may hold link figures from an earlier pass, and the
+     * collective tables must be fitted against the links the predictions will use. */
+    return ms_calibration_apply_topology(cal, topo, error);
 }
 
 /* --- collectives --- */
