@@ -10,30 +10,119 @@
 
 G_DEFINE_QUARK(ms-validation-error-quark, ms_validation_error)
 
+static gboolean
+is_number(JsonNode *n)
+{
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n)) {
+        return FALSE;
+    }
+    GType t = json_node_get_value_type(n);
+    return (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) && isfinite(json_node_get_double(n));
+}
+
+static gboolean
+is_string(JsonNode *n)
+{
+    return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING;
+}
+
+static gboolean G_GNUC_PRINTF(3, 4)
+    format_error(GError **error, const char *path, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT, "%s: %s", path, msg);
+    return FALSE;
+}
+
+/* An op record: an object with an integer id, a label, and start_us <= end_us. */
+static gboolean
+check_op(JsonNode *node, guint i, const char *path, GError **error)
+{
+    JsonObject *o = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    if (o == NULL) {
+        return format_error(error, path, "op %u is not an object", i);
+    }
+    JsonNode *id = json_object_get_member(o, "id");
+    if (id == NULL || !JSON_NODE_HOLDS_VALUE(id) || json_node_get_value_type(id) != G_TYPE_INT64) {
+        return format_error(error, path, "op %u: 'id' is missing or not an integer", i);
+    }
+    if (!is_string(json_object_get_member(o, "label"))) {
+        return format_error(error, path, "op %u: 'label' is missing or not a string", i);
+    }
+    JsonNode *role = json_object_get_member(o, "role");
+    if (role && !is_string(role)) {
+        return format_error(error, path, "op %u: 'role' is not a string", i);
+    }
+    const char *keys[] = {"start_us", "end_us"};
+    for (guint k = 0; k < 2; k++) {
+        if (!is_number(json_object_get_member(o, keys[k]))) {
+            return format_error(error, path, "op %u: '%s' is missing or not a finite number", i,
+                                keys[k]);
+        }
+    }
+    double start = json_object_get_double_member(o, "start_us");
+    double end = json_object_get_double_member(o, "end_us");
+    if (end < start) {
+        return format_error(error, path, "op %u: end_us %g is before start_us %g", i, end, start);
+    }
+    return TRUE;
+}
+
+/* The members ms_compare_runs reads besides the ops: an optional policy name and an optional
+ * summary object with a numeric step_time_us. */
+static gboolean
+check_summary(JsonObject *o, const char *path, GError **error)
+{
+    JsonNode *policy = json_object_get_member(o, "policy");
+    if (policy && !is_string(policy)) {
+        return format_error(error, path, "'policy' is not a string");
+    }
+    JsonNode *summary = json_object_get_member(o, "summary");
+    if (summary == NULL) {
+        return TRUE;
+    }
+    JsonNode *step = JSON_NODE_HOLDS_OBJECT(summary)
+                         ? json_object_get_member(json_node_get_object(summary), "step_time_us")
+                         : NULL;
+    if (step == NULL || !is_number(step)) {
+        return format_error(error, path, "'summary' has no numeric step_time_us");
+    }
+    return TRUE;
+}
+
 JsonNode *
 ms_result_file_load(const char *path, GError **error)
 {
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) local = NULL;
     if (!json_parser_load_from_file(p, path, &local)) {
-        g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT, "%s: %s", path,
-                    local->message);
+        format_error(error, path, "%s", local->message);
         return NULL;
     }
     JsonNode *root = json_parser_get_root(p);
     JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    if (o == NULL || g_strcmp0(json_object_get_string_member_with_default(o, "format", ""),
-                               "moesim-result") != 0) {
-        g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT,
-                    "%s: not a moesim result (write one with `moesim run --json` or "
-                    "`moesim exec --json`)",
-                    path);
+    if (o == NULL || !is_string(json_object_get_member(o, "format")) ||
+        strcmp(json_object_get_string_member(o, "format"), "moesim-result") != 0) {
+        format_error(error, path,
+                     "not a moesim result (write one with `moesim run --json` or "
+                     "`moesim exec --json`)");
         return NULL;
     }
-    if (!json_object_has_member(o, "ops") ||
-        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "ops"))) {
-        g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT,
-                    "%s: the result has no per-op records", path);
+    JsonNode *ops = json_object_get_member(o, "ops");
+    if (ops == NULL || !JSON_NODE_HOLDS_ARRAY(ops)) {
+        format_error(error, path, "the result has no per-op records");
+        return NULL;
+    }
+    JsonArray *a = json_node_get_array(ops);
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        if (!check_op(json_array_get_element(a, i), i, path, error)) {
+            return NULL;
+        }
+    }
+    if (!check_summary(o, path, error)) {
         return NULL;
     }
     return json_node_copy(root);
