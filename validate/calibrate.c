@@ -296,6 +296,35 @@ static gboolean bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, M
                                const guint *ranks, guint n, const MsMeasurement *row,
                                double *seconds, GError **error);
 
+/* The report line of a configuration: its overhead, the range of its efficiency table and how
+ * well the fitted figures reproduce the points they were fitted to (alpha + B(s) / eff(s), the
+ * flow model's bandwidth part being linear in size). */
+static void
+report_config(GPtrArray *report, const Config *cfg, GArray *size, GArray *meas, GArray *band,
+              double alpha, const MsEffTable *table)
+{
+    double lo = 1e9, hi = 0;
+    for (guint i = 0; table && i < table->n; i++) {
+        lo = MIN(lo, table->ratios[i]);
+        hi = MAX(hi, table->ratios[i]);
+    }
+    guint n = size->len;
+    g_autofree double *pred = g_new(double, n);
+    for (guint i = 0; i < n; i++) {
+        double eff = table ? ms_eff_table_eval(table, g_array_index(size, double, i)) : 1.0;
+        pred[i] = alpha + g_array_index(band, double, i) / eff;
+    }
+    MsErrorStats st = {0};
+    ms_error_stats(pred, (double *)meas->data, n, &st, NULL);
+    g_ptr_array_add(report,
+                    g_strdup_printf("collective %-13s %3ux%-3u %4u points  overhead %8.3f us  "
+                                    "efficiency %.3f .. %.3f over %2u sizes  fit median %.2f%% "
+                                    "largest %.1f%%",
+                                    ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
+                                    n, alpha * 1e6, table ? lo : 1.0, table ? hi : 1.0,
+                                    table ? table->n : 0, 100 * st.median, 100 * st.max));
+}
+
 /* One configuration. The model's bandwidth part B(s) is simulated without hop latencies; the
  * per-call overhead is the median excess of the measurement over B(s) among the smallest tenth of
  * sizes (it holds launch, protocol and every hop's latency), and the efficiency at each size is
@@ -364,9 +393,9 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
         table = ms_fit_eff_table((double *)es->data, (double *)em->data, (double *)ep->data,
                                  es->len, TABLE_POINTS, FALSE, &local);
         if (table == NULL) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT, "%s %ux%u: %s",
-                        ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
-                        local->message);
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT, "%s: %s %ux%u: %s",
+                        cfg->first->source, ms_measurement_kind_name(cfg->kind), cfg->ranks,
+                        cfg->per_node, local->message);
             return FALSE;
         }
     }
@@ -375,17 +404,7 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
         return FALSE;
     }
     if (report) {
-        double lo = 1e9, hi = 0;
-        for (guint i = 0; table && i < table->n; i++) {
-            lo = MIN(lo, table->ratios[i]);
-            hi = MAX(hi, table->ratios[i]);
-        }
-        g_ptr_array_add(report, g_strdup_printf(
-                                    "collective %-13s %3ux%-3u %4u points  overhead %8.3f us  "
-                                    "efficiency %.3f .. %.3f over %u sizes",
-                                    ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
-                                    n, alpha * 1e6, table ? lo : 1.0, table ? hi : 1.0,
-                                    table ? table->n : 0));
+        report_config(report, cfg, size, meas, band, alpha, table);
     }
     return TRUE;
 }
