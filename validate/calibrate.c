@@ -199,6 +199,14 @@ spec_ranks_per_node(const MsTopology *topo, const MsCollSpec *spec)
     return most;
 }
 
+/* Bytes that take 1 / eff times as long, to the nearest byte: truncating would drop a byte
+ * whenever eff is a hair above 1, 1/1000 of a kilobyte transfer. */
+static guint64
+stretch(guint64 bytes, double eff)
+{
+    return (guint64)floor((double)bytes / eff + 0.5);
+}
+
 guint64 *
 ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
                                  MsCollSpec *spec)
@@ -228,13 +236,13 @@ ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *top
     if (!(eff > 0) || eff == 1.0) {
         return NULL;
     }
-    spec->bytes = (guint64)(spec->bytes / eff);
+    spec->bytes = stretch(spec->bytes, eff);
     if (spec->matrix == NULL) {
         return NULL;
     }
     guint64 *scaled = g_new(guint64, cells);
     for (gsize k = 0; k < cells; k++) {
-        scaled[k] = (guint64)(spec->matrix[k] / eff);
+        scaled[k] = stretch(spec->matrix[k], eff);
     }
     spec->matrix = scaled;
     return scaled;
@@ -585,7 +593,7 @@ predict_sendrecv(const MsTopology *topo, const MsCalibration *cal, const MsMeasu
     }
     double eff = table ? ms_eff_table_eval(table, (double)row->bytes) : 1.0;
     double t;
-    if (!transfer_time(topo, row, (guint64)(row->bytes / eff), TRUE, &t, error)) {
+    if (!transfer_time(topo, row, stretch(row->bytes, eff), TRUE, &t, error)) {
         return FALSE;
     }
     *seconds = ms_time_to_s(alpha) + t;
