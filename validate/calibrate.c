@@ -339,7 +339,7 @@ report_config(GPtrArray *report, const Config *cfg, GArray *size, GArray *meas, 
  * B(s) / (measured - overhead) where the bandwidth part is large enough to say something. */
 static gboolean
 fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cfg,
-           MsCalibration *cal, GPtrArray *report, GError **error)
+           MsCalibration *cal, GPtrArray *report, gboolean *fitted, GError **error)
 {
     MsCollOp op = MS_COLL_ALLREDUCE;
     coll_op(cfg->kind, &op);
@@ -367,6 +367,13 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
     }
     guint n = size->len;
     if (n < MIN_COLLECTIVE_POINTS) {
+        if (report) {
+            g_ptr_array_add(report, g_strdup_printf("collective %-13s %3ux%-3u %4u points  not "
+                                                    "fitted: at least %d sizes are needed",
+                                                    ms_measurement_kind_name(cfg->kind),
+                                                    cfg->ranks, cfg->per_node, n,
+                                                    MIN_COLLECTIVE_POINTS));
+        }
         return TRUE;
     }
     g_autofree double *sorted = g_memdup2(size->data, n * sizeof(double));
@@ -414,6 +421,7 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
     if (report) {
         report_config(report, cfg, size, meas, band, alpha, table);
     }
+    *fitted = TRUE;
     return TRUE;
 }
 
@@ -439,10 +447,9 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
         }
     }
     for (guint k = 0; k < configs->len; k++) {
-        if (!fit_config(topo, set, &g_array_index(configs, Config, k), cal, report, error)) {
+        if (!fit_config(topo, set, &g_array_index(configs, Config, k), cal, report, any, error)) {
             return FALSE;
         }
-        *any = TRUE;
     }
     return TRUE;
 }
