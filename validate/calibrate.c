@@ -686,6 +686,11 @@ ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held
     for (guint i = 0; i < n; i++) {
         held[i] = FALSE;
     }
+    if (items[0] == NULL) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                    "no held-out configuration given (e.g. 4x4,8x4)");
+        return FALSE;
+    }
     for (guint k = 0; items[k]; k++) {
         guint r = 0, p = 0, matched = 0;
         if (!ms_calibration_parse_config(items[k], &r, &p)) {
