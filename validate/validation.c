@@ -128,11 +128,16 @@ ms_result_file_load(const char *path, GError **error)
     return json_node_copy(root);
 }
 
+/* The summary's step time; 0 for a result without a summary (ms_result_file_load checked the
+ * rest). */
 static double
 step_us(JsonObject *o)
 {
+    if (!json_object_has_member(o, "summary")) {
+        return 0;
+    }
     JsonObject *s = json_object_get_object_member(o, "summary");
-    return s ? json_object_get_double_member_with_default(s, "step_time_us", 0) : 0;
+    return json_object_get_double_member(s, "step_time_us");
 }
 
 gboolean
@@ -156,23 +161,23 @@ ms_compare_runs(JsonNode *simulated, JsonNode *measured, double min_us, MsRunCom
     for (guint i = 0; i < json_array_get_length(sa); i++) {
         JsonObject *a = json_array_get_object_element(sa, i);
         JsonObject *b = json_array_get_object_element(ma, i);
-        const char *la = json_object_get_string_member_with_default(a, "label", "");
-        const char *lb = json_object_get_string_member_with_default(b, "label", "");
-        if (json_object_get_int_member_with_default(a, "id", -1) !=
-                json_object_get_int_member_with_default(b, "id", -2) ||
-            strcmp(la, lb) != 0) {
+        const char *la = json_object_get_string_member(a, "label");
+        const char *lb = json_object_get_string_member(b, "label");
+        gint64 ia = json_object_get_int_member(a, "id"), ib = json_object_get_int_member(b, "id");
+        if (ia != ib || strcmp(la, lb) != 0) {
             g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_MISMATCH,
-                        "op %u differs ('%s' against '%s'): the results come from different "
-                        "schedules",
-                        i, la, lb);
+                        "op %u differs (id %" G_GINT64_FORMAT " '%s' against id %" G_GINT64_FORMAT
+                        " '%s'): the results come from different schedules",
+                        i, ia, la, ib, lb);
             ms_run_comparison_clear(cmp);
             return FALSE;
         }
-        double p = json_object_get_double_member_with_default(a, "end_us", 0) -
-                   json_object_get_double_member_with_default(a, "start_us", 0);
-        double m = json_object_get_double_member_with_default(b, "end_us", 0) -
-                   json_object_get_double_member_with_default(b, "start_us", 0);
-        if (!(m > min_us) || !isfinite(p)) {
+        /* ms_result_file_load checked that both times are there and finite. */
+        double p = json_object_get_double_member(a, "end_us") -
+                   json_object_get_double_member(a, "start_us");
+        double m = json_object_get_double_member(b, "end_us") -
+                   json_object_get_double_member(b, "start_us");
+        if (!(m > min_us)) {
             continue;
         }
         MsOpPair pair = {i, la, json_object_get_string_member_with_default(a, "role", ""), p, m};
