@@ -71,8 +71,9 @@ gboolean ms_calibration_link_class_from_name(const char *name, MsLinkClass *out)
  * finite number or latency is MS_TIME_NEVER. */
 gboolean ms_calibration_set_link(MsCalibration *cal, MsLinkClass klass,
                                  const MsCalibrationLink *link, GError **error);
-/* The override for a link class (to pass to ms_topology_set_class); FALSE when the class is not
- * calibrated. */
+/* The fit for a link class: latency and bandwidth of a point-to-point transfer on a route that
+ * class bottlenecks (ms_calibration_apply_topology in validate/calibrate.h turns it into per-link
+ * figures); FALSE when the class is not calibrated. */
 gboolean ms_calibration_link(const MsCalibration *cal, MsLinkClass klass, MsCalibrationLink *out);
 
 /* Records a collective's per-call overhead and, when table is not NULL, its size efficiency
