@@ -220,8 +220,8 @@ recover(gboolean trivial)
     for (guint c = 0; c < G_N_ELEMENTS(configs); c++) {
         MsTime alpha = 0, want = 0;
         const MsEffTable *table = NULL, *want_table = NULL;
-        CU_ASSERT_TRUE(ms_calibration_collective_lookup(cal, MS_MEASUREMENT_ALLREDUCE, configs[c][0],
-                                                        configs[c][1], &alpha, &table));
+        CU_ASSERT_TRUE(ms_calibration_collective_lookup(
+            cal, MS_MEASUREMENT_ALLREDUCE, configs[c][0], configs[c][1], &alpha, &table));
         CU_ASSERT_TRUE(ms_calibration_collective_lookup(
             truth_cal, MS_MEASUREMENT_ALLREDUCE, configs[c][0], configs[c][1], &want, &want_table));
         CU_ASSERT_DOUBLE_EQUAL((double)alpha, (double)want, 1e-6 * (double)want + 2);
@@ -388,8 +388,12 @@ static void
 test_predict_nominal(void)
 {
     g_autoptr(MsTopology) truth = truth_topology();
-    MsMeasurement row = {.kind = MS_MEASUREMENT_ALLREDUCE, .bytes = 22000000, .ranks = 2,
-                         .ranks_per_node = 1, .source = "x", .line = 1};
+    MsMeasurement row = {.kind = MS_MEASUREMENT_ALLREDUCE,
+                         .bytes = 22000000,
+                         .ranks = 2,
+                         .ranks_per_node = 1,
+                         .source = "x",
+                         .line = 1};
     double t = 0;
     CU_ASSERT_TRUE(ms_calibrate_predict(truth, NULL, &row, &t, NULL));
     double step = 2 * TRUE_NIC_LAT_US * 1e-6 + 11000000 / TRUE_NIC_BW;
@@ -491,8 +495,8 @@ test_expert_shape(void)
     CU_ASSERT_TRUE(ms_calibrate(topo, set, NULL, cal, report, &error));
     CU_ASSERT_TRUE(ms_calibration_has_gemm(cal));
     CU_ASSERT_EQUAL(report->len, 1);
-    CU_ASSERT_TRUE(g_str_has_prefix(report->pdata[0],
-                                    "gemm expert 4096x14336 gated: 451 token counts"));
+    CU_ASSERT_TRUE(
+        g_str_has_prefix(report->pdata[0], "gemm expert 4096x14336 gated: 451 token counts"));
 }
 
 /* Rows of two configurations interleaved, sizes out of order, a label apart. */
@@ -611,8 +615,8 @@ test_holdout_evaluation(void)
     CU_ASSERT_FALSE(ms_calibrate_holdout(TOPOLOGY, set, held, NULL, groups, &all, &error));
     MS_ASSERT_ERROR(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
                     "no communication measurement is held out");
-    CU_ASSERT_FALSE(ms_calibrate_holdout("no-such-topology", set, held, NULL, groups, &all,
-                                         &error));
+    CU_ASSERT_FALSE(
+        ms_calibrate_holdout("no-such-topology", set, held, NULL, groups, &all, &error));
     CU_ASSERT_PTR_NOT_NULL_FATAL(error);
     CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "no-such-topology"));
     g_clear_error(&error);
@@ -658,8 +662,8 @@ test_apply_topology(void)
 {
     g_autoptr(MsTopology) topo = load_topology(TOPOLOGY);
     g_autoptr(MsCalibration) cal = ms_calibration_new();
-    MsCalibrationLink pcie = {.bandwidth = 1e9, .latency = ms_time_from_us(3), .r2 = NAN,
-                              .max_residual = NAN};
+    MsCalibrationLink pcie = {
+        .bandwidth = 1e9, .latency = ms_time_from_us(3), .r2 = NAN, .max_residual = NAN};
     CU_ASSERT_TRUE(ms_calibration_set_link(cal, MS_LINK_PCIE, &pcie, NULL));
     GError *error = NULL;
     CU_ASSERT_TRUE(ms_calibration_apply_topology(cal, topo, &error));
@@ -668,16 +672,20 @@ test_apply_topology(void)
     assert_route_matches(topo, nominal, 0, 8);
     /* The intra-node route is NVSwitch-bound: a fit of 100 GB/s and 5 us gives each of its two
      * links 2.5 us, and a transfer on it takes exactly alpha + bytes / beta. */
-    MsCalibrationLink nvs = {.bandwidth = 100e9, .latency = ms_time_from_us(5), .r2 = NAN,
-                             .max_residual = NAN};
+    MsCalibrationLink nvs = {
+        .bandwidth = 100e9, .latency = ms_time_from_us(5), .r2 = NAN, .max_residual = NAN};
     CU_ASSERT_TRUE(ms_calibration_set_link(cal, MS_LINK_NVSWITCH, &nvs, NULL));
     CU_ASSERT_TRUE(ms_calibration_apply_topology(cal, topo, &error));
     guint n = 0;
     const guint32 *route = ms_topology_gpu_route(topo, 2, 5, &n, NULL);
     CU_ASSERT_EQUAL(ms_topology_route_latency(topo, route, n), ms_time_from_us(5));
     MS_ASSERT_REL(ms_topology_route_bandwidth(topo, route, n), 100e9, 1e-12);
-    MsMeasurement row = {.kind = MS_MEASUREMENT_SENDRECV, .bytes = 1000000, .ranks = 2,
-                         .ranks_per_node = 2, .source = "x", .line = 1};
+    MsMeasurement row = {.kind = MS_MEASUREMENT_SENDRECV,
+                         .bytes = 1000000,
+                         .ranks = 2,
+                         .ranks_per_node = 2,
+                         .source = "x",
+                         .line = 1};
     double t = 0;
     CU_ASSERT_TRUE(ms_calibrate_predict(topo, NULL, &row, &t, NULL));
     MS_ASSERT_REL(t, 5e-6 + 1e-5, 1e-9);

@@ -376,12 +376,11 @@ test_nearest_config(void)
     static const guint cfg[][2] = {{16, 8}, {8, 8}, {4, 2}, {2, 2}};
     for (guint i = 0; i < G_N_ELEMENTS(cfg); i++) {
         MsTime alpha = ms_time_from_us(cfg[i][0] * 10 + cfg[i][1]);
-        CU_ASSERT_TRUE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE,
-                                                            cfg[i][0], cfg[i][1], alpha, NULL,
-                                                            NULL));
+        CU_ASSERT_TRUE(ms_calibration_set_collective_config(
+            cal, MS_MEASUREMENT_ALLREDUCE, cfg[i][0], cfg[i][1], alpha, NULL, NULL));
     }
-    CU_ASSERT_TRUE(ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLREDUCE, MS_PS_PER_US, NULL,
-                                                 NULL));
+    CU_ASSERT_TRUE(
+        ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLREDUCE, MS_PS_PER_US, NULL, NULL));
     const struct {
         guint ranks, per_node;
         double want;
@@ -418,12 +417,12 @@ test_nearest_config(void)
     /* A table comes with its entry. */
     static const double sizes[] = {1000, 2000}, eff[] = {0.5, 0.25};
     const MsEffTable t = {2, (double *)sizes, (double *)eff};
-    CU_ASSERT_TRUE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE, 2, 2, 0, &t,
-                                                        NULL));
+    CU_ASSERT_TRUE(
+        ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE, 2, 2, 0, &t, NULL));
     const MsEffTable *got = NULL;
     MsTime alpha = 1;
-    CU_ASSERT_TRUE(ms_calibration_collective_lookup(cal, MS_MEASUREMENT_ALLREDUCE, 3, 3, &alpha,
-                                                    &got));
+    CU_ASSERT_TRUE(
+        ms_calibration_collective_lookup(cal, MS_MEASUREMENT_ALLREDUCE, 3, 3, &alpha, &got));
     CU_ASSERT_EQUAL(alpha, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(got);
     CU_ASSERT_EQUAL(got->n, 2);
@@ -433,8 +432,8 @@ test_nearest_config(void)
     CU_ASSERT_TRUE(ms_calibration_parse_config("1048576x1", &r, &p));
     CU_ASSERT_EQUAL(r, 1048576);
     CU_ASSERT_EQUAL(p, 1);
-    static const char *const bad[] = {"16y8", "8x16", "0x0", "16x", "x8", "16x8x", "-2x1",
-                                      "2097152x1", " 8x8", "8x 8", "", "8X8", "8x8 "};
+    static const char *const bad[] = {"16y8",      "8x16", "0x0",  "16x", "x8",  "16x8x", "-2x1",
+                                      "2097152x1", " 8x8", "8x 8", "",    "8X8", "8x8 "};
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         CU_ASSERT_FALSE(ms_calibration_parse_config(bad[i], &r, &p));
     }
@@ -469,7 +468,8 @@ test_config_errors(void)
          "c.ini:3: [collective allreduce 16x8 fp16]: expected [collective NAME] or [collective "
          "NAME RANKSxPER_NODE]"},
         {HEAD "[collective bcast 16x8]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP, "c.ini:3: [collective bcast 16x8]: unknown collective 'bcast'"},
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective bcast 16x8]: unknown collective 'bcast'"},
         {HEAD "[collective gemm 1x1]\nalpha = 1us\n", ms_calibration_error_quark,
          MS_CALIBRATION_ERROR_GROUP, "unknown collective 'gemm'"},
         {HEAD "[collective allreduce 16x8]\nsizes = 1KB\nefficiency = 0.5\n", ms_ini_error_quark,
@@ -494,16 +494,15 @@ test_config_errors(void)
     GError *error = NULL;
     static const guint bad[][2] = {{8, 16}, {8, 0}, {0, 4}, {2097152, 1}};
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
-        CU_ASSERT_FALSE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE,
-                                                             bad[i][0], bad[i][1], 0, NULL,
-                                                             &error));
+        CU_ASSERT_FALSE(ms_calibration_set_collective_config(
+            cal, MS_MEASUREMENT_ALLREDUCE, bad[i][0], bad[i][1], 0, NULL, &error));
         g_autofree char *needle = g_strdup_printf(
             "collective allreduce: configuration %ux%u is not ranks x ranks-per-node", bad[i][0],
             bad[i][1]);
         MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, needle);
     }
-    CU_ASSERT_FALSE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_LAUNCH, 8, 8, 0,
-                                                         NULL, &error));
+    CU_ASSERT_FALSE(
+        ms_calibration_set_collective_config(cal, MS_MEASUREMENT_LAUNCH, 8, 8, 0, NULL, &error));
     MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
                     "collective launch: not a communication kind");
     CU_ASSERT_FALSE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE, 8, 8,

@@ -69,8 +69,10 @@ measurements(void)
         guint ranks, per_node;
         double alpha_us, gbps;
     } lines[] = {
-        {"sendrecv", 2, 2, 9, 200},   {"sendrecv", 2, 1, 25, 9},
-        {"allreduce", 8, 8, 30, 100}, {"allreduce", 16, 8, 90, 4},
+        {"sendrecv", 2, 2, 9, 200},
+        {"sendrecv", 2, 1, 25, 9},
+        {"allreduce", 8, 8, 30, 100},
+        {"allreduce", 16, 8, 90, 4},
     };
     for (guint l = 0; l < G_N_ELEMENTS(lines); l++) {
         for (guint k = 12; k <= 26; k++) {
@@ -96,11 +98,10 @@ test_calibrate_usage(void)
     expect((const char *[]){"calibrate", meas, "--bogus", NULL}, 2, "--bogus");
     expect((const char *[]){"calibrate", meas, "--topology", "no-such-topology", NULL}, 2,
            "no-such-topology");
-    expect((const char *[]){"calibrate", "/nonexistent-dir/m.csv", "--topology", "dgx-a100",
-                            NULL},
+    expect((const char *[]){"calibrate", "/nonexistent-dir/m.csv", "--topology", "dgx-a100", NULL},
            2, "/nonexistent-dir/m.csv");
-    expect((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--expert",
-                            "4096,x", NULL},
+    expect((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--expert", "4096,x",
+                            NULL},
            2, "--expert '4096,x': expected D_MODEL,D_FFN[,gated|plain] (e.g. 4096,14336,gated)");
     expect((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--expert",
                             "4096,14336,fused", NULL},
@@ -145,9 +146,9 @@ test_calibrate_writes_file(void)
     g_autofree char *meas = measurements();
     g_autofree char *cal_path = tmp("cal.ini");
     g_autofree char *json = tmp("fit.json");
-    Run r = run((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out",
-                                 cal_path, "--json", json, "--holdout-sizes", "--holdout-configs",
-                                 "8x8", NULL});
+    Run r =
+        run((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", cal_path,
+                             "--json", json, "--holdout-sizes", "--holdout-configs", "8x8", NULL});
     CU_ASSERT_EQUAL_FATAL(r.rc, 0);
     ASSERT_CONTAINS(r.out, "calibration of vidur-dgx-a100 from 60 measurements\n");
     ASSERT_CONTAINS(r.out, "  link nvswitch    15 points  latency    9.000 us  bandwidth  200.000 "
@@ -186,13 +187,13 @@ test_calibrate_writes_file(void)
     JsonObject *all = json_object_get_object_member(sizes, "all communication");
     CU_ASSERT_EQUAL(json_object_get_int_member(all, "points"), 4 * 7);
     JsonObject *cfg = json_object_get_object_member(o, "configurations 8x8");
-    CU_ASSERT_EQUAL(json_object_get_int_member(
-                        json_object_get_object_member(cfg, "allreduce 8x8"), "points"),
-                    15);
+    CU_ASSERT_EQUAL(
+        json_object_get_int_member(json_object_get_object_member(cfg, "allreduce 8x8"), "points"),
+        15);
     /* Same inputs, same bytes. */
     g_autofree char *again = tmp("cal2.ini");
-    r = run((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", again,
-                             NULL});
+    r = run(
+        (const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", again, NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     run_clear(&r);
     g_autofree char *a = NULL, *b = NULL;
@@ -206,8 +207,8 @@ test_validate_tables(void)
 {
     g_autofree char *meas = measurements();
     g_autofree char *cal = tmp("v.ini");
-    Run r = run((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", cal,
-                                 NULL});
+    Run r = run(
+        (const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", cal, NULL});
     CU_ASSERT_EQUAL_FATAL(r.rc, 0);
     run_clear(&r);
     g_autofree char *json = tmp("v.json");
@@ -231,8 +232,8 @@ test_validate_tables(void)
     CU_ASSERT_EQUAL(json_object_get_int_member(all, "points"), 60);
     /* Straight lines: the calibration reproduces them to a fraction of a percent. */
     CU_ASSERT_TRUE(json_object_get_double_member(all, "p90") < 0.01);
-    CU_ASSERT_TRUE(json_object_has_member(json_object_get_object_member(o, "groups"),
-                                          "allreduce 8x8"));
+    CU_ASSERT_TRUE(
+        json_object_has_member(json_object_get_object_member(o, "groups"), "allreduce 8x8"));
     static const char *const pngs[] = {"scatter.png", "errors.png"};
     for (guint i = 0; plot && i < G_N_ELEMENTS(pngs); i++) {
         g_autofree char *path = g_build_filename(plots, pngs[i], NULL);
@@ -293,8 +294,8 @@ test_validate_runs(void)
     g_autofree char *s2 = result("s2.json", "lina", 80, 40, 800);
     g_autofree char *m2 = result("m2.json", "lina", 80, 44, 900);
     g_autofree char *json = tmp("runs.json");
-    Run r = run((const char *[]){"validate", "-s", s1, "-m", m1, "-s", s2, "-m", m2, "--json",
-                                 json, "--max-error", "10%", NULL});
+    Run r = run((const char *[]){"validate", "-s", s1, "-m", m1, "-s", s2, "-m", m2, "--json", json,
+                                 "--max-error", "10%", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     ASSERT_CONTAINS(r.out, "fifo               2 ");
     ASSERT_CONTAINS(r.out, "1000.0        1100.0   -9.09%");

@@ -74,10 +74,12 @@ load(const char *path)
 static void
 test_compare_runs(void)
 {
-    g_autofree char *sp = result_json("sim.json", "lina", 1000, "0:a2a:0:100;1:ffn:100:150;"
-                                                                 "2:tiny:150:151;3:combine:151:251");
-    g_autofree char *mp = result_json("meas.json", "lina", 1250, "0:a2a:0:80;1:ffn:90:190;"
-                                                                  "2:tiny:190:191.5;3:combine:0:2");
+    g_autofree char *sp = result_json("sim.json", "lina", 1000,
+                                      "0:a2a:0:100;1:ffn:100:150;"
+                                      "2:tiny:150:151;3:combine:151:251");
+    g_autofree char *mp = result_json("meas.json", "lina", 1250,
+                                      "0:a2a:0:80;1:ffn:90:190;"
+                                      "2:tiny:190:191.5;3:combine:0:2");
     g_autoptr(JsonNode) s = load(sp);
     g_autoptr(JsonNode) m = load(mp);
     MsRunComparison cmp;
@@ -142,7 +144,8 @@ test_compare_mismatch(void)
 static void
 test_load_errors(void)
 {
-#define OP(rest) "{\"format\": \"moesim-result\", \"ops\": [{\"id\": 0, \"label\": \"x\", " rest "}]}"
+#define OP(rest)                                                                                   \
+    "{\"format\": \"moesim-result\", \"ops\": [{\"id\": 0, \"label\": \"x\", " rest "}]}"
     static const struct {
         const char *text, *needle;
     } cases[] = {
@@ -151,7 +154,8 @@ test_load_errors(void)
         {"{\"format\": \"moesim-schedule\", \"ops\": []}", "r.json: not a moesim result"},
         {"{\"format\": 1, \"ops\": []}", "r.json: not a moesim result"},
         {"{\"format\": \"moesim-result\"}", "r.json: the result has no per-op records"},
-        {"{\"format\": \"moesim-result\", \"ops\": {}}", "r.json: the result has no per-op records"},
+        {"{\"format\": \"moesim-result\", \"ops\": {}}",
+         "r.json: the result has no per-op records"},
         {"{\"format\": \"moesim-result\", \"ops\": [3]}", "r.json: op 0 is not an object"},
         {"{\"format\": \"moesim-result\", \"ops\": [{\"label\": \"x\", \"start_us\": 0, "
          "\"end_us\": 1}]}",
@@ -237,8 +241,8 @@ test_plots(void)
      * -16 and 26 (bin c holds [c - 1, c + 1)). */
     g_autofree char *htext = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(hist, &htext, NULL, NULL));
-    static const char *const rows[] = {"\n-10 1\n", "\n0 1\n", "\n12 1\n", "\n-16 1\n",
-                                       "\n26 1\n", "\n-50 0\n", "\n50 0\n"};
+    static const char *const rows[] = {"\n-10 1\n", "\n0 1\n",   "\n12 1\n", "\n-16 1\n",
+                                       "\n26 1\n",  "\n-50 0\n", "\n50 0\n"};
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
         CU_ASSERT_PTR_NOT_NULL(strstr(htext, rows[i]));
     }

@@ -127,8 +127,8 @@ test_held_out_configs(void)
 {
     guint n = ms_measurement_set_size(vidur);
     g_autofree gboolean *held = g_new(gboolean, n);
-    static const char *const splits[] = {"4x4,8x4", "2x1", "2x2", "4x2", "4x4",
-                                         "8x4",     "8x8", "16x8"};
+    static const char *const splits[] = {"4x4,8x4", "2x1", "2x2", "4x2",
+                                         "4x4",     "8x4", "8x8", "16x8"};
     for (guint k = 0; k < G_N_ELEMENTS(splits); k++) {
         g_autoptr(GError) error = NULL;
         if (!ms_holdout_configs(vidur, splits[k], held, &error)) {
@@ -160,7 +160,6 @@ main(int argc, char **argv)
         {"held-out allreduce configurations", test_held_out_configs},
         {NULL, NULL},
     };
-    static const MsTestSuite suites[] = {{"validate_vidur", load_vidur, free_vidur, tests},
-                                         {NULL}};
+    static const MsTestSuite suites[] = {{"validate_vidur", load_vidur, free_vidur, tests}, {NULL}};
     return ms_test_main(argc, argv, suites);
 }

@@ -255,8 +255,8 @@ static gboolean
 simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, MsCollOp op,
          const guint *ranks, guint n, guint64 bytes, double *seconds, GError **error)
 {
-    MsCollSpec spec = {.op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes,
-                       .no_hop_latency = no_latency};
+    MsCollSpec spec = {
+        .op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes, .no_hop_latency = no_latency};
     g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
@@ -370,9 +370,8 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
         if (report) {
             g_ptr_array_add(report, g_strdup_printf("collective %-13s %3ux%-3u %4u points  not "
                                                     "fitted: at least %d sizes are needed",
-                                                    ms_measurement_kind_name(cfg->kind),
-                                                    cfg->ranks, cfg->per_node, n,
-                                                    MIN_COLLECTIVE_POINTS));
+                                                    ms_measurement_kind_name(cfg->kind), cfg->ranks,
+                                                    cfg->per_node, n, MIN_COLLECTIVE_POINTS));
         }
         return TRUE;
     }

@@ -21,7 +21,7 @@ G_BEGIN_DECLS
 #define MS_CALIBRATE_ERROR (ms_calibrate_error_quark())
 GQuark ms_calibrate_error_quark(void);
 typedef enum {
-    MS_CALIBRATE_ERROR_NO_DATA,  /* nothing in the measurements that can be fitted */
+    MS_CALIBRATE_ERROR_NO_DATA,   /* nothing in the measurements that can be fitted */
     MS_CALIBRATE_ERROR_PLACEMENT, /* a configuration that does not fit on the topology */
     MS_CALIBRATE_ERROR_FIT,       /* a fit that failed (its message says why) */
     MS_CALIBRATE_ERROR_ARGUMENT,  /* a malformed held-out list or expert shape */

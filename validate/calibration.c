@@ -237,7 +237,8 @@ ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
          * entries were set in. */
         GArray *a = cal->configs[kind];
         guint at = 0;
-        while (at < a->len && config_before(&g_array_index(a, CollectiveEntry, at), ranks, per_node)) {
+        while (at < a->len &&
+               config_before(&g_array_index(a, CollectiveEntry, at), ranks, per_node)) {
             at++;
         }
         e = at < a->len ? &g_array_index(a, CollectiveEntry, at) : NULL;

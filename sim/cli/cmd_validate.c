@@ -249,9 +249,9 @@ ms_cmd_validate(int argc, char **argv)
            100 * all.p90, 100 * all.max);
     add_stats_json(jb, "all", &all);
     json_builder_end_object(jb);
-    if (plot && !ms_validation_plots(plot, "moesim: predicted against measured",
-                                     (double *)pred->data, (double *)measd->data, pred->len,
-                                     &error)) {
+    if (plot &&
+        !ms_validation_plots(plot, "moesim: predicted against measured", (double *)pred->data,
+                             (double *)measd->data, pred->len, &error)) {
         return ms_cli_fail(error);
     }
     if (json) {
