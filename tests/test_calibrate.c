@@ -33,9 +33,10 @@ truth_topology(void)
     return topo;
 }
 
-static void
-add_row(MsMeasurementSet *set, MsMeasurementKind kind, guint ranks, guint per_node, guint64 bytes,
-        double seconds)
+/* A measured row built in memory (line is its place in a set). */
+static MsMeasurement
+row_of(MsMeasurementKind kind, guint ranks, guint per_node, guint64 bytes, double seconds,
+       guint line)
 {
     MsMeasurement row = {
         .kind = kind,
@@ -48,8 +49,17 @@ add_row(MsMeasurementSet *set, MsMeasurementKind kind, guint ranks, guint per_no
         .median_s = NAN,
         .mean_s = NAN,
         .source = "synthetic",
-        .line = ms_measurement_set_size(set) + 1,
+        .line = line,
     };
+    return row;
+}
+
+static void
+add_row(MsMeasurementSet *set, MsMeasurementKind kind, guint ranks, guint per_node, guint64 bytes,
+        double seconds)
+{
+    MsMeasurement row =
+        row_of(kind, ranks, per_node, bytes, seconds, ms_measurement_set_size(set) + 1);
     GError *error = NULL;
     CU_ASSERT_TRUE(ms_measurement_set_add(set, &row, &error));
     CU_ASSERT_PTR_NULL(error);
@@ -198,6 +208,15 @@ truth_collectives(gboolean trivial)
     return cal;
 }
 
+/* The synthetic measurements of the full truth (links, overheads and tables). */
+static MsMeasurementSet *
+truth_measurements(void)
+{
+    g_autoptr(MsTopology) truth = truth_topology();
+    g_autoptr(MsCalibration) truth_cal = truth_collectives(FALSE);
+    return synthetic_set(truth, truth_cal);
+}
+
 static void
 recover(gboolean trivial)
 {
@@ -310,8 +329,7 @@ static void
 test_two_passes(void)
 {
     g_autoptr(MsTopology) truth = truth_topology();
-    g_autoptr(MsCalibration) truth_cal = truth_collectives(FALSE);
-    g_autoptr(MsMeasurementSet) set = synthetic_set(truth, truth_cal);
+    g_autoptr(MsMeasurementSet) set = truth_measurements();
     guint n = ms_measurement_set_size(set);
     g_autofree gboolean *links = g_new(gboolean, n), *colls = g_new(gboolean, n);
     for (guint i = 0; i < n; i++) {
@@ -388,12 +406,7 @@ static void
 test_predict_nominal(void)
 {
     g_autoptr(MsTopology) truth = truth_topology();
-    MsMeasurement row = {.kind = MS_MEASUREMENT_ALLREDUCE,
-                         .bytes = 22000000,
-                         .ranks = 2,
-                         .ranks_per_node = 1,
-                         .source = "x",
-                         .line = 1};
+    MsMeasurement row = row_of(MS_MEASUREMENT_ALLREDUCE, 2, 1, 22000000, 1, 1);
     double t = 0;
     CU_ASSERT_TRUE(ms_calibrate_predict(truth, NULL, &row, &t, NULL));
     double step = 2 * TRUE_NIC_LAT_US * 1e-6 + 11000000 / TRUE_NIC_BW;
@@ -576,9 +589,7 @@ test_holdout_configs(void)
 static void
 test_holdout_evaluation(void)
 {
-    g_autoptr(MsTopology) truth = truth_topology();
-    g_autoptr(MsCalibration) truth_cal = truth_collectives(FALSE);
-    g_autoptr(MsMeasurementSet) set = synthetic_set(truth, truth_cal);
+    g_autoptr(MsMeasurementSet) set = truth_measurements();
     guint n = ms_measurement_set_size(set);
     g_autofree gboolean *held = g_new(gboolean, n);
     ms_holdout_alternate_sizes(set, 1, held);
@@ -627,9 +638,7 @@ test_holdout_evaluation(void)
 static void
 test_file_round_trip(void)
 {
-    g_autoptr(MsTopology) truth = truth_topology();
-    g_autoptr(MsCalibration) truth_cal = truth_collectives(FALSE);
-    g_autoptr(MsMeasurementSet) set = synthetic_set(truth, truth_cal);
+    g_autoptr(MsMeasurementSet) set = truth_measurements();
     g_autoptr(MsTopology) fitted = load_topology(TOPOLOGY);
     g_autoptr(MsCalibration) cal = ms_calibration_new();
     CU_ASSERT_TRUE_FATAL(ms_calibrate(fitted, set, NULL, cal, NULL, NULL));
@@ -680,12 +689,7 @@ test_apply_topology(void)
     const guint32 *route = ms_topology_gpu_route(topo, 2, 5, &n, NULL);
     CU_ASSERT_EQUAL(ms_topology_route_latency(topo, route, n), ms_time_from_us(5));
     MS_ASSERT_REL(ms_topology_route_bandwidth(topo, route, n), 100e9, 1e-12);
-    MsMeasurement row = {.kind = MS_MEASUREMENT_SENDRECV,
-                         .bytes = 1000000,
-                         .ranks = 2,
-                         .ranks_per_node = 2,
-                         .source = "x",
-                         .line = 1};
+    MsMeasurement row = row_of(MS_MEASUREMENT_SENDRECV, 2, 2, 1000000, 1, 1);
     double t = 0;
     CU_ASSERT_TRUE(ms_calibrate_predict(topo, NULL, &row, &t, NULL));
     MS_ASSERT_REL(t, 5e-6 + 1e-5, 1e-9);

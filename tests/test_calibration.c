@@ -97,6 +97,19 @@ test_read_example(void)
 /* What the writer makes of the example: its own first line, then the example byte for byte. */
 #define WRITTEN_HEAD "# moesim calibration (see docs/calibration-format.md)\n"
 
+/* Loads text, writes it again and checks the bytes are the same; returns the loaded calibration. */
+static MsCalibration *
+reload_same(const char *text)
+{
+    GError *error = NULL;
+    MsCalibration *back = ms_calibration_load_data(text, strlen(text), "again.ini", &error);
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    g_autofree char *again = ms_calibration_to_data(back, NULL);
+    CU_ASSERT_STRING_EQUAL(again, text);
+    return back;
+}
+
 static void
 test_write(void)
 {
@@ -147,10 +160,7 @@ test_write_units(void)
                                         "efficiency = 0.1;0.2;0.3;0.4;0.5;0.6;0.123457\n"
                                         "\n[gemm]\ntokens = 1;64\nefficiency = 0.5;0.7\n"
                                         "overlap_slowdown = 1.25\nlaunch = 4us\n");
-    g_autoptr(MsCalibration) back = ms_calibration_load_data(text, strlen(text), "w.ini", &error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
-    g_autofree char *again = ms_calibration_to_data(back, NULL);
-    CU_ASSERT_STRING_EQUAL(again, text);
+    g_autoptr(MsCalibration) back = reload_same(text);
     MsTime alpha;
     CU_ASSERT_TRUE(ms_calibration_collective_alpha(back, MS_MEASUREMENT_ALLTOALL, &alpha));
     CU_ASSERT_EQUAL(alpha, 12500001);
@@ -298,6 +308,40 @@ test_read_errors(void)
          ms_ini_error_quark, MS_INI_ERROR_VALUE, "c.ini:6: [link nic] max_residual: -1 out of"},
         {HEAD "[gemm]\nlaunch = 5us\nlaunch = 6us\n", ms_ini_error_quark, MS_INI_ERROR_DUPLICATE,
          "c.ini:5: [gemm] key 'launch' given twice"},
+        /* Configuration groups. */
+        {HEAD "[collective allreduce 16y8]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective allreduce 16y8]: configuration '16y8' is not RANKSxPER_NODE (e.g. "
+         "16x8)"},
+        {HEAD "[collective allreduce 8x16]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "configuration '8x16' is not RANKSxPER_NODE"},
+        {HEAD "[collective allreduce 0x0]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "configuration '0x0' is not"},
+        {HEAD "[collective allreduce 16x]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "configuration '16x' is not"},
+        {HEAD "[collective allreduce 4096x1]\nalpha = 1us\n[collective allreduce 2097152x1]\n"
+              "alpha = 1us\n",
+         ms_calibration_error_quark, MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:5: [collective allreduce 2097152x1]: configuration '2097152x1' is not"},
+        {HEAD "[collective allreduce 16x8 fp16]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective allreduce 16x8 fp16]: expected [collective NAME] or [collective "
+         "NAME RANKSxPER_NODE]"},
+        {HEAD "[collective bcast 16x8]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective bcast 16x8]: unknown collective 'bcast'"},
+        {HEAD "[collective gemm 1x1]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "unknown collective 'gemm'"},
+        {HEAD "[collective allreduce 16x8]\nsizes = 1KB\nefficiency = 0.5\n", ms_ini_error_quark,
+         MS_INI_ERROR_MISSING, "[collective allreduce 16x8] alpha: required key is missing"},
+        {HEAD "[collective allreduce 16x8]\nalpha = 1us\nsizes = 2KB;1KB\nefficiency = 1;1\n",
+         ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce 16x8] sizes: item 2: '1KB' is not larger"},
+        {HEAD "[collective allreduce 16x8]\nalpha = 1us\nover = 2\n", ms_ini_error_quark,
+         MS_INI_ERROR_UNKNOWN_KEY, "c.ini:5: [collective allreduce 16x8] over: unknown key"},
+        {HEAD "[collective allreduce 16x8]\nalpha = 1us\n[collective allreduce 16x8]\nalpha = "
+              "2us\n",
+         ms_ini_error_quark, MS_INI_ERROR_DUPLICATE, "[collective allreduce 16x8]"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
@@ -332,10 +376,7 @@ test_config_groups_round_trip(void)
                                              "\n[collective allreduce 16x8]\nalpha = 250us\n"
                                              "sizes = 1MB;64MB\nefficiency = 0.2;0.3\n"
                                              "\n[collective sendrecv 2x1]\nalpha = 28us\n");
-    g_autoptr(MsCalibration) back = ms_calibration_load_data(out, strlen(out), "o.ini", &error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
-    g_autofree char *again = ms_calibration_to_data(back, NULL);
-    CU_ASSERT_STRING_EQUAL(again, out);
+    g_autoptr(MsCalibration) back = reload_same(out);
     CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_ALLREDUCE), 3);
     CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_SENDRECV), 1);
     CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_ALLTOALL), 0);
@@ -439,57 +480,10 @@ test_nearest_config(void)
     }
 }
 
-/* Every error of a configuration group and of the configuration API. */
+/* Every error of the configuration API (the reader's are in test_read_errors). */
 static void
 test_config_errors(void)
 {
-    static const struct {
-        const char *text;
-        GQuark (*domain)(void);
-        int code;
-        const char *needle;
-    } cases[] = {
-        {HEAD "[collective allreduce 16y8]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP,
-         "c.ini:3: [collective allreduce 16y8]: configuration '16y8' is not RANKSxPER_NODE (e.g. "
-         "16x8)"},
-        {HEAD "[collective allreduce 8x16]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP, "configuration '8x16' is not RANKSxPER_NODE"},
-        {HEAD "[collective allreduce 0x0]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP, "configuration '0x0' is not"},
-        {HEAD "[collective allreduce 16x]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP, "configuration '16x' is not"},
-        {HEAD "[collective allreduce 4096x1]\nalpha = 1us\n[collective allreduce 2097152x1]\n"
-              "alpha = 1us\n",
-         ms_calibration_error_quark, MS_CALIBRATION_ERROR_GROUP,
-         "c.ini:5: [collective allreduce 2097152x1]: configuration '2097152x1' is not"},
-        {HEAD "[collective allreduce 16x8 fp16]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP,
-         "c.ini:3: [collective allreduce 16x8 fp16]: expected [collective NAME] or [collective "
-         "NAME RANKSxPER_NODE]"},
-        {HEAD "[collective bcast 16x8]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP,
-         "c.ini:3: [collective bcast 16x8]: unknown collective 'bcast'"},
-        {HEAD "[collective gemm 1x1]\nalpha = 1us\n", ms_calibration_error_quark,
-         MS_CALIBRATION_ERROR_GROUP, "unknown collective 'gemm'"},
-        {HEAD "[collective allreduce 16x8]\nsizes = 1KB\nefficiency = 0.5\n", ms_ini_error_quark,
-         MS_INI_ERROR_MISSING, "[collective allreduce 16x8] alpha: required key is missing"},
-        {HEAD "[collective allreduce 16x8]\nalpha = 1us\nsizes = 2KB;1KB\nefficiency = 1;1\n",
-         ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
-         "c.ini:5: [collective allreduce 16x8] sizes: item 2: '1KB' is not larger"},
-        {HEAD "[collective allreduce 16x8]\nalpha = 1us\nover = 2\n", ms_ini_error_quark,
-         MS_INI_ERROR_UNKNOWN_KEY, "c.ini:5: [collective allreduce 16x8] over: unknown key"},
-        {HEAD "[collective allreduce 16x8]\nalpha = 1us\n[collective allreduce 16x8]\nalpha = "
-              "2us\n",
-         ms_ini_error_quark, MS_INI_ERROR_DUPLICATE, "[collective allreduce 16x8]"},
-    };
-    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-        GError *error = NULL;
-        MsCalibration *cal =
-            ms_calibration_load_data(cases[i].text, strlen(cases[i].text), "c.ini", &error);
-        CU_ASSERT_PTR_NULL(cal);
-        MS_ASSERT_ERROR(error, cases[i].domain(), cases[i].code, cases[i].needle);
-    }
     g_autoptr(MsCalibration) cal = ms_calibration_new();
     GError *error = NULL;
     static const guint bad[][2] = {{8, 16}, {8, 0}, {0, 4}, {2097152, 1}};
@@ -574,7 +568,7 @@ main(int argc, char **argv)
         {"overlong list", test_long_list},
         {"configuration groups round trip", test_config_groups_round_trip},
         {"nearest configuration", test_nearest_config},
-        {"configuration errors", test_config_errors},
+        {"configuration API errors", test_config_errors},
         {"Vidur expert profile end to end", test_vidur_end_to_end},
         {NULL, NULL},
     };

@@ -8,25 +8,36 @@
 
 #include <json-glib/json-glib.h>
 
+/* One run of moesim: its exit status and what it printed (cleared by the next run). */
 typedef struct {
     int rc;
-    char *out;
-    char *err;
-} Run;
-
-static Run
-run(const char *const *args)
-{
-    Run r = {0};
-    r.rc = ms_test_run_moesim(args, &r.out, &r.err);
-    return r;
-}
+    char *out, *err;
+} Cli;
 
 static void
-run_clear(Run *r)
+cli_clear(Cli *c)
 {
-    g_free(r->out);
-    g_free(r->err);
+    g_clear_pointer(&c->out, g_free);
+    g_clear_pointer(&c->err, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Cli, cli_clear)
+
+static void
+cli(Cli *c, const char *const *args)
+{
+    cli_clear(c);
+    c->rc = ms_test_run_moesim(args, &c->out, &c->err);
+}
+
+/* Whether text holds needle; says what it holds instead when not. */
+static gboolean
+has(const char *text, const char *needle)
+{
+    if (text && strstr(text, needle)) {
+        return TRUE;
+    }
+    fprintf(stderr, "\n  output '%s' lacks '%s'\n", text ? text : "", needle);
+    return FALSE;
 }
 
 static char *
@@ -35,27 +46,18 @@ tmp(const char *name)
     return g_build_filename(ms_test_tmpdir(), name, NULL);
 }
 
-#define ASSERT_CONTAINS(text, needle)                                                              \
-    do {                                                                                           \
-        if (strstr((text), (needle)) == NULL) {                                                    \
-            fprintf(stderr, "\n  output '%s' lacks '%s'\n", (text), (needle));                     \
-            CU_FAIL("output lacks expected text");                                                 \
-        }                                                                                          \
-    } while (0)
-
-/* Runs args and checks the exit code and that stderr holds needle (stdout when needle is for a
- * successful run). */
+/* Runs args and checks the exit code and that stderr holds needle (stdout for exit 0). */
 static void
 expect(const char *const *args, int rc, const char *needle)
 {
-    Run r = run(args);
+    g_auto(Cli) r = {0};
+    cli(&r, args);
     if (r.rc != rc) {
         fprintf(stderr, "\n  %s %s: exit %d, want %d\n  %s%s", args[0], args[1], r.rc, rc, r.out,
                 r.err);
     }
     CU_ASSERT_EQUAL(r.rc, rc);
-    ASSERT_CONTAINS(rc == 0 ? r.out : r.err, needle);
-    run_clear(&r);
+    CU_ASSERT_TRUE(has(rc == 0 ? r.out : r.err, needle));
 }
 
 /* Measurements in moesim's CSV: send/recv on both GPU pairs and allreduce on one node and on two,
@@ -146,23 +148,23 @@ test_calibrate_writes_file(void)
     g_autofree char *meas = measurements();
     g_autofree char *cal_path = tmp("cal.ini");
     g_autofree char *json = tmp("fit.json");
-    Run r =
-        run((const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", cal_path,
+    g_auto(Cli) r = {0};
+    cli(&r, (const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", cal_path,
                              "--json", json, "--holdout-sizes", "--holdout-configs", "8x8", NULL});
     CU_ASSERT_EQUAL_FATAL(r.rc, 0);
-    ASSERT_CONTAINS(r.out, "calibration of vidur-dgx-a100 from 60 measurements\n");
-    ASSERT_CONTAINS(r.out, "  link nvswitch    15 points  latency    9.000 us  bandwidth  200.000 "
-                           "GB/s  R^2 1.0000  largest residual 0.0%\n");
-    ASSERT_CONTAINS(r.out, "  link nic         15 points  latency   25.000 us  bandwidth    "
-                           "9.000 GB/s");
-    ASSERT_CONTAINS(r.out, "  collective allreduce      16x8     15 points  overhead");
-    ASSERT_CONTAINS(r.out, "held out: every other size\n");
-    ASSERT_CONTAINS(r.out, "  allreduce 16x8                   7 points  median");
-    ASSERT_CONTAINS(r.out, "held out: configurations 8x8\n  allreduce 8x8                   15 "
-                           "points");
+    CU_ASSERT_TRUE(has(r.out, "calibration of vidur-dgx-a100 from 60 measurements\n"));
+    CU_ASSERT_TRUE(has(r.out,
+                       "  link nvswitch    15 points  latency    9.000 us  bandwidth  200.000 "
+                       "GB/s  R^2 1.0000  largest residual 0.0%\n"));
+    CU_ASSERT_TRUE(has(r.out, "  link nic         15 points  latency   25.000 us  bandwidth    "
+                              "9.000 GB/s"));
+    CU_ASSERT_TRUE(has(r.out, "  collective allreduce      16x8     15 points  overhead"));
+    CU_ASSERT_TRUE(has(r.out, "held out: every other size\n"));
+    CU_ASSERT_TRUE(has(r.out, "  allreduce 16x8                   7 points  median"));
+    CU_ASSERT_TRUE(has(r.out, "held out: configurations 8x8\n  allreduce 8x8                   15 "
+                              "points"));
     g_autofree char *wrote = g_strdup_printf("wrote %s\n", cal_path);
-    ASSERT_CONTAINS(r.out, wrote);
-    run_clear(&r);
+    CU_ASSERT_TRUE(has(r.out, wrote));
     /* The file loads and holds what was fitted. */
     GError *error = NULL;
     g_autoptr(MsCalibration) cal = ms_calibration_load(cal_path, &error);
@@ -192,10 +194,9 @@ test_calibrate_writes_file(void)
         15);
     /* Same inputs, same bytes. */
     g_autofree char *again = tmp("cal2.ini");
-    r = run(
+    cli(&r,
         (const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", again, NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
-    run_clear(&r);
     g_autofree char *a = NULL, *b = NULL;
     CU_ASSERT_TRUE(g_file_get_contents(cal_path, &a, NULL, NULL));
     CU_ASSERT_TRUE(g_file_get_contents(again, &b, NULL, NULL));
@@ -207,24 +208,23 @@ test_validate_tables(void)
 {
     g_autofree char *meas = measurements();
     g_autofree char *cal = tmp("v.ini");
-    Run r = run(
+    g_auto(Cli) r = {0};
+    cli(&r,
         (const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--out", cal, NULL});
     CU_ASSERT_EQUAL_FATAL(r.rc, 0);
-    run_clear(&r);
     g_autofree char *json = tmp("v.json");
     g_autofree char *plots = tmp("plots");
     /* Plots need gnuplot (a build dependency; without it --plot is an error). */
     gboolean plot = ms_plot_available();
-    r = run((const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
+    cli(&r, (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
                              "--calibration", cal, "--max-error", "5%", "--stat", "p90", "--json",
                              json, plot ? "--plot" : NULL, plots, NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
-    ASSERT_CONTAINS(r.out, "measurement               points    median       p90       max\n");
-    ASSERT_CONTAINS(r.out, "sendrecv 2x2                  15 ");
-    ASSERT_CONTAINS(r.out, "allreduce 16x8                15 ");
-    ASSERT_CONTAINS(r.out, "all: 60 compared, median ");
+    CU_ASSERT_TRUE(has(r.out, "measurement               points    median       p90       max\n"));
+    CU_ASSERT_TRUE(has(r.out, "sendrecv 2x2                  15 "));
+    CU_ASSERT_TRUE(has(r.out, "allreduce 16x8                15 "));
+    CU_ASSERT_TRUE(has(r.out, "all: 60 compared, median "));
     CU_ASSERT_PTR_NULL(strstr(r.out, "no --calibration"));
-    run_clear(&r);
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, json, NULL));
     JsonObject *o = json_node_get_object(json_parser_get_root(p));
@@ -244,21 +244,19 @@ test_validate_tables(void)
         CU_ASSERT_EQUAL(memcmp(data, "\x89PNG", 4), 0);
     }
     /* Without the calibration: nominal figures, said so, and far off. */
-    r = run((const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
+    cli(&r, (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
                              "--max-error", "10%", NULL});
     CU_ASSERT_EQUAL(r.rc, 1);
-    ASSERT_CONTAINS(r.out, "# no --calibration: nominal figures of vidur-dgx-a100\n");
-    ASSERT_CONTAINS(r.err, "moesim: validation failed: median error ");
-    ASSERT_CONTAINS(r.err, "% exceeds --max-error 10.00%\n");
-    run_clear(&r);
+    CU_ASSERT_TRUE(has(r.out, "# no --calibration: nominal figures of vidur-dgx-a100\n"));
+    CU_ASSERT_TRUE(has(r.err, "moesim: validation failed: median error "));
+    CU_ASSERT_TRUE(has(r.err, "% exceeds --max-error 10.00%\n"));
     /* The bound applies to the statistic asked for: max is above a bound the median is under. */
-    r = run((const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
-                             "--calibration", cal, "--max-error", "0.000001", "--stat", "max",
-                             NULL});
+    cli(&r,
+        (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
+                         "--calibration", cal, "--max-error", "0.000001", "--stat", "max", NULL});
     CU_ASSERT_EQUAL(r.rc, 1);
-    ASSERT_CONTAINS(r.err, "moesim: validation failed: max error ");
-    ASSERT_CONTAINS(r.err, "exceeds --max-error 0.00%");
-    run_clear(&r);
+    CU_ASSERT_TRUE(has(r.err, "moesim: validation failed: max error "));
+    CU_ASSERT_TRUE(has(r.err, "exceeds --max-error 0.00%"));
     /* Tables that do not fit the topology, a bad calibration file. */
     expect((const char *[]){"validate", "--measured", meas, "--topology", "dgx-a100", NULL}, 2,
            "meas.csv:18: no GPU pair for this transfer in topology 'dgx-a100'");
@@ -294,16 +292,16 @@ test_validate_runs(void)
     g_autofree char *s2 = result("s2.json", "lina", 80, 40, 800);
     g_autofree char *m2 = result("m2.json", "lina", 80, 44, 900);
     g_autofree char *json = tmp("runs.json");
-    Run r = run((const char *[]){"validate", "-s", s1, "-m", m1, "-s", s2, "-m", m2, "--json", json,
-                                 "--max-error", "10%", NULL});
+    g_auto(Cli) r = {0};
+    cli(&r, (const char *[]){"validate", "-s", s1, "-m", m1, "-s", s2, "-m", m2, "--json", json,
+                             "--max-error", "10%", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
-    ASSERT_CONTAINS(r.out, "fifo               2 ");
-    ASSERT_CONTAINS(r.out, "1000.0        1100.0   -9.09%");
-    ASSERT_CONTAINS(r.out, "ranking of the 2 runs by step time: Kendall tau 1.000 (1 = same "
-                           "order)\n");
+    CU_ASSERT_TRUE(has(r.out, "fifo               2 "));
+    CU_ASSERT_TRUE(has(r.out, "1000.0        1100.0   -9.09%"));
+    CU_ASSERT_TRUE(has(r.out, "ranking of the 2 runs by step time: Kendall tau 1.000 (1 = same "
+                              "order)\n"));
     /* Errors -9.09%, 0%, 0%, -9.09%: median 4.55%. */
-    ASSERT_CONTAINS(r.out, "all: 4 compared, median 4.55%, p90 9.09%, max 9.09%\n");
-    run_clear(&r);
+    CU_ASSERT_TRUE(has(r.out, "all: 4 compared, median 4.55%, p90 9.09%, max 9.09%\n"));
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, json, NULL));
     JsonObject *o = json_node_get_object(json_parser_get_root(p));
@@ -369,20 +367,19 @@ static void
 test_vidur_documented(void)
 {
     g_autofree char *cal = tmp("vidur.ini");
-    Run r = run((const char *[]){"calibrate", "nccl_send_recv_dgx.csv", "nccl_all_reduce_dgx.csv",
-                                 "mlp_llama3_8b.csv", "--topology", "vidur-dgx-a100", "--out", cal,
-                                 NULL});
+    g_auto(Cli) r = {0};
+    cli(&r,
+        (const char *[]){"calibrate", "nccl_send_recv_dgx.csv", "nccl_all_reduce_dgx.csv",
+                         "mlp_llama3_8b.csv", "--topology", "vidur-dgx-a100", "--out", cal, NULL});
     CU_ASSERT_EQUAL_FATAL(r.rc, 0);
-    ASSERT_CONTAINS(r.out, "calibration of vidur-dgx-a100 from 14418 measurements\n");
-    ASSERT_CONTAINS(r.out, "  link nic        994 points  latency   29.029 us  bandwidth    "
-                           "7.771 GB/s");
-    ASSERT_CONTAINS(r.out, "  gemm expert 4096x14336 gated: 451 token counts");
-    run_clear(&r);
-    r = run((const char *[]){"validate", "--measured", "nccl_all_reduce_dgx.csv", "--topology",
+    CU_ASSERT_TRUE(has(r.out, "calibration of vidur-dgx-a100 from 14418 measurements\n"));
+    CU_ASSERT_TRUE(has(r.out, "  link nic        994 points  latency   29.029 us  bandwidth    "
+                              "7.771 GB/s"));
+    CU_ASSERT_TRUE(has(r.out, "  gemm expert 4096x14336 gated: 451 token counts"));
+    cli(&r, (const char *[]){"validate", "--measured", "nccl_all_reduce_dgx.csv", "--topology",
                              "vidur-dgx-a100", "--calibration", cal, "--max-error", "5%", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
-    ASSERT_CONTAINS(r.out, "all: 6958 compared, median 0.68%");
-    run_clear(&r);
+    CU_ASSERT_TRUE(has(r.out, "all: 6958 compared, median 0.68%"));
 }
 
 int
