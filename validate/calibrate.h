@@ -34,10 +34,12 @@ typedef struct {
     gboolean expert_gated;
 } MsCalibrateOptions;
 
-/* Fits cal (which may already hold other figures) from the rows of set. Applies the fitted link
- * classes to topo as it goes, since collective tables are fitted against the calibrated links.
- * Appends one human-readable line per fitted item to report (may be NULL). Fails with
- * MS_CALIBRATE_ERROR_NO_DATA when no row can be used. */
+/* Fits cal (which may already hold other figures) from the rows of set. Applies the link classes
+ * of cal to topo as it goes, since collective tables are fitted against the calibrated links.
+ * Appends one human-readable line per fitted item, and per configuration skipped for having
+ * fewer than 4 sizes, to report (may be NULL). Fails with MS_CALIBRATE_ERROR_NO_DATA when nothing
+ * could be fitted, _PLACEMENT (naming the row) for a configuration the topology cannot hold,
+ * _FIT when a fit fails, or the measurement module's error for an expert shape the rows lack. */
 gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set,
                       const MsCalibrateOptions *opts, MsCalibration *cal, GPtrArray *report,
                       GError **error);
