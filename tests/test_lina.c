@@ -144,8 +144,7 @@ test_a2a_estimate(void)
     MS_ASSERT_REL(ms_lina_a2a_estimate(t, tr, 2048, 1), MAX(intra, inter) + lat, 1e-9);
     /* Three chunks: ceil(256 / 3) = 86 tokens per pair in the first. */
     double inter3 = 8 * 86.0 * 2048 / ms_topology_injection_bandwidth(t, 0);
-    MS_ASSERT_REL(ms_lina_a2a_estimate(t, tr, 2048, 3), MAX(intra * 86 / 256, inter3) + lat,
-                  1e-9);
+    MS_ASSERT_REL(ms_lina_a2a_estimate(t, tr, 2048, 3), MAX(intra * 86 / 256, inter3) + lat, 1e-9);
 }
 
 static MsLinaPack

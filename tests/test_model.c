@@ -40,10 +40,9 @@ test_shipped(void)
 {
     g_auto(GStrv) names = ms_model_list_shipped();
     CU_ASSERT_EQUAL(g_strv_length(names), 19);
-    static const char *const want[] = {"mixtral-8x7b",           "switch-base-8",
-                                       "lina-transformer-xl-2e", "lina-gpt2-16e",
-                                       "lina-bert2gpt2-4e",      "schemoe-ct-moe-20",
-                                       "schemoe-ablation-layer"};
+    static const char *const want[] = {
+        "mixtral-8x7b",      "switch-base-8",     "lina-transformer-xl-2e", "lina-gpt2-16e",
+        "lina-bert2gpt2-4e", "schemoe-ct-moe-20", "schemoe-ablation-layer"};
     for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
         CU_ASSERT_TRUE(g_strv_contains((const char *const *)names, want[i]));
     }

@@ -229,8 +229,7 @@ test_backward_twice_forward(void)
     MS_ASSERT_REL(bwd, 2 * fwd, 1e-12);
     g_autoptr(MsModel) m3 = model_with("vocab = 100\nbackward_factor = 3\n");
     g_autoptr(MsSchedule) s3 = build_ok(m3, r, MS_PLAN_TRAIN, &cfg);
-    MS_ASSERT_REL(phase_flops(s3, MS_PHASE_BACKWARD), 3 * phase_flops(s3, MS_PHASE_FORWARD),
-                  1e-12);
+    MS_ASSERT_REL(phase_flops(s3, MS_PHASE_BACKWARD), 3 * phase_flops(s3, MS_PHASE_FORWARD), 1e-12);
     ms_plan_config_clear(&cfg);
 }
 

@@ -4,8 +4,7 @@
 #include "sim/policy/planner.h"
 
 static MsPlanner *
-planner(const char *trace, const char *policy, MsPlanMode mode, guint iterations,
-        GError **error)
+planner(const char *trace, const char *policy, MsPlanMode mode, guint iterations, GError **error)
 {
     MsPlannerOptions o = {"lina-testbed", "lina-gpt2-4e", trace, policy, mode, iterations, 1};
     return ms_planner_new(&o, error);
@@ -133,21 +132,22 @@ static void
 test_cli(void)
 {
     g_autofree char *out = g_build_filename(ms_test_tmpdir(), "step.json", NULL);
-    const char *ok[] = {"plan", "--model", "lina-gpt2-4e", "--trace", "gen:tokens=256",
-                        "--policy", "lina:pack=1", "--out", out, NULL};
+    const char *ok[] = {"plan",     "--model",     "lina-gpt2-4e", "--trace", "gen:tokens=256",
+                        "--policy", "lina:pack=1", "--out",        out,       NULL};
     expect_run(ok, 0, "ranks       16, ep 4, streams compute comm", NULL);
     GError *error = NULL;
     g_autoptr(MsSchedule) s = ms_schedule_load(out, &error);
     g_assert_no_error(error);
     CU_ASSERT_STRING_EQUAL(ms_schedule_policy(s), "lina");
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "policy"), "lina:pack=1");
-    const char *infer[] = {"plan", "--mode", "infer", "--policy", "lina", "--iteration", "1",
-                           "--model", "lina-gpt2-4e", "--trace", "gen:tokens=64", "--out", "-",
-                           NULL};
+    const char *infer[] = {
+        "plan",    "--mode",       "infer",   "--policy",      "lina",  "--iteration", "1",
+        "--model", "lina-gpt2-4e", "--trace", "gen:tokens=64", "--out", "-",           NULL};
     expect_run(infer, 0, "\"lina.placement\"", NULL);
     g_autofree char *bad_text = g_strconcat(sample_model, "dtype = fp8\n", NULL);
     g_autofree char *bad = ms_test_write_tmp("bad.ini", bad_text);
-    g_autofree char *want = g_strdup_printf("moesim: %s:12: [model] dtype: unknown dtype 'fp8'", bad);
+    g_autofree char *want =
+        g_strdup_printf("moesim: %s:12: [model] dtype: unknown dtype 'fp8'", bad);
     const char *bad_model[] = {"plan", "--model", bad, "--out", "-", NULL};
     expect_run(bad_model, 2, NULL, want);
     const char *no_out[] = {"plan", NULL};

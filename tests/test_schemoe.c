@@ -60,8 +60,8 @@ section_order(const MsSchedule *s, gint layer, MsPhase phase)
     }
     /* Ops come in id order; sort by priority (insertion sort, small). */
     for (guint a = 1; a < t->len; a++) {
-        for (guint b = a; b > 0 && g_array_index(prio, gint64, b) < g_array_index(prio, gint64, b - 1);
-             b--) {
+        for (guint b = a;
+             b > 0 && g_array_index(prio, gint64, b) < g_array_index(prio, gint64, b - 1); b--) {
             Task tt = g_array_index(t, Task, b);
             g_array_index(t, Task, b) = g_array_index(t, Task, b - 1);
             g_array_index(t, Task, b - 1) = tt;

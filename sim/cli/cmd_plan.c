@@ -57,7 +57,7 @@ static void
 print_meta(const MsSchedule *s, const char *prefix)
 {
     static const char *const keys[] = {
-        "lina.pack",   "lina.pack_reason",    "lina.chunk_compute_s", "lina.chunk_a2a_s",
+        "lina.pack",      "lina.pack_reason", "lina.chunk_compute_s", "lina.chunk_a2a_s",
         "lina.placement", "lina.replans",     "lina.weight_bytes",    "lina.estimate_error",
     };
     for (guint k = 0; k < G_N_ELEMENTS(keys); k++) {
@@ -82,8 +82,8 @@ summary(const MsSchedule *s, const char *trace, const char *out)
     for (guint k = 0; k < ms_schedule_n_streams(s); k++) {
         printf(" %s", ms_schedule_stream_name(s, k));
     }
-    printf("\nops         %u compute (%.4g flops), %u communication in %u collectives\n",
-           c.compute, c.flops, c.comm, c.colls);
+    printf("\nops         %u compute (%.4g flops), %u communication in %u collectives\n", c.compute,
+           c.flops, c.comm, c.colls);
     printf("traffic     all-to-all %u (%s), allreduce %u (%s), weights %u (%s)\n", c.a2a,
            ms_format_bytes(c.a2a_bytes, b1, sizeof b1), c.allreduce,
            ms_format_bytes(c.allreduce_bytes, b2, sizeof b2), c.weights,
@@ -105,7 +105,8 @@ ms_cmd_plan(int argc, char **argv)
         {"model", 'm', 0, G_OPTION_ARG_STRING, &model,
          "shipped model or file (default lina-gpt2-16e)", "M"},
         {"trace", 0, 0, G_OPTION_ARG_STRING, &trace,
-         "expert-selection trace: FILE, sample:NAME or gen:SPEC (default: generated, " MS_PLANNER_DEFAULT_SKEW ")",
+         "expert-selection trace: FILE, sample:NAME or gen:SPEC (default: "
+         "generated, " MS_PLANNER_DEFAULT_SKEW ")",
          "FILE|gen:SPEC"},
         {"policy", 'p', 0, G_OPTION_ARG_STRING, &policy,
          "fifo, concurrent, priority, lina or schemoe, with :key=value,... (default fifo)",

@@ -183,8 +183,8 @@ add_token_path(const MsPathProfile *prof, const MsRouting *batch, guint r, guint
     }
     for (guint d = dmax; d >= 1; d--) {
         gint64 key = path_key(best, dmax, d);
-        const Stats *s = g_hash_table_lookup(prof->paths[(gsize)m * MS_PATH_MAX_DEPTH + d - 1],
-                                             &key);
+        const Stats *s =
+            g_hash_table_lookup(prof->paths[(gsize)m * MS_PATH_MAX_DEPTH + d - 1], &key);
         if (s && s->total > 0) {
             for (guint i = 0; i < s->pairs->len; i++) {
                 const Pair *pr = &g_array_index(s->pairs, Pair, i);
@@ -203,8 +203,7 @@ ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guin
     const MsTraceHeader *h = ms_routing_header(batch);
     memset(load, 0, sizeof(double) * h->experts);
     if (prof == NULL || prof->batches == 0 || m == 0 || !ms_routing_has_paths(batch)) {
-        add_marginal(prof, m, h->experts,
-                     (double)ms_routing_total_tokens(batch) * h->top_k, load);
+        add_marginal(prof, m, h->experts, (double)ms_routing_total_tokens(batch) * h->top_k, load);
         return;
     }
     guint64 unknown = 0;
@@ -231,7 +230,6 @@ sum(const double *load, guint experts)
     }
     return total;
 }
-
 
 typedef struct {
     double load;

@@ -58,7 +58,7 @@ guint64 *ms_lina_moves(const MsPlacement *to, const MsPlacement *home, const MsP
 /* The lina policy in inference mode: fills cfg->layers (one MsLayerPlacement per MoE layer) and
  * metadata (lina.replans, lina.weight_bytes, lina.estimate_error). MS_POLICY_ERROR_INPUT when
  * the batch has no token paths. */
-gboolean ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in,
-                                 MsPlanConfig *cfg, GError **error);
+gboolean ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg,
+                                 GError **error);
 
 G_END_DECLS

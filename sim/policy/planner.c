@@ -70,8 +70,7 @@ gen_source(const MsPlannerOptions *opts, const MsModel *model, const MsTopology 
     };
     for (guint i = 0; i < G_N_ELEMENTS(shape); i++) {
         if (!has_key(given, shape[i].key)) {
-            g_string_append_printf(spec, "%s=%" G_GUINT64_FORMAT ",", shape[i].key,
-                                   shape[i].value);
+            g_string_append_printf(spec, "%s=%" G_GUINT64_FORMAT ",", shape[i].key, shape[i].value);
         }
     }
     if (!has_key(given, "zipf") && !has_key(given, "hot")) {

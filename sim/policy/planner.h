@@ -25,8 +25,8 @@ typedef struct {
     const char *trace;    /* FILE, sample:NAME, gen:SPEC; NULL = generated */
     const char *policy;   /* NAME[:key=value,...] */
     MsPlanMode mode;
-    guint iterations;     /* of a generated trace (at least 1) */
-    guint64 seed;         /* of a generated trace, unless gen:SPEC gives one */
+    guint iterations; /* of a generated trace (at least 1) */
+    guint64 seed;     /* of a generated trace, unless gen:SPEC gives one */
 } MsPlannerOptions;
 
 typedef struct _MsPlanner MsPlanner;
