@@ -280,6 +280,7 @@ expect_run(const char *const *args, int code, const char *out_needle, const char
     char *out = NULL, *err = NULL;
     int rc = ms_test_run_moesim(args, &out, &err);
     CU_ASSERT_EQUAL(rc, code);
+    CU_ASSERT_FATAL(out != NULL && err != NULL);
     if (out_needle && strstr(out, out_needle) == NULL) {
         fprintf(stderr, "\n  stdout lacks '%s':\n%s", out_needle, out);
         CU_FAIL("stdout");

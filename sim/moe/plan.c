@@ -41,7 +41,6 @@ ms_plan_config_init(MsPlanConfig *cfg)
     cfg->compress_ratio = 1.0;
     cfg->a2a_algo = MS_COLL_ALGO_DIRECT;
     cfg->allreduce_algo = MS_COLL_ALGO_RING;
-    cfg->meta = g_ptr_array_new_with_free_func(g_free);
 }
 
 void
@@ -62,6 +61,9 @@ ms_plan_config_clear(MsPlanConfig *cfg)
 void
 ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value)
 {
+    if (cfg->meta == NULL) {
+        cfg->meta = g_ptr_array_new_with_free_func(g_free);
+    }
     g_ptr_array_add(cfg->meta, g_strdup(key));
     g_ptr_array_add(cfg->meta, g_strdup(value));
 }

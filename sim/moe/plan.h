@@ -83,9 +83,11 @@ typedef struct {
     guint ep;                       /* expert-parallel degree; 0 = the model's */
     MsLayerPlacement *layers;       /* inference: one per MoE layer; NULL = static placement */
     guint n_layers;
-    GPtrArray *meta; /* extra "key", "value" pairs for the schedule's metadata */
+    GPtrArray *meta; /* "key", "value" pairs for the metadata; NULL until add_meta */
 } MsPlanConfig;
 
+/* Initialisation allocates nothing; a configuration given inference placements or metadata must
+ * be cleared. */
 void ms_plan_config_init(MsPlanConfig *cfg);
 /* Frees the layer placements and metadata and re-initialises. */
 void ms_plan_config_clear(MsPlanConfig *cfg);
