@@ -150,6 +150,8 @@ void
 ms_sim_remove_handler(MsSim *sim, guint32 handler)
 {
     g_return_if_fail(handler < sim->handlers->len);
+    /* Removing twice would hand the same id to two later owners. */
+    g_return_if_fail(g_array_index(sim->handlers, Handler, handler).fn != NULL);
     g_array_index(sim->handlers, Handler, handler).fn = NULL;
     g_array_append_val(sim->free_handlers, handler);
 }
@@ -211,6 +213,11 @@ gboolean
 ms_sim_run_until(MsSim *sim, MsTime limit, GError **error)
 {
     for (;;) {
+        /* Events at the limit itself stay queued, also when the clock already stands there (a
+         * second call with the same limit runs nothing). */
+        if (sim->now >= limit) {
+            break;
+        }
         run_instant(sim);
         MsTime tn = ms_network_next_time(sim->net, sim->now);
         MsTime tq = sim->events->len ? g_array_index(sim->events, Event, 0).time : MS_TIME_NEVER;

@@ -46,7 +46,7 @@ gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes
  * failed (see ms_sim_set_check_invariants). */
 gboolean ms_sim_run(MsSim *sim, GError **error);
 /* Runs events strictly before time t (later ones stay queued); the clock ends at t or at the last
- * event when nothing is left. */
+ * event when nothing is left. A limit at or before the current time runs nothing. */
 gboolean ms_sim_run_until(MsSim *sim, MsTime t, GError **error);
 
 /* Network invariants (capacities, conserved bytes, monotonic time) checked during the run. */

@@ -184,6 +184,51 @@ test_lina_gate(void)
     CU_ASSERT_TRUE(contains(l4, ar2[0]));
 }
 
+/* A waiting collective keeps its place on its own ranks only: one on other ranks goes ahead, one
+ * sharing its ranks does not overtake it. */
+static void
+test_head_of_line_per_rank(void)
+{
+    MsSchedule *s = ms_schedule_new(4);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    ms_schedule_set_policy(s, "priority");
+    guint32 r01[2] = {0, 1}, r23[2] = {2, 3}, r12[2] = {1, 2};
+    guint32 hold[2], a[2], b[2], c[2];
+    ms_schedule_add_allreduce(s, 1, r01, 2, 100, 4, MS_PHASE_BACKWARD, 0, -1, "hold", hold);
+    ms_schedule_add_allreduce(s, 1, r01, 2, 100, 4, MS_PHASE_BACKWARD, 0, -1, "a", a);
+    ms_schedule_add_allreduce(s, 1, r23, 2, 100, 4, MS_PHASE_BACKWARD, 0, -1, "b", b);
+    ms_schedule_add_allreduce(s, 1, r12, 2, 100, 4, MS_PHASE_BACKWARD, 0, -1, "c", c);
+    for (guint i = 0; i < 2; i++) {
+        ms_schedule_set_priority(s, hold[i], 0);
+        ms_schedule_set_priority(s, a[i], 1);
+        ms_schedule_set_priority(s, b[i], 2);
+        ms_schedule_set_priority(s, c[i], 3);
+    }
+    g_autoptr(MsDispatcher) d = ms_dispatcher_new(s, NULL);
+    g_autoptr(GArray) l = poll(d);
+    /* hold runs on 0 and 1; a waits for them; b (ranks 2, 3) goes ahead; c would take rank 1
+     * before a: it must wait. */
+    CU_ASSERT_TRUE(contains(l, hold[0]) && contains(l, b[0]));
+    CU_ASSERT_FALSE(contains(l, a[0]));
+    CU_ASSERT_FALSE(contains(l, c[0]));
+    ms_dispatcher_finished(d, b[0]);
+    ms_dispatcher_finished(d, b[1]);
+    g_autoptr(GArray) l2 = poll(d);
+    CU_ASSERT_FALSE(contains(l2, c[0]));
+    ms_dispatcher_finished(d, hold[0]);
+    ms_dispatcher_finished(d, hold[1]);
+    g_autoptr(GArray) l3 = poll(d);
+    CU_ASSERT_TRUE(contains(l3, a[0]));
+    CU_ASSERT_FALSE(contains(l3, c[0]));
+    ms_dispatcher_finished(d, a[0]);
+    ms_dispatcher_finished(d, a[1]);
+    g_autoptr(GArray) l4 = poll(d);
+    CU_ASSERT_TRUE(contains(l4, c[0]) && contains(l4, c[1]));
+    ms_dispatcher_free(g_steal_pointer(&d));
+    ms_schedule_free(s);
+}
+
 static void
 test_stuck_and_unknown_policy(void)
 {
@@ -214,6 +259,7 @@ main(int argc, char **argv)
         {"fifo launches in readiness order", test_fifo_readiness_order},
         {"priority launches the best priority", test_priority_order},
         {"lina gates allreduce behind all-to-all", test_lina_gate},
+        {"head of line per rank", test_head_of_line_per_rank},
         {"stuck schedules and unknown policies", test_stuck_and_unknown_policy},
         {NULL, NULL},
     };

@@ -1,27 +1,62 @@
 /* cmd_collective: `moesim collective`: a simulated nccl-tests sweep, printed in nccl-tests'
- * columns so that it can sit beside a real all_reduce_perf / alltoall_perf log. */
+ * columns so that it can sit beside a real all_reduce_perf / alltoall_perf log. Sizes follow
+ * nccl-tests: float elements, and for alltoall, reducescatter and allgather a whole number of
+ * elements per rank. */
 #include "cli.h"
 #include "commands.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sim/net/collective.h"
 #include "sim/sim.h"
 #include "topologies/topology.h"
 #include "validate/calibrate.h"
 
+/* Sweeps longer than this are refused: a step factor barely above 1 would otherwise simulate
+ * millions of sizes. */
+#define MAX_SIZES 10000u
+#define FLOAT_BYTES 4u
+
 typedef struct {
-    guint64 size;
+    guint64 size;  /* the size column: bytes of the buffer nccl-tests reports */
+    guint64 count; /* the count column: elements per call parameter */
     MsTime time;
     guint64 flows, events;
 } Row;
 
+typedef struct {
+    char *topology, *op_name, *algo_name, *json, *minbytes, *maxbytes, *alpha, *delay;
+    char *calibration;
+    double stepfactor;
+    gint ranks, channels, window, per_node;
+    gboolean check;
+} Options;
+
 static void
-rank_done(MsColl *coll, guint rank, gpointer ctx)
+options_clear(Options *o)
 {
-    (void)coll;
-    (void)rank;
-    (void)ctx;
+    g_free(o->topology);
+    g_free(o->op_name);
+    g_free(o->algo_name);
+    g_free(o->json);
+    g_free(o->minbytes);
+    g_free(o->maxbytes);
+    g_free(o->alpha);
+    g_free(o->delay);
+    g_free(o->calibration);
+}
+
+/* nccl-tests' reading of a sweep size (its setupArgs and getCollByteCount): size / 4 float
+ * elements; allreduce passes them all as the count, the others count/n per rank, and the size
+ * column is the buffer those counts make. */
+static void
+nccl_tests_size(MsCollOp op, guint n, guint64 size, Row *row)
+{
+    guint64 count = size / FLOAT_BYTES;
+    row->count = op == MS_COLL_ALLREDUCE ? count : count / n;
+    row->size = (op == MS_COLL_ALLREDUCE ? row->count : row->count * n) * FLOAT_BYTES;
 }
 
 /* Simulates one size from scratch; the time is from launch to the last rank's completion. */
@@ -33,7 +68,7 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
     g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, spec) : NULL;
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_sim_set_check_invariants(sim, check);
-    g_autoptr(MsColl) coll = ms_coll_new(sim, spec, rank_done, NULL, error);
+    g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, error);
     if (coll == NULL) {
         return FALSE;
     }
@@ -52,6 +87,28 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
     return TRUE;
 }
 
+/* The size after `size` (< hi) in a sweep: size x factor rounded down, at least size + 1; past
+ * hi (also where a guint64 could not hold it) the sweep ends: returns hi + 1. */
+static guint64
+next_size(guint64 size, guint64 hi, double factor)
+{
+    double next = floor((double)size * factor);
+    if (next > (double)hi) {
+        return hi + 1;
+    }
+    return MAX((guint64)next, size + 1);
+}
+
+static guint
+count_sizes(guint64 lo, guint64 hi, double factor)
+{
+    guint n = 0;
+    for (guint64 size = lo; size <= hi && n <= MAX_SIZES; size = next_size(size, hi, factor)) {
+        n++;
+    }
+    return n;
+}
+
 static void
 format_time(double us, char *buf, gsize len)
 {
@@ -65,200 +122,314 @@ format_time(double us, char *buf, gsize len)
     }
 }
 
-int
-ms_cmd_collective(int argc, char **argv)
+static gboolean
+parse_options(int *argc, char ***argv, Options *o)
 {
-    g_autofree char *topology = NULL, *op_name = NULL, *algo_name = NULL, *json = NULL;
-    g_autofree char *minbytes = NULL, *maxbytes = NULL, *alpha_text = NULL, *delay_text = NULL;
-    g_autofree char *calibration = NULL;
-    double stepfactor = 2.0;
-    gint ranks = 0, channels = 0, window = 0, per_node = 0;
-    gboolean check = FALSE;
     const GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Topology name or file (default dgx-a100)", "T"},
-        {"op", 'o', 0, G_OPTION_ARG_STRING, &op_name, "alltoall, allreduce, reducescatter or allgather", "OP"},
-        {"algo", 'a', 0, G_OPTION_ARG_STRING, &algo_name, "direct, 2dh, pipe (alltoall); ring, hier (allreduce); default auto", "A"},
-        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &minbytes, "Smallest size (default 8)", "SIZE"},
-        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &maxbytes, "Largest size (default 128M)", "SIZE"},
-        {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &stepfactor, "Multiply the size by this factor each step (default 2)", "F"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &ranks, "Use GPUs 0..N-1 (default: all)", "N"},
-        {"per-node", 'p', 0, G_OPTION_ARG_INT, &per_node, "Use the first P GPUs of each node (with --ranks: as many nodes as needed)", "P"},
-        {"channels", 'c', 0, G_OPTION_ARG_INT, &channels, "Ring channels (default: NICs per node)", "C"},
-        {"window", 'w', 0, G_OPTION_ARG_INT, &window, "alltoall rounds in flight per rank (default 0: all)", "W"},
-        {"alpha", 0, 0, G_OPTION_ARG_STRING, &alpha_text, "Per-call overhead, e.g. 10us (default 0)", "TIME"},
-        {"step-delay", 0, 0, G_OPTION_ARG_STRING, &delay_text, "Extra delay per ring step (default 0)", "TIME"},
-        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &calibration, "Calibrated link and collective figures (moesim calibrate)", "FILE"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Also write the table as JSON (- for stdout)", "FILE"},
-        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check, "Verify link capacities, bytes and time order during the run", NULL},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
+         "Topology name or file (default dgx-a100)", "T"},
+        {"op", 'o', 0, G_OPTION_ARG_STRING, &o->op_name,
+         "alltoall, allreduce, reducescatter or allgather", "OP"},
+        {"algo", 'a', 0, G_OPTION_ARG_STRING, &o->algo_name,
+         "direct, 2dh, pipe (alltoall); ring, hier (allreduce); default auto", "A"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &o->minbytes, "Smallest size (default 8)",
+         "SIZE"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &o->maxbytes, "Largest size (default 128M)",
+         "SIZE"},
+        {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &o->stepfactor,
+         "Multiply the size by this factor each step (default 2)", "F"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &o->ranks, "Use GPUs 0..N-1 (default: all)", "N"},
+        {"per-node", 'p', 0, G_OPTION_ARG_INT, &o->per_node,
+         "Use the first P GPUs of each node (with --ranks: as many nodes as needed)", "P"},
+        {"channels", 'c', 0, G_OPTION_ARG_INT, &o->channels,
+         "Ring channels (default: NICs per node)", "C"},
+        {"window", 'w', 0, G_OPTION_ARG_INT, &o->window,
+         "alltoall rounds in flight per rank (default 0: all)", "W"},
+        {"alpha", 0, 0, G_OPTION_ARG_STRING, &o->alpha, "Per-call overhead, e.g. 10us (default 0)",
+         "TIME"},
+        {"step-delay", 0, 0, G_OPTION_ARG_STRING, &o->delay,
+         "Extra delay per ring step (default 0)", "TIME"},
+        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration,
+         "Calibrated link and collective figures (moesim calibrate)", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &o->json,
+         "Also write the table as JSON (- for stdout, instead of the table)", "FILE"},
+        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
+         "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},
     };
-    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Simulate an nccl-tests size sweep of one collective.",
-                      "Output columns follow NVIDIA nccl-tests: size (B), count (float elements), type, "
-                      "redop, root, time (us), algbw and busbw (GB/s), for out-of-place and in-place "
-                      "(identical in the model).")) {
-        return MS_EXIT_USAGE;
-    }
-    if (argc > 1) {
-        return ms_cli_usage("collective: unexpected argument '%s'", argv[1]);
-    }
+    return ms_cli_parse(
+        argc, argv, entries, NULL, "Simulate an nccl-tests size sweep of one collective.",
+        "Output columns follow NVIDIA nccl-tests: size (B), count (float elements), type, "
+        "redop, root, time (us), algbw and busbw (GB/s), for out-of-place and in-place "
+        "(identical in the model). As in nccl-tests, alltoall, reducescatter and "
+        "allgather round the size down to a whole number of floats per rank.\n"
+        "See docs/collectives.md.");
+}
+
+/* Checks what needs no topology; fills spec's op, algo, alpha and step delay and the sweep. */
+static int
+check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
+{
     g_autoptr(GError) error = NULL;
-    MsCollSpec spec = {0};
-    if (op_name == NULL) {
+    if (o->op_name == NULL) {
         return ms_cli_usage("collective: --op is required (alltoall, allreduce, reducescatter, "
                             "allgather)");
     }
-    if (!ms_coll_op_from_name(op_name, &spec.op)) {
+    if (!ms_coll_op_from_name(o->op_name, &spec->op)) {
         return ms_cli_usage("collective: unknown --op '%s' (alltoall, allreduce, reducescatter, "
-                            "allgather)", op_name);
+                            "allgather)",
+                            o->op_name);
     }
-    if (algo_name && !ms_coll_algo_from_name(algo_name, &spec.algo)) {
+    if (o->algo_name && !ms_coll_algo_from_name(o->algo_name, &spec->algo)) {
         return ms_cli_usage("collective: unknown --algo '%s' (direct, 2dh, pipe, ring, hier)",
-                            algo_name);
+                            o->algo_name);
     }
-    guint64 lo = 8, hi = 128 << 20;
-    if ((minbytes && !ms_cli_parse_size("--minbytes", minbytes, &lo, &error)) ||
-        (maxbytes && !ms_cli_parse_size("--maxbytes", maxbytes, &hi, &error))) {
+    if ((o->minbytes && !ms_cli_parse_size("--minbytes", o->minbytes, lo, &error)) ||
+        (o->maxbytes && !ms_cli_parse_size("--maxbytes", o->maxbytes, hi, &error))) {
         return ms_cli_fail(error);
     }
-    if (lo > hi) {
+    if (*lo > *hi) {
         return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT
-                            " is larger than --maxbytes %" G_GUINT64_FORMAT, lo, hi);
+                            " is larger than --maxbytes %" G_GUINT64_FORMAT,
+                            *lo, *hi);
     }
-    if (!(stepfactor > 1.0) || stepfactor > 1e6) {
-        return ms_cli_usage("collective: --stepfactor must be greater than 1 (got %g)", stepfactor);
+    if (!(o->stepfactor > 1.0) || o->stepfactor > 1e6) {
+        return ms_cli_usage("collective: --stepfactor must be greater than 1 and at most 1e6 "
+                            "(got %g)",
+                            o->stepfactor);
     }
-    if (ranks < 0 || channels < 0 || channels > 256 || window < 0 || per_node < 0) {
-        return ms_cli_usage("collective: --ranks, --channels (<= 256) and --window must be >= 0");
+    if (count_sizes(*lo, *hi, o->stepfactor) > MAX_SIZES) {
+        return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT
+                            " to --maxbytes %" G_GUINT64_FORMAT
+                            " by --stepfactor %.10g makes more than %u sizes",
+                            *lo, *hi, o->stepfactor, MAX_SIZES);
     }
-    if ((alpha_text && !ms_parse_time(alpha_text, &spec.alpha, &error)) ||
-        (delay_text && !ms_parse_time(delay_text, &spec.step_delay, &error))) {
+    if (o->ranks < 0) {
+        return ms_cli_usage("collective: --ranks must be >= 0 (got %d)", o->ranks);
+    }
+    if (o->per_node < 0) {
+        return ms_cli_usage("collective: --per-node must be >= 0 (got %d)", o->per_node);
+    }
+    if (o->channels < 0 || (guint)o->channels > MS_COLL_MAX_CHANNELS) {
+        return ms_cli_usage("collective: --channels must be between 0 and %u (got %d)",
+                            MS_COLL_MAX_CHANNELS, o->channels);
+    }
+    if (o->window < 0) {
+        return ms_cli_usage("collective: --window must be >= 0 (got %d)", o->window);
+    }
+    if (o->alpha && !ms_parse_time(o->alpha, &spec->alpha, &error)) {
+        g_prefix_error(&error, "--alpha: ");
         return ms_cli_fail(error);
     }
-    g_autoptr(MsTopology) topo = ms_topology_load(topology ? topology : "dgx-a100", &error);
+    if (o->delay && !ms_parse_time(o->delay, &spec->step_delay, &error)) {
+        g_prefix_error(&error, "--step-delay: ");
+        return ms_cli_fail(error);
+    }
+    return MS_EXIT_OK;
+}
+
+typedef struct {
+    const MsTopology *topo;
+    const MsCalibration *cal;
+    const MsCollSpec *spec;
+    MsCollAlgo algo;
+    guint channels;
+    GArray *rows;
+    GString *text;
+    JsonBuilder *json;
+} Report;
+
+static void
+report_header(Report *r)
+{
+    const MsCollSpec *spec = r->spec;
+    g_string_append_printf(
+        r->text,
+        "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n#\n",
+        ms_coll_op_name(spec->op), ms_coll_algo_name(r->algo), ms_topology_name(r->topo),
+        spec->n_ranks, r->channels, r->channels == 1 ? "" : "s",
+        r->cal ? "calibrated figures" : "nominal link figures");
+    g_string_append(r->text,
+                    "#                                                              out-of-place  "
+                    "                     in-place          \n"
+                    "#       size         count      type   redop    root     time   algbw   busbw "
+                    "#wrong     time   algbw   busbw #wrong\n"
+                    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s) "
+                    "           (us)  (GB/s)  (GB/s)       \n");
+    JsonBuilder *jb = r->json;
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "topology");
+    json_builder_add_string_value(jb, ms_topology_name(r->topo));
+    json_builder_set_member_name(jb, "op");
+    json_builder_add_string_value(jb, ms_coll_op_name(spec->op));
+    json_builder_set_member_name(jb, "algo");
+    json_builder_add_string_value(jb, ms_coll_algo_name(r->algo));
+    json_builder_set_member_name(jb, "ranks");
+    json_builder_add_int_value(jb, spec->n_ranks);
+    json_builder_set_member_name(jb, "channels");
+    json_builder_add_int_value(jb, r->channels);
+    json_builder_set_member_name(jb, "rows");
+    json_builder_begin_array(jb);
+}
+
+static void
+json_member_double(JsonBuilder *jb, const char *name, double v)
+{
+    json_builder_set_member_name(jb, name);
+    json_builder_add_double_value(jb, v);
+}
+
+static void
+json_member_int(JsonBuilder *jb, const char *name, guint64 v)
+{
+    json_builder_set_member_name(jb, name);
+    json_builder_add_int_value(jb, (gint64)v);
+}
+
+/* Adds a row; returns its bus bandwidth. */
+static double
+report_row(Report *r, const Row *row)
+{
+    MsCollOp op = r->spec->op;
+    const char *redop = op == MS_COLL_ALLREDUCE || op == MS_COLL_REDUCESCATTER ? "sum" : "none";
+    double us = ms_time_to_us(row->time);
+    double algbw = us > 0 ? (double)row->size / (us * 1e-6) / 1e9 : 0;
+    double busbw = algbw * ms_coll_busbw_factor(op, r->spec->n_ranks);
+    char t[32];
+    format_time(us, t, sizeof t);
+    g_string_append_printf(r->text,
+                           "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT
+                           "  %8s  %6s  %6i  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s\n",
+                           row->size, row->count, "float", redop, -1, t, algbw, busbw, "N/A", t,
+                           algbw, busbw, "N/A");
+    json_builder_begin_object(r->json);
+    json_member_int(r->json, "size", row->size);
+    json_member_int(r->json, "count", row->count);
+    json_member_double(r->json, "time_us", us);
+    json_member_double(r->json, "algbw_gbps", algbw);
+    json_member_double(r->json, "busbw_gbps", busbw);
+    json_member_int(r->json, "flows", row->flows);
+    json_member_int(r->json, "events", row->events);
+    json_builder_end_object(r->json);
+    return busbw;
+}
+
+static void
+report_footer(Report *r, double avg_busbw)
+{
+    json_builder_end_array(r->json);
+    json_member_double(r->json, "avg_busbw_gbps", avg_busbw);
+    json_builder_end_object(r->json);
+    g_string_append_printf(r->text, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n",
+                           avg_busbw);
+}
+
+/* Simulates every size of the sweep into r->rows. */
+static gboolean
+sweep(Report *r, MsCollSpec *spec, guint64 lo, guint64 hi, double factor, gboolean check,
+      GError **error)
+{
+    for (guint64 size = lo; size <= hi; size = next_size(size, hi, factor)) {
+        Row row = {0};
+        nccl_tests_size(spec->op, spec->n_ranks, size, &row);
+        spec->bytes = row.size;
+        if (!simulate(r->topo, r->cal, spec, check, &row, error)) {
+            return FALSE;
+        }
+        g_array_append_val(r->rows, row);
+    }
+    return TRUE;
+}
+
+static int
+run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsTopology) topo = ms_topology_load(o->topology ? o->topology : "dgx-a100", &error);
     if (topo == NULL) {
         return ms_cli_fail(error);
     }
     g_autoptr(MsCalibration) cal = NULL;
-    if (calibration) {
-        cal = ms_calibration_load(calibration, &error);
+    if (o->calibration) {
+        cal = ms_calibration_load(o->calibration, &error);
         if (cal == NULL || !ms_calibration_apply_topology(cal, topo, &error)) {
             return ms_cli_fail(error);
         }
     }
     guint n_gpus = ms_topology_n_gpus(topo);
-    if ((guint)ranks > n_gpus) {
-        return ms_cli_usage("collective: --ranks %d but topology '%s' has %u GPUs", ranks,
+    if ((guint)o->ranks > n_gpus) {
+        return ms_cli_usage("collective: --ranks %d but topology '%s' has %u GPUs", o->ranks,
                             ms_topology_name(topo), n_gpus);
     }
+    spec->n_ranks = o->ranks ? (guint)o->ranks : n_gpus;
     g_autofree guint *picked = NULL;
-    if (per_node) {
-        guint gpn = ms_topology_gpus_per_node(topo);
-        guint want = ranks ? (guint)ranks : (guint)per_node * ms_topology_n_nodes(topo);
-        if (gpn == 0 || (guint)per_node > gpn || want > (guint)per_node * ms_topology_n_nodes(topo)) {
-            return ms_cli_usage("collective: --per-node %d with %u ranks does not fit topology '%s' "
-                                "(%u nodes of %u GPUs)", per_node, want, ms_topology_name(topo),
-                                ms_topology_n_nodes(topo), gpn);
-        }
+    if (o->per_node) {
+        guint want = o->ranks ? (guint)o->ranks : (guint)o->per_node * ms_topology_n_nodes(topo);
         picked = g_new(guint, want);
-        for (guint i = 0; i < want; i++) {
-            picked[i] = (i / per_node) * gpn + i % per_node;
-        }
-        spec.ranks = picked;
-        ranks = want;
-    }
-    spec.n_ranks = ranks ? (guint)ranks : n_gpus;
-    spec.channels = channels;
-    spec.window = window;
-    guint eff_channels = channels ? (guint)channels : MAX(1, ms_topology_nics_per_node(topo));
-    MsCollAlgo shown = spec.algo != MS_COLL_ALGO_AUTO ? spec.algo
-                       : spec.op == MS_COLL_ALLTOALL  ? MS_COLL_ALGO_DIRECT
-                                                      : MS_COLL_ALGO_RING;
-    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
-    double t0 = ms_cli_wall_seconds();
-    for (guint64 size = lo; size <= hi;) {
-        Row row = {.size = size};
-        spec.bytes = size;
-        if (!simulate(topo, cal, &spec, check, &row, &error)) {
+        if (!ms_calibrate_place(topo, want, o->per_node, picked, &error)) {
             return ms_cli_fail(error);
         }
-        g_array_append_val(rows, row);
-        guint64 next = (guint64)((double)size * stepfactor);
-        if (next <= size) {
-            next = size + 1;
-        }
-        size = next;
+        spec->n_ranks = want;
+        spec->ranks = picked;
+    }
+    spec->channels = o->channels;
+    spec->window = o->window;
+    g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
+    g_autoptr(GString) text = g_string_new(NULL);
+    g_autoptr(JsonBuilder) jb = json_builder_new();
+    Report r = {
+        .topo = topo,
+        .cal = cal,
+        .spec = spec,
+        .algo = spec->algo != MS_COLL_ALGO_AUTO ? spec->algo
+                : spec->op == MS_COLL_ALLTOALL  ? MS_COLL_ALGO_DIRECT
+                                                : MS_COLL_ALGO_RING,
+        .channels = o->channels ? (guint)o->channels : MAX(1, ms_topology_nics_per_node(topo)),
+        .rows = rows,
+        .text = text,
+        .json = jb,
+    };
+    double t0 = ms_cli_wall_seconds();
+    if (!sweep(&r, spec, lo, hi, o->stepfactor, o->check, &error)) {
+        return ms_cli_fail(error);
     }
     double wall = ms_cli_wall_seconds() - t0;
-    const char *redop =
-        spec.op == MS_COLL_ALLREDUCE || spec.op == MS_COLL_REDUCESCATTER ? "sum" : "none";
-    g_autofree char *figures = calibration ? g_strdup_printf("calibrated by %s", calibration)
-                                           : g_strdup("nominal link figures");
-    printf("# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n",
-           ms_coll_op_name(spec.op), ms_coll_algo_name(shown), ms_topology_name(topo),
-           spec.n_ranks, eff_channels, eff_channels == 1 ? "" : "s", figures);
-    printf("#\n");
-    printf("#                                                              out-of-place            "
-           "           in-place          \n");
-    printf("#       size         count      type   redop    root     time   algbw   busbw #wrong   "
-           "  time   algbw   busbw #wrong\n");
-    printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)          "
-           "  (us)  (GB/s)  (GB/s)       \n");
+    report_header(&r);
     double bus_sum = 0;
-    g_autoptr(JsonBuilder) jb = json_builder_new();
-    json_builder_begin_object(jb);
-    json_builder_set_member_name(jb, "topology");
-    json_builder_add_string_value(jb, ms_topology_name(topo));
-    json_builder_set_member_name(jb, "op");
-    json_builder_add_string_value(jb, ms_coll_op_name(spec.op));
-    json_builder_set_member_name(jb, "algo");
-    json_builder_add_string_value(jb, ms_coll_algo_name(shown));
-    json_builder_set_member_name(jb, "ranks");
-    json_builder_add_int_value(jb, spec.n_ranks);
-    json_builder_set_member_name(jb, "channels");
-    json_builder_add_int_value(jb, eff_channels);
-    json_builder_set_member_name(jb, "rows");
-    json_builder_begin_array(jb);
     for (guint i = 0; i < rows->len; i++) {
-        const Row *r = &g_array_index(rows, Row, i);
-        double us = ms_time_to_us(r->time);
-        double algbw = us > 0 ? (double)r->size / (us * 1e-6) / 1e9 : 0;
-        double busbw = algbw * ms_coll_busbw_factor(spec.op, spec.n_ranks);
-        bus_sum += busbw;
-        char t[32];
-        format_time(us, t, sizeof t);
-        printf("%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  %8s  %6s  %6i  %7s  %6.2f  %6.2f"
-               "  %5s  %7s  %6.2f  %6.2f  %5s\n",
-               r->size, r->size / 4, "float", redop, -1, t, algbw, busbw, "N/A", t, algbw, busbw,
-               "N/A");
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "size");
-        json_builder_add_int_value(jb, (gint64)r->size);
-        json_builder_set_member_name(jb, "time_us");
-        json_builder_add_double_value(jb, us);
-        json_builder_set_member_name(jb, "algbw_gbps");
-        json_builder_add_double_value(jb, algbw);
-        json_builder_set_member_name(jb, "busbw_gbps");
-        json_builder_add_double_value(jb, busbw);
-        json_builder_set_member_name(jb, "flows");
-        json_builder_add_int_value(jb, (gint64)r->flows);
-        json_builder_set_member_name(jb, "events");
-        json_builder_add_int_value(jb, (gint64)r->events);
-        json_builder_end_object(jb);
+        bus_sum += report_row(&r, &g_array_index(rows, Row, i));
     }
-    json_builder_end_array(jb);
-    json_builder_set_member_name(jb, "avg_busbw_gbps");
-    json_builder_add_double_value(jb, rows->len ? bus_sum / rows->len : 0);
-    json_builder_end_object(jb);
-    printf("# Out of bounds values : 0 OK\n");
-    printf("# Avg bus bandwidth    : %g \n", rows->len ? bus_sum / rows->len : 0);
-    /* Wall time goes to stderr so that standard output is byte-for-byte reproducible. */
+    report_footer(&r, rows->len ? bus_sum / rows->len : 0);
+    /* "--json -" makes standard output pure JSON; otherwise it holds the table. The wall time
+     * goes to stderr so that standard output is byte-for-byte reproducible. */
+    if (o->json == NULL || strcmp(o->json, "-") != 0) {
+        fputs(text->str, stdout);
+    }
     fflush(stdout);
     fprintf(stderr, "# simulated %u sizes in %.3f s of wall time\n", rows->len, wall);
-    if (json) {
+    if (o->json) {
         g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        if (!ms_cli_write_json(json, root, &error)) {
+        if (!ms_cli_write_json(o->json, root, &error)) {
             return ms_cli_fail(error);
         }
     }
     return MS_EXIT_OK;
+}
+
+int
+ms_cmd_collective(int argc, char **argv)
+{
+    Options o = {.stepfactor = 2.0};
+    int rc = MS_EXIT_USAGE;
+    if (parse_options(&argc, &argv, &o)) {
+        MsCollSpec spec = {0};
+        guint64 lo = 8, hi = 128 << 20;
+        if (argc > 1) {
+            rc = ms_cli_usage("collective: unexpected argument '%s'", argv[1]);
+        } else if ((rc = check_options(&o, &spec, &lo, &hi)) == MS_EXIT_OK) {
+            rc = run(&o, &spec, lo, hi);
+        }
+    }
+    options_clear(&o);
+    return rc;
 }

@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "sim/net/flowfile.h"
 #include "sim/sim.h"
@@ -23,17 +24,71 @@ add_summary(JsonBuilder *jb, const MsSimStats *st, MsTime makespan, guint n)
     json_builder_add_int_value(jb, (gint64)st->net.solves);
 }
 
+static void
+print_text(const MsTopology *topo, const MsFlowList *list, const MsTime *begin, const MsTime *end,
+           gboolean summary_only, const MsSimStats *st, MsTime makespan)
+{
+    guint n = ms_flow_list_len(list);
+    if (!summary_only) {
+        printf("# %-14s %-10s %-10s %14s %12s %12s %12s %12s\n", "id", "src", "dst", "bytes",
+               "start_us", "begin_us", "end_us", "duration_us");
+        for (guint i = 0; i < n; i++) {
+            printf(
+                "%-16s %-10s %-10s %14" G_GUINT64_FORMAT " %12.3f %12.3f %12.3f %12.3f\n",
+                ms_flow_list_id(list, i), ms_topology_device_name(topo, ms_flow_list_src(list, i)),
+                ms_topology_device_name(topo, ms_flow_list_dst(list, i)),
+                ms_flow_list_bytes(list, i), ms_time_to_us(ms_flow_list_start(list, i)),
+                ms_time_to_us(begin[i]), ms_time_to_us(end[i]), ms_time_to_us(end[i] - begin[i]));
+        }
+    }
+    printf("# flows %u, makespan %.3f us, events %" G_GUINT64_FORMAT
+           ", bandwidth solves %" G_GUINT64_FORMAT "\n",
+           n, ms_time_to_us(makespan), st->events, st->net.solves);
+}
+
+static JsonNode *
+to_json(const MsTopology *topo, const MsFlowList *list, const MsTime *begin, const MsTime *end,
+        const MsSimStats *st, MsTime makespan)
+{
+    guint n = ms_flow_list_len(list);
+    g_autoptr(JsonBuilder) jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "topology");
+    json_builder_add_string_value(jb, ms_topology_name(topo));
+    add_summary(jb, st, makespan, n);
+    json_builder_set_member_name(jb, "results");
+    json_builder_begin_array(jb);
+    for (guint i = 0; i < n; i++) {
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "id");
+        json_builder_add_string_value(jb, ms_flow_list_id(list, i));
+        json_builder_set_member_name(jb, "begin_us");
+        json_builder_add_double_value(jb, ms_time_to_us(begin[i]));
+        json_builder_set_member_name(jb, "end_us");
+        json_builder_add_double_value(jb, ms_time_to_us(end[i]));
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    return json_builder_get_root(jb);
+}
+
 int
 ms_cmd_flows(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *json = NULL, *calibration = NULL;
     gboolean check = FALSE, quiet = FALSE;
     const GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Topology name or file (default dgx-a100)", "T"},
-        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &calibration, "Calibrated link figures (moesim calibrate)", "FILE"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write per-flow results and the summary as JSON (- for stdout)", "FILE"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
+         "Topology name or file (default dgx-a100)", "T"},
+        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &calibration,
+         "Calibrated link figures (moesim calibrate)", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
+         "Write per-flow results and the summary as JSON (- for stdout, instead of the text)",
+         "FILE"},
         {"summary", 's', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary line", NULL},
-        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check, "Verify link capacities, bytes and time order during the run", NULL},
+        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check,
+         "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, "FILE", "Replay a flow list on a topology.",
@@ -78,46 +133,15 @@ ms_cmd_flows(int argc, char **argv)
     }
     MsSimStats st;
     ms_sim_stats(sim, &st);
-    if (!quiet) {
-        printf("# %-14s %-10s %-10s %14s %12s %12s %12s %12s\n", "id", "src", "dst", "bytes",
-               "start_us", "begin_us", "end_us", "duration_us");
-        for (guint i = 0; i < n; i++) {
-            printf("%-16s %-10s %-10s %14" G_GUINT64_FORMAT " %12.3f %12.3f %12.3f %12.3f\n",
-                   ms_flow_list_id(list, i),
-                   ms_topology_device_name(topo, ms_flow_list_src(list, i)),
-                   ms_topology_device_name(topo, ms_flow_list_dst(list, i)),
-                   ms_flow_list_bytes(list, i), ms_time_to_us(ms_flow_list_start(list, i)),
-                   ms_time_to_us(begin[i]), ms_time_to_us(end[i]),
-                   ms_time_to_us(end[i] - begin[i]));
-        }
+    /* "--json -" makes standard output pure JSON. The wall time goes to stderr so that standard
+     * output is byte-for-byte reproducible. */
+    if (json == NULL || strcmp(json, "-") != 0) {
+        print_text(topo, list, begin, end, quiet, &st, makespan);
     }
-    printf("# flows %u, makespan %.3f us, events %" G_GUINT64_FORMAT ", bandwidth solves %"
-           G_GUINT64_FORMAT ", %s\n", n, ms_time_to_us(makespan), st.events, st.net.solves,
-           calibration ? "calibrated link figures" : "nominal link figures");
-    /* Wall time goes to stderr so that standard output is byte-for-byte reproducible. */
     fflush(stdout);
     fprintf(stderr, "# wall time %.3f s (%.0f flows/s)\n", wall, wall > 0 ? n / wall : 0);
     if (json) {
-        g_autoptr(JsonBuilder) jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "topology");
-        json_builder_add_string_value(jb, ms_topology_name(topo));
-        add_summary(jb, &st, makespan, n);
-        json_builder_set_member_name(jb, "results");
-        json_builder_begin_array(jb);
-        for (guint i = 0; i < n; i++) {
-            json_builder_begin_object(jb);
-            json_builder_set_member_name(jb, "id");
-            json_builder_add_string_value(jb, ms_flow_list_id(list, i));
-            json_builder_set_member_name(jb, "begin_us");
-            json_builder_add_double_value(jb, ms_time_to_us(begin[i]));
-            json_builder_set_member_name(jb, "end_us");
-            json_builder_add_double_value(jb, ms_time_to_us(end[i]));
-            json_builder_end_object(jb);
-        }
-        json_builder_end_array(jb);
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autoptr(JsonNode) root = to_json(topo, list, begin, end, &st, makespan);
         if (!ms_cli_write_json(json, root, &error)) {
             return ms_cli_fail(error);
         }

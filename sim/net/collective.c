@@ -11,7 +11,10 @@
 
 G_DEFINE_QUARK(ms-coll-error-quark, ms_coll_error)
 
+/* Flow indices (below MS_COLL_MAX_FLOWS) and the phase travel together in a transfer's 40-bit
+ * argument. */
 #define IDX_BITS 38
+G_STATIC_ASSERT(MS_COLL_MAX_FLOWS <= (G_GUINT64_CONSTANT(1) << IDX_BITS));
 #define IDX_MASK ((G_GUINT64_CONSTANT(1) << IDX_BITS) - 1)
 #define NONE G_MAXUINT
 
@@ -35,6 +38,8 @@ struct _MsColl {
     MsCollRankDoneFn done;
     gpointer done_ctx;
     GArray *zero;        /* flows of zero bytes to complete (explicit stack, no recursion) */
+    GArray *finished;    /* participants in completion order, for the done callbacks */
+    guint n_notified;    /* of them, those whose callback has run */
 };
 
 static const char *const op_names[] = {"alltoall", "allreduce", "reducescatter", "allgather"};
@@ -146,6 +151,11 @@ static void enter_phase(MsColl *coll, guint ph_id, guint part);
 static void
 finish_participant(MsColl *coll, guint part)
 {
+    /* Finishing a phase can enter the next one, which may finish at once (nothing to move) and
+     * finish the participant from inside; the outer call must not count it again. */
+    if (coll->end[part] != MS_TIME_NEVER) {
+        return;
+    }
     for (guint q = 0; q < coll->plan.n_phases; q++) {
         const Phase *ph = &coll->plan.phases[q];
         if (ph->group_of[part] != NONE && !ph->finished[part]) {
@@ -154,8 +164,25 @@ finish_participant(MsColl *coll, guint part)
     }
     coll->end[part] = ms_sim_now(coll->sim);
     coll->n_finished++;
-    if (coll->done) {
-        coll->done(coll, part, coll->done_ctx);
+    g_array_append_val(coll->finished, part);
+}
+
+/* Runs the done callbacks of the participants that finished, as the very last step of every
+ * event handler: the owner may free the collective from the last rank's callback (nothing
+ * touches it afterwards), and a callback never sees the collective half-updated. */
+static void
+notify(MsColl *coll)
+{
+    while (coll->n_notified < coll->finished->len) {
+        guint part = g_array_index(coll->finished, guint, coll->n_notified);
+        coll->n_notified++;
+        gboolean last = coll->n_notified == coll->n;
+        if (coll->done) {
+            coll->done(coll, part, coll->done_ctx);
+        }
+        if (last) {
+            return;
+        }
     }
 }
 
@@ -269,6 +296,7 @@ on_transfer_done(MsSim *sim, gpointer ctx, guint64 arg)
     MsColl *coll = ctx;
     flow_done(coll, arg >> IDX_BITS, arg & IDX_MASK, TRUE);
     drain_zero(coll);
+    notify(coll);
 }
 
 static void
@@ -279,6 +307,7 @@ copy_done(MsSim *sim, gpointer ctx, guint64 arg)
     coll->plan.phases[ph_id].pending[part]--;
     check_finished(coll, ph_id, part);
     drain_zero(coll);
+    notify(coll);
 }
 
 /* A device-local copy reads and writes every byte once. */
@@ -360,64 +389,130 @@ count_pending(Phase *ph, guint n)
     }
 }
 
+/* Sets the module's one error code and evaluates to FALSE. */
+#define INVALID(...) (g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID, __VA_ARGS__), FALSE)
+
 static gboolean
-validate(const MsSim *sim, const MsCollSpec *spec, GError **error)
+validate_ranks(const MsTopology *topo, const MsCollSpec *spec, GError **error)
 {
-    const MsTopology *topo = ms_sim_topology(sim);
     guint n_gpus = ms_topology_n_gpus(topo);
     if (spec->n_ranks == 0 || spec->n_ranks > n_gpus) {
-        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                    "%s over %u ranks: the topology '%s' has %u GPUs", ms_coll_op_name(spec->op),
-                    spec->n_ranks, ms_topology_name(topo), n_gpus);
-        return FALSE;
+        return INVALID("%s over %u ranks: the topology '%s' has %u GPUs", ms_coll_op_name(spec->op),
+                       spec->n_ranks, ms_topology_name(topo), n_gpus);
     }
     g_autofree guint8 *seen = g_new0(guint8, n_gpus);
     for (guint i = 0; spec->ranks && i < spec->n_ranks; i++) {
-        if (spec->ranks[i] >= n_gpus || seen[spec->ranks[i]]) {
-            g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                        "rank %u is out of range or listed twice", spec->ranks[i]);
-            return FALSE;
+        guint r = spec->ranks[i];
+        if (r >= n_gpus) {
+            return INVALID("rank %u is out of range (the topology '%s' has %u GPUs)", r,
+                           ms_topology_name(topo), n_gpus);
         }
-        seen[spec->ranks[i]] = 1;
+        if (seen[r]) {
+            return INVALID("rank %u is listed twice", r);
+        }
+        seen[r] = 1;
+    }
+    return TRUE;
+}
+
+static gboolean
+validate_algo(const MsCollSpec *spec, GError **error)
+{
+    if ((guint)spec->op >= G_N_ELEMENTS(op_names)) {
+        return INVALID("unknown operation %u", (guint)spec->op);
     }
     gboolean a2a_algo = spec->algo == MS_COLL_ALGO_DIRECT || spec->algo == MS_COLL_ALGO_2DH ||
                         spec->algo == MS_COLL_ALGO_PIPE;
     gboolean ok = spec->algo == MS_COLL_ALGO_AUTO ||
-                  (spec->op == MS_COLL_ALLTOALL ? a2a_algo
-                                                : spec->algo == MS_COLL_ALGO_RING ||
-                                                      (spec->algo == MS_COLL_ALGO_HIER &&
-                                                       spec->op == MS_COLL_ALLREDUCE));
+                  (spec->op == MS_COLL_ALLTOALL
+                       ? a2a_algo
+                       : spec->algo == MS_COLL_ALGO_RING ||
+                             (spec->algo == MS_COLL_ALGO_HIER && spec->op == MS_COLL_ALLREDUCE));
     if (!ok) {
-        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                    "algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
-                    "allreduce: ring, hier; reducescatter, allgather: ring)",
-                    ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
-        return FALSE;
-    }
-    if (spec->bytes > MS_BYTES_MAX || !(spec->weight >= 0) || !isfinite(spec->weight) ||
-        spec->channels > 256) {
-        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
-                    "size, weight or channel count out of range");
-        return FALSE;
+        return INVALID("algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
+                       "allreduce: ring, hier; reducescatter, allgather: ring)",
+                       ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
     }
     return TRUE;
+}
+
+/* Every rank's row (bytes it sends, its local copy included) and column (bytes it receives) of
+ * a per-pair matrix stay within MS_BYTES_MAX, so that no sum over the matrix can overflow. */
+static gboolean
+validate_matrix(const MsCollSpec *spec, GError **error)
+{
+    guint n = spec->n_ranks;
+    for (guint i = 0; i < n; i++) {
+        guint64 row = 0, col = 0;
+        for (guint j = 0; j < n; j++) {
+            guint64 out = spec->matrix[(gsize)i * n + j], in = spec->matrix[(gsize)j * n + i];
+            row = out > MS_BYTES_MAX - row ? MS_BYTES_MAX + 1 : row + out;
+            col = in > MS_BYTES_MAX - col ? MS_BYTES_MAX + 1 : col + in;
+        }
+        if (row > MS_BYTES_MAX) {
+            return INVALID("alltoall matrix: rank %u sends more than 1 PiB in total", i);
+        }
+        if (col > MS_BYTES_MAX) {
+            return INVALID("alltoall matrix: rank %u receives more than 1 PiB in total", i);
+        }
+    }
+    return TRUE;
+}
+
+/* The most flows the collective can generate: n(n-1) pairs for an all-to-all, channels x steps
+ * x n for the rings (hierarchical allreduce has fewer than the flat ring). */
+static guint64
+max_flows(const MsCollSpec *spec, guint channels)
+{
+    guint64 n = spec->n_ranks;
+    if (spec->op == MS_COLL_ALLTOALL) {
+        return n * (n - 1);
+    }
+    guint64 steps = spec->op == MS_COLL_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    return channels * steps * n;
+}
+
+static gboolean
+validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **error)
+{
+    if (!validate_ranks(ms_sim_topology(sim), spec, error) || !validate_algo(spec, error)) {
+        return FALSE;
+    }
+    gboolean uses_matrix = spec->op == MS_COLL_ALLTOALL && spec->matrix;
+    if (!uses_matrix && spec->bytes > MS_BYTES_MAX) {
+        return INVALID("size %" G_GUINT64_FORMAT " B is larger than 1 PiB", spec->bytes);
+    }
+    if (!(spec->weight >= 0) || !isfinite(spec->weight)) {
+        return INVALID("weight %g is not a finite number >= 0 (0 means 1)", spec->weight);
+    }
+    if (spec->channels > MS_COLL_MAX_CHANNELS) {
+        return INVALID("%u channels: at most %u", spec->channels, MS_COLL_MAX_CHANNELS);
+    }
+    guint64 flows = max_flows(spec, channels);
+    if (flows > MS_COLL_MAX_FLOWS) {
+        return INVALID("%s over %u ranks with %u channel%s would make %" G_GUINT64_FORMAT
+                       " flows, more than %" G_GUINT64_FORMAT,
+                       ms_coll_op_name(spec->op), spec->n_ranks, channels, channels == 1 ? "" : "s",
+                       flows, MS_COLL_MAX_FLOWS);
+    }
+    return !uses_matrix || validate_matrix(spec, error);
 }
 
 MsColl *
 ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpointer ctx,
             GError **error)
 {
-    if (!validate(sim, spec_in, error)) {
-        return NULL;
-    }
     const MsTopology *topo = ms_sim_topology(sim);
     MsCollSpec spec = *spec_in;
+    if (spec.channels == 0) {
+        spec.channels = MAX(1, ms_topology_nics_per_node(topo));
+    }
+    if (!validate(sim, spec_in, spec.channels, error)) {
+        return NULL;
+    }
     guint n = spec.n_ranks;
     if (spec.algo == MS_COLL_ALGO_AUTO) {
         spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
-    }
-    if (spec.channels == 0) {
-        spec.channels = MAX(1, ms_topology_nics_per_node(topo));
     }
     MsColl *coll = g_new0(MsColl, 1);
     coll->sim = sim;
@@ -468,6 +563,7 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     }
     coll->sent = g_new0(guint64, n);
     coll->zero = g_array_new(FALSE, FALSE, sizeof(guint64));
+    coll->finished = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
     coll->done = done;
     coll->done_ctx = ctx;
     return coll;
@@ -493,6 +589,9 @@ ms_coll_free(MsColl *coll)
     if (coll->zero) {
         g_array_unref(coll->zero);
     }
+    if (coll->finished) {
+        g_array_unref(coll->finished);
+    }
     g_free(coll);
 }
 
@@ -508,6 +607,7 @@ enter_roots(MsSim *sim, gpointer ctx, guint64 part)
         }
     }
     drain_zero(coll);
+    notify(coll);
 }
 
 void

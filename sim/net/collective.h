@@ -70,14 +70,24 @@ typedef struct {
     gboolean no_hop_latency;
 } MsCollSpec;
 
+/* Limits that reject an absurd spec before anything is allocated. A collective generating more
+ * flows than this (an all-to-all over more than 16384 ranks, a ring of thousands of ranks with
+ * hundreds of channels) would need gigabytes of tables and hours of simulation. */
+#define MS_COLL_MAX_CHANNELS 256u
+#define MS_COLL_MAX_FLOWS (G_GUINT64_CONSTANT(1) << 28)
+
 typedef struct _MsColl MsColl;
-/* Called when participant index `rank_index` (0..n_ranks-1) has finished its part. */
+/* Called when participant index `rank_index` (0..n_ranks-1) has finished its part, once per
+ * participant, from a simulation event. The owner may free the collective from the callback of
+ * the last participant to finish. */
 typedef void (*MsCollRankDoneFn)(MsColl *coll, guint rank_index, gpointer ctx);
 
 /* Validates the spec against the simulation's topology and prepares the collective; nothing
- * moves until ranks launch. Returns NULL with MS_COLL_ERROR (bad op/algo combination, zero ranks,
- * a rank out of range or repeated, 2dh/hier on a topology without uniform nodes) or a topology
- * error (no route). */
+ * moves until ranks launch. Returns NULL with MS_COLL_ERROR_INVALID for an unknown op, a bad
+ * op/algo combination, zero ranks or more than the topology's GPUs, a rank out of range or
+ * repeated, a size above MS_BYTES_MAX (or a matrix row or column summing above it), a negative
+ * or non-finite weight, more than MS_COLL_MAX_CHANNELS channels or MS_COLL_MAX_FLOWS flows, or
+ * 2dh/pipe/hier over ranks not spread evenly over their nodes. */
 MsColl *ms_coll_new(MsSim *sim, const MsCollSpec *spec, MsCollRankDoneFn done, gpointer ctx,
                     GError **error);
 void ms_coll_free(MsColl *coll);
@@ -90,7 +100,7 @@ void ms_coll_launch_all(MsColl *coll);
 
 gboolean ms_coll_finished(const MsColl *coll);
 guint ms_coll_n_ranks(const MsColl *coll);
-/* Time the participant launched / finished (MS_TIME_NEVER if not yet). */
+/* Time the participant finished its part (MS_TIME_NEVER if not yet). */
 MsTime ms_coll_rank_end(const MsColl *coll, guint rank_index);
 /* Bytes each participant sends over the network in total (excluding local copies), and the number
  * of flows the collective has generated so far. */

@@ -170,11 +170,29 @@ device(Parser *p, const char *field, const char *text, guint32 *out, GError **er
                 field, text, ms_topology_name(topo), ms_topology_name(topo));
 }
 
+/* A flow between devices without a route is refused here, where its line is known, rather than
+ * when the replay reaches it. */
 static gboolean
-parse_option(Parser *p, const char *opt, Flow *f, char ***after, GError **error)
+reachable(Parser *p, const Flow *f, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    guint n = 0;
+    if (f->src != f->dst && !ms_topology_route(p->list->topo, f->src, f->dst, &n, &local)) {
+        return fail(p, error, MS_FLOWFILE_ERROR_UNREACHABLE, "%s", local->message);
+    }
+    return TRUE;
+}
+
+static gboolean
+parse_option(Parser *p, const char *opt, Flow *f, gboolean *weight_given, char ***after,
+             GError **error)
 {
     g_autoptr(GError) local = NULL;
     if (g_str_has_prefix(opt, "weight=")) {
+        if (*weight_given) {
+            return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "weight= given twice");
+        }
+        *weight_given = TRUE;
         if (!ms_parse_double(opt + 7, 1e-6, 1e6, &f->weight, &local)) {
             return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "weight: %s", local->message);
         }
@@ -186,10 +204,14 @@ parse_option(Parser *p, const char *opt, Flow *f, char ***after, GError **error)
         }
         char **names = g_strsplit(opt + 6, ",", -1);
         guint n = g_strv_length(names);
-        if (n == 0 || n > MS_FLOWFILE_MAX_DEPS) {
+        if (n == 0) {
+            g_strfreev(names);
+            return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "after: no flow id");
+        }
+        if (n > MS_FLOWFILE_MAX_DEPS) {
             g_strfreev(names);
             return fail(p, error, MS_FLOWFILE_ERROR_LIMIT,
-                        "after: between 1 and %u flow ids expected", MS_FLOWFILE_MAX_DEPS);
+                        "after: %u flow ids, at most %u allowed", n, MS_FLOWFILE_MAX_DEPS);
         }
         for (guint i = 0; i < n; i++) {
             if (names[i][0] == '\0') {
@@ -239,12 +261,13 @@ parse_line(Parser *p, char *line, GError **error)
     }
     Flow f = {.weight = 1.0, .line = p->line};
     if (g_hash_table_contains(p->index, tok[0])) {
-        guint first = FLOW(p->list, GPOINTER_TO_UINT(g_hash_table_lookup(p->index, tok[0])) - 1)->line;
+        guint j = GPOINTER_TO_UINT(g_hash_table_lookup(p->index, tok[0])) - 1;
+        guint first = FLOW(p->list, j)->line;
         return fail(p, error, MS_FLOWFILE_ERROR_DUPLICATE, "flow id '%s' already used at line %u",
                     tok[0], first);
     }
     if (!device(p, "source", tok[1], &f.src, error) ||
-        !device(p, "destination", tok[2], &f.dst, error)) {
+        !device(p, "destination", tok[2], &f.dst, error) || !reachable(p, &f, error)) {
         return FALSE;
     }
     g_autoptr(GError) local = NULL;
@@ -255,8 +278,9 @@ parse_line(Parser *p, char *line, GError **error)
         return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "start: %s", local->message);
     }
     char **after = NULL;
+    gboolean weight_given = FALSE;
     for (guint i = 5; i < n; i++) {
-        if (!parse_option(p, tok[i], &f, &after, error)) {
+        if (!parse_option(p, tok[i], &f, &weight_given, &after, error)) {
             g_strfreev(after);
             return FALSE;
         }
@@ -267,6 +291,53 @@ parse_line(Parser *p, char *line, GError **error)
     g_hash_table_insert(p->index, (gpointer)FLOW(p->list, idx)->id, GUINT_TO_POINTER(idx + 1));
     g_ptr_array_add(p->pending, after);
     return TRUE;
+}
+
+/* The first dependency of flow i that Kahn's algorithm could not remove (every flow it could not
+ * remove has one). */
+static guint
+stuck_dep(const MsFlowList *l, const guint *indeg, guint i)
+{
+    const Flow *f = FLOW(l, i);
+    for (guint k = 0; k < f->n_deps; k++) {
+        guint32 d = g_array_index(l->deps, guint32, f->dep_off + k);
+        if (indeg[d]) {
+            return d;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/* Flows left with dependencies after Kahn's algorithm either sit on a cycle or wait for one.
+ * Walking "waits for" links from any of them must come back to a flow already seen: that flow
+ * is on a cycle, which the message spells out (at most 8 ids of it). */
+static gboolean
+report_cycle(Parser *p, const guint *indeg, GError **error)
+{
+    const MsFlowList *l = p->list;
+    guint n = l->flows->len, i = 0;
+    while (indeg[i] == 0) {
+        i++;
+    }
+    g_autofree guint8 *seen = g_new0(guint8, n);
+    while (!seen[i]) {
+        seen[i] = 1;
+        i = stuck_dep(l, indeg, i);
+    }
+    g_autoptr(GString) chain = g_string_new(FLOW(l, i)->id);
+    guint j = i, len = 0;
+    do {
+        j = stuck_dep(l, indeg, j);
+        if (++len <= 8 || j == i) {
+            g_string_append_printf(chain, " after %s", FLOW(l, j)->id);
+        } else if (len == 9) {
+            g_string_append(chain, " after ...");
+        }
+    } while (j != i);
+    p->line = FLOW(l, i)->line;
+    return fail(p, error, MS_FLOWFILE_ERROR_CYCLE,
+                "flow '%s' depends on itself through its after= chain (%s)", FLOW(l, i)->id,
+                chain->str);
 }
 
 /* Resolves dependency names to indices, then verifies the graph is acyclic. */
@@ -326,14 +397,7 @@ resolve(Parser *p, GError **error)
         }
     }
     if (tail < n) {
-        for (guint i = 0; i < n; i++) {
-            if (indeg[i]) {
-                p->line = FLOW(l, i)->line;
-                return fail(p, error, MS_FLOWFILE_ERROR_CYCLE,
-                            "flow '%s' depends on itself through its after= chain",
-                            FLOW(l, i)->id);
-            }
-        }
+        return report_cycle(p, indeg, error);
     }
     return TRUE;
 }
@@ -354,9 +418,14 @@ ms_flow_list_load_data(const char *data, gsize len, const char *source, const Ms
                 g_ptr_array_new_with_free_func(free_names)};
     gboolean ok = TRUE;
     const char *pos = data, *end = data + len;
-    if (memchr(data, '\0', len)) {
+    const char *nul = memchr(data, '\0', len);
+    if (nul) {
+        guint line = 1;
+        for (const char *c = data; c < nul; c++) {
+            line += *c == '\n';
+        }
         g_set_error(error, MS_FLOWFILE_ERROR, MS_FLOWFILE_ERROR_SYNTAX,
-                    "%s: contains a NUL byte (binary file?)", p.source);
+                    "%s:%u: contains a NUL byte (binary file?)", p.source, line);
         ok = FALSE;
     }
     while (ok && pos < end) {
@@ -413,6 +482,11 @@ start(Run *run, guint i)
     if (!run->failed &&
         !ms_sim_transfer(run->sim, f->src, f->dst, f->bytes, f->weight, run->handler, i,
                          &run->error)) {
+        if (f->id) {
+            g_prefix_error(&run->error, "flow '%s': ", f->id);
+        } else {
+            g_prefix_error(&run->error, "flow %u: ", i);
+        }
         run->failed = TRUE;
     }
 }

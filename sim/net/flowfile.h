@@ -21,6 +21,7 @@ typedef enum {
     MS_FLOWFILE_ERROR_DUPLICATE, /* flow id given twice */
     MS_FLOWFILE_ERROR_CYCLE,     /* dependencies that can never be satisfied */
     MS_FLOWFILE_ERROR_LIMIT,     /* more flows or dependencies than the documented limits */
+    MS_FLOWFILE_ERROR_UNREACHABLE, /* no route between the flow's devices */
 } MsFlowfileError;
 
 /* Limits that keep a hostile file from exhausting memory before it is rejected. */
@@ -30,7 +31,10 @@ typedef enum {
 typedef struct _MsFlowList MsFlowList;
 
 /* Parses a flow list, resolving device names against topo (device names like "gpu3" or
- * "n0.nic1", or a bare GPU rank "3"). Every error names SOURCE:LINE and the bad field. */
+ * "n0.nic1", or a bare GPU rank "3"). Every error names SOURCE:LINE and the bad field: SYNTAX
+ * (field count, number, unit, option, option given twice, NUL byte), UNKNOWN (device, GPU rank,
+ * after= id), UNREACHABLE (no route between the devices), DUPLICATE, CYCLE (the message spells
+ * out a cycle), LIMIT (flows or dependencies); IO when the file cannot be read. */
 MsFlowList *ms_flow_list_load_file(const char *path, const MsTopology *topo, GError **error);
 MsFlowList *ms_flow_list_load_data(const char *data, gsize len, const char *source,
                                    const MsTopology *topo, GError **error);
@@ -55,7 +59,9 @@ const guint *ms_flow_list_deps(const MsFlowList *list, guint i, guint *n_deps);
 /* Replays the list on sim (which must be built on the list's topology). Fills begin[i] (when the
  * flow was started: dependencies met) and end[i] (when its last byte arrived); arrays of
  * ms_flow_list_len entries owned by the caller. A flow from a device to itself completes when it
- * starts. */
+ * starts. Fails with the topology's UNREACHABLE error, prefixed by the flow's id, for a flow
+ * added with ms_flow_list_add between devices without a route (parsed lists never have one);
+ * from then on no flow starts (their begin may be set, their end stays MS_TIME_NEVER). */
 gboolean ms_flow_list_run(const MsFlowList *list, MsSim *sim, MsTime *begin, MsTime *end,
                           GError **error);
 

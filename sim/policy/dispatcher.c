@@ -44,7 +44,9 @@ struct _MsDispatcher {
     /* collectives */
     guint *coll_ready;
     guint64 *coll_seq;
-    GArray **heap;    /* per stream: Key heap of launchable collectives */
+    GArray **heap;    /* per stream: launchable collectives, sorted by Key */
+    guint32 *reserved; /* per rank: epoch at which a waiting collective claimed it */
+    guint32 epoch;
     /* lina state per rank */
     guint *a2a_waiting, *a2a_running;
     guint8 *imminent;
@@ -79,46 +81,20 @@ key_less(const Key *a, const Key *b)
     return a->coll < b->coll;
 }
 
+/* Launchable collectives of a stream are kept sorted by key (few at a time). */
 static void
-heap_push(GArray *h, Key k)
+sorted_insert(GArray *a, Key k)
 {
-    g_array_append_val(h, k);
-    Key *a = (Key *)h->data;
-    for (guint i = h->len - 1; i > 0;) {
-        guint p = (i - 1) / 2;
-        if (!key_less(&a[i], &a[p])) {
-            break;
+    guint lo = 0, hi = a->len;
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        if (key_less(&g_array_index(a, Key, mid), &k)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
         }
-        Key t = a[i];
-        a[i] = a[p];
-        a[p] = t;
-        i = p;
     }
-}
-
-static void
-heap_pop(GArray *h)
-{
-    Key *a = (Key *)h->data;
-    a[0] = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    a = (Key *)h->data;
-    for (guint i = 0;;) {
-        guint l = 2 * i + 1, m = i;
-        if (l < h->len && key_less(&a[l], &a[m])) {
-            m = l;
-        }
-        if (l + 1 < h->len && key_less(&a[l + 1], &a[m])) {
-            m = l + 1;
-        }
-        if (m == i) {
-            break;
-        }
-        Key t = a[i];
-        a[i] = a[m];
-        a[m] = t;
-        i = m;
-    }
+    g_array_insert_val(a, lo, k);
 }
 
 static MsOpInfo
@@ -165,7 +141,7 @@ make_ready(MsDispatcher *d, guint32 op)
     if (++d->coll_ready[i.coll] == c.n_ranks) {
         d->coll_seq[i.coll] = d->seq;
         Key k = {d->rules->by_priority ? i.priority : 0, d->seq, i.coll};
-        heap_push(d->heap[i.stream], k);
+        sorted_insert(d->heap[i.stream], k);
     }
     d->comm_dirty = TRUE;
 }
@@ -260,6 +236,7 @@ ms_dispatcher_new(const MsSchedule *s, GError **error)
     for (guint st = 0; st < d->n_streams; st++) {
         d->heap[st] = g_array_new(FALSE, FALSE, sizeof(Key));
     }
+    d->reserved = g_new0(guint32, d->n_ranks);
     d->a2a_waiting = g_new0(guint, d->n_ranks);
     d->a2a_running = g_new0(guint, d->n_ranks);
     d->imminent = g_new0(guint8, d->n_ranks);
@@ -300,6 +277,7 @@ ms_dispatcher_free(MsDispatcher *d)
     g_free(d->coll_ready);
     g_free(d->coll_seq);
     g_free(d->heap);
+    g_free(d->reserved);
     g_free(d->a2a_waiting);
     g_free(d->a2a_running);
     g_free(d->imminent);
@@ -319,35 +297,67 @@ launch_op(MsDispatcher *d, guint32 op, const MsOpInfo *i, GArray *launch)
 
 /* Lina's gate: an allreduce may not start where an all-to-all waits, runs or is imminent. */
 static gboolean
-admissible(const MsDispatcher *d, const MsCollInfo *c, guint stream)
+gated(const MsDispatcher *d, const MsCollInfo *c)
+{
+    if (!d->rules->lina_gate || c->kind != MS_COLL_KIND_ALLREDUCE) {
+        return FALSE;
+    }
+    for (guint p = 0; p < c->n_ranks; p++) {
+        guint r = c->ranks[p];
+        if (d->a2a_waiting[r] || d->a2a_running[r] || d->imminent[r]) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+/* Whether every participant's stream is free and not claimed this round by a collective earlier
+ * in the order. */
+static gboolean
+ranks_free(const MsDispatcher *d, const MsCollInfo *c, guint stream)
 {
     for (guint p = 0; p < c->n_ranks; p++) {
         guint r = c->ranks[p];
-        if (d->busy[r * d->n_streams + stream]) {
-            return FALSE;
-        }
-        if (d->rules->lina_gate && c->kind == MS_COLL_KIND_ALLREDUCE &&
-            (d->a2a_waiting[r] || d->a2a_running[r] || d->imminent[r])) {
+        if (d->busy[r * d->n_streams + stream] || d->reserved[r] == d->epoch) {
             return FALSE;
         }
     }
     return TRUE;
 }
 
+/* Launches, in the stream's order, every launchable collective whose ranks are free. One that must
+ * wait for a busy rank claims all its ranks, so nothing later in the order overtakes it there
+ * (every rank then sees the same order of collectives on the stream and none can deadlock);
+ * collectives on other ranks go ahead. A gated collective claims nothing: it waits by choice. */
 static gboolean
 poll_comm(MsDispatcher *d, GArray *launch)
 {
     gboolean any = FALSE;
     for (guint st = 0; st < d->n_streams; st++) {
-        GArray *h = d->heap[st];
-        while (h->len) {
-            Key top = g_array_index(h, Key, 0);
+        GArray *ready = d->heap[st];
+        if (ready->len == 0) {
+            continue;
+        }
+        if (++d->epoch == 0) {
+            memset(d->reserved, 0, d->n_ranks * sizeof(guint32));
+            d->epoch = 1;
+        }
+        guint keep = 0;
+        for (guint k = 0; k < ready->len; k++) {
+            Key key = g_array_index(ready, Key, k);
             MsCollInfo c;
-            ms_schedule_coll(d->s, top.coll, &c);
-            if (!admissible(d, &c, st)) {
-                break;
+            ms_schedule_coll(d->s, key.coll, &c);
+            if (gated(d, &c)) {
+                g_array_index(ready, Key, keep++) = key;
+                continue;
             }
-            heap_pop(h);
+            if (!ranks_free(d, &c, st)) {
+                for (guint p = 0; p < c.n_ranks; p++) {
+                    d->reserved[c.ranks[p]] = d->epoch;
+                }
+                g_array_index(ready, Key, keep++) = key;
+                continue;
+            }
             gboolean a2a = c.kind == MS_COLL_KIND_ALLTOALL;
             for (guint p = 0; p < c.n_ranks; p++) {
                 MsOpInfo i = info(d, c.ops[p]);
@@ -360,6 +370,7 @@ poll_comm(MsDispatcher *d, GArray *launch)
             }
             any = TRUE;
         }
+        g_array_set_size(ready, keep);
     }
     return any;
 }

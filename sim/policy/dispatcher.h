@@ -11,8 +11,10 @@
  *   of them (a single coordinator decides, as Horovod's and ByteScheduler's do, so that all ranks
  *   see the same order of collectives on a stream and cannot deadlock). Among launchable
  *   collectives of a stream, the policy's order decides: readiness order (fifo, concurrent,
- *   schemoe) or priority then readiness (priority, lina). The head of the order is launched first;
- *   nothing overtakes it.
+ *   schemoe) or priority then readiness (priority, lina). A collective that must wait for a busy
+ *   rank keeps its place on all its ranks (nothing later in the order overtakes it there, so every
+ *   rank runs the stream's collectives in the same order), while collectives on other ranks go
+ *   ahead.
  * - lina: an allreduce collective is launchable only if none of its participants has an
  *   all-to-all waiting (ready, not launched) or running, and none is in the "all-to-all imminent"
  *   state (set when an op flagged MS_OP_FLAG_A2A_IMMINENT starts on that rank, cleared when the

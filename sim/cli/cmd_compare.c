@@ -1,0 +1,141 @@
+/* cmd_compare: `moesim compare`: several policies on the same inputs, side by side. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "scenario_opts.h"
+#include "sim/out/figures.h"
+
+#define DEFAULT_POLICIES "fifo,concurrent,priority,lina,schemoe"
+
+static void
+add_num(JsonBuilder *b, const char *key, double v)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_add_double_value(b, v);
+}
+
+int
+ms_cmd_compare(int argc, char **argv)
+{
+    g_auto(MsScenarioOpts) o = {0};
+    g_autofree char *policies = NULL, *out = NULL;
+    g_autofree GOptionEntry *common = ms_scenario_opts_entries(&o, FALSE);
+    const GOptionEntry own[] = {
+        {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies, "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Folder for compare.json and the charts (default moesim-out)", "DIR"},
+        {NULL},
+    };
+    guint nc = 0;
+    while (common[nc].long_name) {
+        nc++;
+    }
+    g_autofree GOptionEntry *entries = g_new0(GOptionEntry, nc + G_N_ELEMENTS(own));
+    memcpy(entries, common, nc * sizeof(GOptionEntry));
+    memcpy(entries + nc, own, sizeof own);
+    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Compare scheduling policies on the same inputs.",
+                      "Every policy plans and runs the same routing; the table gives per-iteration "
+                      "means and the speedup over the first policy. Policies with parameters are "
+                      "separated by ';' (e.g. 'fifo;lina:chunk=8MB'). See docs/running.md.")) {
+        return MS_EXIT_USAGE;
+    }
+    if (argc > 1) {
+        return ms_cli_usage("compare: unexpected argument '%s'", argv[1]);
+    }
+    MsScenario sc;
+    if (!ms_scenario_opts_apply(&o, &sc)) {
+        return MS_EXIT_USAGE;
+    }
+    g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func((GDestroyNotify)ms_result_free);
+    const char *list = policies ? policies : DEFAULT_POLICIES;
+    g_auto(GStrv) names = g_strsplit_set(list, strchr(list, ';') ? ";" : ",", -1);
+    if (g_strv_length(names) == 0 || names[0][0] == '\0') {
+        return ms_cli_usage("compare: --policies is empty");
+    }
+    g_autoptr(GError) error = NULL;
+    for (guint i = 0; names[i]; i++) {
+        g_strstrip(names[i]);
+        sc.policy = names[i];
+        MsResult *res = ms_scenario_run(&sc, &error);
+        if (res == NULL) {
+            g_prefix_error(&error, "policy %s: ", names[i]);
+            return ms_cli_fail(error);
+        }
+        g_ptr_array_add(results, res);
+    }
+    gboolean infer = sc.mode == MS_PLAN_INFER;
+    g_autofree char *what = ms_scenario_describe(&sc);
+    printf("moesim compare: %s, %u iteration%s each\n", what,
+           ms_result_n_iterations(results->pdata[0]),
+           ms_result_n_iterations(results->pdata[0]) == 1 ? "" : "s");
+    if (infer) {
+        printf("%-24s %10s %10s %10s %10s %10s %8s\n", "policy", "mean(ms)", "p50(ms)", "p95(ms)",
+               "p99(ms)", "a2a(ms)", "speedup");
+    } else {
+        printf("%-24s %10s %10s %12s %13s %8s\n", "policy", "step(ms)", "a2a(ms)", "exposed(ms)",
+               "allreduce(ms)", "speedup");
+    }
+    g_autoptr(JsonBuilder) jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "scenario");
+    json_builder_add_string_value(jb, what);
+    json_builder_set_member_name(jb, "policies");
+    json_builder_begin_array(jb);
+    MsMetrics base;
+    ms_result_mean(results->pdata[0], &base);
+    double base_p50 = ms_result_step_percentile(results->pdata[0], 50);
+    for (guint i = 0; i < results->len; i++) {
+        MsResult *res = results->pdata[i];
+        MsMetrics m;
+        ms_result_mean(res, &m);
+        double p50 = ms_result_step_percentile(res, 50), p95 = ms_result_step_percentile(res, 95);
+        double p99 = ms_result_step_percentile(res, 99);
+        double speedup = infer ? base_p50 / p50 : base.step_us / m.step_us;
+        if (infer) {
+            printf("%-24s %10.3f %10.3f %10.3f %10.3f %10.3f %7.2fx\n", names[i], m.step_us / 1e3,
+                   p50 / 1e3, p95 / 1e3, p99 / 1e3, m.a2a_us / 1e3, speedup);
+        } else {
+            printf("%-24s %10.3f %10.3f %12.3f %13.3f %7.2fx\n", names[i], m.step_us / 1e3,
+                   m.a2a_us / 1e3, m.exposed_comm_us / 1e3, m.allreduce_us / 1e3, speedup);
+        }
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "policy");
+        json_builder_add_string_value(jb, names[i]);
+        add_num(jb, "step_time_us", m.step_us);
+        add_num(jb, "a2a_us", m.a2a_us);
+        add_num(jb, "a2a_backward_us", m.a2a_bwd_us);
+        add_num(jb, "exposed_comm_us", m.exposed_comm_us);
+        add_num(jb, "allreduce_us", m.allreduce_us);
+        add_num(jb, "step_time_p50_us", p50);
+        add_num(jb, "step_time_p95_us", p95);
+        add_num(jb, "step_time_p99_us", p99);
+        add_num(jb, "speedup", speedup);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    const char *dir = out ? out : "moesim-out";
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        return ms_cli_usage("compare: cannot create %s", dir);
+    }
+    g_autofree char *json_path = g_build_filename(dir, "compare.json", NULL);
+    g_autofree char *bars = g_build_filename(dir, "compare.png", NULL);
+    g_autoptr(JsonNode) root = json_builder_get_root(jb);
+    g_autofree char *title = g_strdup_printf("moesim compare: %s", what);
+    if (!ms_cli_write_json(json_path, root, &error) ||
+        !ms_figure_compare(bars, title, (const char *const *)names,
+                           (MsResult *const *)results->pdata, results->len, &error)) {
+        return ms_cli_fail(error);
+    }
+    if (infer) {
+        g_autofree char *cdf = g_build_filename(dir, "latency-cdf.png", NULL);
+        if (!ms_figure_latency_cdf(cdf, title, (const char *const *)names,
+                                   (MsResult *const *)results->pdata, results->len, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    printf("wrote %s and %s%s\n", json_path, bars, infer ? " and latency-cdf.png" : "");
+    return MS_EXIT_OK;
+}

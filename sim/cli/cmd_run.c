@@ -1,0 +1,128 @@
+/* cmd_run: `moesim run`: one scenario: plan every iteration with a policy, execute it, report. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+
+#include "scenario_opts.h"
+#include "sim/out/figures.h"
+
+static void
+print_metrics(const MsResult *res, MsPlanMode mode)
+{
+    MsMetrics m;
+    ms_result_mean(res, &m);
+    guint n = ms_result_n_iterations(res);
+    const char *what = mode == MS_PLAN_INFER ? "batch latency" : "step time";
+    printf("  %-22s %10.3f ms%s\n", what, m.step_us / 1e3, n > 1 ? " (mean)" : "");
+    if (mode == MS_PLAN_INFER || n > 1) {
+        printf("  %-22s %10.3f / %.3f / %.3f ms\n", "p50 / p95 / p99",
+               ms_result_step_percentile(res, 50) / 1e3, ms_result_step_percentile(res, 95) / 1e3,
+               ms_result_step_percentile(res, 99) / 1e3);
+    }
+    printf("  %-22s %10.3f ms per GPU\n", "compute", m.compute_us / 1e3);
+    printf("  %-22s %10.3f ms per GPU (forward %.3f, backward %.3f)\n", "all-to-all",
+           m.a2a_us / 1e3, m.a2a_fwd_us / 1e3, m.a2a_bwd_us / 1e3);
+    printf("  %-22s %10.3f ms per GPU\n", "allreduce", m.allreduce_us / 1e3);
+    printf("  %-22s %10.3f ms per GPU (%.1f%% of the %s)\n", "exposed communication",
+           m.exposed_comm_us / 1e3, m.step_us > 0 ? 100 * m.exposed_comm_us / m.step_us : 0,
+           mode == MS_PLAN_INFER ? "latency" : "step");
+    char buf[32];
+    printf("  %-22s %10s per iteration\n", "all-to-all traffic",
+           ms_format_bytes(m.a2a_bytes, buf, sizeof buf));
+    if (m.dropped_tokens) {
+        printf("  %-22s %10" G_GUINT64_FORMAT " (capacity factor)\n", "dropped tokens",
+               m.dropped_tokens);
+    }
+}
+
+/* Writes the requested outputs of a result; plot_dir gets the run's figures. */
+gboolean
+ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const char *csv,
+                     const char *plot_dir, GError **error)
+{
+    if (json) {
+        g_autoptr(JsonNode) root = ms_result_to_json(res);
+        if (!ms_cli_write_json(json, root, error)) {
+            return FALSE;
+        }
+    }
+    if ((chrome && !ms_result_write_chrome(res, chrome, error)) ||
+        (csv && !ms_result_write_csv(res, csv, error))) {
+        return FALSE;
+    }
+    if (plot_dir == NULL) {
+        return TRUE;
+    }
+    if (g_mkdir_with_parents(plot_dir, 0755) != 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot create %s", plot_dir);
+        return FALSE;
+    }
+    const MsSchedule *s = ms_result_schedule(res);
+    const MsRecords *r = ms_result_records(res);
+    g_autofree char *timeline = g_build_filename(plot_dir, "timeline.png", NULL);
+    g_autofree char *links = g_build_filename(plot_dir, "links.png", NULL);
+    g_autofree char *title = g_strdup_printf("moesim: %s, policy %s (first iteration)",
+                                             ms_schedule_get_meta(s, "model"),
+                                             ms_schedule_policy(s));
+    if (!ms_figure_timeline(timeline, title, s, r, 8, error) ||
+        !ms_figure_links(links, title, r, error)) {
+        return FALSE;
+    }
+    if (ms_result_n_iterations(res) > 1) {
+        g_autofree char *cdf = g_build_filename(plot_dir, "latency-cdf.png", NULL);
+        const char *names[] = {ms_schedule_policy(s)};
+        MsResult *one[] = {res};
+        return ms_figure_latency_cdf(cdf, title, names, one, 1, error);
+    }
+    return TRUE;
+}
+
+int
+ms_cmd_run(int argc, char **argv)
+{
+    g_auto(MsScenarioOpts) o = {0};
+    g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL;
+    g_autofree GOptionEntry *common = ms_scenario_opts_entries(&o, TRUE);
+    const GOptionEntry outputs[] = {
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Summary and per-op records as JSON (- for stdout)", "FILE"},
+        {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &chrome, "Chrome trace-event JSON of the first iteration (Perfetto)", "FILE"},
+        {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "Per-op CSV of the first iteration", "FILE"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
+        {NULL},
+    };
+    guint nc = 0;
+    while (common[nc].long_name) {
+        nc++;
+    }
+    g_autofree GOptionEntry *entries = g_new0(GOptionEntry, nc + G_N_ELEMENTS(outputs));
+    memcpy(entries, common, nc * sizeof(GOptionEntry));
+    memcpy(entries + nc, outputs, sizeof outputs);
+    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Simulate MoE training steps or inference batches under a policy.",
+                      "Without options: one training step of lina-gpt2-16e on lina-testbed under "
+                      "fifo with generated routing. See docs/running.md.")) {
+        return MS_EXIT_USAGE;
+    }
+    if (argc > 1) {
+        return ms_cli_usage("run: unexpected argument '%s'", argv[1]);
+    }
+    MsScenario sc;
+    if (!ms_scenario_opts_apply(&o, &sc)) {
+        return MS_EXIT_USAGE;
+    }
+    sc.record_links = plot != NULL;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsResult) res = ms_scenario_run(&sc, &error);
+    if (res == NULL) {
+        return ms_cli_fail(error);
+    }
+    g_autofree char *what = ms_scenario_describe(&sc);
+    printf("moesim run: %s, policy %s, %u iteration%s\n", what,
+           ms_schedule_policy(ms_result_schedule(res)), ms_result_n_iterations(res),
+           ms_result_n_iterations(res) == 1 ? "" : "s");
+    print_metrics(res, sc.mode);
+    if (!ms_cli_write_outputs(res, json, chrome, csv, plot, &error)) {
+        return ms_cli_fail(error);
+    }
+    return MS_EXIT_OK;
+}

@@ -1,0 +1,81 @@
+/* scenario_opts: parsing and describing the scenario options. */
+#include "scenario_opts.h"
+
+#include <string.h>
+
+#include "cli.h"
+
+GOptionEntry *
+ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
+{
+    const GOptionEntry all[] = {
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology, "Cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
+        {"model", 'M', 0, G_OPTION_ARG_STRING, &o->model, "Model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
+        {"trace", 'T', 0, G_OPTION_ARG_STRING, &o->trace, "Routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated)", "SRC"},
+        {"mode", 0, 0, G_OPTION_ARG_STRING, &o->mode, "train (default) or infer", "MODE"},
+        {"iterations", 'n', 0, G_OPTION_ARG_INT, &o->iterations, "Training steps or inference batches to run (default 1, or the whole trace)", "N"},
+        {"warmup", 0, 0, G_OPTION_ARG_INT, &o->warmup, "Iterations read first only to teach Lina's path profile (default 0)", "N"},
+        {"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Seed of generated routing (default 1)", "S"},
+        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration, "Calibrated figures (moesim calibrate); default: nominal", "FILE"},
+        {"backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "sim (default), cpu or cuda", "B"},
+        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check, "Verify capacities, bytes, time order and op order during the run", NULL},
+        {"policy", 'P', 0, G_OPTION_ARG_STRING, &o->policy, "fifo (default), concurrent, priority, lina, schemoe [:key=value,...]", "P"},
+    };
+    guint n = G_N_ELEMENTS(all) - (with_policy ? 0 : 1);
+    GOptionEntry *e = g_new0(GOptionEntry, n + 1);
+    memcpy(e, all, n * sizeof(GOptionEntry));
+    return e;
+}
+
+gboolean
+ms_scenario_opts_apply(const MsScenarioOpts *o, MsScenario *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->topology = o->topology;
+    sc->model = o->model;
+    sc->trace = o->trace;
+    sc->policy = o->policy;
+    sc->calibration = o->calibration;
+    sc->backend = o->backend;
+    sc->check_invariants = o->check;
+    if (o->mode && !ms_plan_mode_from_name(o->mode, &sc->mode)) {
+        ms_cli_usage("--mode '%s': use train or infer", o->mode);
+        return FALSE;
+    }
+    if (o->iterations < 0 || o->iterations > 1000000 || o->warmup < 0 || o->warmup > 1000000) {
+        ms_cli_usage("--iterations and --warmup must be between 0 and 1000000");
+        return FALSE;
+    }
+    if (o->seed < 0) {
+        ms_cli_usage("--seed must not be negative");
+        return FALSE;
+    }
+    sc->iterations = o->iterations;
+    sc->warmup = o->warmup;
+    sc->seed = o->seed ? (guint64)o->seed : 1;
+    return TRUE;
+}
+
+void
+ms_scenario_opts_clear(MsScenarioOpts *o)
+{
+    g_free(o->topology);
+    g_free(o->model);
+    g_free(o->trace);
+    g_free(o->policy);
+    g_free(o->mode);
+    g_free(o->calibration);
+    g_free(o->backend);
+    memset(o, 0, sizeof *o);
+}
+
+char *
+ms_scenario_describe(const MsScenario *sc)
+{
+    return g_strdup_printf("%s on %s, %s, routing %s%s%s",
+                           sc->model ? sc->model : MS_SCENARIO_MODEL,
+                           sc->topology ? sc->topology : MS_SCENARIO_TOPOLOGY,
+                           ms_plan_mode_name(sc->mode), sc->trace ? sc->trace : "generated",
+                           sc->calibration ? ", calibrated by " : ", nominal figures",
+                           sc->calibration ? sc->calibration : "");
+}

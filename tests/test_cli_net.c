@@ -1,0 +1,388 @@
+/* Tests of `moesim collective` and `moesim flows`: figures against closed forms, nccl-tests
+ * columns, byte-identical reruns, JSON output, --help, and exit 2 with a clear message for every
+ * kind of bad input. */
+#include "ms_test.h"
+
+#include <json-glib/json-glib.h>
+
+typedef struct {
+    int rc;
+    char *out, *err;
+} Result;
+
+static void
+result_clear(Result *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+static Result
+moesim(const char *first, ...)
+{
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        g_ptr_array_add(args, (gpointer)a);
+    }
+    va_end(ap);
+    g_ptr_array_add(args, NULL);
+    Result r = {0};
+    r.rc = ms_test_run_moesim((const char *const *)args->pdata, &r.out, &r.err);
+    return r;
+}
+
+/* The data rows of an nccl-tests table (lines not starting with '#'). */
+static char **
+rows(const char *out)
+{
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    g_autoptr(GPtrArray) keep = g_ptr_array_new();
+    for (guint i = 0; lines[i]; i++) {
+        if (lines[i][0] && lines[i][0] != '#') {
+            g_ptr_array_add(keep, g_strdup(lines[i]));
+        }
+    }
+    g_ptr_array_add(keep, NULL);
+    return (char **)g_ptr_array_free(g_steal_pointer(&keep), FALSE);
+}
+
+typedef struct {
+    guint64 size, count;
+    char type[16], redop[16];
+    int root;
+    double time, algbw, busbw;
+} NcclRow;
+
+static gboolean
+parse_row(const char *line, NcclRow *r)
+{
+    char wrong[16];
+    return sscanf(line, "%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %15s %15s %d %lf %lf %lf %15s",
+                  &r->size, &r->count, r->type, r->redop, &r->root, &r->time, &r->algbw, &r->busbw,
+                  wrong) == 9;
+}
+
+/* dgx-a100, 1 GiB ring allreduce: 2(n-1)/n S/B + 2(n-1) a with B = 300 GB/s, a = 1.4 us. */
+static void
+test_collective_figures(void)
+{
+    Result r = moesim("collective", "--topology", "dgx-a100", "--op", "allreduce", "-b", "1G", "-e",
+                      "1G", NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# moesim collective: allreduce (ring) on dgx-a100, 8 "
+                                         "ranks, 8 channels"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "simulated 1 sizes"));
+    g_auto(GStrv) lines = rows(r.out);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 1);
+    NcclRow row;
+    CU_ASSERT_TRUE_FATAL(parse_row(lines[0], &row));
+    double S = 1073741824.0, want_us = (1.75 * S / 300e9 + 14 * 1.4e-6) * 1e6;
+    CU_ASSERT_EQUAL(row.size, 1073741824);
+    CU_ASSERT_EQUAL(row.count, 268435456);
+    CU_ASSERT_STRING_EQUAL(row.type, "float");
+    CU_ASSERT_STRING_EQUAL(row.redop, "sum");
+    CU_ASSERT_EQUAL(row.root, -1);
+    MS_ASSERT_REL(row.time, want_us, 1e-3);
+    MS_ASSERT_REL(row.algbw, S / want_us / 1e3, 2e-3);
+    MS_ASSERT_REL(row.busbw, 1.75 * S / want_us / 1e3, 2e-3);
+    result_clear(&r);
+
+    /* 2 nodes, all-to-all: bound by the 25 GB/s NICs (S/2 each) plus 1.33 us of latency; the
+     * count column is per rank, as in nccl-tests. */
+    r = moesim("collective", "-t", "dgx-a100-2node", "-o", "alltoall", "-b", "1G", "-e", "1G",
+               NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    g_auto(GStrv) a2a = rows(r.out);
+    CU_ASSERT_TRUE_FATAL(a2a[0] && parse_row(a2a[0], &row));
+    CU_ASSERT_EQUAL(row.size, 1073741824);
+    CU_ASSERT_EQUAL(row.count, 268435456 / 16);
+    CU_ASSERT_STRING_EQUAL(row.redop, "none");
+    MS_ASSERT_REL(row.time, (S / 2 / 25e9 + 1.33e-6) * 1e6, 1e-3);
+    MS_ASSERT_REL(row.busbw, row.algbw * 15 / 16, 1e-2);
+    result_clear(&r);
+
+    /* nccl-tests' sweep: 8 B to 128 MiB by 2 is 25 sizes; reducescatter rounds each size down
+     * to whole floats per rank (8 B over 8 ranks: 0). */
+    r = moesim("collective", "--op", "reducescatter", NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    g_auto(GStrv) sweep = rows(r.out);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(sweep), 25);
+    CU_ASSERT_TRUE(parse_row(sweep[0], &row) && row.size == 0 && row.count == 0);
+    CU_ASSERT_TRUE(parse_row(sweep[2], &row) && row.size == 32 && row.count == 1);
+    CU_ASSERT_TRUE(parse_row(sweep[24], &row) && row.size == 134217728 &&
+                   row.count == 134217728 / 32);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# Avg bus bandwidth    : "));
+    result_clear(&r);
+
+    /* Options reach the model: one channel across two nodes is about 8x slower; alpha adds. */
+    r = moesim("collective", "-t", "dgx-a100-2node", "-o", "allreduce", "-b", "1G", "-e", "1G",
+               "-c", "1", "--alpha", "10us", "--step-delay", "0us", "-n", "16", "-w", "2",
+               "--check-invariants", NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    g_auto(GStrv) one = rows(r.out);
+    CU_ASSERT_TRUE_FATAL(one[0] && parse_row(one[0], &row));
+    CU_ASSERT_TRUE(row.busbw > 0.95 * 25 && row.busbw < 25);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "16 ranks, 1 channel,"));
+    result_clear(&r);
+}
+
+static void
+expect_same_output(const char *const *args)
+{
+    char *out[2] = {NULL, NULL}, *err[2] = {NULL, NULL};
+    for (guint i = 0; i < 2; i++) {
+        CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out[i], &err[i]), 0);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out[1]);
+    CU_ASSERT_TRUE(strlen(out[0]) > 100);
+    CU_ASSERT_STRING_EQUAL(out[0], out[1]);
+    for (guint i = 0; i < 2; i++) {
+        g_free(out[i]);
+        g_free(err[i]);
+    }
+}
+
+static void
+test_determinism(void)
+{
+    const char *const coll[] = {"collective", "-t",       "dgx-a100-2node",
+                                "-o",         "alltoall", "-a",
+                                "2dh",        "-b",       "1K",
+                                "-e",         "64M",      "-f",
+                                "4",          NULL};
+    expect_same_output(coll);
+    const char *const hier[] = {"collective", "-t", "dgx-a100-2node", "-o", "allreduce", "-a",
+                                "hier",       "-b", "1000",           "-e", "10M",       "-f",
+                                "3.3",        NULL};
+    expect_same_output(hier);
+    g_autofree char *path =
+        g_build_filename(ms_test_srcdir(), "docs", "examples", "two-flows.txt", NULL);
+    const char *const flows[] = {"flows", "-t", "dgx-a100-2node", path, NULL};
+    expect_same_output(flows);
+}
+
+static JsonNode *
+parse_json(const char *text)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_autoptr(GError) error = NULL;
+    if (!json_parser_load_from_data(p, text, -1, &error)) {
+        fprintf(stderr, "\n  not JSON: %s\n", error->message);
+        return NULL;
+    }
+    return json_node_copy(json_parser_get_root(p));
+}
+
+static void
+test_collective_json(void)
+{
+    g_autofree char *file = g_build_filename(ms_test_tmpdir(), "coll.json", NULL);
+    Result r =
+        moesim("collective", "-o", "allgather", "-b", "1M", "-e", "4M", "--json", file, NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# Avg bus bandwidth")); /* the table as well */
+    g_autofree char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(file, &text, NULL, NULL));
+    g_autoptr(JsonNode) root = parse_json(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    JsonObject *o = json_node_get_object(root);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "op"), "allgather");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "algo"), "ring");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "topology"), "dgx-a100");
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "ranks"), 8);
+    JsonArray *rowsj = json_object_get_array_member(o, "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(rowsj), 3);
+    JsonObject *row = json_array_get_object_element(rowsj, 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(row, "size"), 4 << 20);
+    CU_ASSERT_EQUAL(json_object_get_int_member(row, "count"), (4 << 20) / 32);
+    /* allgather of 4 MiB on one node: 7 steps of S/8 at 300 GB/s plus 1.4 us each */
+    MS_ASSERT_REL(json_object_get_double_member(row, "time_us"),
+                  (7 * (4194304.0 / 8 / 300e9 + 1.4e-6)) * 1e6, 1e-3);
+    CU_ASSERT_EQUAL(json_object_get_int_member(row, "flows"), 8 * 7 * 8);
+    CU_ASSERT_TRUE(json_object_get_double_member(o, "avg_busbw_gbps") > 0);
+    result_clear(&r);
+
+    /* "-": standard output is the JSON alone. */
+    r = moesim("collective", "-o", "allgather", "-b", "1M", "-e", "4M", "--json", "-", NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    g_autoptr(JsonNode) again = parse_json(r.out);
+    CU_ASSERT_PTR_NOT_NULL(again);
+    CU_ASSERT_TRUE(again && json_node_equal(root, again));
+    result_clear(&r);
+}
+
+static void
+test_flows_command(void)
+{
+    g_autofree char *path =
+        g_build_filename(ms_test_srcdir(), "docs", "examples", "two-flows.txt", NULL);
+    Result r = moesim("flows", "--topology", "dgx-a100-2node", path, NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    /* f1 and f2 share gpu0's NIC: 50 MB at 25 GB/s after 1.33 us; f3 then 1 MB alone. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "f1               gpu0       gpu8             25000000"
+                                         "        0.000        0.000     2001.330     2001.330"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "f3               gpu8       gpu0              1000000"
+                                         "        0.000     2001.330     2042.660       41.330"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# flows 3, makespan 2042.660 us, events "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "# wall time"));
+    result_clear(&r);
+
+    r = moesim("flows", "-t", "dgx-a100-2node", "--summary", "--check-invariants", path, NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_TRUE(g_str_has_prefix(r.out, "# flows 3, makespan 2042.660 us"));
+    CU_ASSERT_PTR_NULL(strstr(r.out, "gpu0"));
+    result_clear(&r);
+
+    r = moesim("flows", "-t", "dgx-a100-2node", "--json", "-", path, NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    g_autoptr(JsonNode) root = parse_json(r.out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    JsonObject *o = json_node_get_object(root);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "flows"), 3);
+    MS_ASSERT_REL(json_object_get_double_member(o, "makespan_us"), 2042.66, 1e-9);
+    JsonArray *res = json_object_get_array_member(o, "results");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(res), 3);
+    JsonObject *f3 = json_array_get_object_element(res, 2);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(f3, "id"), "f3");
+    MS_ASSERT_REL(json_object_get_double_member(f3, "begin_us"), 2001.33, 1e-9);
+    result_clear(&r);
+
+    /* An empty list is fine. */
+    g_autofree char *empty = ms_test_write_tmp("empty.txt", "# nothing\n");
+    r = moesim("flows", empty, NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# flows 0, makespan 0.000 us"));
+    result_clear(&r);
+}
+
+static void
+test_help(void)
+{
+    const char *const cmds[] = {"collective", "flows"};
+    for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        Result r = moesim(cmds[i], "--help", NULL);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Usage:"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--topology"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--json"));
+        result_clear(&r);
+    }
+}
+
+typedef struct {
+    const char *args[16];
+    const char *needle;
+} Bad;
+
+static void
+expect_usage(const char *const *args, const char *needle)
+{
+    char *out = NULL, *err = NULL;
+    int rc = ms_test_run_moesim(args, &out, &err);
+    CU_ASSERT_EQUAL(rc, 2);
+    if (err == NULL || strstr(err, needle) == NULL) {
+        fprintf(stderr, "\n  %s %s: stderr '%s' lacks '%s'\n", args[0], args[1] ? args[1] : "",
+                err ? err : "(null)", needle);
+        CU_FAIL("message lacks expected text");
+    }
+    g_free(out);
+    g_free(err);
+}
+
+static void
+test_collective_errors(void)
+{
+    g_autofree char *bad_topo = ms_test_write_tmp(
+        "bad.ini",
+        "[topology]\nformat = 1\nname = b\n[gpu]\nmodel = X\npeak = 1TFLOPS\n"
+        "hbm = 1TBps\nmemory = 1GB\nlaunch_overhead = 1us\n[preset]\nnodes = 1\n"
+        "gpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 300\nintra_latency = 1us\n");
+    const Bad cases[] = {
+        {{"collective", NULL}, "moesim: collective: --op is required"},
+        {{"collective", "--op", "broadcast", NULL}, "unknown --op 'broadcast'"},
+        {{"collective", "--op", "allreduce", "--algo", "tree", NULL}, "unknown --algo 'tree'"},
+        {{"collective", "--op", "alltoall", "--algo", "ring", NULL},
+         "algorithm 'ring' does not apply to alltoall"},
+        {{"collective", "--op", "allreduce", "-b", "1M", "-e", "1K", NULL},
+         "--minbytes 1048576 is larger than --maxbytes 1024"},
+        {{"collective", "--op", "allreduce", "-b", "1X", NULL},
+         "--minbytes: size '1X': unknown unit 'X'"},
+        {{"collective", "--op", "allreduce", "-e", "-5M", NULL},
+         "--maxbytes: size '-5M' out of range"},
+        {{"collective", "--op", "allreduce", "-e", "2P", NULL},
+         "--maxbytes: size '2P': unknown unit"},
+        {{"collective", "--op", "allreduce", "-f", "1", NULL},
+         "--stepfactor must be greater than 1"},
+        {{"collective", "--op", "allreduce", "-f", "0.5", NULL}, "(got 0.5)"},
+        {{"collective", "--op", "allreduce", "-f", "nan", NULL},
+         "--stepfactor must be greater than 1"},
+        {{"collective", "--op", "allreduce", "-f", "abc", NULL}, "Cannot parse double value"},
+        {{"collective", "--op", "allreduce", "-b", "1", "-e", "1G", "-f", "1.0001", NULL},
+         "makes more than 10000 sizes"},
+        {{"collective", "--op", "allreduce", "-t", "dgx-z", NULL}, "dgx-z"},
+        {{"collective", "--op", "allreduce", "-t", bad_topo, NULL},
+         "bad.ini:14: [preset] intra_bandwidth"},
+        {{"collective", "--op", "allreduce", "-n", "9", NULL},
+         "--ranks 9 but topology 'dgx-a100' has 8 GPUs"},
+        {{"collective", "--op", "allreduce", "-n", "-1", NULL}, "--ranks must be >= 0 (got -1)"},
+        {{"collective", "--op", "allreduce", "-c", "300", NULL},
+         "--channels must be between 0 and 256 (got 300)"},
+        {{"collective", "--op", "alltoall", "-w", "-2", NULL}, "--window must be >= 0 (got -2)"},
+        {{"collective", "--op", "allreduce", "--alpha", "5", NULL},
+         "--alpha: time '5' has no unit"},
+        {{"collective", "--op", "allreduce", "--step-delay", "-1us", NULL},
+         "--step-delay: time '-1us' out of range"},
+        {{"collective", "--op", "alltoall", "-a", "2dh", "-t", "dgx-a100-2node", "-n", "9", NULL},
+         "2dh needs the same number of ranks on every node (9 ranks on 2 nodes)"},
+        {{"collective", "--op", "allreduce", "extra", NULL}, "unexpected argument 'extra'"},
+        {{"collective", "--bogus", NULL}, "Unknown option --bogus"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        expect_usage(cases[i].args, cases[i].needle);
+    }
+}
+
+static void
+test_flows_errors(void)
+{
+    g_autofree char *bad = ms_test_write_tmp("bad-flows.txt", "f1 gpu0 gpu8 25MB 0us\n"
+                                                              "f2 gpu0 gpu99 25MB 0us\n");
+    g_autofree char *unit = ms_test_write_tmp("unit-flows.txt", "f1 gpu0 gpu7 25 0us\n");
+    g_autofree char *cycle = ms_test_write_tmp("cycle-flows.txt", "a 0 1 1MB 0us after=b\n"
+                                                                  "b 1 0 1MB 0us after=a\n");
+    g_autofree char *ok = ms_test_write_tmp("ok-flows.txt", "f1 gpu0 gpu1 1MB 0us\n");
+    const Bad cases[] = {
+        {{"flows", NULL}, "flows: expected exactly one FILE"},
+        {{"flows", ok, ok, NULL}, "flows: expected exactly one FILE"},
+        {{"flows", "/nonexistent/f.txt", NULL}, "/nonexistent/f.txt"},
+        {{"flows", "-t", "dgx-a100-2node", bad, NULL},
+         "bad-flows.txt:2: destination: unknown device 'gpu99'"},
+        {{"flows", unit, NULL}, "unit-flows.txt:1: bytes: size '25' has no unit"},
+        {{"flows", cycle, NULL}, "cycle-flows.txt:1: flow 'a' depends on itself"},
+        {{"flows", "-t", "nowhere", ok, NULL}, "nowhere"},
+        {{"flows", "--json", "/nonexistent/dir/out.json", ok, NULL}, "/nonexistent/dir/out.json"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        expect_usage(cases[i].args, cases[i].needle);
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"collective figures and nccl-tests columns", test_collective_figures},
+        {"identical output on reruns", test_determinism},
+        {"collective --json", test_collective_json},
+        {"flows: table, summary, JSON", test_flows_command},
+        {"--help", test_help},
+        {"collective: bad input exits 2 with a message", test_collective_errors},
+        {"flows: bad input exits 2 with a message", test_flows_errors},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"cli_net", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
