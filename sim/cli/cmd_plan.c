@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "sim/policy/planner.h"
+#include "sim/scenario.h"
 
 typedef struct {
     guint compute, comm, colls, a2a, allreduce, weights;
@@ -101,14 +102,14 @@ ms_cmd_plan(int argc, char **argv)
     gint64 iteration = 0, seed = 1;
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
-         "shipped topology or file (default lina-testbed)", "T"},
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &model,
-         "shipped model or file (default lina-gpt2-16e)", "M"},
-        {"trace", 0, 0, G_OPTION_ARG_STRING, &trace,
-         "expert-selection trace: FILE, sample:NAME or gen:SPEC (default: "
-         "generated, " MS_PLANNER_DEFAULT_SKEW ")",
-         "FILE|gen:SPEC"},
-        {"policy", 'p', 0, G_OPTION_ARG_STRING, &policy,
+         "cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
+        {"model", 'M', 0, G_OPTION_ARG_STRING, &model,
+         "model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
+        {"trace", 'T', 0, G_OPTION_ARG_STRING, &trace,
+         "routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated, as "
+         "moesim run does)",
+         "SRC"},
+        {"policy", 'P', 0, G_OPTION_ARG_STRING, &policy,
          "fifo, concurrent, priority, lina or schemoe, with :key=value,... (default fifo)",
          "P[:params]"},
         {"mode", 0, 0, G_OPTION_ARG_STRING, &mode_name, "train (a step) or infer (a batch)",
@@ -143,10 +144,10 @@ ms_cmd_plan(int argc, char **argv)
         return ms_cli_usage("plan: --seed %" G_GINT64_FORMAT " is negative", seed);
     }
     MsPlannerOptions opts = {
-        .topology = topology ? topology : "lina-testbed",
-        .model = model ? model : "lina-gpt2-16e",
+        .topology = topology ? topology : MS_SCENARIO_TOPOLOGY,
+        .model = model ? model : MS_SCENARIO_MODEL,
         .trace = trace,
-        .policy = policy ? policy : "fifo",
+        .policy = policy ? policy : MS_SCENARIO_POLICY,
         .mode = mode,
         .iterations = (guint)iteration + 1,
         .seed = (guint64)seed,
