@@ -251,8 +251,8 @@ fx_is_a2a(const MsSchedule *s, guint32 op)
 
 /* Lina's rule: no allreduce op launches on a rank while an all-to-all op of that rank is ready
  * (waiting) or running. With steps (an FxRun) the check is exact; with times only (records of
- * the engine) an all-to-all that became ready at the very instant the allreduce started is left
- * to the order of events. Returns the number of violations. */
+ * the engine) an all-to-all that became ready at the very instant the allreduce started and
+ * started later counts as not yet waiting. Returns the number of violations. */
 static inline gboolean
 fx_gate_bad(const MsSchedule *s, const FxRun *run, const MsTime *start, const MsTime *end,
             guint32 ar, guint32 a2a)
@@ -261,8 +261,11 @@ fx_gate_bad(const MsSchedule *s, const FxRun *run, const MsTime *start, const Ms
         return run->ready_step[a2a] < run->launch_step[ar] &&
                run->launch_step[ar] < run->finish_step[a2a];
     }
+    /* Waiting: ready strictly before the allreduce started and not yet done; running: started
+     * no later than the allreduce and not done (an all-to-all that became ready at the very
+     * instant, after the allreduce's launch, is neither). */
     MsTime ready = fx_ready_time(s, end, a2a);
-    return ready < start[ar] && start[ar] < end[a2a];
+    return (ready < start[ar] || start[a2a] <= start[ar]) && start[ar] < end[a2a];
 }
 
 static inline guint
@@ -359,6 +362,70 @@ fx_readiness_inversions(const GArray *colls, guint stream)
                 x->launch_seq > y->launch_seq) {
                 bad++;
             }
+        }
+    }
+    return bad;
+}
+
+/* --- runs on the simulator (engine records) --- */
+
+#include "sim/engine.h"
+
+/* Runs s on the engine over topology `topo` (invariants checked) and fills start and end per op
+ * (caller frees). FALSE when the engine fails. */
+static inline gboolean
+fx_engine_times(const MsSchedule *s, const char *topo, MsTime **start, MsTime **end)
+{
+    g_autoptr(MsTopology) t = fx_topo(topo);
+    MsEngineOptions opts = {.check_invariants = TRUE};
+    GError *error = NULL;
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    if (r == NULL) {
+        fprintf(stderr, "\n  engine: %s\n", error->message);
+        g_clear_error(&error);
+        return FALSE;
+    }
+    guint n = ms_schedule_n_ops(s);
+    *start = g_new(MsTime, n);
+    *end = g_new(MsTime, n);
+    for (guint32 op = 0; op < n; op++) {
+        (*start)[op] = ms_records_start(r, op);
+        (*end)[op] = ms_records_end(r, op);
+    }
+    return TRUE;
+}
+
+/* Collectives of a simulated run: readiness (the last participant's dependencies done) and start
+ * (the first participant's) in time; the counters hold nothing. */
+static inline GArray *
+fx_coll_times(const MsSchedule *s, const MsTime *start, const MsTime *end)
+{
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(FxColl));
+    for (guint32 c = 0; c < ms_schedule_n_colls(s); c++) {
+        MsCollInfo ci;
+        ms_schedule_coll(s, c, &ci);
+        MsOpInfo first = fx_op(s, ci.ops[0]);
+        FxColl fc = {c, 0, 0, 0, MS_TIME_NEVER, first.layer, first.role, first.stream};
+        for (guint p = 0; p < ci.n_ranks; p++) {
+            fc.ready = MAX(fc.ready, fx_ready_time(s, end, ci.ops[p]));
+            fc.start = MIN(fc.start, start[ci.ops[p]]);
+        }
+        g_array_append_val(out, fc);
+    }
+    return out;
+}
+
+/* Pairs on one stream launched strictly against their (strict) readiness order, in time. */
+static inline guint
+fx_time_inversions(const GArray *colls, guint stream)
+{
+    guint bad = 0;
+    for (guint a = 0; a < colls->len; a++) {
+        const FxColl *x = &g_array_index(colls, FxColl, a);
+        for (guint b = 0; b < colls->len; b++) {
+            const FxColl *y = &g_array_index(colls, FxColl, b);
+            bad += x->stream == stream && y->stream == stream && x->ready < y->ready &&
+                   x->start > y->start;
         }
     }
     return bad;

@@ -40,12 +40,33 @@ test_readiness_order(void)
     fx_run_clear(&run);
 }
 
+static void
+test_simulated(void)
+{
+    g_autoptr(MsSchedule) s = fx_plan_contended("fifo");
+    g_autofree MsTime *start = NULL, *end = NULL;
+    CU_ASSERT_TRUE_FATAL(fx_engine_times(s, "dgx-a100", &start, &end));
+    g_autoptr(GArray) colls = fx_coll_times(s, start, end);
+    CU_ASSERT_EQUAL(fx_time_inversions(colls, 1), 0);
+    /* ... and the comm stream never runs two collectives of a GPU at once. */
+    for (guint a = 0; a < colls->len; a++) {
+        for (guint b = 0; b < colls->len; b++) {
+            const FxColl *x = &g_array_index(colls, FxColl, a),
+                         *y = &g_array_index(colls, FxColl, b);
+            MsCollInfo xi;
+            ms_schedule_coll(s, x->coll, &xi);
+            CU_ASSERT_FALSE(a != b && x->start < y->start && y->start < end[xi.ops[0]]);
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"one communication stream, whole ops", test_structure},
         {"collectives launch in readiness order", test_readiness_order},
+        {"simulated: readiness order, one collective at a time", test_simulated},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"fifo", NULL, NULL, tests}, {NULL}};
