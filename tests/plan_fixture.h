@@ -318,55 +318,6 @@ fx_plan_contended(const char *spec)
     return s;
 }
 
-/* A collective's readiness (its last participant's) and launch, by the dispatcher's counters
- * and in time. */
-typedef struct {
-    guint32 coll;
-    guint64 ready_seq, launch_seq;
-    MsTime ready, start;
-    gint layer;
-    MsRole role;
-    guint stream;
-} FxColl;
-
-static inline GArray *
-fx_coll_runs(const MsSchedule *s, const FxRun *run)
-{
-    GArray *out = g_array_new(FALSE, FALSE, sizeof(FxColl));
-    for (guint32 c = 0; c < ms_schedule_n_colls(s); c++) {
-        MsCollInfo ci;
-        ms_schedule_coll(s, c, &ci);
-        MsOpInfo first = fx_op(s, ci.ops[0]);
-        FxColl fc = {c, 0, G_MAXUINT64, 0, MS_TIME_NEVER, first.layer, first.role, first.stream};
-        for (guint p = 0; p < ci.n_ranks; p++) {
-            fc.ready_seq = MAX(fc.ready_seq, run->ready_seq[ci.ops[p]]);
-            fc.launch_seq = MIN(fc.launch_seq, run->launch_seq[ci.ops[p]]);
-            fc.ready = MAX(fc.ready, fx_ready_time(s, run->end, ci.ops[p]));
-            fc.start = MIN(fc.start, run->start[ci.ops[p]]);
-        }
-        g_array_append_val(out, fc);
-    }
-    return out;
-}
-
-/* Pairs of collectives on one stream launched against their readiness order. */
-static inline guint
-fx_readiness_inversions(const GArray *colls, guint stream)
-{
-    guint bad = 0;
-    for (guint a = 0; a < colls->len; a++) {
-        const FxColl *x = &g_array_index(colls, FxColl, a);
-        for (guint b = 0; b < colls->len; b++) {
-            const FxColl *y = &g_array_index(colls, FxColl, b);
-            if (x->stream == stream && y->stream == stream && x->ready_seq < y->ready_seq &&
-                x->launch_seq > y->launch_seq) {
-                bad++;
-            }
-        }
-    }
-    return bad;
-}
-
 /* --- runs on the simulator (engine records) --- */
 
 #include "sim/engine.h"
@@ -395,29 +346,52 @@ fx_engine_times(const MsSchedule *s, const char *topo, MsTime **start, MsTime **
     return TRUE;
 }
 
-/* Collectives of a simulated run: readiness (the last participant's dependencies done) and start
- * (the first participant's) in time; the counters hold nothing. */
+/* Collectives in launch order terms: ready is when the last participant became ready, launch
+ * when the first launched, both as the dispatcher's counters (FX_BY_SEQ), the unit-cost run's
+ * steps (FX_BY_STEP) or times (FX_BY_TIME: start and end, from a run or the engine). */
+typedef enum {
+    FX_BY_SEQ,
+    FX_BY_STEP,
+    FX_BY_TIME,
+} FxBy;
+
+typedef struct {
+    guint32 coll;
+    guint64 ready, launch;
+    gint layer;
+    MsRole role;
+    guint stream;
+} FxColl;
+
 static inline GArray *
-fx_coll_times(const MsSchedule *s, const MsTime *start, const MsTime *end)
+fx_coll_order(const MsSchedule *s, const FxRun *run, const MsTime *start, const MsTime *end,
+              FxBy by)
 {
     GArray *out = g_array_new(FALSE, FALSE, sizeof(FxColl));
     for (guint32 c = 0; c < ms_schedule_n_colls(s); c++) {
         MsCollInfo ci;
         ms_schedule_coll(s, c, &ci);
         MsOpInfo first = fx_op(s, ci.ops[0]);
-        FxColl fc = {c, 0, 0, 0, MS_TIME_NEVER, first.layer, first.role, first.stream};
+        FxColl fc = {c, 0, G_MAXUINT64, first.layer, first.role, first.stream};
         for (guint p = 0; p < ci.n_ranks; p++) {
-            fc.ready = MAX(fc.ready, fx_ready_time(s, end, ci.ops[p]));
-            fc.start = MIN(fc.start, start[ci.ops[p]]);
+            guint32 op = ci.ops[p];
+            guint64 ready = by == FX_BY_SEQ    ? run->ready_seq[op]
+                            : by == FX_BY_STEP ? run->ready_step[op]
+                                               : fx_ready_time(s, end, op);
+            guint64 launch = by == FX_BY_SEQ    ? run->launch_seq[op]
+                             : by == FX_BY_STEP ? run->launch_step[op]
+                                                : start[op];
+            fc.ready = MAX(fc.ready, ready);
+            fc.launch = MIN(fc.launch, launch);
         }
         g_array_append_val(out, fc);
     }
     return out;
 }
 
-/* Pairs on one stream launched strictly against their (strict) readiness order, in time. */
+/* Pairs of collectives on one stream launched against their readiness order (strictly). */
 static inline guint
-fx_time_inversions(const GArray *colls, guint stream)
+fx_inversions(const GArray *colls, guint stream)
 {
     guint bad = 0;
     for (guint a = 0; a < colls->len; a++) {
@@ -425,8 +399,29 @@ fx_time_inversions(const GArray *colls, guint stream)
         for (guint b = 0; b < colls->len; b++) {
             const FxColl *y = &g_array_index(colls, FxColl, b);
             bad += x->stream == stream && y->stream == stream && x->ready < y->ready &&
-                   x->start > y->start;
+                   x->launch > y->launch;
         }
     }
     return bad;
+}
+
+/* Runs moesim with arguments and checks its exit status and that stdout and stderr contain the
+ * given texts (NULL: not checked). */
+static inline void
+fx_expect_run(const char *const *args, int code, const char *out_needle, const char *err_needle)
+{
+    char *out = NULL, *err = NULL;
+    int rc = ms_test_run_moesim(args, &out, &err);
+    CU_ASSERT_EQUAL(rc, code);
+    CU_ASSERT_FATAL(out != NULL && err != NULL);
+    if (out_needle && strstr(out, out_needle) == NULL) {
+        fprintf(stderr, "\n  stdout lacks '%s':\n%s", out_needle, out);
+        CU_FAIL("stdout");
+    }
+    if (err_needle && strstr(err, err_needle) == NULL) {
+        fprintf(stderr, "\n  stderr lacks '%s':\n%s", err_needle, err);
+        CU_FAIL("stderr");
+    }
+    g_free(out);
+    g_free(err);
 }
