@@ -292,67 +292,74 @@ pack(const GArray *cold, const double *load, double cap, guint max_pack)
     return bins;
 }
 
-/* Popular groups (one expert, n GPUs) and cold bins that together use at most n_ranks GPUs. */
+/* The groups for a bound L on any GPU's load: every expert above L gets ceil(load / L) GPUs of
+ * its own (popular), the others are packed first-fit decreasing into GPUs of capacity L, at most
+ * max_pack each. *used gets the GPUs they need. */
 static GPtrArray *
-make_groups(const double *load, guint experts, guint n_ranks, guint max_pack)
+groups_for(const double *load, const GArray *order, double bound, guint max_pack, guint *used)
 {
-    double tau = sum(load, experts) / n_ranks;
-    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint e = 0; e < experts; e++) {
-        g_array_append_val(order, e);
-    }
-    g_array_sort_with_data(order, by_load_desc, (gpointer)load);
     GPtrArray *hot = g_ptr_array_new_with_free_func(group_free);
     g_autoptr(GArray) cold = g_array_new(FALSE, FALSE, sizeof(guint));
-    guint used = 0;
-    for (guint i = 0; i < experts; i++) {
+    *used = 0;
+    for (guint i = 0; i < order->len; i++) {
         guint e = g_array_index(order, guint, i);
-        if (load[e] > tau) {
+        if (load[e] > bound) {
             Group *g = group_new(TRUE);
             g_array_append_val(g->experts, e);
             g->load = load[e];
-            g->n = (guint)MIN(ceil(load[e] / tau - 1e-9), n_ranks);
-            used += g->n;
+            g->n = (guint)ceil(load[e] / bound);
+            *used += g->n;
             g_ptr_array_add(hot, g);
         } else {
             g_array_append_val(cold, e);
         }
     }
-    double cap = tau;
-    GPtrArray *bins = pack(cold, load, cap, max_pack);
-    while (used + bins->len > n_ranks) {
-        Group *drop = NULL;
-        for (guint i = 0; i < hot->len; i++) {
-            Group *g = g_ptr_array_index(hot, i);
-            if (g->n > 1 && (drop == NULL || g->load / (g->n - 1) < drop->load / (drop->n - 1))) {
-                drop = g;
-            }
-        }
-        if (drop) {
-            drop->n--;
-            used--;
-            continue;
-        }
-        /* Every popular expert is down to one GPU: pack the cold ones tighter. */
-        cap *= 1.25;
-        guint room = MAX(n_ranks - hot->len, 1);
-        max_pack = MAX(max_pack, (cold->len + room - 1) / room);
-        g_ptr_array_unref(bins);
-        bins = pack(cold, load, cap, max_pack);
+    GPtrArray *bins = pack(cold, load, bound, max_pack);
+    *used += bins->len;
+    g_ptr_array_extend_and_steal(hot, bins);
+    return hot;
+}
+
+/* Groups that fit n_ranks GPUs with the smallest bound on a GPU's load (bisection between the
+ * mean, below which nothing fits, and the total, where everything does), then the GPUs left
+ * over go one by one to the group of one expert with the highest load per GPU. */
+static GPtrArray *
+make_groups(const double *load, guint experts, guint n_ranks, guint max_pack)
+{
+    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint e = 0; e < experts; e++) {
+        g_array_append_val(order, e);
     }
-    while (used + bins->len < n_ranks && hot->len > 0) {
-        Group *give = g_ptr_array_index(hot, 0);
-        for (guint i = 1; i < hot->len; i++) {
-            Group *g = g_ptr_array_index(hot, i);
-            if (g->load / g->n > give->load / give->n) {
+    g_array_sort_with_data(order, by_load_desc, (gpointer)load);
+    /* More experts than GPUs x max_pack cannot be placed otherwise. */
+    max_pack = MAX(max_pack, (experts + n_ranks - 1) / n_ranks);
+    double total = sum(load, experts), lo = total / n_ranks, hi = total;
+    guint used = 0;
+    for (guint it = 0; it < 60 && hi - lo > total * 1e-12; it++) {
+        double mid = (lo + hi) / 2;
+        g_autoptr(GPtrArray) g = groups_for(load, order, mid, max_pack, &used);
+        if (used <= n_ranks) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    GPtrArray *groups = groups_for(load, order, hi, max_pack, &used);
+    while (used < n_ranks) {
+        Group *give = NULL;
+        for (guint i = 0; i < groups->len; i++) {
+            Group *g = g_ptr_array_index(groups, i);
+            if (g->experts->len == 1 && (give == NULL || g->load / g->n > give->load / give->n)) {
                 give = g;
             }
+        }
+        if (give == NULL) {
+            break;
         }
         give->n++;
         used++;
     }
-    g_ptr_array_extend_and_steal(hot, bins);
-    return hot;
+    return groups;
 }
 
 /* A free GPU for group g: one where home holds one of its experts, else the lowest free. */

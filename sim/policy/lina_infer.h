@@ -3,7 +3,8 @@
  * of layer l's experts is estimated from each token's path over the previous `path` layers
  * (default 3) with statistics learned from earlier batches (MsPathProfile). Phase 1 places the
  * layer from the estimate before it runs: popular experts get replicas in proportion to their
- * load, unpopular ones are packed first-fit decreasing, at most max_pack per GPU. Phase 2, after
+ * load, unpopular ones are packed first-fit decreasing, at most max_pack per GPU, so that the
+ * busiest GPU's load is as small as this allows. Phase 2, after
  * the layer's gate, compares the estimated popular experts with the real ones and re-plans from
  * the real loads when they differ. Loads are token-expert assignments; weights are bytes. */
 #pragma once
@@ -36,13 +37,12 @@ guint ms_path_profile_n_batches(const MsPathProfile *prof);
 void ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guint m,
                               guint depth, double *load);
 
-/* Lina's placement of one layer over n_ranks GPUs for the given loads: with tau = total / n,
- * experts above tau are popular and get ceil(load / tau) GPUs of their own; the others are
- * packed first-fit decreasing into GPUs of capacity tau, at most max_pack each. When that needs
- * more GPUs than exist, the popular expert that loses least drops a replica, then the packing
- * capacity grows by 25% (and max_pack to what the count requires); GPUs left over go to the
- * popular expert with the highest load per replica. Groups prefer GPUs that already hold one of
- * their experts in home (less weight to move). A zero total gives home's layout. */
+/* Lina's placement of one layer over n_ranks GPUs for the given loads: the smallest bound L on a
+ * GPU's load for which the experts fit, where experts above L are popular and get
+ * ceil(load / L) GPUs of their own and the others are packed first-fit decreasing into GPUs of
+ * capacity L, at most max_pack each (more only when experts > GPUs x max_pack). GPUs left over
+ * go to the single-expert group with the highest load per GPU. Groups prefer GPUs that already
+ * hold one of their experts in home (less weight to move). A zero total gives home's layout. */
 MsPlacement *ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
                            const MsPlacement *home);
 /* Whether two load vectors make the same experts popular (above total / n_ranks): phase 2's
