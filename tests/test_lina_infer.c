@@ -240,7 +240,7 @@ test_phases(void)
     CU_ASSERT_TRUE(ms_path_profile_add(prof, past, &error));
     /* Same routing as learned: the estimate is exact at layer 1, no re-plan there. */
     g_autoptr(MsRouting) same = infer_batch(1, FALSE);
-    g_autoptr(MsSchedule) s = plan_infer("lina", same, prof, &error);
+    g_autoptr(MsSchedule) s = plan_infer("lina:weights=move", same, prof, &error);
     g_assert_no_error(error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.placement"), "dynamic");
@@ -255,13 +255,15 @@ test_phases(void)
     }
     /* The big expert changed (3 -> 2): phase 2 re-plans layer 1 and moves weights again. */
     g_autoptr(MsRouting) shifted = infer_batch(2, TRUE);
-    g_autoptr(MsSchedule) s2 = plan_infer("lina", shifted, prof, &error);
+    g_autoptr(MsSchedule) s2 = plan_infer("lina:weights=move", shifted, prof, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s2);
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s2, "lina.replans"), "1");
     g_autoptr(GArray) w = fx_colls(s2, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, 1);
     CU_ASSERT_EQUAL(w->len, 2);
-    /* Weights already on every GPU: nothing moves. */
+    /* Weights already on every GPU: nothing moves; auto finds this small model fits. */
     g_autoptr(MsSchedule) r = plan_infer("lina:weights=resident", shifted, prof, &error);
+    g_autoptr(MsSchedule) a = plan_infer("lina", shifted, prof, &error);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(a, "lina.weight_bytes"), "0");
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(r, "lina.weight_bytes"), "0");
     g_autoptr(GArray) none = fx_colls(r, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, -2);
     CU_ASSERT_EQUAL(none->len, 0);

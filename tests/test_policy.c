@@ -44,7 +44,7 @@ test_values(void)
     CU_ASSERT_EQUAL(ms_policy_get_uint(lina, "pack"), 2);
     CU_ASSERT_EQUAL(ms_policy_get_uint(lina, "path"), 3);
     CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "placement"), "static");
-    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "weights"), "move");
+    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "weights"), "auto");
     CU_ASSERT_TRUE(ms_policy_given(lina, "pack"));
     CU_ASSERT_FALSE(ms_policy_given(lina, "path"));
     CU_ASSERT_FALSE(ms_policy_given(lina, "nonsense"));

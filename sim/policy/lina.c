@@ -186,8 +186,9 @@ static const MsParamSpec params[] = {
      "inference: most unpopular experts packed on one GPU"},
     {"placement", MS_PARAM_CHOICE, "dynamic", 0, 0, "dynamic|static",
      "inference: dynamic (Lina's two-phase scheduling) or static (one copy of each expert)"},
-    {"weights", MS_PARAM_CHOICE, "move", 0, 0, "move|resident",
-     "inference: replicas' weights move over the network, or every GPU holds every expert"},
+    {"weights", MS_PARAM_CHOICE, "auto", 0, 0, "auto|move|resident",
+     "inference: replicas' weights move over the network, or every GPU holds every expert; auto "
+     "= resident when the whole model fits half a GPU's memory"},
     {NULL},
 };
 

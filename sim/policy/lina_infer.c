@@ -449,6 +449,26 @@ typedef struct {
     double error_sum;
 } Report;
 
+/* Whether replicas' weights must cross the network: weights=move, or weights=auto when the whole
+ * model (every expert of every layer, and the dense part) does not fit half of a GPU's memory
+ * (the other half is left to activations and the KV cache). */
+static gboolean
+weights_move(const MsPolicy *policy, const MsPolicyInput *in)
+{
+    const char *w = ms_policy_get_choice(policy, "weights");
+    if (strcmp(w, "auto") != 0) {
+        return strcmp(w, "move") == 0;
+    }
+    const MsModelSpec *s = ms_model_spec(in->model);
+    double params = (double)s->layers * (double)ms_model_attention_params(in->model) +
+                    (double)(s->layers - s->n_moe) * (double)ms_model_dense_ffn_params(in->model) +
+                    (double)s->n_moe * ((double)ms_model_gate_params(in->model) +
+                                        (double)s->experts * ms_model_expert_params(in->model)) +
+                    (double)ms_model_head_params(in->model);
+    double bytes = params * ms_dtype_bytes(s->dtype);
+    return bytes > 0.5 * (double)ms_topology_gpu_spec(in->topo, 0)->memory_bytes;
+}
+
 static void
 plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPlacement *home,
            MsLayerPlacement *lp, Report *rep)
@@ -457,7 +477,7 @@ plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPla
     guint E = s->experts, n = ms_topology_n_gpus(in->topo);
     guint depth = (guint)ms_policy_get_uint(policy, "path");
     guint max_pack = (guint)ms_policy_get_uint(policy, "max_pack");
-    gboolean move = strcmp(ms_policy_get_choice(policy, "weights"), "move") == 0;
+    gboolean move = weights_move(policy, in);
     guint64 eb = ms_model_expert_params(in->model) * ms_dtype_bytes(s->dtype), w = 0;
     g_autofree double *est = g_new(double, E);
     g_autofree double *real = g_new(double, E);
