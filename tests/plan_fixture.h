@@ -60,6 +60,29 @@ fx_routing(guint layers, guint ranks, guint experts, guint top_k, FxCountFn coun
     return r;
 }
 
+/* Token paths of a batch: ranks x per_rank tokens, each `layers` expert ids (top-1). */
+static inline MsRouting *
+fx_paths_routing(guint64 iteration, guint experts, guint layers, guint ranks, guint per_rank,
+                 const guint32 *paths)
+{
+    MsTraceHeader h;
+    ms_trace_header_init(&h);
+    h.experts = experts;
+    h.layers = layers;
+    h.ranks = ranks;
+    h.top_k = 1;
+    GError *error = NULL;
+    MsRouting *r = ms_routing_new(&h, iteration, &error);
+    g_assert_no_error(error);
+    for (guint k = 0; k < ranks * per_rank; k++) {
+        ms_routing_add_token(r, k, k / per_rank, paths + (gsize)k * layers, &error);
+        g_assert_no_error(error);
+    }
+    ms_routing_seal(r, &error);
+    g_assert_no_error(error);
+    return r;
+}
+
 static inline MsOpInfo
 fx_op(const MsSchedule *s, guint32 op)
 {

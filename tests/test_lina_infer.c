@@ -1,93 +1,8 @@
-/* Tests of lina_infer: the path-based popularity estimate on hand-made token paths (closed
- * form, with its back-offs), the replicate-and-pack placement (first-fit decreasing, at most
- * max_pack per GPU), weight movements, the two phases as plan configuration, and every error. */
+/* Tests of lina_infer: the replicate-and-pack placement (smallest load bound, first-fit
+ * decreasing, at most max_pack per GPU) in closed form, weight movements, the two phases as plan
+ * configuration, and every error. */
 #include "plan_fixture.h"
 #include "sim/policy/lina_infer.h"
-
-/* Token paths of a batch: ranks x per_rank tokens, each `layers` expert ids (top-1). */
-static MsRouting *
-paths_routing(guint64 iteration, guint experts, guint layers, guint ranks, guint per_rank,
-              const guint32 *paths)
-{
-    MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = experts;
-    h.layers = layers;
-    h.ranks = ranks;
-    h.top_k = 1;
-    GError *error = NULL;
-    MsRouting *r = ms_routing_new(&h, iteration, &error);
-    g_assert_no_error(error);
-    for (guint k = 0; k < ranks * per_rank; k++) {
-        ms_routing_add_token(r, k, k / per_rank, paths + (gsize)k * layers, &error);
-        g_assert_no_error(error);
-    }
-    ms_routing_seal(r, &error);
-    g_assert_no_error(error);
-    return r;
-}
-
-/* Profile batch: after expert 0 at layer 0 tokens go to expert 2, after expert 1 to expert 3;
- * at layer 2, path (0, 2) goes to 1 and path (1, 3) to 0. */
-static const guint32 learned[] = {
-    0, 2, 1, /**/ 0, 2, 1, /**/ 1, 3, 0, /**/ 1, 3, 0,
-};
-
-static void
-test_estimate(void)
-{
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
-    g_autoptr(MsRouting) a = paths_routing(0, 4, 3, 2, 2, learned);
-    GError *error = NULL;
-    CU_ASSERT_TRUE(ms_path_profile_add(prof, a, &error));
-    CU_ASSERT_EQUAL(ms_path_profile_n_batches(prof), 1);
-    /* The batch: three tokens chose expert 0 at layer 0 and one chose 1; at layer 1 one token
-     * took an unseen expert 1 (so layer 2 backs off to its one-layer path (1), also unseen:
-     * the layer's popularity, half 1 and half 0). */
-    static const guint32 batch_paths[] = {
-        0, 2, 1, /**/ 0, 2, 1, /**/ 0, 1, 3, /**/ 1, 3, 0,
-    };
-    g_autoptr(MsRouting) b = paths_routing(1, 4, 3, 2, 2, batch_paths);
-    double load[4];
-    ms_path_profile_estimate(prof, b, 1, 3, load);
-    CU_ASSERT_EQUAL(load[0], 0);
-    CU_ASSERT_EQUAL(load[1], 0);
-    CU_ASSERT_EQUAL(load[2], 3);
-    CU_ASSERT_EQUAL(load[3], 1);
-    ms_path_profile_estimate(prof, b, 2, 3, load);
-    CU_ASSERT_EQUAL(load[0], 1 + 0.5);
-    CU_ASSERT_EQUAL(load[1], 2 + 0.5);
-    CU_ASSERT_EQUAL(load[2], 0);
-    CU_ASSERT_EQUAL(load[3], 0);
-    /* Depth 1 at layer 2 uses the layer-1 expert alone: (2) -> 1, (1) unseen, (3) -> 0. */
-    ms_path_profile_estimate(prof, b, 2, 1, load);
-    CU_ASSERT_EQUAL(load[1], 2 + 0.5);
-    /* Layer 0 has no path: the layer's popularity (expert 0 half, expert 1 half). */
-    ms_path_profile_estimate(prof, b, 0, 3, load);
-    CU_ASSERT_EQUAL(load[0], 2);
-    CU_ASSERT_EQUAL(load[1], 2);
-    /* Without statistics: uniform. */
-    ms_path_profile_estimate(NULL, b, 2, 3, load);
-    for (guint e = 0; e < 4; e++) {
-        CU_ASSERT_EQUAL(load[e], 1);
-    }
-}
-
-static void
-test_profile_errors(void)
-{
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
-    GError *error = NULL;
-    g_autoptr(MsRouting) wrong = paths_routing(0, 4, 2, 2, 2, learned);
-    CU_ASSERT_FALSE(ms_path_profile_add(prof, wrong, &error));
-    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "batch 0 has 4 experts and 2 MoE layers, the path statistics 4 and 3");
-    g_autoptr(MsRouting) counts = paths_routing(7, 4, 3, 2, 2, learned);
-    ms_routing_drop_paths(counts);
-    CU_ASSERT_FALSE(ms_path_profile_add(prof, counts, &error));
-    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "batch 7 has count records only");
-}
 
 static void
 expect_on(const MsPlacement *p, guint expert, const guint *ranks, guint n)
@@ -212,7 +127,7 @@ infer_batch(guint64 iteration, gboolean swap)
             paths[2 * k + 1] = j < 4 ? small : big;
         }
     }
-    return paths_routing(iteration, 4, 2, 4, 8, paths);
+    return fx_paths_routing(iteration, 4, 2, 4, 8, paths);
 }
 
 static MsSchedule *
@@ -288,8 +203,6 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"path estimate and its back-offs", test_estimate},
-        {"path statistics errors", test_profile_errors},
         {"replicate popular, pack the rest first-fit decreasing", test_place},
         {"weight movements", test_moves},
         {"two phases as plan configuration", test_phases},
