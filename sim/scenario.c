@@ -175,8 +175,11 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         return NULL;
     }
     const MsModelSpec *m = ms_model_spec(model);
+    /* Only Lina's inference scheduler learns from earlier batches. */
     g_autoptr(MsPathProfile) profile =
-        sc->mode == MS_PLAN_INFER ? ms_path_profile_new(m->experts, m->n_moe) : NULL;
+        sc->mode == MS_PLAN_INFER && g_strcmp0(ms_policy_name(policy), "lina") == 0
+            ? ms_path_profile_new(m->experts, m->n_moe)
+            : NULL;
     g_autoptr(MsResult) res = ms_result_new(sc->backend ? sc->backend : "sim");
     gboolean ok = TRUE;
     double events = 0;
