@@ -103,7 +103,7 @@ ms_cmd_plan(int argc, char **argv)
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
          "cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
-        {"model", 'M', 0, G_OPTION_ARG_STRING, &model,
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &model,
          "model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
         {"trace", 'T', 0, G_OPTION_ARG_STRING, &trace,
          "routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated, as "
