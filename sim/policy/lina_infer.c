@@ -124,7 +124,7 @@ make_groups(const double *load, guint experts, guint n_ranks, guint max_pack)
     guint used = 0;
     for (guint it = 0; it < 60 && hi - lo > total * 1e-12; it++) {
         double mid = (lo + hi) / 2;
-        g_autoptr(GPtrArray) g = groups_for(load, order, mid, max_pack, &used);
+        g_ptr_array_unref(groups_for(load, order, mid, max_pack, &used));
         if (used <= n_ranks) {
             hi = mid;
         } else {
