@@ -258,6 +258,7 @@ simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, 
     MsCollSpec spec = {
         .op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes, .no_hop_latency = no_latency};
     g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
+    (void)scaled; /* only holds memory to free */
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
     if (coll == NULL) {
