@@ -189,6 +189,7 @@ start_collective(Engine *e, guint32 id, GError **error)
     g_autofree guint64 *scaled =
         e->opts->calibration ? ms_calibration_adjust_collective(e->opts->calibration, e->topo, &spec)
                              : NULL;
+    (void)scaled; /* only holds memory to free */
     Running *r = g_new0(Running, 1);
     r->engine = e;
     r->id = id;

@@ -74,15 +74,20 @@ gen_params(const MsScenario *sc, const MsModel *model, const MsTopology *topo,
     const MsModelSpec *m = ms_model_spec(model);
     gboolean infer = sc->mode == MS_PLAN_INFER;
     ms_trace_gen_params_init(p);
+    /* A token picks top_k distinct experts, so the hottest share is at most 1 / top_k (and is
+     * exactly 1 / experts when every token picks every expert: no skew to ask for). */
+    guint top_k = infer ? m->top_k_infer : m->top_k;
+    gboolean skew = m->experts > top_k;
     char hot[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_dtostr(hot, sizeof hot, MIN(1.0, GEN_HOT_OVER_MEAN / MAX(m->experts, 1)));
+    g_ascii_dtostr(hot, sizeof hot,
+                   MIN(GEN_HOT_OVER_MEAN / MAX(m->experts, 1), 0.95 / MAX(top_k, 1)));
     g_autofree char *base = g_strdup_printf(
         "ranks=%u,experts=%u,layers=%u,top_k=%u,tokens=%u,iterations=%u,seed=%" G_GUINT64_FORMAT
         ",%s%s%s",
-        ms_topology_n_gpus(topo), m->experts, m->n_moe, infer ? m->top_k_infer : m->top_k,
+        ms_topology_n_gpus(topo), m->experts, m->n_moe, top_k,
         infer ? m->tokens_per_gpu_infer : m->tokens_per_gpu,
         sc->warmup + (sc->iterations ? sc->iterations : 1), sc->seed ? sc->seed : 1, GEN_DEFAULTS,
-        m->experts > 1 ? ",hot=" : "", m->experts > 1 ? hot : "");
+        skew ? ",hot=" : ",zipf=0", skew ? hot : "");
     const char *overrides = sc->trace && g_str_has_prefix(sc->trace, "gen:") ? sc->trace + 4 : NULL;
     return apply_items(p, base, error) && apply_items(p, overrides, error) &&
            ms_trace_gen_params_validate(p, error);
@@ -175,8 +180,11 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         return NULL;
     }
     const MsModelSpec *m = ms_model_spec(model);
+    /* Only Lina's inference scheduler learns from earlier batches. */
     g_autoptr(MsPathProfile) profile =
-        sc->mode == MS_PLAN_INFER ? ms_path_profile_new(m->experts, m->n_moe) : NULL;
+        sc->mode == MS_PLAN_INFER && g_strcmp0(ms_policy_name(policy), "lina") == 0
+            ? ms_path_profile_new(m->experts, m->n_moe)
+            : NULL;
     g_autoptr(MsResult) res = ms_result_new(sc->backend ? sc->backend : "sim");
     gboolean ok = TRUE;
     double events = 0;

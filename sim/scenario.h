@@ -21,8 +21,8 @@ typedef enum {
 } MsScenarioError;
 
 /* Defaults of a scenario without options: the README's "shows the point" study. */
-#define MS_SCENARIO_TOPOLOGY "dgx-a100-2node"
-#define MS_SCENARIO_MODEL "mixtral-8x7b"
+#define MS_SCENARIO_TOPOLOGY "lina-testbed"
+#define MS_SCENARIO_MODEL "lina-gpt2-16e"
 #define MS_SCENARIO_POLICY "fifo"
 
 typedef struct {

@@ -60,6 +60,29 @@ fx_routing(guint layers, guint ranks, guint experts, guint top_k, FxCountFn coun
     return r;
 }
 
+/* Token paths of a batch: ranks x per_rank tokens, each `layers` expert ids (top-1). */
+static inline MsRouting *
+fx_paths_routing(guint64 iteration, guint experts, guint layers, guint ranks, guint per_rank,
+                 const guint32 *paths)
+{
+    MsTraceHeader h;
+    ms_trace_header_init(&h);
+    h.experts = experts;
+    h.layers = layers;
+    h.ranks = ranks;
+    h.top_k = 1;
+    GError *error = NULL;
+    MsRouting *r = ms_routing_new(&h, iteration, &error);
+    g_assert_no_error(error);
+    for (guint k = 0; k < ranks * per_rank; k++) {
+        ms_routing_add_token(r, k, k / per_rank, paths + (gsize)k * layers, &error);
+        g_assert_no_error(error);
+    }
+    ms_routing_seal(r, &error);
+    g_assert_no_error(error);
+    return r;
+}
+
 static inline MsOpInfo
 fx_op(const MsSchedule *s, guint32 op)
 {
@@ -251,8 +274,8 @@ fx_is_a2a(const MsSchedule *s, guint32 op)
 
 /* Lina's rule: no allreduce op launches on a rank while an all-to-all op of that rank is ready
  * (waiting) or running. With steps (an FxRun) the check is exact; with times only (records of
- * the engine) an all-to-all that became ready at the very instant the allreduce started is left
- * to the order of events. Returns the number of violations. */
+ * the engine) an all-to-all that became ready at the very instant the allreduce started and
+ * started later counts as not yet waiting. Returns the number of violations. */
 static inline gboolean
 fx_gate_bad(const MsSchedule *s, const FxRun *run, const MsTime *start, const MsTime *end,
             guint32 ar, guint32 a2a)
@@ -261,8 +284,11 @@ fx_gate_bad(const MsSchedule *s, const FxRun *run, const MsTime *start, const Ms
         return run->ready_step[a2a] < run->launch_step[ar] &&
                run->launch_step[ar] < run->finish_step[a2a];
     }
+    /* Waiting: ready strictly before the allreduce started and not yet done; running: started
+     * no later than the allreduce and not done (an all-to-all that became ready at the very
+     * instant, after the allreduce's launch, is neither). */
     MsTime ready = fx_ready_time(s, end, a2a);
-    return ready < start[ar] && start[ar] < end[a2a];
+    return (ready < start[ar] || start[a2a] <= start[ar]) && start[ar] < end[a2a];
 }
 
 static inline guint
@@ -315,51 +341,110 @@ fx_plan_contended(const char *spec)
     return s;
 }
 
-/* A collective's readiness (its last participant's) and launch, by the dispatcher's counters
- * and in time. */
+/* --- runs on the simulator (engine records) --- */
+
+#include "sim/engine.h"
+
+/* Runs s on the engine over topology `topo` (invariants checked) and fills start and end per op
+ * (caller frees). FALSE when the engine fails. */
+static inline gboolean
+fx_engine_times(const MsSchedule *s, const char *topo, MsTime **start, MsTime **end)
+{
+    g_autoptr(MsTopology) t = fx_topo(topo);
+    MsEngineOptions opts = {.check_invariants = TRUE};
+    GError *error = NULL;
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    if (r == NULL) {
+        fprintf(stderr, "\n  engine: %s\n", error->message);
+        g_clear_error(&error);
+        return FALSE;
+    }
+    guint n = ms_schedule_n_ops(s);
+    *start = g_new(MsTime, n);
+    *end = g_new(MsTime, n);
+    for (guint32 op = 0; op < n; op++) {
+        (*start)[op] = ms_records_start(r, op);
+        (*end)[op] = ms_records_end(r, op);
+    }
+    return TRUE;
+}
+
+/* Collectives in launch order terms: ready is when the last participant became ready, launch
+ * when the first launched, both as the dispatcher's counters (FX_BY_SEQ), the unit-cost run's
+ * steps (FX_BY_STEP) or times (FX_BY_TIME: start and end, from a run or the engine). */
+typedef enum {
+    FX_BY_SEQ,
+    FX_BY_STEP,
+    FX_BY_TIME,
+} FxBy;
+
 typedef struct {
     guint32 coll;
-    guint64 ready_seq, launch_seq;
-    MsTime ready, start;
+    guint64 ready, launch;
     gint layer;
     MsRole role;
     guint stream;
 } FxColl;
 
 static inline GArray *
-fx_coll_runs(const MsSchedule *s, const FxRun *run)
+fx_coll_order(const MsSchedule *s, const FxRun *run, const MsTime *start, const MsTime *end,
+              FxBy by)
 {
     GArray *out = g_array_new(FALSE, FALSE, sizeof(FxColl));
     for (guint32 c = 0; c < ms_schedule_n_colls(s); c++) {
         MsCollInfo ci;
         ms_schedule_coll(s, c, &ci);
         MsOpInfo first = fx_op(s, ci.ops[0]);
-        FxColl fc = {c, 0, G_MAXUINT64, 0, MS_TIME_NEVER, first.layer, first.role, first.stream};
+        FxColl fc = {c, 0, G_MAXUINT64, first.layer, first.role, first.stream};
         for (guint p = 0; p < ci.n_ranks; p++) {
-            fc.ready_seq = MAX(fc.ready_seq, run->ready_seq[ci.ops[p]]);
-            fc.launch_seq = MIN(fc.launch_seq, run->launch_seq[ci.ops[p]]);
-            fc.ready = MAX(fc.ready, fx_ready_time(s, run->end, ci.ops[p]));
-            fc.start = MIN(fc.start, run->start[ci.ops[p]]);
+            guint32 op = ci.ops[p];
+            guint64 ready = by == FX_BY_SEQ    ? run->ready_seq[op]
+                            : by == FX_BY_STEP ? run->ready_step[op]
+                                               : fx_ready_time(s, end, op);
+            guint64 launch = by == FX_BY_SEQ    ? run->launch_seq[op]
+                             : by == FX_BY_STEP ? run->launch_step[op]
+                                                : start[op];
+            fc.ready = MAX(fc.ready, ready);
+            fc.launch = MIN(fc.launch, launch);
         }
         g_array_append_val(out, fc);
     }
     return out;
 }
 
-/* Pairs of collectives on one stream launched against their readiness order. */
+/* Pairs of collectives on one stream launched against their readiness order (strictly). */
 static inline guint
-fx_readiness_inversions(const GArray *colls, guint stream)
+fx_inversions(const GArray *colls, guint stream)
 {
     guint bad = 0;
     for (guint a = 0; a < colls->len; a++) {
         const FxColl *x = &g_array_index(colls, FxColl, a);
         for (guint b = 0; b < colls->len; b++) {
             const FxColl *y = &g_array_index(colls, FxColl, b);
-            if (x->stream == stream && y->stream == stream && x->ready_seq < y->ready_seq &&
-                x->launch_seq > y->launch_seq) {
-                bad++;
-            }
+            bad += x->stream == stream && y->stream == stream && x->ready < y->ready &&
+                   x->launch > y->launch;
         }
     }
     return bad;
+}
+
+/* Runs moesim with arguments and checks its exit status and that stdout and stderr contain the
+ * given texts (NULL: not checked). */
+static inline void
+fx_expect_run(const char *const *args, int code, const char *out_needle, const char *err_needle)
+{
+    char *out = NULL, *err = NULL;
+    int rc = ms_test_run_moesim(args, &out, &err);
+    CU_ASSERT_EQUAL(rc, code);
+    CU_ASSERT_FATAL(out != NULL && err != NULL);
+    if (out_needle && strstr(out, out_needle) == NULL) {
+        fprintf(stderr, "\n  stdout lacks '%s':\n%s", out_needle, out);
+        CU_FAIL("stdout");
+    }
+    if (err_needle && strstr(err, err_needle) == NULL) {
+        fprintf(stderr, "\n  stderr lacks '%s':\n%s", err_needle, err);
+        CU_FAIL("stderr");
+    }
+    g_free(out);
+    g_free(err);
 }

@@ -1,6 +1,7 @@
 /* Tests of calibration: reading the documented example, lookups, the writer's exact bytes and
  * round trip, the compute model it configures (end to end from the Vidur expert profile), API
- * validation, and every reader error with its code and FILE:LINE message. */
+ * validation, and every reader error with its code and FILE:LINE message; configuration groups,
+ * their order, the nearest-configuration lookup and their errors. */
 #include "ms_test.h"
 #include "sim/ini.h"
 #include "validate/calibration.h"
@@ -96,6 +97,19 @@ test_read_example(void)
 /* What the writer makes of the example: its own first line, then the example byte for byte. */
 #define WRITTEN_HEAD "# moesim calibration (see docs/calibration-format.md)\n"
 
+/* Loads text, writes it again and checks the bytes are the same; returns the loaded calibration. */
+static MsCalibration *
+reload_same(const char *text)
+{
+    GError *error = NULL;
+    MsCalibration *back = ms_calibration_load_data(text, strlen(text), "again.ini", &error);
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    g_autofree char *again = ms_calibration_to_data(back, NULL);
+    CU_ASSERT_STRING_EQUAL(again, text);
+    return back;
+}
+
 static void
 test_write(void)
 {
@@ -146,10 +160,7 @@ test_write_units(void)
                                         "efficiency = 0.1;0.2;0.3;0.4;0.5;0.6;0.123457\n"
                                         "\n[gemm]\ntokens = 1;64\nefficiency = 0.5;0.7\n"
                                         "overlap_slowdown = 1.25\nlaunch = 4us\n");
-    g_autoptr(MsCalibration) back = ms_calibration_load_data(text, strlen(text), "w.ini", &error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
-    g_autofree char *again = ms_calibration_to_data(back, NULL);
-    CU_ASSERT_STRING_EQUAL(again, text);
+    g_autoptr(MsCalibration) back = reload_same(text);
     MsTime alpha;
     CU_ASSERT_TRUE(ms_calibration_collective_alpha(back, MS_MEASUREMENT_ALLTOALL, &alpha));
     CU_ASSERT_EQUAL(alpha, 12500001);
@@ -297,6 +308,40 @@ test_read_errors(void)
          ms_ini_error_quark, MS_INI_ERROR_VALUE, "c.ini:6: [link nic] max_residual: -1 out of"},
         {HEAD "[gemm]\nlaunch = 5us\nlaunch = 6us\n", ms_ini_error_quark, MS_INI_ERROR_DUPLICATE,
          "c.ini:5: [gemm] key 'launch' given twice"},
+        /* Configuration groups. */
+        {HEAD "[collective allreduce 16y8]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective allreduce 16y8]: configuration '16y8' is not RANKSxPER_NODE (e.g. "
+         "16x8)"},
+        {HEAD "[collective allreduce 8x16]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "configuration '8x16' is not RANKSxPER_NODE"},
+        {HEAD "[collective allreduce 0x0]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "configuration '0x0' is not"},
+        {HEAD "[collective allreduce 16x]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "configuration '16x' is not"},
+        {HEAD "[collective allreduce 4096x1]\nalpha = 1us\n[collective allreduce 2097152x1]\n"
+              "alpha = 1us\n",
+         ms_calibration_error_quark, MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:5: [collective allreduce 2097152x1]: configuration '2097152x1' is not"},
+        {HEAD "[collective allreduce 16x8 fp16]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective allreduce 16x8 fp16]: expected [collective NAME] or [collective "
+         "NAME RANKSxPER_NODE]"},
+        {HEAD "[collective bcast 16x8]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP,
+         "c.ini:3: [collective bcast 16x8]: unknown collective 'bcast'"},
+        {HEAD "[collective gemm 1x1]\nalpha = 1us\n", ms_calibration_error_quark,
+         MS_CALIBRATION_ERROR_GROUP, "unknown collective 'gemm'"},
+        {HEAD "[collective allreduce 16x8]\nsizes = 1KB\nefficiency = 0.5\n", ms_ini_error_quark,
+         MS_INI_ERROR_MISSING, "[collective allreduce 16x8] alpha: required key is missing"},
+        {HEAD "[collective allreduce 16x8]\nalpha = 1us\nsizes = 2KB;1KB\nefficiency = 1;1\n",
+         ms_calibration_error_quark, MS_CALIBRATION_ERROR_LIST,
+         "c.ini:5: [collective allreduce 16x8] sizes: item 2: '1KB' is not larger"},
+        {HEAD "[collective allreduce 16x8]\nalpha = 1us\nover = 2\n", ms_ini_error_quark,
+         MS_INI_ERROR_UNKNOWN_KEY, "c.ini:5: [collective allreduce 16x8] over: unknown key"},
+        {HEAD "[collective allreduce 16x8]\nalpha = 1us\n[collective allreduce 16x8]\nalpha = "
+              "2us\n",
+         ms_ini_error_quark, MS_INI_ERROR_DUPLICATE, "[collective allreduce 16x8]"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
@@ -305,6 +350,159 @@ test_read_errors(void)
         CU_ASSERT_PTR_NULL(cal);
         MS_ASSERT_ERROR(error, cases[i].domain(), cases[i].code, cases[i].needle);
     }
+}
+
+/* Configuration groups: written in order of ranks then ranks per node after the entry for any
+ * configuration, whatever order the file gave them in; read back to the same bytes. */
+static void
+test_config_groups_round_trip(void)
+{
+    static const char text[] = "[calibration]\nformat = 1\n"
+                               "[collective sendrecv 2x1]\nalpha = 28us\n"
+                               "[collective allreduce 16x8]\nalpha = 250us\n"
+                               "sizes = 1MB;64MB\nefficiency = 0.2;0.3\n"
+                               "[collective allreduce 2x2]\nalpha = 50us\n"
+                               "[collective allreduce]\nalpha = 10us\n"
+                               "[collective allreduce 4x2]\nalpha = 0.5us\n";
+    GError *error = NULL;
+    g_autoptr(MsCalibration) cal = ms_calibration_load_data(text, strlen(text), "g.ini", &error);
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cal);
+    g_autofree char *out = ms_calibration_to_data(cal, NULL);
+    CU_ASSERT_STRING_EQUAL(out, WRITTEN_HEAD "[calibration]\nformat = 1\n"
+                                             "\n[collective allreduce]\nalpha = 10us\n"
+                                             "\n[collective allreduce 2x2]\nalpha = 50us\n"
+                                             "\n[collective allreduce 4x2]\nalpha = 0.5us\n"
+                                             "\n[collective allreduce 16x8]\nalpha = 250us\n"
+                                             "sizes = 1MB;64MB\nefficiency = 0.2;0.3\n"
+                                             "\n[collective sendrecv 2x1]\nalpha = 28us\n");
+    g_autoptr(MsCalibration) back = reload_same(out);
+    CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_ALLREDUCE), 3);
+    CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_SENDRECV), 1);
+    CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_ALLTOALL), 0);
+    CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_GEMM), 0);
+    /* The entry for any configuration keeps its own accessors. */
+    MsTime alpha = 0;
+    CU_ASSERT_TRUE(ms_calibration_collective_alpha(back, MS_MEASUREMENT_ALLREDUCE, &alpha));
+    CU_ASSERT_EQUAL(alpha, 10 * MS_PS_PER_US);
+    CU_ASSERT_FALSE(ms_calibration_collective_alpha(back, MS_MEASUREMENT_SENDRECV, &alpha));
+    /* Setting a configuration again replaces it. */
+    CU_ASSERT_TRUE(ms_calibration_set_collective_config(back, MS_MEASUREMENT_ALLREDUCE, 2, 2,
+                                                        7 * MS_PS_PER_US, NULL, &error));
+    CU_ASSERT_EQUAL(ms_calibration_collective_configs(back, MS_MEASUREMENT_ALLREDUCE), 3);
+    g_autofree char *replaced = ms_calibration_to_data(back, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(replaced, "[collective allreduce 2x2]\nalpha = 7us\n"));
+}
+
+/* The configuration a lookup picks (alpha in us tells which). */
+static double
+lookup_us(const MsCalibration *cal, MsMeasurementKind kind, guint ranks, guint per_node)
+{
+    MsTime alpha = 0;
+    const MsEffTable *table = (const MsEffTable *)cal;
+    if (!ms_calibration_collective_lookup(cal, kind, ranks, per_node, &alpha, &table)) {
+        return -1;
+    }
+    CU_ASSERT_PTR_NULL(table);
+    return ms_time_to_us(alpha);
+}
+
+/* Nearest configuration: the same side of the node boundary first, then ranks, then ranks per
+ * node (log scale); ties go to the smaller configuration. Alphas name the entries: 2x2 -> 22,
+ * 8x8 -> 88, 4x2 -> 42, 16x8 -> 168, any configuration -> 1. */
+static void
+test_nearest_config(void)
+{
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    static const guint cfg[][2] = {{16, 8}, {8, 8}, {4, 2}, {2, 2}};
+    for (guint i = 0; i < G_N_ELEMENTS(cfg); i++) {
+        MsTime alpha = ms_time_from_us(cfg[i][0] * 10 + cfg[i][1]);
+        CU_ASSERT_TRUE(ms_calibration_set_collective_config(
+            cal, MS_MEASUREMENT_ALLREDUCE, cfg[i][0], cfg[i][1], alpha, NULL, NULL));
+    }
+    CU_ASSERT_TRUE(
+        ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLREDUCE, MS_PS_PER_US, NULL, NULL));
+    const struct {
+        guint ranks, per_node;
+        double want;
+    } cases[] = {
+        {8, 8, 88},   /* exact */
+        {16, 8, 168}, /* exact */
+        {6, 6, 88},   /* one node: 8x8 is 0.62 away, 2x2 1.79 */
+        {4, 4, 22},   /* one node: 2x2 and 8x8 both 1.5 away: the smaller */
+        {16, 16, 88}, /* one node: 8x8 (1 + 0.5) */
+        {1, 1, 22},   /* one rank: 2x2 */
+        {8, 4, 42},   /* two nodes: 4x2 and 16x8 both 1.5 away: the smaller */
+        {32, 8, 168}, /* 16x8 at 1, 4x2 at 4 */
+        {2, 1, 42},   /* 4x2 at 1.5, 16x8 at 4.5 */
+        {64, 4, 168}, /* 16x8 (2 + 0.5) rather than 4x2 (4 + 0.5) */
+        {0, 0, 1},    /* no configuration given: the entry for any */
+        {8, 0, 1},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        double got = lookup_us(cal, MS_MEASUREMENT_ALLREDUCE, cases[i].ranks, cases[i].per_node);
+        if (got != cases[i].want) {
+            fprintf(stderr, "\n  %ux%u: picked %g, want %g\n", cases[i].ranks, cases[i].per_node,
+                    got, cases[i].want);
+            CU_FAIL("nearest configuration");
+        }
+    }
+    /* Only the other side calibrated: it still beats the entry for any configuration. */
+    CU_ASSERT_TRUE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_SENDRECV, 2, 1,
+                                                        ms_time_from_us(21), NULL, NULL));
+    CU_ASSERT_EQUAL(lookup_us(cal, MS_MEASUREMENT_SENDRECV, 2, 2), 21);
+    CU_ASSERT_EQUAL(lookup_us(cal, MS_MEASUREMENT_SENDRECV, 0, 0), -1);
+    /* Without any entry, or for a kind that is not communication: nothing. */
+    CU_ASSERT_EQUAL(lookup_us(cal, MS_MEASUREMENT_ALLTOALL, 8, 8), -1);
+    CU_ASSERT_EQUAL(lookup_us(cal, MS_MEASUREMENT_GEMM, 1, 1), -1);
+    /* A table comes with its entry. */
+    static const double sizes[] = {1000, 2000}, eff[] = {0.5, 0.25};
+    const MsEffTable t = {2, (double *)sizes, (double *)eff};
+    CU_ASSERT_TRUE(
+        ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE, 2, 2, 0, &t, NULL));
+    const MsEffTable *got = NULL;
+    MsTime alpha = 1;
+    CU_ASSERT_TRUE(
+        ms_calibration_collective_lookup(cal, MS_MEASUREMENT_ALLREDUCE, 3, 3, &alpha, &got));
+    CU_ASSERT_EQUAL(alpha, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_EQUAL(got->n, 2);
+    CU_ASSERT_EQUAL(ms_eff_table_eval(got, 2000), 0.25);
+    /* Parsing configurations. */
+    guint r = 0, p = 0;
+    CU_ASSERT_TRUE(ms_calibration_parse_config("1048576x1", &r, &p));
+    CU_ASSERT_EQUAL(r, 1048576);
+    CU_ASSERT_EQUAL(p, 1);
+    static const char *const bad[] = {"16y8",      "8x16", "0x0",  "16x", "x8",  "16x8x", "-2x1",
+                                      "2097152x1", " 8x8", "8x 8", "",    "8X8", "8x8 "};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        CU_ASSERT_FALSE(ms_calibration_parse_config(bad[i], &r, &p));
+    }
+}
+
+/* Every error of the configuration API (the reader's are in test_read_errors). */
+static void
+test_config_errors(void)
+{
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    GError *error = NULL;
+    static const guint bad[][2] = {{8, 16}, {8, 0}, {0, 4}, {2097152, 1}};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        CU_ASSERT_FALSE(ms_calibration_set_collective_config(
+            cal, MS_MEASUREMENT_ALLREDUCE, bad[i][0], bad[i][1], 0, NULL, &error));
+        g_autofree char *needle = g_strdup_printf(
+            "collective allreduce: configuration %ux%u is not ranks x ranks-per-node", bad[i][0],
+            bad[i][1]);
+        MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, needle);
+    }
+    CU_ASSERT_FALSE(
+        ms_calibration_set_collective_config(cal, MS_MEASUREMENT_LAUNCH, 8, 8, 0, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
+                    "collective launch: not a communication kind");
+    CU_ASSERT_FALSE(ms_calibration_set_collective_config(cal, MS_MEASUREMENT_ALLREDUCE, 8, 8,
+                                                         MS_TIME_NEVER, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "alpha not set");
+    CU_ASSERT_EQUAL(ms_calibration_collective_configs(cal, MS_MEASUREMENT_ALLREDUCE), 0);
 }
 
 /* From the Vidur expert profile to a calibration file and back into a compute model that
@@ -368,6 +566,9 @@ main(int argc, char **argv)
         {"API validation", test_api_errors},
         {"reader errors name file:line", test_read_errors},
         {"overlong list", test_long_list},
+        {"configuration groups round trip", test_config_groups_round_trip},
+        {"nearest configuration", test_nearest_config},
+        {"configuration API errors", test_config_errors},
         {"Vidur expert profile end to end", test_vidur_end_to_end},
         {NULL, NULL},
     };

@@ -119,9 +119,13 @@ order_case(const char *policy, gboolean expect_x_first)
     ms_dispatcher_finished(d, t0);
     ms_dispatcher_finished(d, t1);
     g_autoptr(GArray) l1 = poll(d);
+    /* The comm stream is held: only the next compute ops launch while y and x become ready. */
+    CU_ASSERT_EQUAL(l1->len, 2);
+    CU_ASSERT_TRUE(contains(l1, u0) && contains(l1, u1));
     ms_dispatcher_finished(d, u0);
     ms_dispatcher_finished(d, u1);
     g_autoptr(GArray) l2 = poll(d);
+    CU_ASSERT_EQUAL(l2->len, 0);
     CU_ASSERT_TRUE(ms_dispatcher_ready_seq(d, y[1]) < ms_dispatcher_ready_seq(d, x[0]));
     ms_dispatcher_finished(d, hold[0]);
     ms_dispatcher_finished(d, hold[1]);

@@ -112,6 +112,21 @@ test_gate(void)
     fx_run_clear(&run);
 }
 
+/* On the simulator (engine records): no allreduce op starts on a GPU while one of its
+ * all-to-all ops waits or runs; under concurrent they do. */
+static void
+test_gate_simulated(void)
+{
+    g_autoptr(MsSchedule) s = fx_plan_contended("lina:pack=1,a2a_chunk=65536B,chunk=64KiB");
+    g_autofree MsTime *start = NULL, *end = NULL;
+    CU_ASSERT_TRUE_FATAL(fx_engine_times(s, "dgx-a100", &start, &end));
+    CU_ASSERT_EQUAL(fx_gate_violations(s, NULL, start, end), 0);
+    g_autoptr(MsSchedule) c = fx_plan_contended("concurrent");
+    g_autofree MsTime *cs = NULL, *ce = NULL;
+    CU_ASSERT_TRUE_FATAL(fx_engine_times(c, "dgx-a100", &cs, &ce));
+    CU_ASSERT_TRUE(fx_gate_violations(c, NULL, cs, ce) > 0);
+}
+
 static const char uniform_model[] = "[model]\nformat = 1\nname = u16\nlayers = 2\nd_model = 1024\n"
                                     "experts = 16\ntop_k = 2\nheads = 8\nseq_len = 256\n"
                                     "tokens_per_gpu = 2048\n";
@@ -144,8 +159,7 @@ test_a2a_estimate(void)
     MS_ASSERT_REL(ms_lina_a2a_estimate(t, tr, 2048, 1), MAX(intra, inter) + lat, 1e-9);
     /* Three chunks: ceil(256 / 3) = 86 tokens per pair in the first. */
     double inter3 = 8 * 86.0 * 2048 / ms_topology_injection_bandwidth(t, 0);
-    MS_ASSERT_REL(ms_lina_a2a_estimate(t, tr, 2048, 3), MAX(intra * 86 / 256, inter3) + lat,
-                  1e-9);
+    MS_ASSERT_REL(ms_lina_a2a_estimate(t, tr, 2048, 3), MAX(intra * 86 / 256, inter3) + lat, 1e-9);
 }
 
 static MsLinaPack
@@ -248,6 +262,7 @@ main(int argc, char **argv)
         {"imminent flags on the ops before backward all-to-alls", test_flags},
         {"partitioning and per-chunk pipelining", test_pipelining},
         {"no allreduce where an all-to-all waits or runs", test_gate},
+        {"simulated: the gate holds, concurrent breaks it", test_gate_simulated},
         {"all-to-all estimate in closed form", test_a2a_estimate},
         {"packing decisions", test_packing},
         {"packing in the plan", test_plan_meta},

@@ -1,93 +1,8 @@
-/* Tests of lina_infer: the path-based popularity estimate on hand-made token paths (closed
- * form, with its back-offs), the replicate-and-pack placement (first-fit decreasing, at most
- * max_pack per GPU), weight movements, the two phases as plan configuration, and every error. */
+/* Tests of lina_infer: the replicate-and-pack placement (smallest load bound, first-fit
+ * decreasing, at most max_pack per GPU) in closed form, weight movements, the two phases as plan
+ * configuration, and every error. */
 #include "plan_fixture.h"
 #include "sim/policy/lina_infer.h"
-
-/* Token paths of a batch: ranks x per_rank tokens, each `layers` expert ids (top-1). */
-static MsRouting *
-paths_routing(guint64 iteration, guint experts, guint layers, guint ranks, guint per_rank,
-              const guint32 *paths)
-{
-    MsTraceHeader h;
-    ms_trace_header_init(&h);
-    h.experts = experts;
-    h.layers = layers;
-    h.ranks = ranks;
-    h.top_k = 1;
-    GError *error = NULL;
-    MsRouting *r = ms_routing_new(&h, iteration, &error);
-    g_assert_no_error(error);
-    for (guint k = 0; k < ranks * per_rank; k++) {
-        ms_routing_add_token(r, k, k / per_rank, paths + (gsize)k * layers, &error);
-        g_assert_no_error(error);
-    }
-    ms_routing_seal(r, &error);
-    g_assert_no_error(error);
-    return r;
-}
-
-/* Profile batch: after expert 0 at layer 0 tokens go to expert 2, after expert 1 to expert 3;
- * at layer 2, path (0, 2) goes to 1 and path (1, 3) to 0. */
-static const guint32 learned[] = {
-    0, 2, 1, /**/ 0, 2, 1, /**/ 1, 3, 0, /**/ 1, 3, 0,
-};
-
-static void
-test_estimate(void)
-{
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
-    g_autoptr(MsRouting) a = paths_routing(0, 4, 3, 2, 2, learned);
-    GError *error = NULL;
-    CU_ASSERT_TRUE(ms_path_profile_add(prof, a, &error));
-    CU_ASSERT_EQUAL(ms_path_profile_n_batches(prof), 1);
-    /* The batch: three tokens chose expert 0 at layer 0 and one chose 1; at layer 1 one token
-     * took an unseen expert 1 (so layer 2 backs off to its one-layer path (1), also unseen:
-     * the layer's popularity, half 1 and half 0). */
-    static const guint32 batch_paths[] = {
-        0, 2, 1, /**/ 0, 2, 1, /**/ 0, 1, 3, /**/ 1, 3, 0,
-    };
-    g_autoptr(MsRouting) b = paths_routing(1, 4, 3, 2, 2, batch_paths);
-    double load[4];
-    ms_path_profile_estimate(prof, b, 1, 3, load);
-    CU_ASSERT_EQUAL(load[0], 0);
-    CU_ASSERT_EQUAL(load[1], 0);
-    CU_ASSERT_EQUAL(load[2], 3);
-    CU_ASSERT_EQUAL(load[3], 1);
-    ms_path_profile_estimate(prof, b, 2, 3, load);
-    CU_ASSERT_EQUAL(load[0], 1 + 0.5);
-    CU_ASSERT_EQUAL(load[1], 2 + 0.5);
-    CU_ASSERT_EQUAL(load[2], 0);
-    CU_ASSERT_EQUAL(load[3], 0);
-    /* Depth 1 at layer 2 uses the layer-1 expert alone: (2) -> 1, (1) unseen, (3) -> 0. */
-    ms_path_profile_estimate(prof, b, 2, 1, load);
-    CU_ASSERT_EQUAL(load[1], 2 + 0.5);
-    /* Layer 0 has no path: the layer's popularity (expert 0 half, expert 1 half). */
-    ms_path_profile_estimate(prof, b, 0, 3, load);
-    CU_ASSERT_EQUAL(load[0], 2);
-    CU_ASSERT_EQUAL(load[1], 2);
-    /* Without statistics: uniform. */
-    ms_path_profile_estimate(NULL, b, 2, 3, load);
-    for (guint e = 0; e < 4; e++) {
-        CU_ASSERT_EQUAL(load[e], 1);
-    }
-}
-
-static void
-test_profile_errors(void)
-{
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
-    GError *error = NULL;
-    g_autoptr(MsRouting) wrong = paths_routing(0, 4, 2, 2, 2, learned);
-    CU_ASSERT_FALSE(ms_path_profile_add(prof, wrong, &error));
-    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "batch 0 has 4 experts and 2 MoE layers, the path statistics 4 and 3");
-    g_autoptr(MsRouting) counts = paths_routing(7, 4, 3, 2, 2, learned);
-    ms_routing_drop_paths(counts);
-    CU_ASSERT_FALSE(ms_path_profile_add(prof, counts, &error));
-    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "batch 7 has count records only");
-}
 
 static void
 expect_on(const MsPlacement *p, guint expert, const guint *ranks, guint n)
@@ -103,10 +18,10 @@ expect_on(const MsPlacement *p, guint expert, const guint *ranks, guint n)
 static void
 test_place(void)
 {
-    /* total 16 over 4 GPUs: tau 4. Expert 0 (8) is popular: 2 GPUs. The rest packed first-fit
-     * decreasing into capacity 4: {1} (4) and {2, 3, 4, 5} (4). Home (static): experts 0, 1 on
-     * GPU 0, 2 on 1, 3 and 4 on 2, 5 on 3: expert 0 keeps GPU 0 and takes 1; {1} gets 2;
-     * {2..5} gets 3, the home of 5. */
+    /* total 16 over 4 GPUs. Below a bound of 4 nothing fits (expert 0 would need 3 GPUs and
+     * expert 1 two); at 4, expert 0 (8) takes 2 GPUs and the rest pack first-fit decreasing
+     * into {1} (4) and {2, 3, 4, 5} (4). Home (static): experts 0, 1 on GPU 0, 2 on 1, 3 and 4
+     * on 2, 5 on 3: expert 0 keeps GPU 0 and takes 1; {1} gets 2; {2..5} gets 3, home of 5. */
     static const double load[] = {8, 4, 1, 1, 1, 1};
     g_autoptr(MsPlacement) home = ms_placement_new_static(4, 6);
     g_autoptr(MsPlacement) p = ms_lina_place(load, 6, 4, 4, home);
@@ -115,15 +30,16 @@ test_place(void)
     for (guint e = 2; e < 6; e++) {
         expect_on(p, e, (const guint[]){3}, 1);
     }
-    /* At most 2 per GPU: {1}, {2, 3}, {4, 5} need 3 GPUs, so expert 0 drops to one. */
+    /* At most 2 per GPU: with expert 0 on two GPUs the rest need 3 more ({1, 2}, {3, 4}, {5})
+     * up to a bound of 8, where expert 0 fits one GPU: {0}, {1, 2}, {3, 4}, {5}. */
     g_autoptr(MsPlacement) two = ms_lina_place(load, 6, 4, 2, home);
     expect_on(two, 0, (const guint[]){0}, 1);
     CU_ASSERT_EQUAL(ms_placement_n_local(two, 1) + ms_placement_n_local(two, 2) +
                         ms_placement_n_local(two, 3),
                     5);
     CU_ASSERT_TRUE(ms_placement_complete(two));
-    /* 10 of 12 over 8 GPUs (tau 1.5): expert 0 would take ceil(10 / 1.5) = 7 GPUs, but the
-     * others need two bins ({1, 0} and {1}), so it keeps 6. */
+    /* 10 of 12 over 8 GPUs: below a bound of 2 the others need two bins ({1, 0} and {1}), so
+     * expert 0 gets 6 GPUs (bound 10 / 6); at 2 it would get 5 and the others one. */
     static const double hot[] = {10, 1, 1, 0};
     g_autoptr(MsPlacement) home4 = ms_placement_new_static(8, 4);
     g_autoptr(MsPlacement) h = ms_lina_place(hot, 4, 8, 4, home4);
@@ -145,6 +61,15 @@ test_place(void)
     g_autoptr(MsPlacement) m = ms_lina_place(many, 12, 2, 4, home12);
     CU_ASSERT_EQUAL(ms_placement_n_local(m, 0), 6);
     CU_ASSERT_EQUAL(ms_placement_n_local(m, 1), 6);
+    /* Loads 4, 4, 4, 20 on 4 GPUs: at a bound of 10 expert 3 takes 2 GPUs, {0, 1} and {2} the
+     * others; below 10 expert 3 needs 3. */
+    static const double big[] = {4, 4, 4, 20};
+    g_autoptr(MsPlacement) home44 = ms_placement_new_static(4, 4);
+    g_autoptr(MsPlacement) b = ms_lina_place(big, 4, 4, 4, home44);
+    expect_on(b, 3, (const guint[]){3, 0}, 2);
+    expect_on(b, 0, (const guint[]){1}, 1);
+    expect_on(b, 1, (const guint[]){1}, 1);
+    expect_on(b, 2, (const guint[]){2}, 1);
     /* Nothing routed: home's layout. */
     static const double none[6] = {0};
     g_autoptr(MsPlacement) z = ms_lina_place(none, 6, 4, 4, home);
@@ -186,17 +111,23 @@ static const char model_text[] = "[model]\nformat = 1\nname = li\nlayers = 2\nd_
                                  "d_ffn = 128\nexperts = 4\ntop_k = 2\ntop_k_infer = 1\n"
                                  "heads = 4\nseq_len = 8\ntokens_per_gpu = 8\n";
 
-/* Token k: layer 0 expert k % 2 (even tokens 0, odd 1), layer 1 expert `hot` for 6 of every 8
- * tokens that chose 0, and 3 otherwise. */
+/* 32 tokens: layer 0 expert k % 2; at layer 1, of the 16 even tokens 4 choose expert 0, 4
+ * expert 1 and 8 the big one; of the 16 odd ones 4 choose the small one and 12 the big one. The
+ * big expert is 3 (the small 2), or with swap 2 (the small 3): loads 4, 4, 4, 20 or 4, 4, 20, 4. */
 static MsRouting *
-infer_batch(guint64 iteration, guint32 hot)
+infer_batch(guint64 iteration, gboolean swap)
 {
-    guint32 paths[32 * 2];
+    guint32 big = swap ? 2 : 3, small = swap ? 3 : 2, paths[32 * 2];
     for (guint k = 0; k < 32; k++) {
+        guint j = k / 2;
         paths[2 * k] = k % 2;
-        paths[2 * k + 1] = k % 2 == 0 && k % 8 != 6 ? hot : 3;
+        if (k % 2 == 0) {
+            paths[2 * k + 1] = j < 4 ? 0 : j < 8 ? 1 : big;
+        } else {
+            paths[2 * k + 1] = j < 4 ? small : big;
+        }
     }
-    return paths_routing(iteration, 4, 2, 4, 8, paths);
+    return fx_paths_routing(iteration, 4, 2, 4, 8, paths);
 }
 
 static MsSchedule *
@@ -220,31 +151,34 @@ test_phases(void)
 {
     GError *error = NULL;
     g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 2);
-    g_autoptr(MsRouting) past = infer_batch(0, 2);
+    g_autoptr(MsRouting) past = infer_batch(0, FALSE);
     CU_ASSERT_TRUE(ms_path_profile_add(prof, past, &error));
     /* Same routing as learned: the estimate is exact at layer 1, no re-plan there. */
-    g_autoptr(MsRouting) same = infer_batch(1, 2);
-    g_autoptr(MsSchedule) s = plan_infer("lina", same, prof, &error);
+    g_autoptr(MsRouting) same = infer_batch(1, FALSE);
+    g_autoptr(MsSchedule) s = plan_infer("lina:weights=move", same, prof, &error);
     g_assert_no_error(error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.placement"), "dynamic");
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.replans"), "0");
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "lina.estimate_error"), "0.0000");
-    /* Expert 2 takes 12 of 32 tokens at layer 1 (tau 8): two GPUs, so weights move. */
+    /* Expert 3 takes 20 of 32 tokens at layer 1: the smallest bound on a GPU's load, 10, gives
+     * it two GPUs and packs {0, 1} and {2}, so weights move. */
     CU_ASSERT_TRUE(g_ascii_strtoull(ms_schedule_get_meta(s, "lina.weight_bytes"), NULL, 10) > 0);
     for (guint r = 0; r < 4; r++) {
         /* Per MoE layer: phase 1 planning (planner stream) and phase 2 check. */
         CU_ASSERT_EQUAL(fx_count_ops(s, r, 1, MS_ROLE_REPLAN, MS_PHASE_OTHER), 2);
     }
-    /* The hot expert changed (2 -> 1): phase 2 re-plans layer 1 and moves weights again. */
-    g_autoptr(MsRouting) shifted = infer_batch(2, 1);
-    g_autoptr(MsSchedule) s2 = plan_infer("lina", shifted, prof, &error);
+    /* The big expert changed (3 -> 2): phase 2 re-plans layer 1 and moves weights again. */
+    g_autoptr(MsRouting) shifted = infer_batch(2, TRUE);
+    g_autoptr(MsSchedule) s2 = plan_infer("lina:weights=move", shifted, prof, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s2);
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s2, "lina.replans"), "1");
     g_autoptr(GArray) w = fx_colls(s2, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, 1);
     CU_ASSERT_EQUAL(w->len, 2);
-    /* Weights already on every GPU: nothing moves. */
+    /* Weights already on every GPU: nothing moves; auto finds this small model fits. */
     g_autoptr(MsSchedule) r = plan_infer("lina:weights=resident", shifted, prof, &error);
+    g_autoptr(MsSchedule) a = plan_infer("lina", shifted, prof, &error);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(a, "lina.weight_bytes"), "0");
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(r, "lina.weight_bytes"), "0");
     g_autoptr(GArray) none = fx_colls(r, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, -2);
     CU_ASSERT_EQUAL(none->len, 0);
@@ -257,7 +191,7 @@ test_phases(void)
     CU_ASSERT_TRUE(fx_execute(s2, &run));
     fx_run_clear(&run);
     /* A count-level batch cannot be estimated from paths. */
-    g_autoptr(MsRouting) counts = infer_batch(3, 2);
+    g_autoptr(MsRouting) counts = infer_batch(3, FALSE);
     ms_routing_drop_paths(counts);
     CU_ASSERT_PTR_NULL(plan_infer("lina", counts, prof, &error));
     MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
@@ -269,8 +203,6 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"path estimate and its back-offs", test_estimate},
-        {"path statistics errors", test_profile_errors},
         {"replicate popular, pack the rest first-fit decreasing", test_place},
         {"weight movements", test_moves},
         {"two phases as plan configuration", test_phases},

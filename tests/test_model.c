@@ -1,6 +1,6 @@
 /* Tests of model: the shipped models and their published figures, the cost formulas in closed
  * form, the MoE layer rules, capacity and ep resolution, every error path, and `moesim model`. */
-#include "ms_test.h"
+#include "plan_fixture.h"
 #include "sim/ini.h"
 #include "sim/moe/model.h"
 
@@ -40,10 +40,9 @@ test_shipped(void)
 {
     g_auto(GStrv) names = ms_model_list_shipped();
     CU_ASSERT_EQUAL(g_strv_length(names), 19);
-    static const char *const want[] = {"mixtral-8x7b",           "switch-base-8",
-                                       "lina-transformer-xl-2e", "lina-gpt2-16e",
-                                       "lina-bert2gpt2-4e",      "schemoe-ct-moe-20",
-                                       "schemoe-ablation-layer"};
+    static const char *const want[] = {
+        "mixtral-8x7b",      "switch-base-8",     "lina-transformer-xl-2e", "lina-gpt2-16e",
+        "lina-bert2gpt2-4e", "schemoe-ct-moe-20", "schemoe-ablation-layer"};
     for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
         CU_ASSERT_TRUE(g_strv_contains((const char *const *)names, want[i]));
     }
@@ -276,43 +275,25 @@ test_load_by_name(void)
 }
 
 static void
-expect_run(const char *const *args, int code, const char *out_needle, const char *err_needle)
-{
-    char *out = NULL, *err = NULL;
-    int rc = ms_test_run_moesim(args, &out, &err);
-    CU_ASSERT_EQUAL(rc, code);
-    if (out_needle && strstr(out, out_needle) == NULL) {
-        fprintf(stderr, "\n  stdout lacks '%s':\n%s", out_needle, out);
-        CU_FAIL("stdout");
-    }
-    if (err_needle && strstr(err, err_needle) == NULL) {
-        fprintf(stderr, "\n  stderr lacks '%s':\n%s", err_needle, err);
-        CU_FAIL("stderr");
-    }
-    g_free(out);
-    g_free(err);
-}
-
-static void
 test_cli(void)
 {
     const char *list[] = {"model", "list", NULL};
-    expect_run(list, 0, "switch-base-8                  12    6       8   1/1", NULL);
+    fx_expect_run(list, 0, "switch-base-8                  12    6       8   1/1", NULL);
     const char *show[] = {"model", "show", "mixtral-8x7b", NULL};
-    expect_run(show, 0, "experts     8, top-2 training, top-2 inference, dropless", NULL);
+    fx_expect_run(show, 0, "experts     8, top-2 training, top-2 inference, dropless", NULL);
     const char *json[] = {"model", "show", "switch-base-8", "--json", "-", NULL};
-    expect_run(json, 0, "\"capacity_factor\" : 1.25", NULL);
+    fx_expect_run(json, 0, "\"capacity_factor\" : 1.25", NULL);
     const char *src[] = {"model", "show", "switch-base-8", "--source", NULL};
-    expect_run(src, 0, "moe_every = 2", NULL);
+    fx_expect_run(src, 0, "moe_every = 2", NULL);
     g_autofree char *bad_text = variant("heads = 4", "heads = 5");
     g_autofree char *bad = ms_test_write_tmp("bad.ini", bad_text);
     const char *show_bad[] = {"model", "show", bad, NULL};
     g_autofree char *want = g_strdup_printf("moesim: %s:9: [model] heads: 5 heads", bad);
-    expect_run(show_bad, 2, NULL, want);
+    fx_expect_run(show_bad, 2, NULL, want);
     const char *unknown[] = {"model", "show", "gpt-5", NULL};
-    expect_run(unknown, 2, NULL, "moesim: unknown model 'gpt-5'");
+    fx_expect_run(unknown, 2, NULL, "moesim: unknown model 'gpt-5'");
     const char *usage[] = {"model", "shw", NULL};
-    expect_run(usage, 2, NULL, "expected 'list' or 'show NAME|FILE'");
+    fx_expect_run(usage, 2, NULL, "expected 'list' or 'show NAME|FILE'");
 }
 
 int

@@ -65,15 +65,23 @@ build_ok(const MsModel *m, const MsRouting *r, MsPlanMode mode, const MsPlanConf
     return s;
 }
 
+/* A training step of the 3-layer model (plus extra model lines) under train_count's routing. */
+static MsSchedule *
+train_step(const char *extra, const MsPlanConfig *cfg)
+{
+    g_autoptr(MsModel) m = model_with(extra);
+    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
+    MsPlanConfig plain;
+    ms_plan_config_init(&plain);
+    MsSchedule *s = build_ok(m, r, MS_PLAN_TRAIN, cfg ? cfg : &plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    return s;
+}
+
 static void
 test_op_counts(void)
 {
-    g_autoptr(MsModel) m = model_with(NULL);
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
-    MsPlanConfig cfg;
-    ms_plan_config_init(&cfg);
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step(NULL, NULL);
     CU_ASSERT_EQUAL(ms_schedule_n_streams(s), 2);
     CU_ASSERT_STRING_EQUAL(ms_schedule_policy(s), "fifo");
     for (guint rank = 0; rank < 8; rank++) {
@@ -108,7 +116,6 @@ test_op_counts(void)
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "topology"), "dgx-a100");
     MsOpInfo first = fx_op(s, 0);
     CU_ASSERT_STRING_EQUAL(first.label, "L0.fwd.attn");
-    ms_plan_config_clear(&cfg);
 }
 
 /* Bytes of one collective's matrix cell. */
@@ -123,12 +130,7 @@ cell(const MsSchedule *s, guint32 coll, guint src, guint dst)
 static void
 test_a2a_bytes(void)
 {
-    g_autoptr(MsModel) m = model_with(NULL);
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
-    MsPlanConfig cfg;
-    ms_plan_config_init(&cfg);
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step(NULL, NULL);
     /* One expert per rank (ep 8): expert e lives on rank e. The dispatch and the combine's
      * gradient go the routed way, the combine and the dispatch's gradient back. */
     g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1);
@@ -172,7 +174,6 @@ test_a2a_bytes(void)
             }
         }
     }
-    ms_plan_config_clear(&cfg);
 }
 
 static void
@@ -180,12 +181,7 @@ test_capacity(void)
 {
     /* capacity 1.25: even ranks route 16 tokens: C = 2 x floor(1.25 x ceil(16 / 8)) = 4;
      * odd ranks 24 tokens: C = 2 x floor(1.25 x 3) = 6. */
-    g_autoptr(MsModel) m = model_with("capacity_factor = 1.25\n");
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
-    MsPlanConfig cfg;
-    ms_plan_config_init(&cfg);
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step("capacity_factor = 1.25\n", NULL);
     g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1);
     guint64 dropped = 0;
     for (guint src = 0; src < 8; src++) {
@@ -200,7 +196,6 @@ test_capacity(void)
      * odd: 2 twice = 4; 4 x 12 + 4 x 4 = 64. */
     CU_ASSERT_EQUAL(dropped, 64);
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "dropped_tokens"), "64");
-    ms_plan_config_clear(&cfg);
 }
 
 /* Sum of compute flops of a phase over all ranks. */
@@ -218,20 +213,12 @@ phase_flops(const MsSchedule *s, MsPhase phase)
 static void
 test_backward_twice_forward(void)
 {
-    g_autoptr(MsModel) m = model_with("vocab = 100\n");
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
-    MsPlanConfig cfg;
-    ms_plan_config_init(&cfg);
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step("vocab = 100\n", NULL);
     double fwd = phase_flops(s, MS_PHASE_FORWARD), bwd = phase_flops(s, MS_PHASE_BACKWARD);
     CU_ASSERT_TRUE(fwd > 0);
     MS_ASSERT_REL(bwd, 2 * fwd, 1e-12);
-    g_autoptr(MsModel) m3 = model_with("vocab = 100\nbackward_factor = 3\n");
-    g_autoptr(MsSchedule) s3 = build_ok(m3, r, MS_PLAN_TRAIN, &cfg);
-    MS_ASSERT_REL(phase_flops(s3, MS_PHASE_BACKWARD), 3 * phase_flops(s3, MS_PHASE_FORWARD),
-                  1e-12);
-    ms_plan_config_clear(&cfg);
+    g_autoptr(MsSchedule) s3 = train_step("vocab = 100\nbackward_factor = 3\n", NULL);
+    MS_ASSERT_REL(phase_flops(s3, MS_PHASE_BACKWARD), 3 * phase_flops(s3, MS_PHASE_FORWARD), 1e-12);
 }
 
 static void
@@ -241,12 +228,7 @@ test_buckets(void)
      * elements, attention 64 x 256 = 16384; layer 1 gate 512, attention 16384; layer 0 FFN
      * 16384, attention 16384. Bucket 40000 B: 32768 + 32768 closes the first (65536 B), then
      * 1024 + 32768 + 32768 (66560 B), then the last attention alone (32768 B). */
-    g_autoptr(MsModel) m = model_with(NULL);
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
-    MsPlanConfig cfg;
-    ms_plan_config_init(&cfg);
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step(NULL, NULL);
     g_autoptr(GArray) ar = fx_colls(s, MS_ROLE_ALLREDUCE, MS_PHASE_BACKWARD, -2);
     static const guint64 want[] = {65536, 66560, 32768};
     static const gint layer[] = {2, 0, 0};
@@ -266,28 +248,26 @@ test_buckets(void)
         CU_ASSERT_EQUAL(d.role, last[k]);
     }
     /* Partitioned into 16 KiB chunks: ceil(65536 / 16384) = 4 equal chunks, and so on. */
+    MsPlanConfig cfg;
+    ms_plan_config_init(&cfg);
     cfg.allreduce_chunk = 16384;
-    g_autoptr(MsSchedule) sc = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
+    g_autoptr(MsSchedule) sc = train_step(NULL, &cfg);
     g_autoptr(GArray) arc = fx_colls(sc, MS_ROLE_ALLREDUCE, MS_PHASE_BACKWARD, -2);
     CU_ASSERT_EQUAL(arc->len, 4 + 5 + 2);
     MsCollInfo c;
     ms_schedule_coll(sc, g_array_index(arc, guint32, 4), &c);
     CU_ASSERT_EQUAL(c.bytes, 66560 / 5);
     CU_ASSERT_EQUAL(fx_op(sc, c.ops[0]).chunk, 0);
-    ms_plan_config_clear(&cfg);
 }
 
 static void
 test_chunks_and_groups(void)
 {
-    g_autoptr(MsModel) m = model_with("ep = 4\n");
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
     MsPlanConfig cfg;
     ms_plan_config_init(&cfg);
     cfg.a2a_chunks = 3;
     cfg.pipeline = TRUE;
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step("ep = 4\n", &cfg);
     /* Two expert-parallel groups of 4 ranks, 3 chunks each: 6 dispatch collectives. */
     g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1);
     CU_ASSERT_EQUAL_FATAL(fd->len, 6);
@@ -330,14 +310,11 @@ test_chunks_and_groups(void)
     }
     CU_ASSERT_EQUAL(replicas, 4);
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "ep"), "4");
-    ms_plan_config_clear(&cfg);
 }
 
 static void
 test_a2a_chunk_bytes(void)
 {
-    g_autoptr(MsModel) m = model_with(NULL);
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
     MsPlanConfig cfg;
     ms_plan_config_init(&cfg);
     /* The largest off-rank sender: odd ranks send 48 - own 2 x ((r + 2r) % 4 + 1)... computed
@@ -351,27 +328,22 @@ test_a2a_chunk_bytes(void)
         most = MAX(most, off * TOKEN_BYTES);
     }
     cfg.a2a_chunk = most * 2 / 5;
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step(NULL, &cfg);
     g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1);
     CU_ASSERT_EQUAL(fd->len, 3);
     /* Not pipelined: one expert op waits for every chunk. */
     CU_ASSERT_EQUAL(fx_count_ops(s, 0, 1, MS_ROLE_EXPERT, MS_PHASE_FORWARD), 1);
-    ms_plan_config_clear(&cfg);
 }
 
 static void
 test_compression(void)
 {
-    g_autoptr(MsModel) m = model_with(NULL);
-    g_autoptr(MsRouting) r = fx_routing(1, 8, 8, 2, train_count);
     MsPlanConfig cfg;
     ms_plan_config_init(&cfg);
     cfg.a2a_chunks = 2;
     cfg.pipeline = TRUE;
     cfg.compress_ratio = 0.5;
-    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    g_autoptr(MsSchedule) s = train_step(NULL, &cfg);
     for (MsPhase ph = MS_PHASE_FORWARD; ph <= MS_PHASE_BACKWARD; ph++) {
         CU_ASSERT_EQUAL(fx_count_ops(s, 2, 1, MS_ROLE_COMPRESS, ph), 4);
         CU_ASSERT_EQUAL(fx_count_ops(s, 2, 1, MS_ROLE_DECOMPRESS, ph), 4);
@@ -399,7 +371,6 @@ test_compression(void)
         }
     }
     CU_ASSERT_TRUE(seen);
-    ms_plan_config_clear(&cfg);
 }
 
 static void

@@ -44,7 +44,7 @@ test_values(void)
     CU_ASSERT_EQUAL(ms_policy_get_uint(lina, "pack"), 2);
     CU_ASSERT_EQUAL(ms_policy_get_uint(lina, "path"), 3);
     CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "placement"), "static");
-    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "weights"), "move");
+    CU_ASSERT_STRING_EQUAL(ms_policy_get_choice(lina, "weights"), "auto");
     CU_ASSERT_TRUE(ms_policy_given(lina, "pack"));
     CU_ASSERT_FALSE(ms_policy_given(lina, "path"));
     CU_ASSERT_FALSE(ms_policy_given(lina, "nonsense"));
@@ -94,8 +94,7 @@ test_parse_errors(void)
         {"lina:placement=fancy", MS_POLICY_ERROR_VALUE,
          "policy lina: placement=fancy: 'fancy' is not one of dynamic, static"},
         {"lina:path=5", MS_POLICY_ERROR_VALUE, "policy lina: path=5: "},
-        {"concurrent:a2a=ring", MS_POLICY_ERROR_VALUE,
-         "'ring' is not one of direct, 2dh, pipe"},
+        {"concurrent:a2a=ring", MS_POLICY_ERROR_VALUE, "'ring' is not one of direct, 2dh, pipe"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
@@ -109,8 +108,8 @@ test_parse_errors(void)
 }
 
 static const char model_text[] = "[model]\nformat = 1\nname = p8\nlayers = 2\nd_model = 64\n"
-                                  "d_ffn = 128\nexperts = 8\ntop_k = 2\ntop_k_infer = 1\n"
-                                  "heads = 4\nseq_len = 16\ntokens_per_gpu = 16\n";
+                                 "d_ffn = 128\nexperts = 8\ntop_k = 2\ntop_k_infer = 1\n"
+                                 "heads = 4\nseq_len = 16\ntokens_per_gpu = 16\n";
 
 static guint32
 counts(guint layer, guint src, guint e)

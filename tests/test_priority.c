@@ -74,13 +74,15 @@ test_priorities(void)
     }
 }
 
-/* Collective pairs launched against the policy's order although both were launchable: an
- * allreduce of a later layer before one of an earlier layer, or any allreduce before an
- * all-to-all (all span every rank here, so the stream was free for both). */
+/* Collective pairs launched against the policy's order although the one it puts first was
+ * launchable when the other launched: an allreduce of a later layer before one of an earlier
+ * layer, or any allreduce before an all-to-all (all span every rank here, so the stream was free
+ * for both). *contested counts the pairs where the order mattered. */
 static guint
-order_violations(const GArray *colls)
+order_violations(const GArray *colls, guint *contested)
 {
     guint bad = 0;
+    *contested = 0;
     for (guint a = 0; a < colls->len; a++) {
         const FxColl *x = &g_array_index(colls, FxColl, a);
         for (guint b = 0; b < colls->len; b++) {
@@ -88,46 +90,47 @@ order_violations(const GArray *colls)
             gboolean x_first = (x->role != MS_ROLE_ALLREDUCE && y->role == MS_ROLE_ALLREDUCE) ||
                                (x->role == MS_ROLE_ALLREDUCE && y->role == MS_ROLE_ALLREDUCE &&
                                 x->layer < y->layer);
-            if (x_first && y->launch_seq < x->launch_seq && x->ready_seq < y->launch_seq) {
-                bad++;
-            }
+            *contested += x_first && x->ready < y->launch;
+            bad += x_first && x->ready < y->launch && y->launch < x->launch;
         }
     }
     return bad;
 }
 
-/* The collectives of a unit-cost run, with readiness and launch compared by step. */
-static GArray *
-run_by_steps(const MsSchedule *s)
+/* Violations in a unit-cost run, readiness and launch compared by step. */
+static guint
+run_violations(const MsSchedule *s, guint *contested)
 {
     FxRun run;
     CU_ASSERT_TRUE(fx_execute(s, &run));
-    GArray *colls = fx_coll_runs(s, &run);
-    for (guint k = 0; k < colls->len; k++) {
-        FxColl *c = &g_array_index(colls, FxColl, k);
-        MsCollInfo ci;
-        ms_schedule_coll(s, c->coll, &ci);
-        c->ready_seq = 0;
-        c->launch_seq = G_MAXUINT64;
-        for (guint p = 0; p < ci.n_ranks; p++) {
-            c->ready_seq = MAX(c->ready_seq, run.ready_step[ci.ops[p]]);
-            c->launch_seq = MIN(c->launch_seq, run.launch_step[ci.ops[p]]);
-        }
-    }
+    g_autoptr(GArray) colls = fx_coll_order(s, &run, NULL, NULL, FX_BY_STEP);
     fx_run_clear(&run);
-    return colls;
+    return order_violations(colls, contested);
 }
 
 static void
 test_launch_order(void)
 {
+    guint contested = 0;
     g_autoptr(MsSchedule) s = fx_plan_contended("priority:chunk=64KiB");
-    g_autoptr(GArray) colls = run_by_steps(s);
-    CU_ASSERT_EQUAL(order_violations(colls), 0);
+    CU_ASSERT_EQUAL(run_violations(s, &contested), 0);
+    CU_ASSERT_TRUE(contested > 0);
     /* fifo, run the same way, launches by readiness and breaks the order. */
     g_autoptr(MsSchedule) f = fx_plan_contended("fifo");
-    g_autoptr(GArray) fc = run_by_steps(f);
-    CU_ASSERT_TRUE(order_violations(fc) > 0);
+    CU_ASSERT_TRUE(run_violations(f, &contested) > 0);
+}
+
+/* The same order on the simulator, by time. */
+static void
+test_simulated(void)
+{
+    g_autoptr(MsSchedule) s = fx_plan_contended("priority:chunk=64KiB");
+    g_autofree MsTime *start = NULL, *end = NULL;
+    CU_ASSERT_TRUE_FATAL(fx_engine_times(s, "dgx-a100", &start, &end));
+    g_autoptr(GArray) colls = fx_coll_order(s, NULL, start, end, FX_BY_TIME);
+    guint contested = 0;
+    CU_ASSERT_EQUAL(order_violations(colls, &contested), 0);
+    CU_ASSERT_TRUE(contested > 0);
 }
 
 int
@@ -138,6 +141,7 @@ main(int argc, char **argv)
         {"equal chunks of the given size", test_chunks},
         {"all-to-all first, earlier layers first", test_priorities},
         {"launch order respects the priorities", test_launch_order},
+        {"simulated: launch order respects the priorities", test_simulated},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"priority", NULL, NULL, tests}, {NULL}};

@@ -109,7 +109,6 @@ static gboolean
 fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPtrArray *report,
           GError **error)
 {
-    gboolean any = FALSE;
     for (guint scope = 0; scope < 2; scope++) {
         g_autoptr(GArray) bytes = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) secs = g_array_new(FALSE, FALSE, sizeof(double));
@@ -156,9 +155,10 @@ fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPt
                                             ms_link_class_name(klass), fit.n, fit.alpha * 1e6,
                                             fit.beta / 1e9, fit.r2, 100 * fit.max_residual));
         }
-        any = TRUE;
     }
-    return !any || ms_calibration_apply_topology(cal, topo, error);
+    /* Also when nothing was fitted here: cal may hold link figures from an earlier pass, and the
+     * collective tables must be fitted against the links the predictions will use. */
+    return ms_calibration_apply_topology(cal, topo, error);
 }
 
 /* --- collectives --- */
@@ -199,6 +199,14 @@ spec_ranks_per_node(const MsTopology *topo, const MsCollSpec *spec)
     return most;
 }
 
+/* Bytes that take 1 / eff times as long, to the nearest byte: truncating would drop a byte
+ * whenever eff is a hair above 1, 1/1000 of a kilobyte transfer. */
+static guint64
+stretch(guint64 bytes, double eff)
+{
+    return (guint64)floor((double)bytes / eff + 0.5);
+}
+
 guint64 *
 ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
                                  MsCollSpec *spec)
@@ -228,27 +236,29 @@ ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *top
     if (!(eff > 0) || eff == 1.0) {
         return NULL;
     }
-    spec->bytes = (guint64)(spec->bytes / eff);
+    spec->bytes = stretch(spec->bytes, eff);
     if (spec->matrix == NULL) {
         return NULL;
     }
     guint64 *scaled = g_new(guint64, cells);
     for (gsize k = 0; k < cells; k++) {
-        scaled[k] = (guint64)(spec->matrix[k] / eff);
+        scaled[k] = stretch(spec->matrix[k], eff);
     }
     spec->matrix = scaled;
     return scaled;
 }
 
-/* Simulates one collective from a simultaneous launch to the last rank's completion. */
+/* Simulates one collective from a simultaneous launch to the last rank's completion. With
+ * no_latency the transfers skip their route latency (the bandwidth part, which calibration
+ * compares with data); a collective cal calibrates always does, its alpha holding the latency. */
 static gboolean
-simulate(const MsTopology *topo, const MsCalibration *cal, MsCollOp op, const guint *ranks,
-         guint n, guint64 bytes, double *seconds, GError **error)
+simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, MsCollOp op,
+         const guint *ranks, guint n, guint64 bytes, double *seconds, GError **error)
 {
-    /* Without a calibration: the bandwidth part only, as calibration compares it with data. */
-    MsCollSpec spec = {.op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes,
-                       .no_hop_latency = cal == NULL};
+    MsCollSpec spec = {
+        .op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes, .no_hop_latency = no_latency};
     g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
+    (void)scaled; /* only holds memory to free */
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
     if (coll == NULL) {
@@ -276,11 +286,53 @@ cmp_double(gconstpointer a, gconstpointer b)
 typedef struct {
     MsMeasurementKind kind;
     guint ranks, per_node;
+    const MsMeasurement *first; /* the configuration's first row, for messages */
 } Config;
+
+/* Places a row's ranks; a failure names the row. */
+static gboolean
+place_row(const MsTopology *topo, const MsMeasurement *row, guint *ranks, GError **error)
+{
+    if (ms_calibrate_place(topo, row->ranks, row->ranks_per_node, ranks, error)) {
+        return TRUE;
+    }
+    g_prefix_error(error, "%s:%u: %s %ux%u: ", row->source ? row->source : "<memory>", row->line,
+                   ms_measurement_kind_name(row->kind), row->ranks, row->ranks_per_node);
+    return FALSE;
+}
 
 static gboolean bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, MsCollOp op,
                                const guint *ranks, guint n, const MsMeasurement *row,
                                double *seconds, GError **error);
+
+/* The report line of a configuration: its overhead, the range of its efficiency table and how
+ * well the fitted figures reproduce the points they were fitted to (alpha + B(s) / eff(s), the
+ * flow model's bandwidth part being linear in size). */
+static void
+report_config(GPtrArray *report, const Config *cfg, GArray *size, GArray *meas, GArray *band,
+              double alpha, const MsEffTable *table)
+{
+    double lo = 1e9, hi = 0;
+    for (guint i = 0; table && i < table->n; i++) {
+        lo = MIN(lo, table->ratios[i]);
+        hi = MAX(hi, table->ratios[i]);
+    }
+    guint n = size->len;
+    g_autofree double *pred = g_new(double, n);
+    for (guint i = 0; i < n; i++) {
+        double eff = table ? ms_eff_table_eval(table, g_array_index(size, double, i)) : 1.0;
+        pred[i] = alpha + g_array_index(band, double, i) / eff;
+    }
+    MsErrorStats st = {0};
+    ms_error_stats(pred, (double *)meas->data, n, &st, NULL);
+    g_ptr_array_add(report,
+                    g_strdup_printf("collective %-13s %3ux%-3u %4u points  overhead %8.3f us  "
+                                    "efficiency %.3f .. %.3f over %2u sizes  fit median %.2f%% "
+                                    "largest %.1f%%",
+                                    ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
+                                    n, alpha * 1e6, table ? lo : 1.0, table ? hi : 1.0,
+                                    table ? table->n : 0, 100 * st.median, 100 * st.max));
+}
 
 /* One configuration. The model's bandwidth part B(s) is simulated without hop latencies; the
  * per-call overhead is the median excess of the measurement over B(s) among the smallest tenth of
@@ -288,13 +340,12 @@ static gboolean bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, M
  * B(s) / (measured - overhead) where the bandwidth part is large enough to say something. */
 static gboolean
 fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cfg,
-           MsCalibration *cal, GPtrArray *report, GError **error)
+           MsCalibration *cal, GPtrArray *report, gboolean *fitted, GError **error)
 {
     MsCollOp op = MS_COLL_ALLREDUCE;
     coll_op(cfg->kind, &op);
     g_autofree guint *ranks = g_new(guint, cfg->ranks);
-    if (cfg->kind != MS_MEASUREMENT_SENDRECV &&
-        !ms_calibrate_place(topo, cfg->ranks, cfg->per_node, ranks, error)) {
+    if (cfg->kind != MS_MEASUREMENT_SENDRECV && !place_row(topo, cfg->first, ranks, error)) {
         return FALSE;
     }
     g_autoptr(GArray) size = g_array_new(FALSE, FALSE, sizeof(double));
@@ -317,6 +368,12 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
     }
     guint n = size->len;
     if (n < MIN_COLLECTIVE_POINTS) {
+        if (report) {
+            g_ptr_array_add(report, g_strdup_printf("collective %-13s %3ux%-3u %4u points  not "
+                                                    "fitted: at least %d sizes are needed",
+                                                    ms_measurement_kind_name(cfg->kind), cfg->ranks,
+                                                    cfg->per_node, n, MIN_COLLECTIVE_POINTS));
+        }
         return TRUE;
     }
     g_autofree double *sorted = g_memdup2(size->data, n * sizeof(double));
@@ -351,9 +408,9 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
         table = ms_fit_eff_table((double *)es->data, (double *)em->data, (double *)ep->data,
                                  es->len, TABLE_POINTS, FALSE, &local);
         if (table == NULL) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT, "%s %ux%u: %s",
-                        ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
-                        local->message);
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT, "%s: %s %ux%u: %s",
+                        cfg->first->source, ms_measurement_kind_name(cfg->kind), cfg->ranks,
+                        cfg->per_node, local->message);
             return FALSE;
         }
     }
@@ -362,18 +419,9 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
         return FALSE;
     }
     if (report) {
-        double lo = 1e9, hi = 0;
-        for (guint i = 0; table && i < table->n; i++) {
-            lo = MIN(lo, table->ratios[i]);
-            hi = MAX(hi, table->ratios[i]);
-        }
-        g_ptr_array_add(report, g_strdup_printf(
-                                    "collective %-13s %3ux%-3u %4u points  overhead %8.3f us  "
-                                    "efficiency %.3f .. %.3f over %u sizes",
-                                    ms_measurement_kind_name(cfg->kind), cfg->ranks, cfg->per_node,
-                                    n, alpha * 1e6, table ? lo : 1.0, table ? hi : 1.0,
-                                    table ? table->n : 0));
+        report_config(report, cfg, size, meas, band, alpha, table);
     }
+    *fitted = TRUE;
     return TRUE;
 }
 
@@ -388,7 +436,7 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
         if (!coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) {
             continue;
         }
-        Config c = {r->kind, r->ranks, r->ranks_per_node};
+        Config c = {r->kind, r->ranks, r->ranks_per_node, r};
         gboolean seen = FALSE;
         for (guint k = 0; k < configs->len && !seen; k++) {
             const Config *o = &g_array_index(configs, Config, k);
@@ -399,10 +447,9 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
         }
     }
     for (guint k = 0; k < configs->len; k++) {
-        if (!fit_config(topo, set, &g_array_index(configs, Config, k), cal, report, error)) {
+        if (!fit_config(topo, set, &g_array_index(configs, Config, k), cal, report, any, error)) {
             return FALSE;
         }
-        *any = TRUE;
     }
     return TRUE;
 }
@@ -538,7 +585,7 @@ bandwidth_part(const MsTopology *topo, MsMeasurementKind kind, MsCollOp op, cons
     if (kind == MS_MEASUREMENT_SENDRECV) {
         return transfer_time(topo, row, row->bytes, TRUE, seconds, error);
     }
-    return simulate(topo, NULL, op, ranks, n, row->bytes, seconds, error);
+    return simulate(topo, NULL, TRUE, op, ranks, n, row->bytes, seconds, error);
 }
 
 static gboolean
@@ -553,7 +600,7 @@ predict_sendrecv(const MsTopology *topo, const MsCalibration *cal, const MsMeasu
     }
     double eff = table ? ms_eff_table_eval(table, (double)row->bytes) : 1.0;
     double t;
-    if (!transfer_time(topo, row, (guint64)(row->bytes / eff), TRUE, &t, error)) {
+    if (!transfer_time(topo, row, stretch(row->bytes, eff), TRUE, &t, error)) {
         return FALSE;
     }
     *seconds = ms_time_to_s(alpha) + t;
@@ -567,8 +614,8 @@ ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsM
     MsCollOp op;
     if (coll_op(row->kind, &op)) {
         g_autofree guint *ranks = g_new(guint, row->ranks);
-        return ms_calibrate_place(topo, row->ranks, row->ranks_per_node, ranks, error) &&
-               simulate(topo, cal, op, ranks, row->ranks, row->bytes, seconds, error);
+        return place_row(topo, row, ranks, error) &&
+               simulate(topo, cal, FALSE, op, ranks, row->ranks, row->bytes, seconds, error);
     }
     if (row->kind == MS_MEASUREMENT_SENDRECV) {
         return predict_sendrecv(topo, cal, row, seconds, error);
@@ -639,21 +686,30 @@ ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held
     for (guint i = 0; i < n; i++) {
         held[i] = FALSE;
     }
+    if (items[0] == NULL) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                    "no held-out configuration given (e.g. 4x4,8x4)");
+        return FALSE;
+    }
     for (guint k = 0; items[k]; k++) {
-        guint64 r = 0, p = 0;
-        char *x = strchr(items[k], 'x');
-        if (x == NULL || (*x = '\0', !ms_parse_uint(items[k], 1, 1u << 20, &r, NULL)) ||
-            !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
-                        "held-out configuration '%s' is not RANKSxPER_NODE (e.g. 8x4)",
-                        items[k]);
+        guint r = 0, p = 0, matched = 0;
+        if (!ms_calibration_parse_config(items[k], &r, &p)) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                        "held-out configuration '%s' is not RANKSxPER_NODE (e.g. 8x4)", items[k]);
             return FALSE;
         }
         for (guint i = 0; i < n; i++) {
             const MsMeasurement *m = ms_measurement_set_get(set, i);
             if (ms_measurement_kind_is_comm(m->kind) && m->ranks == r && m->ranks_per_node == p) {
                 held[i] = TRUE;
+                matched++;
             }
+        }
+        if (matched == 0) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                        "held-out configuration '%s' matches no communication measurement",
+                        items[k]);
+            return FALSE;
         }
     }
     return TRUE;

@@ -21,9 +21,10 @@ G_BEGIN_DECLS
 #define MS_CALIBRATE_ERROR (ms_calibrate_error_quark())
 GQuark ms_calibrate_error_quark(void);
 typedef enum {
-    MS_CALIBRATE_ERROR_NO_DATA,  /* nothing in the measurements that can be fitted */
+    MS_CALIBRATE_ERROR_NO_DATA,   /* nothing in the measurements that can be fitted */
     MS_CALIBRATE_ERROR_PLACEMENT, /* a configuration that does not fit on the topology */
     MS_CALIBRATE_ERROR_FIT,       /* a fit that failed (its message says why) */
+    MS_CALIBRATE_ERROR_ARGUMENT,  /* a malformed held-out list or expert shape */
 } MsCalibrateError;
 
 typedef struct {
@@ -33,10 +34,12 @@ typedef struct {
     gboolean expert_gated;
 } MsCalibrateOptions;
 
-/* Fits cal (which may already hold other figures) from the rows of set. Applies the fitted link
- * classes to topo as it goes, since collective tables are fitted against the calibrated links.
- * Appends one human-readable line per fitted item to report (may be NULL). Fails with
- * MS_CALIBRATE_ERROR_NO_DATA when no row can be used. */
+/* Fits cal (which may already hold other figures) from the rows of set. Applies the link classes
+ * of cal to topo as it goes, since collective tables are fitted against the calibrated links.
+ * Appends one human-readable line per fitted item, and per configuration skipped for having
+ * fewer than 4 sizes, to report (may be NULL). Fails with MS_CALIBRATE_ERROR_NO_DATA when nothing
+ * could be fitted, _PLACEMENT (naming the row) for a configuration the topology cannot hold,
+ * _FIT when a fit fails, or the measurement module's error for an expert shape the rows lack. */
 gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set,
                       const MsCalibrateOptions *opts, MsCalibration *cal, GPtrArray *report,
                       GError **error);
@@ -59,7 +62,8 @@ gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node,
 
 /* The time moesim predicts for a measured row on topo (calibrated or nominal) under cal (may be
  * NULL): collectives and point-to-point transfers are simulated, compute rows use the compute
- * model. */
+ * model. Without cal (or for a collective cal does not calibrate) transfers pay their route
+ * latency, as the engine's do. */
 gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
                               const MsMeasurement *row, double *seconds, GError **error);
 
@@ -80,7 +84,8 @@ gboolean ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set,
                               GArray *groups, MsErrorStats *all, GError **error);
 
 /* Masks for ms_calibrate_holdout: every other size of each configuration (offset 0 or 1), or
- * every row of the listed configurations ("4x4,8x4"). */
+ * every communication row of the listed configurations ("4x4,8x4"). ms_holdout_configs fails with
+ * MS_CALIBRATE_ERROR_ARGUMENT for an item that is not RANKSxPER_NODE or matches no row. */
 void ms_holdout_alternate_sizes(const MsMeasurementSet *set, guint offset, gboolean *held);
 gboolean ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held,
                             GError **error);

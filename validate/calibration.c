@@ -36,7 +36,7 @@ struct _MsCalibration {
     GPtrArray *sources; /* char*, NULL-terminated */
     LinkEntry links[MS_LINK_N_CLASSES];
     CollectiveEntry collectives[N_COLLECTIVES];
-    GArray *configs[N_COLLECTIVES]; /* CollectiveEntry per (ranks, per_node), in insertion order */
+    GArray *configs[N_COLLECTIVES]; /* CollectiveEntry per (ranks, per_node), sorted */
     gboolean has_gemm;
     MsGemmCurve *curve; /* NULL: default efficiency */
     double slowdown;
@@ -194,6 +194,12 @@ ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kind, MsTime
     return ms_calibration_set_collective_config(cal, kind, 0, 0, alpha, table, error);
 }
 
+static gboolean
+config_before(const CollectiveEntry *c, guint ranks, guint per_node)
+{
+    return c->ranks < ranks || (c->ranks == ranks && c->per_node < per_node);
+}
+
 gboolean
 ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind, guint ranks,
                                      guint per_node, MsTime alpha, const MsEffTable *table,
@@ -227,17 +233,19 @@ ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
         if (cal->configs[kind] == NULL) {
             cal->configs[kind] = g_array_new(FALSE, TRUE, sizeof(CollectiveEntry));
         }
+        /* Kept sorted by (ranks, per_node): the file and lookup ties do not depend on the order
+         * entries were set in. */
         GArray *a = cal->configs[kind];
-        e = NULL;
-        for (guint k = 0; k < a->len; k++) {
-            CollectiveEntry *c = &g_array_index(a, CollectiveEntry, k);
-            if (c->ranks == ranks && c->per_node == per_node) {
-                e = c;
-            }
+        guint at = 0;
+        while (at < a->len &&
+               config_before(&g_array_index(a, CollectiveEntry, at), ranks, per_node)) {
+            at++;
         }
-        if (e == NULL) {
-            g_array_set_size(a, a->len + 1);
-            e = &g_array_index(a, CollectiveEntry, a->len - 1);
+        e = at < a->len ? &g_array_index(a, CollectiveEntry, at) : NULL;
+        if (e == NULL || e->ranks != ranks || e->per_node != per_node) {
+            CollectiveEntry fresh = {0};
+            g_array_insert_val(a, at, fresh);
+            e = &g_array_index(a, CollectiveEntry, at);
         }
     }
     ms_eff_table_free(e->table);
@@ -246,6 +254,23 @@ ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
     e->per_node = per_node;
     e->alpha = alpha;
     e->table = copy;
+    return TRUE;
+}
+
+gboolean
+ms_calibration_parse_config(const char *text, guint *ranks, guint *per_node)
+{
+    const char *x = strchr(text, 'x');
+    guint64 r = 0, p = 0;
+    if (x == NULL) {
+        return FALSE;
+    }
+    g_autofree char *head = g_strndup(text, (gsize)(x - text));
+    if (!ms_parse_uint(head, 1, 1u << 20, &r, NULL) || !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
+        return FALSE;
+    }
+    *ranks = (guint)r;
+    *per_node = (guint)p;
     return TRUE;
 }
 
@@ -595,16 +620,10 @@ read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const c
     guint ranks = 0, per_node = 0;
     g_auto(GStrv) words = g_strsplit(name, " ", -1);
     if (g_strv_length(words) == 2) {
-        char *x = strchr(words[1], 'x');
-        guint64 r = 0, p = 0;
-        if (x == NULL || (*x = '\0', !ms_parse_uint(words[1], 1, 1u << 20, &r, NULL)) ||
-            !ms_parse_uint(x + 1, 1, r, &p, NULL)) {
+        if (!ms_calibration_parse_config(words[1], &ranks, &per_node)) {
             return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
-                             "configuration '%s' is not RANKSxPER_NODE (e.g. 16x8)",
-                             strchr(name, ' ') + 1);
+                             "configuration '%s' is not RANKSxPER_NODE (e.g. 16x8)", words[1]);
         }
-        ranks = (guint)r;
-        per_node = (guint)p;
         name = words[0];
     } else if (g_strv_length(words) != 1) {
         return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,

@@ -71,8 +71,9 @@ gboolean ms_calibration_link_class_from_name(const char *name, MsLinkClass *out)
  * finite number or latency is MS_TIME_NEVER. */
 gboolean ms_calibration_set_link(MsCalibration *cal, MsLinkClass klass,
                                  const MsCalibrationLink *link, GError **error);
-/* The override for a link class (to pass to ms_topology_set_class); FALSE when the class is not
- * calibrated. */
+/* The fit for a link class: latency and bandwidth of a point-to-point transfer on a route that
+ * class bottlenecks (ms_calibration_apply_topology in validate/calibrate.h turns it into per-link
+ * figures); FALSE when the class is not calibrated. */
 gboolean ms_calibration_link(const MsCalibration *cal, MsLinkClass klass, MsCalibrationLink *out);
 
 /* Records a collective's per-call overhead and, when table is not NULL, its size efficiency
@@ -82,13 +83,18 @@ gboolean ms_calibration_set_collective(MsCalibration *cal, MsMeasurementKind kin
                                        const MsEffTable *table, GError **error);
 /* The same for one configuration: ranks taking part and the most ranks on one node (a group
  * [collective NAME RANKSxPER_NODE] in the file); ranks == per_node == 0 is the entry for any
- * configuration. */
+ * configuration. Setting a configuration again replaces it; configurations are kept (and
+ * written) in order of ranks, then ranks per node. */
 gboolean ms_calibration_set_collective_config(MsCalibration *cal, MsMeasurementKind kind,
                                               guint ranks, guint per_node, MsTime alpha,
                                               const MsEffTable *table, GError **error);
+/* Parses a configuration "RANKSxPER_NODE" (e.g. "16x8": 1 <= PER_NODE <= RANKS <= 2^20); FALSE
+ * for anything else. */
+gboolean ms_calibration_parse_config(const char *text, guint *ranks, guint *per_node);
 /* The entry that applies to a collective of ranks with at most per_node on a node: the nearest
  * calibrated configuration (same side of the node boundary first, then the closest number of
- * ranks and ranks per node on a log scale), else the entry for any configuration. FALSE when the
+ * ranks and ranks per node on a log scale; a tie goes to the configuration with fewer ranks, then
+ * fewer per node), else the entry for any configuration. FALSE when the
  * collective is not calibrated at all. *table may be NULL (no size table). */
 gboolean ms_calibration_collective_lookup(const MsCalibration *cal, MsMeasurementKind kind,
                                           guint ranks, guint per_node, MsTime *alpha,

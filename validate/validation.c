@@ -11,43 +11,134 @@
 
 G_DEFINE_QUARK(ms-validation-error-quark, ms_validation_error)
 
+static gboolean
+is_number(JsonNode *n)
+{
+    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n)) {
+        return FALSE;
+    }
+    GType t = json_node_get_value_type(n);
+    return (t == G_TYPE_INT64 || t == G_TYPE_DOUBLE) && isfinite(json_node_get_double(n));
+}
+
+static gboolean
+is_string(JsonNode *n)
+{
+    return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING;
+}
+
+static gboolean G_GNUC_PRINTF(3, 4)
+    format_error(GError **error, const char *path, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT, "%s: %s", path, msg);
+    return FALSE;
+}
+
+/* An op record: an object with an integer id, a label, and start_us <= end_us. */
+static gboolean
+check_op(JsonNode *node, guint i, const char *path, GError **error)
+{
+    JsonObject *o = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    if (o == NULL) {
+        return format_error(error, path, "op %u is not an object", i);
+    }
+    JsonNode *id = json_object_get_member(o, "id");
+    if (id == NULL || !JSON_NODE_HOLDS_VALUE(id) || json_node_get_value_type(id) != G_TYPE_INT64) {
+        return format_error(error, path, "op %u: 'id' is missing or not an integer", i);
+    }
+    if (!is_string(json_object_get_member(o, "label"))) {
+        return format_error(error, path, "op %u: 'label' is missing or not a string", i);
+    }
+    JsonNode *role = json_object_get_member(o, "role");
+    if (role && !is_string(role)) {
+        return format_error(error, path, "op %u: 'role' is not a string", i);
+    }
+    const char *keys[] = {"start_us", "end_us"};
+    for (guint k = 0; k < 2; k++) {
+        if (!is_number(json_object_get_member(o, keys[k]))) {
+            return format_error(error, path, "op %u: '%s' is missing or not a finite number", i,
+                                keys[k]);
+        }
+    }
+    double start = json_object_get_double_member(o, "start_us");
+    double end = json_object_get_double_member(o, "end_us");
+    if (end < start) {
+        return format_error(error, path, "op %u: end_us %g is before start_us %g", i, end, start);
+    }
+    return TRUE;
+}
+
+/* The members ms_compare_runs reads besides the ops: an optional policy name and an optional
+ * summary object with a numeric step_time_us. */
+static gboolean
+check_summary(JsonObject *o, const char *path, GError **error)
+{
+    JsonNode *policy = json_object_get_member(o, "policy");
+    if (policy && !is_string(policy)) {
+        return format_error(error, path, "'policy' is not a string");
+    }
+    JsonNode *summary = json_object_get_member(o, "summary");
+    if (summary == NULL) {
+        return TRUE;
+    }
+    JsonNode *step = JSON_NODE_HOLDS_OBJECT(summary)
+                         ? json_object_get_member(json_node_get_object(summary), "step_time_us")
+                         : NULL;
+    if (step == NULL || !is_number(step)) {
+        return format_error(error, path, "'summary' has no numeric step_time_us");
+    }
+    return TRUE;
+}
+
 JsonNode *
 ms_result_file_load(const char *path, GError **error)
 {
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) local = NULL;
     if (!ms_json_input_load_file(p, path, &local)) {
-        if (local->code == MS_JSON_INPUT_ERROR_IO) {
-            g_prefix_error(&local, "%s: ", path);
-        }
-        g_set_error_literal(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT,
-                            local->message);
+        format_error(error, path, "%s", local->message);
         return NULL;
     }
     JsonNode *root = json_parser_get_root(p);
     JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-    if (o == NULL || g_strcmp0(json_object_get_string_member_with_default(o, "format", ""),
-                               "moesim-result") != 0) {
-        g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT,
-                    "%s: not a moesim result (write one with `moesim run --json` or "
-                    "`moesim exec --json`)",
-                    path);
+    if (o == NULL || !is_string(json_object_get_member(o, "format")) ||
+        strcmp(json_object_get_string_member(o, "format"), "moesim-result") != 0) {
+        format_error(error, path,
+                     "not a moesim result (write one with `moesim run --json` or "
+                     "`moesim exec --json`)");
         return NULL;
     }
-    if (!json_object_has_member(o, "ops") ||
-        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "ops"))) {
-        g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_FORMAT,
-                    "%s: the result has no per-op records", path);
+    JsonNode *ops = json_object_get_member(o, "ops");
+    if (ops == NULL || !JSON_NODE_HOLDS_ARRAY(ops)) {
+        format_error(error, path, "the result has no per-op records");
+        return NULL;
+    }
+    JsonArray *a = json_node_get_array(ops);
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        if (!check_op(json_array_get_element(a, i), i, path, error)) {
+            return NULL;
+        }
+    }
+    if (!check_summary(o, path, error)) {
         return NULL;
     }
     return json_node_copy(root);
 }
 
+/* The summary's step time; 0 for a result without a summary (ms_result_file_load checked the
+ * rest). */
 static double
 step_us(JsonObject *o)
 {
+    if (!json_object_has_member(o, "summary")) {
+        return 0;
+    }
     JsonObject *s = json_object_get_object_member(o, "summary");
-    return s ? json_object_get_double_member_with_default(s, "step_time_us", 0) : 0;
+    return json_object_get_double_member(s, "step_time_us");
 }
 
 gboolean
@@ -71,23 +162,23 @@ ms_compare_runs(JsonNode *simulated, JsonNode *measured, double min_us, MsRunCom
     for (guint i = 0; i < json_array_get_length(sa); i++) {
         JsonObject *a = json_array_get_object_element(sa, i);
         JsonObject *b = json_array_get_object_element(ma, i);
-        const char *la = json_object_get_string_member_with_default(a, "label", "");
-        const char *lb = json_object_get_string_member_with_default(b, "label", "");
-        if (json_object_get_int_member_with_default(a, "id", -1) !=
-                json_object_get_int_member_with_default(b, "id", -2) ||
-            strcmp(la, lb) != 0) {
+        const char *la = json_object_get_string_member(a, "label");
+        const char *lb = json_object_get_string_member(b, "label");
+        gint64 ia = json_object_get_int_member(a, "id"), ib = json_object_get_int_member(b, "id");
+        if (ia != ib || strcmp(la, lb) != 0) {
             g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_MISMATCH,
-                        "op %u differs ('%s' against '%s'): the results come from different "
-                        "schedules",
-                        i, la, lb);
+                        "op %u differs (id %" G_GINT64_FORMAT " '%s' against id %" G_GINT64_FORMAT
+                        " '%s'): the results come from different schedules",
+                        i, ia, la, ib, lb);
             ms_run_comparison_clear(cmp);
             return FALSE;
         }
-        double p = json_object_get_double_member_with_default(a, "end_us", 0) -
-                   json_object_get_double_member_with_default(a, "start_us", 0);
-        double m = json_object_get_double_member_with_default(b, "end_us", 0) -
-                   json_object_get_double_member_with_default(b, "start_us", 0);
-        if (!(m > min_us) || !isfinite(p)) {
+        /* ms_result_file_load checked that both times are there and finite. */
+        double p = json_object_get_double_member(a, "end_us") -
+                   json_object_get_double_member(a, "start_us");
+        double m = json_object_get_double_member(b, "end_us") -
+                   json_object_get_double_member(b, "start_us");
+        if (!(m > min_us)) {
             continue;
         }
         MsOpPair pair = {i, la, json_object_get_string_member_with_default(a, "role", ""), p, m};

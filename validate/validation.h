@@ -31,12 +31,16 @@ typedef struct {
     const char *policy;
 } MsRunComparison;
 
-/* Loads a result file (format moesim-result); the root node is returned (caller unrefs). */
+/* Loads a result file (format moesim-result); the root node is returned (caller unrefs). Fails
+ * with _FORMAT ("FILE: problem") for unreadable JSON, another format, no "ops" array, an op that
+ * is not an object with an integer id, a string label (and role, when given) and finite start_us
+ * <= end_us, a policy that is not a string, or a summary without a numeric step_time_us. */
 JsonNode *ms_result_file_load(const char *path, GError **error);
 
-/* Pairs the ops of two results of the same schedule (same op ids and labels); ops shorter than
- * min_us in the measurement are left out (timer resolution dominates them). Fills cmp (free
- * with ms_run_comparison_clear). Fails with _MISMATCH when op counts, ids or labels differ. */
+/* Pairs the ops of two loaded results of the same schedule (same op ids and labels); ops whose
+ * measured duration is not above min_us are left out (timer resolution dominates them). Fills
+ * cmp (free with ms_run_comparison_clear). Fails with _MISMATCH when op counts, ids or labels
+ * differ. */
 gboolean ms_compare_runs(JsonNode *simulated, JsonNode *measured, double min_us,
                          MsRunComparison *cmp, GError **error);
 void ms_run_comparison_clear(MsRunComparison *cmp);

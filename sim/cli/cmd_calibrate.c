@@ -69,7 +69,7 @@ parse_expert(const char *text, MsCalibrateOptions *opts, GError **error)
     if (n < 2 || n > 3 || !ms_parse_uint(f[0], 1, 1 << 20, &d, NULL) ||
         !ms_parse_uint(f[1], 1, 1 << 22, &ffn, NULL) ||
         (n == 3 && strcmp(f[2], "gated") != 0 && strcmp(f[2], "plain") != 0)) {
-        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT,
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
                     "--expert '%s': expected D_MODEL,D_FFN[,gated|plain] (e.g. 4096,14336,gated)",
                     text);
         return FALSE;
@@ -127,6 +127,13 @@ ms_cmd_calibrate(int argc, char **argv)
             }
         }
     }
+    /* A bad held-out list is refused before the (long) fits. */
+    guint n = ms_measurement_set_size(set);
+    g_autofree gboolean *held_configs = g_new(gboolean, MAX(n, 1));
+    if (holdout_configs && !ms_holdout_configs(set, holdout_configs, held_configs, &error)) {
+        g_prefix_error(&error, "--holdout-configs: ");
+        return ms_cli_fail(error);
+    }
     g_autoptr(MsTopology) topo = ms_topology_load(topology, &error);
     if (topo == NULL) {
         return ms_cli_fail(error);
@@ -152,7 +159,6 @@ ms_cmd_calibrate(int argc, char **argv)
         json_builder_add_string_value(b, report->pdata[i]);
     }
     json_builder_end_array(b);
-    guint n = ms_measurement_set_size(set);
     g_autofree gboolean *held = g_new(gboolean, MAX(n, 1));
     MsErrorStats all;
     if (holdout_sizes) {
@@ -162,11 +168,8 @@ ms_cmd_calibrate(int argc, char **argv)
         }
     }
     if (holdout_configs) {
-        if (!ms_holdout_configs(set, holdout_configs, held, &error)) {
-            return ms_cli_fail(error);
-        }
         g_autofree char *name = g_strdup_printf("configurations %s", holdout_configs);
-        if (!holdout(name, topology, set, held, &opts, b, &all, &error)) {
+        if (!holdout(name, topology, set, held_configs, &opts, b, &all, &error)) {
             return ms_cli_fail(error);
         }
     }

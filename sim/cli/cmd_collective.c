@@ -66,6 +66,7 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
 {
     MsCollSpec copy = *spec_in, *spec = &copy;
     g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, spec) : NULL;
+    (void)scaled; /* only holds memory to free */
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_sim_set_check_invariants(sim, check);
     g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, error);

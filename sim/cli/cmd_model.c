@@ -73,8 +73,8 @@ print_text(const MsModel *m, const Params *p)
     printf("layers      %u, MoE: %s\n", s->layers, moe);
     printf("dimensions  d_model %" G_GUINT64_FORMAT ", expert d_ffn %" G_GUINT64_FORMAT
            "%s, dense d_ffn %" G_GUINT64_FORMAT ", heads %u (kv %u), seq_len %u\n",
-           s->d_model, s->d_ffn, s->gated ? " (gated)" : "", s->d_ffn_dense, s->heads,
-           s->kv_heads, s->seq_len);
+           s->d_model, s->d_ffn, s->gated ? " (gated)" : "", s->d_ffn_dense, s->heads, s->kv_heads,
+           s->seq_len);
     printf("experts     %u, top-%u training, top-%u inference, ", s->experts, s->top_k,
            s->top_k_infer);
     if (s->capacity_factor > 0) {
@@ -82,8 +82,8 @@ print_text(const MsModel *m, const Params *p)
     } else {
         printf("dropless\n");
     }
-    printf("tokens      %u per GPU per step, %u per inference batch; dtype %s\n",
-           s->tokens_per_gpu, s->tokens_per_gpu_infer, ms_dtype_name(s->dtype));
+    printf("tokens      %u per GPU per step, %u per inference batch; dtype %s\n", s->tokens_per_gpu,
+           s->tokens_per_gpu_infer, ms_dtype_name(s->dtype));
     char ep[16] = "default";
     if (s->ep) {
         g_snprintf(ep, sizeof ep, "%u", s->ep);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "sim/policy/planner.h"
+#include "sim/scenario.h"
 
 typedef struct {
     guint compute, comm, colls, a2a, allreduce, weights;
@@ -57,7 +58,7 @@ static void
 print_meta(const MsSchedule *s, const char *prefix)
 {
     static const char *const keys[] = {
-        "lina.pack",   "lina.pack_reason",    "lina.chunk_compute_s", "lina.chunk_a2a_s",
+        "lina.pack",      "lina.pack_reason", "lina.chunk_compute_s", "lina.chunk_a2a_s",
         "lina.placement", "lina.replans",     "lina.weight_bytes",    "lina.estimate_error",
     };
     for (guint k = 0; k < G_N_ELEMENTS(keys); k++) {
@@ -82,8 +83,8 @@ summary(const MsSchedule *s, const char *trace, const char *out)
     for (guint k = 0; k < ms_schedule_n_streams(s); k++) {
         printf(" %s", ms_schedule_stream_name(s, k));
     }
-    printf("\nops         %u compute (%.4g flops), %u communication in %u collectives\n",
-           c.compute, c.flops, c.comm, c.colls);
+    printf("\nops         %u compute (%.4g flops), %u communication in %u collectives\n", c.compute,
+           c.flops, c.comm, c.colls);
     printf("traffic     all-to-all %u (%s), allreduce %u (%s), weights %u (%s)\n", c.a2a,
            ms_format_bytes(c.a2a_bytes, b1, sizeof b1), c.allreduce,
            ms_format_bytes(c.allreduce_bytes, b2, sizeof b2), c.weights,
@@ -101,13 +102,14 @@ ms_cmd_plan(int argc, char **argv)
     gint64 iteration = 0, seed = 1;
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
-         "shipped topology or file (default lina-testbed)", "T"},
+         "cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &model,
-         "shipped model or file (default lina-gpt2-16e)", "M"},
-        {"trace", 0, 0, G_OPTION_ARG_STRING, &trace,
-         "expert-selection trace: FILE, sample:NAME or gen:SPEC (default: generated, " MS_PLANNER_DEFAULT_SKEW ")",
-         "FILE|gen:SPEC"},
-        {"policy", 'p', 0, G_OPTION_ARG_STRING, &policy,
+         "model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
+        {"trace", 'T', 0, G_OPTION_ARG_STRING, &trace,
+         "routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated, as "
+         "moesim run does)",
+         "SRC"},
+        {"policy", 'P', 0, G_OPTION_ARG_STRING, &policy,
          "fifo, concurrent, priority, lina or schemoe, with :key=value,... (default fifo)",
          "P[:params]"},
         {"mode", 0, 0, G_OPTION_ARG_STRING, &mode_name, "train (a step) or infer (a batch)",
@@ -142,10 +144,10 @@ ms_cmd_plan(int argc, char **argv)
         return ms_cli_usage("plan: --seed %" G_GINT64_FORMAT " is negative", seed);
     }
     MsPlannerOptions opts = {
-        .topology = topology ? topology : "lina-testbed",
-        .model = model ? model : "lina-gpt2-16e",
+        .topology = topology ? topology : MS_SCENARIO_TOPOLOGY,
+        .model = model ? model : MS_SCENARIO_MODEL,
         .trace = trace,
-        .policy = policy ? policy : "fifo",
+        .policy = policy ? policy : MS_SCENARIO_POLICY,
         .mode = mode,
         .iterations = (guint)iteration + 1,
         .seed = (guint64)seed,

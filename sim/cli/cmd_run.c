@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "scenario_opts.h"
 #include "sim/out/figures.h"
@@ -37,10 +38,28 @@ print_metrics(const MsResult *res, MsPlanMode mode)
 }
 
 /* Writes the requested outputs of a result; plot_dir gets the run's figures. */
+/* Creates the folder a file will be written to (nothing for "-" or a bare name). */
+static gboolean
+make_parent(const char *path, GError **error)
+{
+    if (path == NULL || !strcmp(path, "-")) {
+        return TRUE;
+    }
+    g_autofree char *dir = g_path_get_dirname(path);
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot create %s", dir);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean
 ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const char *csv,
                      const char *plot_dir, GError **error)
 {
+    if (!make_parent(json, error) || !make_parent(chrome, error) || !make_parent(csv, error)) {
+        return FALSE;
+    }
     if (json) {
         g_autoptr(JsonNode) root = ms_result_to_json(res);
         if (!ms_cli_write_json(json, root, error)) {
@@ -99,7 +118,7 @@ ms_cmd_run(int argc, char **argv)
     memcpy(entries, common, nc * sizeof(GOptionEntry));
     memcpy(entries + nc, outputs, sizeof outputs);
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Simulate MoE training steps or inference batches under a policy.",
-                      "Without options: one training step of mixtral-8x7b on dgx-a100-2node under "
+                      "Without options: one training step of lina-gpt2-16e on lina-testbed under "
                       "fifo with generated routing. See docs/running.md.")) {
         return MS_EXIT_USAGE;
     }

@@ -45,10 +45,22 @@ compare_results(char **sims, char **meas, double min_us, Totals *t, GError **err
         g_autoptr(JsonNode) a = ms_result_file_load(sims[i], error);
         g_autoptr(JsonNode) b = a ? ms_result_file_load(meas[i], error) : NULL;
         MsRunComparison cmp;
-        if (b == NULL || !ms_compare_runs(a, b, min_us, &cmp, error)) {
+        if (b == NULL) {
+            return FALSE;
+        }
+        if (!ms_compare_runs(a, b, min_us, &cmp, error)) {
+            g_prefix_error(error, "%s against %s: ", sims[i], meas[i]);
             return FALSE;
         }
         guint k = cmp.ops->len;
+        if (k == 0) {
+            g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_MISMATCH,
+                        "%s against %s: no op measured longer than --min-op (%g us): nothing to "
+                        "compare",
+                        sims[i], meas[i], min_us);
+            ms_run_comparison_clear(&cmp);
+            return FALSE;
+        }
         g_autofree double *p = g_new(double, MAX(k, 1));
         g_autofree double *m = g_new(double, MAX(k, 1));
         for (guint j = 0; j < k; j++) {
@@ -59,7 +71,7 @@ compare_results(char **sims, char **meas, double min_us, Totals *t, GError **err
         g_array_append_vals(t->pred, p, k);
         g_array_append_vals(t->meas, m, k);
         MsErrorStats st = {0};
-        if (k && !ms_error_stats(p, m, k, &st, error)) {
+        if (!ms_error_stats(p, m, k, &st, error)) {
             ms_run_comparison_clear(&cmp);
             return FALSE;
         }
@@ -226,15 +238,18 @@ ms_cmd_validate(int argc, char **argv)
         return ms_cli_fail(error);
     }
     MsErrorStats all = {0};
-    if (pred->len && !ms_error_stats((double *)pred->data, (double *)measd->data, pred->len, &all,
-                                     &error)) {
+    if (pred->len == 0) {
+        /* Never let an empty comparison pass a --max-error bound. */
+        return ms_cli_usage("validate: the measurements hold nothing to compare");
+    }
+    if (!ms_error_stats((double *)pred->data, (double *)measd->data, pred->len, &all, &error)) {
         return ms_cli_fail(error);
     }
     printf("all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all.n, 100 * all.median,
            100 * all.p90, 100 * all.max);
     add_stats_json(jb, "all", &all);
     json_builder_end_object(jb);
-    if (plot && pred->len &&
+    if (plot &&
         !ms_validation_plots(plot, "moesim: predicted against measured", (double *)pred->data,
                              (double *)measd->data, pred->len, &error)) {
         return ms_cli_fail(error);

@@ -10,7 +10,7 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
 {
     const GOptionEntry all[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology, "Cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
-        {"model", 'M', 0, G_OPTION_ARG_STRING, &o->model, "Model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "Model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
         {"trace", 'T', 0, G_OPTION_ARG_STRING, &o->trace, "Routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated)", "SRC"},
         {"mode", 0, 0, G_OPTION_ARG_STRING, &o->mode, "train (default) or infer", "MODE"},
         {"iterations", 'n', 0, G_OPTION_ARG_INT, &o->iterations, "Training steps or inference batches to run (default 1, or the whole trace)", "N"},

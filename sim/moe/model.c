@@ -57,12 +57,34 @@ ms_model_free(MsModel *model)
 }
 
 static const char *const allowed_keys[] = {
-    "format",      "name",         "description",  "layers",        "moe_layers",
-    "moe_every",   "moe_first",    "d_model",      "d_ffn",         "d_ffn_dense",
-    "experts",     "top_k",        "top_k_infer",  "gated",         "capacity_factor",
-    "dtype",       "heads",        "kv_heads",     "seq_len",       "tokens_per_gpu",
-    "tokens_per_gpu_infer",        "ep",           "grad_bucket",   "vocab",
-    "attention_flops",             "dense_flops",  "backward_factor", NULL,
+    "format",
+    "name",
+    "description",
+    "layers",
+    "moe_layers",
+    "moe_every",
+    "moe_first",
+    "d_model",
+    "d_ffn",
+    "d_ffn_dense",
+    "experts",
+    "top_k",
+    "top_k_infer",
+    "gated",
+    "capacity_factor",
+    "dtype",
+    "heads",
+    "kv_heads",
+    "seq_len",
+    "tokens_per_gpu",
+    "tokens_per_gpu_infer",
+    "ep",
+    "grad_bucket",
+    "vocab",
+    "attention_flops",
+    "dense_flops",
+    "backward_factor",
+    NULL,
 };
 
 static gboolean
@@ -266,8 +288,7 @@ read_attention(MsModel *m, const MsIni *ini, GError **error)
     }
     if (s->d_model % s->heads != 0) {
         ms_ini_set_error(ini, GROUP, "heads", error, MS_INI_ERROR_VALUE,
-                         "%u heads do not divide d_model %" G_GUINT64_FORMAT, s->heads,
-                         s->d_model);
+                         "%u heads do not divide d_model %" G_GUINT64_FORMAT, s->heads, s->d_model);
         return FALSE;
     }
     s->kv_heads = s->heads;
@@ -319,8 +340,8 @@ static void
 derive_flops(MsModel *m)
 {
     const MsModelSpec *s = &m->spec;
-    m->attention_flops = 2.0 * (double)ms_model_attention_params(m) +
-                         4.0 * (double)s->seq_len * (double)s->d_model;
+    m->attention_flops =
+        2.0 * (double)ms_model_attention_params(m) + 4.0 * (double)s->seq_len * (double)s->d_model;
     m->dense_flops = 2.0 * (double)ms_model_dense_ffn_params(m);
 }
 
@@ -336,9 +357,8 @@ parse(const MsIni *ini, GError **error)
 {
     g_autoptr(MsModel) m = g_new0(MsModel, 1);
     m->source = g_strdup(ms_ini_source(ini));
-    if (!read_header(m, ini, error) || !read_layers(m, ini, error) ||
-        !read_dims(m, ini, error) || !read_attention(m, ini, error) ||
-        !read_run(m, ini, error)) {
+    if (!read_header(m, ini, error) || !read_layers(m, ini, error) || !read_dims(m, ini, error) ||
+        !read_attention(m, ini, error) || !read_run(m, ini, error)) {
         return NULL;
     }
     derive_flops(m);
@@ -554,7 +574,8 @@ ms_model_gate_bytes(const MsModel *model, guint64 tokens, guint top_k)
     double t = (double)tokens, d = (double)s->d_model;
     /* Gate weights, its input and its logits; then the permutation that copies every token to
      * its top_k expert buffers (read once per choice, written once per choice). */
-    double elems = (double)ms_model_gate_params(model) + t * d + t * s->experts + 2.0 * t * top_k * d;
+    double elems =
+        (double)ms_model_gate_params(model) + t * d + t * s->experts + 2.0 * t * top_k * d;
     return (double)ms_dtype_bytes(s->dtype) * elems;
 }
 

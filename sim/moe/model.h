@@ -22,7 +22,7 @@ typedef enum {
 #define MS_MODEL_FORMAT 1
 /* Limits (docs/models.md): beyond them a file is refused before anything is allocated. */
 #define MS_MODEL_MAX_LAYERS 4096u
-#define MS_MODEL_MAX_DIM (1u << 20)   /* d_model, d_ffn */
+#define MS_MODEL_MAX_DIM (1u << 20) /* d_model, d_ffn */
 #define MS_MODEL_MAX_EXPERTS 65536u
 #define MS_MODEL_MAX_TOP_K 64u
 #define MS_MODEL_MAX_SEQ_LEN (1u << 24)
@@ -94,7 +94,7 @@ guint64 ms_model_attention_params(const MsModel *model);
 guint64 ms_model_dense_ffn_params(const MsModel *model);
 guint64 ms_model_expert_params(const MsModel *model); /* one expert */
 guint64 ms_model_gate_params(const MsModel *model);
-guint64 ms_model_head_params(const MsModel *model);    /* vocab x d_model (tied) */
+guint64 ms_model_head_params(const MsModel *model); /* vocab x d_model (tied) */
 
 /* Forward flops per token (docs/models.md gives the formulas; attention and dense FFN may be
  * overridden in the file). Expert flops are per routed token-expert assignment. */

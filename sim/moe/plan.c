@@ -73,8 +73,8 @@ static gboolean
 mismatch(GError **error, const char *what, guint64 trace, const char *where, guint64 want)
 {
     g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH,
-                "the trace has %" G_GUINT64_FORMAT " %s but %s has %" G_GUINT64_FORMAT, trace,
-                what, where, want);
+                "the trace has %" G_GUINT64_FORMAT " %s but %s has %" G_GUINT64_FORMAT, trace, what,
+                where, want);
     return FALSE;
 }
 
@@ -98,9 +98,9 @@ ms_plan_check_routing(const MsModel *model, const MsRouting *routing, const MsTo
     }
     guint k = mode == MS_PLAN_TRAIN ? s->top_k : s->top_k_infer;
     if (h->top_k != k) {
-        g_autofree char *which = g_strdup_printf(
-            "%s (%s in %s)", m, mode == MS_PLAN_TRAIN ? "top_k" : "top_k_infer",
-            mode == MS_PLAN_TRAIN ? "training" : "inference");
+        g_autofree char *which =
+            g_strdup_printf("%s (%s in %s)", m, mode == MS_PLAN_TRAIN ? "top_k" : "top_k_infer",
+                            mode == MS_PLAN_TRAIN ? "training" : "inference");
         return mismatch(error, "choices per token (top_k)", h->top_k, which, k);
     }
     return TRUE;
@@ -176,9 +176,8 @@ static gboolean
 emit_allreduce(Plan *p, const guint32 *ranks, guint n, guint64 bytes, gint layer, gint chunk,
                const char *label, const guint32 *last)
 {
-    ms_schedule_add_allreduce(p->s, p->st_ar, ranks, n, bytes,
-                                             p->cfg->allreduce_algo, MS_PHASE_BACKWARD, layer,
-                                             chunk, label, p->cids);
+    ms_schedule_add_allreduce(p->s, p->st_ar, ranks, n, bytes, p->cfg->allreduce_algo,
+                              MS_PHASE_BACKWARD, layer, chunk, label, p->cids);
     gint64 prio = plan_comm_priority(p, MS_ROLE_ALLREDUCE, layer);
     for (guint i = 0; i < n; i++) {
         ms_schedule_set_priority(p->s, p->cids[i], prio);
@@ -210,8 +209,8 @@ emit_bucket(Plan *p, Bucket *b, gboolean expert)
             ranks[i] = expert ? g + i * p->ep : i;
         }
         for (guint c = 0; c < k; c++) {
-            g_autofree char *what = g_strdup_printf("%s.b%u", expert ? "expert_grads" : "grads",
-                                                    b->count);
+            g_autofree char *what =
+                g_strdup_printf("%s.b%u", expert ? "expert_grads" : "grads", b->count);
             g_autofree char *label =
                 plan_label(-1, MS_PHASE_OTHER, what, k > 1 ? (gint)c : -1, expert ? (gint)g : -1);
             if (!emit_allreduce(p, ranks, size, part(b->bytes, c, k), b->layer,
@@ -227,8 +226,7 @@ emit_bucket(Plan *p, Bucket *b, gboolean expert)
 }
 
 gboolean
-plan_bucket_add(Plan *p, Bucket *b, gboolean expert, gint layer, guint64 bytes,
-                const guint32 *ids)
+plan_bucket_add(Plan *p, Bucket *b, gboolean expert, gint layer, guint64 bytes, const guint32 *ids)
 {
     if (bytes == 0) {
         return TRUE;
@@ -261,10 +259,10 @@ attention(Plan *p, guint layer, MsPhase phase)
     g_autofree char *label = plan_label((gint)layer, phase, "attn", -1, -1);
     for (guint r = 0; r < p->n; r++) {
         guint64 t = rank_tokens(p, r);
-        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_ATTENTION, phase, (gint)layer, -1,
-                                 label, MS_COMPUTE_ATTENTION,
-                                 f * (double)t * ms_model_attention_flops(p->model),
-                                 f * ms_model_attention_bytes(p->model, t), t);
+        p->ids[r] =
+            plan_compute(p, r, p->st_compute, MS_ROLE_ATTENTION, phase, (gint)layer, -1, label,
+                         MS_COMPUTE_ATTENTION, f * (double)t * ms_model_attention_flops(p->model),
+                         f * ms_model_attention_bytes(p->model, t), t);
         ms_schedule_set_shape(p->s, p->ids[r], (guint32)t, (guint32)p->spec->d_model,
                               (guint32)p->spec->d_model, 4, 0);
     }
@@ -282,10 +280,9 @@ dense_ffn(Plan *p, guint layer, MsPhase phase)
         double flops = 0;
         ms_compute_expert_ffn_cost(t, s->d_model, s->d_ffn_dense, s->gated,
                                    ms_dtype_bytes(s->dtype), &flops, &bytes);
-        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_DENSE_FFN, phase, (gint)layer, -1,
-                                 label, MS_COMPUTE_GEMM,
-                                 f * (double)t * ms_model_dense_ffn_flops(p->model),
-                                 f * (double)bytes, t);
+        p->ids[r] = plan_compute(
+            p, r, p->st_compute, MS_ROLE_DENSE_FFN, phase, (gint)layer, -1, label, MS_COMPUTE_GEMM,
+            f * (double)t * ms_model_dense_ffn_flops(p->model), f * (double)bytes, t);
         ms_schedule_set_shape(p->s, p->ids[r], (guint32)t, (guint32)s->d_ffn_dense,
                               (guint32)s->d_model, matrices, 0);
     }
@@ -337,8 +334,8 @@ backward(Plan *p)
     if (p->spec->vocab > 0) {
         head(p, MS_PHASE_BACKWARD);
         /* A tied embedding is needed first by the next forward: its bucket counts as layer 0. */
-        if (!plan_bucket_add(p, &p->dense, FALSE, 0,
-                             grad_bytes(p, ms_model_head_params(p->model)), p->ids)) {
+        if (!plan_bucket_add(p, &p->dense, FALSE, 0, grad_bytes(p, ms_model_head_params(p->model)),
+                             p->ids)) {
             return FALSE;
         }
     }
@@ -370,8 +367,7 @@ add_streams(Plan *p)
 {
     const MsPlanConfig *cfg = p->cfg;
     p->st_compute = ms_schedule_add_stream(p->s, "compute", MS_STREAM_COMPUTE);
-    p->st_a2a = ms_schedule_add_stream(p->s, cfg->split_allreduce ? "a2a" : "comm",
-                                       MS_STREAM_COMM);
+    p->st_a2a = ms_schedule_add_stream(p->s, cfg->split_allreduce ? "a2a" : "comm", MS_STREAM_COMM);
     p->st_ar = p->st_a2a;
     if (cfg->split_allreduce && p->mode == MS_PLAN_TRAIN) {
         p->st_ar = ms_schedule_add_stream(p->s, "allreduce", MS_STREAM_COMM);
@@ -485,16 +481,21 @@ ms_plan_build(const MsModel *model, const MsRouting *routing, const MsTopology *
         return NULL;
     }
     const MsModelSpec *spec = ms_model_spec(model);
-    Plan p = {.model = model, .spec = spec, .routing = routing, .topo = topo, .cfg = cfg,
-              .mode = mode, .n = ms_topology_n_gpus(topo), .error = error};
+    Plan p = {.model = model,
+              .spec = spec,
+              .routing = routing,
+              .topo = topo,
+              .cfg = cfg,
+              .mode = mode,
+              .n = ms_topology_n_gpus(topo),
+              .error = error};
     p.top_k = mode == MS_PLAN_TRAIN ? spec->top_k : spec->top_k_infer;
     if (!resolve_ep(&p, error)) {
         return NULL;
     }
     plan_init(&p);
     add_streams(&p);
-    gboolean ok = plan_moe_prepare(&p) && forward(&p) &&
-                  (mode == MS_PLAN_INFER || backward(&p));
+    gboolean ok = plan_moe_prepare(&p) && forward(&p) && (mode == MS_PLAN_INFER || backward(&p));
     if (ok) {
         set_meta(&p);
         ok = ms_schedule_validate(p.s, error);

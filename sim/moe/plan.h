@@ -54,42 +54,42 @@ typedef gint64 (*MsCommPriorityFn)(MsRole role, gint layer, guint64 seq);
  * possibly revised once its gate has run (phase 2). Matrices are n_ranks x n_ranks weight bytes
  * [src * n + dst]; NULL means nothing moves. Owned by the MsPlanConfig. */
 typedef struct {
-    MsPlacement *placement;  /* what the layer's all-to-all uses (after phase 2) */
-    guint64 *moves_p1;       /* weights moved for phase 1, while earlier layers run */
-    double plan_bytes;       /* memory traffic of phase 1's estimate (0: no planning op) */
-    gboolean replan;         /* phase 2 check runs (an op after the gate) */
-    double replan_bytes;     /* its memory traffic */
-    guint64 *moves_p2;       /* weights moved after a phase 2 re-plan, before dispatch */
+    MsPlacement *placement; /* what the layer's all-to-all uses (after phase 2) */
+    guint64 *moves_p1;      /* weights moved for phase 1, while earlier layers run */
+    double plan_bytes;      /* memory traffic of phase 1's estimate (0: no planning op) */
+    gboolean replan;        /* phase 2 check runs (an op after the gate) */
+    double replan_bytes;    /* its memory traffic */
+    guint64 *moves_p2;      /* weights moved after a phase 2 re-plan, before dispatch */
 } MsLayerPlacement;
 
 /* A policy's static part. ms_plan_config_init gives the plain schedule: one communication
  * stream, nothing partitioned or pipelined, program order, direct all-to-all, ring allreduce. */
 typedef struct {
-    const char *policy;         /* dispatcher rules: fifo, concurrent, priority, lina, schemoe */
-    const char *spec;           /* the policy as given, for the schedule's metadata */
-    gboolean split_allreduce;   /* allreduce on its own communication stream */
-    guint64 a2a_chunk;          /* bytes per all-to-all chunk (largest sender); 0 = whole */
-    guint a2a_chunks;           /* fixed chunk count (ScheMoE's r); overrides a2a_chunk */
-    guint64 allreduce_chunk;    /* bytes per allreduce chunk; 0 = whole buckets */
-    gboolean pipeline;          /* expert compute per all-to-all chunk */
+    const char *policy;       /* dispatcher rules: fifo, concurrent, priority, lina, schemoe */
+    const char *spec;         /* the policy as given, for the schedule's metadata */
+    gboolean split_allreduce; /* allreduce on its own communication stream */
+    guint64 a2a_chunk;        /* bytes per all-to-all chunk (largest sender); 0 = whole */
+    guint a2a_chunks;         /* fixed chunk count (ScheMoE's r); overrides a2a_chunk */
+    guint64 allreduce_chunk;  /* bytes per allreduce chunk; 0 = whole buckets */
+    gboolean pipeline;        /* expert compute per all-to-all chunk */
     MsPlanOrder order;
-    double compress_ratio;      /* compressed over original bytes; 1 = no compression tasks */
-    double compress_cost_s;     /* seconds per input byte of (de)compression; 0 = memory-bound */
-    guint8 a2a_algo;            /* MsCollAlgo */
+    double compress_ratio;  /* compressed over original bytes; 1 = no compression tasks */
+    double compress_cost_s; /* seconds per input byte of (de)compression; 0 = memory-bound */
+    guint8 a2a_algo;        /* MsCollAlgo */
     guint32 window;
-    guint8 allreduce_algo;      /* MsCollAlgo */
+    guint8 allreduce_algo;          /* MsCollAlgo */
     MsCommPriorityFn comm_priority; /* NULL: program order */
-    gboolean imminent_flags;    /* Lina: flag the compute op before each backward all-to-all */
-    guint ep;                   /* expert-parallel degree; 0 = the model's */
-    MsLayerPlacement *layers;   /* inference: one per MoE layer; NULL = static placement */
+    gboolean imminent_flags;        /* Lina: flag the compute op before each backward all-to-all */
+    guint ep;                       /* expert-parallel degree; 0 = the model's */
+    MsLayerPlacement *layers;       /* inference: one per MoE layer; NULL = static placement */
     guint n_layers;
-    GPtrArray *meta; /* extra "key", "value" pairs for the schedule's metadata; NULL: none */
+    GPtrArray *meta; /* "key", "value" pairs for the metadata; NULL until add_meta */
 } MsPlanConfig;
 
-/* The plain configuration; allocates nothing. */
+/* Initialisation allocates nothing; a configuration given inference placements or metadata must
+ * be cleared. */
 void ms_plan_config_init(MsPlanConfig *cfg);
-/* Frees the layer placements and metadata and re-initialises: a cleared configuration owns
- * nothing and may be reused or dropped. */
+/* Frees the layer placements and metadata and re-initialises. */
 void ms_plan_config_clear(MsPlanConfig *cfg);
 void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value);
 

@@ -42,8 +42,8 @@ check_layers(Plan *p)
     for (guint m = 0; m < cfg->n_layers; m++) {
         const MsPlacement *pl = cfg->layers[m].placement;
         if (pl == NULL || ms_placement_n_ranks(pl) != p->n ||
-            ms_placement_n_experts(pl) != p->spec->experts ||
-            ms_placement_group_size(pl) != p->n || !ms_placement_complete(pl)) {
+            ms_placement_n_experts(pl) != p->spec->experts || ms_placement_group_size(pl) != p->n ||
+            !ms_placement_complete(pl)) {
             g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
                         "the inference placement of MoE layer %u does not give each of the %u "
                         "experts a replica on the %u GPUs",
@@ -186,7 +186,7 @@ typedef struct {
     MsPhase phase;
     Chunks ch;
     const MsPlacement *pl;
-    GArray **in;      /* per rank: the section's input ops */
+    GArray **in;            /* per rank: the section's input ops */
     const guint32 *w1, *w2; /* per rank: weight movements the first all-to-all waits for */
     guint32 *out1, *out2;   /* [c * n + r]: participant ops of each chunk's all-to-alls */
     guint32 *c1;            /* [c * n + r]: first compression ops */
@@ -302,16 +302,15 @@ expert(Plan *p, Section *sec, guint b, guint lo, guint hi)
     g_autofree char *label =
         plan_label((gint)sec->layer, sec->phase, "expert", k > 1 && piped ? (gint)b : -1, -1);
     for (guint r = 0; r < p->n; r++) {
-        guint64 tokens = ms_traffic_chunk_received(p->traffic[sec->m], r, piped ? b : 0,
-                                                   piped ? k : 1, per);
+        guint64 tokens =
+            ms_traffic_chunk_received(p->traffic[sec->m], r, piped ? b : 0, piped ? k : 1, per);
         double bytes = 0;
         guint busy = 0;
         for (guint e = 0; e < E; e++) {
             if (per[e] > 0) {
                 double fl = 0;
                 guint64 by = 0;
-                ms_compute_expert_ffn_cost(per[e], s->d_model, s->d_ffn, s->gated, dtype, &fl,
-                                           &by);
+                ms_compute_expert_ffn_cost(per[e], s->d_model, s->d_ffn, s->gated, dtype, &fl, &by);
                 bytes += (double)by;
                 busy++;
             }
@@ -324,14 +323,14 @@ expert(Plan *p, Section *sec, guint b, guint lo, guint hi)
                 g_array_append_val(p->front[r], sec->out1[(gsize)c * p->n + r]);
             }
         }
-        guint32 op = plan_compute(p, r, p->st_compute, MS_ROLE_EXPERT, sec->phase,
-                                  (gint)sec->layer, k > 1 && piped ? (gint)b : -1, label,
-                                  MS_COMPUTE_EXPERT, f * (double)tokens * ms_model_expert_flops(p->model),
-                                  f * bytes, tokens);
+        guint32 op =
+            plan_compute(p, r, p->st_compute, MS_ROLE_EXPERT, sec->phase, (gint)sec->layer,
+                         k > 1 && piped ? (gint)b : -1, label, MS_COMPUTE_EXPERT,
+                         f * (double)tokens * ms_model_expert_flops(p->model), f * bytes, tokens);
         guint n_local = ms_placement_n_local(sec->pl, r);
         guint32 m = (guint32)((tokens + MAX(busy, 1) - 1) / MAX(busy, 1));
-        ms_schedule_set_shape(p->s, op, m, (guint32)s->d_ffn, (guint32)s->d_model,
-                              s->gated ? 3 : 2, n_local);
+        ms_schedule_set_shape(p->s, op, m, (guint32)s->d_ffn, (guint32)s->d_model, s->gated ? 3 : 2,
+                              n_local);
         p->expert_ops[r] = op;
     }
 }
@@ -355,9 +354,9 @@ body(Plan *p, Section *sec, guint b, guint lo, guint hi)
     for (guint c = lo; c < hi; c++) {
         if (compressing(p)) {
             for (guint r = 0; r < p->n; r++) {
-                sec->c2[(gsize)c * p->n + r] = codec(p, sec, r, FALSE, "compress",
-                                                     k > 1 ? (gint)c : -1,
-                                                     sec->ch.recv[(gsize)c * p->n + r]);
+                sec->c2[(gsize)c * p->n + r] =
+                    codec(p, sec, r, FALSE, "compress", k > 1 ? (gint)c : -1,
+                          sec->ch.recv[(gsize)c * p->n + r]);
             }
         }
         alltoall(p, sec, c, TRUE, compressing(p) ? sec->c2 + (gsize)c * p->n : ex);
@@ -444,10 +443,10 @@ gate(Plan *p, guint layer, MsPhase phase)
     g_autofree char *label = plan_label((gint)layer, phase, "gate", -1, -1);
     for (guint r = 0; r < p->n; r++) {
         guint64 t = ms_routing_rank_tokens(p->routing, r);
-        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_GATE, phase, (gint)layer, -1, label,
-                                 MS_COMPUTE_ELEMENTWISE,
-                                 f * (double)t * ms_model_gate_flops(p->model),
-                                 f * ms_model_gate_bytes(p->model, t, p->top_k), t);
+        p->ids[r] =
+            plan_compute(p, r, p->st_compute, MS_ROLE_GATE, phase, (gint)layer, -1, label,
+                         MS_COMPUTE_ELEMENTWISE, f * (double)t * ms_model_gate_flops(p->model),
+                         f * ms_model_gate_bytes(p->model, t, p->top_k), t);
         ms_schedule_set_shape(p->s, p->ids[r], (guint32)t, p->spec->experts,
                               (guint32)p->spec->d_model, 1, 0);
     }
@@ -478,9 +477,9 @@ phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
     if (lp->plan_bytes > 0) {
         g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "plan", -1, -1);
         for (guint r = 0; r < p->n; r++) {
-            guint32 op = plan_compute(p, r, p->st_planner, MS_ROLE_REPLAN, MS_PHASE_OTHER,
-                                      (gint)layer, -1, label, MS_COMPUTE_ELEMENTWISE, 0,
-                                      lp->plan_bytes, 0);
+            guint32 op =
+                plan_compute(p, r, p->st_planner, MS_ROLE_REPLAN, MS_PHASE_OTHER, (gint)layer, -1,
+                             label, MS_COMPUTE_ELEMENTWISE, 0, lp->plan_bytes, 0);
             if (dep[r] != NO_OP) {
                 ms_schedule_add_dep(p->s, op, dep[r]);
             }
@@ -528,8 +527,12 @@ plan_moe_forward(Plan *p, guint layer)
     if (lp) {
         phase2(p, layer, lp, w2);
     }
-    Section sec = {.layer = layer, .m = m, .phase = MS_PHASE_FORWARD, .pl = placement_of(p, m),
-                   .w1 = w1, .w2 = w2};
+    Section sec = {.layer = layer,
+                   .m = m,
+                   .phase = MS_PHASE_FORWARD,
+                   .pl = placement_of(p, m),
+                   .w1 = w1,
+                   .w2 = w2};
     chunks_init(p, m, &sec.ch);
     section(p, &sec);
     chunks_clear(&sec.ch, ms_placement_n_groups(sec.pl));
@@ -554,6 +557,5 @@ plan_moe_backward(Plan *p, guint layer)
     }
     gate(p, layer, MS_PHASE_BACKWARD);
     return plan_bucket_add(p, &p->dense, FALSE, (gint)layer,
-                           ms_model_gate_params(p->model) * ms_dtype_bytes(p->spec->dtype),
-                           p->ids);
+                           ms_model_gate_params(p->model) * ms_dtype_bytes(p->spec->dtype), p->ids);
 }

@@ -30,14 +30,14 @@ typedef struct {
     guint top_k; /* of this mode */
     guint ep;
     guint st_compute, st_a2a, st_ar, st_weights, st_planner;
-    gint64 *prio;    /* per rank: next compute priority (program order) */
+    gint64 *prio; /* per rank: next compute priority (program order) */
     guint64 comm_seq;
-    GArray **front;  /* per rank: ops the next op of the data chain depends on */
-    guint32 *gate;   /* per rank: gate op of the latest forward MoE layer */
+    GArray **front; /* per rank: ops the next op of the data chain depends on */
+    guint32 *gate;  /* per rank: gate op of the latest forward MoE layer */
     Bucket dense, expert;
     guint64 token_bytes;
     guint64 dropped;
-    MsPlacement *base; /* training layout, or inference static placement */
+    MsPlacement *base;   /* training layout, or inference static placement */
     MsTraffic **traffic; /* per MoE layer */
     guint *chunks;       /* per MoE layer: all-to-all chunks */
     guint32 *ids;        /* scratch: one op id per rank */
@@ -49,8 +49,8 @@ typedef struct {
 
 /* A compute op on rank r depending on the rank's frontier, which it then replaces. */
 guint32 plan_compute(Plan *p, guint r, guint stream, MsRole role, MsPhase phase, gint layer,
-                     gint chunk, const char *label, MsComputeKind kind, double flops,
-                     double bytes, guint64 tokens);
+                     gint chunk, const char *label, MsComputeKind kind, double flops, double bytes,
+                     guint64 tokens);
 /* Priority of a comm op created now (advances the program-order sequence). */
 gint64 plan_comm_priority(Plan *p, MsRole role, gint layer);
 /* Sets a frontier to the single op. */

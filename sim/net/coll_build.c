@@ -51,6 +51,7 @@ ms_coll_phase_clear(Phase *ph, guint n)
     g_free(ph->self_bytes);
     g_free(ph->order);
     g_free(ph->index_of);
+    g_free(ph->done_steps);
     g_free(ph->copy_bytes);
     g_free(ph->entered);
     g_free(ph->finished);
@@ -267,6 +268,7 @@ fill_ring(Phase *ph, const Layout *l, guint channels, guint steps, guint64 buffe
     ph->buffer = buffer;
     ph->order = g_new(guint, (gsize)ph->n_groups * channels * m);
     ph->index_of = g_new(guint, (gsize)ph->n_groups * channels * m);
+    ph->done_steps = g_new0(guint, (gsize)ph->n_groups * channels * m);
     for (guint g = 0; g < ph->n_groups; g++) {
         for (guint c = 0; c < channels; c++) {
             guint *order = &ph->order[((gsize)g * channels + c) * m];

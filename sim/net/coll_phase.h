@@ -30,6 +30,7 @@ typedef struct {
     guint64 buffer;         /* bytes each participant reduces/gathers in this phase */
     guint *order;           /* [(g * channels + c) * m + i]: position at ring index i */
     guint *index_of;        /* [(g * channels + c) * m + p]: ring index of position p */
+    guint *done_steps;      /* [(g * channels + c) * m + i]: steps ring index i has sent */
 
     /* COPY */
     guint64 *copy_bytes;    /* per participant */

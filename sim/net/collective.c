@@ -125,25 +125,28 @@ flow_info(const Phase *ph, guint64 idx)
     return f;
 }
 
-/* The flow that may start once idx is done, or G_MAXUINT64. */
+/* The A2A flow of the same sender that may start once idx is done (its window moved on), or
+ * G_MAXUINT64. */
 static guint64
-flow_successor(const Phase *ph, guint64 idx)
+a2a_successor(const Phase *ph, guint64 idx)
 {
     guint m = ph->m;
-    if (ph->kind == PHASE_A2A) {
-        guint r = idx % (m - 1) + 1;
-        if (ph->window == 0 || r + ph->window > m - 1) {
-            return G_MAXUINT64;
-        }
-        return idx + ph->window;
-    }
-    guint i = idx % m;
-    guint64 rest = idx / m;
-    guint s = rest % ph->steps;
-    if (s + 1 >= ph->steps) {
+    guint r = idx % (m - 1) + 1;
+    if (ph->window == 0 || r + ph->window > m - 1) {
         return G_MAXUINT64;
     }
-    return (rest + 1) * m + (i + 1) % m;
+    return idx + ph->window;
+}
+
+/* Ring flow (s, i) of a channel, s >= 1, waits for two flows: (s-1, i-1), which brings the chunk
+ * it forwards, and (s-1, i), its sender's previous step on the same connection, since NCCL moves
+ * a channel's steps between two ranks in order. Without the second, a step that started a little
+ * early would take more than its share of a link and run further ahead at every step, so that a
+ * one-byte difference between chunks could change the result by percents. */
+static guint64
+ring_index(const Phase *ph, guint64 gc, guint s, guint i)
+{
+    return (gc * ph->steps + s) * ph->m + i;
 }
 
 static void enter_phase(MsColl *coll, guint ph_id, guint part);
@@ -263,13 +266,38 @@ flow_ready(MsColl *coll, guint ph_id, guint64 idx)
     }
 }
 
+/* Ring flow (s, i) is done: its connection has moved s + 1 steps. Starts (s+1, i) if the chunk
+ * for it has arrived from i - 1, and (s+1, i+1) if that connection has finished step s. */
+static void
+ring_done(MsColl *coll, guint ph_id, guint64 idx)
+{
+    Phase *ph = &coll->plan.phases[ph_id];
+    guint m = ph->m, i = idx % m, s = (idx / m) % ph->steps;
+    guint64 gc = idx / m / ph->steps;
+    guint *done = &ph->done_steps[gc * m];
+    done[i] = s + 1;
+    if (s + 1 >= ph->steps) {
+        return;
+    }
+    if (done[(i + m - 1) % m] > s) {
+        flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, i));
+    }
+    if (done[(i + 1) % m] > s) {
+        flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, (i + 1) % m));
+    }
+}
+
 static void
 flow_done(MsColl *coll, guint ph_id, guint64 idx, gboolean counted)
 {
     Phase *ph = &coll->plan.phases[ph_id];
-    guint64 next = flow_successor(ph, idx);
-    if (next != G_MAXUINT64) {
-        flow_ready(coll, ph_id, next);
+    if (ph->kind == PHASE_RING) {
+        ring_done(coll, ph_id, idx);
+    } else {
+        guint64 next = a2a_successor(ph, idx);
+        if (next != G_MAXUINT64) {
+            flow_ready(coll, ph_id, next);
+        }
     }
     if (counted) {
         FlowInfo f = flow_info(ph, idx);
@@ -657,6 +685,56 @@ ms_coll_n_flows(const MsColl *coll)
     return coll->n_flows;
 }
 
+/* A2A in index order (a window predecessor has a smaller index). A flow of zero bytes is not
+ * listed: what waits for it waits for its predecessor instead. */
+static void
+enumerate_a2a(const MsColl *coll, const Phase *ph, MsCollFlowFn fn, gpointer ctx)
+{
+    gsize total = (gsize)ph->n_groups * ph->m * (ph->m - 1);
+    g_autofree gint64 *pred_of = g_new(gint64, total);
+    for (gsize i = 0; i < total; i++) {
+        pred_of[i] = -1;
+    }
+    gint64 next = 0;
+    for (gsize idx = 0; idx < total; idx++) {
+        FlowInfo f = flow_info(ph, idx);
+        gint64 pred = pred_of[idx], self = pred;
+        if (f.bytes) {
+            fn(ctx, coll->device[f.src], coll->device[f.dst], f.bytes, &pred, pred >= 0 ? 1 : 0);
+            self = next++;
+        }
+        guint64 succ = a2a_successor(ph, idx);
+        if (succ != G_MAXUINT64) {
+            pred_of[succ] = self;
+        }
+    }
+}
+
+/* RING step by step, so that both predecessors of a flow come before it. A step of zero bytes is
+ * listed as a flow of zero bytes from the sender to itself, which ends as soon as it may start,
+ * as the collective's empty steps do. */
+static void
+enumerate_ring(const MsColl *coll, const Phase *ph, MsCollFlowFn fn, gpointer ctx)
+{
+    guint m = ph->m;
+    gsize chains = (gsize)ph->n_groups * ph->channels;
+    g_autofree gint64 *prev = g_new(gint64, chains * m);
+    g_autofree gint64 *cur = g_new(gint64, chains * m);
+    gint64 next = 0;
+    for (guint s = 0; s < ph->steps; s++) {
+        for (gsize gc = 0; gc < chains; gc++) {
+            for (guint i = 0; i < m; i++) {
+                FlowInfo f = flow_info(ph, ring_index(ph, gc, s, i));
+                gint64 preds[2] = {prev[gc * m + (i + m - 1) % m], prev[gc * m + i]};
+                guint dst = f.bytes ? coll->device[f.dst] : coll->device[f.src];
+                fn(ctx, coll->device[f.src], dst, f.bytes, preds, s ? 2 : 0);
+                cur[gc * m + i] = next++;
+            }
+        }
+        memcpy(prev, cur, chains * m * sizeof(gint64));
+    }
+}
+
 gboolean
 ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
 {
@@ -664,40 +742,13 @@ ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
         return FALSE;
     }
     const Phase *ph = &coll->plan.phases[0];
-    guint m = ph->m;
-    if (m < 2) {
+    if (ph->m < 2) {
         return TRUE;
     }
-    gsize total = ph->kind == PHASE_A2A ? (gsize)ph->n_groups * m * (m - 1)
-                                        : (gsize)ph->n_groups * ph->channels * ph->steps * m;
-    g_autofree gint64 *enum_of = g_new(gint64, total);
-    g_autofree gint64 *pred_of = g_new(gint64, total);
-    for (gsize i = 0; i < total; i++) {
-        pred_of[i] = -1;
-    }
-    gint64 next = 0;
-    /* Visit flows so that each predecessor comes first: A2A in index order (the window
-     * predecessor has a smaller index); RING step by step. */
-    gsize per_step = (gsize)ph->n_groups * (ph->kind == PHASE_RING ? ph->channels : 1) * m;
-    for (gsize k = 0; k < total; k++) {
-        guint64 idx = k;
-        if (ph->kind == PHASE_RING) {
-            gsize s = k / per_step, rest = k % per_step;
-            gsize gc = rest / m, i = rest % m;
-            idx = (gc * ph->steps + s) * m + i;
-        }
-        FlowInfo f = flow_info(ph, idx);
-        gint64 pred = pred_of[idx];
-        if (f.bytes == 0) {
-            enum_of[idx] = pred;
-        } else {
-            fn(ctx, coll->device[f.src], coll->device[f.dst], f.bytes, pred);
-            enum_of[idx] = next++;
-        }
-        guint64 succ = flow_successor(ph, idx);
-        if (succ != G_MAXUINT64) {
-            pred_of[succ] = enum_of[idx];
-        }
+    if (ph->kind == PHASE_A2A) {
+        enumerate_a2a(coll, ph, fn, ctx);
+    } else {
+        enumerate_ring(coll, ph, fn, ctx);
     }
     return TRUE;
 }

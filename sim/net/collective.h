@@ -11,7 +11,8 @@
  *                     rank, layout copy, inter-node a2a among equal local ranks, layout copy
  *             pipe    ScheMoE's Pipe-A2A: intra-node and inter-node pairs as two concurrent calls
  *                     on separate communicators/streams (each with its own window)
- *   allreduce ring    NCCL ring with C channels; channel c crosses nodes through a different NIC
+ *   allreduce ring    NCCL ring with C channels; channel c crosses nodes through a different NIC;
+ *                     a step waits for the chunk it forwards and for its connection's last step
  *             hier    intra-node reduce-scatter, inter-node ring allreduce per local rank,
  *                     intra-node all-gather
  *   reducescatter / allgather  ring
@@ -109,12 +110,15 @@ guint64 ms_coll_n_flows(const MsColl *coll);
 
 /* Enumerates the flows of a single-phase collective (direct alltoall, ring allreduce,
  * reducescatter, allgather) whose participants all launch at once, in an order where every flow
- * comes after its predecessor: fn gets the source and destination devices, the bytes and the
- * enumeration index of the flow it waits for (-1: none). Flows of zero bytes are skipped (their
- * successors wait for what they waited for), as the collective itself does. Returns FALSE for
- * multi-phase algorithms. Used to hand a peer simulator exactly the flows moesim simulates. */
+ * comes after the flows it waits for: fn gets the source and destination devices, the bytes and
+ * the enumeration indices of the n_preds flows it waits for (an all-to-all flow waits for at most
+ * its window predecessor, a ring step for the chunk it forwards and for its sender's previous
+ * step). Empty all-to-all pairs are skipped (their successors wait for what they waited for);
+ * empty ring steps are listed as zero-byte flows from the sender to itself, which end as soon as
+ * they may start. Replayed as a flow list, these flows end when the collective's do. Returns
+ * FALSE for multi-phase algorithms. Used to hand a peer simulator the flows moesim simulates. */
 typedef void (*MsCollFlowFn)(gpointer ctx, guint src_device, guint dst_device, guint64 bytes,
-                             gint64 pred);
+                             const gint64 *preds, guint n_preds);
 gboolean ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx);
 
 /* nccl-tests bus-bandwidth factor of an op over n ranks: 2(n-1)/n for allreduce, (n-1)/n else. */

@@ -143,8 +143,9 @@ ms_figure_compare(const char *path, const char *title, const char *const *names,
     ms_plot_set(p, "set style histogram clustered gap 1");
     ms_plot_set(p, "set style fill solid 0.85 border -1");
     ms_plot_set(p, "set boxwidth 0.9");
-    ms_plot_set(p, "set key outside right top");
+    ms_plot_set(p, "set key inside top right");
     ms_plot_set(p, "set yrange [0:*]");
+    ms_plot_set(p, "set offsets 0, 0, graph 0.25, 0");
     ms_plot_set(p, "set xtics nomirror");
     static const char *const metric[] = {"step time", "all-to-all", "exposed communication",
                                          "allreduce"};

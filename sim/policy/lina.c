@@ -90,8 +90,7 @@ compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *
  * layers, with the chunk count the plan would use. */
 static void
 estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
-                const double *inj, guint64 a2a_chunk, guint ep, double *compute_s,
-                double *a2a_s)
+                const double *inj, guint64 a2a_chunk, guint ep, double *compute_s, double *a2a_s)
 {
     const MsModelSpec *s = ms_model_spec(model);
     guint n = ms_topology_n_gpus(topo);
@@ -122,8 +121,8 @@ fits_memory(const MsModel *model, const MsTopology *topo, guint ep)
                    (double)(s->layers - s->n_moe) * (double)ms_model_dense_ffn_params(model) +
                    (double)s->n_moe * (double)ms_model_gate_params(model) +
                    (double)ms_model_head_params(model);
-    double experts = (double)s->n_moe * (double)(s->experts / ep) *
-                     (double)ms_model_expert_params(model);
+    double experts =
+        (double)s->n_moe * (double)(s->experts / ep) * (double)ms_model_expert_params(model);
     double bytes = MS_LINA_BYTES_PER_PARAM * (dense + experts);
     return bytes <= (double)ms_topology_gpu_spec(topo, 0)->memory_bytes;
 }
@@ -166,8 +165,7 @@ ms_lina_pack(const MsModel *model, const MsRouting *routing, const MsTopology *t
         }
         ep /= 2;
         out->factor *= 2;
-        estimate_layout(model, routing, topo, inj, a2a_chunk, ep, &out->compute_s,
-                        &out->a2a_s);
+        estimate_layout(model, routing, topo, inj, a2a_chunk, ep, &out->compute_s, &out->a2a_s);
     }
     out->ep = ep;
     return TRUE;
@@ -188,21 +186,20 @@ static const MsParamSpec params[] = {
      "inference: most unpopular experts packed on one GPU"},
     {"placement", MS_PARAM_CHOICE, "dynamic", 0, 0, "dynamic|static",
      "inference: dynamic (Lina's two-phase scheduling) or static (one copy of each expert)"},
-    {"weights", MS_PARAM_CHOICE, "move", 0, 0, "move|resident",
-     "inference: replicas' weights move over the network, or every GPU holds every expert"},
+    {"weights", MS_PARAM_CHOICE, "auto", 0, 0, "auto|move|resident",
+     "inference: replicas' weights move over the network, or every GPU holds every expert; auto "
+     "= resident when the whole model fits half a GPU's memory"},
     {NULL},
 };
 
 static gboolean
-configure_train(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg,
-                GError **error)
+configure_train(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg, GError **error)
 {
     guint64 chunk = ms_policy_get_bytes(policy, "chunk");
     guint64 a2a_chunk = ms_policy_get_bytes(policy, "a2a_chunk");
     if (ms_policy_given(policy, "a2a_chunk") && a2a_chunk < 65536) {
         g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE,
-                    "policy lina: a2a_chunk=%" G_GUINT64_FORMAT "B is below 64 KiB",
-                    a2a_chunk);
+                    "policy lina: a2a_chunk=%" G_GUINT64_FORMAT "B is below 64 KiB", a2a_chunk);
         return FALSE;
     }
     cfg->allreduce_chunk = chunk;

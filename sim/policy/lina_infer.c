@@ -1,224 +1,10 @@
-/* lina_infer: path statistics, the popularity estimate, the replicate-and-pack placement and
- * the two phases of Lina's inference scheduling, as plan configuration. Loads are expected
- * token-expert assignments (doubles, summed in token order so results are reproducible);
- * statistics are integer counts keyed by a path's packed expert ids. */
+/* lina_infer: the replicate-and-pack placement and the two phases of Lina's inference
+ * scheduling, as plan configuration. Loads are expected token-expert assignments (doubles);
+ * weights are bytes. The popularity estimate is path_profile.c's. */
 #include "lina_infer.h"
 
 #include <math.h>
 #include <string.h>
-
-typedef struct {
-    guint32 expert;
-    guint64 count;
-} Pair;
-
-/* The next-layer choices of the tokens that shared one path (pairs in first-seen order). */
-typedef struct {
-    guint64 total;
-    GArray *pairs;
-} Stats;
-
-struct _MsPathProfile {
-    guint experts, layers, batches;
-    GHashTable **paths; /* [m * MS_PATH_MAX_DEPTH + d - 1]: gint64 key -> Stats */
-    guint64 *marginal;  /* [m * experts + e] */
-    guint64 *marginal_total;
-};
-
-static void
-stats_free(gpointer p)
-{
-    Stats *s = p;
-    g_array_unref(s->pairs);
-    g_free(s);
-}
-
-MsPathProfile *
-ms_path_profile_new(guint experts, guint layers)
-{
-    g_return_val_if_fail(experts > 0 && experts <= 65536 && layers > 0, NULL);
-    MsPathProfile *prof = g_new0(MsPathProfile, 1);
-    prof->experts = experts;
-    prof->layers = layers;
-    prof->paths = g_new(GHashTable *, (gsize)layers * MS_PATH_MAX_DEPTH);
-    for (gsize i = 0; i < (gsize)layers * MS_PATH_MAX_DEPTH; i++) {
-        prof->paths[i] = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, stats_free);
-    }
-    prof->marginal = g_new0(guint64, (gsize)layers * experts);
-    prof->marginal_total = g_new0(guint64, layers);
-    return prof;
-}
-
-void
-ms_path_profile_free(MsPathProfile *prof)
-{
-    if (prof == NULL) {
-        return;
-    }
-    for (gsize i = 0; i < (gsize)prof->layers * MS_PATH_MAX_DEPTH; i++) {
-        g_hash_table_unref(prof->paths[i]);
-    }
-    g_free(prof->paths);
-    g_free(prof->marginal);
-    g_free(prof->marginal_total);
-    g_free(prof);
-}
-
-guint
-ms_path_profile_n_batches(const MsPathProfile *prof)
-{
-    return prof->batches;
-}
-
-/* The best experts of layers m-d .. m-1, 16 bits each. */
-static gint64
-path_key(const guint16 *best, guint m, guint d)
-{
-    guint64 key = 0;
-    for (guint j = 0; j < d; j++) {
-        key |= (guint64)best[m - d + j] << (16 * j);
-    }
-    return (gint64)key;
-}
-
-static void
-stats_add(GHashTable *table, gint64 key, const guint16 *chosen, guint k)
-{
-    Stats *s = g_hash_table_lookup(table, &key);
-    if (s == NULL) {
-        s = g_new0(Stats, 1);
-        s->pairs = g_array_new(FALSE, FALSE, sizeof(Pair));
-        g_hash_table_insert(table, g_memdup2(&key, sizeof key), s);
-    }
-    for (guint c = 0; c < k; c++) {
-        guint i = 0;
-        while (i < s->pairs->len && g_array_index(s->pairs, Pair, i).expert != chosen[c]) {
-            i++;
-        }
-        if (i == s->pairs->len) {
-            Pair pr = {chosen[c], 0};
-            g_array_append_val(s->pairs, pr);
-        }
-        g_array_index(s->pairs, Pair, i).count++;
-        s->total++;
-    }
-}
-
-static gboolean
-check_batch(const MsPathProfile *prof, const MsRouting *batch, GError **error)
-{
-    const MsTraceHeader *h = ms_routing_header(batch);
-    if (h->experts != prof->experts || h->layers != prof->layers) {
-        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "batch %" G_GUINT64_FORMAT " has %u experts and %u MoE layers, the path "
-                    "statistics %u and %u",
-                    ms_routing_iteration(batch), h->experts, h->layers, prof->experts,
-                    prof->layers);
-        return FALSE;
-    }
-    if (!ms_routing_has_paths(batch)) {
-        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "batch %" G_GUINT64_FORMAT " has count records only: Lina's estimate "
-                    "learns from token paths (token records)",
-                    ms_routing_iteration(batch));
-        return FALSE;
-    }
-    return TRUE;
-}
-
-gboolean
-ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
-{
-    if (!check_batch(prof, batch, error)) {
-        return FALSE;
-    }
-    const MsTraceHeader *h = ms_routing_header(batch);
-    g_autofree guint16 *best = g_new(guint16, h->layers);
-    for (guint r = 0; r < h->ranks; r++) {
-        for (guint t = 0; t < ms_routing_n_tokens(batch, r); t++) {
-            for (guint m = 0; m < h->layers; m++) {
-                const guint16 *chosen = ms_routing_token_experts(batch, r, t, m);
-                best[m] = chosen[0];
-                for (guint c = 0; c < h->top_k; c++) {
-                    prof->marginal[(gsize)m * prof->experts + chosen[c]]++;
-                }
-                prof->marginal_total[m] += h->top_k;
-                for (guint d = 1; d <= MIN(m, MS_PATH_MAX_DEPTH); d++) {
-                    stats_add(prof->paths[(gsize)m * MS_PATH_MAX_DEPTH + d - 1],
-                              path_key(best, m, d), chosen, h->top_k);
-                }
-            }
-        }
-    }
-    prof->batches++;
-    return TRUE;
-}
-
-/* Adds `tokens` tokens' worth of the layer's popularity (uniform when unknown) to load. */
-static void
-add_marginal(const MsPathProfile *prof, guint m, guint experts, double assignments, double *load)
-{
-    if (prof && prof->batches > 0 && prof->marginal_total[m] > 0) {
-        for (guint e = 0; e < experts; e++) {
-            load[e] += assignments * (double)prof->marginal[(gsize)m * experts + e] /
-                       (double)prof->marginal_total[m];
-        }
-        return;
-    }
-    for (guint e = 0; e < experts; e++) {
-        load[e] += assignments / experts;
-    }
-}
-
-/* Spreads one token's k choices as the longest known path over the previous layers does; FALSE
- * when no prefix of its path is known. */
-static gboolean
-add_token_path(const MsPathProfile *prof, const MsRouting *batch, guint r, guint t, guint m,
-               guint depth, guint k, double *load)
-{
-    guint16 best[MS_PATH_MAX_DEPTH + 1];
-    guint dmax = MIN(MIN(depth, m), MS_PATH_MAX_DEPTH);
-    for (guint j = 0; j < dmax; j++) {
-        best[j] = ms_routing_token_experts(batch, r, t, m - dmax + j)[0];
-    }
-    for (guint d = dmax; d >= 1; d--) {
-        gint64 key = path_key(best, dmax, d);
-        const Stats *s = g_hash_table_lookup(prof->paths[(gsize)m * MS_PATH_MAX_DEPTH + d - 1],
-                                             &key);
-        if (s && s->total > 0) {
-            for (guint i = 0; i < s->pairs->len; i++) {
-                const Pair *pr = &g_array_index(s->pairs, Pair, i);
-                load[pr->expert] += k * (double)pr->count / (double)s->total;
-            }
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
-
-void
-ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guint m, guint depth,
-                         double *load)
-{
-    const MsTraceHeader *h = ms_routing_header(batch);
-    memset(load, 0, sizeof(double) * h->experts);
-    if (prof == NULL || prof->batches == 0 || m == 0 || !ms_routing_has_paths(batch)) {
-        add_marginal(prof, m, h->experts,
-                     (double)ms_routing_total_tokens(batch) * h->top_k, load);
-        return;
-    }
-    guint64 unknown = 0;
-    for (guint r = 0; r < h->ranks; r++) {
-        for (guint t = 0; t < ms_routing_n_tokens(batch, r); t++) {
-            if (!add_token_path(prof, batch, r, t, m, depth, h->top_k, load)) {
-                unknown++;
-            }
-        }
-    }
-    if (unknown > 0) {
-        add_marginal(prof, m, h->experts, (double)unknown * h->top_k, load);
-    }
-}
 
 /* --- placement --- */
 
@@ -231,7 +17,6 @@ sum(const double *load, guint experts)
     }
     return total;
 }
-
 
 typedef struct {
     double load;
@@ -294,67 +79,74 @@ pack(const GArray *cold, const double *load, double cap, guint max_pack)
     return bins;
 }
 
-/* Popular groups (one expert, n GPUs) and cold bins that together use at most n_ranks GPUs. */
+/* The groups for a bound L on any GPU's load: every expert above L gets ceil(load / L) GPUs of
+ * its own (popular), the others are packed first-fit decreasing into GPUs of capacity L, at most
+ * max_pack each. *used gets the GPUs they need. */
 static GPtrArray *
-make_groups(const double *load, guint experts, guint n_ranks, guint max_pack)
+groups_for(const double *load, const GArray *order, double bound, guint max_pack, guint *used)
 {
-    double tau = sum(load, experts) / n_ranks;
-    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint e = 0; e < experts; e++) {
-        g_array_append_val(order, e);
-    }
-    g_array_sort_with_data(order, by_load_desc, (gpointer)load);
     GPtrArray *hot = g_ptr_array_new_with_free_func(group_free);
     g_autoptr(GArray) cold = g_array_new(FALSE, FALSE, sizeof(guint));
-    guint used = 0;
-    for (guint i = 0; i < experts; i++) {
+    *used = 0;
+    for (guint i = 0; i < order->len; i++) {
         guint e = g_array_index(order, guint, i);
-        if (load[e] > tau) {
+        if (load[e] > bound) {
             Group *g = group_new(TRUE);
             g_array_append_val(g->experts, e);
             g->load = load[e];
-            g->n = (guint)MIN(ceil(load[e] / tau - 1e-9), n_ranks);
-            used += g->n;
+            g->n = (guint)ceil(load[e] / bound);
+            *used += g->n;
             g_ptr_array_add(hot, g);
         } else {
             g_array_append_val(cold, e);
         }
     }
-    double cap = tau;
-    GPtrArray *bins = pack(cold, load, cap, max_pack);
-    while (used + bins->len > n_ranks) {
-        Group *drop = NULL;
-        for (guint i = 0; i < hot->len; i++) {
-            Group *g = g_ptr_array_index(hot, i);
-            if (g->n > 1 && (drop == NULL || g->load / (g->n - 1) < drop->load / (drop->n - 1))) {
-                drop = g;
-            }
-        }
-        if (drop) {
-            drop->n--;
-            used--;
-            continue;
-        }
-        /* Every popular expert is down to one GPU: pack the cold ones tighter. */
-        cap *= 1.25;
-        guint room = MAX(n_ranks - hot->len, 1);
-        max_pack = MAX(max_pack, (cold->len + room - 1) / room);
-        g_ptr_array_unref(bins);
-        bins = pack(cold, load, cap, max_pack);
+    GPtrArray *bins = pack(cold, load, bound, max_pack);
+    *used += bins->len;
+    g_ptr_array_extend_and_steal(hot, bins);
+    return hot;
+}
+
+/* Groups that fit n_ranks GPUs with the smallest bound on a GPU's load (bisection between the
+ * mean, below which nothing fits, and the total, where everything does), then the GPUs left
+ * over go one by one to the group of one expert with the highest load per GPU. */
+static GPtrArray *
+make_groups(const double *load, guint experts, guint n_ranks, guint max_pack)
+{
+    g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint e = 0; e < experts; e++) {
+        g_array_append_val(order, e);
     }
-    while (used + bins->len < n_ranks && hot->len > 0) {
-        Group *give = g_ptr_array_index(hot, 0);
-        for (guint i = 1; i < hot->len; i++) {
-            Group *g = g_ptr_array_index(hot, i);
-            if (g->load / g->n > give->load / give->n) {
+    g_array_sort_with_data(order, by_load_desc, (gpointer)load);
+    /* More experts than GPUs x max_pack cannot be placed otherwise. */
+    max_pack = MAX(max_pack, (experts + n_ranks - 1) / n_ranks);
+    double total = sum(load, experts), lo = total / n_ranks, hi = total;
+    guint used = 0;
+    for (guint it = 0; it < 60 && hi - lo > total * 1e-12; it++) {
+        double mid = (lo + hi) / 2;
+        g_ptr_array_unref(groups_for(load, order, mid, max_pack, &used));
+        if (used <= n_ranks) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    GPtrArray *groups = groups_for(load, order, hi, max_pack, &used);
+    while (used < n_ranks) {
+        Group *give = NULL;
+        for (guint i = 0; i < groups->len; i++) {
+            Group *g = g_ptr_array_index(groups, i);
+            if (g->experts->len == 1 && (give == NULL || g->load / g->n > give->load / give->n)) {
                 give = g;
             }
+        }
+        if (give == NULL) {
+            break;
         }
         give->n++;
         used++;
     }
-    g_ptr_array_extend_and_steal(hot, bins);
-    return hot;
+    return groups;
 }
 
 /* A free GPU for group g: one where home holds one of its experts, else the lowest free. */
@@ -444,6 +236,26 @@ typedef struct {
     double error_sum;
 } Report;
 
+/* Whether replicas' weights must cross the network: weights=move, or weights=auto when the whole
+ * model (every expert of every layer, and the dense part) does not fit half of a GPU's memory
+ * (the other half is left to activations and the KV cache). */
+static gboolean
+weights_move(const MsPolicy *policy, const MsPolicyInput *in)
+{
+    const char *w = ms_policy_get_choice(policy, "weights");
+    if (strcmp(w, "auto") != 0) {
+        return strcmp(w, "move") == 0;
+    }
+    const MsModelSpec *s = ms_model_spec(in->model);
+    double params = (double)s->layers * (double)ms_model_attention_params(in->model) +
+                    (double)(s->layers - s->n_moe) * (double)ms_model_dense_ffn_params(in->model) +
+                    (double)s->n_moe * ((double)ms_model_gate_params(in->model) +
+                                        (double)s->experts * ms_model_expert_params(in->model)) +
+                    (double)ms_model_head_params(in->model);
+    double bytes = params * ms_dtype_bytes(s->dtype);
+    return bytes > 0.5 * (double)ms_topology_gpu_spec(in->topo, 0)->memory_bytes;
+}
+
 static void
 plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPlacement *home,
            MsLayerPlacement *lp, Report *rep)
@@ -452,7 +264,7 @@ plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPla
     guint E = s->experts, n = ms_topology_n_gpus(in->topo);
     guint depth = (guint)ms_policy_get_uint(policy, "path");
     guint max_pack = (guint)ms_policy_get_uint(policy, "max_pack");
-    gboolean move = strcmp(ms_policy_get_choice(policy, "weights"), "move") == 0;
+    gboolean move = weights_move(policy, in);
     guint64 eb = ms_model_expert_params(in->model) * ms_dtype_bytes(s->dtype), w = 0;
     g_autofree double *est = g_new(double, E);
     g_autofree double *real = g_new(double, E);

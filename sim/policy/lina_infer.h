@@ -1,48 +1,26 @@
 /* lina_infer: Lina's inference scheduler (USENIX ATC'23, section 5). Tokens that took the same
  * path through the previous MoE layers tend to choose the same experts next, so the popularity
  * of layer l's experts is estimated from each token's path over the previous `path` layers
- * (default 3) with statistics learned from earlier batches (MsPathProfile). Phase 1 places the
+ * (default 3) with statistics learned from earlier batches (path_profile.h). Phase 1 places the
  * layer from the estimate before it runs: popular experts get replicas in proportion to their
- * load, unpopular ones are packed first-fit decreasing, at most max_pack per GPU. Phase 2, after
+ * load, unpopular ones are packed first-fit decreasing, at most max_pack per GPU, so that the
+ * busiest GPU's load is as small as this allows. Phase 2, after
  * the layer's gate, compares the estimated popular experts with the real ones and re-plans from
  * the real loads when they differ. Loads are token-expert assignments; weights are bytes. */
 #pragma once
 
+#include "path_profile.h"
 #include "policy.h"
 #include "sim/moe/placement.h"
 
 G_BEGIN_DECLS
 
-/* Longest path a profile keeps: four 16-bit expert ids make one 64-bit key. */
-#define MS_PATH_MAX_DEPTH 4u
-
-/* Statistics of token paths: for every MoE layer l and depth d <= MS_PATH_MAX_DEPTH, how often
- * tokens whose best experts at layers l-d .. l-1 were a given path then chose each expert at l;
- * and each layer's expert popularity. Memory grows with the distinct paths seen. */
-MsPathProfile *ms_path_profile_new(guint experts, guint layers);
-void ms_path_profile_free(MsPathProfile *prof);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsPathProfile, ms_path_profile_free)
-
-/* Learns from a batch with token paths. MS_POLICY_ERROR_INPUT when the batch has no paths or a
- * different number of experts or MoE layers. */
-gboolean ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error);
-guint ms_path_profile_n_batches(const MsPathProfile *prof);
-
-/* Estimated token-expert assignments per expert at MoE layer m of batch (load has one entry per
- * expert; they sum to the batch's assignments): each token adds its top_k choices spread as the
- * tokens that shared its path over the previous min(depth, m) layers spread theirs, backing off to
- * shorter paths, then to the layer's popularity, then to uniform when the profile knows nothing.
- * prof may be NULL (uniform). The batch needs paths when m > 0 and prof is not NULL. */
-void ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guint m,
-                              guint depth, double *load);
-
-/* Lina's placement of one layer over n_ranks GPUs for the given loads: with tau = total / n,
- * experts above tau are popular and get ceil(load / tau) GPUs of their own; the others are
- * packed first-fit decreasing into GPUs of capacity tau, at most max_pack each. When that needs
- * more GPUs than exist, the popular expert that loses least drops a replica, then the packing
- * capacity grows by 25% (and max_pack to what the count requires); GPUs left over go to the
- * popular expert with the highest load per replica. Groups prefer GPUs that already hold one of
- * their experts in home (less weight to move). A zero total gives home's layout. */
+/* Lina's placement of one layer over n_ranks GPUs for the given loads: the smallest bound L on a
+ * GPU's load for which the experts fit, where experts above L are popular and get
+ * ceil(load / L) GPUs of their own and the others are packed first-fit decreasing into GPUs of
+ * capacity L, at most max_pack each (more only when experts > GPUs x max_pack). GPUs left over
+ * go to the single-expert group with the highest load per GPU. Groups prefer GPUs that already
+ * hold one of their experts in home (less weight to move). A zero total gives home's layout. */
 MsPlacement *ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
                            const MsPlacement *home);
 /* Whether two load vectors make the same experts popular (above total / n_ranks): phase 2's
@@ -58,7 +36,7 @@ guint64 *ms_lina_moves(const MsPlacement *to, const MsPlacement *home, const MsP
 /* The lina policy in inference mode: fills cfg->layers (one MsLayerPlacement per MoE layer) and
  * metadata (lina.replans, lina.weight_bytes, lina.estimate_error). MS_POLICY_ERROR_INPUT when
  * the batch has no token paths. */
-gboolean ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in,
-                                 MsPlanConfig *cfg, GError **error);
+gboolean ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg,
+                                 GError **error);
 
 G_END_DECLS

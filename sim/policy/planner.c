@@ -1,12 +1,12 @@
-/* planner: loading a scenario and planning its iterations one at a time. The generated trace's
- * shape follows the model (experts, MoE layers, top_k of the mode, tokens per GPU) and the
- * topology (one rank per GPU); its skew is MS_PLANNER_DEFAULT_SKEW unless gen:SPEC says
- * otherwise. */
+/* planner: loading a scenario and planning its iterations one at a time. A generated trace is
+ * the one `moesim run` generates for the same inputs (ms_scenario_gen_spec): shaped by the model
+ * and the topology, with the documented default skew unless gen:SPEC says otherwise. */
 #include "planner.h"
 
 #include <string.h>
 
 #include "lina_infer.h"
+#include "sim/scenario.h"
 #include "traces/trace_reader.h"
 
 struct _MsPlanner {
@@ -35,63 +35,6 @@ ms_planner_free(MsPlanner *p)
 }
 
 static gboolean
-has_key(char **keys, const char *key)
-{
-    return g_strv_contains((const char *const *)keys, key);
-}
-
-/* "gen:" + the scenario's shape keys the user did not give + the user's keys. */
-static char *
-gen_source(const MsPlannerOptions *opts, const MsModel *model, const MsTopology *topo)
-{
-    const MsModelSpec *s = ms_model_spec(model);
-    const char *user = opts->trace ? opts->trace + 4 : "";
-    g_auto(GStrv) items = g_strsplit(user, ",", -1);
-    g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
-    for (guint i = 0; items[i]; i++) {
-        const char *eq = strchr(items[i], '=');
-        g_ptr_array_add(keys, g_strstrip(eq ? g_strndup(items[i], eq - items[i]) : g_strdup("")));
-    }
-    g_ptr_array_add(keys, NULL);
-    char **given = (char **)keys->pdata;
-    gboolean train = opts->mode == MS_PLAN_TRAIN;
-    GString *spec = g_string_new("gen:");
-    const struct {
-        const char *key;
-        guint64 value;
-    } shape[] = {
-        {"ranks", ms_topology_n_gpus(topo)},
-        {"experts", s->experts},
-        {"layers", s->n_moe},
-        {"top_k", train ? s->top_k : s->top_k_infer},
-        {"tokens", train ? s->tokens_per_gpu : s->tokens_per_gpu_infer},
-        {"iterations", MAX(opts->iterations, 1)},
-        {"seed", opts->seed},
-    };
-    for (guint i = 0; i < G_N_ELEMENTS(shape); i++) {
-        if (!has_key(given, shape[i].key)) {
-            g_string_append_printf(spec, "%s=%" G_GUINT64_FORMAT ",", shape[i].key,
-                                   shape[i].value);
-        }
-    }
-    if (!has_key(given, "zipf") && !has_key(given, "hot")) {
-        g_string_append(spec, "zipf=1,");
-    }
-    if (!has_key(given, "corr")) {
-        g_string_append(spec, "corr=0.5,");
-    }
-    /* Training needs counts only; inference keeps the paths Lina's estimate follows. */
-    if (train && !has_key(given, "records")) {
-        g_string_append(spec, "records=counts,");
-    }
-    g_string_append(spec, user);
-    if (spec->str[spec->len - 1] == ',') {
-        g_string_truncate(spec, spec->len - 1);
-    }
-    return g_string_free(spec, FALSE);
-}
-
-static gboolean
 lina_dynamic(const MsPlanner *p)
 {
     return p->mode == MS_PLAN_INFER && strcmp(ms_policy_name(p->policy), "lina") == 0 &&
@@ -109,9 +52,15 @@ ms_planner_new(const MsPlannerOptions *opts, GError **error)
     if (p->policy == NULL) {
         return NULL;
     }
-    gboolean gen = opts->trace == NULL || g_str_has_prefix(opts->trace, "gen:");
-    p->source = gen ? gen_source(opts, p->model, p->topo) : g_strdup(opts->trace);
-    p->reader = ms_trace_reader_open(p->source, error);
+    if (opts->trace == NULL || g_str_has_prefix(opts->trace, "gen:")) {
+        MsScenario sc = {.topology = opts->topology, .model = opts->model, .trace = opts->trace,
+                         .mode = opts->mode, .iterations = MAX(opts->iterations, 1),
+                         .seed = opts->seed};
+        p->source = ms_scenario_gen_spec(&sc, error);
+    } else {
+        p->source = g_strdup(opts->trace);
+    }
+    p->reader = p->source ? ms_trace_reader_open(p->source, error) : NULL;
     if (p->reader == NULL) {
         return NULL;
     }

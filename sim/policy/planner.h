@@ -1,7 +1,7 @@
 /* planner: a scenario (topology, model, trace, policy, mode) turned into one schedule per
  * iteration of the trace, for `moesim plan` and for anything that runs many iterations. It
- * streams the trace (one iteration in memory), generates one when none is given (the generator
- * of traces/trace_gen.h with the documented default skew), and feeds every planned iteration to
+ * streams the trace (one iteration in memory), generates one when none is given (as `moesim run`
+ * does, sim/scenario.h: the documented default skew), and feeds every planned iteration to
  * Lina's path statistics so that an inference batch is estimated from the batches before it. */
 #pragma once
 
@@ -14,26 +14,21 @@
 
 G_BEGIN_DECLS
 
-/* The skew of the trace generated when none is given: Zipf exponent 1 (the generator's default)
- * and 50% of tokens following their previous layer's expert group, so paths carry the signal
- * Lina's inference estimate relies on. Shape keys come from the model and topology. */
-#define MS_PLANNER_DEFAULT_SKEW "zipf=1,corr=0.5"
-
 typedef struct {
     const char *topology; /* shipped name or file */
     const char *model;    /* shipped name or file */
     const char *trace;    /* FILE, sample:NAME, gen:SPEC; NULL = generated */
     const char *policy;   /* NAME[:key=value,...] */
     MsPlanMode mode;
-    guint iterations;     /* of a generated trace (at least 1) */
-    guint64 seed;         /* of a generated trace, unless gen:SPEC gives one */
+    guint iterations; /* of a generated trace (at least 1) */
+    guint64 seed;     /* of a generated trace, unless gen:SPEC gives one */
 } MsPlannerOptions;
 
 typedef struct _MsPlanner MsPlanner;
 
 /* Loads topology, model and policy, and opens the trace. Errors come from those modules (each
- * names the file and line or the parameter); a gen:SPEC may omit the shape keys (ranks, experts,
- * layers, top_k, tokens, iterations), which are then taken from the scenario. */
+ * names the file and line or the parameter); a gen:SPEC overrides keys of the generator's
+ * defaults for this model and topology (ms_scenario_gen_spec). */
 MsPlanner *ms_planner_new(const MsPlannerOptions *opts, GError **error);
 void ms_planner_free(MsPlanner *planner);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsPlanner, ms_planner_free)

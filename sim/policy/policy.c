@@ -27,8 +27,8 @@ static const MsParamSpec common_params[] = {
 };
 
 static const MsPolicyClass *const classes[] = {
-    &ms_fifo_policy, &ms_concurrent_policy, &ms_priority_policy, &ms_lina_policy,
-    &ms_schemoe_policy,
+    &ms_fifo_policy, &ms_concurrent_policy, &ms_priority_policy,
+    &ms_lina_policy, &ms_schemoe_policy,
 };
 static const char *const names[] = {"fifo", "concurrent", "priority", "lina", "schemoe", NULL};
 
@@ -44,7 +44,7 @@ struct _MsPolicy {
     guint n_params;
     const MsParamSpec **params; /* the class's, then the common ones */
     Value *values;
-    char **texts;               /* value text (given or default) */
+    char **texts; /* value text (given or default) */
     gboolean *given;
 };
 
@@ -93,8 +93,7 @@ parse_choice(const MsParamSpec *ps, const char *text, GError **error)
         return TRUE;
     }
     g_autofree char *list = g_strjoinv(", ", choices);
-    g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE, "'%s' is not one of %s", text,
-                list);
+    g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE, "'%s' is not one of %s", text, list);
     return FALSE;
 }
 
@@ -341,8 +340,7 @@ ms_policy_given(const MsPolicy *p, const char *key)
 }
 
 gboolean
-ms_policy_configure(const MsPolicy *p, const MsPolicyInput *in, MsPlanConfig *cfg,
-                    GError **error)
+ms_policy_configure(const MsPolicy *p, const MsPolicyInput *in, MsPlanConfig *cfg, GError **error)
 {
     ms_plan_config_init(cfg);
     cfg->policy = p->cls->name;

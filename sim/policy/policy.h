@@ -41,7 +41,7 @@ typedef struct {
     const char *help;
 } MsParamSpec;
 
-typedef struct _MsPathProfile MsPathProfile; /* sim/policy/lina_infer.h */
+typedef struct _MsPathProfile MsPathProfile; /* sim/policy/path_profile.h */
 
 /* What a policy plans from. profile: token paths of earlier batches, for Lina's inference
  * estimate (NULL: no history). */

@@ -1,5 +1,5 @@
 /* priority: tensor partitioning with a priority queue, as ByteScheduler and Lina (USENIX ATC'23,
- * section 4.1) describe it: all-to-alls and allreduce buckets are cut into equal chunks of a
+ * section 4) describe it: all-to-alls and allreduce buckets are cut into equal chunks of a
  * given size, and one communication stream launches the ready chunk of highest priority:
  * all-to-alls before allreduces, and among allreduce chunks earlier layers first (the next
  * forward needs them first). docs/policies.md. */

@@ -1,4 +1,4 @@
-/* schemoe: ScheMoE's task scheduling (Shi et al., EuroSys'24, sections 3-4). The MoE layer is
+/* schemoe: ScheMoE's task scheduling (Shi et al., EuroSys'24). The MoE layer is
  * split into r chunks, each a chain of tasks: compress, all-to-all dispatch, decompress, expert,
  * compress, all-to-all combine, decompress. Compute tasks run in the order of the paper's
  * Theorem 1 (OptSche): every chunk's first compression, then per chunk decompress - expert -

@@ -114,14 +114,16 @@ typedef struct {
 } Export;
 
 static void
-export_flow(gpointer ctx, guint src, guint dst, guint64 bytes, gint64 pred)
+export_flow(gpointer ctx, guint src, guint dst, guint64 bytes, const gint64 *preds, guint n_preds)
 {
     Export *e = ctx;
-    guint dep = (guint)pred;
+    guint deps[2];
+    for (guint k = 0; k < n_preds && k < 2; k++) {
+        deps[k] = (guint)preds[k];
+    }
     char id[32];
     g_snprintf(id, sizeof id, "f%u", e->count++);
-    ms_flow_list_add(e->list, id, src, dst, bytes, 0, 1.0, pred >= 0 ? &dep : NULL,
-                     pred >= 0 ? 1 : 0);
+    ms_flow_list_add(e->list, id, src, dst, bytes, 0, 1.0, deps, MIN(n_preds, 2));
 }
 
 /* Writes the peer scenario and the per-flow completion times moesim predicts for it. */

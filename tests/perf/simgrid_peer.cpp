@@ -22,40 +22,41 @@ struct Flow {
     double bytes, start;
     std::vector<int> links, deps, succ;
     double end = -1;
-    int chain = -1;
+    int parent = -1; /* the dependency whose chain this flow continues */
+    int next = -1;   /* the flow that continues this one's chain */
 };
 
 static std::vector<Flow> flows;
-static std::vector<sg4::SemaphorePtr> ready; /* per chain head with dependencies */
+static std::vector<sg4::SemaphorePtr> ready; /* per flow waiting for other chains */
 static std::vector<sg4::Host *> hosts;
 
-/* Signals every successor outside the flow's own chain. */
+/* Signals every successor that does not continue the flow's chain. */
 static void
-release(const Flow &f)
+release(int id)
 {
-    for (int s : f.succ) {
-        if (flows[s].chain != f.chain) {
+    for (int s : flows[id].succ) {
+        if (flows[s].parent != id) {
             ready[s]->release();
         }
     }
 }
 
-/* Sends the flows of one dependency chain in order. */
+/* Sends the flows of one dependency chain in order, each after its dependencies in other
+ * chains. */
 static void
 chain_actor(std::vector<int> chain)
 {
-    const Flow &head = flows[chain[0]];
-    for (size_t i = 0; i < head.deps.size(); i++) {
-        ready[chain[0]]->acquire();
-    }
     for (int id : chain) {
         Flow &f = flows[id];
+        for (size_t k = f.parent >= 0 ? 1 : 0; k < f.deps.size(); k++) {
+            ready[id]->acquire();
+        }
         if (f.start > sg4::Engine::get_clock()) {
             sg4::this_actor::sleep_until(f.start);
         }
         sg4::Comm::sendto(hosts[f.src], hosts[f.dst], (uint64_t)f.bytes);
         f.end = sg4::Engine::get_clock();
-        release(f);
+        release(id);
     }
 }
 
@@ -142,44 +143,38 @@ main(int argc, char **argv)
     }
     zone->seal();
 
-    /* Chains: follow unique successors that have a unique dependency. */
+    /* Chains: a flow continues the chain of one of its dependencies that no other flow
+     * continues, preferably one leaving the same host (a ring connection's earlier step), so
+     * that a chain is one actor sending in order; its other dependencies signal a semaphore. */
     ready.resize(n_flows);
-    std::vector<int> batch;
-    int n_chains = 0;
+    std::vector<int> batch, heads;
     for (size_t i = 0; i < n_flows; i++) {
         Flow &f = flows[i];
-        bool continues = f.deps.size() == 1 && flows[f.deps[0]].succ.size() == 1;
-        if (continues) {
-            continue;
-        }
         if (f.deps.empty() && f.succ.empty()) {
-            f.chain = -2;
             batch.push_back((int)i);
             continue;
         }
-        std::vector<int> chain{(int)i};
-        f.chain = n_chains;
-        for (int cur = (int)i; flows[cur].succ.size() == 1;) {
-            int next = flows[cur].succ[0];
-            if (flows[next].deps.size() != 1) {
-                break;
-            }
-            flows[next].chain = n_chains;
-            chain.push_back(next);
-            cur = next;
-        }
-        for (int id : chain) {
-            if (!flows[id].deps.empty()) {
-                ready[id] = sg4::Semaphore::create(0);
+        for (int d : f.deps) {
+            if (flows[d].next < 0 && (f.parent < 0 || flows[d].src == f.src)) {
+                f.parent = d;
             }
         }
-        sg4::Actor::create("chain" + std::to_string(n_chains), hosts[f.src], chain_actor, chain);
-        n_chains++;
-    }
-    for (size_t i = 0; i < n_flows; i++) {
-        if (!flows[i].deps.empty() && !ready[i]) {
+        if (f.parent >= 0) {
+            flows[f.parent].next = (int)i;
+        } else {
+            heads.push_back((int)i);
+        }
+        if (f.deps.size() > (f.parent >= 0 ? 1u : 0u)) {
             ready[i] = sg4::Semaphore::create(0);
         }
+    }
+    for (int head : heads) {
+        std::vector<int> chain;
+        for (int id = head; id >= 0; id = flows[id].next) {
+            chain.push_back(id);
+        }
+        sg4::Actor::create("chain" + std::to_string(head), hosts[flows[head].src], chain_actor,
+                           chain);
     }
     if (!batch.empty()) {
         sg4::Actor::create("batch", hosts[flows[batch[0]].src], batch_actor, batch);

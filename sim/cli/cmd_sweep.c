@@ -1,0 +1,226 @@
+/* cmd_sweep: `moesim sweep`: a grid of scenarios on local worker threads, or as a Slurm array
+ * job whose shards are merged afterwards. */
+#include "cli.h"
+#include "commands.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scenario_opts.h"
+#include "sim/sweep.h"
+
+/* Set by SIGINT: workers finish the iteration they are in and start nothing new. */
+static volatile gint interrupted;
+
+static void
+on_sigint(int sig)
+{
+    (void)sig;
+    g_atomic_int_set(&interrupted, 1);
+}
+
+static void
+progress(guint done, guint total, gpointer ctx)
+{
+    double t0 = *(double *)ctx;
+    fprintf(stderr, "\rsweep: %u/%u points (%3.0f%%), %.1f s", done, total, 100.0 * done / total,
+            ms_cli_wall_seconds() - t0);
+    if (done == total) {
+        fputc('\n', stderr);
+    }
+    fflush(stderr);
+}
+
+/* The command line again, without --slurm, for the array tasks. */
+static char *
+task_command(int argc, char **argv, const char *dir, gboolean has_out)
+{
+    /* The tasks run this very binary (absolute path), on a shared file system. */
+    g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+    g_autofree char *qself = g_shell_quote(self ? self : "moesim");
+    GString *s = g_string_new(qself);
+    g_string_append(s, " sweep");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--slurm")) {
+            i++;
+            continue;
+        }
+        if (g_str_has_prefix(argv[i], "--slurm=")) {
+            continue;
+        }
+        g_autofree char *q = g_shell_quote(argv[i]);
+        g_string_append_printf(s, " %s", q);
+    }
+    if (!has_out) {
+        g_autofree char *q = g_shell_quote(dir);
+        g_string_append_printf(s, " --out %s", q);
+    }
+    return g_string_free(s, FALSE);
+}
+
+static int
+write_slurm(const char *dir, guint shards, const char *command)
+{
+    g_autofree char *path = g_build_filename(dir, "sweep.sbatch", NULL);
+    g_autofree char *qdir = g_shell_quote(dir);
+    g_autofree char *text = g_strdup_printf(
+        "#!/bin/sh\n"
+        "# moesim sweep as a Slurm array job: each task runs one shard of the grid.\n"
+        "# Submit with: sbatch %s\n"
+        "# When all tasks are done: moesim sweep --merge %s\n"
+        "#SBATCH --job-name=moesim-sweep\n"
+        "#SBATCH --array=0-%u\n"
+        "#SBATCH --ntasks=1\n"
+        "#SBATCH --output=%s/slurm-%%a.log\n"
+        "exec %s --shard \"$SLURM_ARRAY_TASK_ID/%u\"\n",
+        path, qdir, shards - 1, dir, command, shards);
+    g_autoptr(GError) error = NULL;
+    if (!g_file_set_contents(path, text, -1, &error)) {
+        return ms_cli_fail(error);
+    }
+    printf("wrote %s: submit it with `sbatch %s`, then run `moesim sweep --merge %s`\n", path,
+           path, dir);
+    return MS_EXIT_OK;
+}
+
+static int
+merge(const char *dir)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) inputs = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
+    if (d == NULL) {
+        return ms_cli_fail(error);
+    }
+    const char *name;
+    while ((name = g_dir_read_name(d)) != NULL) {
+        if (g_str_has_prefix(name, "shard-") && g_str_has_suffix(name, ".csv")) {
+            g_ptr_array_add(inputs, g_build_filename(dir, name, NULL));
+        }
+    }
+    if (inputs->len == 0) {
+        return ms_cli_usage("sweep: no shard-*.csv files in %s", dir);
+    }
+    g_ptr_array_sort(inputs, (GCompareFunc)g_strcmp0);
+    g_ptr_array_add(inputs, NULL);
+    g_autofree char *out = g_build_filename(dir, "sweep.csv", NULL);
+    guint rows = 0;
+    if (!ms_sweep_merge_csv((const char *const *)inputs->pdata, out, &rows, &error) ||
+        !ms_sweep_plot_csv(out, dir, &error)) {
+        return ms_cli_fail(error);
+    }
+    printf("merged %u shard files into %s (%u rows) and its plots\n", inputs->len - 1, out, rows);
+    return MS_EXIT_OK;
+}
+
+int
+ms_cmd_sweep(int argc, char **argv)
+{
+    g_auto(MsScenarioOpts) o = {0};
+    g_auto(GStrv) vary = NULL;
+    g_autofree char *out = NULL, *shard_text = NULL, *merge_dir = NULL;
+    gint jobs = 0, slurm = 0;
+    g_auto(GStrv) saved = g_strdupv(argv);
+    int saved_argc = argc;
+    g_autofree GOptionEntry *common = ms_scenario_opts_entries(&o, TRUE);
+    const GOptionEntry own[] = {
+        {"vary", 'V', 0, G_OPTION_ARG_STRING_ARRAY, &vary, "An axis: KEY=V1,V2,... (repeat for a grid)", "KEY=VALUES"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Worker threads (default: one per CPU)", "N"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Folder for sweep.csv and the plots (default moesim-out/sweep)", "DIR"},
+        {"slurm", 0, 0, G_OPTION_ARG_INT, &slurm, "Write a Slurm array job of N tasks instead of running", "N"},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &shard_text, "Run only shard I of N (Slurm array tasks)", "I/N"},
+        {"merge", 0, 0, G_OPTION_ARG_FILENAME, &merge_dir, "Merge DIR/shard-*.csv into DIR/sweep.csv and plot it", "DIR"},
+        {NULL},
+    };
+    guint nc = 0;
+    while (common[nc].long_name) {
+        nc++;
+    }
+    g_autofree GOptionEntry *entries = g_new0(GOptionEntry, nc + G_N_ELEMENTS(own));
+    memcpy(entries, common, nc * sizeof(GOptionEntry));
+    memcpy(entries + nc, own, sizeof own);
+    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Run a grid of scenarios.",
+                      "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
+                      "iterations, seed, and the generated routing's zipf, hot, corr, drift, "
+                      "tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
+                      "Example: moesim sweep --vary policy=fifo,lina --vary nodes=2,4,8 "
+                      "--vary hot=0.1,0.2. Rows come out in grid order. Ctrl-C stops cleanly and "
+                      "keeps the finished rows (exit status 130). See docs/running.md.")) {
+        return MS_EXIT_USAGE;
+    }
+    if (argc > 1) {
+        return ms_cli_usage("sweep: unexpected argument '%s'", argv[1]);
+    }
+    if (merge_dir) {
+        return merge(merge_dir);
+    }
+    MsScenario sc;
+    if (!ms_scenario_opts_apply(&o, &sc)) {
+        return MS_EXIT_USAGE;
+    }
+    if (vary == NULL) {
+        return ms_cli_usage("sweep: give at least one axis with --vary KEY=V1,V2,...");
+    }
+    if (jobs < 0 || jobs > 1024 || slurm < 0 || slurm > 100000) {
+        return ms_cli_usage("sweep: --jobs must be 0..1024 and --slurm 0..100000");
+    }
+    guint shard = 0, shards = 1;
+    if (shard_text) {
+        guint64 a, b;
+        g_auto(GStrv) parts = g_strsplit(shard_text, "/", 2);
+        if (g_strv_length(parts) != 2 || !ms_parse_uint(parts[1], 1, 100000, &b, NULL) ||
+            !ms_parse_uint(parts[0], 0, b - 1, &a, NULL)) {
+            return ms_cli_usage("sweep: --shard '%s': expected I/N with 0 <= I < N", shard_text);
+        }
+        shard = (guint)a;
+        shards = (guint)b;
+    }
+    const char *dir = out ? out : "moesim-out/sweep";
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        return ms_cli_usage("sweep: cannot create %s", dir);
+    }
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsSweep) sw = ms_sweep_new(&sc, dir);
+    for (guint i = 0; vary[i]; i++) {
+        if (!ms_sweep_add_axis(sw, vary[i], &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    if (slurm) {
+        g_autofree char *cmd = task_command(saved_argc, saved, dir, out != NULL);
+        return write_slurm(dir, (guint)slurm, cmd);
+    }
+    double t0 = ms_cli_wall_seconds();
+    signal(SIGINT, on_sigint);
+    gboolean ok = ms_sweep_run(sw, (guint)jobs, shard, shards, (const gint *)&interrupted,
+                               isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL,
+                               &t0, &error);
+    signal(SIGINT, SIG_DFL);
+    g_autofree char *file = shards > 1 ? g_strdup_printf("shard-%u.csv", shard)
+                                       : g_strdup("sweep.csv");
+    g_autofree char *csv = g_build_filename(dir, file, NULL);
+    g_autoptr(GError) werr = NULL;
+    if (!ms_sweep_write_csv(sw, csv, &werr)) {
+        return ms_cli_fail(werr);
+    }
+    guint n = ms_sweep_n_points(sw), done = 0;
+    for (guint p = 0; p < n; p++) {
+        done += ms_sweep_result(sw, p) != NULL;
+    }
+    if (!ok) {
+        fprintf(stderr, "moesim: %s (kept %u finished rows in %s)\n", error->message, done, csv);
+        return MS_EXIT_USAGE;
+    }
+    if (g_atomic_int_get(&interrupted)) {
+        fprintf(stderr, "moesim: interrupted: kept %u of %u rows in %s\n", done, n, csv);
+        return 130;
+    }
+    if (shards == 1 && !ms_sweep_plot_csv(csv, dir, &error)) {
+        return ms_cli_fail(error);
+    }
+    printf("sweep: %u points%s in %.1f s, rows in %s\n", done,
+           shards > 1 ? " of this shard" : "", ms_cli_wall_seconds() - t0, csv);
+    return MS_EXIT_OK;
+}

@@ -1,0 +1,319 @@
+/* path_profile: one table of next-layer choices per (MoE layer, depth). A table is dense when its
+ * E^(d+1) counters fit DENSE_MAX (counts indexed by path number and expert: one add per choice,
+ * no hashing), else a hash from the path's packed 16-bit ids to the choices seen after it. */
+#include "path_profile.h"
+
+#include <string.h>
+
+#include "policy.h"
+
+/* Counters of a dense table at most (4 MiB of guint32). */
+#define DENSE_MAX (G_GUINT64_CONSTANT(1) << 20)
+
+typedef struct {
+    guint32 expert;
+    guint64 count;
+} Pair;
+
+/* The choices that followed one path, popular ones first (pairs move forward as they grow). */
+typedef struct {
+    guint64 total;
+    GArray *pairs;
+} Stats;
+
+typedef struct {
+    gboolean dense;
+    guint32 *counts;    /* dense, allocated on first use: [path * E + e] */
+    guint64 *totals;    /* dense: [path] */
+    GHashTable *sparse; /* packed path -> Stats */
+} Table;
+
+struct _MsPathProfile {
+    guint experts, layers, batches;
+    Table *tables;     /* [m * MS_PATH_MAX_DEPTH + d - 1] */
+    guint64 *marginal; /* [m * experts + e] */
+    guint64 *marginal_total;
+};
+
+/* Packed paths put ids in 16-bit fields, which GLib's int64 hash folds onto each other; a 64-bit
+ * finalizer (MurmurHash3's) spreads them. */
+static guint
+path_hash(gconstpointer key)
+{
+    guint64 k = *(const guint64 *)key;
+    k ^= k >> 33;
+    k *= G_GUINT64_CONSTANT(0xff51afd7ed558ccd);
+    k ^= k >> 33;
+    k *= G_GUINT64_CONSTANT(0xc4ceb9fe1a85ec53);
+    k ^= k >> 33;
+    return (guint)k;
+}
+
+static void
+stats_free(gpointer p)
+{
+    Stats *s = p;
+    g_array_unref(s->pairs);
+    g_free(s);
+}
+
+/* E^n, or DENSE_MAX + 1 once it exceeds DENSE_MAX. */
+static guint64
+power(guint64 e, guint n)
+{
+    guint64 v = 1;
+    for (guint i = 0; i < n && v <= DENSE_MAX; i++) {
+        v *= e;
+    }
+    return MIN(v, DENSE_MAX + 1);
+}
+
+MsPathProfile *
+ms_path_profile_new(guint experts, guint layers)
+{
+    g_return_val_if_fail(experts > 0 && experts <= 65536 && layers > 0, NULL);
+    MsPathProfile *prof = g_new0(MsPathProfile, 1);
+    prof->experts = experts;
+    prof->layers = layers;
+    prof->tables = g_new0(Table, (gsize)layers * MS_PATH_MAX_DEPTH);
+    for (gsize i = 0; i < (gsize)layers * MS_PATH_MAX_DEPTH; i++) {
+        guint d = (guint)(i % MS_PATH_MAX_DEPTH) + 1;
+        Table *t = &prof->tables[i];
+        t->dense = power(experts, d + 1) <= DENSE_MAX;
+        if (!t->dense) {
+            t->sparse = g_hash_table_new_full(path_hash, g_int64_equal, g_free, stats_free);
+        }
+    }
+    prof->marginal = g_new0(guint64, (gsize)layers * experts);
+    prof->marginal_total = g_new0(guint64, layers);
+    return prof;
+}
+
+void
+ms_path_profile_free(MsPathProfile *prof)
+{
+    if (prof == NULL) {
+        return;
+    }
+    for (gsize i = 0; i < (gsize)prof->layers * MS_PATH_MAX_DEPTH; i++) {
+        g_free(prof->tables[i].counts);
+        g_free(prof->tables[i].totals);
+        if (prof->tables[i].sparse) {
+            g_hash_table_unref(prof->tables[i].sparse);
+        }
+    }
+    g_free(prof->tables);
+    g_free(prof->marginal);
+    g_free(prof->marginal_total);
+    g_free(prof);
+}
+
+guint
+ms_path_profile_n_batches(const MsPathProfile *prof)
+{
+    return prof->batches;
+}
+
+/* The path of the d ids before position `at` of ids (oldest first): its number in a dense table
+ * (ids in base E) or its packed key in a sparse one. */
+static guint64
+path_of(const Table *t, guint64 experts, const guint16 *ids, guint at, guint d)
+{
+    guint64 v = 0;
+    for (guint j = 0; j < d; j++) {
+        guint64 id = ids[at - d + j];
+        v = t->dense ? v * experts + id : v | id << (16 * j);
+    }
+    return v;
+}
+
+static void
+stats_add(Stats *s, const guint16 *chosen, guint k)
+{
+    for (guint c = 0; c < k; c++) {
+        Pair *pairs = (Pair *)s->pairs->data;
+        guint i = 0;
+        while (i < s->pairs->len && pairs[i].expert != chosen[c]) {
+            i++;
+        }
+        if (i == s->pairs->len) {
+            Pair pr = {chosen[c], 0};
+            g_array_append_val(s->pairs, pr);
+            pairs = (Pair *)s->pairs->data;
+        }
+        pairs[i].count++;
+        s->total++;
+        if (i > 0 && pairs[i].count > pairs[i - 1].count) {
+            Pair tmp = pairs[i];
+            pairs[i] = pairs[i - 1];
+            pairs[i - 1] = tmp;
+        }
+    }
+}
+
+static void
+table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen, guint k)
+{
+    if (t->dense) {
+        if (t->counts == NULL) {
+            t->counts = g_new0(guint32, power(experts, d + 1));
+            t->totals = g_new0(guint64, power(experts, d));
+        }
+        for (guint c = 0; c < k; c++) {
+            t->counts[path * experts + chosen[c]]++;
+        }
+        t->totals[path] += k;
+        return;
+    }
+    gint64 key = (gint64)path;
+    Stats *s = g_hash_table_lookup(t->sparse, &key);
+    if (s == NULL) {
+        s = g_new0(Stats, 1);
+        s->pairs = g_array_new(FALSE, FALSE, sizeof(Pair));
+        g_hash_table_insert(t->sparse, g_memdup2(&key, sizeof key), s);
+    }
+    stats_add(s, chosen, k);
+}
+
+/* Adds k choices spread as those after path were; FALSE when the path was never seen. */
+static gboolean
+table_spread(const Table *t, guint experts, guint64 path, guint k, double *load)
+{
+    if (t->dense) {
+        if (t->totals == NULL || t->totals[path] == 0) {
+            return FALSE;
+        }
+        const guint32 *row = t->counts + path * experts;
+        double scale = (double)k / (double)t->totals[path];
+        for (guint e = 0; e < experts; e++) {
+            load[e] += row[e] ? scale * row[e] : 0;
+        }
+        return TRUE;
+    }
+    gint64 key = (gint64)path;
+    const Stats *s = g_hash_table_lookup(t->sparse, &key);
+    if (s == NULL || s->total == 0) {
+        return FALSE;
+    }
+    for (guint i = 0; i < s->pairs->len; i++) {
+        const Pair *pr = &g_array_index(s->pairs, Pair, i);
+        load[pr->expert] += k * (double)pr->count / (double)s->total;
+    }
+    return TRUE;
+}
+
+static gboolean
+check_batch(const MsPathProfile *prof, const MsRouting *batch, GError **error)
+{
+    const MsTraceHeader *h = ms_routing_header(batch);
+    if (h->experts != prof->experts || h->layers != prof->layers) {
+        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "batch %" G_GUINT64_FORMAT " has %u experts and %u MoE layers, the path "
+                    "statistics %u and %u",
+                    ms_routing_iteration(batch), h->experts, h->layers, prof->experts,
+                    prof->layers);
+        return FALSE;
+    }
+    if (!ms_routing_has_paths(batch)) {
+        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "batch %" G_GUINT64_FORMAT " has count records only: Lina's estimate "
+                    "learns from token paths (token records)",
+                    ms_routing_iteration(batch));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static Table *
+table_of(const MsPathProfile *prof, guint m, guint d)
+{
+    return &prof->tables[(gsize)m * MS_PATH_MAX_DEPTH + d - 1];
+}
+
+gboolean
+ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
+{
+    if (!check_batch(prof, batch, error)) {
+        return FALSE;
+    }
+    const MsTraceHeader *h = ms_routing_header(batch);
+    g_autofree guint16 *best = g_new(guint16, h->layers);
+    for (guint r = 0; r < h->ranks; r++) {
+        for (guint t = 0; t < ms_routing_n_tokens(batch, r); t++) {
+            for (guint m = 0; m < h->layers; m++) {
+                const guint16 *chosen = ms_routing_token_experts(batch, r, t, m);
+                for (guint c = 0; c < h->top_k; c++) {
+                    prof->marginal[(gsize)m * prof->experts + chosen[c]]++;
+                }
+                prof->marginal_total[m] += h->top_k;
+                for (guint d = 1; d <= MIN(m, MS_PATH_MAX_DEPTH); d++) {
+                    Table *tb = table_of(prof, m, d);
+                    table_add(tb, prof->experts, d, path_of(tb, prof->experts, best, m, d), chosen,
+                              h->top_k);
+                }
+                best[m] = chosen[0];
+            }
+        }
+    }
+    prof->batches++;
+    return TRUE;
+}
+
+/* Adds `assignments` spread as the layer's popularity (uniform when unknown) to load. */
+static void
+add_marginal(const MsPathProfile *prof, guint m, guint experts, double assignments, double *load)
+{
+    if (prof && prof->batches > 0 && prof->marginal_total[m] > 0) {
+        for (guint e = 0; e < experts; e++) {
+            load[e] += assignments * (double)prof->marginal[(gsize)m * experts + e] /
+                       (double)prof->marginal_total[m];
+        }
+        return;
+    }
+    for (guint e = 0; e < experts; e++) {
+        load[e] += assignments / experts;
+    }
+}
+
+/* Spreads one token's k choices as the longest known path over the previous layers does; FALSE
+ * when no suffix of its path is known. */
+static gboolean
+add_token_path(const MsPathProfile *prof, const MsRouting *batch, guint r, guint t, guint m,
+               guint depth, guint k, double *load)
+{
+    guint16 best[MS_PATH_MAX_DEPTH];
+    guint dmax = MIN(MIN(depth, m), MS_PATH_MAX_DEPTH);
+    for (guint j = 0; j < dmax; j++) {
+        best[j] = ms_routing_token_experts(batch, r, t, m - dmax + j)[0];
+    }
+    for (guint d = dmax; d >= 1; d--) {
+        const Table *tb = table_of(prof, m, d);
+        if (table_spread(tb, prof->experts, path_of(tb, prof->experts, best, dmax, d), k, load)) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+void
+ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guint m, guint depth,
+                         double *load)
+{
+    const MsTraceHeader *h = ms_routing_header(batch);
+    memset(load, 0, sizeof(double) * h->experts);
+    if (prof == NULL || prof->batches == 0 || m == 0 || !ms_routing_has_paths(batch)) {
+        add_marginal(prof, m, h->experts, (double)ms_routing_total_tokens(batch) * h->top_k, load);
+        return;
+    }
+    guint64 unknown = 0;
+    for (guint r = 0; r < h->ranks; r++) {
+        for (guint t = 0; t < ms_routing_n_tokens(batch, r); t++) {
+            if (!add_token_path(prof, batch, r, t, m, depth, h->top_k, load)) {
+                unknown++;
+            }
+        }
+    }
+    if (unknown > 0) {
+        add_marginal(prof, m, h->experts, (double)unknown * h->top_k, load);
+    }
+}
