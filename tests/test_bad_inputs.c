@@ -289,7 +289,7 @@ static const BadInput cases[] = {
                                 "intra_latency = 0.7us\n",
      0,
      0,
-     {"run", "-t", "t.ini", "-M", "switch-base-8", NULL},
+     {"run", "-t", "t.ini", "--model", "switch-base-8", NULL},
      2},
 
     {"Flow lists (`moesim flows --topology dgx-a100-2node f.txt`)", "too few fields",

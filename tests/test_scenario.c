@@ -72,9 +72,9 @@ test_command(void)
     MsScenario sc = {.topology = "dgx-a100", .model = "switch-base-8"};
     g_autofree char *path = trace_file(&sc, 2);
     g_autofree char *out = NULL, *err = NULL;
-    int rc = ms_test_run_moesim(
-        (const char *[]){"run", "-t", "dgx-a100", "-M", "switch-base-8", "-T", path, NULL}, &out,
-        &err);
+    int rc = ms_test_run_moesim((const char *[]){"run", "--topology", "dgx-a100", "--model",
+                                                 "switch-base-8", "-T", path, NULL},
+                                &out, &err);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "policy fifo, 2 iterations"));
 }
