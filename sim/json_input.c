@@ -9,11 +9,19 @@
 G_DEFINE_QUARK(ms-json-input-error-quark, ms_json_input_error)
 /* clang-format on */
 
+static gboolean
+refuse(GError **error, MsJsonInputError code, const char *source, guint line, const char *what)
+{
+    g_autofree char *where = source ? g_strdup_printf("%s:%u: ", source, line) : g_strdup("");
+    g_set_error(error, MS_JSON_INPUT_ERROR, code, "%s%s", where, what);
+    return FALSE;
+}
+
 gboolean
 ms_json_input_check(const char *data, gsize len, const char *source, GError **error)
 {
     guint depth = 0, line = 1;
-    gboolean in_string = FALSE;
+    gboolean in_string = FALSE, closed = FALSE;
     for (gsize i = 0; i < len; i++) {
         char c = data[i];
         if (c == '\n') {
@@ -24,18 +32,20 @@ ms_json_input_check(const char *data, gsize len, const char *source, GError **er
             } else if (c == '"') {
                 in_string = FALSE;
             }
+        } else if (closed && !g_ascii_isspace(c)) {
+            /* json-glib would take a second document for the first and leak one of them. */
+            return refuse(error, MS_JSON_INPUT_ERROR_SYNTAX, source, line,
+                          "text after the end of the JSON document");
         } else if (c == '"') {
             in_string = TRUE;
         } else if (c == '[' || c == '{') {
             if (++depth > MS_JSON_INPUT_MAX_DEPTH) {
-                g_autofree char *where =
-                    source ? g_strdup_printf("%s:%u: ", source, line) : g_strdup("");
-                g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_DEPTH,
-                            "%sJSON nested deeper than %u levels", where, MS_JSON_INPUT_MAX_DEPTH);
-                return FALSE;
+                g_autofree char *what =
+                    g_strdup_printf("JSON nested deeper than %u levels", MS_JSON_INPUT_MAX_DEPTH);
+                return refuse(error, MS_JSON_INPUT_ERROR_DEPTH, source, line, what);
             }
         } else if ((c == ']' || c == '}') && depth > 0) {
-            depth--;
+            closed = --depth == 0;
         }
     }
     return TRUE;

@@ -14,16 +14,18 @@ GQuark ms_json_input_error_quark(void);
 typedef enum {
     MS_JSON_INPUT_ERROR_IO,     /* the file could not be read */
     MS_JSON_INPUT_ERROR_DEPTH,  /* arrays and objects nested deeper than MS_JSON_INPUT_MAX_DEPTH */
-    MS_JSON_INPUT_ERROR_SYNTAX, /* not JSON (json-glib's message, located) */
+    MS_JSON_INPUT_ERROR_SYNTAX, /* not JSON (json-glib's message, located), or two documents */
 } MsJsonInputError;
 
 /* Far beyond any document moesim writes (results and schedules nest 4 levels), far below what
  * exhausts the stack. */
 #define MS_JSON_INPUT_MAX_DEPTH 512u
 
-/* Checks the nesting of data (len bytes; brackets inside strings do not count). FALSE with
- * MS_JSON_INPUT_ERROR_DEPTH as "SOURCE:LINE: JSON nested deeper than 512 levels", or without the
- * location when source is NULL. Says nothing about the rest of the syntax. */
+/* Checks the nesting of data (len bytes; brackets inside strings do not count): FALSE with
+ * MS_JSON_INPUT_ERROR_DEPTH as "SOURCE:LINE: JSON nested deeper than 512 levels", or with
+ * MS_JSON_INPUT_ERROR_SYNTAX when anything but blanks follows the top-level array or object
+ * (json-glib would silently take a second document); without the location when source is NULL.
+ * Says nothing about the rest of the syntax. */
 gboolean ms_json_input_check(const char *data, gsize len, const char *source, GError **error);
 
 /* Checks, then loads data into parser. Syntax errors read "SOURCE:LINE:COLUMN: Parse error: ...".

@@ -64,6 +64,26 @@ test_strings_do_not_nest(void)
     CU_ASSERT_STRING_EQUAL(json_array_get_string_element(a, 1), "]]]]");
 }
 
+/* Regression: json-glib takes "{}{...}" for one document (keeping one, leaking the other), so a
+ * file of two concatenated schedules loaded silently and leaked memory. */
+static void
+test_one_document(void)
+{
+    GError *error = NULL;
+    const char *two = "{\"a\": 1}\n  {\"b\": [2]}";
+    CU_ASSERT_FALSE(ms_json_input_check(two, strlen(two), "two.json", &error));
+    MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX,
+                    "two.json:2: text after the end of the JSON document");
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_FALSE(ms_json_input_load_data(p, "[1][2]", 6, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX,
+                    "text after the end of the JSON document");
+    /* Blanks after the document, and brackets in strings, are fine. */
+    const char *one = "{\"a\": \"}{\", \"b\": [\"]\"]} \n\t\r\n";
+    CU_ASSERT_TRUE(ms_json_input_load_data(p, one, strlen(one), "one.json", &error));
+    CU_ASSERT_PTR_NULL(error);
+}
+
 static void
 test_syntax_and_io(void)
 {
@@ -116,6 +136,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"nesting bound", test_depth},
         {"brackets in strings do not nest", test_strings_do_not_nest},
+        {"one document per input", test_one_document},
         {"syntax errors and unreadable files", test_syntax_and_io},
         {"commands refuse deep JSON", test_commands},
         {NULL, NULL},
