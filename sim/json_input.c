@@ -21,22 +21,30 @@ gboolean
 ms_json_input_check(const char *data, gsize len, const char *source, GError **error)
 {
     guint depth = 0, line = 1;
-    gboolean in_string = FALSE, closed = FALSE;
+    /* started: a top-level value has begun; closed: a top-level string, array or object ended. */
+    gboolean in_string = FALSE, started = FALSE, closed = FALSE;
     for (gsize i = 0; i < len; i++) {
         char c = data[i];
-        if (c == '\n') {
-            line++;
-        } else if (in_string) {
+        line += c == '\n';
+        if (in_string) {
             if (c == '\\') {
                 i++; /* the escaped character, never a quote that ends the string */
             } else if (c == '"') {
                 in_string = FALSE;
+                closed = depth == 0;
             }
-        } else if (closed && !g_ascii_isspace(c)) {
-            /* json-glib would take a second document for the first and leak one of them. */
+            continue;
+        }
+        if (g_ascii_isspace(c)) {
+            continue;
+        }
+        /* json-glib would take a second top-level value for part of the first and leak it. */
+        if (closed || (depth == 0 && started && (c == '"' || c == '[' || c == '{'))) {
             return refuse(error, MS_JSON_INPUT_ERROR_SYNTAX, source, line,
                           "text after the end of the JSON document");
-        } else if (c == '"') {
+        }
+        started = TRUE;
+        if (c == '"') {
             in_string = TRUE;
         } else if (c == '[' || c == '{') {
             if (++depth > MS_JSON_INPUT_MAX_DEPTH) {

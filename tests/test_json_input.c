@@ -78,6 +78,17 @@ test_one_document(void)
     CU_ASSERT_FALSE(ms_json_input_load_data(p, "[1][2]", 6, NULL, &error));
     MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX,
                     "text after the end of the JSON document");
+    /* A top-level number or string followed by a container (found by fuzz_schedule: "0{}"). */
+    const char *after_scalar[] = {"0{}", "-1.5 [2]", "true\n{\"a\": 1}", "\"x\" \"y\"", "\"x\"[1]"};
+    for (guint i = 0; i < G_N_ELEMENTS(after_scalar); i++) {
+        CU_ASSERT_FALSE(
+            ms_json_input_load_data(p, after_scalar[i], strlen(after_scalar[i]), "s.json", &error));
+        MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX,
+                        "text after the end of the JSON document");
+    }
+    /* A lone scalar is one document. */
+    CU_ASSERT_TRUE(ms_json_input_load_data(p, " 42 \n", 5, "n.json", &error));
+    CU_ASSERT_PTR_NULL(error);
     /* Blanks after the document, and brackets in strings, are fine. */
     const char *one = "{\"a\": \"}{\", \"b\": [\"]\"]} \n\t\r\n";
     CU_ASSERT_TRUE(ms_json_input_load_data(p, one, strlen(one), "one.json", &error));
