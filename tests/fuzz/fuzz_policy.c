@@ -18,15 +18,23 @@ static const char model_text[] = "[model]\nformat = 1\nname = fuzz\nlayers = 2\n
                                  "heads = 4\nseq_len = 64\ntokens_per_gpu = 64\n"
                                  "tokens_per_gpu_infer = 16\ngrad_bucket = 1MiB\n";
 
+static char *path;
+
+static void
+remove_model(void)
+{
+    unlink(path);
+}
+
 static const char *
 model_path(void)
 {
-    static char *path;
     if (path == NULL) {
         path = g_strdup_printf("%s/moesim-fuzz-model-%d.ini", g_get_tmp_dir(), (int)getpid());
         if (!g_file_set_contents(path, model_text, -1, NULL)) {
             abort();
         }
+        atexit(remove_model);
     }
     return path;
 }
