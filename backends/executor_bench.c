@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/json_input.h"
 #include "sim/net/collective.h"
 #include "sim/units.h"
 
@@ -345,7 +346,7 @@ ms_bench_spec_from_bytes(GBytes *bytes, GError **error)
     gsize len = 0;
     const char *text = g_bytes_get_data(bytes, &len);
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_data(parser, text ? text : "", (gssize)len, &local) ||
+    if (!ms_json_input_load_data(parser, text ? text : "", len, NULL, &local) ||
         !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
         spec_error(error, "spec: not a JSON object%s%s", local ? ": " : "",
                    local ? local->message : "");

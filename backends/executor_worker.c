@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "backends/executor_launch.h"
+#include "sim/json_input.h"
 
 /* While ops run, the worker alternates between the socket and the backend this often. */
 #define DEVICE_POLL_US 200
@@ -254,7 +255,8 @@ load_schedule(Worker *w, GError **error)
     g_autoptr(JsonParser) parser = json_parser_new();
     gsize len = 0;
     const char *text = g_bytes_get_data(w->job.payload, &len);
-    if (!json_parser_load_from_data(parser, text ? text : "", (gssize)len, error)) {
+    if (!ms_json_input_load_data(parser, text ? text : "", len, "the coordinator's schedule",
+                                 error)) {
         return FALSE;
     }
     w->s = ms_schedule_from_json(json_parser_get_root(parser), "the coordinator's schedule", error);

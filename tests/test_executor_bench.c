@@ -142,6 +142,15 @@ test_json(void)
         CU_ASSERT_PTR_NULL(ms_bench_spec_from_bytes(b, &error));
         MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, bad[k].needle);
     }
+    /* Regression: a spec nested 100000 deep overflowed json-glib's recursive parser. */
+    GString *deep = g_string_new(NULL);
+    for (guint k = 0; k < 100000; k++) {
+        g_string_append_c(deep, '[');
+    }
+    g_autoptr(GBytes) db = g_string_free_to_bytes(deep);
+    CU_ASSERT_PTR_NULL(ms_bench_spec_from_bytes(db, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "spec: not a JSON object: JSON nested deeper than 512 levels");
     /* A spec whose values parse but do not check. */
     g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
     g_auto(GStrv) parts = g_strsplit(text, "\"iters\":7", 2);

@@ -139,6 +139,10 @@ test_commands(void)
         (const char *[]){"trace", "import", "-f", "jsonl", jsonl, "-o", trace, NULL}, &out2, &err2);
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err2, "deep.jsonl:1: bad JSON: JSON nested deeper than 512"));
+    g_autofree char *out3 = NULL, *err3 = NULL;
+    rc = ms_test_run_moesim((const char *[]){"check", "--baseline", path, NULL}, &out3, &err3);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err3, "deep-result.json:1: JSON nested deeper than 512 levels"));
 }
 
 int

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/json_input.h"
 #include "sim/scenario.h"
 
 /* Metrics a baseline may hold; all are times, lower is better. */
@@ -151,8 +152,11 @@ ms_cmd_check(int argc, char **argv)
     }
     g_autoptr(GError) error = NULL;
     g_autoptr(JsonParser) parser = json_parser_new();
-    if (!json_parser_load_from_file(parser, baseline, &error)) {
-        return ms_cli_usage("%s: %s", baseline, error->message);
+    if (!ms_json_input_load_file(parser, baseline, &error)) {
+        /* Syntax and nesting errors name the file and line already. */
+        return error->code == MS_JSON_INPUT_ERROR_IO
+                   ? ms_cli_usage("%s: %s", baseline, error->message)
+                   : ms_cli_usage("%s", error->message);
     }
     JsonNode *root = json_parser_get_root(parser);
     JsonObject *ro = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
