@@ -66,37 +66,35 @@ test_matrix_checked_before_allocation(void)
                     "participant 0 has no matching op");
 }
 
-/* The documented limits: ranks, streams, and op ids in deps and collectives. */
+/* text with the first occurrence of old (which must occur) replaced by new. */
+static char *
+variant(const char *text, const char *old, const char *new)
+{
+    const char *at = strstr(text, old);
+    g_assert(at != NULL);
+    return g_strdup_printf("%.*s%s%s", (int)(at - text), text, new, at + strlen(old));
+}
+
+/* The documented limits: ranks, streams, and op ids in collectives. */
 static void
 test_limits(void)
 {
     GError *error = NULL;
-    g_autofree char *ranks = wide_alltoall(1, 1, 1);
-    g_autofree char *too_many = NULL;
-    char *at = strstr(ranks, "\"ranks\": 1,");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
-    too_many = g_strdup_printf("%.*s\"ranks\": 65537,%s", (int)(at - ranks), ranks,
-                               at + strlen("\"ranks\": 1,"));
-    CU_ASSERT_PTR_NULL(load_text(too_many, &error));
+    g_autofree char *one = wide_alltoall(1, 1, 1);
+    g_autofree char *ranks = variant(one, "\"ranks\": 1,", "\"ranks\": 65537,");
+    CU_ASSERT_PTR_NULL(load_text(ranks, &error));
     MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
                     "s.json: schedule: field 'ranks': 65537 out of range [1, 65536]");
-    GString *streams = g_string_new("{\"format\": \"moesim-schedule\", \"version\": 1, "
-                                    "\"ranks\": 1, \"policy\": \"fifo\", \"meta\": {}, "
-                                    "\"streams\": [");
+    g_autoptr(GString) streams = g_string_new(NULL);
     for (guint i = 0; i <= MS_SCHEDULE_MAX_STREAMS; i++) {
         g_string_append_printf(streams, "%s{\"name\": \"s%u\", \"kind\": \"comm\"}", i ? ", " : "",
                                i);
     }
-    g_string_append(streams, "], \"ops\": [], \"collectives\": []}");
-    CU_ASSERT_PTR_NULL(load_text(streams->str, &error));
+    g_autofree char *many = variant(one, "{\"name\": \"comm\", \"kind\": \"comm\"}", streams->str);
+    CU_ASSERT_PTR_NULL(load_text(many, &error));
     MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
                     "field 'streams': between 1 and 16 streams expected");
-    g_string_free(streams, TRUE);
-    g_autofree char *ops = wide_alltoall(1, 1, 1);
-    char *ops_at = strstr(ops, "\"ops\": [0]");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(ops_at);
-    g_autofree char *big_op = g_strdup_printf("%.*s\"ops\": [50000001]%s", (int)(ops_at - ops), ops,
-                                              ops_at + strlen("\"ops\": [0]"));
+    g_autofree char *big_op = variant(one, "\"ops\": [0]", "\"ops\": [50000001]");
     CU_ASSERT_PTR_NULL(load_text(big_op, &error));
     MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
                     "field 'ops': element 0 is not an integer in [0, 50000000]");
