@@ -1,11 +1,14 @@
-/* maxmin: progressive filling over the components touched since the last solve.
+/* maxmin: weighted max-min fairness kept up to date by local repair, not by re-solving.
  *
- * Layout is struct-of-arrays and index-based (no pointers) so that a million variables cost a few
- * tens of bytes each. Each variable owns a contiguous block of elements, one per constraint it
- * uses; each constraint threads its elements on a doubly linked list for O(1) removal. A solve
- * walks the touched components breadth-first, then fills: the constraint with the smallest fair
- * share saturates first, fixing its unfixed variables at weight x share; shares of the others can
- * only grow, so an indexed heap with sift-down suffices. */
+ * The allocation is held as groups: every constrained variable is bottlenecked at one saturated
+ * constraint, and the variables bottlenecked at a constraint share its level (rate per unit
+ * weight), the largest level on that constraint. A state that is feasible and has this property
+ * everywhere is the max-min allocation, which is unique. After changes, a region R of groups is
+ * re-solved by progressive filling over the capacity the other variables leave; the boundary is
+ * then checked (see check_pass) and R grows by every group that fails, until none fails. Groups
+ * outside R keep their rates and their optimality, so the result is the allocation a solve from
+ * scratch gives, within TOL. Layout is struct-of-arrays and index-based to keep a million
+ * variables at a few tens of bytes each. */
 #include "maxmin.h"
 
 #include <math.h>
@@ -13,35 +16,48 @@
 
 #define NONE G_MAXUINT32
 #define MAX_ELEMS_PER_VAR 255
-/* Rates within one part in 10^12 of the previous solve count as unchanged: callers then keep their
- * completion times and avoid re-keying heaps for floating-point noise. */
+/* Levels within one part in 10^12 of the previous solve count as unchanged: callers then keep
+ * their completion times instead of re-keying heaps for floating-point noise. */
 #define RATE_REL_EPS 1e-12
+/* Relative tolerance of the boundary checks. Capacities and levels agree with an exact solve to
+ * this order; it sits far above double rounding (usages are sums of ~10^3 terms) and far below
+ * any effect on completion times. */
+#define TOL 1e-9
+/* An outside group loses exact ties (rounding noise) to region constraints, so that a variable
+ * whose rate did not change stays in the region rather than faking a violation. */
+#define TIE_BIAS 1e-10
+/* Usages are maintained by adding deltas; after this many updates one is recomputed exactly. */
+#define USAGE_REFRESH 4096
 
 typedef struct {
     guint32 cnst, var, next, prev;
 } Elem;
 
+/* What a constraint of the current pass is: inside R, outside with a group of its own (which must
+ * keep its level), or outside without one (unsaturated so far). */
+enum { K_FREE, K_REGION, K_OUTSIDE };
+
 struct _MsMaxmin {
     /* constraints */
     guint n_cnst, cap_cnst;
     double *capacity;
-    guint32 *head;      /* first element, NONE when empty */
-    guint32 *cnst_mark; /* epoch of the last visit */
-    guint32 *dirty_mark;
-    double *rem;        /* solve scratch: capacity not yet given away */
-    double *wsum;       /* solve scratch: weight of unfixed variables */
-    guint32 *unfixed;   /* solve scratch: number of unfixed elements */
-    guint32 *heap_pos;  /* solve scratch: position in heap or NONE */
+    double *usage;     /* sum of the rates of its elements, maintained */
+    double *level;     /* level of its group, INFINITY when it has none */
+    double *fmax;      /* upper bound on the levels of the variables on it outside its group */
+    guint32 *head;     /* first element, NONE when empty */
+    guint32 *ghead;    /* first variable of its group, NONE when none */
+    guint32 *n_updates;
+    guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
+    /* pass scratch */
+    double *rem, *wsum, *sat, *delta, *vmax;
+    guint32 *unfixed, *heap_pos, *heap, *voff, *vend;
+    guint8 *kind;
 
     /* variables */
     guint n_var, cap_var, n_live;
-    double *weight;
-    double *rate;
-    double *new_rate;
-    guint32 *elem_base;
-    guint8 *n_elem;
-    guint8 *alive;
-    guint32 *var_mark;
+    double *weight, *new_rate;
+    guint32 *elem_base, *bneck, *new_bneck, *gnext, *gprev, *var_mark;
+    guint8 *n_elem, *alive;
     GArray *free_vars;
 
     /* elements */
@@ -49,14 +65,17 @@ struct _MsMaxmin {
     guint n_elems, cap_elems;
     GArray *free_blocks[MAX_ELEMS_PER_VAR + 1];
 
-    guint32 epoch;
-    GArray *dirty;        /* constraint ids touched since the last solve */
-    GArray *new_free_vars; /* unconstrained variables added since the last solve */
-
-    /* solve scratch */
-    GArray *comp_cnsts, *comp_vars, *stack;
-    guint32 *heap;
+    guint32 round;        /* one per solve: dirty and R marks */
+    guint32 pass;         /* one per repair pass: V and K marks */
+    GArray *dirty;        /* constraints whose groups must be re-solved */
+    GArray *unloaded;     /* constraints that lost usage to removals since the last solve */
+    GArray *new_vars;     /* variables added since the last solve */
+    GArray *region;       /* R */
+    GArray *vars;         /* V: the variables of R's groups and the new ones */
+    GArray *cnsts;        /* K: the constraints V uses */
+    GArray *velems;       /* V's variables listed per constraint of K (voff..vend) */
     guint heap_len;
+    gboolean grown;
 
     MsMaxminStats stats;
 };
@@ -67,11 +86,14 @@ ms_maxmin_new(void)
     MsMaxmin *mm = g_new0(MsMaxmin, 1);
     mm->free_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
     mm->dirty = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->new_free_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->comp_cnsts = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->comp_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->stack = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->epoch = 1;
+    mm->unloaded = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->new_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->region = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->vars = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->cnsts = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->velems = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->round = 1;
+    mm->pass = 1;
     return mm;
 }
 
@@ -81,44 +103,73 @@ ms_maxmin_free(MsMaxmin *mm)
     if (mm == NULL) {
         return;
     }
-    g_free(mm->capacity);
-    g_free(mm->head);
-    g_free(mm->cnst_mark);
-    g_free(mm->dirty_mark);
-    g_free(mm->rem);
-    g_free(mm->wsum);
-    g_free(mm->unfixed);
-    g_free(mm->heap_pos);
-    g_free(mm->heap);
-    g_free(mm->weight);
-    g_free(mm->rate);
-    g_free(mm->new_rate);
-    g_free(mm->elem_base);
-    g_free(mm->n_elem);
-    g_free(mm->alive);
-    g_free(mm->var_mark);
-    g_free(mm->elems);
+    void *arrays[] = {mm->capacity, mm->usage,   mm->level,     mm->fmax,      mm->head,
+                      mm->ghead,    mm->n_updates, mm->dirty_mark, mm->r_mark,  mm->k_mark,
+                      mm->u_mark,
+                      mm->rem,      mm->wsum,    mm->sat,       mm->delta,     mm->vmax,
+                      mm->unfixed,  mm->heap_pos, mm->heap,     mm->voff,      mm->vend,
+                      mm->kind,     mm->weight,  mm->new_rate,  mm->elem_base, mm->bneck,
+                      mm->new_bneck, mm->gnext,  mm->gprev,     mm->var_mark,  mm->n_elem,
+                      mm->alive,    mm->elems};
+    for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
+        g_free(arrays[i]);
+    }
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
         if (mm->free_blocks[i]) {
             g_array_unref(mm->free_blocks[i]);
         }
     }
-    g_array_unref(mm->free_vars);
-    g_array_unref(mm->dirty);
-    g_array_unref(mm->new_free_vars);
-    g_array_unref(mm->comp_cnsts);
-    g_array_unref(mm->comp_vars);
-    g_array_unref(mm->stack);
+    GArray *lists[] = {mm->free_vars, mm->dirty,  mm->unloaded, mm->new_vars, mm->region,
+                       mm->vars,      mm->cnsts,  mm->velems};
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+        g_array_unref(lists[i]);
+    }
     g_free(mm);
 }
 
 static void
+push(GArray *a, guint32 x)
+{
+    g_array_append_val(a, x);
+}
+
+#define AT(a, i) g_array_index((a), guint32, (i))
+
+static void
 mark_dirty(MsMaxmin *mm, guint32 c)
 {
-    if (mm->dirty_mark[c] != mm->epoch) {
-        mm->dirty_mark[c] = mm->epoch;
-        g_array_append_val(mm->dirty, c);
+    if (mm->dirty_mark[c] != mm->round) {
+        mm->dirty_mark[c] = mm->round;
+        push(mm->dirty, c);
     }
+}
+
+static void
+grow_constraints(MsMaxmin *mm)
+{
+    guint n = mm->cap_cnst = MAX(16, mm->cap_cnst * 2);
+    mm->capacity = g_renew(double, mm->capacity, n);
+    mm->usage = g_renew(double, mm->usage, n);
+    mm->level = g_renew(double, mm->level, n);
+    mm->fmax = g_renew(double, mm->fmax, n);
+    mm->head = g_renew(guint32, mm->head, n);
+    mm->ghead = g_renew(guint32, mm->ghead, n);
+    mm->n_updates = g_renew(guint32, mm->n_updates, n);
+    mm->dirty_mark = g_renew(guint32, mm->dirty_mark, n);
+    mm->r_mark = g_renew(guint32, mm->r_mark, n);
+    mm->k_mark = g_renew(guint32, mm->k_mark, n);
+    mm->u_mark = g_renew(guint32, mm->u_mark, n);
+    mm->rem = g_renew(double, mm->rem, n);
+    mm->wsum = g_renew(double, mm->wsum, n);
+    mm->sat = g_renew(double, mm->sat, n);
+    mm->delta = g_renew(double, mm->delta, n);
+    mm->vmax = g_renew(double, mm->vmax, n);
+    mm->unfixed = g_renew(guint32, mm->unfixed, n);
+    mm->heap_pos = g_renew(guint32, mm->heap_pos, n);
+    mm->heap = g_renew(guint32, mm->heap, n);
+    mm->voff = g_renew(guint32, mm->voff, n);
+    mm->vend = g_renew(guint32, mm->vend, n);
+    mm->kind = g_renew(guint8, mm->kind, n);
 }
 
 guint32
@@ -126,22 +177,20 @@ ms_maxmin_add_constraint(MsMaxmin *mm, double capacity)
 {
     g_return_val_if_fail(capacity > 0 && isfinite(capacity), NONE);
     if (mm->n_cnst == mm->cap_cnst) {
-        mm->cap_cnst = MAX(16, mm->cap_cnst * 2);
-        mm->capacity = g_renew(double, mm->capacity, mm->cap_cnst);
-        mm->head = g_renew(guint32, mm->head, mm->cap_cnst);
-        mm->cnst_mark = g_renew(guint32, mm->cnst_mark, mm->cap_cnst);
-        mm->dirty_mark = g_renew(guint32, mm->dirty_mark, mm->cap_cnst);
-        mm->rem = g_renew(double, mm->rem, mm->cap_cnst);
-        mm->wsum = g_renew(double, mm->wsum, mm->cap_cnst);
-        mm->unfixed = g_renew(guint32, mm->unfixed, mm->cap_cnst);
-        mm->heap_pos = g_renew(guint32, mm->heap_pos, mm->cap_cnst);
-        mm->heap = g_renew(guint32, mm->heap, mm->cap_cnst);
+        grow_constraints(mm);
     }
     guint32 c = mm->n_cnst++;
     mm->capacity[c] = capacity;
+    mm->usage[c] = 0;
+    mm->level[c] = INFINITY;
+    mm->fmax[c] = 0;
     mm->head[c] = NONE;
-    mm->cnst_mark[c] = 0;
+    mm->ghead[c] = NONE;
+    mm->n_updates[c] = 0;
     mm->dirty_mark[c] = 0;
+    mm->r_mark[c] = 0;
+    mm->k_mark[c] = 0;
+    mm->u_mark[c] = 0;
     mm->heap_pos[c] = NONE;
     return c;
 }
@@ -159,12 +208,32 @@ ms_maxmin_capacity(const MsMaxmin *mm, guint32 cnst)
     return mm->capacity[cnst];
 }
 
+static double
+old_rate(const MsMaxmin *mm, guint32 v)
+{
+    return mm->bneck[v] == NONE ? 0 : mm->weight[v] * mm->level[mm->bneck[v]];
+}
+
 void
 ms_maxmin_set_capacity(MsMaxmin *mm, guint32 cnst, double capacity)
 {
     g_return_if_fail(cnst < mm->n_cnst && capacity > 0 && isfinite(capacity));
     mm->capacity[cnst] = capacity;
-    mark_dirty(mm, cnst);
+    if (isfinite(mm->level[cnst])) {
+        mark_dirty(mm, cnst);
+        return;
+    }
+    /* Unsaturated: only a cut below the current usage changes anything, and then every group
+     * with a variable here must be re-solved. */
+    if (capacity >= mm->usage[cnst] * (1 + TOL)) {
+        return;
+    }
+    for (guint32 e = mm->head[cnst]; e != NONE; e = mm->elems[e].next) {
+        guint32 b = mm->bneck[mm->elems[e].var];
+        if (b != NONE) {
+            mark_dirty(mm, b);
+        }
+    }
 }
 
 static guint32
@@ -172,7 +241,7 @@ alloc_block(MsMaxmin *mm, guint n)
 {
     GArray *fl = mm->free_blocks[n];
     if (fl && fl->len) {
-        guint32 base = g_array_index(fl, guint32, fl->len - 1);
+        guint32 base = AT(fl, fl->len - 1);
         g_array_set_size(fl, fl->len - 1);
         return base;
     }
@@ -191,26 +260,29 @@ free_block(MsMaxmin *mm, guint32 base, guint n)
     if (mm->free_blocks[n] == NULL) {
         mm->free_blocks[n] = g_array_new(FALSE, FALSE, sizeof(guint32));
     }
-    g_array_append_val(mm->free_blocks[n], base);
+    push(mm->free_blocks[n], base);
 }
 
 static guint32
 alloc_var(MsMaxmin *mm)
 {
     if (mm->free_vars->len) {
-        guint32 v = g_array_index(mm->free_vars, guint32, mm->free_vars->len - 1);
+        guint32 v = AT(mm->free_vars, mm->free_vars->len - 1);
         g_array_set_size(mm->free_vars, mm->free_vars->len - 1);
         return v;
     }
     if (mm->n_var == mm->cap_var) {
-        mm->cap_var = MAX(64, mm->cap_var * 2);
-        mm->weight = g_renew(double, mm->weight, mm->cap_var);
-        mm->rate = g_renew(double, mm->rate, mm->cap_var);
-        mm->new_rate = g_renew(double, mm->new_rate, mm->cap_var);
-        mm->elem_base = g_renew(guint32, mm->elem_base, mm->cap_var);
-        mm->n_elem = g_renew(guint8, mm->n_elem, mm->cap_var);
-        mm->alive = g_renew(guint8, mm->alive, mm->cap_var);
-        mm->var_mark = g_renew(guint32, mm->var_mark, mm->cap_var);
+        guint n = mm->cap_var = MAX(64, mm->cap_var * 2);
+        mm->weight = g_renew(double, mm->weight, n);
+        mm->new_rate = g_renew(double, mm->new_rate, n);
+        mm->elem_base = g_renew(guint32, mm->elem_base, n);
+        mm->bneck = g_renew(guint32, mm->bneck, n);
+        mm->new_bneck = g_renew(guint32, mm->new_bneck, n);
+        mm->gnext = g_renew(guint32, mm->gnext, n);
+        mm->gprev = g_renew(guint32, mm->gprev, n);
+        mm->var_mark = g_renew(guint32, mm->var_mark, n);
+        mm->n_elem = g_renew(guint8, mm->n_elem, n);
+        mm->alive = g_renew(guint8, mm->alive, n);
     }
     return mm->n_var++;
 }
@@ -220,23 +292,26 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
 {
     g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
     g_return_val_if_fail(n <= MAX_ELEMS_PER_VAR, NONE);
+    for (guint i = 0; i < n; i++) {
+        g_return_val_if_fail(cnsts[i] < mm->n_cnst, NONE);
+    }
     guint32 v = alloc_var(mm);
     mm->weight[v] = weight;
-    mm->rate[v] = 0;
     mm->n_elem[v] = (guint8)n;
     mm->alive[v] = 1;
     mm->var_mark[v] = 0;
+    mm->bneck[v] = NONE;
+    mm->elem_base[v] = NONE;
+    mm->new_rate[v] = 0;
     mm->n_live++;
+    push(mm->new_vars, v);
     if (n == 0) {
-        mm->elem_base[v] = NONE;
-        g_array_append_val(mm->new_free_vars, v);
         return v;
     }
     guint32 base = alloc_block(mm, n);
     mm->elem_base[v] = base;
     for (guint i = 0; i < n; i++) {
         guint32 c = cnsts[i];
-        g_return_val_if_fail(c < mm->n_cnst, NONE);
         Elem *e = &mm->elems[base + i];
         e->cnst = c;
         e->var = v;
@@ -246,15 +321,58 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
             mm->elems[e->next].prev = base + i;
         }
         mm->head[c] = base + i;
-        mark_dirty(mm, c);
+        /* A group on the route must make room: its constraint is saturated. */
+        if (isfinite(mm->level[c])) {
+            mark_dirty(mm, c);
+        }
     }
     return v;
+}
+
+static void
+group_unlink(MsMaxmin *mm, guint32 v)
+{
+    guint32 b = mm->bneck[v];
+    if (mm->gprev[v] != NONE) {
+        mm->gnext[mm->gprev[v]] = mm->gnext[v];
+    } else {
+        mm->ghead[b] = mm->gnext[v];
+    }
+    if (mm->gnext[v] != NONE) {
+        mm->gprev[mm->gnext[v]] = mm->gprev[v];
+    }
+    if (mm->ghead[b] == NONE) {
+        mm->level[b] = INFINITY;
+    }
+}
+
+static void
+group_link(MsMaxmin *mm, guint32 v, guint32 b)
+{
+    mm->bneck[v] = b;
+    mm->gprev[v] = NONE;
+    mm->gnext[v] = mm->ghead[b];
+    if (mm->ghead[b] != NONE) {
+        mm->gprev[mm->ghead[b]] = v;
+    }
+    mm->ghead[b] = v;
+}
+
+static void
+add_usage(MsMaxmin *mm, guint32 c, double d)
+{
+    mm->usage[c] += d;
+    mm->n_updates[c]++;
 }
 
 void
 ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
 {
     g_return_if_fail(v < mm->n_var && mm->alive[v]);
+    double r = old_rate(mm, v);
+    if (mm->bneck[v] != NONE) {
+        group_unlink(mm, v);
+    }
     guint n = mm->n_elem[v];
     guint32 base = mm->elem_base[v];
     for (guint i = 0; i < n; i++) {
@@ -267,15 +385,27 @@ ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
         if (e->next != NONE) {
             mm->elems[e->next].prev = e->prev;
         }
-        mark_dirty(mm, e->cnst);
+        add_usage(mm, e->cnst, -r);
+        if (mm->u_mark[e->cnst] != mm->round) {
+            mm->u_mark[e->cnst] = mm->round;
+            push(mm->unloaded, e->cnst);
+        }
+        if (mm->head[e->cnst] == NONE) {
+            mm->usage[e->cnst] = 0;
+            mm->fmax[e->cnst] = 0;
+        }
+        /* A group on the route lost usage: its constraint is no longer saturated. */
+        if (isfinite(mm->level[e->cnst])) {
+            mark_dirty(mm, e->cnst);
+        }
     }
     if (n) {
         free_block(mm, base, n);
     }
     mm->alive[v] = 0;
-    mm->rate[v] = 0;
+    mm->bneck[v] = NONE;
     mm->n_live--;
-    g_array_append_val(mm->free_vars, v);
+    push(mm->free_vars, v);
 }
 
 guint
@@ -288,7 +418,24 @@ double
 ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
 {
     g_return_val_if_fail(var < mm->n_var && mm->alive[var], 0);
-    return mm->rate[var];
+    if (mm->n_elem[var] == 0) {
+        return mm->new_rate[var]; /* 0 until solved, then INFINITY */
+    }
+    return old_rate(mm, var);
+}
+
+guint32
+ms_maxmin_var_bottleneck(const MsMaxmin *mm, guint32 var)
+{
+    g_return_val_if_fail(var < mm->n_var && mm->alive[var], NONE);
+    return mm->bneck[var];
+}
+
+double
+ms_maxmin_level(const MsMaxmin *mm, guint32 cnst)
+{
+    g_return_val_if_fail(cnst < mm->n_cnst, INFINITY);
+    return mm->level[cnst];
 }
 
 guint
@@ -306,33 +453,41 @@ ms_maxmin_var_constraint(const MsMaxmin *mm, guint32 var, guint k)
 }
 
 double
+ms_maxmin_load(const MsMaxmin *mm, guint32 cnst)
+{
+    g_return_val_if_fail(cnst < mm->n_cnst, 0);
+    return mm->usage[cnst];
+}
+
+double
 ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, 0);
     double sum = 0;
     for (guint32 e = mm->head[cnst]; e != NONE; e = mm->elems[e].next) {
-        sum += mm->rate[mm->elems[e].var];
+        sum += old_rate(mm, mm->elems[e].var);
     }
     return sum;
 }
 
-/* --- indexed min-heap of constraints keyed by fair share rem/wsum (ties: lower id) --- */
+/* --- indexed min-heap of the constraints of a pass, keyed by fair share rem/wsum --- */
 
 static inline double
-share(const MsMaxmin *mm, guint32 c)
+key(const MsMaxmin *mm, guint32 c)
 {
     double r = mm->rem[c];
-    return (r > 0 ? r : 0) / mm->wsum[c];
+    double s = (r > 0 ? r : 0) / mm->wsum[c];
+    return mm->kind[c] == K_OUTSIDE ? s * (1 + TIE_BIAS) : s;
 }
 
 static inline gboolean
 less(const MsMaxmin *mm, guint32 a, guint32 b)
 {
-    double sa = share(mm, a), sb = share(mm, b);
-    return sa < sb || (sa == sb && a < b);
+    double ka = key(mm, a), kb = key(mm, b);
+    return ka < kb || (ka == kb && a < b);
 }
 
-static void
+static inline void
 heap_place(MsMaxmin *mm, guint i, guint32 c)
 {
     mm->heap[i] = c;
@@ -389,106 +544,279 @@ heap_remove(MsMaxmin *mm, guint32 c)
     }
 }
 
-/* Collects the components reachable from the dirty constraints into comp_cnsts / comp_vars. */
+/* --- one repair pass --- */
+
 static void
-collect_components(MsMaxmin *mm)
+add_var(MsMaxmin *mm, guint32 v)
 {
-    guint32 ep = mm->epoch;
-    g_array_set_size(mm->comp_cnsts, 0);
-    g_array_set_size(mm->comp_vars, 0);
-    g_array_set_size(mm->stack, 0);
-    for (guint i = 0; i < mm->dirty->len; i++) {
-        guint32 c = g_array_index(mm->dirty, guint32, i);
-        if (mm->cnst_mark[c] != ep) {
-            mm->cnst_mark[c] = ep;
-            g_array_append_val(mm->stack, c);
-        }
+    if (mm->var_mark[v] == mm->pass) {
+        return;
     }
-    while (mm->stack->len) {
-        guint32 c = g_array_index(mm->stack, guint32, mm->stack->len - 1);
-        g_array_set_size(mm->stack, mm->stack->len - 1);
-        g_array_append_val(mm->comp_cnsts, c);
-        for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-            guint32 v = mm->elems[e].var;
-            if (mm->var_mark[v] == ep) {
-                continue;
-            }
-            mm->var_mark[v] = ep;
-            g_array_append_val(mm->comp_vars, v);
-            const Elem *ve = &mm->elems[mm->elem_base[v]];
-            for (guint k = 0; k < mm->n_elem[v]; k++) {
-                guint32 c2 = ve[k].cnst;
-                if (mm->cnst_mark[c2] != ep) {
-                    mm->cnst_mark[c2] = ep;
-                    g_array_append_val(mm->stack, c2);
-                }
-            }
+    mm->var_mark[v] = mm->pass;
+    push(mm->vars, v);
+    const Elem *ve = &mm->elems[mm->elem_base[v]];
+    for (guint k = 0; k < mm->n_elem[v]; k++) {
+        guint32 c = ve[k].cnst;
+        if (mm->k_mark[c] != mm->pass) {
+            mm->k_mark[c] = mm->pass;
+            push(mm->cnsts, c);
+            mm->unfixed[c] = 0;
         }
+        mm->unfixed[c]++;
     }
 }
 
-/* Progressive filling over the collected component(s). A variable is "fixed" once new_rate >= 0;
- * unfixed variables carry new_rate = -1. */
+/* Collects V (the groups of R and the new variables), K (the constraints they use) and, per
+ * constraint of K, the list of its V variables. */
+static void
+collect(MsMaxmin *mm)
+{
+    g_array_set_size(mm->vars, 0);
+    g_array_set_size(mm->cnsts, 0);
+    for (guint i = 0; i < mm->region->len; i++) {
+        for (guint32 v = mm->ghead[AT(mm->region, i)]; v != NONE; v = mm->gnext[v]) {
+            add_var(mm, v);
+        }
+    }
+    for (guint i = 0; i < mm->new_vars->len; i++) {
+        guint32 v = AT(mm->new_vars, i);
+        if (mm->alive[v] && mm->n_elem[v]) {
+            add_var(mm, v);
+        }
+    }
+    guint32 off = 0;
+    for (guint i = 0; i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        mm->voff[c] = mm->vend[c] = off;
+        off += mm->unfixed[c];
+    }
+    g_array_set_size(mm->velems, off);
+    guint32 *ve = (guint32 *)mm->velems->data;
+    for (guint i = 0; i < mm->vars->len; i++) {
+        guint32 v = AT(mm->vars, i);
+        const Elem *e = &mm->elems[mm->elem_base[v]];
+        for (guint k = 0; k < mm->n_elem[v]; k++) {
+            ve[mm->vend[e[k].cnst]++] = v;
+        }
+    }
+    mm->stats.component_vars += mm->vars->len;
+    mm->stats.component_elems += off;
+}
+
+/* Progressive filling of V over the capacity left by the other variables. A variable is fixed
+ * once new_rate >= 0; sat[c] is the level at which c saturated, INFINITY if it fixed nothing. */
 static void
 fill(MsMaxmin *mm)
 {
-    const guint32 *cs = (const guint32 *)mm->comp_cnsts->data;
-    const guint32 *vs = (const guint32 *)mm->comp_vars->data;
-    guint nc = mm->comp_cnsts->len, nv = mm->comp_vars->len;
+    const guint32 *cs = (const guint32 *)mm->cnsts->data;
+    const guint32 *ve = (const guint32 *)mm->velems->data;
+    guint nc = mm->cnsts->len;
     for (guint i = 0; i < nc; i++) {
         guint32 c = cs[i];
-        mm->rem[c] = mm->capacity[c];
+        mm->rem[c] = mm->capacity[c] - mm->usage[c];
         mm->wsum[c] = 0;
-        mm->unfixed[c] = 0;
+        mm->sat[c] = INFINITY;
+        mm->kind[c] = mm->r_mark[c] == mm->round ? K_REGION
+                      : isfinite(mm->level[c])    ? K_OUTSIDE
+                                                  : K_FREE;
     }
-    for (guint i = 0; i < nv; i++) {
-        guint32 v = vs[i];
+    for (guint i = 0; i < mm->vars->len; i++) {
+        guint32 v = AT(mm->vars, i);
+        double r = old_rate(mm, v);
         mm->new_rate[v] = -1;
-        const Elem *ve = &mm->elems[mm->elem_base[v]];
+        const Elem *e = &mm->elems[mm->elem_base[v]];
         for (guint k = 0; k < mm->n_elem[v]; k++) {
-            mm->wsum[ve[k].cnst] += mm->weight[v];
-            mm->unfixed[ve[k].cnst]++;
+            mm->rem[e[k].cnst] += r;
+            mm->wsum[e[k].cnst] += mm->weight[v];
         }
-        mm->stats.component_elems += mm->n_elem[v];
     }
     mm->heap_len = 0;
     for (guint i = 0; i < nc; i++) {
-        guint32 c = cs[i];
-        if (mm->unfixed[c]) {
-            heap_place(mm, mm->heap_len++, c);
-        }
+        heap_place(mm, mm->heap_len++, cs[i]);
     }
-    /* Floyd heap construction. */
     for (guint i = mm->heap_len / 2; i-- > 0;) {
         sift_down(mm, i);
     }
     while (mm->heap_len) {
         guint32 c = mm->heap[0];
-        double x = share(mm, c);
+        double r = mm->rem[c];
+        double x = (r > 0 ? r : 0) / mm->wsum[c];
         heap_remove(mm, c);
-        for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-            guint32 v = mm->elems[e].var;
+        mm->sat[c] = x;
+        for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
+            guint32 v = ve[j];
             if (mm->new_rate[v] >= 0) {
                 continue;
             }
             double w = mm->weight[v];
-            double r = w * x;
-            mm->new_rate[v] = r;
-            const Elem *ve = &mm->elems[mm->elem_base[v]];
+            double rate = w * x;
+            mm->new_rate[v] = rate;
+            mm->new_bneck[v] = c;
+            const Elem *e = &mm->elems[mm->elem_base[v]];
             for (guint k = 0; k < mm->n_elem[v]; k++) {
-                guint32 c2 = ve[k].cnst;
-                mm->rem[c2] -= r;
+                guint32 c2 = e[k].cnst;
+                mm->rem[c2] -= rate;
                 mm->wsum[c2] -= w;
                 if (--mm->unfixed[c2] == 0) {
                     if (mm->heap_pos[c2] != NONE) {
                         heap_remove(mm, c2);
                     }
                 } else if (c2 != c && mm->heap_pos[c2] != NONE) {
-                    /* The share of c2 can only have grown (x was the minimum share). */
+                    /* The share of c2 can only have grown (x was the smallest). */
                     sift_down(mm, mm->heap_pos[c2]);
                 }
             }
         }
+    }
+}
+
+static void
+grow(MsMaxmin *mm, guint32 c)
+{
+    if (mm->r_mark[c] != mm->round) {
+        mm->r_mark[c] = mm->round;
+        push(mm->region, c);
+        mm->grown = TRUE;
+    }
+}
+
+/* c saturates at level y with V variables bottlenecked on it: every other variable on it must be
+ * no faster. fmax usually proves it; otherwise the constraint is scanned, its usage and bound made
+ * exact, and the groups of faster variables join R. */
+static void
+check_foreign(MsMaxmin *mm, guint32 c, double y)
+{
+    if (mm->fmax[c] <= y * (1 + TOL)) {
+        return;
+    }
+    mm->stats.rescans++;
+    double m = 0, u = 0;
+    for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
+        guint32 v = mm->elems[e].var;
+        u += old_rate(mm, v);
+        if (mm->var_mark[v] == mm->pass || mm->bneck[v] == NONE) {
+            continue;
+        }
+        double lv = mm->level[mm->bneck[v]];
+        if (lv > y * (1 + TOL)) {
+            grow(mm, mm->bneck[v]);
+        }
+        m = MAX(m, lv);
+    }
+    mm->fmax[c] = m;
+    mm->usage[c] = u;
+    mm->n_updates[c] = 0;
+}
+
+/* Checks the boundary of R after a fill; grows R by every group that fails. */
+static void
+check_pass(MsMaxmin *mm)
+{
+    const guint32 *ve = (const guint32 *)mm->velems->data;
+    mm->grown = FALSE;
+    for (guint i = 0; i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        double d = 0, vmax = 0;
+        for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
+            guint32 v = ve[j];
+            d += mm->new_rate[v] - old_rate(mm, v);
+            vmax = MAX(vmax, mm->new_rate[v] / mm->weight[v]);
+        }
+        double lv = mm->level[c], y = mm->sat[c];
+        if (mm->kind[c] == K_OUTSIDE) {
+            /* Its group keeps its level only if c stays exactly as full, no V variable outruns
+             * the group, and none is bottlenecked here below it. */
+            if (fabs(d) > TOL * mm->capacity[c] || vmax > lv * (1 + TOL) ||
+                (isfinite(y) && y < lv * (1 - TOL))) {
+                grow(mm, c);
+            }
+        } else if (isfinite(y) && (mm->kind[c] == K_FREE || lv > y * (1 + TOL))) {
+            check_foreign(mm, c, y);
+        }
+    }
+}
+
+/* Applies the pass: usages, levels, group memberships and bounds; reports what changed. */
+static void
+commit(MsMaxmin *mm, GArray *levels, GArray *moved)
+{
+    const guint32 *ve = (const guint32 *)mm->velems->data;
+    for (guint i = 0; i < mm->vars->len; i++) {
+        guint32 v = AT(mm->vars, i);
+        guint32 b = mm->new_bneck[v];
+        if (mm->kind[b] == K_OUTSIDE) {
+            mm->new_rate[v] = mm->weight[v] * mm->level[b]; /* joins at the group's level */
+        }
+    }
+    for (guint i = 0; i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
+            add_usage(mm, c, mm->new_rate[ve[j]] - old_rate(mm, ve[j]));
+        }
+    }
+    for (guint i = 0; i < mm->vars->len; i++) {
+        guint32 v = AT(mm->vars, i);
+        guint32 b = mm->new_bneck[v];
+        if (b != mm->bneck[v]) {
+            if (mm->bneck[v] != NONE) {
+                group_unlink(mm, v);
+            }
+            group_link(mm, v, b);
+            if (moved) {
+                push(moved, v);
+            }
+        }
+    }
+    for (guint i = 0; i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        if (mm->kind[c] == K_OUTSIDE) {
+            continue;
+        }
+        double old = mm->level[c], nl = mm->ghead[c] == NONE ? INFINITY : mm->sat[c];
+        mm->level[c] = nl;
+        gboolean changed = isfinite(old) != isfinite(nl) ||
+                           (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
+        if (changed && levels) {
+            push(levels, c);
+        }
+    }
+    for (guint i = 0; i < mm->vars->len; i++) {
+        guint32 v = AT(mm->vars, i);
+        double lv = mm->level[mm->bneck[v]];
+        const Elem *e = &mm->elems[mm->elem_base[v]];
+        for (guint k = 0; k < mm->n_elem[v]; k++) {
+            if (e[k].cnst != mm->bneck[v]) {
+                mm->fmax[e[k].cnst] = MAX(mm->fmax[e[k].cnst], lv);
+            }
+        }
+    }
+    for (guint i = 0; i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        if (mm->n_updates[c] > USAGE_REFRESH) {
+            mm->usage[c] = ms_maxmin_usage(mm, c);
+            mm->n_updates[c] = 0;
+        }
+    }
+}
+
+static void
+next_pass(MsMaxmin *mm)
+{
+    if (++mm->pass == 0) {
+        memset(mm->k_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->var_mark, 0, mm->n_var * sizeof(guint32));
+        mm->pass = 1;
+    }
+}
+
+static void
+next_round(MsMaxmin *mm)
+{
+    if (++mm->round == 0) {
+        memset(mm->dirty_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->r_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->u_mark, 0, mm->n_cnst * sizeof(guint32));
+        mm->round = 1;
     }
 }
 
@@ -499,52 +827,107 @@ cmp_u32(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
+static void
+sort_from(GArray *a, guint from)
+{
+    if (a && a->len - from > 1) {
+        qsort((guint32 *)a->data + from, a->len - from, sizeof(guint32), cmp_u32);
+    }
+}
+
+/* Reports K of the committed pass and the constraints removals unloaded, once each. */
+static void
+report_touched(MsMaxmin *mm, gboolean solved, GArray *touched)
+{
+    for (guint i = 0; solved && i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        if (mm->u_mark[c] != mm->round) {
+            mm->u_mark[c] = mm->round;
+            push(touched, c);
+        }
+    }
+    g_array_append_vals(touched, mm->unloaded->data, mm->unloaded->len);
+}
+
+void
+ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touched)
+{
+    guint first_level = levels ? levels->len : 0, first_moved = moved ? moved->len : 0;
+    guint first_touched = touched ? touched->len : 0;
+    gboolean solve = mm->dirty->len || mm->new_vars->len;
+    if (!solve && mm->unloaded->len == 0) {
+        return;
+    }
+    g_array_set_size(mm->region, 0);
+    for (guint i = 0; i < mm->dirty->len; i++) {
+        guint32 c = AT(mm->dirty, i);
+        if (isfinite(mm->level[c])) {
+            mm->r_mark[c] = mm->round;
+            push(mm->region, c);
+        }
+    }
+    for (guint i = 0; i < mm->new_vars->len; i++) {
+        guint32 v = AT(mm->new_vars, i);
+        if (mm->alive[v] && mm->n_elem[v] == 0 && mm->new_rate[v] == 0) {
+            mm->new_rate[v] = INFINITY;
+            if (moved) {
+                push(moved, v);
+            }
+        }
+    }
+    if (solve) {
+        mm->stats.solves++;
+        for (;;) {
+            next_pass(mm);
+            collect(mm);
+            fill(mm);
+            check_pass(mm);
+            if (!mm->grown) {
+                break;
+            }
+            mm->stats.repairs++;
+        }
+        commit(mm, levels, moved);
+    }
+    if (touched) {
+        report_touched(mm, solve, touched);
+    }
+    g_array_set_size(mm->dirty, 0);
+    g_array_set_size(mm->unloaded, 0);
+    g_array_set_size(mm->new_vars, 0);
+    next_round(mm);
+    sort_from(levels, first_level);
+    sort_from(moved, first_moved);
+    sort_from(touched, first_touched);
+}
+
 void
 ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
 {
-    guint first_changed = changed ? changed->len : 0;
-    if (mm->dirty->len == 0 && mm->new_free_vars->len == 0) {
+    if (changed == NULL) {
+        ms_maxmin_solve_groups(mm, NULL, NULL, NULL);
         return;
     }
-    mm->stats.solves++;
-    for (guint i = 0; i < mm->new_free_vars->len; i++) {
-        guint32 v = g_array_index(mm->new_free_vars, guint32, i);
-        if (mm->alive[v] && mm->n_elem[v] == 0 && mm->rate[v] != INFINITY) {
-            mm->rate[v] = INFINITY;
-            if (changed) {
-                g_array_append_val(changed, v);
+    g_autoptr(GArray) levels = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autoptr(GArray) moved = g_array_new(FALSE, FALSE, sizeof(guint32));
+    ms_maxmin_solve_groups(mm, levels, moved, NULL);
+    /* Expand to variables; a fresh pass mark dedupes them. */
+    next_pass(mm);
+    guint first = changed->len;
+    for (guint i = 0; i < moved->len; i++) {
+        guint32 v = AT(moved, i);
+        mm->var_mark[v] = mm->pass;
+        push(changed, v);
+    }
+    for (guint i = 0; i < levels->len; i++) {
+        for (guint32 v = mm->ghead[AT(levels, i)]; v != NONE; v = mm->gnext[v]) {
+            if (mm->var_mark[v] != mm->pass) {
+                mm->var_mark[v] = mm->pass;
+                push(changed, v);
             }
         }
     }
-    g_array_set_size(mm->new_free_vars, 0);
-    if (mm->dirty->len) {
-        collect_components(mm);
-        g_array_set_size(mm->dirty, 0);
-        mm->stats.component_vars += mm->comp_vars->len;
-        fill(mm);
-        const guint32 *vs = (const guint32 *)mm->comp_vars->data;
-        for (guint i = 0; i < mm->comp_vars->len; i++) {
-            guint32 v = vs[i];
-            double old = mm->rate[v], nr = mm->new_rate[v];
-            if (fabs(nr - old) > RATE_REL_EPS * fabs(nr)) {
-                mm->rate[v] = nr;
-                if (changed) {
-                    g_array_append_val(changed, v);
-                }
-            }
-        }
-    }
-    /* Epochs make visit marks free to reset; wrap-around is harmless once marks are cleared. */
-    if (++mm->epoch == 0) {
-        memset(mm->cnst_mark, 0, mm->n_cnst * sizeof(guint32));
-        memset(mm->dirty_mark, 0, mm->n_cnst * sizeof(guint32));
-        memset(mm->var_mark, 0, mm->n_var * sizeof(guint32));
-        mm->epoch = 1;
-    }
-    if (changed && changed->len - first_changed > 1) {
-        qsort((guint32 *)changed->data + first_changed, changed->len - first_changed,
-              sizeof(guint32), cmp_u32);
-    }
+    sort_from(changed, first);
 }
 
 void
@@ -556,12 +939,12 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = 2 * sizeof(double) * 2 + 6 * sizeof(guint32);
-    gsize per_var = 3 * sizeof(double) + 2 * sizeof(guint32) + 2;
-    gsize free_lists = 0;
+    gsize per_cnst = 9 * sizeof(double) + 13 * sizeof(guint32) + 1;
+    gsize per_var = 2 * sizeof(double) + 7 * sizeof(guint32) + 2;
+    gsize lists = mm->velems->len + mm->vars->len + mm->cnsts->len + mm->free_vars->len;
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
-        free_lists += mm->free_blocks[i] ? mm->free_blocks[i]->len * sizeof(guint32) : 0;
+        lists += mm->free_blocks[i] ? mm->free_blocks[i]->len : 0;
     }
     return sizeof *mm + mm->cap_cnst * per_cnst + mm->cap_var * per_var +
-           mm->cap_elems * sizeof(Elem) + free_lists;
+           mm->cap_elems * sizeof(Elem) + lists * sizeof(guint32);
 }

@@ -232,9 +232,11 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     printf("flows=%" G_GUINT64_FORMAT " events=%" G_GUINT64_FORMAT " solves=%" G_GUINT64_FORMAT
            " elems=%" G_GUINT64_FORMAT " peak_live=%" G_GUINT64_FORMAT
            " wall=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT " base_kb=%" G_GUINT64_FORMAT
-           " makespan_us=%.3f\n",
+           " makespan_us=%.3f vars=%" G_GUINT64_FORMAT " repairs=%" G_GUINT64_FORMAT
+           " rescans=%" G_GUINT64_FORMAT " rate_changes=%" G_GUINT64_FORMAT "\n",
            ms_coll_n_flows(coll), st.events, st.net.solves, st.net.solver_elements,
-           st.net.peak_live_flows, wall, route_s, peak, base, ms_time_to_us(makespan));
+           st.net.peak_live_flows, wall, route_s, peak, base, ms_time_to_us(makespan),
+           st.net.solver_vars, st.net.solver_repairs, st.net.solver_rescans, st.net.rate_changes);
     return 0;
 }
 
