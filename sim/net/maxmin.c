@@ -49,7 +49,7 @@ struct _MsMaxmin {
     guint32 *n_updates;
     guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
     /* pass scratch */
-    double *rem, *wsum, *sat, *delta, *vmax;
+    double *rem, *wsum, *sat, *prev;
     guint32 *unfixed, *heap_pos, *heap, *voff, *vend;
     guint8 *kind;
 
@@ -106,7 +106,7 @@ ms_maxmin_free(MsMaxmin *mm)
     void *arrays[] = {mm->capacity, mm->usage,   mm->level,     mm->fmax,      mm->head,
                       mm->ghead,    mm->n_updates, mm->dirty_mark, mm->r_mark,  mm->k_mark,
                       mm->u_mark,
-                      mm->rem,      mm->wsum,    mm->sat,       mm->delta,     mm->vmax,
+                      mm->rem,      mm->wsum,    mm->sat,       mm->prev,
                       mm->unfixed,  mm->heap_pos, mm->heap,     mm->voff,      mm->vend,
                       mm->kind,     mm->weight,  mm->new_rate,  mm->elem_base, mm->bneck,
                       mm->new_bneck, mm->gnext,  mm->gprev,     mm->var_mark,  mm->n_elem,
@@ -162,8 +162,7 @@ grow_constraints(MsMaxmin *mm)
     mm->rem = g_renew(double, mm->rem, n);
     mm->wsum = g_renew(double, mm->wsum, n);
     mm->sat = g_renew(double, mm->sat, n);
-    mm->delta = g_renew(double, mm->delta, n);
-    mm->vmax = g_renew(double, mm->vmax, n);
+    mm->prev = g_renew(double, mm->prev, n);
     mm->unfixed = g_renew(guint32, mm->unfixed, n);
     mm->heap_pos = g_renew(guint32, mm->heap_pos, n);
     mm->heap = g_renew(guint32, mm->heap, n);
@@ -754,6 +753,10 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
             add_usage(mm, c, mm->new_rate[ve[j]] - old_rate(mm, ve[j]));
         }
     }
+    for (guint i = 0; i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        mm->prev[c] = mm->level[c];
+    }
     for (guint i = 0; i < mm->vars->len; i++) {
         guint32 v = AT(mm->vars, i);
         guint32 b = mm->new_bneck[v];
@@ -772,7 +775,8 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         if (mm->kind[c] == K_OUTSIDE) {
             continue;
         }
-        double old = mm->level[c], nl = mm->ghead[c] == NONE ? INFINITY : mm->sat[c];
+        /* Only V variables can be bottlenecked here now: it has a group iff it fixed one. */
+        double old = mm->prev[c], nl = mm->sat[c];
         mm->level[c] = nl;
         gboolean changed = isfinite(old) != isfinite(nl) ||
                            (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
@@ -939,7 +943,7 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = 9 * sizeof(double) + 13 * sizeof(guint32) + 1;
+    gsize per_cnst = 8 * sizeof(double) + 13 * sizeof(guint32) + 1;
     gsize per_var = 2 * sizeof(double) + 7 * sizeof(guint32) + 2;
     gsize lists = mm->velems->len + mm->vars->len + mm->cnsts->len + mm->free_vars->len;
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
