@@ -9,76 +9,7 @@
  * outside R keep their rates and their optimality, so the result is the allocation a solve from
  * scratch gives, within TOL. Layout is struct-of-arrays and index-based to keep a million
  * variables at a few tens of bytes each. */
-#include "maxmin.h"
-
-#include <math.h>
-#include <string.h>
-
-#define NONE G_MAXUINT32
-#define MAX_ELEMS_PER_VAR 255
-/* Levels within one part in 10^12 of the previous solve count as unchanged: callers then keep
- * their completion times instead of re-keying heaps for floating-point noise. */
-#define RATE_REL_EPS 1e-12
-/* Relative tolerance of the boundary checks. Capacities and levels agree with an exact solve to
- * this order; it sits far above double rounding (usages are sums of ~10^3 terms) and far below
- * any effect on completion times. */
-#define TOL 1e-9
-/* An outside group loses exact ties (rounding noise) to region constraints, so that a variable
- * whose rate did not change stays in the region rather than faking a violation. */
-#define TIE_BIAS 1e-10
-/* Usages are maintained by adding deltas; after this many updates one is recomputed exactly. */
-#define USAGE_REFRESH 4096
-
-typedef struct {
-    guint32 cnst, var, next, prev;
-} Elem;
-
-/* What a constraint of the current pass is: inside R, outside with a group of its own (which must
- * keep its level), or outside without one (unsaturated so far). */
-enum { K_FREE, K_REGION, K_OUTSIDE };
-
-struct _MsMaxmin {
-    /* constraints */
-    guint n_cnst, cap_cnst;
-    double *capacity;
-    double *usage;     /* sum of the rates of its elements, maintained */
-    double *level;     /* level of its group, INFINITY when it has none */
-    double *fmax;      /* upper bound on the levels of the variables on it outside its group */
-    guint32 *head;     /* first element, NONE when empty */
-    guint32 *ghead;    /* first variable of its group, NONE when none */
-    guint32 *n_updates;
-    guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
-    /* pass scratch */
-    double *rem, *wsum, *sat, *prev;
-    guint32 *unfixed, *heap_pos, *heap, *voff, *vend;
-    guint8 *kind;
-
-    /* variables */
-    guint n_var, cap_var, n_live;
-    double *weight, *new_rate;
-    guint32 *elem_base, *bneck, *new_bneck, *gnext, *gprev, *var_mark;
-    guint8 *n_elem, *alive;
-    GArray *free_vars;
-
-    /* elements */
-    Elem *elems;
-    guint n_elems, cap_elems;
-    GArray *free_blocks[MAX_ELEMS_PER_VAR + 1];
-
-    guint32 round;        /* one per solve: dirty and R marks */
-    guint32 pass;         /* one per repair pass: V and K marks */
-    GArray *dirty;        /* constraints whose groups must be re-solved */
-    GArray *unloaded;     /* constraints that lost usage to removals since the last solve */
-    GArray *new_vars;     /* variables added since the last solve */
-    GArray *region;       /* R */
-    GArray *vars;         /* V: the variables of R's groups and the new ones */
-    GArray *cnsts;        /* K: the constraints V uses */
-    GArray *velems;       /* V's variables listed per constraint of K (voff..vend) */
-    guint heap_len;
-    gboolean grown;
-
-    MsMaxminStats stats;
-};
+#include "maxmin_private.h"
 
 MsMaxmin *
 ms_maxmin_new(void)
@@ -92,6 +23,10 @@ ms_maxmin_new(void)
     mm->vars = g_array_new(FALSE, FALSE, sizeof(guint32));
     mm->cnsts = g_array_new(FALSE, FALSE, sizeof(guint32));
     mm->velems = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->tlist = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->pivots = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->pivoted = g_array_new(FALSE, FALSE, sizeof(guint32));
+    mm->levels_seen = g_array_new(FALSE, FALSE, sizeof(Seen));
     mm->round = 1;
     mm->pass = 1;
     return mm;
@@ -105,7 +40,8 @@ ms_maxmin_free(MsMaxmin *mm)
     }
     void *arrays[] = {mm->capacity, mm->usage,   mm->level,     mm->fmax,      mm->head,
                       mm->ghead,    mm->n_updates, mm->dirty_mark, mm->r_mark,  mm->k_mark,
-                      mm->u_mark,
+                      mm->u_mark,   mm->wgroup,  mm->s_usage,   mm->s_level,   mm->s_wgroup,
+                      mm->s_fmax,   mm->qkey,    mm->t_mark,
                       mm->rem,      mm->wsum,    mm->sat,       mm->prev,
                       mm->unfixed,  mm->heap_pos, mm->heap,     mm->voff,      mm->vend,
                       mm->kind,     mm->weight,  mm->new_rate,  mm->elem_base, mm->bneck,
@@ -120,20 +56,13 @@ ms_maxmin_free(MsMaxmin *mm)
         }
     }
     GArray *lists[] = {mm->free_vars, mm->dirty,  mm->unloaded, mm->new_vars, mm->region,
-                       mm->vars,      mm->cnsts,  mm->velems};
+                       mm->vars,      mm->cnsts,  mm->velems, mm->tlist, mm->pivots,
+                       mm->pivoted,   mm->levels_seen};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
         g_array_unref(lists[i]);
     }
     g_free(mm);
 }
-
-static void
-push(GArray *a, guint32 x)
-{
-    g_array_append_val(a, x);
-}
-
-#define AT(a, i) g_array_index((a), guint32, (i))
 
 static void
 mark_dirty(MsMaxmin *mm, guint32 c)
@@ -152,6 +81,13 @@ grow_constraints(MsMaxmin *mm)
     mm->usage = g_renew(double, mm->usage, n);
     mm->level = g_renew(double, mm->level, n);
     mm->fmax = g_renew(double, mm->fmax, n);
+    mm->wgroup = g_renew(double, mm->wgroup, n);
+    mm->s_usage = g_renew(double, mm->s_usage, n);
+    mm->s_level = g_renew(double, mm->s_level, n);
+    mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
+    mm->s_fmax = g_renew(double, mm->s_fmax, n);
+    mm->qkey = g_renew(double, mm->qkey, n);
+    mm->t_mark = g_renew(guint32, mm->t_mark, n);
     mm->head = g_renew(guint32, mm->head, n);
     mm->ghead = g_renew(guint32, mm->ghead, n);
     mm->n_updates = g_renew(guint32, mm->n_updates, n);
@@ -183,6 +119,8 @@ ms_maxmin_add_constraint(MsMaxmin *mm, double capacity)
     mm->usage[c] = 0;
     mm->level[c] = INFINITY;
     mm->fmax[c] = 0;
+    mm->wgroup[c] = 0;
+    mm->t_mark[c] = 0;
     mm->head[c] = NONE;
     mm->ghead[c] = NONE;
     mm->n_updates[c] = 0;
@@ -207,17 +145,12 @@ ms_maxmin_capacity(const MsMaxmin *mm, guint32 cnst)
     return mm->capacity[cnst];
 }
 
-static double
-old_rate(const MsMaxmin *mm, guint32 v)
-{
-    return mm->bneck[v] == NONE ? 0 : mm->weight[v] * mm->level[mm->bneck[v]];
-}
-
 void
 ms_maxmin_set_capacity(MsMaxmin *mm, guint32 cnst, double capacity)
 {
     g_return_if_fail(cnst < mm->n_cnst && capacity > 0 && isfinite(capacity));
     mm->capacity[cnst] = capacity;
+    mm->cap_changed = TRUE;
     if (isfinite(mm->level[cnst])) {
         mark_dirty(mm, cnst);
         return;
@@ -328,8 +261,20 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
     return v;
 }
 
-static void
-group_unlink(MsMaxmin *mm, guint32 v)
+/* Weight v puts on constraint b: its weight times the times its route crosses b. */
+static double
+weight_on(const MsMaxmin *mm, guint32 v, guint32 b)
+{
+    const Elem *e = &mm->elems[mm->elem_base[v]];
+    guint k = 0;
+    for (guint i = 0; i < mm->n_elem[v]; i++) {
+        k += e[i].cnst == b;
+    }
+    return mm->weight[v] * k;
+}
+
+void
+maxmin_group_unlink(MsMaxmin *mm, guint32 v)
 {
     guint32 b = mm->bneck[v];
     if (mm->gprev[v] != NONE) {
@@ -340,13 +285,16 @@ group_unlink(MsMaxmin *mm, guint32 v)
     if (mm->gnext[v] != NONE) {
         mm->gprev[mm->gnext[v]] = mm->gprev[v];
     }
+    mm->wgroup[b] -= weight_on(mm, v, b);
     if (mm->ghead[b] == NONE) {
         mm->level[b] = INFINITY;
+        mm->wgroup[b] = 0;
     }
+    mm->bneck[v] = NONE;
 }
 
-static void
-group_link(MsMaxmin *mm, guint32 v, guint32 b)
+void
+maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
 {
     mm->bneck[v] = b;
     mm->gprev[v] = NONE;
@@ -355,13 +303,7 @@ group_link(MsMaxmin *mm, guint32 v, guint32 b)
         mm->gprev[mm->ghead[b]] = v;
     }
     mm->ghead[b] = v;
-}
-
-static void
-add_usage(MsMaxmin *mm, guint32 c, double d)
-{
-    mm->usage[c] += d;
-    mm->n_updates[c]++;
+    mm->wgroup[b] += weight_on(mm, v, b);
 }
 
 void
@@ -370,7 +312,7 @@ ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
     g_return_if_fail(v < mm->n_var && mm->alive[v]);
     double r = old_rate(mm, v);
     if (mm->bneck[v] != NONE) {
-        group_unlink(mm, v);
+        maxmin_group_unlink(mm, v);
     }
     guint n = mm->n_elem[v];
     guint32 base = mm->elem_base[v];
@@ -469,342 +411,8 @@ ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst)
     return sum;
 }
 
-/* --- indexed min-heap of the constraints of a pass, keyed by fair share rem/wsum --- */
-
-static inline double
-key(const MsMaxmin *mm, guint32 c)
-{
-    double r = mm->rem[c];
-    double s = (r > 0 ? r : 0) / mm->wsum[c];
-    return mm->kind[c] == K_OUTSIDE ? s * (1 + TIE_BIAS) : s;
-}
-
-static inline gboolean
-less(const MsMaxmin *mm, guint32 a, guint32 b)
-{
-    double ka = key(mm, a), kb = key(mm, b);
-    return ka < kb || (ka == kb && a < b);
-}
-
-static inline void
-heap_place(MsMaxmin *mm, guint i, guint32 c)
-{
-    mm->heap[i] = c;
-    mm->heap_pos[c] = i;
-}
-
-static void
-sift_up(MsMaxmin *mm, guint i)
-{
-    guint32 c = mm->heap[i];
-    while (i > 0) {
-        guint p = (i - 1) / 2;
-        if (!less(mm, c, mm->heap[p])) {
-            break;
-        }
-        heap_place(mm, i, mm->heap[p]);
-        i = p;
-    }
-    heap_place(mm, i, c);
-}
-
-static void
-sift_down(MsMaxmin *mm, guint i)
-{
-    guint32 c = mm->heap[i];
-    for (;;) {
-        guint l = 2 * i + 1;
-        if (l >= mm->heap_len) {
-            break;
-        }
-        guint m = l;
-        if (l + 1 < mm->heap_len && less(mm, mm->heap[l + 1], mm->heap[l])) {
-            m = l + 1;
-        }
-        if (!less(mm, mm->heap[m], c)) {
-            break;
-        }
-        heap_place(mm, i, mm->heap[m]);
-        i = m;
-    }
-    heap_place(mm, i, c);
-}
-
-static void
-heap_remove(MsMaxmin *mm, guint32 c)
-{
-    guint i = mm->heap_pos[c];
-    mm->heap_pos[c] = NONE;
-    guint32 last = mm->heap[--mm->heap_len];
-    if (i < mm->heap_len) {
-        heap_place(mm, i, last);
-        sift_down(mm, i);
-        sift_up(mm, mm->heap_pos[last]);
-    }
-}
-
-/* --- one repair pass --- */
-
-static void
-add_var(MsMaxmin *mm, guint32 v)
-{
-    if (mm->var_mark[v] == mm->pass) {
-        return;
-    }
-    mm->var_mark[v] = mm->pass;
-    push(mm->vars, v);
-    const Elem *ve = &mm->elems[mm->elem_base[v]];
-    for (guint k = 0; k < mm->n_elem[v]; k++) {
-        guint32 c = ve[k].cnst;
-        if (mm->k_mark[c] != mm->pass) {
-            mm->k_mark[c] = mm->pass;
-            push(mm->cnsts, c);
-            mm->unfixed[c] = 0;
-        }
-        mm->unfixed[c]++;
-    }
-}
-
-/* Collects V (the groups of R and the new variables), K (the constraints they use) and, per
- * constraint of K, the list of its V variables. */
-static void
-collect(MsMaxmin *mm)
-{
-    g_array_set_size(mm->vars, 0);
-    g_array_set_size(mm->cnsts, 0);
-    for (guint i = 0; i < mm->region->len; i++) {
-        for (guint32 v = mm->ghead[AT(mm->region, i)]; v != NONE; v = mm->gnext[v]) {
-            add_var(mm, v);
-        }
-    }
-    for (guint i = 0; i < mm->new_vars->len; i++) {
-        guint32 v = AT(mm->new_vars, i);
-        if (mm->alive[v] && mm->n_elem[v]) {
-            add_var(mm, v);
-        }
-    }
-    guint32 off = 0;
-    for (guint i = 0; i < mm->cnsts->len; i++) {
-        guint32 c = AT(mm->cnsts, i);
-        mm->voff[c] = mm->vend[c] = off;
-        off += mm->unfixed[c];
-    }
-    g_array_set_size(mm->velems, off);
-    guint32 *ve = (guint32 *)mm->velems->data;
-    for (guint i = 0; i < mm->vars->len; i++) {
-        guint32 v = AT(mm->vars, i);
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
-            ve[mm->vend[e[k].cnst]++] = v;
-        }
-    }
-    mm->stats.component_vars += mm->vars->len;
-    mm->stats.component_elems += off;
-}
-
-/* Progressive filling of V over the capacity left by the other variables. A variable is fixed
- * once new_rate >= 0; sat[c] is the level at which c saturated, INFINITY if it fixed nothing. */
-static void
-fill(MsMaxmin *mm)
-{
-    const guint32 *cs = (const guint32 *)mm->cnsts->data;
-    const guint32 *ve = (const guint32 *)mm->velems->data;
-    guint nc = mm->cnsts->len;
-    for (guint i = 0; i < nc; i++) {
-        guint32 c = cs[i];
-        mm->rem[c] = mm->capacity[c] - mm->usage[c];
-        mm->wsum[c] = 0;
-        mm->sat[c] = INFINITY;
-        mm->kind[c] = mm->r_mark[c] == mm->round ? K_REGION
-                      : isfinite(mm->level[c])    ? K_OUTSIDE
-                                                  : K_FREE;
-    }
-    for (guint i = 0; i < mm->vars->len; i++) {
-        guint32 v = AT(mm->vars, i);
-        double r = old_rate(mm, v);
-        mm->new_rate[v] = -1;
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
-            mm->rem[e[k].cnst] += r;
-            mm->wsum[e[k].cnst] += mm->weight[v];
-        }
-    }
-    mm->heap_len = 0;
-    for (guint i = 0; i < nc; i++) {
-        heap_place(mm, mm->heap_len++, cs[i]);
-    }
-    for (guint i = mm->heap_len / 2; i-- > 0;) {
-        sift_down(mm, i);
-    }
-    while (mm->heap_len) {
-        guint32 c = mm->heap[0];
-        double r = mm->rem[c];
-        double x = (r > 0 ? r : 0) / mm->wsum[c];
-        heap_remove(mm, c);
-        mm->sat[c] = x;
-        for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
-            guint32 v = ve[j];
-            if (mm->new_rate[v] >= 0) {
-                continue;
-            }
-            double w = mm->weight[v];
-            double rate = w * x;
-            mm->new_rate[v] = rate;
-            mm->new_bneck[v] = c;
-            const Elem *e = &mm->elems[mm->elem_base[v]];
-            for (guint k = 0; k < mm->n_elem[v]; k++) {
-                guint32 c2 = e[k].cnst;
-                mm->rem[c2] -= rate;
-                mm->wsum[c2] -= w;
-                if (--mm->unfixed[c2] == 0) {
-                    if (mm->heap_pos[c2] != NONE) {
-                        heap_remove(mm, c2);
-                    }
-                } else if (c2 != c && mm->heap_pos[c2] != NONE) {
-                    /* The share of c2 can only have grown (x was the smallest). */
-                    sift_down(mm, mm->heap_pos[c2]);
-                }
-            }
-        }
-    }
-}
-
-static void
-grow(MsMaxmin *mm, guint32 c)
-{
-    if (mm->r_mark[c] != mm->round) {
-        mm->r_mark[c] = mm->round;
-        push(mm->region, c);
-        mm->grown = TRUE;
-    }
-}
-
-/* c saturates at level y with V variables bottlenecked on it: every other variable on it must be
- * no faster. fmax usually proves it; otherwise the constraint is scanned, its usage and bound made
- * exact, and the groups of faster variables join R. */
-static void
-check_foreign(MsMaxmin *mm, guint32 c, double y)
-{
-    if (mm->fmax[c] <= y * (1 + TOL)) {
-        return;
-    }
-    mm->stats.rescans++;
-    double m = 0, u = 0;
-    for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-        guint32 v = mm->elems[e].var;
-        u += old_rate(mm, v);
-        if (mm->var_mark[v] == mm->pass || mm->bneck[v] == NONE) {
-            continue;
-        }
-        double lv = mm->level[mm->bneck[v]];
-        if (lv > y * (1 + TOL)) {
-            grow(mm, mm->bneck[v]);
-        }
-        m = MAX(m, lv);
-    }
-    mm->fmax[c] = m;
-    mm->usage[c] = u;
-    mm->n_updates[c] = 0;
-}
-
-/* Checks the boundary of R after a fill; grows R by every group that fails. */
-static void
-check_pass(MsMaxmin *mm)
-{
-    const guint32 *ve = (const guint32 *)mm->velems->data;
-    mm->grown = FALSE;
-    for (guint i = 0; i < mm->cnsts->len; i++) {
-        guint32 c = AT(mm->cnsts, i);
-        double d = 0, vmax = 0;
-        for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
-            guint32 v = ve[j];
-            d += mm->new_rate[v] - old_rate(mm, v);
-            vmax = MAX(vmax, mm->new_rate[v] / mm->weight[v]);
-        }
-        double lv = mm->level[c], y = mm->sat[c];
-        if (mm->kind[c] == K_OUTSIDE) {
-            /* Its group keeps its level only if c stays exactly as full, no V variable outruns
-             * the group, and none is bottlenecked here below it. */
-            if (fabs(d) > TOL * mm->capacity[c] || vmax > lv * (1 + TOL) ||
-                (isfinite(y) && y < lv * (1 - TOL))) {
-                grow(mm, c);
-            }
-        } else if (isfinite(y) && (mm->kind[c] == K_FREE || lv > y * (1 + TOL))) {
-            check_foreign(mm, c, y);
-        }
-    }
-}
-
-/* Applies the pass: usages, levels, group memberships and bounds; reports what changed. */
-static void
-commit(MsMaxmin *mm, GArray *levels, GArray *moved)
-{
-    const guint32 *ve = (const guint32 *)mm->velems->data;
-    for (guint i = 0; i < mm->vars->len; i++) {
-        guint32 v = AT(mm->vars, i);
-        guint32 b = mm->new_bneck[v];
-        if (mm->kind[b] == K_OUTSIDE) {
-            mm->new_rate[v] = mm->weight[v] * mm->level[b]; /* joins at the group's level */
-        }
-    }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
-        guint32 c = AT(mm->cnsts, i);
-        for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
-            add_usage(mm, c, mm->new_rate[ve[j]] - old_rate(mm, ve[j]));
-        }
-    }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
-        guint32 c = AT(mm->cnsts, i);
-        mm->prev[c] = mm->level[c];
-    }
-    for (guint i = 0; i < mm->vars->len; i++) {
-        guint32 v = AT(mm->vars, i);
-        guint32 b = mm->new_bneck[v];
-        if (b != mm->bneck[v]) {
-            if (mm->bneck[v] != NONE) {
-                group_unlink(mm, v);
-            }
-            group_link(mm, v, b);
-            if (moved) {
-                push(moved, v);
-            }
-        }
-    }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
-        guint32 c = AT(mm->cnsts, i);
-        if (mm->kind[c] == K_OUTSIDE) {
-            continue;
-        }
-        /* Only V variables can be bottlenecked here now: it has a group iff it fixed one. */
-        double old = mm->prev[c], nl = mm->sat[c];
-        mm->level[c] = nl;
-        gboolean changed = isfinite(old) != isfinite(nl) ||
-                           (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
-        if (changed && levels) {
-            push(levels, c);
-        }
-    }
-    for (guint i = 0; i < mm->vars->len; i++) {
-        guint32 v = AT(mm->vars, i);
-        double lv = mm->level[mm->bneck[v]];
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
-            if (e[k].cnst != mm->bneck[v]) {
-                mm->fmax[e[k].cnst] = MAX(mm->fmax[e[k].cnst], lv);
-            }
-        }
-    }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
-        guint32 c = AT(mm->cnsts, i);
-        if (mm->n_updates[c] > USAGE_REFRESH) {
-            mm->usage[c] = ms_maxmin_usage(mm, c);
-            mm->n_updates[c] = 0;
-        }
-    }
-}
-
-static void
-next_pass(MsMaxmin *mm)
+void
+maxmin_next_pass(MsMaxmin *mm)
 {
     if (++mm->pass == 0) {
         memset(mm->k_mark, 0, mm->n_cnst * sizeof(guint32));
@@ -820,6 +428,7 @@ next_round(MsMaxmin *mm)
         memset(mm->dirty_mark, 0, mm->n_cnst * sizeof(guint32));
         memset(mm->r_mark, 0, mm->n_cnst * sizeof(guint32));
         memset(mm->u_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->t_mark, 0, mm->n_cnst * sizeof(guint32));
         mm->round = 1;
     }
 }
@@ -839,7 +448,8 @@ sort_from(GArray *a, guint from)
     }
 }
 
-/* Reports K of the committed pass and the constraints removals unloaded, once each. */
+/* Reports the constraints the repair changed (left in cnsts) and those removals unloaded, once
+ * each. */
 static void
 report_touched(MsMaxmin *mm, gboolean solved, GArray *touched)
 {
@@ -862,14 +472,6 @@ ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touc
     if (!solve && mm->unloaded->len == 0) {
         return;
     }
-    g_array_set_size(mm->region, 0);
-    for (guint i = 0; i < mm->dirty->len; i++) {
-        guint32 c = AT(mm->dirty, i);
-        if (isfinite(mm->level[c])) {
-            mm->r_mark[c] = mm->round;
-            push(mm->region, c);
-        }
-    }
     for (guint i = 0; i < mm->new_vars->len; i++) {
         guint32 v = AT(mm->new_vars, i);
         if (mm->alive[v] && mm->n_elem[v] == 0 && mm->new_rate[v] == 0) {
@@ -881,17 +483,9 @@ ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touc
     }
     if (solve) {
         mm->stats.solves++;
-        for (;;) {
-            next_pass(mm);
-            collect(mm);
-            fill(mm);
-            check_pass(mm);
-            if (!mm->grown) {
-                break;
-            }
-            mm->stats.repairs++;
+        if (!maxmin_propagate(mm, levels, moved)) {
+            maxmin_fill_repair(mm, levels, moved);
         }
-        commit(mm, levels, moved);
     }
     if (touched) {
         report_touched(mm, solve, touched);
@@ -899,6 +493,7 @@ ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touc
     g_array_set_size(mm->dirty, 0);
     g_array_set_size(mm->unloaded, 0);
     g_array_set_size(mm->new_vars, 0);
+    mm->cap_changed = FALSE;
     next_round(mm);
     sort_from(levels, first_level);
     sort_from(moved, first_moved);
@@ -916,7 +511,7 @@ ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
     g_autoptr(GArray) moved = g_array_new(FALSE, FALSE, sizeof(guint32));
     ms_maxmin_solve_groups(mm, levels, moved, NULL);
     /* Expand to variables; a fresh pass mark dedupes them. */
-    next_pass(mm);
+    maxmin_next_pass(mm);
     guint first = changed->len;
     for (guint i = 0; i < moved->len; i++) {
         guint32 v = AT(moved, i);
@@ -943,7 +538,7 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = 8 * sizeof(double) + 13 * sizeof(guint32) + 1;
+    gsize per_cnst = 15 * sizeof(double) + 14 * sizeof(guint32) + 1;
     gsize per_var = 2 * sizeof(double) + 7 * sizeof(guint32) + 2;
     gsize lists = mm->velems->len + mm->vars->len + mm->cnsts->len + mm->free_vars->len;
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {

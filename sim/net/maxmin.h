@@ -66,6 +66,9 @@ typedef struct {
     guint64 component_elems;  /* variable-constraint pairs re-solved, summed over passes */
     guint64 repairs;          /* passes after the first: the region grew after a failed check */
     guint64 rescans;          /* constraints scanned whole because their bound was not enough */
+    guint64 propagations;     /* solves done by propagating level changes */
+    guint64 fallbacks;        /* propagations given up for the progressive-filling repair */
+    guint64 pivots;           /* variables moved to another group while propagating */
 } MsMaxminStats;
 void ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out);
 
