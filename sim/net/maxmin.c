@@ -38,15 +38,15 @@ ms_maxmin_free(MsMaxmin *mm)
     if (mm == NULL) {
         return;
     }
-    void *arrays[] = {mm->capacity, mm->usage,   mm->level,     mm->fmax,      mm->head,
-                      mm->ghead,    mm->n_updates, mm->dirty_mark, mm->r_mark,  mm->k_mark,
-                      mm->u_mark,   mm->wgroup,  mm->s_usage,   mm->s_level,   mm->s_wgroup,
-                      mm->s_fmax,   mm->qkey,    mm->t_mark,
-                      mm->rem,      mm->wsum,    mm->sat,       mm->prev,
-                      mm->unfixed,  mm->heap_pos, mm->heap,     mm->voff,      mm->vend,
-                      mm->kind,     mm->weight,  mm->new_rate,  mm->elem_base, mm->bneck,
-                      mm->new_bneck, mm->gnext,  mm->gprev,     mm->var_mark,  mm->n_elem,
-                      mm->alive,    mm->elems};
+    for (guint c = 0; c < mm->n_cnst; c++) {
+        g_free(mm->grp[c].m);
+        g_free(mm->ent[c].e);
+    }
+    void *arrays[] = {mm->cn, mm->grp, mm->ent,     mm->dirty_mark, mm->r_mark, mm->k_mark,
+                      mm->u_mark,   mm->rem,      mm->wsum,       mm->sat,    mm->prev,
+                      mm->unfixed,  mm->heap,     mm->voff,       mm->vend,   mm->kind,
+                      mm->s_usage,  mm->s_level,  mm->s_wgroup,   mm->s_fmax, mm->qkey,
+                      mm->va,       mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
@@ -77,20 +77,9 @@ static void
 grow_constraints(MsMaxmin *mm)
 {
     guint n = mm->cap_cnst = MAX(16, mm->cap_cnst * 2);
-    mm->capacity = g_renew(double, mm->capacity, n);
-    mm->usage = g_renew(double, mm->usage, n);
-    mm->level = g_renew(double, mm->level, n);
-    mm->fmax = g_renew(double, mm->fmax, n);
-    mm->wgroup = g_renew(double, mm->wgroup, n);
-    mm->s_usage = g_renew(double, mm->s_usage, n);
-    mm->s_level = g_renew(double, mm->s_level, n);
-    mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
-    mm->s_fmax = g_renew(double, mm->s_fmax, n);
-    mm->qkey = g_renew(double, mm->qkey, n);
-    mm->t_mark = g_renew(guint32, mm->t_mark, n);
-    mm->head = g_renew(guint32, mm->head, n);
-    mm->ghead = g_renew(guint32, mm->ghead, n);
-    mm->n_updates = g_renew(guint32, mm->n_updates, n);
+    mm->cn = g_renew(Cnst, mm->cn, n);
+    mm->grp = g_renew(Group, mm->grp, n);
+    mm->ent = g_renew(Entries, mm->ent, n);
     mm->dirty_mark = g_renew(guint32, mm->dirty_mark, n);
     mm->r_mark = g_renew(guint32, mm->r_mark, n);
     mm->k_mark = g_renew(guint32, mm->k_mark, n);
@@ -100,11 +89,15 @@ grow_constraints(MsMaxmin *mm)
     mm->sat = g_renew(double, mm->sat, n);
     mm->prev = g_renew(double, mm->prev, n);
     mm->unfixed = g_renew(guint32, mm->unfixed, n);
-    mm->heap_pos = g_renew(guint32, mm->heap_pos, n);
     mm->heap = g_renew(guint32, mm->heap, n);
     mm->voff = g_renew(guint32, mm->voff, n);
     mm->vend = g_renew(guint32, mm->vend, n);
     mm->kind = g_renew(guint8, mm->kind, n);
+    mm->s_usage = g_renew(double, mm->s_usage, n);
+    mm->s_level = g_renew(double, mm->s_level, n);
+    mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
+    mm->s_fmax = g_renew(double, mm->s_fmax, n);
+    mm->qkey = g_renew(double, mm->qkey, n);
 }
 
 guint32
@@ -115,20 +108,23 @@ ms_maxmin_add_constraint(MsMaxmin *mm, double capacity)
         grow_constraints(mm);
     }
     guint32 c = mm->n_cnst++;
-    mm->capacity[c] = capacity;
-    mm->usage[c] = 0;
-    mm->level[c] = INFINITY;
-    mm->fmax[c] = 0;
-    mm->wgroup[c] = 0;
-    mm->t_mark[c] = 0;
-    mm->head[c] = NONE;
-    mm->ghead[c] = NONE;
-    mm->n_updates[c] = 0;
+    mm->cn[c].capacity = capacity;
+    mm->cn[c].usage = 0;
+    mm->cn[c].level = INFINITY;
+    mm->cn[c].fmax = 0;
+    mm->cn[c].wgroup = 0;
+    mm->cn[c].t_mark = 0;
+    mm->ent[c].e = NULL;
+    mm->ent[c].n = mm->ent[c].cap = 0;
+    mm->cn[c].n_mem = 0;
+    mm->grp[c].m = NULL;
+    mm->grp[c].cap = 0;
+    mm->cn[c].n_updates = 0;
     mm->dirty_mark[c] = 0;
     mm->r_mark[c] = 0;
     mm->k_mark[c] = 0;
     mm->u_mark[c] = 0;
-    mm->heap_pos[c] = NONE;
+    mm->cn[c].heap_pos = NONE;
     return c;
 }
 
@@ -142,26 +138,26 @@ double
 ms_maxmin_capacity(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, 0);
-    return mm->capacity[cnst];
+    return mm->cn[cnst].capacity;
 }
 
 void
 ms_maxmin_set_capacity(MsMaxmin *mm, guint32 cnst, double capacity)
 {
     g_return_if_fail(cnst < mm->n_cnst && capacity > 0 && isfinite(capacity));
-    mm->capacity[cnst] = capacity;
+    mm->cn[cnst].capacity = capacity;
     mm->cap_changed = TRUE;
-    if (isfinite(mm->level[cnst])) {
+    if (isfinite(mm->cn[cnst].level)) {
         mark_dirty(mm, cnst);
         return;
     }
     /* Unsaturated: only a cut below the current usage changes anything, and then every group
      * with a variable here must be re-solved. */
-    if (capacity >= mm->usage[cnst] * (1 + TOL)) {
+    if (capacity >= mm->cn[cnst].usage * (1 + TOL)) {
         return;
     }
-    for (guint32 e = mm->head[cnst]; e != NONE; e = mm->elems[e].next) {
-        guint32 b = mm->bneck[mm->elems[e].var];
+    for (guint32 i = 0; i < mm->ent[cnst].n; i++) {
+        guint32 b = mm->ent[cnst].e[i].bneck;
         if (b != NONE) {
             mark_dirty(mm, b);
         }
@@ -205,16 +201,10 @@ alloc_var(MsMaxmin *mm)
     }
     if (mm->n_var == mm->cap_var) {
         guint n = mm->cap_var = MAX(64, mm->cap_var * 2);
-        mm->weight = g_renew(double, mm->weight, n);
+        mm->va = g_renew(Var, mm->va, n);
         mm->new_rate = g_renew(double, mm->new_rate, n);
-        mm->elem_base = g_renew(guint32, mm->elem_base, n);
-        mm->bneck = g_renew(guint32, mm->bneck, n);
         mm->new_bneck = g_renew(guint32, mm->new_bneck, n);
-        mm->gnext = g_renew(guint32, mm->gnext, n);
-        mm->gprev = g_renew(guint32, mm->gprev, n);
         mm->var_mark = g_renew(guint32, mm->var_mark, n);
-        mm->n_elem = g_renew(guint8, mm->n_elem, n);
-        mm->alive = g_renew(guint8, mm->alive, n);
     }
     return mm->n_var++;
 }
@@ -228,12 +218,12 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
         g_return_val_if_fail(cnsts[i] < mm->n_cnst, NONE);
     }
     guint32 v = alloc_var(mm);
-    mm->weight[v] = weight;
-    mm->n_elem[v] = (guint8)n;
-    mm->alive[v] = 1;
+    mm->va[v].weight = weight;
+    mm->va[v].n_elem = (guint8)n;
+    mm->va[v].alive = 1;
     mm->var_mark[v] = 0;
-    mm->bneck[v] = NONE;
-    mm->elem_base[v] = NONE;
+    mm->va[v].bneck = NONE;
+    mm->va[v].elem_base = NONE;
     mm->new_rate[v] = 0;
     mm->n_live++;
     push(mm->new_vars, v);
@@ -241,20 +231,18 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
         return v;
     }
     guint32 base = alloc_block(mm, n);
-    mm->elem_base[v] = base;
+    mm->va[v].elem_base = base;
     for (guint i = 0; i < n; i++) {
         guint32 c = cnsts[i];
-        Elem *e = &mm->elems[base + i];
-        e->cnst = c;
-        e->var = v;
-        e->prev = NONE;
-        e->next = mm->head[c];
-        if (e->next != NONE) {
-            mm->elems[e->next].prev = base + i;
+        Entries *en = &mm->ent[c];
+        if (en->n == en->cap) {
+            en->cap = MAX(4, 2 * en->cap);
+            en->e = g_renew(Entry, en->e, en->cap);
         }
-        mm->head[c] = base + i;
+        en->e[en->n] = (Entry){weight, v, NONE};
+        mm->elems[base + i] = (Elem){c, en->n++};
         /* A group on the route must make room: its constraint is saturated. */
-        if (isfinite(mm->level[c])) {
+        if (isfinite(mm->cn[c].level)) {
             mark_dirty(mm, c);
         }
     }
@@ -265,86 +253,117 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
 static double
 weight_on(const MsMaxmin *mm, guint32 v, guint32 b)
 {
-    const Elem *e = &mm->elems[mm->elem_base[v]];
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
     guint k = 0;
-    for (guint i = 0; i < mm->n_elem[v]; i++) {
+    for (guint i = 0; i < mm->va[v].n_elem; i++) {
         k += e[i].cnst == b;
     }
-    return mm->weight[v] * k;
+    return mm->va[v].weight * k;
+}
+
+static void
+set_bneck(MsMaxmin *mm, guint32 v, guint32 b)
+{
+    mm->va[v].bneck = b;
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
+        mm->ent[e[k].cnst].e[e[k].pos].bneck = b;
+    }
 }
 
 void
 maxmin_group_unlink(MsMaxmin *mm, guint32 v)
 {
-    guint32 b = mm->bneck[v];
-    if (mm->gprev[v] != NONE) {
-        mm->gnext[mm->gprev[v]] = mm->gnext[v];
-    } else {
-        mm->ghead[b] = mm->gnext[v];
+    guint32 b = mm->va[v].bneck;
+    Group *g = &mm->grp[b];
+    guint32 last = --mm->cn[b].n_mem, pos = mm->va[v].gpos;
+    if (pos != last) {
+        g->m[pos] = g->m[last];
+        mm->va[g->m[pos].var].gpos = pos;
     }
-    if (mm->gnext[v] != NONE) {
-        mm->gprev[mm->gnext[v]] = mm->gprev[v];
+    mm->cn[b].wgroup -= weight_on(mm, v, b);
+    if (last == 0) {
+        mm->cn[b].level = INFINITY;
+        mm->cn[b].wgroup = 0;
     }
-    mm->wgroup[b] -= weight_on(mm, v, b);
-    if (mm->ghead[b] == NONE) {
-        mm->level[b] = INFINITY;
-        mm->wgroup[b] = 0;
-    }
-    mm->bneck[v] = NONE;
+    set_bneck(mm, v, NONE);
 }
 
 void
 maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
 {
-    mm->bneck[v] = b;
-    mm->gprev[v] = NONE;
-    mm->gnext[v] = mm->ghead[b];
-    if (mm->ghead[b] != NONE) {
-        mm->gprev[mm->ghead[b]] = v;
+    Group *g = &mm->grp[b];
+    guint32 n = mm->cn[b].n_mem++;
+    if (n == g->cap) {
+        g->cap = MAX(4, 2 * g->cap);
+        g->m = g_renew(Member, g->m, g->cap);
     }
-    mm->ghead[b] = v;
-    mm->wgroup[b] += weight_on(mm, v, b);
+    Member *m = &g->m[n];
+    m->weight = mm->va[v].weight;
+    m->var = v;
+    m->n = mm->va[v].n_elem;
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < INLINE_ROUTE; k++) {
+        m->c[k] = k < m->n ? e[k].cnst : NONE;
+    }
+    set_bneck(mm, v, b);
+    mm->va[v].gpos = n;
+    mm->cn[b].wgroup += weight_on(mm, v, b);
+}
+
+/* Drops entry pos of constraint c; the last entry takes its place and its variable's route is
+ * told. */
+static void
+entry_remove(MsMaxmin *mm, guint32 c, guint32 pos)
+{
+    Entries *en = &mm->ent[c];
+    guint32 last = --en->n;
+    if (pos == last) {
+        return;
+    }
+    en->e[pos] = en->e[last];
+    guint32 u = en->e[pos].var;
+    Elem *e = &mm->elems[mm->va[u].elem_base];
+    for (guint k = 0; k < mm->va[u].n_elem; k++) {
+        if (e[k].cnst == c && e[k].pos == last) {
+            e[k].pos = pos;
+            break;
+        }
+    }
 }
 
 void
 ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
 {
-    g_return_if_fail(v < mm->n_var && mm->alive[v]);
+    g_return_if_fail(v < mm->n_var && mm->va[v].alive);
     double r = old_rate(mm, v);
-    if (mm->bneck[v] != NONE) {
+    if (mm->va[v].bneck != NONE) {
         maxmin_group_unlink(mm, v);
     }
-    guint n = mm->n_elem[v];
-    guint32 base = mm->elem_base[v];
+    guint n = mm->va[v].n_elem;
+    guint32 base = mm->va[v].elem_base;
     for (guint i = 0; i < n; i++) {
-        Elem *e = &mm->elems[base + i];
-        if (e->prev != NONE) {
-            mm->elems[e->prev].next = e->next;
-        } else {
-            mm->head[e->cnst] = e->next;
+        guint32 c = mm->elems[base + i].cnst;
+        entry_remove(mm, c, mm->elems[base + i].pos);
+        add_usage(mm, c, -r);
+        if (mm->u_mark[c] != mm->round) {
+            mm->u_mark[c] = mm->round;
+            push(mm->unloaded, c);
         }
-        if (e->next != NONE) {
-            mm->elems[e->next].prev = e->prev;
-        }
-        add_usage(mm, e->cnst, -r);
-        if (mm->u_mark[e->cnst] != mm->round) {
-            mm->u_mark[e->cnst] = mm->round;
-            push(mm->unloaded, e->cnst);
-        }
-        if (mm->head[e->cnst] == NONE) {
-            mm->usage[e->cnst] = 0;
-            mm->fmax[e->cnst] = 0;
+        if (mm->ent[c].n == 0) {
+            mm->cn[c].usage = 0;
+            mm->cn[c].fmax = 0;
         }
         /* A group on the route lost usage: its constraint is no longer saturated. */
-        if (isfinite(mm->level[e->cnst])) {
-            mark_dirty(mm, e->cnst);
+        if (isfinite(mm->cn[c].level)) {
+            mark_dirty(mm, c);
         }
     }
     if (n) {
         free_block(mm, base, n);
     }
-    mm->alive[v] = 0;
-    mm->bneck[v] = NONE;
+    mm->va[v].alive = 0;
+    mm->va[v].bneck = NONE;
     mm->n_live--;
     push(mm->free_vars, v);
 }
@@ -358,8 +377,8 @@ ms_maxmin_n_variables(const MsMaxmin *mm)
 double
 ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var], 0);
-    if (mm->n_elem[var] == 0) {
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive, 0);
+    if (mm->va[var].n_elem == 0) {
         return mm->new_rate[var]; /* 0 until solved, then INFINITY */
     }
     return old_rate(mm, var);
@@ -368,36 +387,36 @@ ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
 guint32
 ms_maxmin_var_bottleneck(const MsMaxmin *mm, guint32 var)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var], NONE);
-    return mm->bneck[var];
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive, NONE);
+    return mm->va[var].bneck;
 }
 
 double
 ms_maxmin_level(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, INFINITY);
-    return mm->level[cnst];
+    return mm->cn[cnst].level;
 }
 
 guint
 ms_maxmin_var_n_constraints(const MsMaxmin *mm, guint32 var)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var], 0);
-    return mm->n_elem[var];
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive, 0);
+    return mm->va[var].n_elem;
 }
 
 guint32
 ms_maxmin_var_constraint(const MsMaxmin *mm, guint32 var, guint k)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var] && k < mm->n_elem[var], NONE);
-    return mm->elems[mm->elem_base[var] + k].cnst;
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive && k < mm->va[var].n_elem, NONE);
+    return mm->elems[mm->va[var].elem_base + k].cnst;
 }
 
 double
 ms_maxmin_load(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, 0);
-    return mm->usage[cnst];
+    return mm->cn[cnst].usage;
 }
 
 double
@@ -405,8 +424,9 @@ ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, 0);
     double sum = 0;
-    for (guint32 e = mm->head[cnst]; e != NONE; e = mm->elems[e].next) {
-        sum += old_rate(mm, mm->elems[e].var);
+    const Entry *e = mm->ent[cnst].e;
+    for (guint32 i = 0; i < mm->ent[cnst].n; i++) {
+        sum += e[i].weight * level_of(mm, e[i].bneck);
     }
     return sum;
 }
@@ -428,7 +448,9 @@ next_round(MsMaxmin *mm)
         memset(mm->dirty_mark, 0, mm->n_cnst * sizeof(guint32));
         memset(mm->r_mark, 0, mm->n_cnst * sizeof(guint32));
         memset(mm->u_mark, 0, mm->n_cnst * sizeof(guint32));
-        memset(mm->t_mark, 0, mm->n_cnst * sizeof(guint32));
+        for (guint c = 0; c < mm->n_cnst; c++) {
+            mm->cn[c].t_mark = 0;
+        }
         mm->round = 1;
     }
 }
@@ -474,7 +496,7 @@ ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touc
     }
     for (guint i = 0; i < mm->new_vars->len; i++) {
         guint32 v = AT(mm->new_vars, i);
-        if (mm->alive[v] && mm->n_elem[v] == 0 && mm->new_rate[v] == 0) {
+        if (mm->va[v].alive && mm->va[v].n_elem == 0 && mm->new_rate[v] == 0) {
             mm->new_rate[v] = INFINITY;
             if (moved) {
                 push(moved, v);
@@ -519,7 +541,9 @@ ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
         push(changed, v);
     }
     for (guint i = 0; i < levels->len; i++) {
-        for (guint32 v = mm->ghead[AT(levels, i)]; v != NONE; v = mm->gnext[v]) {
+        guint32 c = AT(levels, i);
+        for (guint32 j = 0; j < mm->cn[c].n_mem; j++) {
+            guint32 v = mm->grp[c].m[j].var;
             if (mm->var_mark[v] != mm->pass) {
                 mm->var_mark[v] = mm->pass;
                 push(changed, v);
@@ -538,12 +562,19 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = 15 * sizeof(double) + 14 * sizeof(guint32) + 1;
-    gsize per_var = 2 * sizeof(double) + 7 * sizeof(guint32) + 2;
+    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 9 * sizeof(double) +
+                     8 * sizeof(guint32) + 1;
+    gsize per_var = sizeof(Var) + sizeof(double) + 2 * sizeof(guint32);
+    gsize entries = 0, members = 0;
+    for (guint c = 0; c < mm->n_cnst; c++) {
+        entries += mm->ent[c].cap;
+        members += mm->grp[c].cap;
+    }
     gsize lists = mm->velems->len + mm->vars->len + mm->cnsts->len + mm->free_vars->len;
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
         lists += mm->free_blocks[i] ? mm->free_blocks[i]->len : 0;
     }
     return sizeof *mm + mm->cap_cnst * per_cnst + mm->cap_var * per_var +
-           mm->cap_elems * sizeof(Elem) + lists * sizeof(guint32);
+           mm->cap_elems * sizeof(Elem) + entries * sizeof(Entry) + members * sizeof(Member) +
+           lists * sizeof(guint32);
 }

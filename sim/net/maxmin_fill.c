@@ -26,7 +26,7 @@ static inline void
 heap_place(MsMaxmin *mm, guint i, guint32 c)
 {
     mm->heap[i] = c;
-    mm->heap_pos[c] = i;
+    mm->cn[c].heap_pos = i;
 }
 
 static void
@@ -69,13 +69,13 @@ sift_down(MsMaxmin *mm, guint i)
 static void
 heap_remove(MsMaxmin *mm, guint32 c)
 {
-    guint i = mm->heap_pos[c];
-    mm->heap_pos[c] = NONE;
+    guint i = mm->cn[c].heap_pos;
+    mm->cn[c].heap_pos = NONE;
     guint32 last = mm->heap[--mm->heap_len];
     if (i < mm->heap_len) {
         heap_place(mm, i, last);
         sift_down(mm, i);
-        sift_up(mm, mm->heap_pos[last]);
+        sift_up(mm, mm->cn[last].heap_pos);
     }
 }
 
@@ -89,8 +89,8 @@ add_var(MsMaxmin *mm, guint32 v)
     }
     mm->var_mark[v] = mm->pass;
     push(mm->vars, v);
-    const Elem *ve = &mm->elems[mm->elem_base[v]];
-    for (guint k = 0; k < mm->n_elem[v]; k++) {
+    const Elem *ve = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = ve[k].cnst;
         if (mm->k_mark[c] != mm->pass) {
             mm->k_mark[c] = mm->pass;
@@ -109,13 +109,14 @@ collect(MsMaxmin *mm)
     g_array_set_size(mm->vars, 0);
     g_array_set_size(mm->cnsts, 0);
     for (guint i = 0; i < mm->region->len; i++) {
-        for (guint32 v = mm->ghead[AT(mm->region, i)]; v != NONE; v = mm->gnext[v]) {
-            add_var(mm, v);
+        guint32 c = AT(mm->region, i);
+        for (guint32 j = 0; j < mm->cn[c].n_mem; j++) {
+            add_var(mm, mm->grp[c].m[j].var);
         }
     }
     for (guint i = 0; i < mm->new_vars->len; i++) {
         guint32 v = AT(mm->new_vars, i);
-        if (mm->alive[v] && mm->n_elem[v]) {
+        if (mm->va[v].alive && mm->va[v].n_elem) {
             add_var(mm, v);
         }
     }
@@ -129,8 +130,8 @@ collect(MsMaxmin *mm)
     guint32 *ve = (guint32 *)mm->velems->data;
     for (guint i = 0; i < mm->vars->len; i++) {
         guint32 v = AT(mm->vars, i);
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
+        const Elem *e = &mm->elems[mm->va[v].elem_base];
+        for (guint k = 0; k < mm->va[v].n_elem; k++) {
             ve[mm->vend[e[k].cnst]++] = v;
         }
     }
@@ -148,21 +149,21 @@ fill(MsMaxmin *mm)
     guint nc = mm->cnsts->len;
     for (guint i = 0; i < nc; i++) {
         guint32 c = cs[i];
-        mm->rem[c] = mm->capacity[c] - mm->usage[c];
+        mm->rem[c] = mm->cn[c].capacity - mm->cn[c].usage;
         mm->wsum[c] = 0;
         mm->sat[c] = INFINITY;
         mm->kind[c] = mm->r_mark[c] == mm->round ? K_REGION
-                      : isfinite(mm->level[c])    ? K_OUTSIDE
+                      : isfinite(mm->cn[c].level)    ? K_OUTSIDE
                                                   : K_FREE;
     }
     for (guint i = 0; i < mm->vars->len; i++) {
         guint32 v = AT(mm->vars, i);
         double r = old_rate(mm, v);
         mm->new_rate[v] = -1;
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
+        const Elem *e = &mm->elems[mm->va[v].elem_base];
+        for (guint k = 0; k < mm->va[v].n_elem; k++) {
             mm->rem[e[k].cnst] += r;
-            mm->wsum[e[k].cnst] += mm->weight[v];
+            mm->wsum[e[k].cnst] += mm->va[v].weight;
         }
     }
     mm->heap_len = 0;
@@ -183,22 +184,22 @@ fill(MsMaxmin *mm)
             if (mm->new_rate[v] >= 0) {
                 continue;
             }
-            double w = mm->weight[v];
+            double w = mm->va[v].weight;
             double rate = w * x;
             mm->new_rate[v] = rate;
             mm->new_bneck[v] = c;
-            const Elem *e = &mm->elems[mm->elem_base[v]];
-            for (guint k = 0; k < mm->n_elem[v]; k++) {
+            const Elem *e = &mm->elems[mm->va[v].elem_base];
+            for (guint k = 0; k < mm->va[v].n_elem; k++) {
                 guint32 c2 = e[k].cnst;
                 mm->rem[c2] -= rate;
                 mm->wsum[c2] -= w;
                 if (--mm->unfixed[c2] == 0) {
-                    if (mm->heap_pos[c2] != NONE) {
+                    if (mm->cn[c2].heap_pos != NONE) {
                         heap_remove(mm, c2);
                     }
-                } else if (c2 != c && mm->heap_pos[c2] != NONE) {
+                } else if (c2 != c && mm->cn[c2].heap_pos != NONE) {
                     /* The share of c2 can only have grown (x was the smallest). */
-                    sift_down(mm, mm->heap_pos[c2]);
+                    sift_down(mm, mm->cn[c2].heap_pos);
                 }
             }
         }
@@ -221,26 +222,27 @@ grow(MsMaxmin *mm, guint32 c)
 static void
 check_foreign(MsMaxmin *mm, guint32 c, double y)
 {
-    if (mm->fmax[c] <= y * (1 + TOL)) {
+    if (mm->cn[c].fmax <= y * (1 + TOL)) {
         return;
     }
     mm->stats.rescans++;
     double m = 0, u = 0;
-    for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-        guint32 v = mm->elems[e].var;
-        u += old_rate(mm, v);
-        if (mm->var_mark[v] == mm->pass || mm->bneck[v] == NONE) {
+    const Entry *e = mm->ent[c].e;
+    for (guint32 i = 0; i < mm->ent[c].n; i++) {
+        guint32 v = e[i].var, b = e[i].bneck;
+        u += e[i].weight * level_of(mm, b);
+        if (mm->var_mark[v] == mm->pass || b == NONE) {
             continue;
         }
-        double lv = mm->level[mm->bneck[v]];
+        double lv = mm->cn[b].level;
         if (lv > y * (1 + TOL)) {
-            grow(mm, mm->bneck[v]);
+            grow(mm, b);
         }
         m = MAX(m, lv);
     }
-    mm->fmax[c] = m;
-    mm->usage[c] = u;
-    mm->n_updates[c] = 0;
+    mm->cn[c].fmax = m;
+    mm->cn[c].usage = u;
+    mm->cn[c].n_updates = 0;
 }
 
 /* Checks the boundary of R after a fill; grows R by every group that fails. */
@@ -255,13 +257,13 @@ check_pass(MsMaxmin *mm)
         for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
             guint32 v = ve[j];
             d += mm->new_rate[v] - old_rate(mm, v);
-            vmax = MAX(vmax, mm->new_rate[v] / mm->weight[v]);
+            vmax = MAX(vmax, mm->new_rate[v] / mm->va[v].weight);
         }
-        double lv = mm->level[c], y = mm->sat[c];
+        double lv = mm->cn[c].level, y = mm->sat[c];
         if (mm->kind[c] == K_OUTSIDE) {
             /* Its group keeps its level only if c stays exactly as full, no V variable outruns
              * the group, and none is bottlenecked here below it. */
-            if (fabs(d) > TOL * mm->capacity[c] || vmax > lv * (1 + TOL) ||
+            if (fabs(d) > TOL * mm->cn[c].capacity || vmax > lv * (1 + TOL) ||
                 (isfinite(y) && y < lv * (1 - TOL))) {
                 grow(mm, c);
             }
@@ -280,7 +282,7 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         guint32 v = AT(mm->vars, i);
         guint32 b = mm->new_bneck[v];
         if (mm->kind[b] == K_OUTSIDE) {
-            mm->new_rate[v] = mm->weight[v] * mm->level[b]; /* joins at the group's level */
+            mm->new_rate[v] = mm->va[v].weight * mm->cn[b].level; /* joins at the group's level */
         }
     }
     for (guint i = 0; i < mm->cnsts->len; i++) {
@@ -291,13 +293,13 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
     }
     for (guint i = 0; i < mm->cnsts->len; i++) {
         guint32 c = AT(mm->cnsts, i);
-        mm->prev[c] = mm->level[c];
+        mm->prev[c] = mm->cn[c].level;
     }
     for (guint i = 0; i < mm->vars->len; i++) {
         guint32 v = AT(mm->vars, i);
         guint32 b = mm->new_bneck[v];
-        if (b != mm->bneck[v]) {
-            if (mm->bneck[v] != NONE) {
+        if (b != mm->va[v].bneck) {
+            if (mm->va[v].bneck != NONE) {
                 maxmin_group_unlink(mm, v);
             }
             maxmin_group_link(mm, v, b);
@@ -313,7 +315,7 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         }
         /* Only V variables can be bottlenecked here now: it has a group iff it fixed one. */
         double old = mm->prev[c], nl = mm->sat[c];
-        mm->level[c] = nl;
+        mm->cn[c].level = nl;
         gboolean changed = isfinite(old) != isfinite(nl) ||
                            (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
         if (changed && levels) {
@@ -322,19 +324,19 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
     }
     for (guint i = 0; i < mm->vars->len; i++) {
         guint32 v = AT(mm->vars, i);
-        double lv = mm->level[mm->bneck[v]];
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
-            if (e[k].cnst != mm->bneck[v]) {
-                mm->fmax[e[k].cnst] = MAX(mm->fmax[e[k].cnst], lv);
+        double lv = mm->cn[mm->va[v].bneck].level;
+        const Elem *e = &mm->elems[mm->va[v].elem_base];
+        for (guint k = 0; k < mm->va[v].n_elem; k++) {
+            if (e[k].cnst != mm->va[v].bneck) {
+                mm->cn[e[k].cnst].fmax = MAX(mm->cn[e[k].cnst].fmax, lv);
             }
         }
     }
     for (guint i = 0; i < mm->cnsts->len; i++) {
         guint32 c = AT(mm->cnsts, i);
-        if (mm->n_updates[c] > USAGE_REFRESH) {
-            mm->usage[c] = ms_maxmin_usage(mm, c);
-            mm->n_updates[c] = 0;
+        if (mm->cn[c].n_updates > USAGE_REFRESH) {
+            mm->cn[c].usage = ms_maxmin_usage(mm, c);
+            mm->cn[c].n_updates = 0;
         }
     }
 }
@@ -346,7 +348,7 @@ maxmin_fill_repair(MsMaxmin *mm, GArray *levels, GArray *moved)
     g_array_set_size(mm->region, 0);
     for (guint i = 0; i < mm->dirty->len; i++) {
         guint32 c = AT(mm->dirty, i);
-        if (isfinite(mm->level[c])) {
+        if (isfinite(mm->cn[c].level)) {
             mm->r_mark[c] = mm->round;
             push(mm->region, c);
         }

@@ -23,9 +23,22 @@
 /* Usages are maintained by adding deltas; after this many updates one is recomputed exactly. */
 #define USAGE_REFRESH 4096
 
+/* One constraint of a variable's route, and where the constraint lists the variable. */
 typedef struct {
-    guint32 cnst, var, next, prev;
+    guint32 cnst, pos;
 } Elem;
+
+/* A variable as a constraint lists it; bneck mirrors the variable's so that scans of a constraint
+ * read one array. */
+typedef struct {
+    double weight;
+    guint32 var, bneck;
+} Entry;
+
+typedef struct {
+    Entry *e;
+    guint32 n, cap;
+} Entries;
 
 /* A variable on a constraint, as the propagation's water filling sees it. */
 typedef struct {
@@ -37,31 +50,61 @@ typedef struct {
  * keep its level), or outside without one (unsaturated so far). */
 enum { K_FREE, K_REGION, K_OUTSIDE };
 
+/* The fields of a constraint that the propagation's inner loops touch, in one cache line. */
+typedef struct {
+    double capacity;
+    double usage;      /* sum of the rates of its elements, maintained */
+    double level;      /* level of its group, INFINITY when it has none */
+    double fmax;       /* upper bound on the levels of the variables on it outside its group */
+    double wgroup;     /* weight of its group on it (a variable crossing it twice counts twice) */
+    guint32 n_mem;     /* variables in its group (0: no group) */
+    guint32 n_updates; /* usage updates since it was last added up afresh */
+    guint32 t_mark;    /* round of its first change in a propagation */
+    guint32 heap_pos;  /* position in the pass heap or queue, NONE when out */
+} Cnst;
+
+/* A variable as its group lists it: what a member loop needs, read sequentially. Routes of up
+ * to INLINE_ROUTE constraints are copied here; longer ones are read from the elements. */
+#define INLINE_ROUTE 4
+typedef struct {
+    double weight;
+    guint32 var;
+    guint32 n;
+    guint32 c[INLINE_ROUTE];
+} Member;
+
+typedef struct {
+    Member *m;
+    guint32 cap;
+} Group;
+
+typedef struct {
+    double weight;
+    guint32 elem_base; /* its route: elems[elem_base .. elem_base + n_elem) */
+    guint32 bneck;     /* its group's constraint, NONE when unconstrained or not solved */
+    guint32 gpos;      /* its position in the group */
+    guint8 n_elem, alive;
+} Var;
+
 struct _MsMaxmin {
     /* constraints */
     guint n_cnst, cap_cnst;
-    double *capacity;
-    double *usage;     /* sum of the rates of its elements, maintained */
-    double *level;     /* level of its group, INFINITY when it has none */
-    double *fmax;      /* upper bound on the levels of the variables on it outside its group */
-    double *wgroup;    /* weight of its group on it (a variable crossing it twice counts twice) */
-    guint32 *head;     /* first element, NONE when empty */
-    guint32 *ghead;    /* first variable of its group, NONE when none */
-    guint32 *n_updates;
+    Cnst *cn;
+    Group *grp;
+    Entries *ent;      /* the variables on it, one entry per crossing */
     guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
     /* pass scratch */
     double *rem, *wsum, *sat, *prev;
-    guint32 *unfixed, *heap_pos, *heap, *voff, *vend;
+    guint32 *unfixed, *heap, *voff, *vend;
     guint8 *kind;
     /* propagation scratch: values on first touch in a solve, queue keys */
     double *s_usage, *s_level, *s_wgroup, *s_fmax, *qkey;
-    guint32 *t_mark;
 
     /* variables */
     guint n_var, cap_var, n_live;
-    double *weight, *new_rate;
-    guint32 *elem_base, *bneck, *new_bneck, *gnext, *gprev, *var_mark;
-    guint8 *n_elem, *alive;
+    Var *va;
+    double *new_rate;
+    guint32 *new_bneck, *var_mark;
     GArray *free_vars;
 
     /* elements */
@@ -97,18 +140,32 @@ push(GArray *a, guint32 x)
     g_array_append_val(a, x);
 }
 
+/* Level of a constraint's group as seen by a variable bottlenecked there (0 when unsolved). */
+static inline double
+level_of(const MsMaxmin *mm, guint32 b)
+{
+    return b == NONE ? 0 : mm->cn[b].level;
+}
+
 /* Rate of a variable in the committed state (0 before its first solve). */
 static inline double
 old_rate(const MsMaxmin *mm, guint32 v)
 {
-    return mm->bneck[v] == NONE ? 0 : mm->weight[v] * mm->level[mm->bneck[v]];
+    return mm->va[v].bneck == NONE ? 0 : mm->va[v].weight * mm->cn[mm->va[v].bneck].level;
 }
 
 static inline void
 add_usage(MsMaxmin *mm, guint32 c, double d)
 {
-    mm->usage[c] += d;
-    mm->n_updates[c]++;
+    mm->cn[c].usage += d;
+    mm->cn[c].n_updates++;
+}
+
+/* Constraint k of a member's route. */
+static inline guint32
+member_cnst(const MsMaxmin *mm, const Member *m, guint k)
+{
+    return k < INLINE_ROUTE ? m->c[k] : mm->elems[mm->va[m->var].elem_base + k].cnst;
 }
 
 /* Group membership; both keep the group weight, unlinking the last member drops the level. */

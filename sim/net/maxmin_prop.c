@@ -22,12 +22,12 @@
 static inline void
 touch(MsMaxmin *mm, guint32 c)
 {
-    if (mm->t_mark[c] != mm->round) {
-        mm->t_mark[c] = mm->round;
-        mm->s_usage[c] = mm->usage[c];
-        mm->s_level[c] = mm->level[c];
-        mm->s_wgroup[c] = mm->wgroup[c];
-        mm->s_fmax[c] = mm->fmax[c];
+    if (mm->cn[c].t_mark != mm->round) {
+        mm->cn[c].t_mark = mm->round;
+        mm->s_usage[c] = mm->cn[c].usage;
+        mm->s_level[c] = mm->cn[c].level;
+        mm->s_wgroup[c] = mm->cn[c].wgroup;
+        mm->s_fmax[c] = mm->cn[c].fmax;
         mm->unfixed[c] = 0; /* times processed */
         push(mm->tlist, c);
     }
@@ -49,7 +49,7 @@ qsift(MsMaxmin *mm, guint i)
     while (i > 0 && qless(mm, c, mm->heap[(i - 1) / 2])) {
         guint p = (i - 1) / 2;
         mm->heap[i] = mm->heap[p];
-        mm->heap_pos[mm->heap[i]] = i;
+        mm->cn[mm->heap[i]].heap_pos = i;
         i = p;
     }
     for (;;) {
@@ -62,23 +62,23 @@ qsift(MsMaxmin *mm, guint i)
             break;
         }
         mm->heap[i] = mm->heap[m];
-        mm->heap_pos[mm->heap[i]] = i;
+        mm->cn[mm->heap[i]].heap_pos = i;
         i = m;
     }
     mm->heap[i] = c;
-    mm->heap_pos[c] = i;
+    mm->cn[c].heap_pos = i;
 }
 
 static void
 enqueue(MsMaxmin *mm, guint32 c)
 {
-    if (mm->heap_pos[c] != NONE) {
+    if (mm->cn[c].heap_pos != NONE) {
         return;
     }
     touch(mm, c);
-    mm->qkey[c] = mm->ghead[c] != NONE ? mm->level[c] : -1;
+    mm->qkey[c] = mm->cn[c].n_mem ? mm->cn[c].level : -1;
     mm->heap[mm->heap_len] = c;
-    mm->heap_pos[c] = mm->heap_len++;
+    mm->cn[c].heap_pos = mm->heap_len++;
     qsift(mm, mm->heap_len - 1);
 }
 
@@ -86,10 +86,10 @@ static guint32
 dequeue(MsMaxmin *mm)
 {
     guint32 c = mm->heap[0];
-    mm->heap_pos[c] = NONE;
+    mm->cn[c].heap_pos = NONE;
     if (--mm->heap_len) {
         mm->heap[0] = mm->heap[mm->heap_len];
-        mm->heap_pos[mm->heap[0]] = 0;
+        mm->cn[mm->heap[0]].heap_pos = 0;
         qsift(mm, 0);
     }
     return c;
@@ -100,8 +100,8 @@ dequeue(MsMaxmin *mm)
 static inline void
 note_change(MsMaxmin *mm, guint32 c)
 {
-    double cap = mm->capacity[c], u = mm->usage[c];
-    if (mm->ghead[c] != NONE ? fabs(cap - u) > EPS_RES * cap : u > cap * (1 + TOL)) {
+    double cap = mm->cn[c].capacity, u = mm->cn[c].usage;
+    if (mm->cn[c].n_mem ? fabs(cap - u) > EPS_RES * cap : u > cap * (1 + TOL)) {
         enqueue(mm, c);
     }
 }
@@ -112,7 +112,7 @@ note_change(MsMaxmin *mm, guint32 c)
 static void
 pivot(MsMaxmin *mm, guint32 v, guint32 to)
 {
-    guint32 from = mm->bneck[v];
+    guint32 from = mm->va[v].bneck;
     if (mm->var_mark[v] != mm->pass) {
         mm->var_mark[v] = mm->pass;
         mm->new_bneck[v] = from; /* its group before the solve */
@@ -120,16 +120,16 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
     }
     touch(mm, from);
     touch(mm, to);
-    double lv = mm->level[to], d = mm->weight[v] * (lv - mm->level[from]);
+    double lv = mm->cn[to].level, d = mm->va[v].weight * (lv - mm->cn[from].level);
     maxmin_group_unlink(mm, v);
     maxmin_group_link(mm, v, to);
-    const Elem *e = &mm->elems[mm->elem_base[v]];
-    for (guint k = 0; k < mm->n_elem[v]; k++) {
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = e[k].cnst;
         touch(mm, c);
         add_usage(mm, c, d);
         if (c != to) {
-            mm->fmax[c] = MAX(mm->fmax[c], lv);
+            mm->cn[c].fmax = MAX(mm->cn[c].fmax, lv);
         }
         note_change(mm, c);
     }
@@ -154,9 +154,9 @@ water_fill(MsMaxmin *mm, guint32 c)
 {
     GArray *seen = mm->levels_seen;
     g_array_set_size(seen, 0);
-    for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-        guint32 v = mm->elems[e].var;
-        Seen s = {mm->level[mm->bneck[v]], mm->weight[v], v};
+    const Entry *e = mm->ent[c].e;
+    for (guint32 i = 0; i < mm->ent[c].n; i++) {
+        Seen s = {mm->cn[e[i].bneck].level, e[i].weight, e[i].var};
         g_array_append_val(seen, s);
     }
     g_array_sort(seen, cmp_seen);
@@ -167,14 +167,14 @@ water_fill(MsMaxmin *mm, guint32 c)
         above += s[i].weight;
     }
     for (guint i = 0; i < seen->len; i++) {
-        double y = (mm->capacity[c] - below) / above;
+        double y = (mm->cn[c].capacity - below) / above;
         if (y < s[i].level) {
             if (!(y > 0)) {
                 return FALSE;
             }
-            mm->level[c] = y;
+            mm->cn[c].level = y;
             for (guint j = i; j < seen->len; j++) {
-                if (mm->bneck[s[j].var] != c) {
+                if (mm->va[s[j].var].bneck != c) {
                     pivot(mm, s[j].var, c);
                 }
             }
@@ -195,50 +195,53 @@ process(MsMaxmin *mm, guint32 c)
     if (++mm->unfixed[c] > MAX_REPROCESS) {
         return FALSE;
     }
-    if (mm->ghead[c] == NONE) {
-        return mm->usage[c] <= mm->capacity[c] * (1 + TOL) || water_fill(mm, c);
+    if (!mm->cn[c].n_mem) {
+        return mm->cn[c].usage <= mm->cn[c].capacity * (1 + TOL) || water_fill(mm, c);
     }
-    double r = mm->capacity[c] - mm->usage[c];
-    if (fabs(r) <= EPS_RES * mm->capacity[c]) {
+    double r = mm->cn[c].capacity - mm->cn[c].usage;
+    if (fabs(r) <= EPS_RES * mm->cn[c].capacity) {
         return TRUE;
     }
-    double delta = r / mm->wgroup[c], nl = mm->level[c] + delta;
+    double delta = r / mm->cn[c].wgroup, nl = mm->cn[c].level + delta;
     if (!(nl > 0) || !isfinite(nl)) {
         return FALSE;
     }
-    mm->level[c] = nl;
+    mm->cn[c].level = nl;
     g_array_set_size(mm->pivots, 0);
     guint64 elems = 0, vars = 0;
-    for (guint32 v = mm->ghead[c]; v != NONE; v = mm->gnext[v]) {
-        double d = mm->weight[v] * delta;
+    const Member *mem = mm->grp[c].m;
+    guint32 n_mem = mm->cn[c].n_mem;
+    for (guint32 i = 0; i < n_mem; i++) {
+        const Member *m = &mem[i];
+        double d = m->weight * delta;
         guint32 target = NONE;
-        const Elem *e = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
-            guint32 c2 = e[k].cnst;
+        for (guint k = 0; k < m->n; k++) {
+            guint32 c2 = member_cnst(mm, m, k);
             touch(mm, c2);
             add_usage(mm, c2, d);
             if (c2 == c) {
                 continue;
             }
-            mm->fmax[c2] = MAX(mm->fmax[c2], nl);
-            if (mm->ghead[c2] != NONE && mm->level[c2] * (1 + TOL) < nl &&
-                (target == NONE || mm->level[c2] < mm->level[target])) {
+            Cnst *k2 = &mm->cn[c2];
+            k2->fmax = MAX(k2->fmax, nl);
+            if (k2->n_mem && k2->level * (1 + TOL) < nl &&
+                (target == NONE || k2->level < mm->cn[target].level)) {
                 target = c2;
             }
             note_change(mm, c2);
         }
         if (target != NONE) {
-            push(mm->pivots, v);
+            push(mm->pivots, m->var);
             push(mm->pivots, target);
         }
-        elems += mm->n_elem[v];
-        vars++;
+        elems += m->n;
     }
+    vars = n_mem;
     mm->stats.component_vars += vars;
     mm->stats.component_elems += elems;
     for (guint i = 0; i < mm->pivots->len; i += 2) {
         guint32 v = AT(mm->pivots, i), to = AT(mm->pivots, i + 1);
-        if (mm->bneck[v] == c && mm->ghead[to] != NONE && mm->level[to] < mm->level[c]) {
+        if (mm->va[v].bneck == c && mm->cn[to].n_mem && mm->cn[to].level < mm->cn[c].level) {
             pivot(mm, v, to);
         }
     }
@@ -254,28 +257,30 @@ final_checks(MsMaxmin *mm)
 {
     for (guint i = 0; i < mm->tlist->len; i++) {
         guint32 c = AT(mm->tlist, i);
-        double lv = mm->level[c];
-        if (mm->ghead[c] == NONE || mm->fmax[c] <= lv * (1 + TOL)) {
+        double lv = mm->cn[c].level;
+        if (!mm->cn[c].n_mem || mm->cn[c].fmax <= lv * (1 + TOL)) {
             continue;
         }
         mm->stats.rescans++;
         double m = 0;
         g_array_set_size(mm->pivots, 0);
-        for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-            guint32 v = mm->elems[e].var, b = mm->bneck[v];
+        const Entry *e = mm->ent[c].e;
+        for (guint32 j = 0; j < mm->ent[c].n; j++) {
+            guint32 b = e[j].bneck;
             if (b == c) {
                 continue;
             }
-            if (mm->level[b] > lv * (1 + TOL)) {
-                push(mm->pivots, v);
+            double lb = mm->cn[b].level;
+            if (lb > lv * (1 + TOL)) {
+                push(mm->pivots, e[j].var);
             } else {
-                m = MAX(m, mm->level[b]);
+                m = MAX(m, lb);
             }
         }
-        mm->fmax[c] = m;
+        mm->cn[c].fmax = m;
         for (guint j = 0; j < mm->pivots->len; j++) {
             guint32 v = AT(mm->pivots, j);
-            if (mm->bneck[v] != c) {
+            if (mm->va[v].bneck != c) {
                 pivot(mm, v, c);
             }
         }
@@ -291,17 +296,17 @@ rollback(MsMaxmin *mm)
     }
     for (guint i = mm->pivoted->len; i-- > 0;) {
         guint32 v = AT(mm->pivoted, i);
-        if (mm->bneck[v] != mm->new_bneck[v]) {
+        if (mm->va[v].bneck != mm->new_bneck[v]) {
             maxmin_group_unlink(mm, v);
             maxmin_group_link(mm, v, mm->new_bneck[v]);
         }
     }
     for (guint i = 0; i < mm->tlist->len; i++) {
         guint32 c = AT(mm->tlist, i);
-        mm->usage[c] = mm->s_usage[c];
-        mm->level[c] = mm->s_level[c];
-        mm->wgroup[c] = mm->s_wgroup[c];
-        mm->fmax[c] = mm->s_fmax[c];
+        mm->cn[c].usage = mm->s_usage[c];
+        mm->cn[c].level = mm->s_level[c];
+        mm->cn[c].wgroup = mm->s_wgroup[c];
+        mm->cn[c].fmax = mm->s_fmax[c];
     }
 }
 
@@ -311,20 +316,20 @@ report(MsMaxmin *mm, GArray *levels, GArray *moved)
     g_array_set_size(mm->cnsts, 0);
     for (guint i = 0; i < mm->tlist->len; i++) {
         guint32 c = AT(mm->tlist, i);
-        double old = mm->s_level[c], nl = mm->level[c];
+        double old = mm->s_level[c], nl = mm->cn[c].level;
         if (levels && (isfinite(old) != isfinite(nl) ||
                        (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
             push(levels, c);
         }
         push(mm->cnsts, c);
-        if (mm->n_updates[c] > USAGE_REFRESH) {
-            mm->usage[c] = ms_maxmin_usage(mm, c);
-            mm->n_updates[c] = 0;
+        if (mm->cn[c].n_updates > USAGE_REFRESH) {
+            mm->cn[c].usage = ms_maxmin_usage(mm, c);
+            mm->cn[c].n_updates = 0;
         }
     }
     for (guint i = 0; moved && i < mm->pivoted->len; i++) {
         guint32 v = AT(mm->pivoted, i);
-        if (mm->bneck[v] != mm->new_bneck[v]) {
+        if (mm->va[v].bneck != mm->new_bneck[v]) {
             push(moved, v);
         }
     }
@@ -338,7 +343,7 @@ maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
     }
     for (guint i = 0; i < mm->new_vars->len; i++) {
         guint32 v = AT(mm->new_vars, i);
-        if (mm->alive[v] && mm->n_elem[v]) {
+        if (mm->va[v].alive && mm->va[v].n_elem) {
             return FALSE;
         }
     }
@@ -347,7 +352,7 @@ maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
     g_array_set_size(mm->pivoted, 0);
     for (guint i = 0; i < mm->dirty->len; i++) {
         guint32 c = AT(mm->dirty, i);
-        if (mm->ghead[c] != NONE) {
+        if (mm->cn[c].n_mem) {
             enqueue(mm, c);
         }
     }
