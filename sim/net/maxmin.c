@@ -45,7 +45,7 @@ ms_maxmin_free(MsMaxmin *mm)
     void *arrays[] = {mm->cn, mm->grp, mm->ent,     mm->dirty_mark, mm->r_mark, mm->k_mark,
                       mm->u_mark,   mm->rem,      mm->wsum,       mm->sat,    mm->prev,
                       mm->unfixed,  mm->heap,     mm->voff,       mm->vend,   mm->kind,
-                      mm->s_usage,  mm->s_level,  mm->s_wgroup,   mm->s_fmax, mm->qkey,
+                      mm->s_usage,  mm->s_level,  mm->s_wgroup,   mm->s_fmax, mm->queue,
                       mm->va,       mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
@@ -97,7 +97,6 @@ grow_constraints(MsMaxmin *mm)
     mm->s_level = g_renew(double, mm->s_level, n);
     mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
     mm->s_fmax = g_renew(double, mm->s_fmax, n);
-    mm->qkey = g_renew(double, mm->qkey, n);
 }
 
 guint32
@@ -345,7 +344,8 @@ ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
     for (guint i = 0; i < n; i++) {
         guint32 c = mm->elems[base + i].cnst;
         entry_remove(mm, c, mm->elems[base + i].pos);
-        add_usage(mm, c, -r);
+        mm->cn[c].usage -= r;
+        mm->cn[c].n_updates++;
         if (mm->u_mark[c] != mm->round) {
             mm->u_mark[c] = mm->round;
             push(mm->unloaded, c);
@@ -488,8 +488,6 @@ report_touched(MsMaxmin *mm, gboolean solved, GArray *touched)
 void
 ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touched)
 {
-    guint first_level = levels ? levels->len : 0, first_moved = moved ? moved->len : 0;
-    guint first_touched = touched ? touched->len : 0;
     gboolean solve = mm->dirty->len || mm->new_vars->len;
     if (!solve && mm->unloaded->len == 0) {
         return;
@@ -517,9 +515,6 @@ ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touc
     g_array_set_size(mm->new_vars, 0);
     mm->cap_changed = FALSE;
     next_round(mm);
-    sort_from(levels, first_level);
-    sort_from(moved, first_moved);
-    sort_from(touched, first_touched);
 }
 
 void
@@ -532,6 +527,8 @@ ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
     g_autoptr(GArray) levels = g_array_new(FALSE, FALSE, sizeof(guint32));
     g_autoptr(GArray) moved = g_array_new(FALSE, FALSE, sizeof(guint32));
     ms_maxmin_solve_groups(mm, levels, moved, NULL);
+    sort_from(levels, 0);
+    sort_from(moved, 0);
     /* Expand to variables; a fresh pass mark dedupes them. */
     maxmin_next_pass(mm);
     guint first = changed->len;
@@ -562,7 +559,7 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 9 * sizeof(double) +
+    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 8 * sizeof(double) +
                      8 * sizeof(guint32) + 1;
     gsize per_var = sizeof(Var) + sizeof(double) + 2 * sizeof(guint32);
     gsize entries = 0, members = 0;

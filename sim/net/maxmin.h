@@ -32,11 +32,12 @@ guint ms_maxmin_n_variables(const MsMaxmin *mm);
 
 /* Brings the allocation up to date with the changes since the last solve: the groups those
  * touch are re-solved, and the region grows until the max-min conditions hold everywhere (within
- * one part in 10^9 of capacities and levels). Appends (guint32 ids, each list in increasing
- * order; any list may be NULL): to levels each constraint whose level changed by more than one
- * part in 10^12 or which gained or lost its group; to moved each variable whose bottleneck
- * changed, including every variable added since the last solve (an unconstrained one keeps
- * G_MAXUINT32); to touched each constraint whose usage may have changed. */
+ * one part in 10^9 of capacities and levels). Appends guint32 ids, each at most once, in an order
+ * that depends only on the calls made (any list may be NULL): to levels each constraint whose
+ * level changed by more than one part in 10^12 or which gained or lost its group; to moved each
+ * variable whose bottleneck changed, including every variable added since the last solve (an
+ * unconstrained one keeps G_MAXUINT32); to touched each constraint whose usage may have
+ * changed. */
 void ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touched);
 /* The same solve, reported per variable: when changed is not NULL, appends the ids of live
  * variables that moved or whose group's level changed, in increasing id order. Costs the size of

@@ -288,8 +288,9 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
     for (guint i = 0; i < mm->cnsts->len; i++) {
         guint32 c = AT(mm->cnsts, i);
         for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
-            add_usage(mm, c, mm->new_rate[ve[j]] - old_rate(mm, ve[j]));
+            mm->cn[c].usage += mm->new_rate[ve[j]] - old_rate(mm, ve[j]);
         }
+        mm->cn[c].n_updates++;
     }
     for (guint i = 0; i < mm->cnsts->len; i++) {
         guint32 c = AT(mm->cnsts, i);

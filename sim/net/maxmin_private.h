@@ -20,8 +20,9 @@
 /* An outside group loses exact ties (rounding noise) to region constraints, so that a variable
  * whose rate did not change stays in the region rather than faking a violation. */
 #define TIE_BIAS 1e-10
-/* Usages are maintained by adding deltas; after this many updates one is recomputed exactly. */
-#define USAGE_REFRESH 4096
+/* Usages are maintained by adding deltas; after this many solves or removals that changed one,
+ * it is added up afresh. */
+#define USAGE_REFRESH 256
 
 /* One constraint of a variable's route, and where the constraint lists the variable. */
 typedef struct {
@@ -46,6 +47,12 @@ typedef struct {
     guint32 var;
 } Seen;
 
+/* A constraint waiting in the propagation queue. */
+typedef struct {
+    double key;
+    guint32 c;
+} QEntry;
+
 /* What a constraint of the current pass is: inside R, outside with a group of its own (which must
  * keep its level), or outside without one (unsaturated so far). */
 enum { K_FREE, K_REGION, K_OUTSIDE };
@@ -58,7 +65,7 @@ typedef struct {
     double fmax;       /* upper bound on the levels of the variables on it outside its group */
     double wgroup;     /* weight of its group on it (a variable crossing it twice counts twice) */
     guint32 n_mem;     /* variables in its group (0: no group) */
-    guint32 n_updates; /* usage updates since it was last added up afresh */
+    guint32 n_updates; /* solves and removals that changed its usage since it was added up afresh */
     guint32 t_mark;    /* round of its first change in a propagation */
     guint32 heap_pos;  /* position in the pass heap or queue, NONE when out */
 } Cnst;
@@ -98,7 +105,9 @@ struct _MsMaxmin {
     guint32 *unfixed, *heap, *voff, *vend;
     guint8 *kind;
     /* propagation scratch: values on first touch in a solve, queue keys */
-    double *s_usage, *s_level, *s_wgroup, *s_fmax, *qkey;
+    double *s_usage, *s_level, *s_wgroup, *s_fmax;
+    QEntry *queue;
+    guint qlen, qcap;
 
     /* variables */
     guint n_var, cap_var, n_live;
@@ -154,12 +163,6 @@ old_rate(const MsMaxmin *mm, guint32 v)
     return mm->va[v].bneck == NONE ? 0 : mm->va[v].weight * mm->cn[mm->va[v].bneck].level;
 }
 
-static inline void
-add_usage(MsMaxmin *mm, guint32 c, double d)
-{
-    mm->cn[c].usage += d;
-    mm->cn[c].n_updates++;
-}
 
 /* Constraint k of a member's route. */
 static inline guint32

@@ -29,44 +29,19 @@ touch(MsMaxmin *mm, guint32 c)
         mm->s_wgroup[c] = mm->cn[c].wgroup;
         mm->s_fmax[c] = mm->cn[c].fmax;
         mm->unfixed[c] = 0; /* times processed */
+        mm->cn[c].n_updates++;
         push(mm->tlist, c);
     }
 }
 
-/* --- queue of constraints to process: min-heap on (key, id); groups by level, overflowing
- * unsaturated constraints first --- */
+/* --- queue of constraints to process: a binary min-heap of (key, id) pairs, groups by level,
+ * overflowing unsaturated constraints first. A key never changes while queued; heap_pos only
+ * says whether a constraint is queued. --- */
 
 static inline gboolean
-qless(const MsMaxmin *mm, guint32 a, guint32 b)
+qless(const QEntry *a, const QEntry *b)
 {
-    return mm->qkey[a] < mm->qkey[b] || (mm->qkey[a] == mm->qkey[b] && a < b);
-}
-
-static void
-qsift(MsMaxmin *mm, guint i)
-{
-    guint32 c = mm->heap[i];
-    while (i > 0 && qless(mm, c, mm->heap[(i - 1) / 2])) {
-        guint p = (i - 1) / 2;
-        mm->heap[i] = mm->heap[p];
-        mm->cn[mm->heap[i]].heap_pos = i;
-        i = p;
-    }
-    for (;;) {
-        guint l = 2 * i + 1;
-        if (l >= mm->heap_len) {
-            break;
-        }
-        guint m = (l + 1 < mm->heap_len && qless(mm, mm->heap[l + 1], mm->heap[l])) ? l + 1 : l;
-        if (!qless(mm, mm->heap[m], c)) {
-            break;
-        }
-        mm->heap[i] = mm->heap[m];
-        mm->cn[mm->heap[i]].heap_pos = i;
-        i = m;
-    }
-    mm->heap[i] = c;
-    mm->cn[c].heap_pos = i;
+    return a->key < b->key || (a->key == b->key && a->c < b->c);
 }
 
 static void
@@ -76,22 +51,42 @@ enqueue(MsMaxmin *mm, guint32 c)
         return;
     }
     touch(mm, c);
-    mm->qkey[c] = mm->cn[c].n_mem ? mm->cn[c].level : -1;
-    mm->heap[mm->heap_len] = c;
-    mm->cn[c].heap_pos = mm->heap_len++;
-    qsift(mm, mm->heap_len - 1);
+    mm->cn[c].heap_pos = 0;
+    if (mm->qlen == mm->qcap) {
+        mm->qcap = MAX(64, 2 * mm->qcap);
+        mm->queue = g_renew(QEntry, mm->queue, mm->qcap);
+    }
+    QEntry x = {mm->cn[c].n_mem ? mm->cn[c].level : -1, c};
+    QEntry *h = mm->queue;
+    guint i = mm->qlen++;
+    while (i > 0 && qless(&x, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
 }
 
 static guint32
 dequeue(MsMaxmin *mm)
 {
-    guint32 c = mm->heap[0];
+    QEntry *h = mm->queue;
+    guint32 c = h[0].c;
     mm->cn[c].heap_pos = NONE;
-    if (--mm->heap_len) {
-        mm->heap[0] = mm->heap[mm->heap_len];
-        mm->cn[mm->heap[0]].heap_pos = 0;
-        qsift(mm, 0);
+    QEntry x = h[--mm->qlen];
+    guint n = mm->qlen, i = 0;
+    for (;;) {
+        guint l = 2 * i + 1;
+        if (l >= n) {
+            break;
+        }
+        guint m = (l + 1 < n && qless(&h[l + 1], &h[l])) ? l + 1 : l;
+        if (!qless(&h[m], &x)) {
+            break;
+        }
+        h[i] = h[m];
+        i = m;
     }
+    h[i] = x;
     return c;
 }
 
@@ -127,7 +122,7 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
     for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = e[k].cnst;
         touch(mm, c);
-        add_usage(mm, c, d);
+        mm->cn[c].usage += d;
         if (c != to) {
             mm->cn[c].fmax = MAX(mm->cn[c].fmax, lv);
         }
@@ -208,7 +203,7 @@ process(MsMaxmin *mm, guint32 c)
     }
     mm->cn[c].level = nl;
     g_array_set_size(mm->pivots, 0);
-    guint64 elems = 0, vars = 0;
+    guint64 elems = 0;
     const Member *mem = mm->grp[c].m;
     guint32 n_mem = mm->cn[c].n_mem;
     for (guint32 i = 0; i < n_mem; i++) {
@@ -217,12 +212,12 @@ process(MsMaxmin *mm, guint32 c)
         guint32 target = NONE;
         for (guint k = 0; k < m->n; k++) {
             guint32 c2 = member_cnst(mm, m, k);
-            touch(mm, c2);
-            add_usage(mm, c2, d);
             if (c2 == c) {
-                continue;
+                continue; /* c itself is settled below, all members at once */
             }
+            touch(mm, c2);
             Cnst *k2 = &mm->cn[c2];
+            k2->usage += d;
             k2->fmax = MAX(k2->fmax, nl);
             if (k2->n_mem && k2->level * (1 + TOL) < nl &&
                 (target == NONE || k2->level < mm->cn[target].level)) {
@@ -236,8 +231,8 @@ process(MsMaxmin *mm, guint32 c)
         }
         elems += m->n;
     }
-    vars = n_mem;
-    mm->stats.component_vars += vars;
+    mm->cn[c].usage += r;
+    mm->stats.component_vars += n_mem;
     mm->stats.component_elems += elems;
     for (guint i = 0; i < mm->pivots->len; i += 2) {
         guint32 v = AT(mm->pivots, i), to = AT(mm->pivots, i + 1);
@@ -285,13 +280,13 @@ final_checks(MsMaxmin *mm)
             }
         }
     }
-    return mm->heap_len > 0;
+    return mm->qlen > 0;
 }
 
 static void
 rollback(MsMaxmin *mm)
 {
-    while (mm->heap_len) {
+    while (mm->qlen) {
         dequeue(mm);
     }
     for (guint i = mm->pivoted->len; i-- > 0;) {
@@ -358,7 +353,7 @@ maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
     }
     gboolean ok = TRUE;
     for (guint round = 0; ok; round++) {
-        while (ok && mm->heap_len) {
+        while (ok && mm->qlen) {
             ok = process(mm, dequeue(mm));
         }
         if (!ok || !final_checks(mm)) {

@@ -511,6 +511,13 @@ apply(MsNetwork *net, MsTime now)
     }
 }
 
+static int
+cmp_u32(gconstpointer a, gconstpointer b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void
 solve(MsNetwork *net, MsTime now)
 {
@@ -538,6 +545,7 @@ solve(MsNetwork *net, MsTime now)
         for (guint i = 0; i < net->touched->len; i++) {
             ts[i] = net->link_of_cnst[ts[i]];
         }
+        g_array_sort(net->touched, cmp_u32);
         net->observer(net->observer_ctx, now, ts, net->touched->len);
     }
 }
