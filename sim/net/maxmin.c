@@ -270,8 +270,9 @@ set_bneck(MsMaxmin *mm, guint32 v, guint32 b)
     }
 }
 
-void
-maxmin_group_unlink(MsMaxmin *mm, guint32 v)
+/* Takes v out of its group's member array, keeping the group's weight and level. */
+static void
+group_detach(MsMaxmin *mm, guint32 v)
 {
     guint32 b = mm->va[v].bneck;
     Group *g = &mm->grp[b];
@@ -285,6 +286,12 @@ maxmin_group_unlink(MsMaxmin *mm, guint32 v)
         mm->cn[b].level = INFINITY;
         mm->cn[b].wgroup = 0;
     }
+}
+
+void
+maxmin_group_unlink(MsMaxmin *mm, guint32 v)
+{
+    group_detach(mm, v);
     set_bneck(mm, v, NONE);
 }
 
@@ -337,7 +344,7 @@ ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
     g_return_if_fail(v < mm->n_var && mm->va[v].alive);
     double r = old_rate(mm, v);
     if (mm->va[v].bneck != NONE) {
-        maxmin_group_unlink(mm, v);
+        group_detach(mm, v); /* its entries go below */
     }
     guint n = mm->va[v].n_elem;
     guint32 base = mm->va[v].elem_base;
