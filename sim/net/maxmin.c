@@ -43,7 +43,7 @@ ms_maxmin_free(MsMaxmin *mm)
         g_free(mm->ent[c].e);
     }
     void *arrays[] = {mm->cn, mm->grp, mm->ent,     mm->dirty_mark, mm->r_mark, mm->k_mark,
-                      mm->u_mark,   mm->rem,      mm->wsum,       mm->sat,    mm->prev,
+                      mm->u_mark,   mm->rem,      mm->wsum,       mm->sat,    mm->prev, mm->skey,
                       mm->unfixed,  mm->heap,     mm->voff,       mm->vend,   mm->kind,
                       mm->s_usage,  mm->s_level,  mm->s_wgroup,   mm->s_fmax, mm->queue,
                       mm->va,       mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
@@ -88,6 +88,7 @@ grow_constraints(MsMaxmin *mm)
     mm->wsum = g_renew(double, mm->wsum, n);
     mm->sat = g_renew(double, mm->sat, n);
     mm->prev = g_renew(double, mm->prev, n);
+    mm->skey = g_renew(double, mm->skey, n);
     mm->unfixed = g_renew(guint32, mm->unfixed, n);
     mm->heap = g_renew(guint32, mm->heap, n);
     mm->voff = g_renew(guint32, mm->voff, n);
@@ -566,7 +567,7 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 8 * sizeof(double) +
+    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 9 * sizeof(double) +
                      8 * sizeof(guint32) + 1;
     gsize per_var = sizeof(Var) + sizeof(double) + 2 * sizeof(guint32);
     gsize entries = 0, members = 0;

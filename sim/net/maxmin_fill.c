@@ -7,18 +7,19 @@
 
 /* --- indexed min-heap of the constraints of a pass, keyed by fair share rem/wsum --- */
 
-static inline double
-key(const MsMaxmin *mm, guint32 c)
+/* Recomputes the heap key of c from its remaining capacity and unfixed weight. */
+static inline void
+rekey(MsMaxmin *mm, guint32 c)
 {
     double r = mm->rem[c];
     double s = (r > 0 ? r : 0) / mm->wsum[c];
-    return mm->kind[c] == K_OUTSIDE ? s * (1 + TIE_BIAS) : s;
+    mm->skey[c] = mm->kind[c] == K_OUTSIDE ? s * (1 + TIE_BIAS) : s;
 }
 
 static inline gboolean
 less(const MsMaxmin *mm, guint32 a, guint32 b)
 {
-    double ka = key(mm, a), kb = key(mm, b);
+    double ka = mm->skey[a], kb = mm->skey[b];
     return ka < kb || (ka == kb && a < b);
 }
 
@@ -168,6 +169,7 @@ fill(MsMaxmin *mm)
     }
     mm->heap_len = 0;
     for (guint i = 0; i < nc; i++) {
+        rekey(mm, cs[i]);
         heap_place(mm, mm->heap_len++, cs[i]);
     }
     for (guint i = mm->heap_len / 2; i-- > 0;) {
@@ -199,6 +201,7 @@ fill(MsMaxmin *mm)
                     }
                 } else if (c2 != c && mm->cn[c2].heap_pos != NONE) {
                     /* The share of c2 can only have grown (x was the smallest). */
+                    rekey(mm, c2);
                     sift_down(mm, mm->cn[c2].heap_pos);
                 }
             }

@@ -101,7 +101,7 @@ struct _MsMaxmin {
     Entries *ent;      /* the variables on it, one entry per crossing */
     guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
     /* pass scratch */
-    double *rem, *wsum, *sat, *prev;
+    double *rem, *wsum, *sat, *prev, *skey;
     guint32 *unfixed, *heap, *voff, *vend;
     guint8 *kind;
     /* propagation scratch: values on first touch in a solve, queue keys */

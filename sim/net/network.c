@@ -149,8 +149,9 @@ due_before(const MsNetwork *net, guint32 a, guint32 b)
 
 typedef gboolean (*BeforeFn)(const MsNetwork *net, guint32 a, guint32 b);
 
-/* Sift of element i in heap h of length n; pos(x) is written through the callback's array. */
-static void
+/* Sift of element i in heap h of length n; positions go to Group.pos or hpos. Always inlined so
+ * that each heap gets its own comparison compiled in. */
+G_ALWAYS_INLINE static inline void
 sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before, gboolean groups)
 {
     guint32 x = h[i];
@@ -178,7 +179,7 @@ sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before, gboolean gro
 }
 
 /* Removes the element at position i of heap h (length *n). */
-static void
+G_ALWAYS_INLINE static inline void
 heap_delete(MsNetwork *net, guint32 *h, guint *n, guint i, BeforeFn before, gboolean groups)
 {
     guint32 last = h[--*n];
