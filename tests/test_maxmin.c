@@ -301,14 +301,18 @@ random_var(GRand *rng, guint n_cnst)
     return v;
 }
 
-/* Random additions, removals and capacity changes, several per solve or one at a time. */
-static void
-test_incremental_matches_scratch(void)
+/* Random additions, removals and capacity changes, several per solve or one at a time, with a
+ * propagation budget (0: fill repair only; 1: the propagation gives up often and must leave the
+ * state as it found it; the default). Returns the solver's counters summed over instances. */
+static MsMaxminStats
+incremental_vs_scratch(guint budget)
 {
     g_autoptr(GRand) rng = g_rand_new_with_seed(7);
+    MsMaxminStats sum = {0};
     double worst = 0;
     for (guint inst = 0; inst < 60; inst++) {
         g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+        ms_maxmin_set_budget(mm, budget);
         guint n_cnst = g_rand_int_range(rng, 1, 24);
         double caps[24];
         for (guint c = 0; c < n_cnst; c++) {
@@ -338,8 +342,32 @@ test_incremental_matches_scratch(void)
             ms_maxmin_solve(mm, NULL);
             worst = MAX(worst, compare_with_scratch(mm, caps, n_cnst, vars));
         }
+        MsMaxminStats st;
+        ms_maxmin_stats(mm, &st);
+        sum.solves += st.solves;
+        sum.propagations += st.propagations;
+        sum.fallbacks += st.fallbacks;
+        sum.pivots += st.pivots;
+        sum.repairs += st.repairs;
     }
     CU_ASSERT(worst <= 1e-6);
+    return sum;
+}
+
+static void
+test_incremental_matches_scratch(void)
+{
+    MsMaxminStats fill = incremental_vs_scratch(0);
+    CU_ASSERT_EQUAL(fill.propagations, 0);
+    CU_ASSERT_EQUAL(fill.fallbacks, 0);
+    CU_ASSERT(fill.repairs > 0);
+    MsMaxminStats tight = incremental_vs_scratch(1);
+    CU_ASSERT(tight.fallbacks > 0);
+    CU_ASSERT(tight.propagations > 0);
+    MsMaxminStats dflt = incremental_vs_scratch(24);
+    CU_ASSERT(dflt.propagations > tight.propagations);
+    CU_ASSERT(dflt.pivots > 0);
+    CU_ASSERT_EQUAL(dflt.solves, fill.solves);
 }
 
 /* Time-stepped draining: all flows start at once with skewed sizes on a bipartite network of
@@ -349,9 +377,11 @@ static void
 test_drain_matches_scratch(void)
 {
     g_autoptr(GRand) rng = g_rand_new_with_seed(11);
-    for (guint inst = 0; inst < 6; inst++) {
-        guint n = 6 + 4 * inst;
+    for (guint inst = 0; inst < 8; inst++) {
+        guint n = 6 + 4 * (inst / 2);
         g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+        /* Every other instance runs on the fill repair alone. */
+        ms_maxmin_set_budget(mm, inst % 2 ? 0 : 24);
         double caps[64];
         for (guint c = 0; c < 2 * n; c++) {
             caps[c] = c % 7 == 3 ? 12.5 : 25.0;

@@ -29,6 +29,7 @@ ms_maxmin_new(void)
     mm->levels_seen = g_array_new(FALSE, FALSE, sizeof(Seen));
     mm->round = 1;
     mm->pass = 1;
+    mm->budget = DEFAULT_BUDGET;
     return mm;
 }
 
@@ -556,6 +557,12 @@ ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
         }
     }
     sort_from(changed, first);
+}
+
+void
+ms_maxmin_set_budget(MsMaxmin *mm, guint reprocess)
+{
+    mm->budget = reprocess;
 }
 
 void

@@ -20,6 +20,8 @@
 /* An outside group loses exact ties (rounding noise) to region constraints, so that a variable
  * whose rate did not change stays in the region rather than faking a violation. */
 #define TIE_BIAS 1e-10
+/* Default propagation budget (see ms_maxmin_set_budget). */
+#define DEFAULT_BUDGET 24
 /* Usages are maintained by adding deltas; after this many solves or removals that changed one,
  * it is added up afresh. */
 #define USAGE_REFRESH 256
@@ -137,6 +139,7 @@ struct _MsMaxmin {
     guint heap_len;
     gboolean grown;
     gboolean cap_changed; /* a capacity changed since the last solve */
+    guint budget;         /* times the propagation may process a constraint in one solve */
 
     MsMaxminStats stats;
 };

@@ -6,13 +6,11 @@
  * constraint it moves there (a pivot); where an unsaturated constraint overflows it becomes a
  * group at its water level. When nothing is left to fix, the max-min conditions hold on every
  * constraint touched (and nothing else changed), so the result is the max-min allocation within
- * TOL. It gives up, restoring the state, when a constraint is processed too often; the fill
- * repair then does the solve. */
+ * TOL. It gives up, restoring the state, when a constraint is processed more often than the
+ * budget allows (the propagation is then chasing a structural change that the fill repair handles
+ * in one go), or a level would not stay positive; the fill repair then does the solve. */
 #include "maxmin_private.h"
 
-/* A constraint processed more often than this in one solve means the propagation is chasing a
- * structural change that the fill repair handles in one go. */
-#define MAX_REPROCESS 24
 /* Final-check rounds after which the propagation gives up. */
 #define MAX_ROUNDS 16
 /* Residuals below this fraction of capacity are rounding, not changes to propagate. */
@@ -187,7 +185,7 @@ water_fill(MsMaxmin *mm, guint32 c)
 static gboolean
 process(MsMaxmin *mm, guint32 c)
 {
-    if (++mm->unfixed[c] > MAX_REPROCESS) {
+    if (++mm->unfixed[c] > mm->budget) {
         return FALSE;
     }
     if (!mm->cn[c].n_mem) {
@@ -333,7 +331,7 @@ report(MsMaxmin *mm, GArray *levels, GArray *moved)
 gboolean
 maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
 {
-    if (mm->cap_changed) {
+    if (mm->cap_changed || mm->budget == 0) {
         return FALSE;
     }
     for (guint i = 0; i < mm->new_vars->len; i++) {
