@@ -179,6 +179,40 @@ water_fill(MsMaxmin *mm, guint32 c)
     return TRUE; /* it fits after all: rounding */
 }
 
+/* c's group must be the fastest on c: fmax proves it mostly; otherwise c is scanned, its bound
+ * made exact, and the faster flows join its group. */
+static void
+claim_faster(MsMaxmin *mm, guint32 c)
+{
+    double lv = mm->cn[c].level;
+    if (!mm->cn[c].n_mem || mm->cn[c].fmax <= lv * (1 + TOL)) {
+        return;
+    }
+    mm->stats.rescans++;
+    double m = 0;
+    g_array_set_size(mm->pivots, 0);
+    const Entry *e = mm->ent[c].e;
+    for (guint32 j = 0; j < mm->ent[c].n; j++) {
+        guint32 b = e[j].bneck;
+        if (b == c) {
+            continue;
+        }
+        double lb = mm->cn[b].level;
+        if (lb > lv * (1 + TOL)) {
+            push(mm->pivots, e[j].var);
+        } else {
+            m = MAX(m, lb);
+        }
+    }
+    mm->cn[c].fmax = m;
+    for (guint j = 0; j < mm->pivots->len; j++) {
+        guint32 v = AT(mm->pivots, j);
+        if (mm->va[v].bneck != c) {
+            pivot(mm, v, c);
+        }
+    }
+}
+
 /* --- processing --- */
 
 /* Shifts c's level so that c is exactly full; its members carry the shift to their routes. */
@@ -206,6 +240,14 @@ process(MsMaxmin *mm, guint32 c)
     guint32 n_mem = mm->cn[c].n_mem;
     for (guint32 i = 0; i < n_mem; i++) {
         const Member *m = &mem[i];
+#if defined(__GNUC__)
+        if (i + 4 < n_mem) {
+            /* Members are read in order but the constraints they cross are scattered. */
+            const Member *ahead = &mem[i + 4];
+            __builtin_prefetch(&mm->cn[ahead->c[0]]);
+            __builtin_prefetch(&mm->cn[ahead->c[1] != NONE ? ahead->c[1] : ahead->c[0]]);
+        }
+#endif
         double d = m->weight * delta;
         guint32 target = NONE;
         for (guint k = 0; k < m->n; k++) {
@@ -238,45 +280,21 @@ process(MsMaxmin *mm, guint32 c)
             pivot(mm, v, to);
         }
     }
+    if (delta < 0) {
+        /* Catch flows it now undercuts while their dependents are still ahead in the queue. */
+        claim_faster(mm, c);
+    }
     note_change(mm, c);
     return TRUE;
 }
 
-/* With the queue empty, every touched group must still be the fastest on its constraint. fmax
- * proves it mostly; otherwise the constraint is scanned and faster flows join its group.
- * Returns TRUE when that queued more work. */
+/* With the queue empty, checks every touched group (levels may have moved since each was
+ * processed). Returns TRUE when that queued more work. */
 static gboolean
 final_checks(MsMaxmin *mm)
 {
     for (guint i = 0; i < mm->tlist->len; i++) {
-        guint32 c = AT(mm->tlist, i);
-        double lv = mm->cn[c].level;
-        if (!mm->cn[c].n_mem || mm->cn[c].fmax <= lv * (1 + TOL)) {
-            continue;
-        }
-        mm->stats.rescans++;
-        double m = 0;
-        g_array_set_size(mm->pivots, 0);
-        const Entry *e = mm->ent[c].e;
-        for (guint32 j = 0; j < mm->ent[c].n; j++) {
-            guint32 b = e[j].bneck;
-            if (b == c) {
-                continue;
-            }
-            double lb = mm->cn[b].level;
-            if (lb > lv * (1 + TOL)) {
-                push(mm->pivots, e[j].var);
-            } else {
-                m = MAX(m, lb);
-            }
-        }
-        mm->cn[c].fmax = m;
-        for (guint j = 0; j < mm->pivots->len; j++) {
-            guint32 v = AT(mm->pivots, j);
-            if (mm->va[v].bneck != c) {
-                pivot(mm, v, c);
-            }
-        }
+        claim_faster(mm, AT(mm->tlist, i));
     }
     return mm->qlen > 0;
 }
