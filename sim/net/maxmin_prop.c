@@ -255,15 +255,28 @@ process(MsMaxmin *mm, guint32 c)
             if (c2 == c) {
                 continue; /* c itself is settled below, all members at once */
             }
-            touch(mm, c2);
             Cnst *k2 = &mm->cn[c2];
-            k2->usage += d;
-            k2->fmax = MAX(k2->fmax, nl);
-            if (k2->n_mem && k2->level * (1 + TOL) < nl &&
-                (target == NONE || k2->level < mm->cn[target].level)) {
-                target = c2;
+            if (G_UNLIKELY(k2->t_mark != mm->round)) {
+                touch(mm, c2);
             }
-            note_change(mm, c2);
+            double u = k2->usage + d, cap = k2->capacity;
+            k2->usage = u;
+            if (nl > k2->fmax) {
+                k2->fmax = nl;
+            }
+            gboolean off;
+            if (k2->n_mem) {
+                if (k2->level * (1 + TOL) < nl &&
+                    (target == NONE || k2->level < mm->cn[target].level)) {
+                    target = c2;
+                }
+                off = fabs(cap - u) > EPS_RES * cap;
+            } else {
+                off = u > cap * (1 + TOL);
+            }
+            if (off && k2->heap_pos == NONE) {
+                enqueue(mm, c2);
+            }
         }
         if (target != NONE) {
             push(mm->pivots, m->var);

@@ -26,6 +26,7 @@ typedef struct {
     double vtime;  /* bytes per unit weight moved by any member from the origin to t0 */
     MsTime t0;
     MsTime due;    /* completion time of the first member */
+    guint32 mark;  /* solve that last queued it for a re-key */
 } Group;
 
 struct _MsNetwork {
@@ -54,7 +55,8 @@ struct _MsNetwork {
     guint n_gheap;
 
     gboolean dirty;
-    GArray *levels, *moved, *touched, *scratch;
+    GArray *levels, *moved, *touched, *scratch, *rekeys;
+    guint32 epoch;
     MsTime last_now;
 
     gboolean check;
@@ -95,6 +97,7 @@ ms_network_new(guint n_links, const double *bandwidth)
     net->moved = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->touched = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->rekeys = g_array_new(FALSE, FALSE, sizeof(guint32));
     return net;
 }
 
@@ -121,6 +124,7 @@ ms_network_free(MsNetwork *net)
     g_array_unref(net->moved);
     g_array_unref(net->touched);
     g_array_unref(net->scratch);
+    g_array_unref(net->rekeys);
     g_clear_error(&net->violation);
     g_free(net);
 }
@@ -470,8 +474,24 @@ check_capacities(MsNetwork *net)
 /* Applies a solve: new levels first (each group's clock runs at its old level up to now), then
  * flows that changed group carry their remaining bytes over. */
 static void
+want_rekey(MsNetwork *net, guint32 c)
+{
+    if (net->groups[c].mark != net->epoch) {
+        net->groups[c].mark = net->epoch;
+        g_array_append_val(net->rekeys, c);
+    }
+}
+
+static void
 apply(MsNetwork *net, MsTime now)
 {
+    if (++net->epoch == 0) {
+        for (guint c = 0; c < ms_maxmin_n_constraints(net->mm); c++) {
+            net->groups[c].mark = 0;
+        }
+        net->epoch = 1;
+    }
+    g_array_set_size(net->rekeys, 0);
     const guint32 *cs = (const guint32 *)net->levels->data;
     for (guint i = 0; i < net->levels->len; i++) {
         Group *g = &net->groups[cs[i]];
@@ -479,6 +499,7 @@ apply(MsNetwork *net, MsTime now)
         double lv = ms_maxmin_level(net->mm, cs[i]);
         g->level = isfinite(lv) ? lv : 0;
         net->stats.rate_changes += g->len;
+        want_rekey(net, cs[i]);
     }
     const guint32 *vs = (const guint32 *)net->moved->data;
     for (guint i = 0; i < net->moved->len; i++) {
@@ -493,22 +514,17 @@ apply(MsNetwork *net, MsTime now)
             group_sync(&net->groups[old], now);
             left = remaining(net, f, now);
             group_delete(net, f);
-            group_rekey(net, old);
+            want_rekey(net, old);
         }
         Group *g = &net->groups[c];
         group_sync(g, now);
         net->tag[f] = g->vtime + left / net->weight[f];
         group_insert(net, c, f);
+        want_rekey(net, c);
         net->stats.rate_changes++;
     }
-    for (guint i = 0; i < net->levels->len; i++) {
-        group_rekey(net, cs[i]);
-    }
-    for (guint i = 0; i < net->moved->len; i++) {
-        guint32 c = ms_maxmin_var_bottleneck(net->mm, vs[i]);
-        if (c != NONE) {
-            group_rekey(net, c);
-        }
+    for (guint i = 0; i < net->rekeys->len; i++) {
+        group_rekey(net, g_array_index(net->rekeys, guint32, i));
     }
 }
 
