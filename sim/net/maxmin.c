@@ -240,7 +240,7 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
             en->cap = MAX(4, 2 * en->cap);
             en->e = g_renew(Entry, en->e, en->cap);
         }
-        en->e[en->n] = (Entry){weight, v, NONE};
+        en->e[en->n] = (Entry){v, NONE};
         mm->elems[base + i] = (Elem){c, en->n++};
         /* A group on the route must make room: its constraint is saturated. */
         if (isfinite(mm->cn[c].level)) {
@@ -435,7 +435,7 @@ ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst)
     double sum = 0;
     const Entry *e = mm->ent[cnst].e;
     for (guint32 i = 0; i < mm->ent[cnst].n; i++) {
-        sum += e[i].weight * level_of(mm, e[i].bneck);
+        sum += mm->va[e[i].var].weight * level_of(mm, e[i].bneck);
     }
     return sum;
 }

@@ -233,7 +233,7 @@ check_foreign(MsMaxmin *mm, guint32 c, double y)
     const Entry *e = mm->ent[c].e;
     for (guint32 i = 0; i < mm->ent[c].n; i++) {
         guint32 v = e[i].var, b = e[i].bneck;
-        u += e[i].weight * level_of(mm, b);
+        u += mm->va[v].weight * level_of(mm, b);
         if (mm->var_mark[v] == mm->pass || b == NONE) {
             continue;
         }

@@ -31,10 +31,9 @@ typedef struct {
     guint32 cnst, pos;
 } Elem;
 
-/* A variable as a constraint lists it; bneck mirrors the variable's so that scans of a constraint
+/* A variable as a constraint lists it; bneck mirrors the variable's so that scans for levels
  * read one array. */
 typedef struct {
-    double weight;
     guint32 var, bneck;
 } Entry;
 

@@ -149,7 +149,7 @@ water_fill(MsMaxmin *mm, guint32 c)
     g_array_set_size(seen, 0);
     const Entry *e = mm->ent[c].e;
     for (guint32 i = 0; i < mm->ent[c].n; i++) {
-        Seen s = {mm->cn[e[i].bneck].level, e[i].weight, e[i].var};
+        Seen s = {mm->cn[e[i].bneck].level, mm->va[e[i].var].weight, e[i].var};
         g_array_append_val(seen, s);
     }
     g_array_sort(seen, cmp_seen);

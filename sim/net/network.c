@@ -17,6 +17,13 @@ G_DEFINE_QUARK(ms-network-error-quark, ms_network_error)
 
 enum { FLOW_FREE, FLOW_PENDING, FLOW_ACTIVE };
 
+/* A pending flow waits for its activation time; an active one in a group for its tag, the
+ * group's virtual time at which it finishes. */
+typedef union {
+    MsTime key;
+    double tag;
+} When;
+
 /* One bottleneck group: the flows bottlenecked at one link, ordered by tag. */
 typedef struct {
     guint32 *heap;
@@ -39,9 +46,9 @@ struct _MsNetwork {
 
     /* flows, struct of arrays */
     guint n_flows, cap_flows, n_live;
-    double *tag, *weight;
+    When *when;
+    double *weight;
     guint64 *bytes, *cookie;
-    MsTime *key;           /* activation time while pending */
     const guint32 **route;
     guint8 *route_len, *state;
     guint32 *var, *grp, *hpos;
@@ -111,8 +118,8 @@ ms_network_free(MsNetwork *net)
         g_free(net->groups[c].heap);
     }
     void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst, net->groups,
-                      net->tag,       net->weight,       net->bytes,        net->cookie,
-                      net->key,       net->route,        net->route_len,    net->state,
+                      net->when,      net->weight,       net->bytes,        net->cookie,
+                      net->route,        net->route_len,    net->state,
                       net->var,       net->grp,          net->hpos,         net->flow_of_var,
                       net->pending,   net->gheap};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
@@ -135,13 +142,13 @@ ms_network_free(MsNetwork *net)
 static inline gboolean
 pending_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->key[a] < net->key[b] || (net->key[a] == net->key[b] && a < b);
+    return net->when[a].key < net->when[b].key || (net->when[a].key == net->when[b].key && a < b);
 }
 
 static inline gboolean
 tag_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->tag[a] < net->tag[b] || (net->tag[a] == net->tag[b] && a < b);
+    return net->when[a].tag < net->when[b].tag || (net->when[a].tag == net->when[b].tag && a < b);
 }
 
 static inline gboolean
@@ -233,7 +240,7 @@ group_rekey(MsNetwork *net, guint32 c)
         g->vtime = 0;
         return;
     }
-    g->due = finish_time(net->tag[g->heap[0]] - g->vtime, g->level, g->t0);
+    g->due = finish_time(net->when[g->heap[0]].tag - g->vtime, g->level, g->t0);
     if (g->pos == NONE) {
         net->gheap[net->n_gheap] = c;
         g->pos = net->n_gheap++;
@@ -275,11 +282,10 @@ alloc_flow(MsNetwork *net)
     }
     if (net->n_flows == net->cap_flows) {
         guint n = net->cap_flows = MAX(256, net->cap_flows * 2);
-        net->tag = g_renew(double, net->tag, n);
+        net->when = g_renew(When, net->when, n);
         net->weight = g_renew(double, net->weight, n);
         net->bytes = g_renew(guint64, net->bytes, n);
         net->cookie = g_renew(guint64, net->cookie, n);
-        net->key = g_renew(MsTime, net->key, n);
         net->route = g_renew(const guint32 *, net->route, n);
         net->route_len = g_renew(guint8, net->route_len, n);
         net->state = g_renew(guint8, net->state, n);
@@ -306,7 +312,7 @@ ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *link
     net->state[f] = FLOW_PENDING;
     net->var[f] = NONE;
     net->grp[f] = NONE;
-    net->key[f] = now + latency;
+    net->when[f].key = now + latency;
     net->pending[net->n_pending] = f;
     net->hpos[f] = net->n_pending++;
     sift(net, net->pending, net->n_pending, net->hpos[f], pending_before, FALSE);
@@ -391,7 +397,7 @@ remaining(MsNetwork *net, guint32 f, MsTime now)
 {
     Group *g = &net->groups[net->grp[f]];
     double v = g->vtime + g->level * (double)(now - g->t0) * 1e-12;
-    return net->weight[f] * (net->tag[f] - v);
+    return net->weight[f] * (net->when[f].tag - v);
 }
 
 static void
@@ -412,7 +418,7 @@ next_due(MsNetwork *net, MsTime limit)
 {
     guint32 p = net->n_pending ? net->pending[0] : NONE;
     guint32 c = net->n_gheap ? net->gheap[0] : NONE;
-    MsTime tp = p != NONE ? net->key[p] : MS_TIME_NEVER;
+    MsTime tp = p != NONE ? net->when[p].key : MS_TIME_NEVER;
     MsTime tg = c != NONE ? net->groups[c].due : MS_TIME_NEVER;
     if (MIN(tp, tg) > limit) {
         return NONE;
@@ -518,7 +524,7 @@ apply(MsNetwork *net, MsTime now)
         }
         Group *g = &net->groups[c];
         group_sync(g, now);
-        net->tag[f] = g->vtime + left / net->weight[f];
+        net->when[f].tag = g->vtime + left / net->weight[f];
         group_insert(net, c, f);
         want_rekey(net, c);
         net->stats.rate_changes++;
@@ -573,7 +579,7 @@ ms_network_next_time(MsNetwork *net, MsTime now)
     if (net->dirty) {
         solve(net, now);
     }
-    MsTime tp = net->n_pending ? net->key[net->pending[0]] : MS_TIME_NEVER;
+    MsTime tp = net->n_pending ? net->when[net->pending[0]].key : MS_TIME_NEVER;
     MsTime tg = net->n_gheap ? net->groups[net->gheap[0]].due : MS_TIME_NEVER;
     return MIN(tp, tg);
 }
@@ -651,7 +657,8 @@ ms_network_stats(const MsNetwork *net, MsNetworkStats *out)
 gsize
 ms_network_memory(const MsNetwork *net)
 {
-    gsize per_flow = 2 * sizeof(double) + 3 * 8 + sizeof(gpointer) + 2 + 4 * sizeof(guint32);
+    gsize per_flow = sizeof(When) + sizeof(double) + 2 * 8 + sizeof(gpointer) + 2 +
+                     4 * sizeof(guint32);
     guint n_cnst = ms_maxmin_n_constraints(net->mm);
     gsize members = 0;
     for (guint c = 0; c < n_cnst; c++) {
