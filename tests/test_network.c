@@ -97,28 +97,37 @@ test_late_arrival_gets_fair_share(void)
     g_array_unref(rec.done_at);
 }
 
-/* Two links in sequence: A (10 GB/s) carries f0 and f1, B (4 GB/s) carries f1 and f2. */
+/* Two links in sequence: A carries f0 and f1, B carries f1 and f2; checks the completion times
+ * (us) of flows of the given sizes started together, with the invariants on. */
 static void
-test_two_bottlenecks_timing(void)
+check_two_links(double bw_a, double bw_b, const guint64 bytes[3], const double done_us[3])
 {
-    double bw[2] = {10e9, 4e9};
+    double bw[2] = {bw_a, bw_b};
     g_autoptr(MsNetwork) net = ms_network_new(2, bw);
     ms_network_set_check_invariants(net, TRUE);
     guint32 a = 0, b = 1, ab[2] = {0, 1};
     Start s[] = {
-        {0, &a, 1, 8000000, 1.0, 0},
-        {0, ab, 2, 2000000, 1.0, 0},
-        {0, &b, 1, 4000000, 1.0, 0},
+        {0, &a, 1, bytes[0], 1.0, 0},
+        {0, ab, 2, bytes[1], 1.0, 0},
+        {0, &b, 1, bytes[2], 1.0, 0},
     };
     Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
     drive(net, s, 3, &rec);
-    /* f0 8 GB/s, f1 2, f2 2: f0 and f1 finish at 1 ms together; f2 then runs alone at 4 GB/s for
-     * its last 2 MB: 0.5 ms more. */
-    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1000));
-    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(1000));
-    CU_ASSERT_EQUAL(done(&rec, 2), ms_time_from_us(1500));
+    for (guint i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(done(&rec, i), ms_time_from_us(done_us[i]));
+    }
     CU_ASSERT_TRUE(ms_network_check(net, NULL));
     g_array_unref(rec.done_at);
+}
+
+/* A 10 GB/s, B 4 GB/s: f0 8 GB/s, f1 2, f2 2: f0 and f1 finish at 1 ms together; f2 then runs
+ * alone at 4 GB/s for its last 2 MB: 0.5 ms more. */
+static void
+test_two_bottlenecks_timing(void)
+{
+    const guint64 bytes[3] = {8000000, 2000000, 4000000};
+    const double done_us[3] = {1000, 1000, 1500};
+    check_two_links(10e9, 4e9, bytes, done_us);
 }
 
 static void
@@ -244,30 +253,16 @@ test_group_clock(void)
     g_array_unref(rec.done_at);
 }
 
-/* A flow changes bottleneck mid-way and carries its remaining bytes. A (10 GB/s) carries f0 and
- * f1, B (8 GB/s) carries f1 and f2. Until f2 (2 MB) finishes at 0.5 ms, B holds f1 and f2 at 4
- * and f0 takes the 6 left on A. Then f1 is limited by A: f0 and f1 at 5. f1 (6 MB) has 4 MB left:
- * done at 1.3 ms; f0 (8 MB) has 5 MB left, moves 4 by then, and its last 1 MB at 10 GB/s takes
- * 0.1 ms: done at 1.4 ms. */
+/* A flow changes bottleneck mid-way and carries its remaining bytes. A 10 GB/s, B 8 GB/s. Until
+ * f2 (2 MB) finishes at 0.5 ms, B holds f1 and f2 at 4 and f0 takes the 6 left on A. Then f1 is
+ * limited by A: f0 and f1 at 5. f1 (6 MB) has 4 MB left: done at 1.3 ms; f0 (8 MB) has 5 MB
+ * left, moves 4 by then, and its last 1 MB at 10 GB/s takes 0.1 ms: done at 1.4 ms. */
 static void
 test_flow_changes_group(void)
 {
-    double bw[2] = {10e9, 8e9};
-    g_autoptr(MsNetwork) net = ms_network_new(2, bw);
-    ms_network_set_check_invariants(net, TRUE);
-    guint32 a = 0, b = 1, ab[2] = {0, 1};
-    Start s[] = {
-        {0, &a, 1, 8000000, 1.0, 0},
-        {0, ab, 2, 6000000, 1.0, 0},
-        {0, &b, 1, 2000000, 1.0, 0},
-    };
-    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
-    drive(net, s, 3, &rec);
-    CU_ASSERT_EQUAL(done(&rec, 2), ms_time_from_us(500));
-    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(1300));
-    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1400));
-    CU_ASSERT_TRUE(ms_network_check(net, NULL));
-    g_array_unref(rec.done_at);
+    const guint64 bytes[3] = {8000000, 6000000, 2000000};
+    const double done_us[3] = {1400, 1300, 500};
+    check_two_links(10e9, 8e9, bytes, done_us);
 }
 
 static void
