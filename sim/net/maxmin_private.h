@@ -24,7 +24,7 @@
 #define DEFAULT_BUDGET 24
 /* Usages are maintained by adding deltas; after this many solves or removals that changed one,
  * it is added up afresh. */
-#define USAGE_REFRESH 256
+#define USAGE_REFRESH 8192
 
 /* One constraint of a variable's route, and where the constraint lists the variable. */
 typedef struct {
