@@ -1,14 +1,8 @@
-/* maxmin: weighted max-min fairness kept up to date by local repair, not by re-solving.
- *
- * The allocation is held as groups: every constrained variable is bottlenecked at one saturated
- * constraint, and the variables bottlenecked at a constraint share its level (rate per unit
- * weight), the largest level on that constraint. A state that is feasible and has this property
- * everywhere is the max-min allocation, which is unique. After changes, a region R of groups is
- * re-solved by progressive filling over the capacity the other variables leave; the boundary is
- * then checked (see check_pass) and R grows by every group that fails, until none fails. Groups
- * outside R keep their rates and their optimality, so the result is the allocation a solve from
- * scratch gives, within TOL. Layout is struct-of-arrays and index-based to keep a million
- * variables at a few tens of bytes each. */
+/* maxmin: the solver's storage and API. Held as groups: each constrained variable is bottlenecked
+ * at one saturated constraint, where it and its group share the largest level (rate per unit
+ * weight); that state is the unique max-min allocation. Solves dispatch to the propagation
+ * (maxmin_prop.c) or the fill repair (maxmin_fill.c). Index-based arrays, no pointers: a million
+ * variables cost about a hundred bytes each. */
 #include "maxmin_private.h"
 
 MsMaxmin *
@@ -43,11 +37,11 @@ ms_maxmin_free(MsMaxmin *mm)
         g_free(mm->grp[c].m);
         g_free(mm->ent[c].e);
     }
-    void *arrays[] = {mm->cn, mm->grp, mm->ent,     mm->dirty_mark, mm->r_mark, mm->k_mark,
-                      mm->u_mark,   mm->rem,      mm->wsum,       mm->sat,    mm->prev, mm->skey,
-                      mm->unfixed,  mm->heap,     mm->voff,       mm->vend,   mm->kind,
-                      mm->s_usage,  mm->s_level,  mm->s_wgroup,   mm->s_fmax, mm->queue,
-                      mm->va,       mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
+    void *arrays[] = {
+        mm->cn,    mm->grp,  mm->ent,      mm->dirty_mark, mm->r_mark,   mm->k_mark,   mm->u_mark,
+        mm->rem,   mm->wsum, mm->sat,      mm->prev,       mm->skey,     mm->unfixed,  mm->heap,
+        mm->voff,  mm->vend, mm->kind,     mm->s_usage,    mm->s_level,  mm->s_wgroup, mm->s_fmax,
+        mm->queue, mm->va,   mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
@@ -56,9 +50,9 @@ ms_maxmin_free(MsMaxmin *mm)
             g_array_unref(mm->free_blocks[i]);
         }
     }
-    GArray *lists[] = {mm->free_vars, mm->dirty,  mm->unloaded, mm->new_vars, mm->region,
-                       mm->vars,      mm->cnsts,  mm->velems, mm->tlist, mm->pivots,
-                       mm->pivoted,   mm->levels_seen};
+    GArray *lists[] = {mm->free_vars, mm->dirty,  mm->unloaded, mm->new_vars,
+                       mm->region,    mm->vars,   mm->cnsts,    mm->velems,
+                       mm->tlist,     mm->pivots, mm->pivoted,  mm->levels_seen};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
         g_array_unref(lists[i]);
     }

@@ -1,9 +1,8 @@
-/* maxmin: weighted max-min fair sharing of constraint capacities among variables, as SimGrid's
- * LMM computes for its CM02 network model. Constraints are links (capacity in any unit, bytes/s in
- * moesim), variables are flows with a weight (a variable of weight 2 gets twice the share of a
- * weight-1 variable where both are bottlenecked). The solver knows nothing of topologies or time.
- * The allocation is kept as groups: each variable is bottlenecked at one constraint and its rate
- * is weight x that constraint's level. Changes are repaired locally and reported per group. */
+/* maxmin: weighted max-min fair sharing of constraint capacities among variables (SimGrid LMM's
+ * model for CM02). Constraints are links (capacity in any unit, bytes/s in moesim), variables are
+ * flows with a weight (weight 2: twice the share where bottlenecked together). Knows nothing of
+ * topologies or time. Kept as groups: each variable's rate is its weight times the level of the
+ * constraint it is bottlenecked at; changes are repaired locally and reported per group. */
 #pragma once
 
 #include <glib.h>
@@ -68,14 +67,14 @@ double ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst);
 void ms_maxmin_set_budget(MsMaxmin *mm, guint reprocess);
 
 typedef struct {
-    guint64 solves;           /* calls that had something to solve */
-    guint64 component_vars;   /* variables re-solved, summed over passes */
-    guint64 component_elems;  /* variable-constraint pairs re-solved, summed over passes */
-    guint64 repairs;          /* passes after the first: the region grew after a failed check */
-    guint64 rescans;          /* constraints scanned whole because their bound was not enough */
-    guint64 propagations;     /* solves done by propagating level changes */
-    guint64 fallbacks;        /* propagations given up for the progressive-filling repair */
-    guint64 pivots;           /* variables moved to another group while propagating */
+    guint64 solves;          /* calls that had something to solve */
+    guint64 component_vars;  /* variables re-solved, summed over passes */
+    guint64 component_elems; /* variable-constraint pairs re-solved, summed over passes */
+    guint64 repairs;         /* passes after the first: the region grew after a failed check */
+    guint64 rescans;         /* constraints scanned whole because their bound was not enough */
+    guint64 propagations;    /* solves done by propagating level changes */
+    guint64 fallbacks;       /* propagations given up for the progressive-filling repair */
+    guint64 pivots;          /* variables moved to another group while propagating */
 } MsMaxminStats;
 void ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out);
 

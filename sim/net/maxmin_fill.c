@@ -1,8 +1,7 @@
-/* maxmin_fill: repair by progressive filling. A region R of groups is re-solved over the
- * capacity the other variables leave; the boundary is then checked (see check_pass) and R grows by
- * every group that fails, until none fails. Groups outside R keep their rates and their
- * optimality, so the result equals a solve from scratch within TOL. Works for any change:
- * additions, removals, capacity changes. */
+/* maxmin_fill: repair by progressive filling over a region of groups, for any change (additions,
+ * removals, capacities). The region grows by every group that fails a boundary check until none
+ * fails; groups outside it keep their rates and their optimality, so the result equals a solve
+ * from scratch within TOL. */
 #include "maxmin_private.h"
 
 /* --- indexed min-heap of the constraints of a pass, keyed by fair share rem/wsum --- */
@@ -153,8 +152,8 @@ fill(MsMaxmin *mm)
         mm->rem[c] = mm->cn[c].capacity - mm->cn[c].usage;
         mm->wsum[c] = 0;
         mm->sat[c] = INFINITY;
-        mm->kind[c] = mm->r_mark[c] == mm->round ? K_REGION
-                      : isfinite(mm->cn[c].level)    ? K_OUTSIDE
+        mm->kind[c] = mm->r_mark[c] == mm->round  ? K_REGION
+                      : isfinite(mm->cn[c].level) ? K_OUTSIDE
                                                   : K_FREE;
     }
     for (guint i = 0; i < mm->vars->len; i++) {
@@ -320,8 +319,8 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         /* Only V variables can be bottlenecked here now: it has a group iff it fixed one. */
         double old = mm->prev[c], nl = mm->sat[c];
         mm->cn[c].level = nl;
-        gboolean changed = isfinite(old) != isfinite(nl) ||
-                           (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
+        gboolean changed =
+            isfinite(old) != isfinite(nl) || (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
         if (changed && levels) {
             push(levels, c);
         }
@@ -344,7 +343,6 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         }
     }
 }
-
 
 void
 maxmin_fill_repair(MsMaxmin *mm, GArray *levels, GArray *moved)

@@ -99,7 +99,7 @@ struct _MsMaxmin {
     guint n_cnst, cap_cnst;
     Cnst *cn;
     Group *grp;
-    Entries *ent;      /* the variables on it, one entry per crossing */
+    Entries *ent; /* the variables on it, one entry per crossing */
     guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
     /* pass scratch */
     double *rem, *wsum, *sat, *prev, *skey;
@@ -122,19 +122,19 @@ struct _MsMaxmin {
     guint n_elems, cap_elems;
     GArray *free_blocks[MAX_ELEMS_PER_VAR + 1];
 
-    guint32 round;        /* one per solve: dirty and R marks */
-    guint32 pass;         /* one per repair pass: V and K marks */
-    GArray *dirty;        /* constraints whose groups must be re-solved */
-    GArray *unloaded;     /* constraints that lost usage to removals since the last solve */
-    GArray *new_vars;     /* variables added since the last solve */
-    GArray *region;       /* R */
-    GArray *vars;         /* V: the variables of R's groups and the new ones */
-    GArray *cnsts;        /* K: the constraints V uses */
-    GArray *velems;       /* V's variables listed per constraint of K (voff..vend) */
-    GArray *tlist;        /* propagation: constraints touched */
-    GArray *pivots;       /* propagation: (variable, target) moves found in a member loop */
-    GArray *pivoted;      /* propagation: variables moved, their first group in new_bneck */
-    GArray *levels_seen;  /* propagation: (level, weight, variable) of a constraint's flows */
+    guint32 round;       /* one per solve: dirty and R marks */
+    guint32 pass;        /* one per repair pass: V and K marks */
+    GArray *dirty;       /* constraints whose groups must be re-solved */
+    GArray *unloaded;    /* constraints that lost usage to removals since the last solve */
+    GArray *new_vars;    /* variables added since the last solve */
+    GArray *region;      /* R */
+    GArray *vars;        /* V: the variables of R's groups and the new ones */
+    GArray *cnsts;       /* K: the constraints V uses */
+    GArray *velems;      /* V's variables listed per constraint of K (voff..vend) */
+    GArray *tlist;       /* propagation: constraints touched */
+    GArray *pivots;      /* propagation: (variable, target) moves found in a member loop */
+    GArray *pivoted;     /* propagation: variables moved, their first group in new_bneck */
+    GArray *levels_seen; /* propagation: (level, weight, variable) of a constraint's flows */
     guint heap_len;
     gboolean grown;
     gboolean cap_changed; /* a capacity changed since the last solve */
@@ -164,7 +164,6 @@ old_rate(const MsMaxmin *mm, guint32 v)
 {
     return mm->va[v].bneck == NONE ? 0 : mm->va[v].weight * mm->cn[mm->va[v].bneck].level;
 }
-
 
 /* Constraint k of a member's route. */
 static inline guint32

@@ -1,14 +1,7 @@
-/* maxmin_prop: the fast path for solves that only remove variables (flows finishing), which are
- * most solves of a draining all-to-all. Instead of re-solving whole groups, it propagates level
- * changes: a group whose constraint has spare or missing capacity shifts its level so that the
- * constraint is exactly full again, which shifts the usage of the other constraints its members
- * cross, and so on, in increasing order of level. Where a member would outrun another saturated
- * constraint it moves there (a pivot); where an unsaturated constraint overflows it becomes a
- * group at its water level. When nothing is left to fix, the max-min conditions hold on every
- * constraint touched (and nothing else changed), so the result is the max-min allocation within
- * TOL. It gives up, restoring the state, when a constraint is processed more often than the
- * budget allows (the propagation is then chasing a structural change that the fill repair handles
- * in one go), or a level would not stay positive; the fill repair then does the solve. */
+/* maxmin_prop: the fast path for solves that only remove variables (flows finishing). Level
+ * changes propagate through unchanged groups, in increasing order of level, with pivots where a
+ * flow changes bottleneck; when nothing is left to fix, the max-min conditions hold on every
+ * constraint touched. Gives up (state restored) past its budget; the fill repair then solves. */
 #include "maxmin_private.h"
 
 /* Final-check rounds after which the propagation gives up. */
@@ -359,6 +352,15 @@ report(MsMaxmin *mm, GArray *levels, GArray *moved)
     }
 }
 
+/* The rules, applied until the queue is empty and the final checks find nothing:
+ * - a group whose constraint has spare or missing capacity shifts its level so that the
+ *   constraint is exactly full again; its members carry the shift to the usage of the other
+ *   constraints they cross (process);
+ * - a member that would outrun another saturated constraint moves to that group (pivot), and a
+ *   group whose level drops claims the flows it now undercuts (claim_faster);
+ * - an unsaturated constraint that overflows becomes a group at its water level (water_fill).
+ * Then every touched constraint is full or fits, and every touched group is the fastest on its
+ * constraint; nothing else changed, so these are the max-min conditions everywhere. */
 gboolean
 maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
 {

@@ -1,9 +1,7 @@
 /* network: flow lifecycle (pending during its latency, then active), completion order, and the
- * bridge to the max-min solver. Active flows are timed per bottleneck group with a virtual clock:
- * all flows of a group move at the group's level (bytes/s per unit weight), so the group keeps
- * V, the bytes per unit weight each member has moved since the group's origin, and each member
- * finishes when V reaches its tag. A level change then costs one re-key of the group, whatever its
- * size; only flows that change group are settled and re-tagged. */
+ * bridge to the max-min solver. Active flows are timed per bottleneck group with a virtual clock,
+ * so a level change re-keys one group whatever its size; times in picoseconds, rates in bytes/s,
+ * bytes as doubles while in flight (settled only when a flow changes group). */
 #include "network.h"
 
 #include <math.h>
@@ -11,7 +9,7 @@
 
 #include "maxmin.h"
 
-G_DEFINE_QUARK(ms-network-error-quark, ms_network_error)
+G_DEFINE_QUARK(ms - network - error - quark, ms_network_error)
 
 #define NONE G_MAXUINT32
 
@@ -28,12 +26,12 @@ typedef union {
 typedef struct {
     guint32 *heap;
     guint32 len, cap;
-    guint32 pos;   /* position in the group heap, NONE when empty */
-    double level;  /* bytes/s per unit weight since t0 */
-    double vtime;  /* bytes per unit weight moved by any member from the origin to t0 */
+    guint32 pos;  /* position in the group heap, NONE when empty */
+    double level; /* bytes/s per unit weight since t0 */
+    double vtime; /* bytes per unit weight moved by any member from the origin to t0 */
     MsTime t0;
-    MsTime due;    /* completion time of the first member */
-    guint32 mark;  /* solve that last queued it for a re-key */
+    MsTime due;   /* completion time of the first member */
+    guint32 mark; /* solve that last queued it for a re-key */
 } Group;
 
 struct _MsNetwork {
@@ -42,7 +40,7 @@ struct _MsNetwork {
     guint32 *cnst_of_link; /* NONE for unlimited links */
     guint32 *link_of_cnst;
     MsMaxmin *mm;
-    Group *groups;         /* per constraint */
+    Group *groups; /* per constraint */
 
     /* flows, struct of arrays */
     guint n_flows, cap_flows, n_live;
@@ -56,9 +54,9 @@ struct _MsNetwork {
     guint32 *flow_of_var;
     guint cap_var_map;
 
-    guint32 *pending;      /* min-heap of pending flows on (key, id) */
+    guint32 *pending; /* min-heap of pending flows on (key, id) */
     guint n_pending;
-    guint32 *gheap;        /* min-heap of non-empty groups on (due, id) */
+    guint32 *gheap; /* min-heap of non-empty groups on (due, id) */
     guint n_gheap;
 
     gboolean dirty;
@@ -119,9 +117,9 @@ ms_network_free(MsNetwork *net)
     }
     void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst, net->groups,
                       net->when,      net->weight,       net->bytes,        net->cookie,
-                      net->route,        net->route_len,    net->state,
-                      net->var,       net->grp,          net->hpos,         net->flow_of_var,
-                      net->pending,   net->gheap};
+                      net->route,     net->route_len,    net->state,        net->var,
+                      net->grp,       net->hpos,         net->flow_of_var,  net->pending,
+                      net->gheap};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
@@ -333,8 +331,7 @@ map_var(MsNetwork *net, guint32 v, guint32 f)
     net->flow_of_var[v] = f;
 }
 
-static void
-violation(MsNetwork *net, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static void violation(MsNetwork *net, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 static void
 violation(MsNetwork *net, const char *format, ...)
@@ -346,8 +343,8 @@ violation(MsNetwork *net, const char *format, ...)
     va_start(ap, format);
     g_autofree char *msg = g_strdup_vprintf(format, ap);
     va_end(ap);
-    net->violation = g_error_new(MS_NETWORK_ERROR, MS_NETWORK_ERROR_INVARIANT,
-                                 "invariant violated: %s", msg);
+    net->violation =
+        g_error_new(MS_NETWORK_ERROR, MS_NETWORK_ERROR_INVARIANT, "invariant violated: %s", msg);
 }
 
 static void
@@ -381,8 +378,8 @@ activate(MsNetwork *net, guint32 f)
     if (net->scratch->len == 0) {
         return FALSE;
     }
-    guint32 v = ms_maxmin_add_variable(net->mm, net->weight[f],
-                                       (const guint32 *)net->scratch->data, net->scratch->len);
+    guint32 v = ms_maxmin_add_variable(net->mm, net->weight[f], (const guint32 *)net->scratch->data,
+                                       net->scratch->len);
     map_var(net, v, f);
     net->var[f] = v;
     net->state[f] = FLOW_ACTIVE;
@@ -657,8 +654,8 @@ ms_network_stats(const MsNetwork *net, MsNetworkStats *out)
 gsize
 ms_network_memory(const MsNetwork *net)
 {
-    gsize per_flow = sizeof(When) + sizeof(double) + 2 * 8 + sizeof(gpointer) + 2 +
-                     4 * sizeof(guint32);
+    gsize per_flow =
+        sizeof(When) + sizeof(double) + 2 * 8 + sizeof(gpointer) + 2 + 4 * sizeof(guint32);
     guint n_cnst = ms_maxmin_n_constraints(net->mm);
     gsize members = 0;
     for (guint c = 0; c < n_cnst; c++) {

@@ -1,9 +1,8 @@
 /* network: flows over links in integer picosecond time. A flow first waits its route latency
  * (paid once, at start, as in SimGrid's CM02), then shares the capacity of its links with the other
  * active flows by weighted max-min fairness until its bytes are through. Rates change only at flow
- * activations and completions, and only in the components of the flow graph those touch. Links
- * of unlimited bandwidth add latency but no sharing constraint. Knows nothing of topologies:
- * links are indices with a bandwidth. */
+ * activations and completions, and only where those touch. Links of unlimited bandwidth add
+ * latency but no sharing constraint. Knows nothing of topologies: links are indices. */
 #pragma once
 
 #include <glib.h>
@@ -63,10 +62,10 @@ void ms_network_set_link_observer(MsNetwork *net, MsLinkObserverFn fn, gpointer 
 typedef struct {
     guint64 flows_started;
     guint64 flows_completed;
-    guint64 events;          /* activations + completions */
+    guint64 events; /* activations + completions */
     guint64 solves;
-    guint64 rate_changes;    /* flows whose rate changed at a solve (their group's or their own) */
-    guint64 group_changes;   /* bottleneck groups re-timed after a solve (one re-key each) */
+    guint64 rate_changes;  /* flows whose rate changed at a solve (their group's or their own) */
+    guint64 group_changes; /* bottleneck groups re-timed after a solve (one re-key each) */
     guint64 peak_live_flows;
     guint64 solver_elements; /* flow-link pairs re-solved, summed over solver passes */
     guint64 solver_vars;     /* flows re-solved, summed over solver passes */

@@ -244,10 +244,10 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     guint64 peak = read_status_kb("VmHWM:");
     printf("flows=%" G_GUINT64_FORMAT " events=%" G_GUINT64_FORMAT " solves=%" G_GUINT64_FORMAT
            " elems=%" G_GUINT64_FORMAT " peak_live=%" G_GUINT64_FORMAT
-           " wall=%.6f cpu=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT " base_kb=%" G_GUINT64_FORMAT
-           " makespan_us=%.3f vars=%" G_GUINT64_FORMAT " repairs=%" G_GUINT64_FORMAT
-           " rescans=%" G_GUINT64_FORMAT " rate_changes=%" G_GUINT64_FORMAT
-           " group_changes=%" G_GUINT64_FORMAT "\n",
+           " wall=%.6f cpu=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT
+           " base_kb=%" G_GUINT64_FORMAT " makespan_us=%.3f vars=%" G_GUINT64_FORMAT
+           " repairs=%" G_GUINT64_FORMAT " rescans=%" G_GUINT64_FORMAT
+           " rate_changes=%" G_GUINT64_FORMAT " group_changes=%" G_GUINT64_FORMAT "\n",
            ms_coll_n_flows(coll), st.events, st.net.solves, st.net.solver_elements,
            st.net.peak_live_flows, wall, cpu, route_s, peak, base, ms_time_to_us(makespan),
            st.net.solver_vars, st.net.solver_repairs, st.net.solver_rescans, st.net.rate_changes,
@@ -280,10 +280,17 @@ run_peer(const char *peer, const char *scenario, const char *extra_cfg, guint ti
          PeerRun *run)
 {
     g_autofree char *timeout = g_strdup_printf("%u", timeout_s);
-    const char *argv[] = {"timeout", timeout, peer, scenario, "--cfg=network/model:CM02",
-                          "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0",
-                          "--cfg=contexts/stack-size:64", "--log=root.thres:critical",
-                          extra_cfg, NULL};
+    const char *argv[] = {"timeout",
+                          timeout,
+                          peer,
+                          scenario,
+                          "--cfg=network/model:CM02",
+                          "--cfg=network/crosstraffic:0",
+                          "--cfg=network/TCP-gamma:0",
+                          "--cfg=contexts/stack-size:64",
+                          "--log=root.thres:critical",
+                          extra_cfg,
+                          NULL};
     g_autofree char *out = NULL;
     int status = 0;
     if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
@@ -382,8 +389,7 @@ compare_with_peer(const char *self, const char *peer, const char *scenario, cons
     } else {
         printf(" %9.3f %7.0fx %9.2e %9.2e %9.2e %9.2e", run.cpu, run.cpu / cpu, d.max, d.median,
                d.p99, d.makespan);
-        if (d.max > 1e-3 &&
-            run_peer(peer, sc, "--cfg=surf/precision:1e-11", timeout_s, &fine) &&
+        if (d.max > 1e-3 && run_peer(peer, sc, "--cfg=surf/precision:1e-11", timeout_s, &fine) &&
             compare_ends(run.ends, fine.ends, &noise)) {
             printf(" | %9.2e %9.2e", noise.max, noise.makespan);
         }
@@ -432,9 +438,9 @@ main(int argc, char **argv)
            "# percentile) and for the makespan; noise: SimGrid against itself with surf/precision\n"
            "# 1e-11 instead of 1e-9, shown where max_rel > 1e-3\n");
     printf("%-9s %5s %8s %8s %6s %7s %7s %9s %7s %6s | %9s %8s %9s %9s %9s %9s | %9s %9s\n",
-           "scenario", "gpus", "flows", "events", "solves", "wall_s", "cpu_s", "flows/s",
-           "peak_MB", "B/flow", "simgrid_s", "speedup", "max_rel", "med_rel", "p99_rel",
-           "mksp_rel", "noise_max", "noise_mk");
+           "scenario", "gpus", "flows", "events", "solves", "wall_s", "cpu_s", "flows/s", "peak_MB",
+           "B/flow", "simgrid_s", "speedup", "max_rel", "med_rel", "p99_rel", "mksp_rel",
+           "noise_max", "noise_mk");
     for (guint s = 0; scenarios[s]; s++) {
         for (guint g = 0; gpus[g]; g++) {
             guint n = atoi(gpus[g]);
@@ -447,7 +453,8 @@ main(int argc, char **argv)
                 printf("%-9s %5u  failed\n", scenarios[s], n);
                 continue;
             }
-            double flows = field(out, "flows="), wall = field(out, "wall="), cpu = field(out, "cpu=");
+            double flows = field(out, "flows="), wall = field(out, "wall="),
+                   cpu = field(out, "cpu=");
             double peak = field(out, "peak_kb="), base = field(out, "base_kb=");
             printf("%-9s %5u %8.0f %8.0f %6.0f %7.3f %7.3f %9.0f %7.1f %6.0f |", scenarios[s], n,
                    flows, field(out, "events="), field(out, "solves="), wall, cpu, flows / cpu,
