@@ -273,6 +273,10 @@ compare_with_scratch(MsMaxmin *mm, const double *caps, guint n_cnst, GArray *var
         ids[i] = ms_maxmin_add_variable(ref, v->weight, v->cnsts, v->n);
     }
     ms_maxmin_solve(ref, NULL);
+    /* The usage the solver keeps by adding deltas matches a recount. */
+    for (guint c = 0; c < n_cnst; c++) {
+        CU_ASSERT(fabs(ms_maxmin_load(mm, c) - ms_maxmin_usage(mm, c)) <= 1e-9 * caps[c]);
+    }
     double worst = 0;
     for (guint i = 0; i < vars->len; i++) {
         const Var *v = &g_array_index(vars, Var, i);
