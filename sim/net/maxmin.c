@@ -234,7 +234,7 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
             en->cap = MAX(4, 2 * en->cap);
             en->e = g_renew(Entry, en->e, en->cap);
         }
-        en->e[en->n] = (Entry){v, NONE};
+        en->e[en->n] = (Entry){v, NONE, base + i};
         mm->elems[base + i] = (Elem){c, en->n++};
         /* A group on the route must make room: its constraint is saturated. */
         if (isfinite(mm->cn[c].level)) {
@@ -313,8 +313,7 @@ maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
     mm->cn[b].wgroup += weight_on(mm, v, b);
 }
 
-/* Drops entry pos of constraint c; the last entry takes its place and its variable's route is
- * told. */
+/* Drops entry pos of constraint c; the last entry takes its place and its element is told. */
 static void
 entry_remove(MsMaxmin *mm, guint32 c, guint32 pos)
 {
@@ -324,14 +323,7 @@ entry_remove(MsMaxmin *mm, guint32 c, guint32 pos)
         return;
     }
     en->e[pos] = en->e[last];
-    guint32 u = en->e[pos].var;
-    Elem *e = &mm->elems[mm->va[u].elem_base];
-    for (guint k = 0; k < mm->va[u].n_elem; k++) {
-        if (e[k].cnst == c && e[k].pos == last) {
-            e[k].pos = pos;
-            break;
-        }
-    }
+    mm->elems[en->e[pos].elem].pos = pos;
 }
 
 void

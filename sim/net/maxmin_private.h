@@ -35,6 +35,7 @@ typedef struct {
  * read one array. */
 typedef struct {
     guint32 var, bneck;
+    guint32 elem; /* the element of the variable's route that points here */
 } Entry;
 
 typedef struct {

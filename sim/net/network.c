@@ -22,6 +22,18 @@ typedef union {
     double tag;
 } When;
 
+/* A flow's fields, together: completions and moves touch most of them at once. */
+typedef struct {
+    When when;
+    double weight;
+    guint64 bytes, cookie;
+    const guint32 *route; /* while pending */
+    guint32 var;          /* solver variable once active, NONE before */
+    guint32 grp;          /* bottleneck group once solved, NONE before */
+    guint32 hpos;         /* position in the pending heap or in its group's heap */
+    guint8 route_len, state;
+} Flow;
+
 /* One bottleneck group: the flows bottlenecked at one link, ordered by tag. */
 typedef struct {
     guint32 *heap;
@@ -44,12 +56,7 @@ struct _MsNetwork {
 
     /* flows, struct of arrays */
     guint n_flows, cap_flows, n_live;
-    When *when;
-    double *weight;
-    guint64 *bytes, *cookie;
-    const guint32 **route;
-    guint8 *route_len, *state;
-    guint32 *var, *grp, *hpos;
+    Flow *fl;
     GArray *free_flows;
     guint32 *flow_of_var;
     guint cap_var_map;
@@ -116,10 +123,7 @@ ms_network_free(MsNetwork *net)
         g_free(net->groups[c].heap);
     }
     void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst, net->groups,
-                      net->when,      net->weight,       net->bytes,        net->cookie,
-                      net->route,     net->route_len,    net->state,        net->var,
-                      net->grp,       net->hpos,         net->flow_of_var,  net->pending,
-                      net->gheap};
+                      net->fl,        net->flow_of_var,  net->pending,      net->gheap};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
@@ -140,13 +144,13 @@ ms_network_free(MsNetwork *net)
 static inline gboolean
 pending_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->when[a].key < net->when[b].key || (net->when[a].key == net->when[b].key && a < b);
+    return net->fl[a].when.key < net->fl[b].when.key || (net->fl[a].when.key == net->fl[b].when.key && a < b);
 }
 
 static inline gboolean
 tag_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->when[a].tag < net->when[b].tag || (net->when[a].tag == net->when[b].tag && a < b);
+    return net->fl[a].when.tag < net->fl[b].when.tag || (net->fl[a].when.tag == net->fl[b].when.tag && a < b);
 }
 
 static inline gboolean
@@ -167,7 +171,7 @@ sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before, gboolean gro
     while (i > 0 && before(net, x, h[(i - 1) / 2])) {
         guint p = (i - 1) / 2;
         h[i] = h[p];
-        *(groups ? &net->groups[h[i]].pos : &net->hpos[h[i]]) = i;
+        *(groups ? &net->groups[h[i]].pos : &net->fl[h[i]].hpos) = i;
         i = p;
     }
     for (;;) {
@@ -180,11 +184,11 @@ sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before, gboolean gro
             break;
         }
         h[i] = h[m];
-        *(groups ? &net->groups[h[i]].pos : &net->hpos[h[i]]) = i;
+        *(groups ? &net->groups[h[i]].pos : &net->fl[h[i]].hpos) = i;
         i = m;
     }
     h[i] = x;
-    *(groups ? &net->groups[x].pos : &net->hpos[x]) = i;
+    *(groups ? &net->groups[x].pos : &net->fl[x].hpos) = i;
 }
 
 /* Removes the element at position i of heap h (length *n). */
@@ -238,7 +242,7 @@ group_rekey(MsNetwork *net, guint32 c)
         g->vtime = 0;
         return;
     }
-    g->due = finish_time(net->when[g->heap[0]].tag - g->vtime, g->level, g->t0);
+    g->due = finish_time(net->fl[g->heap[0]].when.tag - g->vtime, g->level, g->t0);
     if (g->pos == NONE) {
         net->gheap[net->n_gheap] = c;
         g->pos = net->n_gheap++;
@@ -255,17 +259,17 @@ group_insert(MsNetwork *net, guint32 c, guint32 f)
         g->heap = g_renew(guint32, g->heap, g->cap);
     }
     g->heap[g->len] = f;
-    net->hpos[f] = g->len++;
-    net->grp[f] = c;
-    sift(net, g->heap, g->len, net->hpos[f], tag_before, FALSE);
+    net->fl[f].hpos = g->len++;
+    net->fl[f].grp = c;
+    sift(net, g->heap, g->len, net->fl[f].hpos, tag_before, FALSE);
 }
 
 static void
 group_delete(MsNetwork *net, guint32 f)
 {
-    Group *g = &net->groups[net->grp[f]];
-    heap_delete(net, g->heap, &g->len, net->hpos[f], tag_before, FALSE);
-    net->grp[f] = NONE;
+    Group *g = &net->groups[net->fl[f].grp];
+    heap_delete(net, g->heap, &g->len, net->fl[f].hpos, tag_before, FALSE);
+    net->fl[f].grp = NONE;
 }
 
 /* --- flows --- */
@@ -280,16 +284,7 @@ alloc_flow(MsNetwork *net)
     }
     if (net->n_flows == net->cap_flows) {
         guint n = net->cap_flows = MAX(256, net->cap_flows * 2);
-        net->when = g_renew(When, net->when, n);
-        net->weight = g_renew(double, net->weight, n);
-        net->bytes = g_renew(guint64, net->bytes, n);
-        net->cookie = g_renew(guint64, net->cookie, n);
-        net->route = g_renew(const guint32 *, net->route, n);
-        net->route_len = g_renew(guint8, net->route_len, n);
-        net->state = g_renew(guint8, net->state, n);
-        net->var = g_renew(guint32, net->var, n);
-        net->grp = g_renew(guint32, net->grp, n);
-        net->hpos = g_renew(guint32, net->hpos, n);
+        net->fl = g_renew(Flow, net->fl, n);
         net->pending = g_renew(guint32, net->pending, n);
     }
     return net->n_flows++;
@@ -302,18 +297,18 @@ ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *link
     g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
     g_return_val_if_fail(n_links <= 255, NONE);
     guint32 f = alloc_flow(net);
-    net->bytes[f] = bytes;
-    net->weight[f] = weight;
-    net->cookie[f] = cookie;
-    net->route[f] = links;
-    net->route_len[f] = (guint8)n_links;
-    net->state[f] = FLOW_PENDING;
-    net->var[f] = NONE;
-    net->grp[f] = NONE;
-    net->when[f].key = now + latency;
+    net->fl[f].bytes = bytes;
+    net->fl[f].weight = weight;
+    net->fl[f].cookie = cookie;
+    net->fl[f].route = links;
+    net->fl[f].route_len = (guint8)n_links;
+    net->fl[f].state = FLOW_PENDING;
+    net->fl[f].var = NONE;
+    net->fl[f].grp = NONE;
+    net->fl[f].when.key = now + latency;
     net->pending[net->n_pending] = f;
-    net->hpos[f] = net->n_pending++;
-    sift(net, net->pending, net->n_pending, net->hpos[f], pending_before, FALSE);
+    net->fl[f].hpos = net->n_pending++;
+    sift(net, net->pending, net->n_pending, net->fl[f].hpos, pending_before, FALSE);
     net->n_live++;
     net->stats.flows_started++;
     net->stats.peak_live_flows = MAX(net->stats.peak_live_flows, net->n_live);
@@ -350,11 +345,11 @@ violation(MsNetwork *net, const char *format, ...)
 static void
 release(MsNetwork *net, guint32 f)
 {
-    if (net->var[f] != NONE) {
-        ms_maxmin_remove_variable(net->mm, net->var[f]);
+    if (net->fl[f].var != NONE) {
+        ms_maxmin_remove_variable(net->mm, net->fl[f].var);
         net->dirty = TRUE;
     }
-    net->state[f] = FLOW_FREE;
+    net->fl[f].state = FLOW_FREE;
     net->n_live--;
     g_array_append_val(net->free_flows, f);
 }
@@ -365,12 +360,12 @@ release(MsNetwork *net, guint32 f)
 static gboolean
 activate(MsNetwork *net, guint32 f)
 {
-    if (net->bytes[f] == 0) {
+    if (net->fl[f].bytes == 0) {
         return FALSE;
     }
     g_array_set_size(net->scratch, 0);
-    for (guint i = 0; i < net->route_len[f]; i++) {
-        guint32 c = net->cnst_of_link[net->route[f][i]];
+    for (guint i = 0; i < net->fl[f].route_len; i++) {
+        guint32 c = net->cnst_of_link[net->fl[f].route[i]];
         if (c != NONE) {
             g_array_append_val(net->scratch, c);
         }
@@ -378,12 +373,12 @@ activate(MsNetwork *net, guint32 f)
     if (net->scratch->len == 0) {
         return FALSE;
     }
-    guint32 v = ms_maxmin_add_variable(net->mm, net->weight[f], (const guint32 *)net->scratch->data,
+    guint32 v = ms_maxmin_add_variable(net->mm, net->fl[f].weight, (const guint32 *)net->scratch->data,
                                        net->scratch->len);
     map_var(net, v, f);
-    net->var[f] = v;
-    net->state[f] = FLOW_ACTIVE;
-    net->route[f] = NULL;
+    net->fl[f].var = v;
+    net->fl[f].state = FLOW_ACTIVE;
+    net->fl[f].route = NULL;
     net->dirty = TRUE;
     return TRUE;
 }
@@ -392,20 +387,20 @@ activate(MsNetwork *net, guint32 f)
 static double
 remaining(MsNetwork *net, guint32 f, MsTime now)
 {
-    Group *g = &net->groups[net->grp[f]];
+    Group *g = &net->groups[net->fl[f].grp];
     double v = g->vtime + g->level * (double)(now - g->t0) * 1e-12;
-    return net->weight[f] * (net->when[f].tag - v);
+    return net->fl[f].weight * (net->fl[f].when.tag - v);
 }
 
 static void
 check_bytes(MsNetwork *net, guint32 f, MsTime now)
 {
     double left = remaining(net, f, now);
-    double rate = net->weight[f] * net->groups[net->grp[f]].level;
-    double slack = 1e-6 * (double)net->bytes[f] + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
+    double rate = net->fl[f].weight * net->groups[net->fl[f].grp].level;
+    double slack = 1e-6 * (double)net->fl[f].bytes + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
     if (fabs(left) > slack) {
         violation(net, "flow %u finished with %.6g of %" G_GUINT64_FORMAT " bytes not moved", f,
-                  left, net->bytes[f]);
+                  left, net->fl[f].bytes);
     }
 }
 
@@ -415,7 +410,7 @@ next_due(MsNetwork *net, MsTime limit)
 {
     guint32 p = net->n_pending ? net->pending[0] : NONE;
     guint32 c = net->n_gheap ? net->gheap[0] : NONE;
-    MsTime tp = p != NONE ? net->when[p].key : MS_TIME_NEVER;
+    MsTime tp = p != NONE ? net->fl[p].when.key : MS_TIME_NEVER;
     MsTime tg = c != NONE ? net->groups[c].due : MS_TIME_NEVER;
     if (MIN(tp, tg) > limit) {
         return NONE;
@@ -439,19 +434,19 @@ ms_network_advance(MsNetwork *net, MsTime now, MsFlowDoneFn done, gpointer ctx)
     guint32 f;
     while ((f = next_due(net, now + MS_NETWORK_TIME_SLACK)) != NONE) {
         events++;
-        if (net->state[f] == FLOW_PENDING) {
+        if (net->fl[f].state == FLOW_PENDING) {
             if (activate(net, f)) {
                 continue;
             }
         } else {
-            guint32 c = net->grp[f];
+            guint32 c = net->fl[f].grp;
             if (net->check) {
                 check_bytes(net, f, now);
             }
             group_delete(net, f);
             group_rekey(net, c);
         }
-        guint64 cookie = net->cookie[f];
+        guint64 cookie = net->fl[f].cookie;
         release(net, f);
         net->stats.flows_completed++;
         done(ctx, cookie, now);
@@ -513,9 +508,9 @@ apply(MsNetwork *net, MsTime now)
             continue; /* unconstrained: never reaches the solver (see activate) */
         }
         guint32 f = net->flow_of_var[vs[i]];
-        double left = (double)net->bytes[f];
-        if (net->grp[f] != NONE) {
-            guint32 old = net->grp[f];
+        double left = (double)net->fl[f].bytes;
+        if (net->fl[f].grp != NONE) {
+            guint32 old = net->fl[f].grp;
             group_sync(&net->groups[old], now);
             left = remaining(net, f, now);
             group_delete(net, f);
@@ -523,7 +518,7 @@ apply(MsNetwork *net, MsTime now)
         }
         Group *g = &net->groups[c];
         group_sync(g, now);
-        net->when[f].tag = g->vtime + left / net->weight[f];
+        net->fl[f].when.tag = g->vtime + left / net->fl[f].weight;
         group_insert(net, c, f);
         want_rekey(net, c);
         net->stats.rate_changes++;
@@ -578,7 +573,7 @@ ms_network_next_time(MsNetwork *net, MsTime now)
     if (net->dirty) {
         solve(net, now);
     }
-    MsTime tp = net->n_pending ? net->when[net->pending[0]].key : MS_TIME_NEVER;
+    MsTime tp = net->n_pending ? net->fl[net->pending[0]].when.key : MS_TIME_NEVER;
     MsTime tg = net->n_gheap ? net->groups[net->gheap[0]].due : MS_TIME_NEVER;
     return MIN(tp, tg);
 }
