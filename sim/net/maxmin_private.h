@@ -59,7 +59,7 @@ typedef struct {
  * keep its level), or outside without one (unsaturated so far). */
 enum { K_FREE, K_REGION, K_OUTSIDE };
 
-/* The fields of a constraint that the propagation's inner loops touch, in one cache line. */
+/* The fields of a constraint that the propagation's inner loops touch, together (56 bytes). */
 typedef struct {
     double capacity;
     double usage;      /* sum of the rates of its elements, maintained */
@@ -87,6 +87,7 @@ typedef struct {
     guint32 cap;
 } Group;
 
+/* A variable. */
 typedef struct {
     double weight;
     guint32 elem_base; /* its route: elems[elem_base .. elem_base + n_elem) */
@@ -104,7 +105,7 @@ struct _MsMaxmin {
     guint32 *dirty_mark, *r_mark, *k_mark, *u_mark;
     /* pass scratch */
     double *rem, *wsum, *sat, *prev, *skey;
-    guint32 *unfixed, *heap, *voff, *vend;
+    guint32 *unfixed, *heap, *voff, *vend; /* unfixed: times processed, in a propagation */
     guint8 *kind;
     /* propagation scratch: values on first touch in a solve, queue keys */
     double *s_usage, *s_level, *s_wgroup, *s_fmax;
