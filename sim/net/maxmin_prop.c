@@ -208,6 +208,35 @@ claim_faster(MsMaxmin *mm, guint32 c)
 
 /* --- processing --- */
 
+/* A member of a group now at level nl changed its rate by d: constraint c2 of its route takes
+ * the change, is queued if it no longer fits, and becomes the member's target if it is a
+ * saturated group slower than nl (the slowest such). */
+static inline void
+carry(MsMaxmin *mm, guint32 c2, double d, double nl, guint32 *target)
+{
+    Cnst *k2 = &mm->cn[c2];
+    if (G_UNLIKELY(k2->t_mark != mm->round)) {
+        touch(mm, c2);
+    }
+    double u = k2->usage + d, cap = k2->capacity;
+    k2->usage = u;
+    if (nl > k2->fmax) {
+        k2->fmax = nl;
+    }
+    gboolean off;
+    if (k2->n_mem) {
+        if (k2->level * (1 + TOL) < nl && (*target == NONE || k2->level < mm->cn[*target].level)) {
+            *target = c2;
+        }
+        off = fabs(cap - u) > EPS_RES * cap;
+    } else {
+        off = u > cap * (1 + TOL);
+    }
+    if (off && k2->heap_pos == NONE) {
+        enqueue(mm, c2);
+    }
+}
+
 /* Shifts c's level so that c is exactly full; its members carry the shift to their routes. */
 static gboolean
 process(MsMaxmin *mm, guint32 c)
@@ -243,32 +272,18 @@ process(MsMaxmin *mm, guint32 c)
 #endif
         double d = m->weight * delta;
         guint32 target = NONE;
-        for (guint k = 0; k < m->n; k++) {
-            guint32 c2 = member_cnst(mm, m, k);
-            if (c2 == c) {
-                continue; /* c itself is settled below, all members at once */
+        if (m->n == 2) {
+            /* The usual route: c and one other constraint. */
+            guint32 c2 = m->c[0] == c ? m->c[1] : m->c[0];
+            if (c2 != c) { /* a route may cross c twice */
+                carry(mm, c2, d, nl, &target);
             }
-            Cnst *k2 = &mm->cn[c2];
-            if (G_UNLIKELY(k2->t_mark != mm->round)) {
-                touch(mm, c2);
-            }
-            double u = k2->usage + d, cap = k2->capacity;
-            k2->usage = u;
-            if (nl > k2->fmax) {
-                k2->fmax = nl;
-            }
-            gboolean off;
-            if (k2->n_mem) {
-                if (k2->level * (1 + TOL) < nl &&
-                    (target == NONE || k2->level < mm->cn[target].level)) {
-                    target = c2;
+        } else {
+            for (guint k = 0; k < m->n; k++) {
+                guint32 c2 = member_cnst(mm, m, k);
+                if (c2 != c) { /* c itself is settled below, all members at once */
+                    carry(mm, c2, d, nl, &target);
                 }
-                off = fabs(cap - u) > EPS_RES * cap;
-            } else {
-                off = u > cap * (1 + TOL);
-            }
-            if (off && k2->heap_pos == NONE) {
-                enqueue(mm, c2);
             }
         }
         if (target != NONE) {
