@@ -9,17 +9,12 @@ MsMaxmin *
 ms_maxmin_new(void)
 {
     MsMaxmin *mm = g_new0(MsMaxmin, 1);
-    mm->free_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->dirty = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->unloaded = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->new_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->region = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->cnsts = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->velems = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->tlist = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->pivots = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->pivoted = g_array_new(FALSE, FALSE, sizeof(guint32));
+    GArray **lists[] = {&mm->free_vars, &mm->dirty,  &mm->unloaded, &mm->new_vars,
+                        &mm->region,    &mm->vars,   &mm->cnsts,    &mm->velems,
+                        &mm->tlist,     &mm->pivots, &mm->pivoted};
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+        *lists[i] = g_array_new(FALSE, FALSE, sizeof(guint32));
+    }
     mm->levels_seen = g_array_new(FALSE, FALSE, sizeof(Seen));
     mm->round = 1;
     mm->pass = 1;
