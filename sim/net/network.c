@@ -144,13 +144,15 @@ ms_network_free(MsNetwork *net)
 static inline gboolean
 pending_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->fl[a].when.key < net->fl[b].when.key || (net->fl[a].when.key == net->fl[b].when.key && a < b);
+    return net->fl[a].when.key < net->fl[b].when.key ||
+           (net->fl[a].when.key == net->fl[b].when.key && a < b);
 }
 
 static inline gboolean
 tag_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->fl[a].when.tag < net->fl[b].when.tag || (net->fl[a].when.tag == net->fl[b].when.tag && a < b);
+    return net->fl[a].when.tag < net->fl[b].when.tag ||
+           (net->fl[a].when.tag == net->fl[b].when.tag && a < b);
 }
 
 static inline gboolean
@@ -373,8 +375,8 @@ activate(MsNetwork *net, guint32 f)
     if (net->scratch->len == 0) {
         return FALSE;
     }
-    guint32 v = ms_maxmin_add_variable(net->mm, net->fl[f].weight, (const guint32 *)net->scratch->data,
-                                       net->scratch->len);
+    guint32 v = ms_maxmin_add_variable(net->mm, net->fl[f].weight,
+                                       (const guint32 *)net->scratch->data, net->scratch->len);
     map_var(net, v, f);
     net->fl[f].var = v;
     net->fl[f].state = FLOW_ACTIVE;
@@ -397,7 +399,8 @@ check_bytes(MsNetwork *net, guint32 f, MsTime now)
 {
     double left = remaining(net, f, now);
     double rate = net->fl[f].weight * net->groups[net->fl[f].grp].level;
-    double slack = 1e-6 * (double)net->fl[f].bytes + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
+    double slack =
+        1e-6 * (double)net->fl[f].bytes + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
     if (fabs(left) > slack) {
         violation(net, "flow %u finished with %.6g of %" G_GUINT64_FORMAT " bytes not moved", f,
                   left, net->fl[f].bytes);
@@ -651,8 +654,7 @@ ms_network_stats(const MsNetwork *net, MsNetworkStats *out)
 gsize
 ms_network_memory(const MsNetwork *net)
 {
-    gsize per_flow =
-        sizeof(When) + sizeof(double) + 2 * 8 + sizeof(gpointer) + 2 + 4 * sizeof(guint32);
+    gsize per_flow = sizeof(Flow) + sizeof(guint32); /* and its pending-heap slot */
     guint n_cnst = ms_maxmin_n_constraints(net->mm);
     gsize members = 0;
     for (guint c = 0; c < n_cnst; c++) {
