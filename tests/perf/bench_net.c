@@ -1,13 +1,8 @@
-/* bench_net: speed, memory and exactness of the flow-level network engine. Scenarios: uniform
- * all-to-all, all-to-all-v with skewed per-pair sizes, and ring allreduce on 16 .. 1024 GPUs (8
- * per node, one NIC per GPU, non-blocking fabric). Each point runs in a child process so that its
- * peak memory is its own. When the SimGrid peer is built, the same flows on the same platform are
- * replayed with SimGrid's CM02 max-min model in the same run; printed are the CPU-time ratio and
- * the largest, median and 99th-percentile relative differences of per-flow completion times, and
- * that of the makespan. Where the largest exceeds 1e-3, SimGrid is run again with a finer
- * surf/precision and its difference with itself is printed as the noise floor of the comparison.
- * Times are CPU seconds of the process (wall time is printed too: on a shared machine it also
- * counts waiting). Prints figures; asserts nothing about time. */
+/* bench_net: speed, memory and exactness of the flow-level engine on all-to-all, skewed
+ * all-to-all-v and ring allreduce, 16 .. 1024 GPUs, each point in a child process. With the
+ * SimGrid peer, the same flows are replayed on SimGrid's CM02 model and per-flow completion times
+ * compared (see docs/performance.md for the columns). Times are CPU seconds of the simulation.
+ * Prints figures; asserts nothing about time. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
