@@ -285,6 +285,57 @@ test_link_rates(void)
     g_array_unref(rec.done_at);
 }
 
+/* Runs a skewed all-to-all-v on 6 senders x 6 receivers (one link each) with the given solver
+ * budget; returns the completion times and fills the stats. */
+static GArray *
+skewed_exchange(guint budget, MsNetworkStats *st)
+{
+    double bw[12];
+    for (guint l = 0; l < 12; l++) {
+        bw[l] = l == 7 ? 12.5e9 : 25e9;
+    }
+    g_autoptr(MsNetwork) net = ms_network_new(12, bw);
+    ms_network_set_solver_budget(net, budget);
+    ms_network_set_check_invariants(net, TRUE);
+    static guint32 routes[36][2];
+    Start s[36];
+    guint n = 0;
+    for (guint i = 0; i < 6; i++) {
+        for (guint j = 0; j < 6; j++) {
+            routes[n][0] = i;
+            routes[n][1] = 6 + j;
+            /* Receiver j gets about 1/(j+1) of the bytes; equal sizes make simultaneous ends. */
+            guint64 bytes = (guint64)(1 + (i * 7 + j * 3) % 4) * 4000000 / (j + 1);
+            s[n] =
+                (Start){0, routes[n], 2, bytes, (i + j) % 3 == 0 ? 2.0 : 1.0, ms_time_from_us(1)};
+            n++;
+        }
+    }
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, n, &rec);
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    ms_network_stats(net, st);
+    return rec.done_at;
+}
+
+/* The propagation and the progressive-filling repair give the same completion times (to the
+ * picosecond rounding of event times). */
+static void
+test_solver_budget(void)
+{
+    MsNetworkStats sf, sp;
+    g_autoptr(GArray) fill = skewed_exchange(0, &sf);
+    g_autoptr(GArray) prop = skewed_exchange(24, &sp);
+    CU_ASSERT_EQUAL(sf.solver_propagations, 0);
+    CU_ASSERT(sp.solver_propagations > 0);
+    CU_ASSERT_EQUAL_FATAL(fill->len, 36);
+    CU_ASSERT_EQUAL_FATAL(prop->len, 36);
+    for (guint i = 0; i < 36; i++) {
+        MsTime a = g_array_index(fill, MsTime, i), b = g_array_index(prop, MsTime, i);
+        CU_ASSERT(a > ms_time_from_us(1) && (a > b ? a - b : b - a) <= 2 * MS_NETWORK_TIME_SLACK);
+    }
+}
+
 /* The invariant checks report time going backwards with the two times. */
 static void
 test_invariant_time(void)
@@ -338,6 +389,7 @@ main(int argc, char **argv)
         {"one group, rising level", test_group_clock},
         {"flow changes bottleneck group", test_flow_changes_group},
         {"link rates and weights", test_link_rates},
+        {"propagation and fill repair agree", test_solver_budget},
         {"invariant: time order", test_invariant_time},
         {"invariant: bytes moved", test_invariant_bytes},
         {NULL, NULL},

@@ -169,7 +169,8 @@ water_fill(MsMaxmin *mm, guint32 c)
         below += s[i].weight * s[i].level;
         above -= s[i].weight;
     }
-    return TRUE; /* it fits after all: rounding */
+    mm->cn[c].usage = below; /* it fits after all: the kept sum had drifted; take the recount */
+    return TRUE;
 }
 
 /* c's group must be the fastest on c: fmax proves it mostly; otherwise c is scanned, its bound

@@ -553,6 +553,7 @@ solve(MsNetwork *net, MsTime now)
     net->stats.solver_vars += after.component_vars - before.component_vars;
     net->stats.solver_repairs += after.repairs - before.repairs;
     net->stats.solver_rescans += after.rescans - before.rescans;
+    net->stats.solver_propagations += after.propagations - before.propagations;
     net->stats.group_changes += net->levels->len;
     net->dirty = FALSE;
     apply(net, now);
@@ -618,6 +619,12 @@ ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double ban
     net->bandwidth[link] = bandwidth;
     ms_maxmin_set_capacity(net->mm, net->cnst_of_link[link], bandwidth);
     net->dirty = TRUE;
+}
+
+void
+ms_network_set_solver_budget(MsNetwork *net, guint reprocess)
+{
+    ms_maxmin_set_budget(net->mm, reprocess);
 }
 
 void

@@ -47,6 +47,11 @@ double ms_network_link_bandwidth(const MsNetwork *net, guint link);
 /* Changes a link's bandwidth from now on (flows in flight are re-shared). */
 void ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double bandwidth);
 
+/* How often the solver's propagation may process one link in a solve before it hands the solve
+ * to the progressive-filling repair (see ms_maxmin_set_budget); 0 = the repair only. For
+ * comparisons: results agree either way within the solver's tolerance. */
+void ms_network_set_solver_budget(MsNetwork *net, guint reprocess);
+
 /* When on, every solve verifies that no link carries more than its capacity (beyond one part in
  * 10^9), that time never goes backwards, and that every completing flow moved exactly its bytes
  * (within one part in 10^6). The first violation is kept; see ms_network_check. */
@@ -67,10 +72,11 @@ typedef struct {
     guint64 rate_changes;  /* flows whose rate changed at a solve (their group's or their own) */
     guint64 group_changes; /* bottleneck groups re-timed after a solve (one re-key each) */
     guint64 peak_live_flows;
-    guint64 solver_elements; /* flow-link pairs re-solved, summed over solver passes */
-    guint64 solver_vars;     /* flows re-solved, summed over solver passes */
-    guint64 solver_repairs;  /* solver passes that followed a failed boundary check */
-    guint64 solver_rescans;  /* links the solver scanned whole to check a bound */
+    guint64 solver_elements;     /* flow-link pairs re-solved, summed over solver passes */
+    guint64 solver_vars;         /* flows re-solved, summed over solver passes */
+    guint64 solver_repairs;      /* solver passes that followed a failed boundary check */
+    guint64 solver_rescans;      /* links the solver scanned whole to check a bound */
+    guint64 solver_propagations; /* solves done by propagating level changes */
 } MsNetworkStats;
 void ms_network_stats(const MsNetwork *net, MsNetworkStats *out);
 gsize ms_network_memory(const MsNetwork *net);

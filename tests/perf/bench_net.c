@@ -1,13 +1,8 @@
-/* bench_net: speed, memory and exactness of the flow-level network engine. Scenarios: uniform
- * all-to-all, all-to-all-v with skewed per-pair sizes, and ring allreduce on 16 .. 1024 GPUs (8
- * per node, one NIC per GPU, non-blocking fabric). Each point runs in a child process so that its
- * peak memory is its own. When the SimGrid peer is built, the same flows on the same platform are
- * replayed with SimGrid's CM02 max-min model in the same run; printed are the CPU-time ratio and
- * the largest, median and 99th-percentile relative differences of per-flow completion times, and
- * that of the makespan. Where the largest exceeds 1e-3, SimGrid is run again with a finer
- * surf/precision and its difference with itself is printed as the noise floor of the comparison.
- * Times are CPU seconds of the process (wall time is printed too: on a shared machine it also
- * counts waiting). Prints figures; asserts nothing about time. */
+/* bench_net: speed, memory and exactness of the flow-level engine on all-to-all, skewed
+ * all-to-all-v and ring allreduce, 16 .. 1024 GPUs, each point in a child process. With the
+ * SimGrid peer, the same flows are replayed on SimGrid's CM02 model and per-flow completion times
+ * compared (see docs/performance.md for the columns). Times are CPU seconds of the simulation.
+ * Prints figures; asserts nothing about time. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -140,7 +135,7 @@ export_flow(gpointer ctx, guint src, guint dst, guint64 bytes, const gint64 *pre
 
 /* Writes the peer scenario and the per-flow completion times moesim predicts for it. */
 static int
-write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_path,
+write_peer(const MsTopology *topo, const MsCollSpec *spec, guint budget, const char *scenario_path,
            const char *ends_path)
 {
     g_autoptr(GError) error = NULL;
@@ -156,6 +151,7 @@ write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_
     g_autofree MsTime *begin = g_new(MsTime, MAX(n, 1));
     g_autofree MsTime *end = g_new(MsTime, MAX(n, 1));
     g_autoptr(MsSim) replay = ms_sim_new(topo);
+    ms_network_set_solver_budget(ms_sim_network(replay), budget);
     if (!ms_flow_list_run(list, replay, begin, end, &error)) {
         fprintf(stderr, "bench_net: %s\n", error->message);
         return 1;
@@ -198,7 +194,7 @@ write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_
 }
 
 static int
-child(const char *scenario, guint n, const char *peer_file, const char *ends_file)
+child(const char *scenario, guint n, guint budget, const char *peer_file, const char *ends_file)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(MsTopology) topo = cluster(n, &error);
@@ -210,7 +206,7 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     g_autofree guint64 *matrix = NULL;
     spec_for(scenario, n, &spec, &matrix);
     if (peer_file) {
-        return write_peer(topo, &spec, peer_file, ends_file);
+        return write_peer(topo, &spec, budget, peer_file, ends_file);
     }
     /* Routes are computed lazily; the first all-pairs use pays for them, so warm them first to
      * time the engine rather than route computation (which is reported separately). */
@@ -226,6 +222,7 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     gint64 t0 = g_get_monotonic_time();
     double c0 = cpu_seconds();
     g_autoptr(MsSim) sim = ms_sim_new(topo);
+    ms_network_set_solver_budget(ms_sim_network(sim), budget);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
     if (coll == NULL) {
         fprintf(stderr, "bench_net: %s\n", error->message);
@@ -371,11 +368,11 @@ read_ends(const char *path)
 /* Replays the point on SimGrid and prints the comparison columns. */
 static void
 compare_with_peer(const char *self, const char *peer, const char *scenario, const char *gpus,
-                  const char *tmp, guint timeout_s, double cpu)
+                  const char *budget, const char *tmp, guint timeout_s, double cpu)
 {
     g_autofree char *sc = g_build_filename(tmp, "scenario.txt", NULL);
     g_autofree char *ends_path = g_build_filename(tmp, "ends.txt", NULL);
-    const char *argv[] = {self, "--child", scenario, gpus, sc, ends_path, NULL};
+    const char *argv[] = {self, "--child", scenario, gpus, budget, sc, ends_path, NULL};
     int status = 0;
     PeerRun run = {0}, fine = {0};
     g_autoptr(GArray) mine = NULL;
@@ -406,13 +403,14 @@ compare_with_peer(const char *self, const char *peer, const char *scenario, cons
 int
 main(int argc, char **argv)
 {
-    if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
-        return child(argv[2], (guint)atoi(argv[3]), argc > 5 ? argv[4] : NULL,
-                     argc > 5 ? argv[5] : NULL);
+    if (argc >= 5 && strcmp(argv[1], "--child") == 0) {
+        return child(argv[2], (guint)atoi(argv[3]), (guint)atoi(argv[4]), argc > 6 ? argv[5] : NULL,
+                     argc > 6 ? argv[6] : NULL);
     }
     const char *gpus_list = "16,64,128,256,1024";
     const char *scenarios_list = "a2a,a2av,allreduce";
     const char *peer = g_getenv("MOESIM_SIMGRID_PEER");
+    const char *budget = "24";
     guint peer_max = 256, peer_timeout = 600;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--gpus") == 0) {
@@ -425,9 +423,12 @@ main(int argc, char **argv)
             peer_max = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--peer-timeout") == 0) {
             peer_timeout = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--solver-budget") == 0) {
+            budget = argv[i + 1];
         } else {
             fprintf(stderr, "usage: bench_net [--gpus 16,64,...] [--scenarios a2a,a2av,allreduce] "
-                            "[--peer PATH] [--peer-max-gpus N] [--peer-timeout S]\n");
+                            "[--peer PATH] [--peer-max-gpus N] [--peer-timeout S] "
+                            "[--solver-budget N (0: no propagation)]\n");
             return 2;
         }
     }
@@ -446,7 +447,7 @@ main(int argc, char **argv)
     for (guint s = 0; scenarios[s]; s++) {
         for (guint g = 0; gpus[g]; g++) {
             guint n = atoi(gpus[g]);
-            const char *cargv[] = {argv[0], "--child", scenarios[s], gpus[g], NULL};
+            const char *cargv[] = {argv[0], "--child", scenarios[s], gpus[g], budget, NULL};
             g_autofree char *out = NULL;
             int status = 0;
             if (!g_spawn_sync(NULL, (char **)cargv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
@@ -462,7 +463,8 @@ main(int argc, char **argv)
                    flows, field(out, "events="), field(out, "solves="), wall, cpu, flows / cpu,
                    peak / 1024, (peak - base) * 1024 / flows);
             if (peer && n <= peer_max) {
-                compare_with_peer(argv[0], peer, scenarios[s], gpus[g], tmp, peer_timeout, cpu);
+                compare_with_peer(argv[0], peer, scenarios[s], gpus[g], budget, tmp, peer_timeout,
+                                  cpu);
             } else {
                 printf(" %9s\n", "-");
             }
