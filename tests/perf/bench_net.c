@@ -1,16 +1,15 @@
-/* bench_net: speed, memory and exactness of the flow-level network engine. Scenarios: uniform
- * all-to-all, all-to-all-v with skewed per-pair sizes, and ring allreduce on 16 .. 1024 GPUs (8
- * per node, one NIC per GPU, non-blocking fabric). Each point runs in a child process so that its
- * peak memory is its own. When the SimGrid peer is built, the same flows on the same platform are
- * replayed with SimGrid's CM02 max-min model in the same run, and the wall-time ratio and the
- * largest relative difference of per-flow completion times are printed. Prints figures; asserts
- * nothing about time. */
+/* bench_net: speed, memory and exactness of the flow-level engine on all-to-all, skewed
+ * all-to-all-v and ring allreduce, 16 .. 1024 GPUs, each point in a child process. With the
+ * SimGrid peer, the same flows are replayed on SimGrid's CM02 model and per-flow completion times
+ * compared (see docs/performance.md for the columns). Times are CPU seconds of the simulation.
+ * Prints figures; asserts nothing about time. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sim/net/collective.h"
 #include "sim/net/flowfile.h"
@@ -29,6 +28,14 @@ read_status_kb(const char *key)
     }
     const char *p = strstr(status, key);
     return p ? g_ascii_strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+static double
+cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static MsTopology *
@@ -128,7 +135,7 @@ export_flow(gpointer ctx, guint src, guint dst, guint64 bytes, const gint64 *pre
 
 /* Writes the peer scenario and the per-flow completion times moesim predicts for it. */
 static int
-write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_path,
+write_peer(const MsTopology *topo, const MsCollSpec *spec, guint budget, const char *scenario_path,
            const char *ends_path)
 {
     g_autoptr(GError) error = NULL;
@@ -144,6 +151,7 @@ write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_
     g_autofree MsTime *begin = g_new(MsTime, MAX(n, 1));
     g_autofree MsTime *end = g_new(MsTime, MAX(n, 1));
     g_autoptr(MsSim) replay = ms_sim_new(topo);
+    ms_network_set_solver_budget(ms_sim_network(replay), budget);
     if (!ms_flow_list_run(list, replay, begin, end, &error)) {
         fprintf(stderr, "bench_net: %s\n", error->message);
         return 1;
@@ -186,7 +194,7 @@ write_peer(const MsTopology *topo, const MsCollSpec *spec, const char *scenario_
 }
 
 static int
-child(const char *scenario, guint n, const char *peer_file, const char *ends_file)
+child(const char *scenario, guint n, guint budget, const char *peer_file, const char *ends_file)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(MsTopology) topo = cluster(n, &error);
@@ -198,7 +206,7 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     g_autofree guint64 *matrix = NULL;
     spec_for(scenario, n, &spec, &matrix);
     if (peer_file) {
-        return write_peer(topo, &spec, peer_file, ends_file);
+        return write_peer(topo, &spec, budget, peer_file, ends_file);
     }
     /* Routes are computed lazily; the first all-pairs use pays for them, so warm them first to
      * time the engine rather than route computation (which is reported separately). */
@@ -212,7 +220,9 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     double route_s = (g_get_monotonic_time() - r0) * 1e-6;
     guint64 base = read_status_kb("VmRSS:");
     gint64 t0 = g_get_monotonic_time();
+    double c0 = cpu_seconds();
     g_autoptr(MsSim) sim = ms_sim_new(topo);
+    ms_network_set_solver_budget(ms_sim_network(sim), budget);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
     if (coll == NULL) {
         fprintf(stderr, "bench_net: %s\n", error->message);
@@ -223,7 +233,7 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
         fprintf(stderr, "bench_net: %s\n", error->message);
         return 1;
     }
-    double wall = (g_get_monotonic_time() - t0) * 1e-6;
+    double wall = (g_get_monotonic_time() - t0) * 1e-6, cpu = cpu_seconds() - c0;
     MsTime makespan = 0;
     for (guint i = 0; i < n; i++) {
         makespan = MAX(makespan, ms_coll_rank_end(coll, i));
@@ -233,10 +243,14 @@ child(const char *scenario, guint n, const char *peer_file, const char *ends_fil
     guint64 peak = read_status_kb("VmHWM:");
     printf("flows=%" G_GUINT64_FORMAT " events=%" G_GUINT64_FORMAT " solves=%" G_GUINT64_FORMAT
            " elems=%" G_GUINT64_FORMAT " peak_live=%" G_GUINT64_FORMAT
-           " wall=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT " base_kb=%" G_GUINT64_FORMAT
-           " makespan_us=%.3f\n",
+           " wall=%.6f cpu=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT
+           " base_kb=%" G_GUINT64_FORMAT " makespan_us=%.3f vars=%" G_GUINT64_FORMAT
+           " repairs=%" G_GUINT64_FORMAT " rescans=%" G_GUINT64_FORMAT
+           " rate_changes=%" G_GUINT64_FORMAT " group_changes=%" G_GUINT64_FORMAT "\n",
            ms_coll_n_flows(coll), st.events, st.net.solves, st.net.solver_elements,
-           st.net.peak_live_flows, wall, route_s, peak, base, ms_time_to_us(makespan));
+           st.net.peak_live_flows, wall, cpu, route_s, peak, base, ms_time_to_us(makespan),
+           st.net.solver_vars, st.net.solver_repairs, st.net.solver_rescans, st.net.rate_changes,
+           st.net.group_changes);
     return 0;
 }
 
@@ -247,53 +261,156 @@ field(const char *line, const char *key)
     return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
 }
 
-/* Runs the SimGrid peer; returns its wall time and fills the largest relative difference of
- * per-flow completion times. */
-static double
-run_peer(const char *peer, const char *scenario, const char *ends, guint timeout_s,
-         double *max_rel)
+/* One SimGrid run: per-flow completion times (s) and the peer's own timings. */
+typedef struct {
+    GArray *ends; /* double */
+    double wall, cpu;
+} PeerRun;
+
+static void
+peer_run_clear(PeerRun *r)
+{
+    g_clear_pointer(&r->ends, g_array_unref);
+}
+
+/* Runs the peer on a scenario with an optional extra --cfg; FALSE on failure or timeout. */
+static gboolean
+run_peer(const char *peer, const char *scenario, const char *extra_cfg, guint timeout_s,
+         PeerRun *run)
 {
     g_autofree char *timeout = g_strdup_printf("%u", timeout_s);
-    const char *argv[] = {"timeout", timeout, peer, scenario, "--cfg=network/model:CM02",
-                          "--cfg=network/crosstraffic:0", "--cfg=network/TCP-gamma:0",
-                          "--cfg=contexts/stack-size:64", "--log=root.thres:critical", NULL};
+    const char *argv[] = {"timeout",
+                          timeout,
+                          peer,
+                          scenario,
+                          "--cfg=network/model:CM02",
+                          "--cfg=network/crosstraffic:0",
+                          "--cfg=network/TCP-gamma:0",
+                          "--cfg=contexts/stack-size:64",
+                          "--log=root.thres:critical",
+                          extra_cfg,
+                          NULL};
     g_autofree char *out = NULL;
     int status = 0;
     if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDERR_TO_DEV_NULL,
                       NULL, NULL, &out, NULL, &status, NULL) ||
         !g_spawn_check_wait_status(status, NULL)) {
-        return -1;
+        return FALSE;
     }
-    g_autofree char *mine = NULL;
-    g_file_get_contents(ends, &mine, NULL, NULL);
-    g_auto(GStrv) a = g_strsplit(out, "\n", -1);
-    g_auto(GStrv) b = g_strsplit(mine ? mine : "", "\n", -1);
-    *max_rel = 0;
-    double wall = -1;
-    for (guint i = 0; a[i] && a[i][0]; i++) {
-        if (g_str_has_prefix(a[i], "wall ")) {
-            wall = g_ascii_strtod(a[i] + 5, NULL);
-            break;
+    g_auto(GStrv) lines = g_strsplit(out, "\n", -1);
+    run->ends = g_array_new(FALSE, FALSE, sizeof(double));
+    run->wall = run->cpu = -1;
+    for (guint i = 0; lines[i] && lines[i][0]; i++) {
+        if (g_str_has_prefix(lines[i], "wall ")) {
+            run->wall = g_ascii_strtod(lines[i] + 5, NULL);
+        } else if (g_str_has_prefix(lines[i], "cpu ")) {
+            run->cpu = g_ascii_strtod(lines[i] + 4, NULL);
+        } else {
+            double t = g_ascii_strtod(lines[i], NULL);
+            g_array_append_val(run->ends, t);
         }
-        if (b[i] == NULL) {
-            return -1;
-        }
-        double x = g_ascii_strtod(a[i], NULL), y = g_ascii_strtod(b[i], NULL);
-        *max_rel = MAX(*max_rel, fabs(x - y) / MAX(fabs(x), 1e-12));
     }
-    return wall;
+    return run->cpu >= 0;
+}
+
+/* How far per-flow completion times b are from the reference a. */
+typedef struct {
+    double max, median, p99, makespan;
+} Diff;
+
+static int
+cmp_double(gconstpointer x, gconstpointer y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static gboolean
+compare_ends(const GArray *a, const GArray *b, Diff *out)
+{
+    if (a->len != b->len || a->len == 0) {
+        return FALSE;
+    }
+    g_autoptr(GArray) rel = g_array_sized_new(FALSE, FALSE, sizeof(double), a->len);
+    double ma = 0, mb = 0;
+    for (guint i = 0; i < a->len; i++) {
+        double x = g_array_index(a, double, i), y = g_array_index(b, double, i);
+        double r = fabs(x - y) / MAX(fabs(x), 1e-12);
+        g_array_append_val(rel, r);
+        ma = MAX(ma, x);
+        mb = MAX(mb, y);
+    }
+    g_array_sort(rel, cmp_double);
+    const double *r = (const double *)rel->data;
+    out->max = r[rel->len - 1];
+    out->median = r[rel->len / 2];
+    out->p99 = r[(gsize)rel->len * 99 / 100];
+    out->makespan = fabs(ma - mb) / MAX(ma, 1e-12);
+    return TRUE;
+}
+
+static GArray *
+read_ends(const char *path)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        return NULL;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GArray *ends = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; lines[i] && lines[i][0]; i++) {
+        double t = g_ascii_strtod(lines[i], NULL);
+        g_array_append_val(ends, t);
+    }
+    return ends;
+}
+
+/* Replays the point on SimGrid and prints the comparison columns. */
+static void
+compare_with_peer(const char *self, const char *peer, const char *scenario, const char *gpus,
+                  const char *budget, const char *tmp, guint timeout_s, double cpu)
+{
+    g_autofree char *sc = g_build_filename(tmp, "scenario.txt", NULL);
+    g_autofree char *ends_path = g_build_filename(tmp, "ends.txt", NULL);
+    const char *argv[] = {self, "--child", scenario, gpus, budget, sc, ends_path, NULL};
+    int status = 0;
+    PeerRun run = {0}, fine = {0};
+    g_autoptr(GArray) mine = NULL;
+    Diff d, noise;
+    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, NULL, &status,
+                      NULL) ||
+        !g_spawn_check_wait_status(status, NULL) || (mine = read_ends(ends_path)) == NULL) {
+        printf(" %9s\n", "failed");
+    } else if (!run_peer(peer, sc, NULL, timeout_s, &run)) {
+        printf(" %9s\n", "timeout");
+    } else if (!compare_ends(run.ends, mine, &d)) {
+        printf(" %9s\n", "mismatch");
+    } else {
+        printf(" %9.3f %7.0fx %9.2e %9.2e %9.2e %9.2e", run.cpu, run.cpu / cpu, d.max, d.median,
+               d.p99, d.makespan);
+        if (d.max > 1e-3 && run_peer(peer, sc, "--cfg=surf/precision:1e-11", timeout_s, &fine) &&
+            compare_ends(run.ends, fine.ends, &noise)) {
+            printf(" | %9.2e %9.2e", noise.max, noise.makespan);
+        }
+        printf("\n");
+    }
+    peer_run_clear(&run);
+    peer_run_clear(&fine);
+    g_unlink(sc);
+    g_unlink(ends_path);
 }
 
 int
 main(int argc, char **argv)
 {
-    if (argc >= 4 && strcmp(argv[1], "--child") == 0) {
-        return child(argv[2], (guint)atoi(argv[3]), argc > 5 ? argv[4] : NULL,
-                     argc > 5 ? argv[5] : NULL);
+    if (argc >= 5 && strcmp(argv[1], "--child") == 0) {
+        return child(argv[2], (guint)atoi(argv[3]), (guint)atoi(argv[4]), argc > 6 ? argv[5] : NULL,
+                     argc > 6 ? argv[6] : NULL);
     }
     const char *gpus_list = "16,64,128,256,1024";
     const char *scenarios_list = "a2a,a2av,allreduce";
     const char *peer = g_getenv("MOESIM_SIMGRID_PEER");
+    const char *budget = "24";
     guint peer_max = 256, peer_timeout = 600;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--gpus") == 0) {
@@ -306,9 +423,12 @@ main(int argc, char **argv)
             peer_max = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--peer-timeout") == 0) {
             peer_timeout = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--solver-budget") == 0) {
+            budget = argv[i + 1];
         } else {
             fprintf(stderr, "usage: bench_net [--gpus 16,64,...] [--scenarios a2a,a2av,allreduce] "
-                            "[--peer PATH] [--peer-max-gpus N] [--peer-timeout S]\n");
+                            "[--peer PATH] [--peer-max-gpus N] [--peer-timeout S] "
+                            "[--solver-budget N (0: no propagation)]\n");
             return 2;
         }
     }
@@ -317,13 +437,17 @@ main(int argc, char **argv)
     g_autofree char *tmp = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
     printf("# bench_net: moesim flow-level engine%s\n",
            peer ? " vs SimGrid 3.32 (CM02, crosstraffic 0, TCP-gamma 0)" : " (no SimGrid peer)");
-    printf("%-9s %5s %9s %9s %7s %9s %10s %8s %7s %6s | %9s %8s %10s\n", "scenario", "gpus",
-           "flows", "events", "solves", "wall_s", "flows/s", "peak_MB", "B/flow", "route_s",
-           "simgrid_s", "speedup", "max_rel");
+    printf("# times in CPU seconds; rel: |moesim - SimGrid| / SimGrid per flow (max, median, 99th\n"
+           "# percentile) and for the makespan; noise: SimGrid against itself with surf/precision\n"
+           "# 1e-11 instead of 1e-9, shown where max_rel > 1e-3\n");
+    printf("%-9s %5s %8s %8s %6s %7s %7s %9s %7s %6s | %9s %8s %9s %9s %9s %9s | %9s %9s\n",
+           "scenario", "gpus", "flows", "events", "solves", "wall_s", "cpu_s", "flows/s", "peak_MB",
+           "B/flow", "simgrid_s", "speedup", "max_rel", "med_rel", "p99_rel", "mksp_rel",
+           "noise_max", "noise_mk");
     for (guint s = 0; scenarios[s]; s++) {
         for (guint g = 0; gpus[g]; g++) {
             guint n = atoi(gpus[g]);
-            const char *cargv[] = {argv[0], "--child", scenarios[s], gpus[g], NULL};
+            const char *cargv[] = {argv[0], "--child", scenarios[s], gpus[g], budget, NULL};
             g_autofree char *out = NULL;
             int status = 0;
             if (!g_spawn_sync(NULL, (char **)cargv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, NULL,
@@ -332,28 +456,15 @@ main(int argc, char **argv)
                 printf("%-9s %5u  failed\n", scenarios[s], n);
                 continue;
             }
-            double flows = field(out, "flows="), wall = field(out, "wall=");
+            double flows = field(out, "flows="), wall = field(out, "wall="),
+                   cpu = field(out, "cpu=");
             double peak = field(out, "peak_kb="), base = field(out, "base_kb=");
-            printf("%-9s %5u %9.0f %9.0f %7.0f %9.3f %10.0f %8.1f %7.0f %6.2f |", scenarios[s], n,
-                   flows, field(out, "events="), field(out, "solves="), wall, flows / wall,
-                   peak / 1024, (peak - base) * 1024 / flows, field(out, "route_s="));
+            printf("%-9s %5u %8.0f %8.0f %6.0f %7.3f %7.3f %9.0f %7.1f %6.0f |", scenarios[s], n,
+                   flows, field(out, "events="), field(out, "solves="), wall, cpu, flows / cpu,
+                   peak / 1024, (peak - base) * 1024 / flows);
             if (peer && n <= peer_max) {
-                g_autofree char *sc = g_build_filename(tmp, "scenario.txt", NULL);
-                g_autofree char *ends = g_build_filename(tmp, "ends.txt", NULL);
-                const char *pargv[] = {argv[0], "--child", scenarios[s], gpus[g], sc, ends, NULL};
-                double rel = 0, pw = -1;
-                if (g_spawn_sync(NULL, (char **)pargv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
-                                 NULL, &status, NULL) &&
-                    g_spawn_check_wait_status(status, NULL)) {
-                    pw = run_peer(peer, sc, ends, peer_timeout, &rel);
-                }
-                if (pw >= 0) {
-                    printf(" %9.3f %7.0fx %10.2e\n", pw, pw / wall, rel);
-                } else {
-                    printf(" %9s\n", "timeout");
-                }
-                g_unlink(sc);
-                g_unlink(ends);
+                compare_with_peer(argv[0], peer, scenarios[s], gpus[g], budget, tmp, peer_timeout,
+                                  cpu);
             } else {
                 printf(" %9s\n", "-");
             }
