@@ -1,0 +1,513 @@
+/* calibration_file: the calibration's reader (sim/ini.h for single values, lists parsed here) and
+ * its writer. Groups are [calibration], [link CLASS], [collective NAME] and [gemm]. */
+#include <math.h>
+#include <string.h>
+
+#include "sim/ini.h"
+#include "validate/calibration_private.h"
+
+/* Entries in one list: tables are a few dozen; thousands is a broken file. */
+#define LIST_MAX 4096
+
+/* ---- reader ---------------------------------------------------------------------------------- */
+
+/* A located error in this module's domain: "FILE:LINE: [group] key: message". */
+static gboolean G_GNUC_PRINTF(6, 7)
+    ini_error(const MsIni *ini, const char *group, const char *key, GError **error,
+              MsCalibrationError code, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_autoptr(GError) local = NULL;
+    ms_ini_set_error(ini, group, key, &local, MS_INI_ERROR_VALUE, "%s", msg);
+    g_set_error_literal(error, MS_CALIBRATION_ERROR, code, local->message);
+    return FALSE;
+}
+
+typedef gboolean (*ItemParser)(const char *text, double *out, GError **error);
+
+static gboolean
+parse_size_item(const char *text, double *out, GError **error)
+{
+    guint64 v;
+    if (!ms_parse_bytes(text, &v, error)) {
+        return FALSE;
+    }
+    if (v == 0) {
+        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "size '%s' must be > 0", text);
+        return FALSE;
+    }
+    *out = (double)v;
+    return TRUE;
+}
+
+/* A plain number in (0, max]. */
+static gboolean
+parse_positive(const char *text, const char *what, double max, double *out, GError **error)
+{
+    if (!ms_parse_double(text, -G_MAXDOUBLE, G_MAXDOUBLE, out, error)) {
+        return FALSE;
+    }
+    if (!(*out > 0) || *out > max) {
+        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "%s '%s' is outside (0, %g]", what,
+                    text, max);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+parse_tokens_item(const char *text, double *out, GError **error)
+{
+    return parse_positive(text, "token count", 1e12, out, error);
+}
+
+static gboolean
+parse_efficiency_item(const char *text, double *out, GError **error)
+{
+    return parse_positive(text, "efficiency", MS_COMPUTE_EFFICIENCY_MAX, out, error);
+}
+
+/* A ';'-separated list (a trailing ';' allowed, as GKeyFile writes lists), each item parsed. */
+static GArray *
+read_list(const MsIni *ini, const char *group, const char *key, ItemParser parse, GError **error)
+{
+    const char *text = ms_ini_get_string(ini, group, key, error);
+    if (text == NULL) {
+        return NULL;
+    }
+    g_auto(GStrv) items = g_strsplit(text, ";", -1);
+    guint n = g_strv_length(items);
+    if (n > 0 && *g_strstrip(items[n - 1]) == '\0') {
+        n--;
+    }
+    if (n == 0 || n > LIST_MAX) {
+        ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_LIST,
+                  "%u items: a list needs 1 to %d", n, LIST_MAX);
+        return NULL;
+    }
+    g_autoptr(GArray) out = g_array_sized_new(FALSE, FALSE, sizeof(double), n);
+    for (guint i = 0; i < n; i++) {
+        g_autoptr(GError) local = NULL;
+        double v;
+        if (*g_strstrip(items[i]) == '\0') {
+            ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_LIST, "item %u is empty", i + 1);
+            return NULL;
+        }
+        if (!parse(items[i], &v, &local)) {
+            ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_VALUE, "item %u: %s", i + 1,
+                      local->message);
+            return NULL;
+        }
+        if (out->len > 0 && parse != parse_efficiency_item &&
+            !(v > g_array_index(out, double, out->len - 1))) {
+            ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_LIST,
+                      "item %u: '%s' is not larger than the item before it (the list must "
+                      "increase)",
+                      i + 1, items[i]);
+            return NULL;
+        }
+        g_array_append_val(out, v);
+    }
+    return g_steal_pointer(&out);
+}
+
+/* Reads the paired lists xkey and efficiency; both absent is fine (*x = NULL). */
+static gboolean
+read_table(const MsIni *ini, const char *group, const char *xkey, ItemParser parse, GArray **x,
+           GArray **eff, GError **error)
+{
+    gboolean has_x = ms_ini_has_key(ini, group, xkey);
+    gboolean has_e = ms_ini_has_key(ini, group, "efficiency");
+    *x = *eff = NULL;
+    if (has_x != has_e) {
+        return ini_error(ini, group, has_x ? xkey : "efficiency", error, MS_CALIBRATION_ERROR_LIST,
+                         "given without '%s'", has_x ? "efficiency" : xkey);
+    }
+    if (!has_x) {
+        return TRUE;
+    }
+    *x = read_list(ini, group, xkey, parse, error);
+    *eff = *x ? read_list(ini, group, "efficiency", parse_efficiency_item, error) : NULL;
+    if (*eff == NULL) {
+        g_clear_pointer(x, g_array_unref);
+        return FALSE;
+    }
+    if ((*x)->len != (*eff)->len) {
+        ini_error(ini, group, "efficiency", error, MS_CALIBRATION_ERROR_LIST,
+                  "%u values, but %s has %u", (*eff)->len, xkey, (*x)->len);
+        g_clear_pointer(x, g_array_unref);
+        g_clear_pointer(eff, g_array_unref);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+read_header(MsCalibration *cal, const MsIni *ini, GError **error)
+{
+    static const char *const keys[] = {"format", "topology", "sources", NULL};
+    guint64 format = 0;
+    if (!ms_ini_has_group(ini, "calibration") || !ms_ini_has_key(ini, "calibration", "format")) {
+        g_set_error(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VERSION,
+                    "%s: no [calibration] group with format = %d: not a moesim calibration file",
+                    ms_ini_source(ini), MS_CALIBRATION_FORMAT);
+        return FALSE;
+    }
+    if (!ms_ini_check_keys(ini, "calibration", keys, error) ||
+        !ms_ini_get_uint(ini, "calibration", "format", 0, G_MAXUINT32, &format, error)) {
+        return FALSE;
+    }
+    if (format != MS_CALIBRATION_FORMAT) {
+        return ini_error(ini, "calibration", "format", error, MS_CALIBRATION_ERROR_VERSION,
+                         "format %" G_GUINT64_FORMAT " is not one this moesim reads (it reads %d)",
+                         format, MS_CALIBRATION_FORMAT);
+    }
+    const char *topology = NULL, *sources = NULL;
+    ms_ini_opt_string(ini, "calibration", "topology", &topology, NULL);
+    ms_ini_opt_string(ini, "calibration", "sources", &sources, NULL);
+    if (!ms_calibration_set_topology(cal, topology, error)) {
+        return FALSE;
+    }
+    g_auto(GStrv) items = g_strsplit(sources ? sources : "", ";", -1);
+    for (guint i = 0; items[i]; i++) {
+        if (*g_strstrip(items[i]) && !ms_calibration_add_source(cal, items[i], error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+read_link(MsCalibration *cal, const MsIni *ini, const char *group, const char *name, GError **error)
+{
+    static const char *const keys[] = {"bandwidth",    "latency", "r2",
+                                       "max_residual", "points",  NULL};
+    MsLinkClass klass;
+    if (!ms_calibration_link_class_from_name(name, &klass)) {
+        return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                         "unknown link class '%s' (classes: nvlink, nvswitch, pcie, cpu, nic, "
+                         "fabric)",
+                         name);
+    }
+    MsCalibrationLink l = {.r2 = NAN, .max_residual = NAN};
+    guint64 points = 0;
+    if (!ms_ini_check_keys(ini, group, keys, error) ||
+        !ms_ini_get_bandwidth(ini, group, "bandwidth", &l.bandwidth, error) ||
+        !ms_ini_get_time(ini, group, "latency", &l.latency, error) ||
+        !ms_ini_opt_double(ini, group, "r2", -1e9, 1.0, &l.r2, error) ||
+        !ms_ini_opt_double(ini, group, "max_residual", 0, 1e9, &l.max_residual, error) ||
+        !ms_ini_opt_uint(ini, group, "points", 1, G_MAXUINT32, &points, error)) {
+        return FALSE;
+    }
+    l.points = (guint)points;
+    return ms_calibration_set_link(cal, klass, &l, error);
+}
+
+static gboolean
+read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const char *name,
+                GError **error)
+{
+    static const char *const keys[] = {"alpha", "sizes", "efficiency", NULL};
+    MsMeasurementKind kind;
+    guint ranks = 0, per_node = 0;
+    g_auto(GStrv) words = g_strsplit(name, " ", -1);
+    if (g_strv_length(words) == 2) {
+        if (!ms_calibration_parse_config(words[1], &ranks, &per_node)) {
+            return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                             "configuration '%s' is not RANKSxPER_NODE (e.g. 16x8)", words[1]);
+        }
+        name = words[0];
+    } else if (g_strv_length(words) != 1) {
+        return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                         "expected [collective NAME] or [collective NAME RANKSxPER_NODE]");
+    }
+    if (!ms_measurement_kind_from_name(name, &kind) || !ms_measurement_kind_is_comm(kind)) {
+        return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                         "unknown collective '%s' (collectives: allreduce, alltoall, allgather, "
+                         "reducescatter, sendrecv)",
+                         name);
+    }
+    MsTime alpha = 0;
+    g_autoptr(GArray) sizes = NULL;
+    g_autoptr(GArray) eff = NULL;
+    if (!ms_ini_check_keys(ini, group, keys, error) ||
+        !ms_ini_get_time(ini, group, "alpha", &alpha, error) ||
+        !read_table(ini, group, "sizes", parse_size_item, &sizes, &eff, error)) {
+        return FALSE;
+    }
+    /* The lists were checked as they were read; the table is a view of them, copied by the
+     * setter. */
+    MsEffTable table = {0};
+    if (sizes) {
+        table.n = sizes->len;
+        table.sizes = (double *)sizes->data;
+        table.ratios = (double *)eff->data;
+    }
+    return ms_calibration_set_collective_config(cal, kind, ranks, per_node, alpha,
+                                                sizes ? &table : NULL, error);
+}
+
+static gboolean
+read_gemm(MsCalibration *cal, const MsIni *ini, GError **error)
+{
+    static const char *const keys[] = {"tokens", "efficiency", "overlap_slowdown", "launch", NULL};
+    double slowdown = 1.0;
+    MsTime launch = MS_TIME_NEVER;
+    g_autoptr(GArray) tokens = NULL;
+    g_autoptr(GArray) eff = NULL;
+    if (!ms_ini_check_keys(ini, "gemm", keys, error) ||
+        !ms_ini_opt_double(ini, "gemm", "overlap_slowdown", 1.0, MS_COMPUTE_SLOWDOWN_MAX, &slowdown,
+                           error) ||
+        !ms_ini_opt_time(ini, "gemm", "launch", &launch, error) ||
+        !read_table(ini, "gemm", "tokens", parse_tokens_item, &tokens, &eff, error)) {
+        return FALSE;
+    }
+    MsGemmCurve curve = {0};
+    if (tokens) {
+        curve.n = tokens->len;
+        curve.tokens = (double *)tokens->data;
+        curve.efficiency = (double *)eff->data;
+    }
+    return ms_calibration_set_gemm(cal, tokens ? &curve : NULL, slowdown, launch, error);
+}
+
+static gboolean
+read_group(MsCalibration *cal, const MsIni *ini, const char *group, GError **error)
+{
+    if (strcmp(group, "calibration") == 0) {
+        return TRUE;
+    }
+    if (strcmp(group, "gemm") == 0) {
+        return read_gemm(cal, ini, error);
+    }
+    if (g_str_has_prefix(group, "link ")) {
+        return read_link(cal, ini, group, group + strlen("link "), error);
+    }
+    if (g_str_has_prefix(group, "collective ")) {
+        return read_collective(cal, ini, group, group + strlen("collective "), error);
+    }
+    return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
+                     "unknown group (groups: [calibration], [link CLASS], [collective NAME], "
+                     "[gemm])");
+}
+
+static MsCalibration *
+from_ini(const MsIni *ini, GError **error)
+{
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    if (!read_header(cal, ini, error)) {
+        return NULL;
+    }
+    guint n = 0;
+    const char *const *groups = ms_ini_groups(ini, &n);
+    for (guint i = 0; i < n; i++) {
+        if (!read_group(cal, ini, groups[i], error)) {
+            return NULL;
+        }
+    }
+    return g_steal_pointer(&cal);
+}
+
+MsCalibration *
+ms_calibration_load_data(const char *data, gsize len, const char *source, GError **error)
+{
+    g_autoptr(MsIni) ini = ms_ini_load_data(data, len, source, error);
+    return ini ? from_ini(ini, error) : NULL;
+}
+
+MsCalibration *
+ms_calibration_load(const char *path, GError **error)
+{
+    g_autoptr(MsIni) ini = ms_ini_load_file(path, error);
+    return ini ? from_ini(ini, error) : NULL;
+}
+
+/* ---- writer ---------------------------------------------------------------------------------- */
+
+static void
+append_number(GString *s, const char *format, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append(s, g_ascii_formatd(buf, sizeof buf, format, v));
+}
+
+/* Picoseconds as exact decimal microseconds: 3200000 -> "3.2us". */
+static void
+append_time(GString *s, MsTime t)
+{
+    g_string_append_printf(s, "%" G_GUINT64_FORMAT, (guint64)(t / MS_PS_PER_US));
+    guint64 frac = (guint64)(t % MS_PS_PER_US);
+    if (frac) {
+        char digits[8];
+        g_snprintf(digits, sizeof digits, "%06" G_GUINT64_FORMAT, frac);
+        for (int i = 5; i > 0 && digits[i] == '0'; i--) {
+            digits[i] = '\0';
+        }
+        g_string_append_printf(s, ".%s", digits);
+    }
+    g_string_append(s, "us");
+}
+
+/* A whole number of bytes in the unit that divides it exactly with the smallest quotient:
+ * 65536 -> "64KiB", 64000000 -> "64MB", 1000001 -> "1000001B". */
+static void
+append_size(GString *s, guint64 bytes)
+{
+    static const struct {
+        const char *unit;
+        guint64 scale;
+    } units[] = {
+        {"TiB", G_GUINT64_CONSTANT(1) << 40},
+        {"GiB", 1u << 30},
+        {"MiB", 1u << 20},
+        {"KiB", 1u << 10},
+        {"TB", G_GUINT64_CONSTANT(1000000000000)},
+        {"GB", 1000000000u},
+        {"MB", 1000000u},
+        {"KB", 1000u},
+        {"B", 1},
+    };
+    guint best = G_N_ELEMENTS(units) - 1;
+    for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
+        if (bytes >= units[i].scale && bytes % units[i].scale == 0 &&
+            bytes / units[i].scale < bytes / units[best].scale) {
+            best = i;
+        }
+    }
+    g_string_append_printf(s, "%" G_GUINT64_FORMAT "%s", bytes / units[best].scale,
+                           units[best].unit);
+}
+
+static void
+append_list(GString *s, const char *key, const double *v, guint n, gboolean sizes,
+            const char *format)
+{
+    g_string_append_printf(s, "%s = ", key);
+    for (guint i = 0; i < n; i++) {
+        if (i) {
+            g_string_append_c(s, ';');
+        }
+        if (sizes) {
+            append_size(s, (guint64)v[i]);
+        } else {
+            append_number(s, format, v[i]);
+        }
+    }
+    g_string_append_c(s, '\n');
+}
+
+static void
+write_header(GString *s, const MsCalibration *cal)
+{
+    g_string_append_printf(s,
+                           "# moesim calibration (see docs/calibration-format.md)\n"
+                           "[calibration]\nformat = %d\n",
+                           MS_CALIBRATION_FORMAT);
+    if (cal->topology) {
+        g_string_append_printf(s, "topology = %s\n", cal->topology);
+    }
+    if (cal->sources->len > 1) {
+        g_autofree char *joined = g_strjoinv(";", (char **)cal->sources->pdata);
+        g_string_append_printf(s, "sources = %s\n", joined);
+    }
+}
+
+static void
+write_link(GString *s, MsLinkClass klass, const MsCalibrationLink *l)
+{
+    g_string_append_printf(s, "\n[link %s]\nbandwidth = ", ms_calibration_link_class_name(klass));
+    append_number(s, "%.10g", l->bandwidth / 1e9);
+    g_string_append(s, "GBps\nlatency = ");
+    append_time(s, l->latency);
+    g_string_append_c(s, '\n');
+    if (!isnan(l->r2)) {
+        g_string_append(s, "r2 = ");
+        append_number(s, "%.6g", l->r2);
+        g_string_append_c(s, '\n');
+    }
+    if (!isnan(l->max_residual)) {
+        g_string_append(s, "max_residual = ");
+        append_number(s, "%.6g", l->max_residual);
+        g_string_append_c(s, '\n');
+    }
+    if (l->points) {
+        g_string_append_printf(s, "points = %u\n", l->points);
+    }
+}
+
+static void
+write_gemm(GString *s, const MsCalibration *cal)
+{
+    g_string_append(s, "\n[gemm]\n");
+    if (cal->curve) {
+        append_list(s, "tokens", cal->curve->tokens, cal->curve->n, FALSE, "%.10g");
+        append_list(s, "efficiency", cal->curve->efficiency, cal->curve->n, FALSE, "%.6g");
+    }
+    g_string_append(s, "overlap_slowdown = ");
+    append_number(s, "%.6g", cal->slowdown);
+    g_string_append_c(s, '\n');
+    if (cal->launch != MS_TIME_NEVER) {
+        g_string_append(s, "launch = ");
+        append_time(s, cal->launch);
+        g_string_append_c(s, '\n');
+    }
+}
+
+static void
+write_collective(GString *s, guint kind, const CollectiveEntry *e)
+{
+    g_string_append_printf(s, "\n[collective %s", ms_measurement_kind_name(kind));
+    if (e->ranks) {
+        g_string_append_printf(s, " %ux%u", e->ranks, e->per_node);
+    }
+    g_string_append(s, "]\nalpha = ");
+    append_time(s, e->alpha);
+    g_string_append_c(s, '\n');
+    if (e->table) {
+        append_list(s, "sizes", e->table->sizes, e->table->n, TRUE, NULL);
+        append_list(s, "efficiency", e->table->ratios, e->table->n, FALSE, "%.6g");
+    }
+}
+
+char *
+ms_calibration_to_data(const MsCalibration *cal, gsize *len)
+{
+    GString *s = g_string_new(NULL);
+    write_header(s, cal);
+    for (guint k = 0; k < MS_LINK_N_CLASSES; k++) {
+        if (cal->links[k].present) {
+            write_link(s, (MsLinkClass)k, &cal->links[k].link);
+        }
+    }
+    for (guint k = 0; k < N_COLLECTIVES; k++) {
+        if (cal->collectives[k].present) {
+            write_collective(s, k, &cal->collectives[k]);
+        }
+        for (guint c = 0; cal->configs[k] && c < cal->configs[k]->len; c++) {
+            write_collective(s, k, &g_array_index(cal->configs[k], CollectiveEntry, c));
+        }
+    }
+    if (cal->has_gemm) {
+        write_gemm(s, cal);
+    }
+    if (len) {
+        *len = s->len;
+    }
+    return g_string_free(s, FALSE);
+}
+
+gboolean
+ms_calibration_save(const MsCalibration *cal, const char *path, GError **error)
+{
+    gsize len = 0;
+    g_autofree char *text = ms_calibration_to_data(cal, &len);
+    g_autoptr(GError) local = NULL;
+    if (!g_file_set_contents(path, text, (gssize)len, &local)) {
+        g_set_error_literal(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_IO, local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
