@@ -4,6 +4,7 @@
  * collective, held-out masks and evaluation, and every error with its code and message. */
 #include "ms_test.h"
 #include "validate/calibrate.h"
+#include "validate/holdout.h"
 
 /* The truth the fits must find: NVSwitch and NIC figures unlike vidur-dgx-a100's nominal ones. */
 #define TRUE_NVSWITCH_BW 250e9

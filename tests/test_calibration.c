@@ -211,11 +211,6 @@ test_api_errors(void)
     CU_ASSERT_FALSE(ms_calibration_link(cal, MS_LINK_PCIE, &l));
     g_autoptr(MsComputeModel) m = ms_calibration_compute_model(cal, &a100, &error);
     CU_ASSERT_EQUAL(ms_compute_efficiency(m, 7), MS_COMPUTE_DEFAULT_EFFICIENCY);
-    CU_ASSERT_STRING_EQUAL(ms_calibration_link_class_name(MS_LINK_FABRIC), "fabric");
-    MsLinkClass k;
-    CU_ASSERT_TRUE(ms_calibration_link_class_from_name("cpu", &k));
-    CU_ASSERT_EQUAL(k, MS_LINK_CPU);
-    CU_ASSERT_FALSE(ms_calibration_link_class_from_name("ib", &k));
 }
 
 #define HEAD "[calibration]\nformat = 1\n"

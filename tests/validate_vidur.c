@@ -5,6 +5,7 @@
  * points and asserts the aims of docs/calibration.md where the model meets them. */
 #include "ms_test.h"
 #include "validate/calibrate.h"
+#include "validate/holdout.h"
 
 #define TOPOLOGY "vidur-dgx-a100"
 

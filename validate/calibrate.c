@@ -8,7 +8,11 @@
 #include "sim/sim.h"
 #include "validate/fit.h"
 
-G_DEFINE_QUARK(ms-calibrate-error-quark, ms_calibrate_error)
+G_DEFINE_QUARK(ms - calibrate - error - quark, ms_calibrate_error)
+
+/* The expert FFN of the shipped A100 profiles (validate/data/SOURCE.md): d_model 4096, a gated FFN
+ * of width 14336, the shape of one Mixtral-8x7B expert. */
+const MsCalibrateOptions ms_calibrate_default_options = {NULL, 4096, 14336, TRUE};
 
 /* Collectives need enough sizes to say anything about a configuration. */
 #define MIN_COLLECTIVE_POINTS 4
@@ -98,8 +102,8 @@ ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo, GError
             }
         }
         MsTime per_link = fit.latency > other ? (fit.latency - other) / same : 0;
-        ms_topology_set_class(topo, nl->klass,
-                              fit.bandwidth / ms_topology_link_count(topo, neck), per_link);
+        ms_topology_set_class(topo, nl->klass, fit.bandwidth / ms_topology_link_count(topo, neck),
+                              per_link);
     }
     (void)error;
     return TRUE;
@@ -134,8 +138,8 @@ fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPt
         g_autoptr(GError) local = NULL;
         if (!ms_fit_linear_relative((double *)bytes->data, (double *)secs->data, bytes->len, &fit,
                                     &local)) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT,
-                        "%s link fit: %s", ms_link_class_name(klass), local->message);
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT, "%s link fit: %s",
+                        ms_link_class_name(klass), local->message);
             return FALSE;
         }
         MsCalibrationLink l = {
@@ -208,8 +212,7 @@ stretch(guint64 bytes, double eff)
 }
 
 guint64 *
-ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
-                                 MsCollSpec *spec)
+ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo, MsCollSpec *spec)
 {
     MsMeasurementKind kind = spec->op == MS_COLL_ALLTOALL        ? MS_MEASUREMENT_ALLTOALL
                              : spec->op == MS_COLL_ALLGATHER     ? MS_MEASUREMENT_ALLGATHER
@@ -217,8 +220,8 @@ ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *top
                                                                  : MS_MEASUREMENT_ALLREDUCE;
     MsTime alpha = 0;
     const MsEffTable *table = NULL;
-    if (!ms_calibration_collective_lookup(cal, kind, spec->n_ranks,
-                                          spec_ranks_per_node(topo, spec), &alpha, &table)) {
+    if (!ms_calibration_collective_lookup(cal, kind, spec->n_ranks, spec_ranks_per_node(topo, spec),
+                                          &alpha, &table)) {
         return NULL;
     }
     spec->alpha = alpha;
@@ -456,14 +459,13 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
 
 /* --- expert GEMMs --- */
 
-static gboolean
-roofline(const MsTopology *topo, MsRoofline *roof)
+void
+ms_calibrate_roofline(const MsTopology *topo, MsRoofline *roof)
 {
     const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
     roof->peak_flops = spec->peak_flops;
     roof->hbm_bandwidth = spec->hbm_bandwidth;
     roof->launch_s = ms_time_to_s(spec->launch_overhead);
-    return TRUE;
 }
 
 static gboolean
@@ -483,23 +485,23 @@ fit_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateO
         return FALSE;
     }
     MsRoofline roof;
-    roofline(topo, &roof);
+    ms_calibrate_roofline(topo, &roof);
     g_autoptr(MsGemmCurve) curve =
         ms_fit_gemm_curve((MsGemmPoint *)points->data, points->len, &roof, error);
-    if (curve == NULL || !ms_calibration_set_gemm(cal, curve, 1.0, ms_time_from_s(roof.launch_s),
-                                                  error)) {
+    if (curve == NULL ||
+        !ms_calibration_set_gemm(cal, curve, 1.0, ms_time_from_s(roof.launch_s), error)) {
         return FALSE;
     }
     if (report) {
-        g_ptr_array_add(report, g_strdup_printf(
-                                    "gemm expert %" G_GUINT64_FORMAT "x%" G_GUINT64_FORMAT
-                                    "%s: %u token counts, efficiency %.3f at %g tokens .. %.3f at "
-                                    "%g tokens (%u memory-bound)",
-                                    opts->expert_d_model, opts->expert_d_ffn,
-                                    opts->expert_gated ? " gated" : "", curve->n,
-                                    curve->efficiency[0], curve->tokens[0],
-                                    curve->efficiency[curve->n - 1], curve->tokens[curve->n - 1],
-                                    curve->n_memory_bound));
+        g_ptr_array_add(
+            report,
+            g_strdup_printf("gemm expert %" G_GUINT64_FORMAT "x%" G_GUINT64_FORMAT
+                            "%s: %u token counts, efficiency %.3f at %g tokens .. %.3f at "
+                            "%g tokens (%u memory-bound)",
+                            opts->expert_d_model, opts->expert_d_ffn,
+                            opts->expert_gated ? " gated" : "", curve->n, curve->efficiency[0],
+                            curve->tokens[0], curve->efficiency[curve->n - 1],
+                            curve->tokens[curve->n - 1], curve->n_memory_bound));
     }
     *any = TRUE;
     return TRUE;
@@ -509,8 +511,7 @@ gboolean
 ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts_in,
              MsCalibration *cal, GPtrArray *report, GError **error)
 {
-    static const MsCalibrateOptions defaults = {NULL, 4096, 14336, TRUE};
-    const MsCalibrateOptions *opts = opts_in ? opts_in : &defaults;
+    const MsCalibrateOptions *opts = opts_in ? opts_in : &ms_calibrate_default_options;
     /* Work on the rows to fit only. */
     g_autoptr(MsMeasurementSet) used = ms_measurement_set_new();
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
@@ -536,7 +537,8 @@ ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOpt
     if (!any) {
         g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_NO_DATA,
                     "no point-to-point, collective or expert GEMM measurements to fit "
-                    "(%u rows read)", ms_measurement_set_size(set));
+                    "(%u rows read)",
+                    ms_measurement_set_size(set));
         return FALSE;
     }
     ms_calibration_set_topology(cal, ms_topology_name(topo), NULL);
@@ -560,8 +562,8 @@ transfer_time(const MsTopology *topo, const MsMeasurement *row, guint64 bytes, g
     guint a, b;
     if (!scope_pair(topo, row->ranks_per_node < row->ranks, &a, &b)) {
         g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
-                    "%s:%u: no GPU pair for this transfer in topology '%s'", row->source,
-                    row->line, ms_topology_name(topo));
+                    "%s:%u: no GPU pair for this transfer in topology '%s'", row->source, row->line,
+                    ms_topology_name(topo));
         return FALSE;
     }
     g_autoptr(MsSim) sim = ms_sim_new(topo);
@@ -621,8 +623,8 @@ ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsM
         return predict_sendrecv(topo, cal, row, seconds, error);
     }
     const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
-    g_autoptr(MsComputeModel) model = cal ? ms_calibration_compute_model(cal, spec, error)
-                                          : ms_compute_model_new(spec, error);
+    g_autoptr(MsComputeModel) model =
+        cal ? ms_calibration_compute_model(cal, spec, error) : ms_compute_model_new(spec, error);
     if (model == NULL) {
         return FALSE;
     }
@@ -634,191 +636,4 @@ ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsM
                    ? ms_time_to_s(ms_compute_model_launch(model))
                    : ms_time_to_s(ms_compute_time(model, flops, (guint64)bytes, row->m));
     return TRUE;
-}
-
-/* --- held-out evaluation --- */
-
-void
-ms_holdout_alternate_sizes(const MsMeasurementSet *set, guint offset, gboolean *held)
-{
-    /* Rows of one configuration alternate in size order: sort each group's rows by size. */
-    guint n = ms_measurement_set_size(set);
-    g_autofree guint *order = g_new(guint, MAX(n, 1));
-    for (guint i = 0; i < n; i++) {
-        order[i] = i;
-        held[i] = FALSE;
-    }
-    g_autofree guint8 *done = g_new0(guint8, MAX(n, 1));
-    for (guint i = 0; i < n; i++) {
-        if (done[i]) {
-            continue;
-        }
-        const MsMeasurement *a = ms_measurement_set_get(set, i);
-        g_autoptr(GArray) group = g_array_new(FALSE, FALSE, sizeof(guint));
-        for (guint j = i; j < n; j++) {
-            const MsMeasurement *b = ms_measurement_set_get(set, j);
-            if (!done[j] && b->kind == a->kind && b->ranks == a->ranks &&
-                b->ranks_per_node == a->ranks_per_node && g_strcmp0(b->label, a->label) == 0) {
-                done[j] = 1;
-                g_array_append_val(group, j);
-            }
-        }
-        guint *g = (guint *)group->data;
-        for (guint x = 1; x < group->len; x++) {
-            for (guint y = x; y > 0 && ms_measurement_set_get(set, g[y - 1])->bytes >
-                                           ms_measurement_set_get(set, g[y])->bytes; y--) {
-                guint t = g[y];
-                g[y] = g[y - 1];
-                g[y - 1] = t;
-            }
-        }
-        for (guint x = 0; x < group->len; x++) {
-            held[g[x]] = x % 2 == offset % 2;
-        }
-    }
-}
-
-gboolean
-ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held, GError **error)
-{
-    g_auto(GStrv) items = g_strsplit(list, ",", -1);
-    guint n = ms_measurement_set_size(set);
-    for (guint i = 0; i < n; i++) {
-        held[i] = FALSE;
-    }
-    if (items[0] == NULL) {
-        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
-                    "no held-out configuration given (e.g. 4x4,8x4)");
-        return FALSE;
-    }
-    for (guint k = 0; items[k]; k++) {
-        guint r = 0, p = 0, matched = 0;
-        if (!ms_calibration_parse_config(items[k], &r, &p)) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
-                        "held-out configuration '%s' is not RANKSxPER_NODE (e.g. 8x4)", items[k]);
-            return FALSE;
-        }
-        for (guint i = 0; i < n; i++) {
-            const MsMeasurement *m = ms_measurement_set_get(set, i);
-            if (ms_measurement_kind_is_comm(m->kind) && m->ranks == r && m->ranks_per_node == p) {
-                held[i] = TRUE;
-                matched++;
-            }
-        }
-        if (matched == 0) {
-            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
-                        "held-out configuration '%s' matches no communication measurement",
-                        items[k]);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
-static MsHoldoutGroup *
-group_for(GArray *groups, const MsMeasurement *m)
-{
-    for (guint k = 0; k < groups->len; k++) {
-        MsHoldoutGroup *g = &g_array_index(groups, MsHoldoutGroup, k);
-        if (g->kind == m->kind && g->ranks == m->ranks && g->per_node == m->ranks_per_node) {
-            return g;
-        }
-    }
-    MsHoldoutGroup g = {m->kind, m->ranks, m->ranks_per_node, {0}};
-    g_array_append_val(groups, g);
-    return &g_array_index(groups, MsHoldoutGroup, groups->len - 1);
-}
-
-static gboolean
-holdout_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
-             GArray *groups, GError **error)
-{
-    g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
-    gboolean has = FALSE;
-    for (guint i = 0; i < ms_measurement_set_size(set) && !has; i++) {
-        has = ms_measurement_set_get(set, i)->kind == MS_MEASUREMENT_GEMM;
-    }
-    if (!has) {
-        return TRUE;
-    }
-    if (!ms_measurement_set_expert_points(set, opts->expert_d_model, opts->expert_d_ffn,
-                                          opts->expert_gated, points, error)) {
-        return FALSE;
-    }
-    g_autofree gboolean *held = g_new(gboolean, points->len);
-    ms_holdout_every(held, points->len, 2, 1);
-    MsRoofline roof;
-    roofline(topo, &roof);
-    MsHoldoutGroup g = {MS_MEASUREMENT_GEMM, 1, 1, {0}};
-    if (!ms_holdout_gemm((MsGemmPoint *)points->data, points->len, held, &roof, &g.stats,
-                         error)) {
-        return FALSE;
-    }
-    g_array_append_val(groups, g);
-    return TRUE;
-}
-
-gboolean
-ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set, const gboolean *held,
-                     const MsCalibrateOptions *opts_in, GArray *groups, MsErrorStats *all,
-                     GError **error)
-{
-    static const MsCalibrateOptions defaults = {NULL, 4096, 14336, TRUE};
-    MsCalibrateOptions opts = opts_in ? *opts_in : defaults;
-    guint n = ms_measurement_set_size(set);
-    g_autofree gboolean *use = g_new(gboolean, MAX(n, 1));
-    for (guint i = 0; i < n; i++) {
-        use[i] = !held[i];
-    }
-    opts.use = use;
-    g_autoptr(MsTopology) topo = ms_topology_load(topology, error);
-    g_autoptr(MsCalibration) cal = ms_calibration_new();
-    if (topo == NULL || !ms_calibrate(topo, set, &opts, cal, NULL, error)) {
-        return FALSE;
-    }
-    g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GPtrArray) per_group = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-    guint first = groups->len;
-    for (guint i = 0; i < n; i++) {
-        const MsMeasurement *m = ms_measurement_set_get(set, i);
-        if (!held[i] || !ms_measurement_kind_is_comm(m->kind)) {
-            continue;
-        }
-        double t;
-        if (!ms_calibrate_predict(topo, cal, m, &t, error)) {
-            return FALSE;
-        }
-        g_array_append_val(pred, t);
-        g_array_append_val(meas, m->seconds);
-        MsHoldoutGroup *g = group_for(groups, m);
-        guint gi = g - &g_array_index(groups, MsHoldoutGroup, 0) - first;
-        while (per_group->len <= gi) {
-            g_ptr_array_add(per_group, g_array_new(FALSE, FALSE, sizeof(double)));
-        }
-        GArray *pm = per_group->pdata[gi];
-        g_array_append_val(pm, t);
-        g_array_append_val(pm, m->seconds);
-    }
-    if (pred->len == 0) {
-        g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
-                    "no communication measurement is held out");
-        return FALSE;
-    }
-    for (guint k = 0; k < per_group->len; k++) {
-        GArray *pm = per_group->pdata[k];
-        guint m = pm->len / 2;
-        g_autofree double *p = g_new(double, m);
-        g_autofree double *q = g_new(double, m);
-        for (guint j = 0; j < m; j++) {
-            p[j] = g_array_index(pm, double, 2 * j);
-            q[j] = g_array_index(pm, double, 2 * j + 1);
-        }
-        if (!ms_error_stats(p, q, m, &g_array_index(groups, MsHoldoutGroup, first + k).stats,
-                            error)) {
-            return FALSE;
-        }
-    }
-    return ms_error_stats((double *)pred->data, (double *)meas->data, pred->len, all, error) &&
-           holdout_gemm(topo, set, &opts, groups, error);
 }

@@ -34,21 +34,22 @@ typedef struct {
     gboolean expert_gated;
 } MsCalibrateOptions;
 
+/* What a NULL options argument means: every row, the shipped profiles' expert shape. */
+extern const MsCalibrateOptions ms_calibrate_default_options;
+
 /* Fits cal (which may already hold other figures) from the rows of set. Applies the link classes
  * of cal to topo as it goes, since collective tables are fitted against the calibrated links.
  * Appends one human-readable line per fitted item, and per configuration skipped for having
  * fewer than 4 sizes, to report (may be NULL). Fails with MS_CALIBRATE_ERROR_NO_DATA when nothing
  * could be fitted, _PLACEMENT (naming the row) for a configuration the topology cannot hold,
  * _FIT when a fit fails, or the measurement module's error for an expert shape the rows lack. */
-gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set,
-                      const MsCalibrateOptions *opts, MsCalibration *cal, GPtrArray *report,
-                      GError **error);
+gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
+                      MsCalibration *cal, GPtrArray *report, GError **error);
 
 /* Gives every link class that cal calibrates the per-link figures that make the class's
  * representative GPU-to-GPU route (same node; or first GPUs of the first two nodes) take the
  * calibrated alpha + bytes / beta. Classes that no GPU route is bottlenecked by are left alone. */
-gboolean ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo,
-                                       GError **error);
+gboolean ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo, GError **error);
 
 /* What the engine does with a collective under cal: its per-call overhead, and its transfers
  * stretched by 1 / efficiency at its size. Returns a scaled copy of spec->matrix that spec now
@@ -67,27 +68,7 @@ gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node,
 gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
                               const MsMeasurement *row, double *seconds, GError **error);
 
-/* Held-out evaluation: calibrates a fresh copy of the topology on the rows with held[i] FALSE,
- * predicts every communication row with held[i] TRUE and appends one group per (kind, ranks,
- * ranks per node) to groups (MsHoldoutGroup), with *all over every held-out row. Expert GEMM
- * points are evaluated apart (calibrate.h fits whole expert FFNs): every other token count is
- * held out and the result is a group of kind gemm. Fails with MS_FIT_ERROR_INPUT when nothing is
- * held out. */
-typedef struct {
-    MsMeasurementKind kind;
-    guint ranks, per_node;
-    MsErrorStats stats;
-} MsHoldoutGroup;
-
-gboolean ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set,
-                              const gboolean *held, const MsCalibrateOptions *opts,
-                              GArray *groups, MsErrorStats *all, GError **error);
-
-/* Masks for ms_calibrate_holdout: every other size of each configuration (offset 0 or 1), or
- * every communication row of the listed configurations ("4x4,8x4"). ms_holdout_configs fails with
- * MS_CALIBRATE_ERROR_ARGUMENT for an item that is not RANKSxPER_NODE or matches no row. */
-void ms_holdout_alternate_sizes(const MsMeasurementSet *set, guint offset, gboolean *held);
-gboolean ms_holdout_configs(const MsMeasurementSet *set, const char *list, gboolean *held,
-                            GError **error);
+/* The roofline of topo's first GPU, the baseline the expert GEMM curve corrects. */
+void ms_calibrate_roofline(const MsTopology *topo, MsRoofline *roof);
 
 G_END_DECLS

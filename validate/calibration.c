@@ -9,11 +9,6 @@
 
 G_DEFINE_QUARK(ms - calibration - error - quark, ms_calibration_error)
 
-G_STATIC_ASSERT(MS_LINK_N_CLASSES == 6);
-static const char *const class_names[MS_LINK_N_CLASSES] = {
-    "nvlink", "nvswitch", "pcie", "cpu", "nic", "fabric",
-};
-
 MsCalibration *
 ms_calibration_new(void)
 {
@@ -44,25 +39,6 @@ ms_calibration_free(MsCalibration *cal)
     }
     ms_gemm_curve_free(cal->curve);
     g_free(cal);
-}
-
-const char *
-ms_calibration_link_class_name(MsLinkClass klass)
-{
-    g_return_val_if_fail(klass < MS_LINK_N_CLASSES, "?");
-    return class_names[klass];
-}
-
-gboolean
-ms_calibration_link_class_from_name(const char *name, MsLinkClass *out)
-{
-    for (guint i = 0; i < MS_LINK_N_CLASSES; i++) {
-        if (strcmp(name, class_names[i]) == 0) {
-            *out = (MsLinkClass)i;
-            return TRUE;
-        }
-    }
-    return FALSE;
 }
 
 static gboolean G_GNUC_PRINTF(3, 4)
@@ -140,7 +116,7 @@ ms_calibration_set_link(MsCalibration *cal, MsLinkClass klass, const MsCalibrati
         return api_error(error, MS_CALIBRATION_ERROR_VALUE,
                          "link %s: bandwidth %g B/s must be positive and finite and the latency "
                          "set",
-                         class_names[klass], link->bandwidth);
+                         ms_link_class_name(klass), link->bandwidth);
     }
     cal->links[klass].present = TRUE;
     cal->links[klass].link = *link;

@@ -63,10 +63,6 @@ const char *ms_calibration_topology(const MsCalibration *cal); /* NULL when not 
 gboolean ms_calibration_add_source(MsCalibration *cal, const char *source, GError **error);
 const char *const *ms_calibration_sources(const MsCalibration *cal, guint *n);
 
-/* "nvlink", "nvswitch", "pcie", "cpu", "nic", "fabric" (the [link CLASS] names). */
-const char *ms_calibration_link_class_name(MsLinkClass klass);
-gboolean ms_calibration_link_class_from_name(const char *name, MsLinkClass *out);
-
 /* Records a link class fit; FALSE with MS_CALIBRATION_ERROR_VALUE when bandwidth is not a positive
  * finite number or latency is MS_TIME_NEVER. */
 gboolean ms_calibration_set_link(MsCalibration *cal, MsLinkClass klass,

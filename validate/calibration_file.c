@@ -186,7 +186,7 @@ read_link(MsCalibration *cal, const MsIni *ini, const char *group, const char *n
     static const char *const keys[] = {"bandwidth",    "latency", "r2",
                                        "max_residual", "points",  NULL};
     MsLinkClass klass;
-    if (!ms_calibration_link_class_from_name(name, &klass)) {
+    if (!ms_link_class_from_name(name, &klass)) {
         return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
                          "unknown link class '%s' (classes: nvlink, nvswitch, pcie, cpu, nic, "
                          "fabric)",
@@ -418,7 +418,7 @@ write_header(GString *s, const MsCalibration *cal)
 static void
 write_link(GString *s, MsLinkClass klass, const MsCalibrationLink *l)
 {
-    g_string_append_printf(s, "\n[link %s]\nbandwidth = ", ms_calibration_link_class_name(klass));
+    g_string_append_printf(s, "\n[link %s]\nbandwidth = ", ms_link_class_name(klass));
     append_number(s, "%.10g", l->bandwidth / 1e9);
     g_string_append(s, "GBps\nlatency = ");
     append_time(s, l->latency);

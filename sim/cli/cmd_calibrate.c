@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "validate/calibrate.h"
+#include "validate/holdout.h"
 
 static void
 print_stats(const char *what, const MsErrorStats *s)
@@ -94,7 +95,7 @@ ms_cmd_calibrate(int argc, char **argv)
                             "come from)");
     }
     g_autoptr(GError) error = NULL;
-    MsCalibrateOptions opts = {NULL, 4096, 14336, TRUE};
+    MsCalibrateOptions opts = ms_calibrate_default_options;
     if (expert && !parse_expert(expert, &opts, &error)) {
         return ms_cli_fail(error);
     }
