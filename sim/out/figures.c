@@ -116,7 +116,7 @@ ms_figure_latency_cdf(const char *path, const char *title, const char *const *na
     ms_plot_set(p, "set xlabel 'batch latency (ms)'");
     ms_plot_set(p, "set ylabel 'fraction of batches'");
     ms_plot_set(p, "set yrange [0:1.02]");
-    ms_plot_set(p, "set key bottom right");
+    ms_plot_set(p, "set key outside right top");
     for (guint k = 0; k < n; k++) {
         guint m = ms_result_n_iterations(results[k]);
         g_autofree double *v = g_new(double, MAX(m, 1));
