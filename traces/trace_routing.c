@@ -38,7 +38,12 @@ struct _MsRouting {
     gsize n_keys, cap_keys;
     guint64 *last_id; /* [rank] while building: the last id, valid when rank_tokens > 0 */
     gboolean hashed;  /* keys hold every (rank, id) given so far */
+    gboolean shuffled; /* a token came after a token of a later rank: sealing regroups them */
 };
+
+/* Expert ids reserved up front when the header fixes tokens_per_rank (8 MiB at most, whatever a
+ * header claims: beyond, the arrays grow as records come). */
+#define RESERVE_MAX_IDS (1u << 22)
 
 static gsize
 cell_index(const MsRouting *r, guint32 layer, guint32 rank, guint32 expert)
@@ -228,9 +233,15 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
     }
     guint len = ms_trace_header_path_len(&r->header);
     if (r->paths == NULL) {
-        r->paths = g_array_new(FALSE, FALSE, sizeof(guint16));
-        r->token_rank = g_array_new(FALSE, FALSE, sizeof(guint32));
-        r->token_ids = g_array_new(FALSE, FALSE, sizeof(guint64));
+        guint64 want = (guint64)r->header.ranks * r->header.tokens_per_rank;
+        guint reserve = (guint)MIN(want, RESERVE_MAX_IDS / len);
+        r->paths = g_array_sized_new(FALSE, FALSE, sizeof(guint16), reserve * len);
+        r->token_rank = g_array_sized_new(FALSE, FALSE, sizeof(guint32), reserve);
+        r->token_ids = g_array_sized_new(FALSE, FALSE, sizeof(guint64), reserve);
+    }
+    guint n_before = r->token_rank->len;
+    if (n_before > 0 && g_array_index(r->token_rank, guint32, n_before - 1) > src_rank) {
+        r->shuffled = TRUE;
     }
     gsize at = r->paths->len;
     g_array_set_size(r->paths, at + len);
@@ -305,6 +316,10 @@ seal_tokens(MsRouting *r)
     r->rank_first = g_new0(guint32, ranks + 1);
     for (guint32 rank = 0; rank < ranks; rank++) {
         r->rank_first[rank + 1] = r->rank_first[rank] + r->rank_tokens[rank];
+    }
+    if (!r->shuffled) {
+        g_clear_pointer(&r->token_rank, g_array_unref); /* already grouped by rank */
+        return;
     }
     g_autofree guint32 *next = g_memdup2(r->rank_first, sizeof(guint32) * ranks);
     GArray *paths = g_array_sized_new(FALSE, FALSE, sizeof(guint16), n * len);
