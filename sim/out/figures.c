@@ -2,6 +2,7 @@
 #include "figures.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "sim/out/plot.h"
 
@@ -56,8 +57,7 @@ ms_figure_timeline(const char *path, const char *title, const MsSchedule *s, con
     }
     for (guint role = 0; role < MS_ROLE_N; role++) {
         if (used[role]) {
-            g_autofree char *style =
-                g_strdup_printf("boxxyerror lc rgb '%s'", role_colour[role]);
+            g_autofree char *style = g_strdup_printf("boxxyerror lc rgb '%s'", role_colour[role]);
             series[role] = ms_plot_series(p, ms_role_name(role), "1:2:3:4", style);
         }
     }
@@ -147,6 +147,15 @@ ms_figure_compare(const char *path, const char *title, const char *const *names,
     ms_plot_set(p, "set yrange [0:*]");
     ms_plot_set(p, "set offsets 0, 0, graph 0.25, 0");
     ms_plot_set(p, "set xtics nomirror");
+    /* Policies with parameters have long names: tilt them where they would run into each other
+     * (about 7 px per character against 850 px of plot shared by n groups). */
+    gsize longest = 0;
+    for (guint k = 0; k < n; k++) {
+        longest = MAX(longest, strlen(names[k]));
+    }
+    if (longest * 7 > 850 / MAX(n, 1)) {
+        ms_plot_set(p, "set xtics rotate by 20 right");
+    }
     static const char *const metric[] = {"step time", "all-to-all", "exposed communication",
                                          "allreduce"};
     static const char *const colour[] = {"#1f77b4", "#d62728", "#ff7f0e", "#8c564b"};
