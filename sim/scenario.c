@@ -183,7 +183,8 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     /* Only Lina's inference scheduler learns from earlier batches. */
     g_autoptr(MsPathProfile) profile =
         sc->mode == MS_PLAN_INFER && g_strcmp0(ms_policy_name(policy), "lina") == 0
-            ? ms_path_profile_new(m->experts, m->n_moe)
+            ? ms_path_profile_new(m->experts, m->n_moe,
+                                  (guint)ms_policy_get_uint(policy, "path"))
             : NULL;
     g_autoptr(MsResult) res = ms_result_new(sc->backend ? sc->backend : "sim");
     gboolean ok = TRUE;

@@ -29,7 +29,7 @@ typedef struct {
 } Table;
 
 struct _MsPathProfile {
-    guint experts, layers, batches;
+    guint experts, layers, depth, batches;
     Table *tables;     /* [m * MS_PATH_MAX_DEPTH + d - 1] */
     guint64 *marginal; /* [m * experts + e] */
     guint64 *marginal_total;
@@ -69,18 +69,20 @@ power(guint64 e, guint n)
 }
 
 MsPathProfile *
-ms_path_profile_new(guint experts, guint layers)
+ms_path_profile_new(guint experts, guint layers, guint depth)
 {
     g_return_val_if_fail(experts > 0 && experts <= 65536 && layers > 0, NULL);
+    g_return_val_if_fail(depth >= 1 && depth <= MS_PATH_MAX_DEPTH, NULL);
     MsPathProfile *prof = g_new0(MsPathProfile, 1);
     prof->experts = experts;
     prof->layers = layers;
+    prof->depth = depth;
     prof->tables = g_new0(Table, (gsize)layers * MS_PATH_MAX_DEPTH);
     for (gsize i = 0; i < (gsize)layers * MS_PATH_MAX_DEPTH; i++) {
         guint d = (guint)(i % MS_PATH_MAX_DEPTH) + 1;
         Table *t = &prof->tables[i];
         t->dense = power(experts, d + 1) <= DENSE_MAX;
-        if (!t->dense) {
+        if (!t->dense && d <= depth) {
             t->sparse = g_hash_table_new_full(path_hash, g_int64_equal, g_free, stats_free);
         }
     }
@@ -246,7 +248,7 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
                     prof->marginal[(gsize)m * prof->experts + chosen[c]]++;
                 }
                 prof->marginal_total[m] += h->top_k;
-                for (guint d = 1; d <= MIN(m, MS_PATH_MAX_DEPTH); d++) {
+                for (guint d = 1; d <= MIN(m, prof->depth); d++) {
                     Table *tb = table_of(prof, m, d);
                     table_add(tb, prof->experts, d, path_of(tb, prof->experts, best, m, d), chosen,
                               h->top_k);
@@ -351,7 +353,7 @@ ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guin
         add_marginal(prof, m, h->experts, (double)ms_routing_total_tokens(batch) * h->top_k, load);
         return;
     }
-    guint dmax = MIN(MIN(depth, m), MS_PATH_MAX_DEPTH);
+    guint dmax = MIN(MIN(depth, m), prof->depth);
     PathSet ps;
     collect_paths(batch, m, dmax, &ps);
     guint64 unknown = 0;
