@@ -17,7 +17,6 @@ GQuark ms_scenario_error_quark(void);
 typedef enum {
     MS_SCENARIO_ERROR_INVALID,   /* options that do not fit together */
     MS_SCENARIO_ERROR_CANCELLED, /* stopped by the cancel flag */
-    MS_SCENARIO_ERROR_BACKEND,   /* an executor that is not built */
 } MsScenarioError;
 
 /* Defaults of a scenario without options: the README's "shows the point" study. */

@@ -97,28 +97,37 @@ test_late_arrival_gets_fair_share(void)
     g_array_unref(rec.done_at);
 }
 
-/* Two links in sequence: A (10 GB/s) carries f0 and f1, B (4 GB/s) carries f1 and f2. */
+/* Two links in sequence: A carries f0 and f1, B carries f1 and f2; checks the completion times
+ * (us) of flows of the given sizes started together, with the invariants on. */
 static void
-test_two_bottlenecks_timing(void)
+check_two_links(double bw_a, double bw_b, const guint64 bytes[3], const double done_us[3])
 {
-    double bw[2] = {10e9, 4e9};
+    double bw[2] = {bw_a, bw_b};
     g_autoptr(MsNetwork) net = ms_network_new(2, bw);
     ms_network_set_check_invariants(net, TRUE);
     guint32 a = 0, b = 1, ab[2] = {0, 1};
     Start s[] = {
-        {0, &a, 1, 8000000, 1.0, 0},
-        {0, ab, 2, 2000000, 1.0, 0},
-        {0, &b, 1, 4000000, 1.0, 0},
+        {0, &a, 1, bytes[0], 1.0, 0},
+        {0, ab, 2, bytes[1], 1.0, 0},
+        {0, &b, 1, bytes[2], 1.0, 0},
     };
     Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
     drive(net, s, 3, &rec);
-    /* f0 8 GB/s, f1 2, f2 2: f0 and f1 finish at 1 ms together; f2 then runs alone at 4 GB/s for
-     * its last 2 MB: 0.5 ms more. */
-    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(1000));
-    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(1000));
-    CU_ASSERT_EQUAL(done(&rec, 2), ms_time_from_us(1500));
+    for (guint i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(done(&rec, i), ms_time_from_us(done_us[i]));
+    }
     CU_ASSERT_TRUE(ms_network_check(net, NULL));
     g_array_unref(rec.done_at);
+}
+
+/* A 10 GB/s, B 4 GB/s: f0 8 GB/s, f1 2, f2 2: f0 and f1 finish at 1 ms together; f2 then runs
+ * alone at 4 GB/s for its last 2 MB: 0.5 ms more. */
+static void
+test_two_bottlenecks_timing(void)
+{
+    const guint64 bytes[3] = {8000000, 2000000, 4000000};
+    const double done_us[3] = {1000, 1000, 1500};
+    check_two_links(10e9, 4e9, bytes, done_us);
 }
 
 static void
@@ -212,6 +221,109 @@ test_observer_and_stats(void)
     g_array_unref(rec.done_at);
 }
 
+/* One link, four flows of 1, 2, 3 and 4 MB started together: one bottleneck group whose level
+ * rises at each completion. Shares 1/4, 1/3, 1/2, 1 GB/s give completions at 4, 7, 9, 10 ms. */
+static void
+test_group_clock(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    ms_network_set_check_invariants(net, TRUE);
+    guint32 l0 = 0;
+    Start s[] = {
+        {0, &l0, 1, 3000000, 1.0, 0},
+        {0, &l0, 1, 1000000, 1.0, 0},
+        {0, &l0, 1, 4000000, 1.0, 0},
+        {0, &l0, 1, 2000000, 1.0, 0},
+    };
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 4, &rec);
+    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(4000));
+    CU_ASSERT_EQUAL(done(&rec, 3), ms_time_from_us(7000));
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(9000));
+    CU_ASSERT_EQUAL(done(&rec, 2), ms_time_from_us(10000));
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    MsNetworkStats st;
+    ms_network_stats(net, &st);
+    /* One re-key of the group per solve, not one per flow (the last completion leaves nothing
+     * to solve). */
+    CU_ASSERT_EQUAL(st.solves, 4);
+    CU_ASSERT_EQUAL(st.group_changes, 4);
+    CU_ASSERT_EQUAL(st.rate_changes, 4 + 3 + 2 + 1);
+    g_array_unref(rec.done_at);
+}
+
+/* A flow changes bottleneck mid-way and carries its remaining bytes. A 10 GB/s, B 8 GB/s. Until
+ * f2 (2 MB) finishes at 0.5 ms, B holds f1 and f2 at 4 and f0 takes the 6 left on A. Then f1 is
+ * limited by A: f0 and f1 at 5. f1 (6 MB) has 4 MB left: done at 1.3 ms; f0 (8 MB) has 5 MB
+ * left, moves 4 by then, and its last 1 MB at 10 GB/s takes 0.1 ms: done at 1.4 ms. */
+static void
+test_flow_changes_group(void)
+{
+    const guint64 bytes[3] = {8000000, 6000000, 2000000};
+    const double done_us[3] = {1400, 1300, 500};
+    check_two_links(10e9, 8e9, bytes, done_us);
+}
+
+static void
+test_link_rates(void)
+{
+    double bw[2] = {10e9, 8e9};
+    g_autoptr(MsNetwork) net = ms_network_new(2, bw);
+    guint32 a = 0, ab[2] = {0, 1};
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    ms_network_start(net, 0, 0, &a, 1, 1000000, 1.0, 0);
+    ms_network_start(net, 0, 0, ab, 2, 1000000, 3.0, 1);
+    ms_network_advance(net, 0, on_done, &rec);
+    ms_network_next_time(net, 0);
+    /* Weights 1 and 3 on A: 2.5 and 7.5 GB/s; B carries the second flow only. */
+    MS_ASSERT_REL(ms_network_link_rate(net, 0), 10e9, 1e-12);
+    MS_ASSERT_REL(ms_network_link_rate(net, 1), 7.5e9, 1e-12);
+    MS_ASSERT_REL(ms_network_link_bandwidth(net, 1), 8e9, 1e-12);
+    CU_ASSERT_EQUAL(ms_network_n_links(net), 2);
+    CU_ASSERT_EQUAL(ms_network_n_live_flows(net), 2);
+    g_array_unref(rec.done_at);
+}
+
+/* The invariant checks report time going backwards with the two times. */
+static void
+test_invariant_time(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    ms_network_set_check_invariants(net, TRUE);
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    ms_network_advance(net, 100, on_done, &rec);
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    ms_network_advance(net, 50, on_done, &rec);
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_network_check(net, &error));
+    MS_ASSERT_ERROR(error, MS_NETWORK_ERROR, MS_NETWORK_ERROR_INVARIANT,
+                    "time went backwards from 100 to 50 ps");
+    g_array_unref(rec.done_at);
+}
+
+/* Advancing past a completion (skipping the event) is the caller's error; with checks on, the
+ * flow that finishes late is reported with the bytes it had left (negative: it overran). */
+static void
+test_invariant_bytes(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    ms_network_set_check_invariants(net, TRUE);
+    guint32 l0 = 0;
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    ms_network_start(net, 0, 0, &l0, 1, 1000000, 1.0, 0);
+    ms_network_advance(net, 0, on_done, &rec);
+    CU_ASSERT_EQUAL(ms_network_next_time(net, 0), ms_time_from_us(1000));
+    ms_network_advance(net, ms_time_from_us(1500), on_done, &rec);
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_network_check(net, &error));
+    MS_ASSERT_ERROR(error, MS_NETWORK_ERROR, MS_NETWORK_ERROR_INVARIANT,
+                    "flow 0 finished with -500000 of 1000000 bytes not moved");
+    g_array_unref(rec.done_at);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -223,6 +335,11 @@ main(int argc, char **argv)
         {"unlimited links and empty flows", test_unlimited_and_empty},
         {"bandwidth change re-times flows", test_bandwidth_change},
         {"link observer and stats", test_observer_and_stats},
+        {"one group, rising level", test_group_clock},
+        {"flow changes bottleneck group", test_flow_changes_group},
+        {"link rates and weights", test_link_rates},
+        {"invariant: time order", test_invariant_time},
+        {"invariant: bytes moved", test_invariant_bytes},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"network", NULL, NULL, tests}, {NULL}};

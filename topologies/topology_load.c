@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/resources.h"
+
 #include "topologies/ms-topologies.h"
 
 #define RESOURCE_DIR "/moesim/topologies"
@@ -341,38 +343,16 @@ ms_topology_load_data(const char *data, gsize len, const char *source, GError **
     return ini ? parse(ini, error) : NULL;
 }
 
-static int
-cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char **
 ms_topology_list_shipped(void)
 {
-    char **names = g_resource_enumerate_children(ms_topologies_get_resource(), RESOURCE_DIR,
-                                                 G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    if (names == NULL) {
-        return g_new0(char *, 1);
-    }
-    for (guint i = 0; names[i]; i++) {
-        if (g_str_has_suffix(names[i], ".ini")) {
-            names[i][strlen(names[i]) - 4] = '\0';
-        }
-    }
-    qsort(names, g_strv_length(names), sizeof(char *), cmp_names);
-    return names;
+    return ms_resource_list(ms_topologies_get_resource(), RESOURCE_DIR, ".ini");
 }
 
 GBytes *
 ms_topology_shipped_data(const char *name)
 {
-    if (!topo_valid_name(name)) {
-        return NULL;
-    }
-    g_autofree char *path = g_strdup_printf(RESOURCE_DIR "/%s.ini", name);
-    return g_resource_lookup_data(ms_topologies_get_resource(), path, G_RESOURCE_LOOKUP_FLAGS_NONE,
-                                  NULL);
+    return ms_resource_data(ms_topologies_get_resource(), RESOURCE_DIR, name, ".ini");
 }
 
 MsTopology *

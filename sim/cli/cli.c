@@ -123,3 +123,45 @@ ms_cli_peak_rss(void)
     const char *hwm = strstr(status, "VmHWM:");
     return hwm ? g_ascii_strtoull(hwm + 6, NULL, 10) * 1024 : 0;
 }
+
+int
+ms_cli_print_source(const char *what, GBytes *(*shipped)(const char *name))
+{
+    g_autoptr(GBytes) data = NULL;
+    if (g_file_test(what, G_FILE_TEST_EXISTS)) {
+        g_autoptr(GError) error = NULL;
+        char *text = NULL;
+        gsize len = 0;
+        if (!g_file_get_contents(what, &text, &len, &error)) {
+            return ms_cli_fail(error);
+        }
+        data = g_bytes_new_take(text, len);
+    } else {
+        data = shipped(what);
+    }
+    if (data == NULL) {
+        return ms_cli_usage("%s: no such file or shipped name", what);
+    }
+    gsize len = 0;
+    const char *text = g_bytes_get_data(data, &len);
+    fwrite(text, 1, len, stdout);
+    return MS_EXIT_OK;
+}
+
+void
+ms_cli_json_error_stats(JsonBuilder *b, const char *name, const MsErrorStats *s)
+{
+    if (name) {
+        json_builder_set_member_name(b, name);
+    }
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "points");
+    json_builder_add_int_value(b, s->n);
+    json_builder_set_member_name(b, "median");
+    json_builder_add_double_value(b, s->median);
+    json_builder_set_member_name(b, "p90");
+    json_builder_add_double_value(b, s->p90);
+    json_builder_set_member_name(b, "max");
+    json_builder_add_double_value(b, s->max);
+    json_builder_end_object(b);
+}

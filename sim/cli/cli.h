@@ -7,6 +7,8 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
+#include "validate/fit.h"
+
 G_BEGIN_DECLS
 
 /* Exit codes of every command. */
@@ -47,6 +49,13 @@ double ms_cli_wall_seconds(void);
 
 /* Peak resident set size of this process in bytes (0 when unknown). */
 guint64 ms_cli_peak_rss(void);
+
+/* Prints the text a named input was read from: the file `what` when it exists, else the shipped
+ * copy that shipped(what) returns. */
+int ms_cli_print_source(const char *what, GBytes *(*shipped)(const char *name));
+
+/* Adds {"points", "median", "p90", "max"} of s as member name (name NULL: as an array element). */
+void ms_cli_json_error_stats(JsonBuilder *b, const char *name, const MsErrorStats *s);
 
 /* Writes node as pretty JSON to path ("-" = stdout). */
 gboolean ms_cli_write_json(const char *path, JsonNode *node, GError **error);

@@ -15,21 +15,6 @@ print_stats(const char *what, const MsErrorStats *s)
            100 * s->median, 100 * s->p90, 100 * s->max);
 }
 
-static void
-stats_json(JsonBuilder *b, const MsErrorStats *s)
-{
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "points");
-    json_builder_add_int_value(b, s->n);
-    json_builder_set_member_name(b, "median");
-    json_builder_add_double_value(b, s->median);
-    json_builder_set_member_name(b, "p90");
-    json_builder_add_double_value(b, s->p90);
-    json_builder_set_member_name(b, "max");
-    json_builder_add_double_value(b, s->max);
-    json_builder_end_object(b);
-}
-
 /* Runs one held-out evaluation and prints its table; adds it to the JSON report. */
 static gboolean
 holdout(const char *name, const char *topology, const MsMeasurementSet *set, const gboolean *held,
@@ -50,12 +35,10 @@ holdout(const char *name, const char *topology, const MsMeasurementSet *set, con
                 : g_strdup_printf("%s %ux%u", ms_measurement_kind_name(g->kind), g->ranks,
                                   g->per_node);
         print_stats(label, &g->stats);
-        json_builder_set_member_name(b, label);
-        stats_json(b, &g->stats);
+        ms_cli_json_error_stats(b, label, &g->stats);
     }
     print_stats("all communication", all);
-    json_builder_set_member_name(b, "all communication");
-    stats_json(b, all);
+    ms_cli_json_error_stats(b, "all communication", all);
     json_builder_end_object(b);
     return TRUE;
 }

@@ -22,19 +22,12 @@ ms_cmd_compare(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *policies = NULL, *out = NULL;
-    g_autofree GOptionEntry *common = ms_scenario_opts_entries(&o, FALSE);
     const GOptionEntry own[] = {
         {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies, "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Folder for compare.json and the charts (default moesim-out)", "DIR"},
         {NULL},
     };
-    guint nc = 0;
-    while (common[nc].long_name) {
-        nc++;
-    }
-    g_autofree GOptionEntry *entries = g_new0(GOptionEntry, nc + G_N_ELEMENTS(own));
-    memcpy(entries, common, nc * sizeof(GOptionEntry));
-    memcpy(entries + nc, own, sizeof own);
+    g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, FALSE, own);
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Compare scheduling policies on the same inputs.",
                       "Every policy plans and runs the same routing; the table gives per-iteration "
                       "means and the speedup over the first policy. Policies with parameters are "

@@ -179,27 +179,6 @@ to_json(const MsModel *m, const Params *p)
 }
 
 static int
-print_source(const char *what)
-{
-    g_autoptr(GBytes) data = NULL;
-    if (g_file_test(what, G_FILE_TEST_EXISTS)) {
-        g_autoptr(GError) error = NULL;
-        char *text = NULL;
-        gsize len = 0;
-        if (!g_file_get_contents(what, &text, &len, &error)) {
-            return ms_cli_fail(error);
-        }
-        data = g_bytes_new_take(text, len);
-    } else {
-        data = ms_model_shipped_data(what);
-    }
-    gsize len = 0;
-    const char *text = g_bytes_get_data(data, &len);
-    fwrite(text, 1, len, stdout);
-    return MS_EXIT_OK;
-}
-
-static int
 model_show(const char *what, const char *json, gboolean source)
 {
     g_autoptr(GError) error = NULL;
@@ -208,7 +187,7 @@ model_show(const char *what, const char *json, gboolean source)
         return ms_cli_fail(error);
     }
     if (source) {
-        return print_source(what);
+        return ms_cli_print_source(what, ms_model_shipped_data);
     }
     Params p;
     count_params(m, &p);

@@ -102,7 +102,6 @@ ms_cmd_run(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL;
-    g_autofree GOptionEntry *common = ms_scenario_opts_entries(&o, TRUE);
     const GOptionEntry outputs[] = {
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Summary and per-op records as JSON (- for stdout)", "FILE"},
         {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &chrome, "Chrome trace-event JSON of the first iteration (Perfetto)", "FILE"},
@@ -110,13 +109,7 @@ ms_cmd_run(int argc, char **argv)
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
         {NULL},
     };
-    guint nc = 0;
-    while (common[nc].long_name) {
-        nc++;
-    }
-    g_autofree GOptionEntry *entries = g_new0(GOptionEntry, nc + G_N_ELEMENTS(outputs));
-    memcpy(entries, common, nc * sizeof(GOptionEntry));
-    memcpy(entries + nc, outputs, sizeof outputs);
+    g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, outputs);
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Simulate MoE training steps or inference batches under a policy.",
                       "Without options: one training step of lina-gpt2-16e on lina-testbed under "
                       "fifo with generated routing. See docs/running.md.")) {

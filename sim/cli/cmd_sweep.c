@@ -124,7 +124,6 @@ ms_cmd_sweep(int argc, char **argv)
     gint jobs = 0, slurm = 0;
     g_auto(GStrv) saved = g_strdupv(argv);
     int saved_argc = argc;
-    g_autofree GOptionEntry *common = ms_scenario_opts_entries(&o, TRUE);
     const GOptionEntry own[] = {
         {"vary", 'V', 0, G_OPTION_ARG_STRING_ARRAY, &vary, "An axis: KEY=V1,V2,... (repeat for a grid)", "KEY=VALUES"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Worker threads (default: one per CPU)", "N"},
@@ -134,13 +133,7 @@ ms_cmd_sweep(int argc, char **argv)
         {"merge", 0, 0, G_OPTION_ARG_FILENAME, &merge_dir, "Merge DIR/shard-*.csv into DIR/sweep.csv and plot it", "DIR"},
         {NULL},
     };
-    guint nc = 0;
-    while (common[nc].long_name) {
-        nc++;
-    }
-    g_autofree GOptionEntry *entries = g_new0(GOptionEntry, nc + G_N_ELEMENTS(own));
-    memcpy(entries, common, nc * sizeof(GOptionEntry));
-    memcpy(entries + nc, own, sizeof own);
+    g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, own);
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Run a grid of scenarios.",
                       "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
                       "iterations, seed, and the generated routing's zipf, hot, corr, drift, "

@@ -310,28 +310,6 @@ topo_list(void)
     return MS_EXIT_OK;
 }
 
-/* The text the topology was read from: the file, or the shipped copy. */
-static int
-print_source(const char *what)
-{
-    g_autoptr(GBytes) data = NULL;
-    g_autoptr(GError) error = NULL;
-    if (g_file_test(what, G_FILE_TEST_EXISTS)) {
-        char *text = NULL;
-        gsize len = 0;
-        if (!g_file_get_contents(what, &text, &len, &error)) {
-            return ms_cli_fail(error);
-        }
-        data = g_bytes_new_take(text, len);
-    } else {
-        data = ms_topology_shipped_data(what);
-    }
-    gsize len = 0;
-    const char *text = g_bytes_get_data(data, &len);
-    fwrite(text, 1, len, stdout);
-    return MS_EXIT_OK;
-}
-
 static int
 topo_show(const char *what, const char *json, gboolean all, gboolean source)
 {
@@ -341,7 +319,7 @@ topo_show(const char *what, const char *json, gboolean all, gboolean source)
         return ms_cli_fail(error);
     }
     if (source) {
-        return print_source(what);
+        return ms_cli_print_source(what, ms_topology_shipped_data);
     }
     Summary s;
     summarise(topo, &s);

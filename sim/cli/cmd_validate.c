@@ -15,22 +15,6 @@ typedef struct {
     JsonBuilder *json;
 } Totals;
 
-static void
-add_stats_json(JsonBuilder *b, const char *name, const MsErrorStats *s)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "points");
-    json_builder_add_int_value(b, s->n);
-    json_builder_set_member_name(b, "median");
-    json_builder_add_double_value(b, s->median);
-    json_builder_set_member_name(b, "p90");
-    json_builder_add_double_value(b, s->p90);
-    json_builder_set_member_name(b, "max");
-    json_builder_add_double_value(b, s->max);
-    json_builder_end_object(b);
-}
-
 static gboolean
 compare_results(char **sims, char **meas, double min_us, Totals *t, GError **error)
 {
@@ -83,7 +67,7 @@ compare_results(char **sims, char **meas, double min_us, Totals *t, GError **err
         json_builder_begin_object(t->json);
         json_builder_set_member_name(t->json, "policy");
         json_builder_add_string_value(t->json, cmp.policy);
-        add_stats_json(t->json, "ops", &st);
+        ms_cli_json_error_stats(t->json, "ops", &st);
         json_builder_set_member_name(t->json, "step_simulated_us");
         json_builder_add_double_value(t->json, step_p[i]);
         json_builder_set_member_name(t->json, "step_measured_us");
@@ -162,7 +146,7 @@ compare_table(char **files, const char *topology, const char *calibration, Total
                                                     a->label ? a->label : "");
             printf("%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", name, st.n, 100 * st.median,
                    100 * st.p90, 100 * st.max);
-            add_stats_json(t->json, name, &st);
+            ms_cli_json_error_stats(t->json, name, &st);
             g_array_append_vals(t->pred, p->data, p->len);
             g_array_append_vals(t->meas, m->data, m->len);
         }
@@ -247,7 +231,7 @@ ms_cmd_validate(int argc, char **argv)
     }
     printf("all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all.n, 100 * all.median,
            100 * all.p90, 100 * all.max);
-    add_stats_json(jb, "all", &all);
+    ms_cli_json_error_stats(jb, "all", &all);
     json_builder_end_object(jb);
     if (plot &&
         !ms_validation_plots(plot, "moesim: predicted against measured", (double *)pred->data,

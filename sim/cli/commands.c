@@ -3,10 +3,12 @@
 #include "commands.h"
 
 const MsCommand ms_commands[] = {
+    {"bench", "run calibration microbenchmarks on GPUs (cuda backend)", ms_cmd_bench},
     {"calibrate", "fit link, collective and GEMM figures to measurements", ms_cmd_calibrate},
     {"check", "fail when schedule quality regressed against a baseline", ms_cmd_check},
     {"collective", "simulate an nccl-tests size sweep of a collective", ms_cmd_collective},
     {"compare", "run several policies on the same inputs and compare them", ms_cmd_compare},
+    {"exec", "execute a schedule on the cpu or cuda backend", ms_cmd_exec},
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"model", "list the shipped MoE models or show one", ms_cmd_model},
     {"plan", "plan a training step or inference batch and write its schedule", ms_cmd_plan},

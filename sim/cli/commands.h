@@ -5,10 +5,14 @@
 
 G_BEGIN_DECLS
 
+/* moesim bench --backend cuda (cmd_bench.c) */
+int ms_cmd_bench(int argc, char **argv);
 int ms_cmd_calibrate(int argc, char **argv);
 int ms_cmd_check(int argc, char **argv);
 int ms_cmd_collective(int argc, char **argv);
 int ms_cmd_compare(int argc, char **argv);
+/* moesim exec --backend cpu|cuda SCHEDULE.json (cmd_exec.c) */
+int ms_cmd_exec(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
 int ms_cmd_run(int argc, char **argv);
 int ms_cmd_sweep(int argc, char **argv);

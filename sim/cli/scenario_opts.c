@@ -27,6 +27,23 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
     return e;
 }
 
+GOptionEntry *
+ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy, const GOptionEntry *own)
+{
+    g_autofree GOptionEntry *common = ms_scenario_opts_entries(opts, with_policy);
+    guint nc = 0, no = 0;
+    while (common[nc].long_name) {
+        nc++;
+    }
+    while (own[no].long_name) {
+        no++;
+    }
+    GOptionEntry *all = g_new0(GOptionEntry, nc + no + 1);
+    memcpy(all, common, nc * sizeof(GOptionEntry));
+    memcpy(all + nc, own, no * sizeof(GOptionEntry));
+    return all;
+}
+
 gboolean
 ms_scenario_opts_apply(const MsScenarioOpts *o, MsScenario *sc)
 {

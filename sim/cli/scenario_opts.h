@@ -17,6 +17,9 @@ typedef struct {
 
 /* Entries bound to opts (with_policy: include --policy), terminated; owned by the caller. */
 GOptionEntry *ms_scenario_opts_entries(MsScenarioOpts *opts, gboolean with_policy);
+/* The scenario entries followed by a command's own (own is NULL-terminated); free with g_free. */
+GOptionEntry *ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy,
+                                    const GOptionEntry *own);
 /* Fills sc from the options (strings stay owned by opts). FALSE with a usage message printed. */
 gboolean ms_scenario_opts_apply(const MsScenarioOpts *opts, MsScenario *sc);
 void ms_scenario_opts_clear(MsScenarioOpts *opts);

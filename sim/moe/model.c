@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/ini.h"
+#include "sim/resources.h"
 #include "sim/moe/models/ms-models.h"
 
 G_DEFINE_QUARK(ms-model-error-quark, ms_model_error)
@@ -377,53 +378,16 @@ ms_model_load_data(const char *data, gsize len, const char *source, GError **err
     return ini ? parse(ini, error) : NULL;
 }
 
-static int
-cmp_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char **
 ms_model_list_shipped(void)
 {
-    char **names = g_resource_enumerate_children(ms_models_get_resource(), RESOURCE_DIR,
-                                                 G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
-    if (names == NULL) {
-        return g_new0(char *, 1);
-    }
-    for (guint i = 0; names[i]; i++) {
-        if (g_str_has_suffix(names[i], ".ini")) {
-            names[i][strlen(names[i]) - 4] = '\0';
-        }
-    }
-    qsort(names, g_strv_length(names), sizeof(char *), cmp_names);
-    return names;
-}
-
-/* Shipped names are lower-case letters, digits, '-', '.' and '_'; anything else is not one. */
-static gboolean
-valid_name(const char *name)
-{
-    if (*name == '\0' || *name == '.') {
-        return FALSE;
-    }
-    for (const char *p = name; *p; p++) {
-        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.') {
-            return FALSE;
-        }
-    }
-    return TRUE;
+    return ms_resource_list(ms_models_get_resource(), RESOURCE_DIR, ".ini");
 }
 
 GBytes *
 ms_model_shipped_data(const char *name)
 {
-    if (!valid_name(name)) {
-        return NULL;
-    }
-    g_autofree char *path = g_strdup_printf(RESOURCE_DIR "/%s.ini", name);
-    return g_resource_lookup_data(ms_models_get_resource(), path, G_RESOURCE_LOOKUP_FLAGS_NONE,
-                                  NULL);
+    return ms_resource_data(ms_models_get_resource(), RESOURCE_DIR, name, ".ini");
 }
 
 MsModel *

@@ -102,7 +102,9 @@ typedef struct {
     double flops;
     double bytes;          /* memory traffic */
     guint32 tokens;        /* tokens processed (efficiency curves are per token count) */
-    guint32 gemm_m, gemm_n, gemm_k, gemm_count; /* shape for GEMM-like ops (m = tokens) */
+    /* GEMM shape: m x k times k x n, count matrices per group; m is the tokens of one GEMM (for an
+     * expert op: of one local expert; the op's total is tokens). */
+    guint32 gemm_m, gemm_n, gemm_k, gemm_count;
     guint32 experts;       /* local experts of an expert op (grouped GEMMs) */
     /* comm */
     guint32 coll;          /* index of its collective */

@@ -1,77 +1,24 @@
-/* maxmin: progressive filling over the components touched since the last solve.
- *
- * Layout is struct-of-arrays and index-based (no pointers) so that a million variables cost a few
- * tens of bytes each. Each variable owns a contiguous block of elements, one per constraint it
- * uses; each constraint threads its elements on a doubly linked list for O(1) removal. A solve
- * walks the touched components breadth-first, then fills: the constraint with the smallest fair
- * share saturates first, fixing its unfixed variables at weight x share; shares of the others can
- * only grow, so an indexed heap with sift-down suffices. */
-#include "maxmin.h"
-
-#include <math.h>
-#include <string.h>
-
-#define NONE G_MAXUINT32
-#define MAX_ELEMS_PER_VAR 255
-/* Rates within one part in 10^12 of the previous solve count as unchanged: callers then keep their
- * completion times and avoid re-keying heaps for floating-point noise. */
-#define RATE_REL_EPS 1e-12
-
-typedef struct {
-    guint32 cnst, var, next, prev;
-} Elem;
-
-struct _MsMaxmin {
-    /* constraints */
-    guint n_cnst, cap_cnst;
-    double *capacity;
-    guint32 *head;      /* first element, NONE when empty */
-    guint32 *cnst_mark; /* epoch of the last visit */
-    guint32 *dirty_mark;
-    double *rem;        /* solve scratch: capacity not yet given away */
-    double *wsum;       /* solve scratch: weight of unfixed variables */
-    guint32 *unfixed;   /* solve scratch: number of unfixed elements */
-    guint32 *heap_pos;  /* solve scratch: position in heap or NONE */
-
-    /* variables */
-    guint n_var, cap_var, n_live;
-    double *weight;
-    double *rate;
-    double *new_rate;
-    guint32 *elem_base;
-    guint8 *n_elem;
-    guint8 *alive;
-    guint32 *var_mark;
-    GArray *free_vars;
-
-    /* elements */
-    Elem *elems;
-    guint n_elems, cap_elems;
-    GArray *free_blocks[MAX_ELEMS_PER_VAR + 1];
-
-    guint32 epoch;
-    GArray *dirty;        /* constraint ids touched since the last solve */
-    GArray *new_free_vars; /* unconstrained variables added since the last solve */
-
-    /* solve scratch */
-    GArray *comp_cnsts, *comp_vars, *stack;
-    guint32 *heap;
-    guint heap_len;
-
-    MsMaxminStats stats;
-};
+/* maxmin: the solver's storage and API. Held as groups: each constrained variable is bottlenecked
+ * at one saturated constraint, where it and its group share the largest level (rate per unit
+ * weight); that state is the unique max-min allocation. Solves dispatch to the propagation
+ * (maxmin_prop.c) or the fill repair (maxmin_fill.c). Index-based arrays, no pointers: a million
+ * variables cost about a hundred bytes each. */
+#include "maxmin_private.h"
 
 MsMaxmin *
 ms_maxmin_new(void)
 {
     MsMaxmin *mm = g_new0(MsMaxmin, 1);
-    mm->free_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->dirty = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->new_free_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->comp_cnsts = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->comp_vars = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->stack = g_array_new(FALSE, FALSE, sizeof(guint32));
-    mm->epoch = 1;
+    GArray **lists[] = {&mm->free_vars, &mm->dirty,  &mm->unloaded, &mm->new_vars,
+                        &mm->region,    &mm->vars,   &mm->cnsts,    &mm->velems,
+                        &mm->tlist,     &mm->pivots, &mm->pivoted};
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+        *lists[i] = g_array_new(FALSE, FALSE, sizeof(guint32));
+    }
+    mm->levels_seen = g_array_new(FALSE, FALSE, sizeof(Seen));
+    mm->round = 1;
+    mm->pass = 1;
+    mm->budget = DEFAULT_BUDGET;
     return mm;
 }
 
@@ -81,44 +28,66 @@ ms_maxmin_free(MsMaxmin *mm)
     if (mm == NULL) {
         return;
     }
-    g_free(mm->capacity);
-    g_free(mm->head);
-    g_free(mm->cnst_mark);
-    g_free(mm->dirty_mark);
-    g_free(mm->rem);
-    g_free(mm->wsum);
-    g_free(mm->unfixed);
-    g_free(mm->heap_pos);
-    g_free(mm->heap);
-    g_free(mm->weight);
-    g_free(mm->rate);
-    g_free(mm->new_rate);
-    g_free(mm->elem_base);
-    g_free(mm->n_elem);
-    g_free(mm->alive);
-    g_free(mm->var_mark);
-    g_free(mm->elems);
+    for (guint c = 0; c < mm->n_cnst; c++) {
+        g_free(mm->grp[c].m);
+        g_free(mm->ent[c].e);
+    }
+    void *arrays[] = {
+        mm->cn,    mm->grp,  mm->ent,      mm->dirty_mark, mm->r_mark,   mm->k_mark,   mm->u_mark,
+        mm->rem,   mm->wsum, mm->sat,      mm->prev,       mm->skey,     mm->unfixed,  mm->heap,
+        mm->voff,  mm->vend, mm->kind,     mm->s_usage,    mm->s_level,  mm->s_wgroup, mm->s_fmax,
+        mm->queue, mm->va,   mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
+    for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
+        g_free(arrays[i]);
+    }
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
         if (mm->free_blocks[i]) {
             g_array_unref(mm->free_blocks[i]);
         }
     }
-    g_array_unref(mm->free_vars);
-    g_array_unref(mm->dirty);
-    g_array_unref(mm->new_free_vars);
-    g_array_unref(mm->comp_cnsts);
-    g_array_unref(mm->comp_vars);
-    g_array_unref(mm->stack);
+    GArray *lists[] = {mm->free_vars, mm->dirty,  mm->unloaded, mm->new_vars,
+                       mm->region,    mm->vars,   mm->cnsts,    mm->velems,
+                       mm->tlist,     mm->pivots, mm->pivoted,  mm->levels_seen};
+    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
+        g_array_unref(lists[i]);
+    }
     g_free(mm);
 }
 
 static void
 mark_dirty(MsMaxmin *mm, guint32 c)
 {
-    if (mm->dirty_mark[c] != mm->epoch) {
-        mm->dirty_mark[c] = mm->epoch;
-        g_array_append_val(mm->dirty, c);
+    if (mm->dirty_mark[c] != mm->round) {
+        mm->dirty_mark[c] = mm->round;
+        push(mm->dirty, c);
     }
+}
+
+static void
+grow_constraints(MsMaxmin *mm)
+{
+    guint n = mm->cap_cnst = MAX(16, mm->cap_cnst * 2);
+    mm->cn = g_renew(Cnst, mm->cn, n);
+    mm->grp = g_renew(Group, mm->grp, n);
+    mm->ent = g_renew(Entries, mm->ent, n);
+    mm->dirty_mark = g_renew(guint32, mm->dirty_mark, n);
+    mm->r_mark = g_renew(guint32, mm->r_mark, n);
+    mm->k_mark = g_renew(guint32, mm->k_mark, n);
+    mm->u_mark = g_renew(guint32, mm->u_mark, n);
+    mm->rem = g_renew(double, mm->rem, n);
+    mm->wsum = g_renew(double, mm->wsum, n);
+    mm->sat = g_renew(double, mm->sat, n);
+    mm->prev = g_renew(double, mm->prev, n);
+    mm->skey = g_renew(double, mm->skey, n);
+    mm->unfixed = g_renew(guint32, mm->unfixed, n);
+    mm->heap = g_renew(guint32, mm->heap, n);
+    mm->voff = g_renew(guint32, mm->voff, n);
+    mm->vend = g_renew(guint32, mm->vend, n);
+    mm->kind = g_renew(guint8, mm->kind, n);
+    mm->s_usage = g_renew(double, mm->s_usage, n);
+    mm->s_level = g_renew(double, mm->s_level, n);
+    mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
+    mm->s_fmax = g_renew(double, mm->s_fmax, n);
 }
 
 guint32
@@ -126,23 +95,26 @@ ms_maxmin_add_constraint(MsMaxmin *mm, double capacity)
 {
     g_return_val_if_fail(capacity > 0 && isfinite(capacity), NONE);
     if (mm->n_cnst == mm->cap_cnst) {
-        mm->cap_cnst = MAX(16, mm->cap_cnst * 2);
-        mm->capacity = g_renew(double, mm->capacity, mm->cap_cnst);
-        mm->head = g_renew(guint32, mm->head, mm->cap_cnst);
-        mm->cnst_mark = g_renew(guint32, mm->cnst_mark, mm->cap_cnst);
-        mm->dirty_mark = g_renew(guint32, mm->dirty_mark, mm->cap_cnst);
-        mm->rem = g_renew(double, mm->rem, mm->cap_cnst);
-        mm->wsum = g_renew(double, mm->wsum, mm->cap_cnst);
-        mm->unfixed = g_renew(guint32, mm->unfixed, mm->cap_cnst);
-        mm->heap_pos = g_renew(guint32, mm->heap_pos, mm->cap_cnst);
-        mm->heap = g_renew(guint32, mm->heap, mm->cap_cnst);
+        grow_constraints(mm);
     }
     guint32 c = mm->n_cnst++;
-    mm->capacity[c] = capacity;
-    mm->head[c] = NONE;
-    mm->cnst_mark[c] = 0;
+    mm->cn[c].capacity = capacity;
+    mm->cn[c].usage = 0;
+    mm->cn[c].level = INFINITY;
+    mm->cn[c].fmax = 0;
+    mm->cn[c].wgroup = 0;
+    mm->cn[c].t_mark = 0;
+    mm->ent[c].e = NULL;
+    mm->ent[c].n = mm->ent[c].cap = 0;
+    mm->cn[c].n_mem = 0;
+    mm->grp[c].m = NULL;
+    mm->grp[c].cap = 0;
+    mm->cn[c].n_updates = 0;
     mm->dirty_mark[c] = 0;
-    mm->heap_pos[c] = NONE;
+    mm->r_mark[c] = 0;
+    mm->k_mark[c] = 0;
+    mm->u_mark[c] = 0;
+    mm->cn[c].heap_pos = NONE;
     return c;
 }
 
@@ -156,15 +128,30 @@ double
 ms_maxmin_capacity(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, 0);
-    return mm->capacity[cnst];
+    return mm->cn[cnst].capacity;
 }
 
 void
 ms_maxmin_set_capacity(MsMaxmin *mm, guint32 cnst, double capacity)
 {
     g_return_if_fail(cnst < mm->n_cnst && capacity > 0 && isfinite(capacity));
-    mm->capacity[cnst] = capacity;
-    mark_dirty(mm, cnst);
+    mm->cn[cnst].capacity = capacity;
+    mm->cap_changed = TRUE;
+    if (isfinite(mm->cn[cnst].level)) {
+        mark_dirty(mm, cnst);
+        return;
+    }
+    /* Unsaturated: only a cut below the current usage changes anything, and then every group
+     * with a variable here must be re-solved. */
+    if (capacity >= mm->cn[cnst].usage * (1 + TOL)) {
+        return;
+    }
+    for (guint32 i = 0; i < mm->ent[cnst].n; i++) {
+        guint32 b = mm->ent[cnst].e[i].bneck;
+        if (b != NONE) {
+            mark_dirty(mm, b);
+        }
+    }
 }
 
 static guint32
@@ -172,7 +159,7 @@ alloc_block(MsMaxmin *mm, guint n)
 {
     GArray *fl = mm->free_blocks[n];
     if (fl && fl->len) {
-        guint32 base = g_array_index(fl, guint32, fl->len - 1);
+        guint32 base = AT(fl, fl->len - 1);
         g_array_set_size(fl, fl->len - 1);
         return base;
     }
@@ -191,26 +178,23 @@ free_block(MsMaxmin *mm, guint32 base, guint n)
     if (mm->free_blocks[n] == NULL) {
         mm->free_blocks[n] = g_array_new(FALSE, FALSE, sizeof(guint32));
     }
-    g_array_append_val(mm->free_blocks[n], base);
+    push(mm->free_blocks[n], base);
 }
 
 static guint32
 alloc_var(MsMaxmin *mm)
 {
     if (mm->free_vars->len) {
-        guint32 v = g_array_index(mm->free_vars, guint32, mm->free_vars->len - 1);
+        guint32 v = AT(mm->free_vars, mm->free_vars->len - 1);
         g_array_set_size(mm->free_vars, mm->free_vars->len - 1);
         return v;
     }
     if (mm->n_var == mm->cap_var) {
-        mm->cap_var = MAX(64, mm->cap_var * 2);
-        mm->weight = g_renew(double, mm->weight, mm->cap_var);
-        mm->rate = g_renew(double, mm->rate, mm->cap_var);
-        mm->new_rate = g_renew(double, mm->new_rate, mm->cap_var);
-        mm->elem_base = g_renew(guint32, mm->elem_base, mm->cap_var);
-        mm->n_elem = g_renew(guint8, mm->n_elem, mm->cap_var);
-        mm->alive = g_renew(guint8, mm->alive, mm->cap_var);
-        mm->var_mark = g_renew(guint32, mm->var_mark, mm->cap_var);
+        guint n = mm->cap_var = MAX(64, mm->cap_var * 2);
+        mm->va = g_renew(Var, mm->va, n);
+        mm->new_rate = g_renew(double, mm->new_rate, n);
+        mm->new_bneck = g_renew(guint32, mm->new_bneck, n);
+        mm->var_mark = g_renew(guint32, mm->var_mark, n);
     }
     return mm->n_var++;
 }
@@ -220,62 +204,158 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
 {
     g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
     g_return_val_if_fail(n <= MAX_ELEMS_PER_VAR, NONE);
+    for (guint i = 0; i < n; i++) {
+        g_return_val_if_fail(cnsts[i] < mm->n_cnst, NONE);
+    }
     guint32 v = alloc_var(mm);
-    mm->weight[v] = weight;
-    mm->rate[v] = 0;
-    mm->n_elem[v] = (guint8)n;
-    mm->alive[v] = 1;
+    mm->va[v].weight = weight;
+    mm->va[v].n_elem = (guint8)n;
+    mm->va[v].alive = 1;
     mm->var_mark[v] = 0;
+    mm->va[v].bneck = NONE;
+    mm->va[v].elem_base = NONE;
+    mm->new_rate[v] = 0;
     mm->n_live++;
+    push(mm->new_vars, v);
     if (n == 0) {
-        mm->elem_base[v] = NONE;
-        g_array_append_val(mm->new_free_vars, v);
         return v;
     }
     guint32 base = alloc_block(mm, n);
-    mm->elem_base[v] = base;
+    mm->va[v].elem_base = base;
     for (guint i = 0; i < n; i++) {
         guint32 c = cnsts[i];
-        g_return_val_if_fail(c < mm->n_cnst, NONE);
-        Elem *e = &mm->elems[base + i];
-        e->cnst = c;
-        e->var = v;
-        e->prev = NONE;
-        e->next = mm->head[c];
-        if (e->next != NONE) {
-            mm->elems[e->next].prev = base + i;
+        Entries *en = &mm->ent[c];
+        if (en->n == en->cap) {
+            en->cap = MAX(4, 2 * en->cap);
+            en->e = g_renew(Entry, en->e, en->cap);
         }
-        mm->head[c] = base + i;
-        mark_dirty(mm, c);
+        en->e[en->n] = (Entry){v, NONE, base + i};
+        mm->elems[base + i] = (Elem){c, en->n++};
+        /* A group on the route must make room: its constraint is saturated. */
+        if (isfinite(mm->cn[c].level)) {
+            mark_dirty(mm, c);
+        }
     }
     return v;
+}
+
+/* Weight v puts on constraint b: its weight times the times its route crosses b. */
+static double
+weight_on(const MsMaxmin *mm, guint32 v, guint32 b)
+{
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    guint k = 0;
+    for (guint i = 0; i < mm->va[v].n_elem; i++) {
+        k += e[i].cnst == b;
+    }
+    return mm->va[v].weight * k;
+}
+
+static void
+set_bneck(MsMaxmin *mm, guint32 v, guint32 b)
+{
+    mm->va[v].bneck = b;
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
+        mm->ent[e[k].cnst].e[e[k].pos].bneck = b;
+    }
+}
+
+/* Takes v out of its group's member array, keeping the group's weight and level. */
+static void
+group_detach(MsMaxmin *mm, guint32 v)
+{
+    guint32 b = mm->va[v].bneck;
+    Group *g = &mm->grp[b];
+    guint32 last = --mm->cn[b].n_mem, pos = mm->va[v].gpos;
+    if (pos != last) {
+        g->m[pos] = g->m[last];
+        mm->va[g->m[pos].var].gpos = pos;
+    }
+    mm->cn[b].wgroup -= weight_on(mm, v, b);
+    if (last == 0) {
+        mm->cn[b].level = INFINITY;
+        mm->cn[b].wgroup = 0;
+    }
+}
+
+void
+maxmin_group_unlink(MsMaxmin *mm, guint32 v)
+{
+    group_detach(mm, v);
+    set_bneck(mm, v, NONE);
+}
+
+void
+maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
+{
+    Group *g = &mm->grp[b];
+    guint32 n = mm->cn[b].n_mem++;
+    if (n == g->cap) {
+        g->cap = MAX(4, 2 * g->cap);
+        g->m = g_renew(Member, g->m, g->cap);
+    }
+    Member *m = &g->m[n];
+    m->weight = mm->va[v].weight;
+    m->var = v;
+    m->n = mm->va[v].n_elem;
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < INLINE_ROUTE; k++) {
+        m->c[k] = k < m->n ? e[k].cnst : NONE;
+    }
+    set_bneck(mm, v, b);
+    mm->va[v].gpos = n;
+    mm->cn[b].wgroup += weight_on(mm, v, b);
+}
+
+/* Drops entry pos of constraint c; the last entry takes its place and its element is told. */
+static void
+entry_remove(MsMaxmin *mm, guint32 c, guint32 pos)
+{
+    Entries *en = &mm->ent[c];
+    guint32 last = --en->n;
+    if (pos == last) {
+        return;
+    }
+    en->e[pos] = en->e[last];
+    mm->elems[en->e[pos].elem].pos = pos;
 }
 
 void
 ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
 {
-    g_return_if_fail(v < mm->n_var && mm->alive[v]);
-    guint n = mm->n_elem[v];
-    guint32 base = mm->elem_base[v];
+    g_return_if_fail(v < mm->n_var && mm->va[v].alive);
+    double r = old_rate(mm, v);
+    if (mm->va[v].bneck != NONE) {
+        group_detach(mm, v); /* its entries go below */
+    }
+    guint n = mm->va[v].n_elem;
+    guint32 base = mm->va[v].elem_base;
     for (guint i = 0; i < n; i++) {
-        Elem *e = &mm->elems[base + i];
-        if (e->prev != NONE) {
-            mm->elems[e->prev].next = e->next;
-        } else {
-            mm->head[e->cnst] = e->next;
+        guint32 c = mm->elems[base + i].cnst;
+        entry_remove(mm, c, mm->elems[base + i].pos);
+        mm->cn[c].usage -= r;
+        mm->cn[c].n_updates++;
+        if (mm->u_mark[c] != mm->round) {
+            mm->u_mark[c] = mm->round;
+            push(mm->unloaded, c);
         }
-        if (e->next != NONE) {
-            mm->elems[e->next].prev = e->prev;
+        if (mm->ent[c].n == 0) {
+            mm->cn[c].usage = 0;
+            mm->cn[c].fmax = 0;
         }
-        mark_dirty(mm, e->cnst);
+        /* A group on the route lost usage: its constraint is no longer saturated. */
+        if (isfinite(mm->cn[c].level)) {
+            mark_dirty(mm, c);
+        }
     }
     if (n) {
         free_block(mm, base, n);
     }
-    mm->alive[v] = 0;
-    mm->rate[v] = 0;
+    mm->va[v].alive = 0;
+    mm->va[v].bneck = NONE;
     mm->n_live--;
-    g_array_append_val(mm->free_vars, v);
+    push(mm->free_vars, v);
 }
 
 guint
@@ -287,22 +367,46 @@ ms_maxmin_n_variables(const MsMaxmin *mm)
 double
 ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var], 0);
-    return mm->rate[var];
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive, 0);
+    if (mm->va[var].n_elem == 0) {
+        return mm->new_rate[var]; /* 0 until solved, then INFINITY */
+    }
+    return old_rate(mm, var);
+}
+
+guint32
+ms_maxmin_var_bottleneck(const MsMaxmin *mm, guint32 var)
+{
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive, NONE);
+    return mm->va[var].bneck;
+}
+
+double
+ms_maxmin_level(const MsMaxmin *mm, guint32 cnst)
+{
+    g_return_val_if_fail(cnst < mm->n_cnst, INFINITY);
+    return mm->cn[cnst].level;
 }
 
 guint
 ms_maxmin_var_n_constraints(const MsMaxmin *mm, guint32 var)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var], 0);
-    return mm->n_elem[var];
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive, 0);
+    return mm->va[var].n_elem;
 }
 
 guint32
 ms_maxmin_var_constraint(const MsMaxmin *mm, guint32 var, guint k)
 {
-    g_return_val_if_fail(var < mm->n_var && mm->alive[var] && k < mm->n_elem[var], NONE);
-    return mm->elems[mm->elem_base[var] + k].cnst;
+    g_return_val_if_fail(var < mm->n_var && mm->va[var].alive && k < mm->va[var].n_elem, NONE);
+    return mm->elems[mm->va[var].elem_base + k].cnst;
+}
+
+double
+ms_maxmin_load(const MsMaxmin *mm, guint32 cnst)
+{
+    g_return_val_if_fail(cnst < mm->n_cnst, 0);
+    return mm->cn[cnst].usage;
 }
 
 double
@@ -310,185 +414,34 @@ ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst)
 {
     g_return_val_if_fail(cnst < mm->n_cnst, 0);
     double sum = 0;
-    for (guint32 e = mm->head[cnst]; e != NONE; e = mm->elems[e].next) {
-        sum += mm->rate[mm->elems[e].var];
+    const Entry *e = mm->ent[cnst].e;
+    for (guint32 i = 0; i < mm->ent[cnst].n; i++) {
+        sum += mm->va[e[i].var].weight * level_of(mm, e[i].bneck);
     }
     return sum;
 }
 
-/* --- indexed min-heap of constraints keyed by fair share rem/wsum (ties: lower id) --- */
-
-static inline double
-share(const MsMaxmin *mm, guint32 c)
+void
+maxmin_next_pass(MsMaxmin *mm)
 {
-    double r = mm->rem[c];
-    return (r > 0 ? r : 0) / mm->wsum[c];
-}
-
-static inline gboolean
-less(const MsMaxmin *mm, guint32 a, guint32 b)
-{
-    double sa = share(mm, a), sb = share(mm, b);
-    return sa < sb || (sa == sb && a < b);
+    if (++mm->pass == 0) {
+        memset(mm->k_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->var_mark, 0, mm->n_var * sizeof(guint32));
+        mm->pass = 1;
+    }
 }
 
 static void
-heap_place(MsMaxmin *mm, guint i, guint32 c)
+next_round(MsMaxmin *mm)
 {
-    mm->heap[i] = c;
-    mm->heap_pos[c] = i;
-}
-
-static void
-sift_up(MsMaxmin *mm, guint i)
-{
-    guint32 c = mm->heap[i];
-    while (i > 0) {
-        guint p = (i - 1) / 2;
-        if (!less(mm, c, mm->heap[p])) {
-            break;
+    if (++mm->round == 0) {
+        memset(mm->dirty_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->r_mark, 0, mm->n_cnst * sizeof(guint32));
+        memset(mm->u_mark, 0, mm->n_cnst * sizeof(guint32));
+        for (guint c = 0; c < mm->n_cnst; c++) {
+            mm->cn[c].t_mark = 0;
         }
-        heap_place(mm, i, mm->heap[p]);
-        i = p;
-    }
-    heap_place(mm, i, c);
-}
-
-static void
-sift_down(MsMaxmin *mm, guint i)
-{
-    guint32 c = mm->heap[i];
-    for (;;) {
-        guint l = 2 * i + 1;
-        if (l >= mm->heap_len) {
-            break;
-        }
-        guint m = l;
-        if (l + 1 < mm->heap_len && less(mm, mm->heap[l + 1], mm->heap[l])) {
-            m = l + 1;
-        }
-        if (!less(mm, mm->heap[m], c)) {
-            break;
-        }
-        heap_place(mm, i, mm->heap[m]);
-        i = m;
-    }
-    heap_place(mm, i, c);
-}
-
-static void
-heap_remove(MsMaxmin *mm, guint32 c)
-{
-    guint i = mm->heap_pos[c];
-    mm->heap_pos[c] = NONE;
-    guint32 last = mm->heap[--mm->heap_len];
-    if (i < mm->heap_len) {
-        heap_place(mm, i, last);
-        sift_down(mm, i);
-        sift_up(mm, mm->heap_pos[last]);
-    }
-}
-
-/* Collects the components reachable from the dirty constraints into comp_cnsts / comp_vars. */
-static void
-collect_components(MsMaxmin *mm)
-{
-    guint32 ep = mm->epoch;
-    g_array_set_size(mm->comp_cnsts, 0);
-    g_array_set_size(mm->comp_vars, 0);
-    g_array_set_size(mm->stack, 0);
-    for (guint i = 0; i < mm->dirty->len; i++) {
-        guint32 c = g_array_index(mm->dirty, guint32, i);
-        if (mm->cnst_mark[c] != ep) {
-            mm->cnst_mark[c] = ep;
-            g_array_append_val(mm->stack, c);
-        }
-    }
-    while (mm->stack->len) {
-        guint32 c = g_array_index(mm->stack, guint32, mm->stack->len - 1);
-        g_array_set_size(mm->stack, mm->stack->len - 1);
-        g_array_append_val(mm->comp_cnsts, c);
-        for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-            guint32 v = mm->elems[e].var;
-            if (mm->var_mark[v] == ep) {
-                continue;
-            }
-            mm->var_mark[v] = ep;
-            g_array_append_val(mm->comp_vars, v);
-            const Elem *ve = &mm->elems[mm->elem_base[v]];
-            for (guint k = 0; k < mm->n_elem[v]; k++) {
-                guint32 c2 = ve[k].cnst;
-                if (mm->cnst_mark[c2] != ep) {
-                    mm->cnst_mark[c2] = ep;
-                    g_array_append_val(mm->stack, c2);
-                }
-            }
-        }
-    }
-}
-
-/* Progressive filling over the collected component(s). A variable is "fixed" once new_rate >= 0;
- * unfixed variables carry new_rate = -1. */
-static void
-fill(MsMaxmin *mm)
-{
-    const guint32 *cs = (const guint32 *)mm->comp_cnsts->data;
-    const guint32 *vs = (const guint32 *)mm->comp_vars->data;
-    guint nc = mm->comp_cnsts->len, nv = mm->comp_vars->len;
-    for (guint i = 0; i < nc; i++) {
-        guint32 c = cs[i];
-        mm->rem[c] = mm->capacity[c];
-        mm->wsum[c] = 0;
-        mm->unfixed[c] = 0;
-    }
-    for (guint i = 0; i < nv; i++) {
-        guint32 v = vs[i];
-        mm->new_rate[v] = -1;
-        const Elem *ve = &mm->elems[mm->elem_base[v]];
-        for (guint k = 0; k < mm->n_elem[v]; k++) {
-            mm->wsum[ve[k].cnst] += mm->weight[v];
-            mm->unfixed[ve[k].cnst]++;
-        }
-        mm->stats.component_elems += mm->n_elem[v];
-    }
-    mm->heap_len = 0;
-    for (guint i = 0; i < nc; i++) {
-        guint32 c = cs[i];
-        if (mm->unfixed[c]) {
-            heap_place(mm, mm->heap_len++, c);
-        }
-    }
-    /* Floyd heap construction. */
-    for (guint i = mm->heap_len / 2; i-- > 0;) {
-        sift_down(mm, i);
-    }
-    while (mm->heap_len) {
-        guint32 c = mm->heap[0];
-        double x = share(mm, c);
-        heap_remove(mm, c);
-        for (guint32 e = mm->head[c]; e != NONE; e = mm->elems[e].next) {
-            guint32 v = mm->elems[e].var;
-            if (mm->new_rate[v] >= 0) {
-                continue;
-            }
-            double w = mm->weight[v];
-            double r = w * x;
-            mm->new_rate[v] = r;
-            const Elem *ve = &mm->elems[mm->elem_base[v]];
-            for (guint k = 0; k < mm->n_elem[v]; k++) {
-                guint32 c2 = ve[k].cnst;
-                mm->rem[c2] -= r;
-                mm->wsum[c2] -= w;
-                if (--mm->unfixed[c2] == 0) {
-                    if (mm->heap_pos[c2] != NONE) {
-                        heap_remove(mm, c2);
-                    }
-                } else if (c2 != c && mm->heap_pos[c2] != NONE) {
-                    /* The share of c2 can only have grown (x was the minimum share). */
-                    sift_down(mm, mm->heap_pos[c2]);
-                }
-            }
-        }
+        mm->round = 1;
     }
 }
 
@@ -499,52 +452,98 @@ cmp_u32(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
+static void
+sort_from(GArray *a, guint from)
+{
+    if (a && a->len - from > 1) {
+        qsort((guint32 *)a->data + from, a->len - from, sizeof(guint32), cmp_u32);
+    }
+}
+
+/* Reports the constraints the repair changed (left in cnsts) and those removals unloaded, once
+ * each. */
+static void
+report_touched(MsMaxmin *mm, gboolean solved, GArray *touched)
+{
+    for (guint i = 0; solved && i < mm->cnsts->len; i++) {
+        guint32 c = AT(mm->cnsts, i);
+        if (mm->u_mark[c] != mm->round) {
+            mm->u_mark[c] = mm->round;
+            push(touched, c);
+        }
+    }
+    g_array_append_vals(touched, mm->unloaded->data, mm->unloaded->len);
+}
+
+void
+ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touched)
+{
+    gboolean solve = mm->dirty->len || mm->new_vars->len;
+    if (!solve && mm->unloaded->len == 0) {
+        return;
+    }
+    for (guint i = 0; i < mm->new_vars->len; i++) {
+        guint32 v = AT(mm->new_vars, i);
+        if (mm->va[v].alive && mm->va[v].n_elem == 0 && mm->new_rate[v] == 0) {
+            mm->new_rate[v] = INFINITY;
+            if (moved) {
+                push(moved, v);
+            }
+        }
+    }
+    if (solve) {
+        mm->stats.solves++;
+        if (!maxmin_propagate(mm, levels, moved)) {
+            maxmin_fill_repair(mm, levels, moved);
+        }
+    }
+    if (touched) {
+        report_touched(mm, solve, touched);
+    }
+    g_array_set_size(mm->dirty, 0);
+    g_array_set_size(mm->unloaded, 0);
+    g_array_set_size(mm->new_vars, 0);
+    mm->cap_changed = FALSE;
+    next_round(mm);
+}
+
 void
 ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
 {
-    guint first_changed = changed ? changed->len : 0;
-    if (mm->dirty->len == 0 && mm->new_free_vars->len == 0) {
+    if (changed == NULL) {
+        ms_maxmin_solve_groups(mm, NULL, NULL, NULL);
         return;
     }
-    mm->stats.solves++;
-    for (guint i = 0; i < mm->new_free_vars->len; i++) {
-        guint32 v = g_array_index(mm->new_free_vars, guint32, i);
-        if (mm->alive[v] && mm->n_elem[v] == 0 && mm->rate[v] != INFINITY) {
-            mm->rate[v] = INFINITY;
-            if (changed) {
-                g_array_append_val(changed, v);
+    g_autoptr(GArray) levels = g_array_new(FALSE, FALSE, sizeof(guint32));
+    g_autoptr(GArray) moved = g_array_new(FALSE, FALSE, sizeof(guint32));
+    ms_maxmin_solve_groups(mm, levels, moved, NULL);
+    sort_from(levels, 0);
+    sort_from(moved, 0);
+    /* Expand to variables; a fresh pass mark dedupes them. */
+    maxmin_next_pass(mm);
+    guint first = changed->len;
+    for (guint i = 0; i < moved->len; i++) {
+        guint32 v = AT(moved, i);
+        mm->var_mark[v] = mm->pass;
+        push(changed, v);
+    }
+    for (guint i = 0; i < levels->len; i++) {
+        guint32 c = AT(levels, i);
+        for (guint32 j = 0; j < mm->cn[c].n_mem; j++) {
+            guint32 v = mm->grp[c].m[j].var;
+            if (mm->var_mark[v] != mm->pass) {
+                mm->var_mark[v] = mm->pass;
+                push(changed, v);
             }
         }
     }
-    g_array_set_size(mm->new_free_vars, 0);
-    if (mm->dirty->len) {
-        collect_components(mm);
-        g_array_set_size(mm->dirty, 0);
-        mm->stats.component_vars += mm->comp_vars->len;
-        fill(mm);
-        const guint32 *vs = (const guint32 *)mm->comp_vars->data;
-        for (guint i = 0; i < mm->comp_vars->len; i++) {
-            guint32 v = vs[i];
-            double old = mm->rate[v], nr = mm->new_rate[v];
-            if (fabs(nr - old) > RATE_REL_EPS * fabs(nr)) {
-                mm->rate[v] = nr;
-                if (changed) {
-                    g_array_append_val(changed, v);
-                }
-            }
-        }
-    }
-    /* Epochs make visit marks free to reset; wrap-around is harmless once marks are cleared. */
-    if (++mm->epoch == 0) {
-        memset(mm->cnst_mark, 0, mm->n_cnst * sizeof(guint32));
-        memset(mm->dirty_mark, 0, mm->n_cnst * sizeof(guint32));
-        memset(mm->var_mark, 0, mm->n_var * sizeof(guint32));
-        mm->epoch = 1;
-    }
-    if (changed && changed->len - first_changed > 1) {
-        qsort((guint32 *)changed->data + first_changed, changed->len - first_changed,
-              sizeof(guint32), cmp_u32);
-    }
+    sort_from(changed, first);
+}
+
+void
+ms_maxmin_set_budget(MsMaxmin *mm, guint reprocess)
+{
+    mm->budget = reprocess;
 }
 
 void
@@ -556,12 +555,19 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = 2 * sizeof(double) * 2 + 6 * sizeof(guint32);
-    gsize per_var = 3 * sizeof(double) + 2 * sizeof(guint32) + 2;
-    gsize free_lists = 0;
+    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 9 * sizeof(double) +
+                     8 * sizeof(guint32) + 1;
+    gsize per_var = sizeof(Var) + sizeof(double) + 2 * sizeof(guint32);
+    gsize entries = 0, members = 0;
+    for (guint c = 0; c < mm->n_cnst; c++) {
+        entries += mm->ent[c].cap;
+        members += mm->grp[c].cap;
+    }
+    gsize lists = mm->velems->len + mm->vars->len + mm->cnsts->len + mm->free_vars->len;
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
-        free_lists += mm->free_blocks[i] ? mm->free_blocks[i]->len * sizeof(guint32) : 0;
+        lists += mm->free_blocks[i] ? mm->free_blocks[i]->len : 0;
     }
     return sizeof *mm + mm->cap_cnst * per_cnst + mm->cap_var * per_var +
-           mm->cap_elems * sizeof(Elem) + free_lists;
+           mm->cap_elems * sizeof(Elem) + entries * sizeof(Entry) + members * sizeof(Member) +
+           lists * sizeof(guint32);
 }

@@ -1,6 +1,7 @@
-/* network: flow lifecycle (pending during its latency, then active), the completion heap, and the
- * bridge to the max-min solver. Only flows whose rate changed are re-timed after a solve: each
- * keeps the bytes left at its last re-timing, so progress is settled lazily. */
+/* network: flow lifecycle (pending during its latency, then active), completion order, and the
+ * bridge to the max-min solver. Active flows are timed per bottleneck group with a virtual clock,
+ * so a level change re-keys one group whatever its size; times in picoseconds, rates in bytes/s,
+ * bytes as doubles while in flight (settled only when a flow changes group). */
 #include "network.h"
 
 #include <math.h>
@@ -8,48 +9,72 @@
 
 #include "maxmin.h"
 
-G_DEFINE_QUARK(ms-network-error-quark, ms_network_error)
+G_DEFINE_QUARK(ms - network - error - quark, ms_network_error)
 
 #define NONE G_MAXUINT32
 
 enum { FLOW_FREE, FLOW_PENDING, FLOW_ACTIVE };
+
+/* A pending flow waits for its activation time; an active one in a group for its tag, the
+ * group's virtual time at which it finishes. */
+typedef union {
+    MsTime key;
+    double tag;
+} When;
+
+/* A flow's fields, together: completions and moves touch most of them at once. */
+typedef struct {
+    When when;
+    double weight;
+    guint64 bytes, cookie;
+    const guint32 *route; /* while pending */
+    guint32 var;          /* solver variable once active, NONE before */
+    guint32 grp;          /* bottleneck group once solved, NONE before */
+    guint32 hpos;         /* position in the pending heap or in its group's heap */
+    guint8 route_len, state;
+} Flow;
+
+/* One bottleneck group: the flows bottlenecked at one link, ordered by tag. */
+typedef struct {
+    guint32 *heap;
+    guint32 len, cap;
+    guint32 pos;  /* position in the group heap, NONE when empty */
+    double level; /* bytes/s per unit weight since t0 */
+    double vtime; /* bytes per unit weight moved by any member from the origin to t0 */
+    MsTime t0;
+    MsTime due;   /* completion time of the first member */
+    guint32 mark; /* solve that last queued it for a re-key */
+} Group;
 
 struct _MsNetwork {
     guint n_links;
     double *bandwidth;
     guint32 *cnst_of_link; /* NONE for unlimited links */
     guint32 *link_of_cnst;
-    double *link_rate;     /* maintained only when tracking usage */
     MsMaxmin *mm;
+    Group *groups; /* per constraint */
 
     /* flows, struct of arrays */
     guint n_flows, cap_flows, n_live;
-    double *remaining, *rate, *weight;
-    guint64 *bytes, *cookie;
-    MsTime *last, *key;
-    const guint32 **route;
-    guint8 *route_len, *state;
-    guint32 *var, *hpos;
+    Flow *fl;
     GArray *free_flows;
     guint32 *flow_of_var;
     guint cap_var_map;
 
-    /* min-heap of flow ids on (key, id) */
-    guint32 *heap;
-    guint heap_len;
+    guint32 *pending; /* min-heap of pending flows on (key, id) */
+    guint n_pending;
+    guint32 *gheap; /* min-heap of non-empty groups on (due, id) */
+    guint n_gheap;
 
     gboolean dirty;
-    GArray *changed;
-    GArray *scratch_cnsts;
+    GArray *levels, *moved, *touched, *scratch, *rekeys;
+    guint32 epoch;
     MsTime last_now;
 
     gboolean check;
     GError *violation;
     MsLinkObserverFn observer;
     gpointer observer_ctx;
-    guint32 *link_mark;
-    guint32 mark_epoch;
-    GArray *touched_links;
 
     MsNetworkStats stats;
 };
@@ -62,23 +87,29 @@ ms_network_new(guint n_links, const double *bandwidth)
     net->bandwidth = g_memdup2(bandwidth, n_links * sizeof(double));
     net->cnst_of_link = g_new(guint32, n_links);
     net->link_of_cnst = g_new(guint32, MAX(n_links, 1));
-    net->link_rate = g_new0(double, MAX(n_links, 1));
-    net->link_mark = g_new0(guint32, MAX(n_links, 1));
     net->mm = ms_maxmin_new();
+    guint n_cnst = 0;
     for (guint l = 0; l < n_links; l++) {
         if (isfinite(bandwidth[l])) {
             guint32 c = ms_maxmin_add_constraint(net->mm, bandwidth[l]);
             net->cnst_of_link[l] = c;
             net->link_of_cnst[c] = l;
+            n_cnst++;
         } else {
             net->cnst_of_link[l] = NONE;
         }
     }
+    net->groups = g_new0(Group, MAX(n_cnst, 1));
+    net->gheap = g_new(guint32, MAX(n_cnst, 1));
+    for (guint c = 0; c < n_cnst; c++) {
+        net->groups[c].pos = NONE;
+    }
     net->free_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->changed = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->scratch_cnsts = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->touched_links = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->mark_epoch = 1;
+    net->levels = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->moved = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->touched = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    net->rekeys = g_array_new(FALSE, FALSE, sizeof(guint32));
     return net;
 }
 
@@ -88,301 +119,100 @@ ms_network_free(MsNetwork *net)
     if (net == NULL) {
         return;
     }
-    g_free(net->bandwidth);
-    g_free(net->cnst_of_link);
-    g_free(net->link_of_cnst);
-    g_free(net->link_rate);
-    g_free(net->link_mark);
+    for (guint c = 0; c < ms_maxmin_n_constraints(net->mm); c++) {
+        g_free(net->groups[c].heap);
+    }
+    void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst, net->groups,
+                      net->fl,        net->flow_of_var,  net->pending,      net->gheap};
+    for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
+        g_free(arrays[i]);
+    }
     ms_maxmin_free(net->mm);
-    g_free(net->remaining);
-    g_free(net->rate);
-    g_free(net->weight);
-    g_free(net->bytes);
-    g_free(net->cookie);
-    g_free(net->last);
-    g_free(net->key);
-    g_free(net->route);
-    g_free(net->route_len);
-    g_free(net->state);
-    g_free(net->var);
-    g_free(net->hpos);
-    g_free(net->flow_of_var);
-    g_free(net->heap);
     g_array_unref(net->free_flows);
-    g_array_unref(net->changed);
-    g_array_unref(net->scratch_cnsts);
-    g_array_unref(net->touched_links);
+    g_array_unref(net->levels);
+    g_array_unref(net->moved);
+    g_array_unref(net->touched);
+    g_array_unref(net->scratch);
+    g_array_unref(net->rekeys);
     g_clear_error(&net->violation);
     g_free(net);
 }
 
-/* --- completion heap --- */
+/* --- the three heaps: pending flows on (key, id), a group's members on (tag, id), groups on
+ * (due, id). Each is an array of ids with positions kept in hpos / Group.pos. --- */
 
 static inline gboolean
-earlier(const MsNetwork *net, guint32 a, guint32 b)
+pending_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    return net->key[a] < net->key[b] || (net->key[a] == net->key[b] && a < b);
+    return net->fl[a].when.key < net->fl[b].when.key ||
+           (net->fl[a].when.key == net->fl[b].when.key && a < b);
 }
 
-static inline void
-hplace(MsNetwork *net, guint i, guint32 f)
+static inline gboolean
+tag_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    net->heap[i] = f;
-    net->hpos[f] = i;
+    return net->fl[a].when.tag < net->fl[b].when.tag ||
+           (net->fl[a].when.tag == net->fl[b].when.tag && a < b);
 }
 
-static void
-hup(MsNetwork *net, guint i)
+static inline gboolean
+due_before(const MsNetwork *net, guint32 a, guint32 b)
 {
-    guint32 f = net->heap[i];
-    while (i > 0) {
+    MsTime x = net->groups[a].due, y = net->groups[b].due;
+    return x < y || (x == y && a < b);
+}
+
+typedef gboolean (*BeforeFn)(const MsNetwork *net, guint32 a, guint32 b);
+
+/* Sift of element i in heap h of length n; positions go to Group.pos or hpos. Always inlined so
+ * that each heap gets its own comparison compiled in. */
+G_ALWAYS_INLINE static inline void
+sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before, gboolean groups)
+{
+    guint32 x = h[i];
+    while (i > 0 && before(net, x, h[(i - 1) / 2])) {
         guint p = (i - 1) / 2;
-        if (!earlier(net, f, net->heap[p])) {
-            break;
-        }
-        hplace(net, i, net->heap[p]);
+        h[i] = h[p];
+        *(groups ? &net->groups[h[i]].pos : &net->fl[h[i]].hpos) = i;
         i = p;
     }
-    hplace(net, i, f);
-}
-
-static void
-hdown(MsNetwork *net, guint i)
-{
-    guint32 f = net->heap[i];
     for (;;) {
         guint l = 2 * i + 1;
-        if (l >= net->heap_len) {
+        if (l >= n) {
             break;
         }
-        guint m = (l + 1 < net->heap_len && earlier(net, net->heap[l + 1], net->heap[l])) ? l + 1 : l;
-        if (!earlier(net, net->heap[m], f)) {
+        guint m = (l + 1 < n && before(net, h[l + 1], h[l])) ? l + 1 : l;
+        if (!before(net, h[m], x)) {
             break;
         }
-        hplace(net, i, net->heap[m]);
+        h[i] = h[m];
+        *(groups ? &net->groups[h[i]].pos : &net->fl[h[i]].hpos) = i;
         i = m;
     }
-    hplace(net, i, f);
+    h[i] = x;
+    *(groups ? &net->groups[x].pos : &net->fl[x].hpos) = i;
 }
+
+/* Removes the element at position i of heap h (length *n). */
+G_ALWAYS_INLINE static inline void
+heap_delete(MsNetwork *net, guint32 *h, guint *n, guint i, BeforeFn before, gboolean groups)
+{
+    guint32 last = h[--*n];
+    if (i < *n) {
+        h[i] = last;
+        sift(net, h, *n, i, before, groups);
+    }
+}
+
+/* --- groups --- */
 
 static void
-hpush(MsNetwork *net, guint32 f)
+group_sync(Group *g, MsTime now)
 {
-    hplace(net, net->heap_len++, f);
-    hup(net, net->heap_len - 1);
-}
-
-static void
-hrekey(MsNetwork *net, guint32 f, MsTime key)
-{
-    MsTime old = net->key[f];
-    net->key[f] = key;
-    if (key < old) {
-        hup(net, net->hpos[f]);
-    } else if (key > old) {
-        hdown(net, net->hpos[f]);
+    if (now > g->t0) {
+        g->vtime += g->level * (double)(now - g->t0) * 1e-12;
+        g->t0 = now;
     }
-}
-
-static void
-hpop(MsNetwork *net)
-{
-    guint32 last = net->heap[--net->heap_len];
-    if (net->heap_len) {
-        hplace(net, 0, last);
-        hdown(net, 0);
-    }
-}
-
-/* --- flows --- */
-
-static guint32
-alloc_flow(MsNetwork *net)
-{
-    if (net->free_flows->len) {
-        guint32 f = g_array_index(net->free_flows, guint32, net->free_flows->len - 1);
-        g_array_set_size(net->free_flows, net->free_flows->len - 1);
-        return f;
-    }
-    if (net->n_flows == net->cap_flows) {
-        guint n = net->cap_flows = MAX(256, net->cap_flows * 2);
-        net->remaining = g_renew(double, net->remaining, n);
-        net->rate = g_renew(double, net->rate, n);
-        net->weight = g_renew(double, net->weight, n);
-        net->bytes = g_renew(guint64, net->bytes, n);
-        net->cookie = g_renew(guint64, net->cookie, n);
-        net->last = g_renew(MsTime, net->last, n);
-        net->key = g_renew(MsTime, net->key, n);
-        net->route = g_renew(const guint32 *, net->route, n);
-        net->route_len = g_renew(guint8, net->route_len, n);
-        net->state = g_renew(guint8, net->state, n);
-        net->var = g_renew(guint32, net->var, n);
-        net->hpos = g_renew(guint32, net->hpos, n);
-        net->heap = g_renew(guint32, net->heap, n);
-    }
-    return net->n_flows++;
-}
-
-guint32
-ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links, guint n_links,
-                 guint64 bytes, double weight, guint64 cookie)
-{
-    g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
-    g_return_val_if_fail(n_links <= 255, NONE);
-    guint32 f = alloc_flow(net);
-    net->remaining[f] = (double)bytes;
-    net->bytes[f] = bytes;
-    net->rate[f] = 0;
-    net->weight[f] = weight;
-    net->cookie[f] = cookie;
-    net->route[f] = links;
-    net->route_len[f] = (guint8)n_links;
-    net->state[f] = FLOW_PENDING;
-    net->var[f] = NONE;
-    net->last[f] = now;
-    net->key[f] = now + latency;
-    hpush(net, f);
-    net->n_live++;
-    net->stats.flows_started++;
-    net->stats.peak_live_flows = MAX(net->stats.peak_live_flows, net->n_live);
-    return f;
-}
-
-static void
-map_var(MsNetwork *net, guint32 v, guint32 f)
-{
-    if (v >= net->cap_var_map) {
-        guint n = MAX(v + 1, MAX(256, net->cap_var_map * 2));
-        net->flow_of_var = g_renew(guint32, net->flow_of_var, n);
-        net->cap_var_map = n;
-    }
-    net->flow_of_var[v] = f;
-}
-
-static gboolean
-tracking(const MsNetwork *net)
-{
-    return net->check || net->observer;
-}
-
-static void
-add_link_rate(MsNetwork *net, guint32 f, double delta)
-{
-    guint32 v = net->var[f];
-    guint k = ms_maxmin_var_n_constraints(net->mm, v);
-    for (guint i = 0; i < k; i++) {
-        guint32 l = net->link_of_cnst[ms_maxmin_var_constraint(net->mm, v, i)];
-        net->link_rate[l] += delta;
-        if (net->link_mark[l] != net->mark_epoch) {
-            net->link_mark[l] = net->mark_epoch;
-            g_array_append_val(net->touched_links, l);
-        }
-    }
-}
-
-static void
-violation(MsNetwork *net, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-violation(MsNetwork *net, const char *format, ...)
-{
-    if (net->violation) {
-        return;
-    }
-    va_list ap;
-    va_start(ap, format);
-    g_autofree char *msg = g_strdup_vprintf(format, ap);
-    va_end(ap);
-    net->violation = g_error_new(MS_NETWORK_ERROR, MS_NETWORK_ERROR_INVARIANT,
-                                 "invariant violated: %s", msg);
-}
-
-static void
-release(MsNetwork *net, guint32 f)
-{
-    if (net->var[f] != NONE) {
-        if (tracking(net)) {
-            add_link_rate(net, f, -net->rate[f]);
-        }
-        ms_maxmin_remove_variable(net->mm, net->var[f]);
-        net->dirty = TRUE;
-    }
-    net->state[f] = FLOW_FREE;
-    net->n_live--;
-    g_array_append_val(net->free_flows, f);
-}
-
-/* A pending flow whose latency has elapsed joins the sharing. Returns FALSE when it has nothing to
- * share (no bytes, or only unlimited links) and completes at once. */
-static gboolean
-activate(MsNetwork *net, guint32 f, MsTime now)
-{
-    net->last[f] = now;
-    if (net->bytes[f] == 0) {
-        return FALSE;
-    }
-    g_array_set_size(net->scratch_cnsts, 0);
-    for (guint i = 0; i < net->route_len[f]; i++) {
-        guint32 c = net->cnst_of_link[net->route[f][i]];
-        if (c != NONE) {
-            g_array_append_val(net->scratch_cnsts, c);
-        }
-    }
-    if (net->scratch_cnsts->len == 0) {
-        return FALSE;
-    }
-    guint32 v = ms_maxmin_add_variable(net->mm, net->weight[f],
-                                       (const guint32 *)net->scratch_cnsts->data,
-                                       net->scratch_cnsts->len);
-    map_var(net, v, f);
-    net->var[f] = v;
-    net->state[f] = FLOW_ACTIVE;
-    net->route[f] = NULL;
-    net->dirty = TRUE;
-    return TRUE;
-}
-
-static void
-check_bytes(MsNetwork *net, guint32 f, MsTime now)
-{
-    double moved_late = net->rate[f] * (double)(now - net->last[f]) * 1e-12;
-    double left = net->remaining[f] - moved_late;
-    double slack = 1e-6 * (double)net->bytes[f] + 1.0 +
-                   (isfinite(net->rate[f]) ? net->rate[f] * (MS_NETWORK_TIME_SLACK + 1) * 1e-12 : 0);
-    if (fabs(left) > slack) {
-        violation(net, "flow %u finished with %.6g of %" G_GUINT64_FORMAT " bytes not moved", f,
-                  left, net->bytes[f]);
-    }
-}
-
-guint
-ms_network_advance(MsNetwork *net, MsTime now, MsFlowDoneFn done, gpointer ctx)
-{
-    if (net->check && now < net->last_now) {
-        violation(net, "time went backwards from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " ps",
-                  net->last_now, now);
-    }
-    net->last_now = MAX(net->last_now, now);
-    guint events = 0;
-    while (net->heap_len && net->key[net->heap[0]] <= now + MS_NETWORK_TIME_SLACK) {
-        guint32 f = net->heap[0];
-        events++;
-        if (net->state[f] == FLOW_PENDING && activate(net, f, now)) {
-            /* Active flows wait in the heap for their first rate; the next solve keys them. */
-            hrekey(net, f, MS_TIME_NEVER);
-            continue;
-        }
-        hpop(net);
-        if (net->check && net->state[f] == FLOW_ACTIVE) {
-            check_bytes(net, f, now);
-        }
-        guint64 cookie = net->cookie[f];
-        release(net, f);
-        net->stats.flows_completed++;
-        done(ctx, cookie, now);
-    }
-    net->stats.events += events;
-    return events;
 }
 
 static MsTime
@@ -401,58 +231,342 @@ finish_time(double remaining, double rate, MsTime now)
     return now + (MsTime)ps;
 }
 
+/* Recomputes when the group's first member finishes and places the group in the group heap. */
+static void
+group_rekey(MsNetwork *net, guint32 c)
+{
+    Group *g = &net->groups[c];
+    if (g->len == 0) {
+        if (g->pos != NONE) {
+            heap_delete(net, net->gheap, &net->n_gheap, g->pos, due_before, TRUE);
+            g->pos = NONE;
+        }
+        g->vtime = 0;
+        return;
+    }
+    g->due = finish_time(net->fl[g->heap[0]].when.tag - g->vtime, g->level, g->t0);
+    if (g->pos == NONE) {
+        net->gheap[net->n_gheap] = c;
+        g->pos = net->n_gheap++;
+    }
+    sift(net, net->gheap, net->n_gheap, g->pos, due_before, TRUE);
+}
+
+static void
+group_insert(MsNetwork *net, guint32 c, guint32 f)
+{
+    Group *g = &net->groups[c];
+    if (g->len == g->cap) {
+        g->cap = MAX(8, g->cap * 2);
+        g->heap = g_renew(guint32, g->heap, g->cap);
+    }
+    g->heap[g->len] = f;
+    net->fl[f].hpos = g->len++;
+    net->fl[f].grp = c;
+    sift(net, g->heap, g->len, net->fl[f].hpos, tag_before, FALSE);
+}
+
+static void
+group_delete(MsNetwork *net, guint32 f)
+{
+    Group *g = &net->groups[net->fl[f].grp];
+    heap_delete(net, g->heap, &g->len, net->fl[f].hpos, tag_before, FALSE);
+    net->fl[f].grp = NONE;
+}
+
+/* --- flows --- */
+
+static guint32
+alloc_flow(MsNetwork *net)
+{
+    if (net->free_flows->len) {
+        guint32 f = g_array_index(net->free_flows, guint32, net->free_flows->len - 1);
+        g_array_set_size(net->free_flows, net->free_flows->len - 1);
+        return f;
+    }
+    if (net->n_flows == net->cap_flows) {
+        guint n = net->cap_flows = MAX(256, net->cap_flows * 2);
+        net->fl = g_renew(Flow, net->fl, n);
+        net->pending = g_renew(guint32, net->pending, n);
+    }
+    return net->n_flows++;
+}
+
+guint32
+ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links, guint n_links,
+                 guint64 bytes, double weight, guint64 cookie)
+{
+    g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
+    g_return_val_if_fail(n_links <= 255, NONE);
+    guint32 f = alloc_flow(net);
+    net->fl[f].bytes = bytes;
+    net->fl[f].weight = weight;
+    net->fl[f].cookie = cookie;
+    net->fl[f].route = links;
+    net->fl[f].route_len = (guint8)n_links;
+    net->fl[f].state = FLOW_PENDING;
+    net->fl[f].var = NONE;
+    net->fl[f].grp = NONE;
+    net->fl[f].when.key = now + latency;
+    net->pending[net->n_pending] = f;
+    net->fl[f].hpos = net->n_pending++;
+    sift(net, net->pending, net->n_pending, net->fl[f].hpos, pending_before, FALSE);
+    net->n_live++;
+    net->stats.flows_started++;
+    net->stats.peak_live_flows = MAX(net->stats.peak_live_flows, net->n_live);
+    return f;
+}
+
+static void
+map_var(MsNetwork *net, guint32 v, guint32 f)
+{
+    if (v >= net->cap_var_map) {
+        guint n = MAX(v + 1, MAX(256, net->cap_var_map * 2));
+        net->flow_of_var = g_renew(guint32, net->flow_of_var, n);
+        net->cap_var_map = n;
+    }
+    net->flow_of_var[v] = f;
+}
+
+static void violation(MsNetwork *net, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void
+violation(MsNetwork *net, const char *format, ...)
+{
+    if (net->violation) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    net->violation =
+        g_error_new(MS_NETWORK_ERROR, MS_NETWORK_ERROR_INVARIANT, "invariant violated: %s", msg);
+}
+
+static void
+release(MsNetwork *net, guint32 f)
+{
+    if (net->fl[f].var != NONE) {
+        ms_maxmin_remove_variable(net->mm, net->fl[f].var);
+        net->dirty = TRUE;
+    }
+    net->fl[f].state = FLOW_FREE;
+    net->n_live--;
+    g_array_append_val(net->free_flows, f);
+}
+
+/* A pending flow whose latency has elapsed joins the sharing; it gets its group at the next
+ * solve. Returns FALSE when it has nothing to share (no bytes, or only unlimited links) and
+ * completes at once. */
+static gboolean
+activate(MsNetwork *net, guint32 f)
+{
+    if (net->fl[f].bytes == 0) {
+        return FALSE;
+    }
+    g_array_set_size(net->scratch, 0);
+    for (guint i = 0; i < net->fl[f].route_len; i++) {
+        guint32 c = net->cnst_of_link[net->fl[f].route[i]];
+        if (c != NONE) {
+            g_array_append_val(net->scratch, c);
+        }
+    }
+    if (net->scratch->len == 0) {
+        return FALSE;
+    }
+    guint32 v = ms_maxmin_add_variable(net->mm, net->fl[f].weight,
+                                       (const guint32 *)net->scratch->data, net->scratch->len);
+    map_var(net, v, f);
+    net->fl[f].var = v;
+    net->fl[f].state = FLOW_ACTIVE;
+    net->fl[f].route = NULL;
+    net->dirty = TRUE;
+    return TRUE;
+}
+
+/* Bytes a grouped flow still has to move at time now. */
+static double
+remaining(MsNetwork *net, guint32 f, MsTime now)
+{
+    Group *g = &net->groups[net->fl[f].grp];
+    double v = g->vtime + g->level * (double)(now - g->t0) * 1e-12;
+    return net->fl[f].weight * (net->fl[f].when.tag - v);
+}
+
+static void
+check_bytes(MsNetwork *net, guint32 f, MsTime now)
+{
+    double left = remaining(net, f, now);
+    double rate = net->fl[f].weight * net->groups[net->fl[f].grp].level;
+    double slack =
+        1e-6 * (double)net->fl[f].bytes + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
+    if (fabs(left) > slack) {
+        violation(net, "flow %u finished with %.6g of %" G_GUINT64_FORMAT " bytes not moved", f,
+                  left, net->fl[f].bytes);
+    }
+}
+
+/* Takes the next event due at or before limit: a pending flow or a group's first member. */
+static guint32
+next_due(MsNetwork *net, MsTime limit)
+{
+    guint32 p = net->n_pending ? net->pending[0] : NONE;
+    guint32 c = net->n_gheap ? net->gheap[0] : NONE;
+    MsTime tp = p != NONE ? net->fl[p].when.key : MS_TIME_NEVER;
+    MsTime tg = c != NONE ? net->groups[c].due : MS_TIME_NEVER;
+    if (MIN(tp, tg) > limit) {
+        return NONE;
+    }
+    if (tp <= tg) {
+        heap_delete(net, net->pending, &net->n_pending, 0, pending_before, FALSE);
+        return p;
+    }
+    return net->groups[c].heap[0];
+}
+
+guint
+ms_network_advance(MsNetwork *net, MsTime now, MsFlowDoneFn done, gpointer ctx)
+{
+    if (net->check && now < net->last_now) {
+        violation(net, "time went backwards from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT " ps",
+                  net->last_now, now);
+    }
+    net->last_now = MAX(net->last_now, now);
+    guint events = 0;
+    guint32 f;
+    while ((f = next_due(net, now + MS_NETWORK_TIME_SLACK)) != NONE) {
+        events++;
+        if (net->fl[f].state == FLOW_PENDING) {
+            if (activate(net, f)) {
+                continue;
+            }
+        } else {
+            guint32 c = net->fl[f].grp;
+            if (net->check) {
+                check_bytes(net, f, now);
+            }
+            group_delete(net, f);
+            group_rekey(net, c);
+        }
+        guint64 cookie = net->fl[f].cookie;
+        release(net, f);
+        net->stats.flows_completed++;
+        done(ctx, cookie, now);
+    }
+    net->stats.events += events;
+    return events;
+}
+
 static void
 check_capacities(MsNetwork *net)
 {
-    for (guint i = 0; i < net->touched_links->len; i++) {
-        guint32 l = g_array_index(net->touched_links, guint32, i);
-        if (net->link_rate[l] > net->bandwidth[l] * (1 + 1e-9)) {
-            violation(net, "link %u carries %.9g B/s, above its capacity %.9g B/s", l,
-                      net->link_rate[l], net->bandwidth[l]);
+    for (guint i = 0; i < net->touched->len; i++) {
+        guint32 c = g_array_index(net->touched, guint32, i);
+        guint32 l = net->link_of_cnst[c];
+        /* The solver's kept sum: exact recounts here would cost every flow on the link at every
+         * solve (tests/test_maxmin.c checks the kept sums against recounts). */
+        double used = ms_maxmin_load(net->mm, c);
+        if (used > net->bandwidth[l] * (1 + 1e-9)) {
+            violation(net, "link %u carries %.9g B/s, above its capacity %.9g B/s", l, used,
+                      net->bandwidth[l]);
         }
     }
+}
+
+/* Applies a solve: new levels first (each group's clock runs at its old level up to now), then
+ * flows that changed group carry their remaining bytes over. */
+static void
+want_rekey(MsNetwork *net, guint32 c)
+{
+    if (net->groups[c].mark != net->epoch) {
+        net->groups[c].mark = net->epoch;
+        g_array_append_val(net->rekeys, c);
+    }
+}
+
+static void
+apply(MsNetwork *net, MsTime now)
+{
+    if (++net->epoch == 0) {
+        for (guint c = 0; c < ms_maxmin_n_constraints(net->mm); c++) {
+            net->groups[c].mark = 0;
+        }
+        net->epoch = 1;
+    }
+    g_array_set_size(net->rekeys, 0);
+    const guint32 *cs = (const guint32 *)net->levels->data;
+    for (guint i = 0; i < net->levels->len; i++) {
+        Group *g = &net->groups[cs[i]];
+        group_sync(g, now);
+        double lv = ms_maxmin_level(net->mm, cs[i]);
+        g->level = isfinite(lv) ? lv : 0;
+        net->stats.rate_changes += g->len;
+        want_rekey(net, cs[i]);
+    }
+    const guint32 *vs = (const guint32 *)net->moved->data;
+    for (guint i = 0; i < net->moved->len; i++) {
+        guint32 c = ms_maxmin_var_bottleneck(net->mm, vs[i]);
+        if (c == NONE) {
+            continue; /* unconstrained: never reaches the solver (see activate) */
+        }
+        guint32 f = net->flow_of_var[vs[i]];
+        double left = (double)net->fl[f].bytes;
+        if (net->fl[f].grp != NONE) {
+            guint32 old = net->fl[f].grp;
+            group_sync(&net->groups[old], now);
+            left = remaining(net, f, now);
+            group_delete(net, f);
+            want_rekey(net, old);
+        }
+        Group *g = &net->groups[c];
+        group_sync(g, now);
+        net->fl[f].when.tag = g->vtime + left / net->fl[f].weight;
+        group_insert(net, c, f);
+        want_rekey(net, c);
+        net->stats.rate_changes++;
+    }
+    for (guint i = 0; i < net->rekeys->len; i++) {
+        group_rekey(net, g_array_index(net->rekeys, guint32, i));
+    }
+}
+
+static int
+cmp_u32(gconstpointer a, gconstpointer b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return x < y ? -1 : x > y;
 }
 
 static void
 solve(MsNetwork *net, MsTime now)
 {
-    g_array_set_size(net->changed, 0);
+    g_array_set_size(net->levels, 0);
+    g_array_set_size(net->moved, 0);
+    g_array_set_size(net->touched, 0);
     MsMaxminStats before, after;
     ms_maxmin_stats(net->mm, &before);
-    ms_maxmin_solve(net->mm, net->changed);
+    ms_maxmin_solve_groups(net->mm, net->levels, net->moved, net->touched);
     ms_maxmin_stats(net->mm, &after);
     net->stats.solves += after.solves - before.solves;
     net->stats.solver_elements += after.component_elems - before.component_elems;
+    net->stats.solver_vars += after.component_vars - before.component_vars;
+    net->stats.solver_repairs += after.repairs - before.repairs;
+    net->stats.solver_rescans += after.rescans - before.rescans;
+    net->stats.group_changes += net->levels->len;
     net->dirty = FALSE;
-    gboolean track = tracking(net);
-    const guint32 *vs = (const guint32 *)net->changed->data;
-    for (guint i = 0; i < net->changed->len; i++) {
-        guint32 f = net->flow_of_var[vs[i]];
-        double nr = ms_maxmin_rate(net->mm, vs[i]);
-        if (net->rate[f] > 0) {
-            net->remaining[f] -= net->rate[f] * (double)(now - net->last[f]) * 1e-12;
-        }
-        if (track) {
-            add_link_rate(net, f, nr - net->rate[f]);
-        }
-        net->last[f] = now;
-        net->rate[f] = nr;
-        hrekey(net, f, finish_time(net->remaining[f], nr, now));
+    apply(net, now);
+    if (net->check) {
+        check_capacities(net);
     }
-    net->stats.rate_changes += net->changed->len;
-    if (track && net->touched_links->len) {
-        if (net->check) {
-            check_capacities(net);
+    if (net->observer && net->touched->len) {
+        /* Report links, not solver constraints. */
+        guint32 *ts = (guint32 *)net->touched->data;
+        for (guint i = 0; i < net->touched->len; i++) {
+            ts[i] = net->link_of_cnst[ts[i]];
         }
-        if (net->observer) {
-            net->observer(net->observer_ctx, now, (const guint32 *)net->touched_links->data,
-                          net->touched_links->len);
-        }
-    }
-    g_array_set_size(net->touched_links, 0);
-    if (++net->mark_epoch == 0) {
-        memset(net->link_mark, 0, net->n_links * sizeof(guint32));
-        net->mark_epoch = 1;
+        g_array_sort(net->touched, cmp_u32);
+        net->observer(net->observer_ctx, now, ts, net->touched->len);
     }
 }
 
@@ -462,7 +576,9 @@ ms_network_next_time(MsNetwork *net, MsTime now)
     if (net->dirty) {
         solve(net, now);
     }
-    return net->heap_len ? net->key[net->heap[0]] : MS_TIME_NEVER;
+    MsTime tp = net->n_pending ? net->fl[net->pending[0]].when.key : MS_TIME_NEVER;
+    MsTime tg = net->n_gheap ? net->groups[net->gheap[0]].due : MS_TIME_NEVER;
+    return MIN(tp, tg);
 }
 
 guint
@@ -482,10 +598,7 @@ ms_network_link_rate(const MsNetwork *net, guint link)
 {
     g_return_val_if_fail(link < net->n_links, 0);
     guint32 c = net->cnst_of_link[link];
-    if (c == NONE) {
-        return 0;
-    }
-    return tracking(net) ? net->link_rate[link] : ms_maxmin_usage(net->mm, c);
+    return c == NONE ? 0 : ms_maxmin_load(net->mm, c);
 }
 
 double
@@ -500,7 +613,7 @@ ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double ban
 {
     g_return_if_fail(link < net->n_links && bandwidth > 0 && isfinite(bandwidth));
     g_return_if_fail(net->cnst_of_link[link] != NONE);
-    /* Settle nothing here: the solve at now re-times every flow whose rate changes. */
+    /* Settle nothing here: the solve at now re-times every group whose level changes. */
     (void)now;
     net->bandwidth[link] = bandwidth;
     ms_maxmin_set_capacity(net->mm, net->cnst_of_link[link], bandwidth);
@@ -541,7 +654,14 @@ ms_network_stats(const MsNetwork *net, MsNetworkStats *out)
 gsize
 ms_network_memory(const MsNetwork *net)
 {
-    gsize per_flow = 3 * sizeof(double) + 4 * 8 + sizeof(gpointer) + 2 + 3 * sizeof(guint32);
+    gsize per_flow = sizeof(Flow) + sizeof(guint32); /* and its pending-heap slot */
+    guint n_cnst = ms_maxmin_n_constraints(net->mm);
+    gsize members = 0;
+    for (guint c = 0; c < n_cnst; c++) {
+        members += net->groups[c].cap;
+    }
     return sizeof *net + net->cap_flows * per_flow + net->cap_var_map * sizeof(guint32) +
-           net->n_links * (2 * sizeof(double) + 3 * sizeof(guint32)) + ms_maxmin_memory(net->mm);
+           net->n_links * (sizeof(double) + 2 * sizeof(guint32)) +
+           n_cnst * (sizeof(Group) + sizeof(guint32)) + members * sizeof(guint32) +
+           ms_maxmin_memory(net->mm);
 }

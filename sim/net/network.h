@@ -1,9 +1,8 @@
 /* network: flows over links in integer picosecond time. A flow first waits its route latency
  * (paid once, at start, as in SimGrid's CM02), then shares the capacity of its links with the other
  * active flows by weighted max-min fairness until its bytes are through. Rates change only at flow
- * activations and completions, and only in the components of the flow graph those touch. Links
- * of unlimited bandwidth add latency but no sharing constraint. Knows nothing of topologies:
- * links are indices with a bandwidth. */
+ * activations and completions, and only where those touch. Links of unlimited bandwidth add
+ * latency but no sharing constraint. Knows nothing of topologies: links are indices. */
 #pragma once
 
 #include <glib.h>
@@ -42,7 +41,7 @@ guint ms_network_advance(MsNetwork *net, MsTime now, MsFlowDoneFn done, gpointer
 
 guint ms_network_n_links(const MsNetwork *net);
 guint ms_network_n_live_flows(const MsNetwork *net);
-/* Current total rate (bytes/s) on a link; 0 for unlimited links. */
+/* Current total rate (bytes/s) on a link, O(1); 0 for unlimited links. */
 double ms_network_link_rate(const MsNetwork *net, guint link);
 double ms_network_link_bandwidth(const MsNetwork *net, guint link);
 /* Changes a link's bandwidth from now on (flows in flight are re-shared). */
@@ -55,19 +54,23 @@ void ms_network_set_check_invariants(MsNetwork *net, gboolean on);
 /* FALSE with a description of the first violated invariant, if any. */
 gboolean ms_network_check(const MsNetwork *net, GError **error);
 
-/* Called after every solve with the links whose rate may have changed, so that utilisation can be
- * recorded; NULL to stop. */
+/* Called after every solve with the links whose rate may have changed (in increasing order), so
+ * that utilisation can be recorded with ms_network_link_rate; NULL to stop. */
 typedef void (*MsLinkObserverFn)(gpointer ctx, MsTime now, const guint32 *links, guint n);
 void ms_network_set_link_observer(MsNetwork *net, MsLinkObserverFn fn, gpointer ctx);
 
 typedef struct {
     guint64 flows_started;
     guint64 flows_completed;
-    guint64 events;          /* activations + completions */
+    guint64 events; /* activations + completions */
     guint64 solves;
-    guint64 rate_changes;    /* flows re-timed after a solve */
+    guint64 rate_changes;  /* flows whose rate changed at a solve (their group's or their own) */
+    guint64 group_changes; /* bottleneck groups re-timed after a solve (one re-key each) */
     guint64 peak_live_flows;
-    guint64 solver_elements; /* flow-link pairs visited by the solver, summed */
+    guint64 solver_elements; /* flow-link pairs re-solved, summed over solver passes */
+    guint64 solver_vars;     /* flows re-solved, summed over solver passes */
+    guint64 solver_repairs;  /* solver passes that followed a failed boundary check */
+    guint64 solver_rescans;  /* links the solver scanned whole to check a bound */
 } MsNetworkStats;
 void ms_network_stats(const MsNetwork *net, MsNetworkStats *out);
 gsize ms_network_memory(const MsNetwork *net);

@@ -1,0 +1,39 @@
+/* cuda_backend: the per-rank executor on one GPU. Compute ops run as cuBLAS GEMMs of their shapes
+ * (bf16 or fp16, fp32 accumulation), SiLU kernels over their bytes or empty launches
+ * (cuda_plan.h); all-to-alls as grouped ncclSend/ncclRecv with the matrix's byte counts (the part
+ * to itself a device copy); allreduces as ncclAllReduce, on a communicator of their ranks. Each
+ * schedule stream is a CUDA stream with a priority; each op is timed by CUDA events, in
+ * picoseconds from a base event recorded on every GPU right after one common allreduce. Runs
+ * under executor_remote.h, one process per GPU. */
+#pragma once
+
+#include <glib.h>
+
+#include "backends/executor.h"
+
+G_BEGIN_DECLS
+
+#define MS_CUDA_ERROR (ms_cuda_error_quark())
+GQuark ms_cuda_error_quark(void);
+typedef enum {
+    MS_CUDA_ERROR_DEVICE,  /* no CUDA device, or fewer than the ranks that need one */
+    MS_CUDA_ERROR_RUNTIME, /* a CUDA runtime call failed */
+    MS_CUDA_ERROR_CUBLAS,  /* a cuBLAS call failed */
+    MS_CUDA_ERROR_NCCL,    /* an NCCL call failed, or a peer's failure reached this rank */
+    MS_CUDA_ERROR_MEMORY,  /* the buffers the schedule needs do not fit the GPU */
+    MS_CUDA_ERROR_TIMEOUT, /* communicator set-up or a device wait outlasted the run's timeout */
+} MsCudaError;
+
+/* The backend's hooks (executor.h). session makes one NCCL unique id per communicator and, for a
+ * local launch, checks there are as many GPUs as ranks; open selects GPU LOCAL_RANK, plans and
+ * allocates every buffer (refusing what does not fit), creates the streams, cuBLAS handles and
+ * NCCL communicators (non-blocking, polled against the timeout), warms up every connection and
+ * records the base event; finish reports the stats "gemm_calls", "derived_gemms",
+ * "elementwise_kernels", "empty_kernels", "nccl_calls", "device_sm" and "device_memory_bytes". */
+extern const MsExecBackend ms_cuda_backend;
+
+/* CUDA devices visible to this process; 0 with MS_CUDA_ERROR_DEVICE (saying why) when there is
+ * none. */
+guint ms_cuda_device_count(GError **error);
+
+G_END_DECLS

@@ -1,0 +1,106 @@
+/* cuda_plan: what the cuda backend runs for a schedule, decided in plain C (no CUDA) so that it is
+ * built and tested on every machine: the kernels of each compute op (cuBLAS GEMMs of its shape,
+ * an elementwise kernel over its bytes, or an empty launch), the buffers each stream of a rank
+ * needs (bytes), the byte offsets of all-to-all rows and columns, the CUDA priority of each
+ * stream, the communicators of allreduces over a subset of ranks, and the session blob of NCCL
+ * unique ids. Refuses shapes and sizes cuBLAS or the buffers cannot hold before any allocation. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/moe/schedule.h"
+
+G_BEGIN_DECLS
+
+#define MS_CUDA_PLAN_ERROR (ms_cuda_plan_error_quark())
+GQuark ms_cuda_plan_error_quark(void);
+typedef enum {
+    MS_CUDA_PLAN_ERROR_SHAPE,   /* a GEMM dimension or buffer beyond what can be run */
+    MS_CUDA_PLAN_ERROR_GROUPS,  /* more distinct allreduce rank sets than communicators allowed */
+    MS_CUDA_PLAN_ERROR_SESSION, /* a session blob that is not a list of NCCL unique ids */
+} MsCudaPlanError;
+
+/* Largest GEMM dimension (cuBLAS takes int) and largest buffer of one stream. */
+#define MS_CUDA_MAX_DIM G_MAXINT32
+#define MS_CUDA_MAX_BUFFER (G_GUINT64_CONSTANT(1) << 40)
+/* Communicators for allreduces over a proper subset of ranks, at most, per run. */
+#define MS_CUDA_MAX_GROUPS 256u
+/* Bytes of one NCCL unique id (NCCL_UNIQUE_ID_BYTES, checked where nccl.h is included). */
+#define MS_CUDA_ID_BYTES 128u
+
+typedef enum {
+    MS_CUDA_WORK_GEMM,        /* count x sets GEMMs of (m x k) . (k x n) */
+    MS_CUDA_WORK_ELEMENTWISE, /* one kernel reading and writing elements 16-bit values */
+    MS_CUDA_WORK_EMPTY,       /* an empty kernel: the launch alone */
+} MsCudaWorkKind;
+
+/* The kernels of one compute op. An op with a shape runs it: gemm_count matrices of
+ * (m x k) . (k x n); an expert op's m is the tokens of one expert (the plan's convention), and
+ * it runs one such set per local expert that has tokens: its experts, but no more than its
+ * tokens over m (rounded up), as one strided-batched call per matrix. An op with flops but no
+ * shape runs one GEMM of the same flops with m = its tokens (or a cube when it has none), marked
+ * derived. An elementwise op, or one without flops, streams its bytes (half read, half written);
+ * without bytes either it is an empty launch. */
+typedef struct {
+    MsCudaWorkKind kind;
+    guint32 m, n, k;  /* one GEMM */
+    guint32 count;    /* matrices per set */
+    guint32 sets;     /* expert ops: experts with tokens; else 1 */
+    gboolean derived; /* the shape was derived from the flops */
+    guint64 elements; /* elementwise: 16-bit elements read (and as many written) */
+} MsCudaWork;
+
+/* Plans op (a compute op). FALSE with MS_CUDA_PLAN_ERROR_SHAPE naming the op when a dimension
+ * exceeds MS_CUDA_MAX_DIM or a buffer MS_CUDA_MAX_BUFFER. */
+gboolean ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error);
+/* Elements (16-bit) of the inputs A (sets x m x k), the weights B (count x sets x k x n) and the
+ * outputs C (sets x m x n) of a GEMM work. */
+void ms_cuda_work_elements(const MsCudaWork *w, guint64 *a, guint64 *b, guint64 *c);
+
+/* What one stream of a rank needs, in bytes: GEMM operands and elementwise input/output for
+ * compute streams, send and receive buffers (the largest collective of the rank on the stream)
+ * for communication streams. */
+typedef struct {
+    guint64 a, b, c, in, out;
+    guint64 send, recv;
+} MsCudaNeeds;
+
+/* Fills needs (one per schedule stream) for rank, with 16-bit elements. FALSE with the error of
+ * ms_cuda_plan_work, or _SHAPE when a stream needs more than MS_CUDA_MAX_BUFFER. */
+gboolean ms_cuda_plan_needs(const MsSchedule *s, guint rank, MsCudaNeeds *needs, GError **error);
+guint64 ms_cuda_needs_total(const MsCudaNeeds *needs, guint n_streams);
+
+/* Byte offsets of participant p's rows in its send buffer (send_off[q]: what goes to q) and of
+ * what it receives in its receive buffer (recv_off[q]: what comes from q); n_ranks entries. */
+void ms_cuda_a2a_offsets(const MsCollInfo *c, guint p, guint64 *send_off, guint64 *recv_off);
+
+/* CUDA stream priority of a schedule stream, given the device's range (least >= greatest, lower
+ * is more urgent): communication streams get the most urgent priorities in stream order (NCCL
+ * kernels must not wait behind long GEMMs), compute streams the least. */
+int ms_cuda_stream_priority(const MsSchedule *s, guint stream, int least, int greatest);
+
+/* The distinct rank sets of allreduces over fewer than all ranks, per communication stream, in
+ * the order every rank creates their communicators (by stream, then first appearance). */
+typedef struct {
+    guint stream;
+    guint n_ranks;
+    guint32 *ranks; /* ascending */
+} MsCudaGroup;
+
+/* A GPtrArray of MsCudaGroup (freed with it). FALSE with _GROUPS beyond MS_CUDA_MAX_GROUPS. */
+GPtrArray *ms_cuda_plan_groups(const MsSchedule *s, GError **error);
+/* The group of collective coll (an allreduce), or -1 when it spans every rank. */
+gint ms_cuda_group_of(GPtrArray *groups, const MsSchedule *s, guint32 coll);
+
+/* The ranks rank exchanges all-to-all bytes with on stream (any collective of it on that
+ * stream, either direction, itself excluded), ascending: the connections to warm up. */
+GArray *ms_cuda_plan_peers(const MsSchedule *s, guint rank, guint stream);
+
+/* The session blob: "MSCUDA1\0", a u32 count, count unique ids. */
+GBytes *ms_cuda_session_pack(const guint8 *ids, guint count);
+/* Returns the ids (owned by session) and their count; FALSE with _SESSION when the blob is
+ * malformed or holds fewer than need ids. */
+gboolean ms_cuda_session_unpack(GBytes *session, guint need, const guint8 **ids, guint *count,
+                                GError **error);
+
+G_END_DECLS

@@ -1,0 +1,78 @@
+#!/bin/sh
+# device-check: the cuda backend's check on a machine with one CUDA GPU. Builds moesim with the
+# backend, runs its device tests, executes the single-GPU training step of a shipped model under
+# two policies on the h200 topology and prints every op's measured time beside its simulated one,
+# then sweeps the GEMMs of a Mixtral-8x7B expert (moesim bench defaults) and prints measured
+# beside modelled kernel times.
+#   backends/cuda/device-check.sh [OUTDIR]
+# Environment: MOESIM_BUILD (build folder, default build-device), MOESIM_CHECK_MODEL (default
+# mixtral-8x7b), MOESIM_CHECK_POLICIES (default "fifo lina"), MOESIM_JOBS (ninja jobs).
+set -eu
+cd "$(dirname "$0")/../.."
+
+BUILD=${MOESIM_BUILD:-build-device}
+OUT=${1:-$BUILD/device-check}
+TOPO=h200
+MODEL=${MOESIM_CHECK_MODEL:-mixtral-8x7b}
+POLICIES=${MOESIM_CHECK_POLICIES:-"fifo lina"}
+JOBS=${MOESIM_JOBS:-$(nproc)}
+M="$BUILD/moesim"
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+    meson setup "$BUILD" -Dcuda=enabled
+fi
+ninja -C "$BUILD" -j "$JOBS"
+meson test -C "$BUILD" --print-errorlogs cuda_plan cuda_backend
+mkdir -p "$OUT"
+if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+fi
+
+# Per-op CSV columns: op,rank,stream,kind,role,phase,layer,chunk,label,bytes,flops,start_us,
+# end_us,duration_us. Joins the simulated and measured runs of one schedule by op id.
+side_by_side() {
+    awk -F, '
+        FNR == 1 { next }
+        NR == FNR { sim[$1] = $14; label[$1] = $9; role[$1] = $5; next }
+        !($1 in sim) { printf "op %s missing from the simulated run\n", $1; bad = 1; next }
+        $9 != label[$1] {
+            printf "op %s is %s measured, %s simulated\n", $1, $9, label[$1]
+            bad = 1
+        }
+        {
+            if (!header) {
+                printf "%6s  %-28s %12s %12s %8s\n", "op", "label", "simulated", "measured",
+                       "ratio"
+                header = 1
+            }
+            r = sim[$1] > 0 ? $14 / sim[$1] : 0
+            printf "%6s  %-28s %12.3f %12.3f %8.3f\n", $1, $9, sim[$1], $14, r
+            s[role[$1]] += sim[$1]; c[role[$1]] += $14
+        }
+        END {
+            printf "\n%-12s %14s %14s %8s   (us, summed over ops)\n", "role", "simulated",
+                   "measured", "ratio"
+            for (k in s) {
+                printf "%-12s %14.3f %14.3f %8.3f\n", k, s[k], c[k], (s[k] > 0 ? c[k] / s[k] : 0)
+            }
+            exit bad
+        }' "$1" "$2"
+}
+
+for p in $POLICIES; do
+    "$M" plan --topology "$TOPO" --model "$MODEL" --policy "$p" --out "$OUT/$p.schedule.json"
+    "$M" run --topology "$TOPO" --model "$MODEL" --policy "$p" --json "$OUT/$p.sim.json" \
+        --csv "$OUT/$p.sim.csv" >/dev/null
+    "$M" exec --backend cuda "$OUT/$p.schedule.json" --json "$OUT/$p.cuda.json" \
+        --csv "$OUT/$p.cuda.csv" --chrome-trace "$OUT/$p.cuda.trace.json"
+    echo
+    echo "== $MODEL training step on $TOPO under $p: per-op time in us"
+    side_by_side "$OUT/$p.sim.csv" "$OUT/$p.cuda.csv"
+    "$M" validate --simulated "$OUT/$p.sim.json" --measured "$OUT/$p.cuda.json"
+done
+
+echo
+echo "== expert GEMM sweep and kernel launch on $TOPO's GPU"
+"$M" bench --backend cuda --what gemm,launch --topology "$TOPO" --out "$OUT/gemm.csv"
+"$M" validate --measured "$OUT/gemm.csv" --topology "$TOPO"
+echo "device-check: outputs in $OUT"

@@ -1,0 +1,534 @@
+/* executor_bench: the microbenchmark spec (defaults, option parsing, checks, JSON form), the pairs
+ * measured per link class, the expert kernel shapes and the text tables of results. */
+#include "executor_bench.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/net/collective.h"
+#include "sim/units.h"
+
+G_DEFINE_QUARK(ms - bench - error - quark, ms_bench_error)
+
+static const char *const what_names[] = {"p2p", "alltoall", "allreduce", "gemm", "launch"};
+
+static void
+pair_clear(gpointer data)
+{
+    g_free(((MsBenchPair *)data)->label);
+}
+
+MsBenchSpec *
+ms_bench_spec_new(void)
+{
+    MsBenchSpec *s = g_new0(MsBenchSpec, 1);
+    s->what = MS_BENCH_ALL;
+    s->min_bytes = 8;
+    s->max_bytes = 128u << 20;
+    s->step_factor = 2;
+    s->iters = 20;
+    s->warmup = 5;
+    s->dtype = g_strdup("bf16");
+    s->world = s->ranks_per_node = 1;
+    s->d_model = 4096;
+    s->d_ffn = 14336;
+    s->gated = TRUE;
+    s->tokens = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint32 t = 1; t <= 8192; t *= 2) {
+        g_array_append_val(s->tokens, t);
+    }
+    s->pairs = g_array_new(FALSE, FALSE, sizeof(MsBenchPair));
+    g_array_set_clear_func(s->pairs, pair_clear);
+    return s;
+}
+
+void
+ms_bench_spec_free(MsBenchSpec *spec)
+{
+    if (spec == NULL) {
+        return;
+    }
+    g_free(spec->dtype);
+    g_array_unref(spec->tokens);
+    g_array_unref(spec->pairs);
+    g_free(spec);
+}
+
+static gboolean spec_error(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static gboolean
+spec_error(GError **error, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error_literal(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, msg);
+    return FALSE;
+}
+
+gboolean
+ms_bench_parse_what(const char *list, guint32 *what, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(list, ",", -1);
+    guint32 w = 0;
+    for (guint i = 0; items[i]; i++) {
+        const char *item = g_strstrip(items[i]);
+        guint k = 0;
+        while (k < G_N_ELEMENTS(what_names) && strcmp(item, what_names[k]) != 0) {
+            k++;
+        }
+        if (strcmp(item, "all") == 0) {
+            w |= MS_BENCH_ALL;
+        } else if (k < G_N_ELEMENTS(what_names)) {
+            w |= 1u << k;
+        } else {
+            return spec_error(error,
+                              "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
+                              "gemm, launch or all)",
+                              item);
+        }
+    }
+    if (w == 0) {
+        return spec_error(error, "--what: no benchmark named in '%s'", list);
+    }
+    *what = w;
+    return TRUE;
+}
+
+gboolean
+ms_bench_parse_tokens(const char *list, MsBenchSpec *spec, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(list, ",", -1);
+    g_autoptr(GArray) t = g_array_new(FALSE, FALSE, sizeof(guint32));
+    for (guint i = 0; items[i]; i++) {
+        guint64 v = 0;
+        g_autoptr(GError) local = NULL;
+        if (!ms_parse_uint(g_strstrip(items[i]), 1, MS_BENCH_MAX_TOKENS, &v, &local)) {
+            return spec_error(error, "--tokens: item %u '%s': %s", i + 1, items[i], local->message);
+        }
+        if (t->len && v <= g_array_index(t, guint32, t->len - 1)) {
+            return spec_error(error, "--tokens: %" G_GUINT64_FORMAT " does not increase after %u",
+                              v, g_array_index(t, guint32, t->len - 1));
+        }
+        guint32 v32 = (guint32)v;
+        g_array_append_val(t, v32);
+    }
+    if (t->len > MS_BENCH_MAX_POINTS) {
+        return spec_error(error, "--tokens: %u counts, at most %u", t->len, MS_BENCH_MAX_POINTS);
+    }
+    g_array_set_size(spec->tokens, 0);
+    g_array_append_vals(spec->tokens, t->data, t->len);
+    return TRUE;
+}
+
+static gboolean
+check_sweep(const MsBenchSpec *s, GError **error)
+{
+    if (s->min_bytes == 0 || s->min_bytes > s->max_bytes || s->max_bytes > MS_BENCH_MAX_BYTES) {
+        return spec_error(error,
+                          "sizes: %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                          " bytes is not a range within 1 to %" G_GUINT64_FORMAT,
+                          s->min_bytes, s->max_bytes, MS_BENCH_MAX_BYTES);
+    }
+    if (!(s->step_factor > 1) || s->step_factor > 1024) {
+        return spec_error(error, "step factor: %g is not in (1, 1024]", s->step_factor);
+    }
+    g_autoptr(GArray) sizes = ms_bench_sizes(s);
+    if (sizes->len > MS_BENCH_MAX_POINTS) {
+        return spec_error(error, "sizes: more than %u steps", MS_BENCH_MAX_POINTS);
+    }
+    return TRUE;
+}
+
+gboolean
+ms_bench_spec_check(const MsBenchSpec *s, GError **error)
+{
+    if (s->what == 0 || (s->what & ~(guint32)MS_BENCH_ALL)) {
+        return spec_error(error, "what: 0x%x names no known benchmark", s->what);
+    }
+    if (s->iters == 0 || s->iters > MS_BENCH_MAX_ITERS || s->warmup > MS_BENCH_MAX_ITERS) {
+        return spec_error(error, "iterations: %u (warm-up %u) not in 1 to %u", s->iters, s->warmup,
+                          MS_BENCH_MAX_ITERS);
+    }
+    if (g_strcmp0(s->dtype, "bf16") != 0 && g_strcmp0(s->dtype, "fp16") != 0) {
+        return spec_error(error, "dtype: '%s' is not bf16 or fp16", s->dtype);
+    }
+    if (s->world == 0 || s->ranks_per_node == 0 || s->ranks_per_node > s->world) {
+        return spec_error(error, "ranks: %u with %u per node", s->world, s->ranks_per_node);
+    }
+    if (s->d_model == 0 || s->d_ffn == 0 || s->d_model > MS_BENCH_MAX_DIM ||
+        s->d_ffn > MS_BENCH_MAX_DIM) {
+        return spec_error(error,
+                          "expert: d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT
+                          " not in 1 to %u",
+                          s->d_model, s->d_ffn, MS_BENCH_MAX_DIM);
+    }
+    if ((s->what & MS_BENCH_GEMM) && s->tokens->len == 0) {
+        return spec_error(error, "tokens: the GEMM sweep needs at least one token count");
+    }
+    for (guint k = 0; k < s->tokens->len; k++) {
+        guint32 t = g_array_index(s->tokens, guint32, k);
+        if (t == 0 || t > MS_BENCH_MAX_TOKENS ||
+            (k && t <= g_array_index(s->tokens, guint32, k - 1))) {
+            return spec_error(error, "tokens: %u (item %u) is not increasing within 1 to %u", t,
+                              k + 1, MS_BENCH_MAX_TOKENS);
+        }
+    }
+    for (guint k = 0; k < s->pairs->len; k++) {
+        const MsBenchPair *p = &g_array_index(s->pairs, MsBenchPair, k);
+        if (p->a >= s->world || p->b >= s->world || p->a == p->b) {
+            return spec_error(error, "pair %u: ranks %u and %u of %u", k, p->a, p->b, s->world);
+        }
+    }
+    return check_sweep(s, error);
+}
+
+GArray *
+ms_bench_sizes(const MsBenchSpec *spec)
+{
+    GArray *sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
+    guint64 v = spec->min_bytes;
+    while (v && v <= spec->max_bytes && sizes->len <= MS_BENCH_MAX_POINTS) {
+        g_array_append_val(sizes, v);
+        guint64 next = (guint64)((double)v * spec->step_factor);
+        v = next > v ? next : v + 1;
+    }
+    return sizes;
+}
+
+/* --- JSON --- */
+
+static void
+member_int(JsonBuilder *b, const char *name, gint64 v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, v);
+}
+
+GBytes *
+ms_bench_spec_to_bytes(const MsBenchSpec *s)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    member_int(b, "what", s->what);
+    member_int(b, "min_bytes", (gint64)s->min_bytes);
+    member_int(b, "max_bytes", (gint64)s->max_bytes);
+    json_builder_set_member_name(b, "step_factor");
+    json_builder_add_double_value(b, s->step_factor);
+    member_int(b, "iters", s->iters);
+    member_int(b, "warmup", s->warmup);
+    json_builder_set_member_name(b, "dtype");
+    json_builder_add_string_value(b, s->dtype);
+    member_int(b, "world", s->world);
+    member_int(b, "ranks_per_node", s->ranks_per_node);
+    member_int(b, "d_model", (gint64)s->d_model);
+    member_int(b, "d_ffn", (gint64)s->d_ffn);
+    json_builder_set_member_name(b, "gated");
+    json_builder_add_boolean_value(b, s->gated);
+    json_builder_set_member_name(b, "tokens");
+    json_builder_begin_array(b);
+    for (guint k = 0; k < s->tokens->len; k++) {
+        json_builder_add_int_value(b, g_array_index(s->tokens, guint32, k));
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "pairs");
+    json_builder_begin_array(b);
+    for (guint k = 0; k < s->pairs->len; k++) {
+        const MsBenchPair *p = &g_array_index(s->pairs, MsBenchPair, k);
+        json_builder_begin_object(b);
+        member_int(b, "a", p->a);
+        member_int(b, "b", p->b);
+        member_int(b, "ranks_per_node", p->ranks_per_node);
+        json_builder_set_member_name(b, "label");
+        json_builder_add_string_value(b, p->label);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    char *text = json_to_string(root, FALSE);
+    return g_bytes_new_take(text, strlen(text));
+}
+
+/* An integer member in [0, max]. */
+static gboolean
+get_uint(JsonObject *o, const char *name, guint64 max, guint64 *out, GError **error)
+{
+    JsonNode *n = json_object_get_member(o, name);
+    if (n == NULL || json_node_get_value_type(n) != G_TYPE_INT64 || json_node_get_int(n) < 0 ||
+        (guint64)json_node_get_int(n) > max) {
+        return spec_error(
+            error, "spec: '%s' is missing or not an integer in 0 to %" G_GUINT64_FORMAT, name, max);
+    }
+    *out = (guint64)json_node_get_int(n);
+    return TRUE;
+}
+
+static gboolean
+get_u32(JsonObject *o, const char *name, guint32 *out, GError **error)
+{
+    guint64 v = 0;
+    if (!get_uint(o, name, G_MAXUINT32, &v, error)) {
+        return FALSE;
+    }
+    *out = (guint32)v;
+    return TRUE;
+}
+
+static gboolean
+read_lists(JsonObject *o, MsBenchSpec *s, GError **error)
+{
+    JsonArray *tokens = json_object_get_array_member(o, "tokens");
+    JsonArray *pairs = json_object_get_array_member(o, "pairs");
+    g_array_set_size(s->tokens, 0);
+    for (guint k = 0; k < json_array_get_length(tokens); k++) {
+        JsonNode *n = json_array_get_element(tokens, k);
+        if (json_node_get_value_type(n) != G_TYPE_INT64) {
+            return spec_error(error, "spec: token count %u is not an integer", k);
+        }
+        guint32 t = (guint32)CLAMP(json_node_get_int(n), 0, G_MAXUINT32);
+        g_array_append_val(s->tokens, t);
+    }
+    for (guint k = 0; k < json_array_get_length(pairs); k++) {
+        JsonObject *p = json_array_get_object_element(pairs, k);
+        MsBenchPair pair = {0};
+        if (p == NULL || !get_u32(p, "a", &pair.a, error) || !get_u32(p, "b", &pair.b, error) ||
+            !get_u32(p, "ranks_per_node", &pair.ranks_per_node, error) ||
+            !json_object_has_member(p, "label")) {
+            return spec_error(error, "spec: pair %u is malformed", k);
+        }
+        pair.label = g_strdup(json_object_get_string_member(p, "label"));
+        g_array_append_val(s->pairs, pair);
+    }
+    return TRUE;
+}
+
+static gboolean
+read_spec(JsonObject *o, MsBenchSpec *s, GError **error)
+{
+    guint64 d_model = 0, d_ffn = 0;
+    if (!get_u32(o, "what", &s->what, error) ||
+        !get_uint(o, "min_bytes", MS_BENCH_MAX_BYTES, &s->min_bytes, error) ||
+        !get_uint(o, "max_bytes", MS_BENCH_MAX_BYTES, &s->max_bytes, error) ||
+        !get_u32(o, "iters", &s->iters, error) || !get_u32(o, "warmup", &s->warmup, error) ||
+        !get_u32(o, "world", &s->world, error) ||
+        !get_u32(o, "ranks_per_node", &s->ranks_per_node, error) ||
+        !get_uint(o, "d_model", MS_BENCH_MAX_DIM, &d_model, error) ||
+        !get_uint(o, "d_ffn", MS_BENCH_MAX_DIM, &d_ffn, error)) {
+        return FALSE;
+    }
+    s->d_model = d_model;
+    s->d_ffn = d_ffn;
+    JsonNode *step = json_object_get_member(o, "step_factor");
+    JsonNode *dtype = json_object_get_member(o, "dtype");
+    JsonNode *gated = json_object_get_member(o, "gated");
+    if (step == NULL || json_node_get_value_type(step) != G_TYPE_DOUBLE || dtype == NULL ||
+        json_node_get_value_type(dtype) != G_TYPE_STRING || gated == NULL ||
+        json_node_get_value_type(gated) != G_TYPE_BOOLEAN ||
+        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "tokens")) ||
+        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "pairs"))) {
+        return spec_error(error, "spec: step_factor, dtype, gated, tokens or pairs malformed");
+    }
+    s->step_factor = json_node_get_double(step);
+    g_free(s->dtype);
+    s->dtype = g_strdup(json_node_get_string(dtype));
+    s->gated = json_node_get_boolean(gated);
+    return read_lists(o, s, error);
+}
+
+MsBenchSpec *
+ms_bench_spec_from_bytes(GBytes *bytes, GError **error)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    gsize len = 0;
+    const char *text = g_bytes_get_data(bytes, &len);
+    g_autoptr(GError) local = NULL;
+    if (!json_parser_load_from_data(parser, text ? text : "", (gssize)len, &local) ||
+        !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+        spec_error(error, "spec: not a JSON object%s%s", local ? ": " : "",
+                   local ? local->message : "");
+        return NULL;
+    }
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    if (!read_spec(json_node_get_object(json_parser_get_root(parser)), s, error) ||
+        !ms_bench_spec_check(s, error)) {
+        return NULL;
+    }
+    return g_steal_pointer(&s);
+}
+
+/* --- pairs --- */
+
+static guint
+ranks_per_node(const char *const *hosts, guint world)
+{
+    guint most = 1;
+    for (guint r = 0; r < world; r++) {
+        guint same = 0;
+        for (guint q = 0; q < world; q++) {
+            same += g_strcmp0(hosts[r], hosts[q]) == 0;
+        }
+        most = MAX(most, same);
+    }
+    return most;
+}
+
+/* The class of the narrowest link from GPU 0 to GPU r. */
+static const char *
+route_class(const MsTopology *topo, guint r, GError **error)
+{
+    guint n = 0;
+    const guint32 *route = ms_topology_gpu_route(topo, 0, r, &n, error);
+    if (route == NULL) {
+        return NULL;
+    }
+    const MsLink *narrow = NULL;
+    for (guint k = 0; k < n; k++) {
+        const MsLink *l = ms_topology_link(topo, route[k]);
+        if (narrow == NULL || l->bandwidth < narrow->bandwidth) {
+            narrow = l;
+        }
+    }
+    return narrow ? ms_link_class_name(narrow->klass) : NULL;
+}
+
+static void
+add_pair(MsBenchSpec *spec, guint b, gboolean same_node, const char *label)
+{
+    for (guint k = 0; k < spec->pairs->len; k++) {
+        if (strcmp(g_array_index(spec->pairs, MsBenchPair, k).label, label) == 0) {
+            return;
+        }
+    }
+    MsBenchPair p = {0, b, same_node ? 2 : 1, g_strdup(label)};
+    g_array_append_val(spec->pairs, p);
+}
+
+gboolean
+ms_bench_plan_pairs(MsBenchSpec *spec, const MsTopology *topo, const char *const *hosts,
+                    guint world, GError **error)
+{
+    if (topo && ms_topology_n_gpus(topo) < world) {
+        return spec_error(error, "--topology: '%s' has %u GPUs, the run %u ranks",
+                          ms_topology_name(topo), ms_topology_n_gpus(topo), world);
+    }
+    spec->world = world;
+    spec->ranks_per_node = ranks_per_node(hosts, world);
+    g_array_set_size(spec->pairs, 0);
+    for (guint r = 1; r < world; r++) {
+        gboolean same = g_strcmp0(hosts[0], hosts[r]) == 0;
+        const char *label = same ? "same-node" : "cross-node";
+        if (topo && (label = route_class(topo, r, error)) == NULL) {
+            return FALSE;
+        }
+        add_pair(spec, r, same, label);
+    }
+    return TRUE;
+}
+
+/* --- kernels and figures --- */
+
+void
+ms_bench_expert_kernels(const MsBenchSpec *spec, guint32 tokens, MsBenchKernel out[3])
+{
+    guint64 up = spec->gated ? 2 * spec->d_ffn : spec->d_ffn;
+    guint es = ms_dtype_size(spec->dtype);
+    out[0] = (MsBenchKernel){MS_MEASUREMENT_GEMM, tokens, up, spec->d_model, 0, "mlp_up_proj"};
+    out[1] = (MsBenchKernel){MS_MEASUREMENT_ELEMENTWISE,
+                             tokens,
+                             spec->d_ffn,
+                             0,
+                             (guint64)es * tokens * (up + spec->d_ffn),
+                             "mlp_act"};
+    out[2] = (MsBenchKernel){MS_MEASUREMENT_GEMM, tokens, spec->d_model,
+                             spec->d_ffn,         0,      "mlp_down_proj"};
+}
+
+void
+ms_bench_bandwidth(MsMeasurementKind kind, guint64 bytes, double seconds, guint ranks,
+                   double *algbw, double *busbw)
+{
+    *algbw = seconds > 0 ? (double)bytes / seconds : 0;
+    double factor = 1;
+    if (kind == MS_MEASUREMENT_ALLREDUCE) {
+        factor = ms_coll_busbw_factor(MS_COLL_ALLREDUCE, ranks);
+    } else if (kind == MS_MEASUREMENT_ALLTOALL) {
+        factor = ms_coll_busbw_factor(MS_COLL_ALLTOALL, ranks);
+    }
+    *busbw = *algbw * factor;
+}
+
+static void
+format_comm(GString *o, const MsMeasurement *r)
+{
+    double algbw, busbw;
+    ms_bench_bandwidth(r->kind, r->bytes, r->seconds, r->ranks, &algbw, &busbw);
+    guint es = r->dtype ? ms_dtype_size(r->dtype) : 1;
+    g_string_append_printf(o,
+                           "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT
+                           "  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %5u  %s\n",
+                           r->bytes, r->bytes / MAX(es, 1), r->dtype ? r->dtype : "int8",
+                           r->kind == MS_MEASUREMENT_ALLREDUCE ? "sum" : "none", -1,
+                           r->seconds * 1e6, algbw / 1e9, busbw / 1e9, r->ranks,
+                           *r->label ? r->label : "-");
+}
+
+static void
+format_compute(GString *o, const MsMeasurement *r, const MsComputeModel *model)
+{
+    double flops = 0, bytes = (double)r->bytes;
+    if (r->kind == MS_MEASUREMENT_GEMM) {
+        ms_measurement_gemm_cost(r, &flops, &bytes);
+    }
+    g_string_append_printf(o,
+                           "%8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT
+                           "  %6s  %-14s  %10.2f  %8.2f  %8.1f",
+                           r->m, r->n, r->k, r->dtype ? r->dtype : "-", r->label, r->seconds * 1e6,
+                           flops / r->seconds / 1e12, bytes / r->seconds / 1e9);
+    if (model) {
+        MsTime t = ms_compute_time(model, flops, (guint64)bytes, r->m);
+        g_string_append_printf(o, "  %10.2f  %6.2f", ms_time_to_us(t),
+                               ms_time_to_s(t) / r->seconds);
+    }
+    g_string_append_c(o, '\n');
+}
+
+char *
+ms_bench_format(const MsMeasurementSet *set, const MsComputeModel *model)
+{
+    GString *o = g_string_new(NULL);
+    for (guint kind = 0; kind < MS_MEASUREMENT_N_KINDS; kind++) {
+        gboolean header = FALSE;
+        for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+            const MsMeasurement *r = ms_measurement_set_get(set, i);
+            if (r->kind != kind) {
+                continue;
+            }
+            gboolean comm = ms_measurement_kind_is_comm(r->kind);
+            if (!header && r->kind == MS_MEASUREMENT_LAUNCH) {
+                g_string_append(o, "# launch\n");
+                header = TRUE;
+            }
+            if (!header) {
+                g_string_append_printf(o, "# %s\n", ms_measurement_kind_name(r->kind));
+                g_string_append(o, comm ? "#       size         count      type   redop    root"
+                                          "    time(us)  algbw   busbw  ranks  label\n"
+                                        : "#      m         n         k   dtype  label          "
+                                          "  time(us)   TFLOP/s     GB/s");
+                g_string_append(o, comm || model == NULL ? "" : "   model(us)  model/measured");
+                g_string_append(o, comm ? "" : "\n");
+                header = TRUE;
+            }
+            if (r->kind == MS_MEASUREMENT_LAUNCH) {
+                g_string_append_printf(o, "# one empty kernel: %.3f us\n", r->seconds * 1e6);
+            } else if (comm) {
+                format_comm(o, r);
+            } else {
+                format_compute(o, r, model);
+            }
+        }
+    }
+    return g_string_free(o, FALSE);
+}

@@ -1,0 +1,226 @@
+/* cmd_bench: `moesim bench --backend cuda` runs the calibration microbenchmarks on real GPUs
+ * (point-to-point per link class, all-to-all and allreduce sweeps, expert GEMM sweeps, launch
+ * overhead), prints them with nccl-tests columns and writes the moesim measurement CSV that
+ * calibration reads. On one node it forks one rank per GPU; under srun or torchrun every process
+ * runs it and rank 0 reports. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/executor.h"
+#include "backends/executor_bench.h"
+#include "backends/executor_launch.h"
+#include "backends/executor_remote.h"
+#include "cli.h"
+#include "commands.h"
+#include "validate/moesim_csv.h"
+#if MOESIM_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+typedef struct {
+    char *backend, *topology, *out, *what, *minbytes, *maxbytes, *dtype, *tokens, *timeout;
+    double stepfactor;
+    gint ranks, iters, warmup, d_model, d_ffn;
+    gboolean plain;
+} BenchArgs;
+
+static void
+bench_args_clear(BenchArgs *a)
+{
+    char *strs[] = {a->backend,  a->topology, a->out,    a->what,   a->minbytes,
+                    a->maxbytes, a->dtype,    a->tokens, a->timeout};
+    for (guint k = 0; k < G_N_ELEMENTS(strs); k++) {
+        g_free(strs[k]);
+    }
+}
+
+static gboolean
+fill_spec(const BenchArgs *a, MsBenchSpec *spec, GError **error)
+{
+    if ((a->what && !ms_bench_parse_what(a->what, &spec->what, error)) ||
+        (a->tokens && !ms_bench_parse_tokens(a->tokens, spec, error)) ||
+        (a->minbytes && !ms_cli_parse_size("--minbytes", a->minbytes, &spec->min_bytes, error)) ||
+        (a->maxbytes && !ms_cli_parse_size("--maxbytes", a->maxbytes, &spec->max_bytes, error))) {
+        return FALSE;
+    }
+    /* -1: not given */
+    if (a->iters == 0 || a->iters < -1 || a->warmup < -1 || a->d_model == 0 || a->d_model < -1 ||
+        a->d_ffn == 0 || a->d_ffn < -1) {
+        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "--iters, --d-model and --d-ffn must be at least 1, --warmup at least 0 "
+                    "(got %d, %d, %d, %d)",
+                    a->iters, a->d_model, a->d_ffn, a->warmup);
+        return FALSE;
+    }
+    if (a->ranks == 0 || a->ranks < -1) {
+        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "--ranks: %d is not at least 1",
+                    a->ranks);
+        return FALSE;
+    }
+    spec->step_factor = a->stepfactor ? a->stepfactor : spec->step_factor;
+    spec->iters = a->iters > 0 ? (guint32)a->iters : spec->iters;
+    spec->warmup = a->warmup >= 0 ? (guint32)a->warmup : spec->warmup;
+    spec->d_model = a->d_model > 0 ? (guint64)a->d_model : spec->d_model;
+    spec->d_ffn = a->d_ffn > 0 ? (guint64)a->d_ffn : spec->d_ffn;
+    spec->gated = !a->plain;
+    if (a->dtype) {
+        g_free(spec->dtype);
+        spec->dtype = g_strdup(a->dtype);
+    }
+    return ms_bench_spec_check(spec, error);
+}
+
+typedef struct {
+    MsBenchSpec *spec;
+    MsTopology *topo;
+} SpecData;
+
+/* Once every rank joined: the pairs from their hosts (and the topology), the spec's bytes. */
+static GBytes *
+make_spec(const char *const *hosts, guint world, gpointer data, GError **error)
+{
+    SpecData *d = data;
+    if (!ms_bench_plan_pairs(d->spec, d->topo, hosts, world, error) ||
+        !ms_bench_spec_check(d->spec, error)) {
+        return NULL;
+    }
+    return ms_bench_spec_to_bytes(d->spec);
+}
+
+/* Ranks of the run: the job's, or on one node --ranks or every visible GPU. */
+static gboolean
+world_size(const BenchArgs *a, const MsExecBackend *b, guint *world, GError **error)
+{
+    MsLaunchEnv env;
+    if (!ms_launch_env_read(NULL, &env, error)) {
+        return FALSE;
+    }
+    *world = env.mode != MS_LAUNCH_LOCAL ? env.world : (guint)MAX(a->ranks, 0);
+    ms_launch_env_clear(&env);
+#if MOESIM_HAVE_CUDA
+    if (*world == 0 && strcmp(b->name, "cuda") == 0) {
+        *world = ms_cuda_device_count(error);
+        return *world > 0;
+    }
+#endif
+    *world = MAX(*world, 1);
+    return TRUE;
+}
+
+static int
+report(const BenchArgs *a, GBytes *result, const MsTopology *topo)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    gsize len = 0;
+    const char *text = g_bytes_get_data(result, &len);
+    if (!ms_moesim_csv_read(set, text ? text : "", len, "rank 0's measurements", &error)) {
+        return ms_cli_fail(error);
+    }
+    if (a->out && !ms_moesim_csv_save(set, a->out, &error)) {
+        return ms_cli_fail(error);
+    }
+    g_autoptr(MsComputeModel) model =
+        topo ? ms_compute_model_new(ms_topology_gpu_spec(topo, 0), &error) : NULL;
+    if (topo && model == NULL) {
+        return ms_cli_fail(error);
+    }
+    g_autofree char *table = ms_bench_format(set, model);
+    fputs(table, stdout);
+    if (a->out) {
+        printf("# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
+    }
+    return MS_EXIT_OK;
+}
+
+static int
+bench(const BenchArgs *a)
+{
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
+    if (!fill_spec(a, spec, &error)) {
+        return ms_cli_fail(error);
+    }
+    MsExecOptions o = {.dtype = spec->dtype};
+    if (a->timeout) {
+        MsTime t = 0;
+        if (!ms_parse_time(a->timeout, &t, &error) || t == 0) {
+            return ms_cli_usage("bench: --timeout: '%s' is not a time above 0 with a unit",
+                                a->timeout);
+        }
+        o.timeout_s = ms_time_to_s(t);
+    }
+    g_autoptr(MsTopology) topo = a->topology ? ms_topology_load(a->topology, &error) : NULL;
+    if (a->topology && topo == NULL) {
+        return ms_cli_fail(error);
+    }
+    const MsExecBackend *b = ms_executor_backend(a->backend ? a->backend : "cuda", &error);
+    if (b == NULL) {
+        return ms_cli_fail(error);
+    }
+    if (b->bench == NULL) {
+        return ms_cli_usage("bench: backend '%s' has no microbenchmarks (they need GPUs: "
+                            "--backend cuda)",
+                            b->name);
+    }
+    guint world = 0;
+    if (!world_size(a, b, &world, &error)) {
+        return ms_cli_fail(error);
+    }
+    SpecData d = {spec, topo};
+    g_autoptr(GBytes) result = ms_remote_bench(b, world, make_spec, &d, &o, &error);
+    if (result == NULL) {
+        return ms_cli_fail(error);
+    }
+    return ms_remote_is_primary() ? report(a, result, topo) : MS_EXIT_OK;
+}
+
+int
+ms_cmd_bench(int argc, char **argv)
+{
+    BenchArgs a = {.ranks = -1, .iters = -1, .warmup = -1, .d_model = -1, .d_ffn = -1};
+    const GOptionEntry entries[] = {
+        {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, "cuda (default)", "NAME"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
+        {"what", 'w', 0, G_OPTION_ARG_STRING, &a.what,
+         "p2p,alltoall,allreduce,gemm,launch or all (default all)", "LIST"},
+        {"ranks", 'n', 0, G_OPTION_ARG_INT, &a.ranks,
+         "GPUs on this node (default: all visible; a job: its ranks)", "N"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
+         "Label point-to-point pairs by its link classes; show its GPU's modelled kernel times",
+         "NAME|FILE"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.minbytes, "Smallest size (default 8)", "SIZE"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.maxbytes, "Largest size (default 128M)",
+         "SIZE"},
+        {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &a.stepfactor,
+         "Multiply the size by this each step (default 2)", "F"},
+        {"iters", 0, 0, G_OPTION_ARG_INT, &a.iters, "Timed iterations (default 20)", "N"},
+        {"warmup", 0, 0, G_OPTION_ARG_INT, &a.warmup, "Warm-up iterations (default 5)", "N"},
+        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.dtype, "bf16 (default) or fp16", "T"},
+        {"d-model", 0, 0, G_OPTION_ARG_INT, &a.d_model, "Expert input width (default 4096)", "N"},
+        {"d-ffn", 0, 0, G_OPTION_ARG_INT, &a.d_ffn, "Expert hidden width (default 14336)", "N"},
+        {"no-gated", 0, 0, G_OPTION_ARG_NONE, &a.plain,
+         "Plain expert MLP (the default is gated, SwiGLU)", NULL},
+        {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens,
+         "Token counts of the GEMM sweep (default 1,2,4,...,8192)", "LIST"},
+        {"timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give up after this long (default 600s)",
+         "TIME"},
+        {NULL},
+    };
+    if (!ms_cli_parse(
+            &argc, &argv, entries, NULL,
+            "Run the calibration microbenchmarks on GPUs and write the measurement CSV.",
+            "Communication rows follow nccl-tests: size (B), count, type, redop, root, time (us,\n"
+            "the mean of --iters calls on the slowest rank), algbw and busbw (GB/s). Point-to-\n"
+            "point runs rank 0 to one rank per link class. GEMM rows time the up projection,\n"
+            "activation and down projection of one expert at each token count on rank 0.\n"
+            "The CSV is 'moesim-measurements 1' (docs/calibration-format.md).")) {
+        bench_args_clear(&a);
+        return MS_EXIT_USAGE;
+    }
+    int rc = argc > 1 ? ms_cli_usage("bench: unexpected argument '%s'", argv[1]) : bench(&a);
+    bench_args_clear(&a);
+    return rc;
+}

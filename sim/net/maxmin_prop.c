@@ -1,0 +1,418 @@
+/* maxmin_prop: the fast path for solves that only remove variables (flows finishing). Level
+ * changes propagate through unchanged groups, in increasing order of level, with pivots where a
+ * flow changes bottleneck; when nothing is left to fix, the max-min conditions hold on every
+ * constraint touched. Gives up (state restored) past its budget; the fill repair then solves. */
+#include "maxmin_private.h"
+
+/* Final-check rounds after which the propagation gives up. */
+#define MAX_ROUNDS 16
+/* Residuals below this fraction of capacity are rounding, not changes to propagate. */
+#define EPS_RES 1e-12
+
+/* Saves a constraint's values the first time a solve changes it, for reports and rollback. */
+static inline void
+touch(MsMaxmin *mm, guint32 c)
+{
+    if (mm->cn[c].t_mark != mm->round) {
+        mm->cn[c].t_mark = mm->round;
+        mm->s_usage[c] = mm->cn[c].usage;
+        mm->s_level[c] = mm->cn[c].level;
+        mm->s_wgroup[c] = mm->cn[c].wgroup;
+        mm->s_fmax[c] = mm->cn[c].fmax;
+        mm->unfixed[c] = 0; /* times processed */
+        mm->cn[c].n_updates++;
+        push(mm->tlist, c);
+    }
+}
+
+/* --- queue of constraints to process: a binary min-heap of (key, id) pairs, groups by level,
+ * overflowing unsaturated constraints first. A key never changes while queued; heap_pos only
+ * says whether a constraint is queued. --- */
+
+static inline gboolean
+qless(const QEntry *a, const QEntry *b)
+{
+    return a->key < b->key || (a->key == b->key && a->c < b->c);
+}
+
+static void
+enqueue(MsMaxmin *mm, guint32 c)
+{
+    if (mm->cn[c].heap_pos != NONE) {
+        return;
+    }
+    touch(mm, c);
+    mm->cn[c].heap_pos = 0;
+    if (mm->qlen == mm->qcap) {
+        mm->qcap = MAX(64, 2 * mm->qcap);
+        mm->queue = g_renew(QEntry, mm->queue, mm->qcap);
+    }
+    QEntry x = {mm->cn[c].n_mem ? mm->cn[c].level : -1, c};
+    QEntry *h = mm->queue;
+    guint i = mm->qlen++;
+    while (i > 0 && qless(&x, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = x;
+}
+
+static guint32
+dequeue(MsMaxmin *mm)
+{
+    QEntry *h = mm->queue;
+    guint32 c = h[0].c;
+    mm->cn[c].heap_pos = NONE;
+    QEntry x = h[--mm->qlen];
+    guint n = mm->qlen, i = 0;
+    for (;;) {
+        guint l = 2 * i + 1;
+        if (l >= n) {
+            break;
+        }
+        guint m = (l + 1 < n && qless(&h[l + 1], &h[l])) ? l + 1 : l;
+        if (!qless(&h[m], &x)) {
+            break;
+        }
+        h[i] = h[m];
+        i = m;
+    }
+    h[i] = x;
+    return c;
+}
+
+/* Queues c if its usage no longer fits its state: a group not exactly full, or an unsaturated
+ * constraint over capacity. */
+static inline void
+note_change(MsMaxmin *mm, guint32 c)
+{
+    double cap = mm->cn[c].capacity, u = mm->cn[c].usage;
+    if (mm->cn[c].n_mem ? fabs(cap - u) > EPS_RES * cap : u > cap * (1 + TOL)) {
+        enqueue(mm, c);
+    }
+}
+
+/* --- moves --- */
+
+/* Moves v into the group of `to` (at its level), settling the usage of its route. */
+static void
+pivot(MsMaxmin *mm, guint32 v, guint32 to)
+{
+    guint32 from = mm->va[v].bneck;
+    if (mm->var_mark[v] != mm->pass) {
+        mm->var_mark[v] = mm->pass;
+        mm->new_bneck[v] = from; /* its group before the solve */
+        push(mm->pivoted, v);
+    }
+    touch(mm, from);
+    touch(mm, to);
+    double lv = mm->cn[to].level, d = mm->va[v].weight * (lv - mm->cn[from].level);
+    maxmin_group_unlink(mm, v);
+    maxmin_group_link(mm, v, to);
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
+        guint32 c = e[k].cnst;
+        touch(mm, c);
+        mm->cn[c].usage += d;
+        if (c != to) {
+            mm->cn[c].fmax = MAX(mm->cn[c].fmax, lv);
+        }
+        note_change(mm, c);
+    }
+    note_change(mm, from);
+    mm->stats.pivots++;
+}
+
+static int
+cmp_seen(gconstpointer a, gconstpointer b)
+{
+    const Seen *x = a, *y = b;
+    if (x->level != y->level) {
+        return x->level < y->level ? -1 : 1;
+    }
+    return x->var < y->var ? -1 : x->var > y->var;
+}
+
+/* An unsaturated constraint overflows: it saturates at the water level y where the flows on it,
+ * each capped at y, fill it exactly; the flows above y become its group. */
+static gboolean
+water_fill(MsMaxmin *mm, guint32 c)
+{
+    GArray *seen = mm->levels_seen;
+    g_array_set_size(seen, 0);
+    const Entry *e = mm->ent[c].e;
+    for (guint32 i = 0; i < mm->ent[c].n; i++) {
+        Seen s = {mm->cn[e[i].bneck].level, mm->va[e[i].var].weight, e[i].var};
+        g_array_append_val(seen, s);
+    }
+    g_array_sort(seen, cmp_seen);
+    mm->stats.rescans++;
+    const Seen *s = (const Seen *)seen->data;
+    double below = 0, above = 0;
+    for (guint i = 0; i < seen->len; i++) {
+        above += s[i].weight;
+    }
+    for (guint i = 0; i < seen->len; i++) {
+        double y = (mm->cn[c].capacity - below) / above;
+        if (y < s[i].level) {
+            if (!(y > 0)) {
+                return FALSE;
+            }
+            mm->cn[c].level = y;
+            for (guint j = i; j < seen->len; j++) {
+                if (mm->va[s[j].var].bneck != c) {
+                    pivot(mm, s[j].var, c);
+                }
+            }
+            return TRUE;
+        }
+        below += s[i].weight * s[i].level;
+        above -= s[i].weight;
+    }
+    return TRUE; /* it fits after all: rounding */
+}
+
+/* c's group must be the fastest on c: fmax proves it mostly; otherwise c is scanned, its bound
+ * made exact, and the faster flows join its group. */
+static void
+claim_faster(MsMaxmin *mm, guint32 c)
+{
+    double lv = mm->cn[c].level;
+    if (!mm->cn[c].n_mem || mm->cn[c].fmax <= lv * (1 + TOL)) {
+        return;
+    }
+    mm->stats.rescans++;
+    double m = 0;
+    g_array_set_size(mm->pivots, 0);
+    const Entry *e = mm->ent[c].e;
+    for (guint32 j = 0; j < mm->ent[c].n; j++) {
+        guint32 b = e[j].bneck;
+        if (b == c) {
+            continue;
+        }
+        double lb = mm->cn[b].level;
+        if (lb > lv * (1 + TOL)) {
+            push(mm->pivots, e[j].var);
+        } else {
+            m = MAX(m, lb);
+        }
+    }
+    mm->cn[c].fmax = m;
+    for (guint j = 0; j < mm->pivots->len; j++) {
+        guint32 v = AT(mm->pivots, j);
+        if (mm->va[v].bneck != c) {
+            pivot(mm, v, c);
+        }
+    }
+}
+
+/* --- processing --- */
+
+/* A member of a group now at level nl changed its rate by d: constraint c2 of its route takes
+ * the change, is queued if it no longer fits, and becomes the member's target if it is a
+ * saturated group slower than nl (the slowest such). */
+static inline void
+carry(MsMaxmin *mm, guint32 c2, double d, double nl, guint32 *target)
+{
+    Cnst *k2 = &mm->cn[c2];
+    if (G_UNLIKELY(k2->t_mark != mm->round)) {
+        touch(mm, c2);
+    }
+    double u = k2->usage + d, cap = k2->capacity;
+    k2->usage = u;
+    if (nl > k2->fmax) {
+        k2->fmax = nl;
+    }
+    gboolean off;
+    if (k2->n_mem) {
+        if (k2->level * (1 + TOL) < nl && (*target == NONE || k2->level < mm->cn[*target].level)) {
+            *target = c2;
+        }
+        off = fabs(cap - u) > EPS_RES * cap;
+    } else {
+        off = u > cap * (1 + TOL);
+    }
+    if (off && k2->heap_pos == NONE) {
+        enqueue(mm, c2);
+    }
+}
+
+/* Shifts c's level so that c is exactly full; its members carry the shift to their routes. */
+static gboolean
+process(MsMaxmin *mm, guint32 c)
+{
+    if (++mm->unfixed[c] > mm->budget) {
+        return FALSE;
+    }
+    if (!mm->cn[c].n_mem) {
+        return mm->cn[c].usage <= mm->cn[c].capacity * (1 + TOL) || water_fill(mm, c);
+    }
+    double r = mm->cn[c].capacity - mm->cn[c].usage;
+    if (fabs(r) <= EPS_RES * mm->cn[c].capacity) {
+        return TRUE;
+    }
+    double delta = r / mm->cn[c].wgroup, nl = mm->cn[c].level + delta;
+    if (!(nl > 0) || !isfinite(nl)) {
+        return FALSE;
+    }
+    mm->cn[c].level = nl;
+    g_array_set_size(mm->pivots, 0);
+    guint64 elems = 0;
+    const Member *mem = mm->grp[c].m;
+    guint32 n_mem = mm->cn[c].n_mem;
+    for (guint32 i = 0; i < n_mem; i++) {
+        const Member *m = &mem[i];
+#if defined(__GNUC__)
+        if (i + 4 < n_mem) {
+            /* Members are read in order but the constraints they cross are scattered. */
+            const Member *ahead = &mem[i + 4];
+            __builtin_prefetch(&mm->cn[ahead->c[0]]);
+            __builtin_prefetch(&mm->cn[ahead->c[1] != NONE ? ahead->c[1] : ahead->c[0]]);
+        }
+#endif
+        double d = m->weight * delta;
+        guint32 target = NONE;
+        if (m->n == 2) {
+            /* The usual route: c and one other constraint. */
+            guint32 c2 = m->c[0] == c ? m->c[1] : m->c[0];
+            if (c2 != c) { /* a route may cross c twice */
+                carry(mm, c2, d, nl, &target);
+            }
+        } else {
+            for (guint k = 0; k < m->n; k++) {
+                guint32 c2 = member_cnst(mm, m, k);
+                if (c2 != c) { /* c itself is settled below, all members at once */
+                    carry(mm, c2, d, nl, &target);
+                }
+            }
+        }
+        if (target != NONE) {
+            push(mm->pivots, m->var);
+            push(mm->pivots, target);
+        }
+        elems += m->n;
+    }
+    mm->cn[c].usage += r;
+    mm->stats.component_vars += n_mem;
+    mm->stats.component_elems += elems;
+    for (guint i = 0; i < mm->pivots->len; i += 2) {
+        guint32 v = AT(mm->pivots, i), to = AT(mm->pivots, i + 1);
+        if (mm->va[v].bneck == c && mm->cn[to].n_mem && mm->cn[to].level < mm->cn[c].level) {
+            pivot(mm, v, to);
+        }
+    }
+    if (delta < 0) {
+        /* Catch flows it now undercuts while their dependents are still ahead in the queue. */
+        claim_faster(mm, c);
+    }
+    note_change(mm, c);
+    return TRUE;
+}
+
+/* With the queue empty, checks every touched group (levels may have moved since each was
+ * processed). Returns TRUE when that queued more work. */
+static gboolean
+final_checks(MsMaxmin *mm)
+{
+    for (guint i = 0; i < mm->tlist->len; i++) {
+        claim_faster(mm, AT(mm->tlist, i));
+    }
+    return mm->qlen > 0;
+}
+
+static void
+rollback(MsMaxmin *mm)
+{
+    while (mm->qlen) {
+        dequeue(mm);
+    }
+    for (guint i = mm->pivoted->len; i-- > 0;) {
+        guint32 v = AT(mm->pivoted, i);
+        if (mm->va[v].bneck != mm->new_bneck[v]) {
+            maxmin_group_unlink(mm, v);
+            maxmin_group_link(mm, v, mm->new_bneck[v]);
+        }
+    }
+    for (guint i = 0; i < mm->tlist->len; i++) {
+        guint32 c = AT(mm->tlist, i);
+        mm->cn[c].usage = mm->s_usage[c];
+        mm->cn[c].level = mm->s_level[c];
+        mm->cn[c].wgroup = mm->s_wgroup[c];
+        mm->cn[c].fmax = mm->s_fmax[c];
+    }
+}
+
+static void
+report(MsMaxmin *mm, GArray *levels, GArray *moved)
+{
+    g_array_set_size(mm->cnsts, 0);
+    for (guint i = 0; i < mm->tlist->len; i++) {
+        guint32 c = AT(mm->tlist, i);
+        double old = mm->s_level[c], nl = mm->cn[c].level;
+        if (levels && (isfinite(old) != isfinite(nl) ||
+                       (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
+            push(levels, c);
+        }
+        push(mm->cnsts, c);
+        if (mm->cn[c].n_updates > USAGE_REFRESH) {
+            mm->cn[c].usage = ms_maxmin_usage(mm, c);
+            mm->cn[c].n_updates = 0;
+        }
+    }
+    for (guint i = 0; moved && i < mm->pivoted->len; i++) {
+        guint32 v = AT(mm->pivoted, i);
+        if (mm->va[v].bneck != mm->new_bneck[v]) {
+            push(moved, v);
+        }
+    }
+}
+
+/* The rules, applied until the queue is empty and the final checks find nothing:
+ * - a group whose constraint has spare or missing capacity shifts its level so that the
+ *   constraint is exactly full again; its members carry the shift to the usage of the other
+ *   constraints they cross (process);
+ * - a member that would outrun another saturated constraint moves to that group (pivot), and a
+ *   group whose level drops claims the flows it now undercuts (claim_faster);
+ * - an unsaturated constraint that overflows becomes a group at its water level (water_fill).
+ * Then every touched constraint is full or fits, and every touched group is the fastest on its
+ * constraint; nothing else changed, so these are the max-min conditions everywhere. */
+gboolean
+maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
+{
+    if (mm->cap_changed || mm->budget == 0) {
+        return FALSE;
+    }
+    for (guint i = 0; i < mm->new_vars->len; i++) {
+        guint32 v = AT(mm->new_vars, i);
+        if (mm->va[v].alive && mm->va[v].n_elem) {
+            return FALSE;
+        }
+    }
+    maxmin_next_pass(mm);
+    g_array_set_size(mm->tlist, 0);
+    g_array_set_size(mm->pivoted, 0);
+    for (guint i = 0; i < mm->dirty->len; i++) {
+        guint32 c = AT(mm->dirty, i);
+        if (mm->cn[c].n_mem) {
+            enqueue(mm, c);
+        }
+    }
+    gboolean ok = TRUE;
+    for (guint round = 0; ok; round++) {
+        while (ok && mm->qlen) {
+            ok = process(mm, dequeue(mm));
+        }
+        if (!ok || !final_checks(mm)) {
+            break;
+        }
+        ok = round < MAX_ROUNDS;
+    }
+    if (!ok) {
+        rollback(mm);
+        mm->stats.fallbacks++;
+        return FALSE;
+    }
+    mm->stats.propagations++;
+    report(mm, levels, moved);
+    return TRUE;
+}

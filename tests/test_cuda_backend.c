@@ -1,0 +1,197 @@
+/* Device tests of the cuda backend (exit 77, skipped, without a CUDA device or without the
+ * backend): a one-rank schedule of every op kind through the whole launch path (this moesim's
+ * workers), op times against the compute model, two ranks' collectives when two GPUs are there,
+ * and the microbenchmarks' rows. */
+#include "config.h"
+
+#include "ms_test.h"
+
+#if MOESIM_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#include "backends/executor_bench.h"
+#include "backends/executor_remote.h"
+#include "sim/compute.h"
+#include "validate/moesim_csv.h"
+
+static guint n_gpus;
+
+static MsExecOptions
+options(void)
+{
+    MsExecOptions o = {.timeout_s = 120, .worker_command = ms_test_moesim()};
+    return o;
+}
+
+/* Runs s on the cuda backend (this moesim's workers), reporting a failure. */
+static MsRecords *
+execute(const MsSchedule *s)
+{
+    MsExecOptions o = options();
+    GError *error = NULL;
+    MsRecords *r = ms_backend_execute("cuda", s, NULL, &o, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s\n", error->message);
+        g_error_free(error);
+    }
+    return r;
+}
+
+static guint32
+gemm(MsSchedule *s, guint rank, MsComputeKind kind, guint32 m, guint32 n, guint32 k, guint32 count,
+     guint32 experts, const char *label)
+{
+    guint32 op =
+        ms_schedule_add_compute(s, rank, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, label);
+    guint32 sets = MAX(experts, 1);
+    ms_schedule_set_cost(s, op, kind, 2.0 * m * n * k * count * sets, 0, m * sets);
+    ms_schedule_set_shape(s, op, m, n, k, count, experts);
+    return op;
+}
+
+/* One rank: a big GEMM, an expert op, an elementwise op, an empty op, an all-to-all to itself
+ * and an allreduce, chained. */
+static void
+test_one_rank(void)
+{
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    ms_schedule_set_policy(s, "fifo");
+    guint32 big = gemm(s, 0, MS_COMPUTE_GEMM, 8192, 8192, 8192, 1, 0, "big");
+    guint32 ex = gemm(s, 0, MS_COMPUTE_EXPERT, 2048, 14336, 4096, 3, 2, "experts");
+    guint32 el = ms_schedule_add_compute(s, 0, 0, MS_ROLE_GATE, MS_PHASE_FORWARD, 0, -1, "act");
+    ms_schedule_set_cost(s, el, MS_COMPUTE_ELEMENTWISE, 0, 1 << 28, 0);
+    guint32 none = ms_schedule_add_compute(s, 0, 0, MS_ROLE_OTHER, MS_PHASE_FORWARD, 0, -1, "nop");
+    guint32 zero = 0, x, y;
+    guint64 self = 64 << 20;
+    ms_schedule_add_alltoall(s, 1, &zero, 1, &self, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "self", &x);
+    ms_schedule_add_allreduce(s, 1, &zero, 1, 32 << 20, 0, MS_PHASE_BACKWARD, 0, -1, "ar", &y);
+    ms_schedule_add_dep(s, x, big);
+    ms_schedule_add_dep(s, y, x);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    g_autoptr(MsRecords) r = execute(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
+        CU_ASSERT_NOT_EQUAL(ms_records_start(r, op), MS_TIME_NEVER);
+        CU_ASSERT_TRUE(ms_records_end(r, op) >= ms_records_start(r, op));
+    }
+    CU_ASSERT_TRUE(ms_records_start(r, x) >= ms_records_end(r, big));
+    double v = 0;
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "gemm_calls", &v));
+    CU_ASSERT_EQUAL(v, 1 + 3); /* one call for big, one per matrix for the 2 experts */
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "elementwise_kernels", &v));
+    CU_ASSERT_EQUAL(v, 1);
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "empty_kernels", &v));
+    CU_ASSERT_EQUAL(v, 1);
+    /* 1.1 TFLOP: within 0.2x to 5x of the roofline of an H100/H200-class GPU at 70% */
+    g_autoptr(MsTopology) h200 = ms_topology_load("h200", NULL);
+    g_autoptr(MsComputeModel) m = ms_compute_model_new(ms_topology_gpu_spec(h200, 0), NULL);
+    double model = ms_time_to_s(ms_compute_time(m, 2.0 * 8192 * 8192 * 8192, 0, 8192));
+    double took = ms_time_to_s(ms_records_end(r, big) - ms_records_start(r, big));
+    fprintf(stderr, "\n  8192^3 bf16 GEMM: %.3f ms measured, %.3f ms modelled (h200)\n", took * 1e3,
+            model * 1e3);
+    CU_ASSERT_TRUE(took > 0.2 * model && took < 5 * model);
+    (void)ex;
+    (void)el;
+    (void)none;
+}
+
+static void
+test_two_ranks(void)
+{
+    if (n_gpus < 2) {
+        fprintf(stderr, " (one GPU: skipped) ");
+        return;
+    }
+    g_autoptr(MsSchedule) s = ms_schedule_new(2);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "a2a", MS_STREAM_COMM);
+    ms_schedule_add_stream(s, "ar", MS_STREAM_COMM);
+    ms_schedule_set_policy(s, "lina");
+    guint32 ranks[2] = {0, 1}, x[2], y[2];
+    guint64 m[4] = {1 << 20, 3 << 20, 5 << 20, 7 << 20};
+    ms_schedule_add_alltoall(s, 1, ranks, 2, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "x", x);
+    ms_schedule_add_allreduce(s, 2, ranks, 2, 64 << 20, 0, MS_PHASE_BACKWARD, 0, -1, "y", y);
+    for (guint r = 0; r < 2; r++) {
+        guint32 g = gemm(s, r, MS_COMPUTE_GEMM, 4096, 4096, 4096, 1, 0, "g");
+        ms_schedule_add_dep(s, g, x[r]);
+        ms_schedule_add_dep(s, y[r], g);
+    }
+    g_autoptr(MsRecords) r = execute(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double v = 0;
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "ranks", &v));
+    CU_ASSERT_EQUAL(v, 2);
+}
+
+static GBytes *
+spec_for(const char *const *hosts, guint world, gpointer data, GError **error)
+{
+    MsBenchSpec *spec = data;
+    return ms_bench_plan_pairs(spec, NULL, hosts, world, error) ? ms_bench_spec_to_bytes(spec)
+                                                                : NULL;
+}
+
+static void
+test_bench(void)
+{
+    g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
+    spec->what = MS_BENCH_GEMM | MS_BENCH_LAUNCH | MS_BENCH_ALLREDUCE;
+    spec->max_bytes = 1 << 20;
+    spec->iters = 5;
+    spec->warmup = 2;
+    CU_ASSERT_TRUE_FATAL(ms_bench_parse_tokens("1,256", spec, NULL));
+    MsExecOptions o = options();
+    GError *error = NULL;
+    g_autoptr(GBytes) result = ms_remote_bench(&ms_cuda_backend, 1, spec_for, spec, &o, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s\n", error->message);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    gsize len = 0;
+    const char *text = g_bytes_get_data(result, &len);
+    CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, len, "bench", &error));
+    /* 18 allreduce sizes (8 B .. 1 MiB), 2 token counts x 3 kernels, 1 launch row */
+    CU_ASSERT_EQUAL(ms_measurement_set_size(set), 18 + 6 + 1);
+    g_autofree char *table = ms_bench_format(set, NULL);
+    fprintf(stderr, "\n%s", table);
+}
+
+static int
+suite_init(void)
+{
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    n_gpus = ms_cuda_device_count(NULL);
+    static const MsTestCase tests[] = {
+        {"one rank: every op kind, times against the model", test_one_rank},
+        {"two ranks: all-to-all and allreduce", test_two_ranks},
+        {"microbenchmarks", test_bench},
+        {NULL, NULL},
+    };
+    static const MsTestSuite with_gpu[] = {{"cuda backend", suite_init, NULL, tests}, {NULL}};
+    static const MsTestSuite none[] = {{NULL}};
+    if (n_gpus == 0) {
+        fprintf(stderr, "no CUDA device: the cuda backend's device tests are skipped\n");
+    }
+    return ms_test_main(argc, argv, n_gpus ? with_gpu : none);
+}
+
+#else
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestSuite none[] = {{NULL}};
+    fprintf(stderr, "built without the cuda backend: its device tests are skipped\n");
+    return ms_test_main(argc, argv, none);
+}
+
+#endif

@@ -1,0 +1,385 @@
+/* Tests of the microbenchmark spec: defaults, option parsing and every refusal, the JSON form and
+ * malformed specs, size sweeps, point-to-point pairs per link class (from a topology or from host
+ * names), expert kernel shapes that calibration's expert fit accepts, nccl-tests bandwidths, the
+ * text tables; and `moesim bench` errors (a GPU-less machine included). */
+#include "config.h"
+
+#include "backends/executor_bench.h"
+#include "ms_test.h"
+#include "sim/compute.h"
+#include "validate/fit.h"
+#if MOESIM_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+static void
+test_defaults_and_parsing(void)
+{
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    GError *error = NULL;
+    CU_ASSERT_EQUAL(s->what, MS_BENCH_ALL);
+    CU_ASSERT_EQUAL(s->min_bytes, 8);
+    CU_ASSERT_EQUAL(s->max_bytes, 128u << 20);
+    CU_ASSERT_EQUAL(s->tokens->len, 14); /* 1 .. 8192 */
+    CU_ASSERT_EQUAL(g_array_index(s->tokens, guint32, 13), 8192);
+    CU_ASSERT_TRUE(ms_bench_spec_check(s, &error));
+    guint32 what = 0;
+    CU_ASSERT_TRUE(ms_bench_parse_what("gemm, p2p", &what, &error));
+    CU_ASSERT_EQUAL(what, MS_BENCH_GEMM | MS_BENCH_P2P);
+    CU_ASSERT_TRUE(ms_bench_parse_what("all", &what, &error));
+    CU_ASSERT_EQUAL(what, MS_BENCH_ALL);
+    CU_ASSERT_FALSE(ms_bench_parse_what("gemm,nvlink", &what, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "--what: unknown benchmark 'nvlink'");
+    CU_ASSERT_FALSE(ms_bench_parse_what(" , ", &what, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "unknown benchmark ''");
+    CU_ASSERT_TRUE(ms_bench_parse_tokens("16, 256,4096", s, &error));
+    CU_ASSERT_EQUAL(s->tokens->len, 3);
+    CU_ASSERT_EQUAL(g_array_index(s->tokens, guint32, 1), 256);
+    const struct {
+        const char *list, *needle;
+    } bad[] = {
+        {"16,8", "--tokens: 8 does not increase after 16"},
+        {"0", "--tokens: item 1 '0'"},
+        {"4,x", "--tokens: item 2 'x'"},
+        {"2000000", "--tokens: item 1 '2000000'"},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
+        CU_ASSERT_FALSE(ms_bench_parse_tokens(bad[k].list, s, &error));
+        MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, bad[k].needle);
+    }
+    CU_ASSERT_EQUAL(s->tokens->len, 3); /* unchanged by the refusals */
+}
+
+static void
+test_check_errors(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    s->min_bytes = 0;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "sizes: 0 to 134217728 bytes");
+    s->min_bytes = 1 << 20;
+    s->max_bytes = 1024;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "is not a range");
+    s->min_bytes = 8;
+    s->max_bytes = G_GUINT64_CONSTANT(1) << 40;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "within 1 to 17179869184");
+    s->max_bytes = 1 << 20;
+    s->step_factor = 1.0;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "step factor: 1 is not in (1, 1024]");
+    s->step_factor = 1.0001;
+    s->min_bytes = 1;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "sizes: more than 4096 steps");
+    s->step_factor = 2;
+    s->iters = 0;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "iterations: 0 (warm-up 5)");
+    s->iters = 10;
+    g_free(s->dtype);
+    s->dtype = g_strdup("fp32");
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "dtype: 'fp32' is not bf16");
+    g_free(s->dtype);
+    s->dtype = g_strdup("fp16");
+    s->ranks_per_node = 3;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "ranks: 1 with 3 per node");
+    s->ranks_per_node = 1;
+    s->d_ffn = 0;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "expert: d_model 4096, d_ffn 0");
+    s->d_ffn = 1024;
+    g_array_set_size(s->tokens, 0);
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "needs at least one token count");
+    s->what = MS_BENCH_P2P;
+    MsBenchPair p = {0, 0, 2, g_strdup("self")};
+    g_array_append_val(s->pairs, p);
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "pair 0: ranks 0 and 0 of 1");
+    s->what = 1 << 9;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "what: 0x200");
+}
+
+static void
+test_json(void)
+{
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    const char *hosts[] = {"a", "a", "b", NULL};
+    CU_ASSERT_TRUE_FATAL(ms_bench_plan_pairs(s, NULL, hosts, 3, NULL));
+    s->iters = 7;
+    s->gated = FALSE;
+    g_autoptr(GBytes) bytes = ms_bench_spec_to_bytes(s);
+    GError *error = NULL;
+    g_autoptr(MsBenchSpec) back = ms_bench_spec_from_bytes(bytes, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL(back->iters, 7);
+    CU_ASSERT_FALSE(back->gated);
+    CU_ASSERT_EQUAL(back->world, 3);
+    CU_ASSERT_EQUAL(back->ranks_per_node, 2);
+    CU_ASSERT_EQUAL(back->tokens->len, s->tokens->len);
+    CU_ASSERT_EQUAL_FATAL(back->pairs->len, 2);
+    CU_ASSERT_STRING_EQUAL(g_array_index(back->pairs, MsBenchPair, 1).label, "cross-node");
+    g_autoptr(GBytes) again = ms_bench_spec_to_bytes(back);
+    CU_ASSERT_TRUE(g_bytes_equal(bytes, again));
+    const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"[1, 2]", "spec: not a JSON object"},
+        {"{\"what\": 1", "spec: not a JSON object: "},
+        {"{}", "spec: 'what' is missing"},
+        {"{\"what\": 31, \"min_bytes\": -8}", "spec: 'min_bytes' is missing or not an integer"},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
+        g_autoptr(GBytes) b = g_bytes_new(bad[k].text, strlen(bad[k].text));
+        CU_ASSERT_PTR_NULL(ms_bench_spec_from_bytes(b, &error));
+        MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, bad[k].needle);
+    }
+    /* A spec whose values parse but do not check. */
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_auto(GStrv) parts = g_strsplit(text, "\"iters\":7", 2);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(parts), 2);
+    g_autofree char *zero = g_strjoinv("\"iters\":0", parts);
+    g_autoptr(GBytes) zb = g_bytes_new(zero, strlen(zero));
+    CU_ASSERT_PTR_NULL(ms_bench_spec_from_bytes(zb, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "iterations: 0");
+}
+
+static void
+test_sizes(void)
+{
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    s->min_bytes = 1000;
+    s->max_bytes = 9000;
+    s->step_factor = 3;
+    g_autoptr(GArray) sizes = ms_bench_sizes(s);
+    /* the largest size is included when the steps land on it, as in nccl-tests */
+    CU_ASSERT_EQUAL_FATAL(sizes->len, 3);
+    CU_ASSERT_EQUAL(g_array_index(sizes, guint64, 0), 1000);
+    CU_ASSERT_EQUAL(g_array_index(sizes, guint64, 1), 3000);
+    CU_ASSERT_EQUAL(g_array_index(sizes, guint64, 2), 9000);
+    s->min_bytes = 1;
+    s->max_bytes = 3;
+    s->step_factor = 1.2; /* 1 x 1.2 rounds down to 1: the sweep still advances */
+    g_autoptr(GArray) small = ms_bench_sizes(s);
+    CU_ASSERT_EQUAL(small->len, 3);
+}
+
+static void
+test_pairs(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    g_autoptr(MsTopology) two = ms_topology_load("dgx-a100-2node", NULL);
+    const char *hosts[17];
+    for (guint r = 0; r < 16; r++) {
+        hosts[r] = r < 8 ? "node-a" : "node-b";
+    }
+    hosts[16] = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_bench_plan_pairs(s, two, hosts, 16, &error));
+    /* rank 1 across the NVSwitch, rank 8 through the NICs (the PCIe links are unlimited) */
+    CU_ASSERT_EQUAL_FATAL(s->pairs->len, 2);
+    const MsBenchPair *p = &g_array_index(s->pairs, MsBenchPair, 0);
+    CU_ASSERT_EQUAL(p->b, 1);
+    CU_ASSERT_EQUAL(p->ranks_per_node, 2);
+    CU_ASSERT_STRING_EQUAL(p->label, "nvswitch");
+    p = &g_array_index(s->pairs, MsBenchPair, 1);
+    CU_ASSERT_EQUAL(p->b, 8);
+    CU_ASSERT_EQUAL(p->ranks_per_node, 1);
+    CU_ASSERT_STRING_EQUAL(p->label, "nic");
+    CU_ASSERT_EQUAL(s->world, 16);
+    CU_ASSERT_EQUAL(s->ranks_per_node, 8);
+    /* DGX-1: some GPUs reach GPU 0 by NVLink, the others only through PCIe. */
+    g_autoptr(MsTopology) dgx1 = ms_topology_load("dgx1-v100", NULL);
+    CU_ASSERT_TRUE_FATAL(ms_bench_plan_pairs(s, dgx1, hosts, 8, &error));
+    CU_ASSERT_EQUAL_FATAL(s->pairs->len, 2);
+    CU_ASSERT_STRING_EQUAL(g_array_index(s->pairs, MsBenchPair, 0).label, "nvlink");
+    CU_ASSERT_STRING_EQUAL(g_array_index(s->pairs, MsBenchPair, 1).label, "pcie");
+    /* Without a topology: by host. One rank: nothing to pair. */
+    CU_ASSERT_TRUE(ms_bench_plan_pairs(s, NULL, hosts, 16, &error));
+    CU_ASSERT_EQUAL(s->pairs->len, 2);
+    CU_ASSERT_STRING_EQUAL(g_array_index(s->pairs, MsBenchPair, 0).label, "same-node");
+    CU_ASSERT_TRUE(ms_bench_plan_pairs(s, NULL, hosts, 1, &error));
+    CU_ASSERT_EQUAL(s->pairs->len, 0);
+    g_autoptr(MsTopology) h200 = ms_topology_load("h200", NULL);
+    CU_ASSERT_FALSE(ms_bench_plan_pairs(s, h200, hosts, 2, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "--topology: 'h200' has 1 GPUs, the run 2 ranks");
+}
+
+/* The expert kernels are the shapes calibration's expert fit combines. */
+static void
+test_expert_kernels(void)
+{
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    MsBenchKernel k[3];
+    ms_bench_expert_kernels(s, 256, k);
+    CU_ASSERT_EQUAL(k[0].kind, MS_MEASUREMENT_GEMM);
+    CU_ASSERT_EQUAL(k[0].m, 256);
+    CU_ASSERT_EQUAL(k[0].n, 2 * 14336);
+    CU_ASSERT_EQUAL(k[0].k, 4096);
+    CU_ASSERT_EQUAL(k[1].kind, MS_MEASUREMENT_ELEMENTWISE);
+    CU_ASSERT_EQUAL(k[1].bytes, 2ull * 256 * (2 * 14336 + 14336));
+    CU_ASSERT_EQUAL(k[2].n, 4096);
+    CU_ASSERT_EQUAL(k[2].k, 14336);
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    for (guint t = 0; t < 3; t++) {
+        ms_bench_expert_kernels(s, 64u << t, k);
+        for (guint j = 0; j < 3; j++) {
+            MsMeasurement row = {.kind = k[j].kind,
+                                 .bytes = k[j].bytes,
+                                 .ranks = 1,
+                                 .ranks_per_node = 1,
+                                 .m = k[j].m,
+                                 .n = k[j].n,
+                                 .k = k[j].k,
+                                 .dtype = "bf16",
+                                 .label = k[j].label,
+                                 .seconds = 1e-4 * (j + 1),
+                                 .min_s = NAN,
+                                 .median_s = NAN,
+                                 .mean_s = NAN,
+                                 .source = "t"};
+            CU_ASSERT_TRUE(ms_measurement_set_add(set, &row, NULL));
+        }
+    }
+    g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_measurement_set_expert_points(set, 4096, 14336, TRUE, points, &error));
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_EQUAL(points->len, 3);
+}
+
+static void
+test_bandwidth_and_format(void)
+{
+    double alg, bus;
+    ms_bench_bandwidth(MS_MEASUREMENT_ALLREDUCE, 1000000, 1e-3, 8, &alg, &bus);
+    MS_ASSERT_REL(alg, 1e9, 1e-12);
+    MS_ASSERT_REL(bus, 1e9 * 2 * 7 / 8, 1e-12);
+    ms_bench_bandwidth(MS_MEASUREMENT_ALLTOALL, 1000000, 1e-3, 4, &alg, &bus);
+    MS_ASSERT_REL(bus, 1e9 * 3 / 4, 1e-12);
+    ms_bench_bandwidth(MS_MEASUREMENT_SENDRECV, 1000000, 1e-3, 2, &alg, &bus);
+    MS_ASSERT_REL(bus, 1e9, 1e-12);
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    MsMeasurement rows[] = {
+        {.kind = MS_MEASUREMENT_ALLREDUCE,
+         .bytes = 1048576,
+         .ranks = 8,
+         .ranks_per_node = 8,
+         .dtype = "bf16",
+         .label = "",
+         .seconds = 50e-6},
+        {.kind = MS_MEASUREMENT_GEMM,
+         .m = 256,
+         .n = 28672,
+         .k = 4096,
+         .dtype = "bf16",
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .label = "mlp_up_proj",
+         .seconds = 300e-6},
+        {.kind = MS_MEASUREMENT_LAUNCH,
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .label = "",
+         .seconds = 2.5e-6},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(rows); k++) {
+        rows[k].min_s = rows[k].median_s = rows[k].mean_s = NAN;
+        rows[k].source = "t";
+        CU_ASSERT_TRUE(ms_measurement_set_add(set, &rows[k], NULL));
+    }
+    g_autofree char *text = ms_bench_format(set, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "# allreduce\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "size         count      type   redop    root"));
+    /* 1 MiB in 50 us: 20.97 GB/s algbw, x 14/8 busbw */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "     1048576        524288      bf16     sum      -1"
+                                        "      50.00    20.97    36.70      8  -\n"));
+    /* 2 x 256 x 28672 x 4096 flops in 300 us: 200.43 TFLOP/s */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "mlp_up_proj         300.00    200.43"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "# launch\n# one empty kernel: 2.500 us\n"));
+    CU_ASSERT_PTR_NULL(strstr(text, "model(us)"));
+    /* With the GPU's compute model: its time beside the measured one. A100 at 0.7 x 312 TFLOP/s
+     * and 4 us launch: 4 us + 60.13e9 / 218.4e12 s = 279.32 us, 0.93 of the 300 us measured. */
+    g_autoptr(MsTopology) t = ms_topology_load("dgx-a100", NULL);
+    g_autoptr(MsComputeModel) m = ms_compute_model_new(ms_topology_gpu_spec(t, 0), NULL);
+    g_autofree char *modelled = ms_bench_format(set, m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "   model(us)  model/measured\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "    279.32    0.93\n"));
+}
+
+/* Whether this machine can run the cuda backend (then the no-GPU refusals do not apply). */
+static gboolean
+have_gpu(void)
+{
+#if MOESIM_HAVE_CUDA
+    return ms_cuda_device_count(NULL) > 0;
+#else
+    return FALSE;
+#endif
+}
+
+static void
+test_command_errors(void)
+{
+    const struct {
+        const char *args[8];
+        const char *needle;
+    } cases[] = {
+        {{"bench", "--backend", "cpu", NULL}, "backend 'cpu' has no microbenchmarks"},
+        {{"bench", "--backend", "tpu", NULL}, "unknown backend 'tpu'"},
+        {{"bench", "--what", "p2p,foo", NULL}, "--what: unknown benchmark 'foo'"},
+        {{"bench", "--iters", "0", NULL}, "--iters, --d-model and --d-ffn must be at least 1"},
+        {{"bench", "--ranks", "0", NULL}, "--ranks: 0 is not at least 1"},
+        {{"bench", "--tokens", "8,4", NULL}, "--tokens: 4 does not increase after 8"},
+        {{"bench", "--minbytes", "1x", NULL}, "--minbytes"},
+        {{"bench", "--dtype", "fp32", NULL}, "dtype: 'fp32' is not bf16 or fp16"},
+        {{"bench", "--topology", "no-such-topo", NULL}, "no-such-topo"},
+        {{"bench", "--timeout", "5", NULL}, "--timeout: '5' is not a time above 0 with a unit"},
+        {{"bench", "extra", NULL}, "unexpected argument 'extra'"},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
+        g_autofree char *out = NULL, *err = NULL;
+        int rc = ms_test_run_moesim(cases[k].args, &out, &err);
+        CU_ASSERT_EQUAL(rc, 2);
+        if (err == NULL || strstr(err, cases[k].needle) == NULL) {
+            fprintf(stderr, "\n  case %u: stderr '%s' lacks '%s'\n", k, err, cases[k].needle);
+            CU_FAIL("bench error message");
+        }
+    }
+    if (have_gpu()) {
+        return;
+    }
+    /* No GPU here: a clear message and exit 2, whether or not this moesim has the backend. */
+    const char *args[] = {"bench", "--what", "gemm", NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, MOESIM_HAVE_CUDA ? "no CUDA device is visible"
+                                                        : "this moesim was built without it"));
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"defaults, --what and --tokens", test_defaults_and_parsing},
+        {"spec checks", test_check_errors},
+        {"JSON form", test_json},
+        {"size sweeps", test_sizes},
+        {"point-to-point pairs per link class", test_pairs},
+        {"expert kernels fit calibration's expert points", test_expert_kernels},
+        {"nccl-tests bandwidths and tables", test_bandwidth_and_format},
+        {"moesim bench errors", test_command_errors},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"executor bench", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
