@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ms_bench.h"
 #include "sim/scenario.h"
 
 /* 16 layers, all MoE, 64 experts, top-2, bf16, 4096 tokens per GPU and step: a mid-size MoE
@@ -29,28 +29,8 @@ typedef struct {
     char error[240];
     double wall_s, cpu_s, events, flows, step_ms, p95_ms;
     guint iterations;
-    guint64 peak_kib;
+    guint64 base_kib, peak_kib;
 } Point;
-
-static guint64
-peak_rss_kib(void)
-{
-    g_autofree char *status = NULL;
-    if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL)) {
-        return 0;
-    }
-    const char *p = strstr(status, "VmHWM:");
-    return p ? g_ascii_strtoull(p + 6, NULL, 10) : 0;
-}
-
-static double
-cpu_seconds(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec * 1e-6;
-}
 
 static double
 stat_of(JsonObject *o, const char *member, const char *key)
@@ -64,11 +44,11 @@ run_point(const MsScenario *sc)
 {
     Point pt = {0};
     g_autoptr(GError) error = NULL;
-    double cpu0 = cpu_seconds();
+    double cpu0 = ms_bench_cpu_seconds();
     gint64 t0 = g_get_monotonic_time();
     g_autoptr(MsResult) res = ms_scenario_run(sc, &error);
     pt.wall_s = (g_get_monotonic_time() - t0) * 1e-6;
-    pt.cpu_s = cpu_seconds() - cpu0;
+    pt.cpu_s = ms_bench_cpu_seconds() - cpu0;
     if (res == NULL) {
         g_strlcpy(pt.error, error->message, sizeof pt.error);
         return pt;
@@ -98,8 +78,10 @@ in_child(const MsScenario *sc)
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        guint64 base = ms_bench_status_kib("VmRSS:");
         Point r = run_point(sc);
-        r.peak_kib = peak_rss_kib();
+        r.base_kib = base;
+        r.peak_kib = ms_bench_status_kib("VmHWM:");
         ssize_t n = write(fds[1], &r, sizeof r);
         _exit(n == (ssize_t)sizeof r ? 0 : 1);
     }
@@ -123,23 +105,15 @@ print_point(const char *what, const char *policy, const Point *p)
         printf("%-26s %-11s failed: %s\n", what, policy, p->error);
         return;
     }
-    printf("%-26s %-11s %8.2f %8.2f %6u %12.0f %11.0f %9.0f %10.3f %9.3f\n", what, policy,
-           p->wall_s, p->cpu_s, p->iterations, p->events, p->flows, p->peak_kib / 1024.0,
-           p->step_ms, p->p95_ms);
+    printf("%-26s %-11s %8.2f %8.2f %6u %12.0f %11.0f %9.0f %9.0f %10.3f %9.3f\n", what, policy,
+           p->wall_s, p->cpu_s, p->iterations, p->events, p->flows, p->base_kib / 1024.0,
+           p->peak_kib / 1024.0, p->step_ms, p->p95_ms);
 }
 
 static char *
 write_inputs(const char *dir, guint nodes, char **model_path)
 {
-    g_autofree char *topo = g_strdup_printf(
-        "[topology]\nformat = 1\nname = bench-%unode\n"
-        "description = %u x DGX A100 nodes on a non-blocking rail fabric\n"
-        "[gpu]\nmodel = A100-SXM4-80GB\npeak = 312TFLOPS\nhbm = 2039GBps\nmemory = 80GiB\n"
-        "launch_overhead = 4us\n"
-        "[preset]\nnodes = %u\ngpus_per_node = 8\nintra = nvswitch\nintra_bandwidth = 300GBps\n"
-        "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
-        "fabric = switch\nfabric_latency = 0.13us\n",
-        nodes, nodes, nodes);
+    g_autofree char *topo = ms_bench_dgx_a100_ini(nodes);
     char *topo_path = g_build_filename(dir, "topology.ini", NULL);
     *model_path = g_build_filename(dir, "model.ini", NULL);
     if (!g_file_set_contents(topo_path, topo, -1, NULL) ||
@@ -217,8 +191,8 @@ main(int argc, char **argv)
     printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, on %d DGX A100 "
            "nodes; infer: %s on %s, generated routing\n",
            nodes, MS_SCENARIO_MODEL, MS_SCENARIO_TOPOLOGY);
-    printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %10s %9s\n", "point", "policy", "wall(s)",
-           "cpu(s)", "iters", "events", "flows", "peak MiB", "step(ms)", "p95(ms)");
+    printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %10s %9s\n", "point", "policy", "wall(s)",
+           "cpu(s)", "iters", "events", "flows", "base MiB", "peak MiB", "step(ms)", "p95(ms)");
     g_auto(GStrv) tp = g_strsplit(train, ",", -1);
     g_auto(GStrv) ip = g_strsplit(infer, ",", -1);
     int rc = 0;
@@ -229,7 +203,8 @@ main(int argc, char **argv)
         rc |= bench_infer((guint)batches, ip);
     }
     g_rmdir(dir);
-    printf("wall and cpu are the whole scenario (routing generation, planning, simulation);\n"
-           "peak MiB is the child process's VmHWM; step is the mean simulated step or batch.\n");
+    printf("wall and cpu are the whole scenario (routing generation, planning, simulation); base\n"
+           "MiB is the child's resident memory before it (the program and its shared libraries),\n"
+           "peak MiB its VmHWM after; step is the mean simulated step or batch.\n");
     return rc;
 }
