@@ -193,12 +193,18 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     guint want = sc->iterations ? sc->iterations : (src.gen ? 1 : G_MAXUINT);
     for (guint it = 0; ok && it < sc->warmup + want;) {
         g_autoptr(MsRouting) routing = NULL;
-        if (cancelled(sc, error) || !source_next(&src, &routing, error)) {
+        if (cancelled(sc, error)) {
             ok = FALSE;
             break;
         }
-        if (routing == NULL) {
-            break; /* the trace ended */
+        /* Both sources answer FALSE at the end too, without an error: the trace ended. */
+        GError *read_error = NULL;
+        if (!source_next(&src, &routing, &read_error)) {
+            ok = read_error == NULL;
+            if (!ok) {
+                g_propagate_error(error, read_error);
+            }
+            break;
         }
         ok = ms_plan_check_routing(model, routing, topo, sc->mode, error);
         if (ok && it >= sc->warmup) {
