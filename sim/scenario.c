@@ -184,11 +184,12 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     /* Only Lina's inference scheduler learns from earlier batches. */
     g_autoptr(MsPathProfile) profile =
         sc->mode == MS_PLAN_INFER && g_strcmp0(ms_policy_name(policy), "lina") == 0
-            ? ms_path_profile_new(m->experts, m->n_moe)
+            ? ms_path_profile_new(m->experts, m->n_moe,
+                                  (guint)ms_policy_get_uint(policy, "path"))
             : NULL;
     g_autoptr(MsResult) res = ms_result_new(sc->backend ? sc->backend : "sim");
     gboolean ok = TRUE;
-    double events = 0;
+    double events = 0, flows = 0;
     /* 64 bits: "the whole trace" after warm-up iterations must not wrap around. */
     guint64 want = sc->iterations ? sc->iterations : (src.gen ? 1 : G_MAXUINT);
     for (guint64 it = 0; ok && it < sc->warmup + want;) {
@@ -214,9 +215,11 @@ ms_scenario_run(const MsScenario *sc, GError **error)
             g_autoptr(MsRecords) r = s ? execute(sc, s, topo, cal, detail, error) : NULL;
             ok = r != NULL;
             if (ok) {
-                double ev = 0;
+                double ev = 0, fl = 0;
                 ms_records_get_stat(r, "events", &ev);
+                ms_records_get_stat(r, "flows", &fl);
                 events += ev;
+                flows += fl;
                 ms_result_add(res, s, r);
                 if (detail) {
                     ms_result_set_detail(res, g_steal_pointer(&s), g_steal_pointer(&r));
@@ -241,6 +244,7 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     }
     ms_result_set_stat(res, "wall_s", (g_get_monotonic_time() - t0) * 1e-6);
     ms_result_set_stat(res, "events", events);
+    ms_result_set_stat(res, "flows", flows);
     ms_result_add_note(res, cal ? "calibrated figures" : "nominal topology figures");
     return g_steal_pointer(&res);
 }

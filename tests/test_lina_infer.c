@@ -150,7 +150,7 @@ static void
 test_phases(void)
 {
     GError *error = NULL;
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 2);
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 2, MS_PATH_MAX_DEPTH);
     g_autoptr(MsRouting) past = infer_batch(0, FALSE);
     CU_ASSERT_TRUE(ms_path_profile_add(prof, past, &error));
     /* Same routing as learned: the estimate is exact at layer 1, no re-plan there. */

@@ -12,7 +12,7 @@ static const guint32 learned[] = {
 static void
 test_estimate(void)
 {
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3, MS_PATH_MAX_DEPTH);
     g_autoptr(MsRouting) a = fx_paths_routing(0, 4, 3, 2, 2, learned);
     GError *error = NULL;
     CU_ASSERT_TRUE(ms_path_profile_add(prof, a, &error));
@@ -52,7 +52,7 @@ test_estimate(void)
 static void
 test_profile_errors(void)
 {
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3);
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 3, MS_PATH_MAX_DEPTH);
     GError *error = NULL;
     g_autoptr(MsRouting) wrong = fx_paths_routing(0, 4, 2, 2, 2, learned);
     CU_ASSERT_FALSE(ms_path_profile_add(prof, wrong, &error));
@@ -73,7 +73,7 @@ test_hashed(void)
     static const guint32 learned_big[] = {
         1000, 700, 5, /**/ 3, 700, 9, /**/ 1000, 700, 5, /**/ 3, 700, 9,
     };
-    g_autoptr(MsPathProfile) prof = ms_path_profile_new(1024, 3);
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(1024, 3, MS_PATH_MAX_DEPTH);
     g_autoptr(MsRouting) a = fx_paths_routing(0, 1024, 3, 2, 2, learned_big);
     GError *error = NULL;
     CU_ASSERT_TRUE(ms_path_profile_add(prof, a, &error));
@@ -94,6 +94,36 @@ test_hashed(void)
     CU_ASSERT_EQUAL(total, 4);
 }
 
+/* A profile kept to depth 1 answers deeper requests with one-layer paths. Learned: after (0, 2)
+ * tokens chose 1, after (1, 2) they chose 0, so the one-layer path (2) is half and half. */
+static void
+test_depth_limit(void)
+{
+    static const guint32 shared[] = {
+        0, 2, 1, /**/ 0, 2, 1, /**/ 1, 2, 0, /**/ 1, 2, 0,
+    };
+    static const guint32 batch_paths[] = {
+        0, 2, 3, /**/ 0, 2, 3, /**/ 0, 2, 3, /**/ 0, 2, 3,
+    };
+    g_autoptr(MsPathProfile) shallow = ms_path_profile_new(4, 3, 1);
+    g_autoptr(MsPathProfile) deep = ms_path_profile_new(4, 3, MS_PATH_MAX_DEPTH);
+    g_autoptr(MsRouting) a = fx_paths_routing(0, 4, 3, 2, 2, shared);
+    g_autoptr(MsRouting) b = fx_paths_routing(1, 4, 3, 2, 2, batch_paths);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_path_profile_add(shallow, a, &error));
+    CU_ASSERT_TRUE(ms_path_profile_add(deep, a, &error));
+    double load[4];
+    ms_path_profile_estimate(deep, b, 2, 2, load);
+    CU_ASSERT_EQUAL(load[0], 0);
+    CU_ASSERT_EQUAL(load[1], 4);
+    ms_path_profile_estimate(shallow, b, 2, 2, load);
+    CU_ASSERT_EQUAL(load[0], 2);
+    CU_ASSERT_EQUAL(load[1], 2);
+    ms_path_profile_estimate(deep, b, 2, 1, load);
+    CU_ASSERT_EQUAL(load[0], 2);
+    CU_ASSERT_EQUAL(load[1], 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -101,6 +131,7 @@ main(int argc, char **argv)
         {"estimate and its back-offs", test_estimate},
         {"hashed tables for many experts", test_hashed},
         {"errors", test_profile_errors},
+        {"a shallow profile backs off to its depth", test_depth_limit},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"path_profile", NULL, NULL, tests}, {NULL}};

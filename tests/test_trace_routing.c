@@ -143,6 +143,25 @@ test_build_errors(void)
     }
     CU_ASSERT_FALSE(ms_routing_add_token(t, 4321, 1, path, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE, "token 4321 of rank 1");
+
+    /* Increasing ids need no set; a smaller new id is accepted and from then on every id is
+     * checked against all earlier ones, of every rank. */
+    g_autoptr(MsRouting) u = ms_routing_new(&h, 9, &error);
+    for (guint64 id = 10; id < 3000; id += 2) {
+        CU_ASSERT_TRUE_FATAL(ms_routing_add_token(u, id, (guint32)(id % 4 == 0), path, &error));
+    }
+    CU_ASSERT_TRUE(ms_routing_add_token(u, 11, 0, path, &error));
+    CU_ASSERT_TRUE(ms_routing_add_token(u, 3001, 1, path, &error));
+    CU_ASSERT_FALSE(ms_routing_add_token(u, 2996, 1, path, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE,
+                    "token 2996 of rank 1 appears twice in iteration 9");
+    CU_ASSERT_FALSE(ms_routing_add_token(u, 3001, 1, path, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE, "token 3001 of rank 1");
+    CU_ASSERT_FALSE(ms_routing_add_token(u, 10, 0, path, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE, "token 10 of rank 0");
+    CU_ASSERT_TRUE(ms_routing_add_token(u, 10, 1, path, &error));
+    CU_ASSERT_TRUE(ms_routing_seal(u, &error));
+    CU_ASSERT_EQUAL(ms_routing_total_tokens(u), 1495 + 3);
 }
 
 static void

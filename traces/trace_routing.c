@@ -12,7 +12,9 @@ typedef enum {
 } Kind;
 
 /* Open-addressing set of (rank, token id) pairs: detects a token id given twice on one rank
- * while an iteration is built, in constant time per token. */
+ * while an iteration is built, in constant time per token. It is built only once some rank's ids
+ * stop increasing: while every rank's ids increase (what the generator and most logs write), no
+ * id can repeat and the last id of each rank is all the check needs. */
 typedef struct {
     guint64 id;
     guint32 rank;
@@ -34,7 +36,14 @@ struct _MsRouting {
     guint32 *rank_first; /* [ranks + 1], sealed: index of each rank's first token */
     TokenKey *keys;
     gsize n_keys, cap_keys;
+    guint64 *last_id; /* [rank] while building: the last id, valid when rank_tokens > 0 */
+    gboolean hashed;  /* keys hold every (rank, id) given so far */
+    gboolean shuffled; /* a token came after a token of a later rank: sealing regroups them */
 };
+
+/* Expert ids reserved up front when the header fixes tokens_per_rank (8 MiB at most, whatever a
+ * header claims: beyond, the arrays grow as records come). */
+#define RESERVE_MAX_IDS (1u << 22)
 
 static gsize
 cell_index(const MsRouting *r, guint32 layer, guint32 rank, guint32 expert)
@@ -84,6 +93,7 @@ ms_routing_free(MsRouting *r)
     }
     g_free(r->rank_first);
     g_free(r->keys);
+    g_free(r->last_id);
     g_free(r);
 }
 
@@ -160,7 +170,7 @@ keys_grow(MsRouting *r)
     r->cap_keys = cap;
 }
 
-/* Records (rank, id); FALSE when already there. */
+/* Records (rank, id) in the set; FALSE when already there. */
 static gboolean
 keys_insert(MsRouting *r, guint64 id, guint32 rank)
 {
@@ -174,6 +184,29 @@ keys_insert(MsRouting *r, guint64 id, guint32 rank)
     *slot = (TokenKey){.id = id, .rank = rank, .used = 1};
     r->n_keys++;
     return TRUE;
+}
+
+/* Whether (rank, id) is new. Increasing ids per rank need no set; the first id that does not
+ * increase builds it from the tokens so far (all distinct) and it is kept from then on. */
+static gboolean
+token_is_new(MsRouting *r, guint64 id, guint32 rank)
+{
+    if (!r->hashed) {
+        if (r->last_id == NULL) {
+            r->last_id = g_new(guint64, r->header.ranks);
+        }
+        if (r->rank_tokens[rank] == 0 || id > r->last_id[rank]) {
+            r->last_id[rank] = id;
+            return TRUE;
+        }
+        r->hashed = TRUE;
+        guint n = r->token_ids ? r->token_ids->len : 0;
+        for (guint t = 0; t < n; t++) {
+            keys_insert(r, g_array_index(r->token_ids, guint64, t),
+                        g_array_index(r->token_rank, guint32, t));
+        }
+    }
+    return keys_insert(r, id, rank);
 }
 
 gboolean
@@ -191,7 +224,7 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
                     MS_TRACE_MAX_TOKENS_PER_RANK, r->iteration);
         return FALSE;
     }
-    if (!keys_insert(r, token_id, src_rank)) {
+    if (!token_is_new(r, token_id, src_rank)) {
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_DUPLICATE,
                     "token %" G_GUINT64_FORMAT
                     " of rank %u appears twice in iteration %" G_GUINT64_FORMAT,
@@ -200,9 +233,15 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
     }
     guint len = ms_trace_header_path_len(&r->header);
     if (r->paths == NULL) {
-        r->paths = g_array_new(FALSE, FALSE, sizeof(guint16));
-        r->token_rank = g_array_new(FALSE, FALSE, sizeof(guint32));
-        r->token_ids = g_array_new(FALSE, FALSE, sizeof(guint64));
+        guint64 want = (guint64)r->header.ranks * r->header.tokens_per_rank;
+        guint reserve = (guint)MIN(want, RESERVE_MAX_IDS / len);
+        r->paths = g_array_sized_new(FALSE, FALSE, sizeof(guint16), reserve * len);
+        r->token_rank = g_array_sized_new(FALSE, FALSE, sizeof(guint32), reserve);
+        r->token_ids = g_array_sized_new(FALSE, FALSE, sizeof(guint64), reserve);
+    }
+    guint n_before = r->token_rank->len;
+    if (n_before > 0 && g_array_index(r->token_rank, guint32, n_before - 1) > src_rank) {
+        r->shuffled = TRUE;
     }
     gsize at = r->paths->len;
     g_array_set_size(r->paths, at + len);
@@ -278,6 +317,10 @@ seal_tokens(MsRouting *r)
     for (guint32 rank = 0; rank < ranks; rank++) {
         r->rank_first[rank + 1] = r->rank_first[rank] + r->rank_tokens[rank];
     }
+    if (!r->shuffled) {
+        g_clear_pointer(&r->token_rank, g_array_unref); /* already grouped by rank */
+        return;
+    }
     g_autofree guint32 *next = g_memdup2(r->rank_first, sizeof(guint32) * ranks);
     GArray *paths = g_array_sized_new(FALSE, FALSE, sizeof(guint16), n * len);
     GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(guint64), n);
@@ -302,6 +345,7 @@ ms_routing_seal(MsRouting *r, GError **error)
     g_return_val_if_fail(r != NULL && !r->sealed, FALSE);
     g_clear_pointer(&r->count_given, g_free);
     g_clear_pointer(&r->keys, g_free);
+    g_clear_pointer(&r->last_id, g_free);
     r->n_keys = r->cap_keys = 0;
     if (r->kind == KIND_COUNTS && !seal_counts(r, error)) {
         return FALSE;

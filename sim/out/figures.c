@@ -2,6 +2,7 @@
 #include "figures.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "sim/out/plot.h"
 
@@ -116,7 +117,7 @@ ms_figure_latency_cdf(const char *path, const char *title, const char *const *na
     ms_plot_set(p, "set xlabel 'batch latency (ms)'");
     ms_plot_set(p, "set ylabel 'fraction of batches'");
     ms_plot_set(p, "set yrange [0:1.02]");
-    ms_plot_set(p, "set key bottom right");
+    ms_plot_set(p, "set key outside right top");
     for (guint k = 0; k < n; k++) {
         guint m = ms_result_n_iterations(results[k]);
         g_autofree double *v = g_new(double, MAX(m, 1));
@@ -147,6 +148,15 @@ ms_figure_compare(const char *path, const char *title, const char *const *names,
     ms_plot_set(p, "set yrange [0:*]");
     ms_plot_set(p, "set offsets 0, 0, graph 0.25, 0");
     ms_plot_set(p, "set xtics nomirror");
+    /* Policies with parameters have long names: tilt them where they would run into each other
+     * (about 7 px per character against 850 px of plot shared by n groups). */
+    gsize longest = 0;
+    for (guint k = 0; k < n; k++) {
+        longest = MAX(longest, strlen(names[k]));
+    }
+    if (longest * 7 > 850 / MAX(n, 1)) {
+        ms_plot_set(p, "set xtics rotate by 20 right");
+    }
     static const char *const metric[] = {"step time", "all-to-all", "exposed communication",
                                          "allreduce"};
     static const char *const colour[] = {"#1f77b4", "#d62728", "#ff7f0e", "#8c564b"};

@@ -29,7 +29,7 @@ typedef struct {
 } Table;
 
 struct _MsPathProfile {
-    guint experts, layers, batches;
+    guint experts, layers, depth, batches;
     Table *tables;     /* [m * MS_PATH_MAX_DEPTH + d - 1] */
     guint64 *marginal; /* [m * experts + e] */
     guint64 *marginal_total;
@@ -69,18 +69,20 @@ power(guint64 e, guint n)
 }
 
 MsPathProfile *
-ms_path_profile_new(guint experts, guint layers)
+ms_path_profile_new(guint experts, guint layers, guint depth)
 {
     g_return_val_if_fail(experts > 0 && experts <= 65536 && layers > 0, NULL);
+    g_return_val_if_fail(depth >= 1 && depth <= MS_PATH_MAX_DEPTH, NULL);
     MsPathProfile *prof = g_new0(MsPathProfile, 1);
     prof->experts = experts;
     prof->layers = layers;
+    prof->depth = depth;
     prof->tables = g_new0(Table, (gsize)layers * MS_PATH_MAX_DEPTH);
     for (gsize i = 0; i < (gsize)layers * MS_PATH_MAX_DEPTH; i++) {
         guint d = (guint)(i % MS_PATH_MAX_DEPTH) + 1;
         Table *t = &prof->tables[i];
         t->dense = power(experts, d + 1) <= DENSE_MAX;
-        if (!t->dense) {
+        if (!t->dense && d <= depth) {
             t->sparse = g_hash_table_new_full(path_hash, g_int64_equal, g_free, stats_free);
         }
     }
@@ -177,14 +179,14 @@ table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen,
 
 /* Adds k choices spread as those after path were; FALSE when the path was never seen. */
 static gboolean
-table_spread(const Table *t, guint experts, guint64 path, guint k, double *load)
+table_spread(const Table *t, guint experts, guint64 path, double k, double *load)
 {
     if (t->dense) {
         if (t->totals == NULL || t->totals[path] == 0) {
             return FALSE;
         }
         const guint32 *row = t->counts + path * experts;
-        double scale = (double)k / (double)t->totals[path];
+        double scale = k / (double)t->totals[path];
         for (guint e = 0; e < experts; e++) {
             load[e] += row[e] ? scale * row[e] : 0;
         }
@@ -246,7 +248,7 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
                     prof->marginal[(gsize)m * prof->experts + chosen[c]]++;
                 }
                 prof->marginal_total[m] += h->top_k;
-                for (guint d = 1; d <= MIN(m, MS_PATH_MAX_DEPTH); d++) {
+                for (guint d = 1; d <= MIN(m, prof->depth); d++) {
                     Table *tb = table_of(prof, m, d);
                     table_add(tb, prof->experts, d, path_of(tb, prof->experts, best, m, d), chosen,
                               h->top_k);
@@ -275,24 +277,70 @@ add_marginal(const MsPathProfile *prof, guint m, guint experts, double assignmen
     }
 }
 
-/* Spreads one token's k choices as the longest known path over the previous layers does; FALSE
- * when no suffix of its path is known. */
+/* Spreads `tokens` tokens' k choices each as the longest known suffix of their path (the first
+ * choices at the dmax layers before m, oldest first) does; FALSE when no suffix is known. */
 static gboolean
-add_token_path(const MsPathProfile *prof, const MsRouting *batch, guint r, guint t, guint m,
-               guint depth, guint k, double *load)
+spread_path(const MsPathProfile *prof, const guint16 *best, guint m, guint dmax, guint k,
+            guint64 tokens, double *load)
 {
-    guint16 best[MS_PATH_MAX_DEPTH];
-    guint dmax = MIN(MIN(depth, m), MS_PATH_MAX_DEPTH);
-    for (guint j = 0; j < dmax; j++) {
-        best[j] = ms_routing_token_experts(batch, r, t, m - dmax + j)[0];
-    }
     for (guint d = dmax; d >= 1; d--) {
         const Table *tb = table_of(prof, m, d);
-        if (table_spread(tb, prof->experts, path_of(tb, prof->experts, best, dmax, d), k, load)) {
+        if (table_spread(tb, prof->experts, path_of(tb, prof->experts, best, dmax, d),
+                         (double)k * (double)tokens, load)) {
             return TRUE;
         }
     }
     return FALSE;
+}
+
+/* The batch's distinct paths over dmax layers (16-bit ids packed oldest first) with their token
+ * counts, in order of first appearance: tokens that took the same path get the same spread, so
+ * each path is spread once, in an order fixed by the batch. */
+typedef struct {
+    guint64 *keys, *counts;
+    guint32 *slot; /* open addressing: index + 1 into keys/counts, 0 = free */
+    gsize n, cap;
+} PathSet;
+
+static void
+path_set_add(PathSet *ps, guint64 key)
+{
+    gsize i = (gsize)path_hash(&key) & (ps->cap - 1);
+    while (ps->slot[i] && ps->keys[ps->slot[i] - 1] != key) {
+        i = (i + 1) & (ps->cap - 1);
+    }
+    if (ps->slot[i] == 0) {
+        ps->keys[ps->n] = key;
+        ps->counts[ps->n] = 0;
+        ps->slot[i] = (guint32)++ps->n;
+    }
+    ps->counts[ps->slot[i] - 1]++;
+}
+
+static void
+collect_paths(const MsRouting *batch, guint m, guint dmax, PathSet *ps)
+{
+    const MsTraceHeader *h = ms_routing_header(batch);
+    guint64 n = ms_routing_total_tokens(batch);
+    ps->cap = 16;
+    while (ps->cap < 2 * n) {
+        ps->cap *= 2;
+    }
+    ps->keys = g_new(guint64, n);
+    ps->counts = g_new(guint64, n);
+    ps->slot = g_new0(guint32, ps->cap);
+    ps->n = 0;
+    for (guint r = 0; r < h->ranks; r++) {
+        guint n_rank = ms_routing_n_tokens(batch, r);
+        for (guint t = 0; t < n_rank; t++) {
+            const guint16 *path = ms_routing_token_experts(batch, r, t, 0);
+            guint64 key = 0;
+            for (guint j = 0; j < dmax; j++) {
+                key |= (guint64)path[(gsize)(m - dmax + j) * h->top_k] << (16 * j);
+            }
+            path_set_add(ps, key);
+        }
+    }
 }
 
 void
@@ -305,14 +353,22 @@ ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guin
         add_marginal(prof, m, h->experts, (double)ms_routing_total_tokens(batch) * h->top_k, load);
         return;
     }
+    guint dmax = MIN(MIN(depth, m), prof->depth);
+    PathSet ps;
+    collect_paths(batch, m, dmax, &ps);
     guint64 unknown = 0;
-    for (guint r = 0; r < h->ranks; r++) {
-        for (guint t = 0; t < ms_routing_n_tokens(batch, r); t++) {
-            if (!add_token_path(prof, batch, r, t, m, depth, h->top_k, load)) {
-                unknown++;
-            }
+    for (gsize i = 0; i < ps.n; i++) {
+        guint16 best[MS_PATH_MAX_DEPTH];
+        for (guint j = 0; j < dmax; j++) {
+            best[j] = (guint16)(ps.keys[i] >> (16 * j));
+        }
+        if (!spread_path(prof, best, m, dmax, h->top_k, ps.counts[i], load)) {
+            unknown += ps.counts[i];
         }
     }
+    g_free(ps.keys);
+    g_free(ps.counts);
+    g_free(ps.slot);
     if (unknown > 0) {
         add_marginal(prof, m, h->experts, (double)unknown * h->top_k, load);
     }

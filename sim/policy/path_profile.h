@@ -17,7 +17,10 @@ G_BEGIN_DECLS
 
 typedef struct _MsPathProfile MsPathProfile;
 
-MsPathProfile *ms_path_profile_new(guint experts, guint layers);
+/* Keeps paths up to depth layers long (1 .. MS_PATH_MAX_DEPTH): the deepest path an estimate
+ * will ask for (Lina's `path`), so that deeper tables, the largest, are neither filled nor
+ * consulted. */
+MsPathProfile *ms_path_profile_new(guint experts, guint layers, guint depth);
 void ms_path_profile_free(MsPathProfile *prof);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsPathProfile, ms_path_profile_free)
 
@@ -28,8 +31,9 @@ guint ms_path_profile_n_batches(const MsPathProfile *prof);
 
 /* Estimated token-expert assignments per expert at MoE layer m of batch (load has one entry per
  * expert; they sum to the batch's assignments): each token adds its top_k choices spread as the
- * tokens that shared its path over the previous min(depth, m) layers spread theirs, backing off to
- * shorter paths, then to the layer's popularity, then to uniform when the profile knows nothing.
+ * tokens that shared its path over the previous min(depth, m) layers (at most the profile's
+ * depth) spread theirs, backing off to shorter paths, then to the layer's popularity, then to
+ * uniform when the profile knows nothing.
  * prof may be NULL (uniform). Without paths in the batch, the layer's popularity. */
 void ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guint m,
                               guint depth, double *load);

@@ -66,7 +66,8 @@ ms_planner_new(const MsPlannerOptions *opts, GError **error)
     }
     if (lina_dynamic(p)) {
         const MsModelSpec *s = ms_model_spec(p->model);
-        p->profile = ms_path_profile_new(s->experts, s->n_moe);
+        p->profile = ms_path_profile_new(s->experts, s->n_moe,
+                                         (guint)ms_policy_get_uint(p->policy, "path"));
     }
     return g_steal_pointer(&p);
 }

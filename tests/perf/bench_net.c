@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "ms_bench.h"
 #include "sim/net/collective.h"
 #include "sim/net/flowfile.h"
 #include "sim/sim.h"
@@ -19,37 +19,10 @@
 #define A2A_BYTES (32u << 20)       /* per rank: 4096 tokens x d_model 4096 x fp16 */
 #define ALLREDUCE_BYTES (64u << 20) /* a gradient bucket */
 
-static guint64
-read_status_kb(const char *key)
-{
-    g_autofree char *status = NULL;
-    if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL)) {
-        return 0;
-    }
-    const char *p = strstr(status, key);
-    return p ? g_ascii_strtoull(p + strlen(key), NULL, 10) : 0;
-}
-
-static double
-cpu_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static MsTopology *
 cluster(guint gpus, GError **error)
 {
-    g_autofree char *text = g_strdup_printf(
-        "[topology]\nformat = 1\nname = bench-%unode\n"
-        "description = %u x DGX A100 nodes on a non-blocking rail fabric\n"
-        "[gpu]\nmodel = A100-SXM4-80GB\npeak = 312TFLOPS\nhbm = 2039GBps\nmemory = 80GiB\n"
-        "launch_overhead = 4us\n"
-        "[preset]\nnodes = %u\ngpus_per_node = 8\nintra = nvswitch\nintra_bandwidth = 300GBps\n"
-        "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
-        "fabric = switch\nfabric_latency = 0.13us\n",
-        gpus / 8, gpus / 8, gpus / 8);
+    g_autofree char *text = ms_bench_dgx_a100_ini(gpus / 8);
     return ms_topology_load_data(text, strlen(text), "bench topology", error);
 }
 
@@ -218,9 +191,9 @@ child(const char *scenario, guint n, guint budget, const char *peer_file, const 
         }
     }
     double route_s = (g_get_monotonic_time() - r0) * 1e-6;
-    guint64 base = read_status_kb("VmRSS:");
+    guint64 base = ms_bench_status_kib("VmRSS:");
     gint64 t0 = g_get_monotonic_time();
-    double c0 = cpu_seconds();
+    double c0 = ms_bench_cpu_seconds();
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_network_set_solver_budget(ms_sim_network(sim), budget);
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
@@ -233,14 +206,14 @@ child(const char *scenario, guint n, guint budget, const char *peer_file, const 
         fprintf(stderr, "bench_net: %s\n", error->message);
         return 1;
     }
-    double wall = (g_get_monotonic_time() - t0) * 1e-6, cpu = cpu_seconds() - c0;
+    double wall = (g_get_monotonic_time() - t0) * 1e-6, cpu = ms_bench_cpu_seconds() - c0;
     MsTime makespan = 0;
     for (guint i = 0; i < n; i++) {
         makespan = MAX(makespan, ms_coll_rank_end(coll, i));
     }
     MsSimStats st;
     ms_sim_stats(sim, &st);
-    guint64 peak = read_status_kb("VmHWM:");
+    guint64 peak = ms_bench_status_kib("VmHWM:");
     printf("flows=%" G_GUINT64_FORMAT " events=%" G_GUINT64_FORMAT " solves=%" G_GUINT64_FORMAT
            " elems=%" G_GUINT64_FORMAT " peak_live=%" G_GUINT64_FORMAT
            " wall=%.6f cpu=%.6f route_s=%.6f peak_kb=%" G_GUINT64_FORMAT

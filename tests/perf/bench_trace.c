@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ms_bench.h"
 #include "traces/trace_gen.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -26,17 +27,6 @@ typedef struct {
     guint64 bytes;
     guint64 hwm_kib;
 } Result;
-
-static guint64
-peak_rss_kib(void)
-{
-    g_autofree char *status = NULL;
-    if (!g_file_get_contents("/proc/self/status", &status, NULL, NULL)) {
-        return 0;
-    }
-    const char *p = strstr(status, "VmHWM:");
-    return p ? g_ascii_strtoull(p + 6, NULL, 10) : 0;
-}
 
 static Result
 write_trace(const char *path, MsTraceFormat format, guint iterations)
@@ -112,7 +102,7 @@ in_child(const char *path, MsTraceFormat format, guint iterations, gboolean read
     if (pid == 0) {
         close(fds[0]);
         Result r = reading ? read_trace(path) : write_trace(path, format, iterations);
-        r.hwm_kib = peak_rss_kib();
+        r.hwm_kib = ms_bench_status_kib("VmHWM:");
         ssize_t n = write(fds[1], &r, sizeof(r));
         _exit(n == (ssize_t)sizeof(r) ? 0 : 1);
     }

@@ -1,0 +1,210 @@
+/* bench_moe: speed and memory of whole MoE scenarios, from routing to results. One training step
+ * of a 16-layer, 64-expert model on 256 GPUs (32 DGX A100 nodes) under each policy, and 10,000
+ * inference batches of the default model on its 16-GPU testbed under static and Lina placement.
+ * Each point runs in a child process so that its peak memory is its own. Prints wall and CPU time,
+ * events, flows, peak resident memory and the simulated step time; asserts nothing about time. */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ms_bench.h"
+#include "sim/scenario.h"
+
+/* 16 layers, all MoE, 64 experts, top-2, bf16, 4096 tokens per GPU and step: a mid-size MoE
+ * whose expert-parallel groups (64 GPUs) span 8 nodes, so all-to-alls and allreduces cross the
+ * fabric. Routing is generated with the scenario's documented default skew. */
+static const char model_ini[] = "[model]\nformat = 1\nname = bench-16l-64e\n"
+                                "description = benchmark model: 16 MoE layers, 64 experts\n"
+                                "layers = 16\nd_model = 2048\nd_ffn = 8192\nexperts = 64\n"
+                                "top_k = 2\ndtype = bf16\nheads = 16\nseq_len = 2048\n"
+                                "tokens_per_gpu = 4096\ntokens_per_gpu_infer = 512\n";
+
+typedef struct {
+    gboolean ok;
+    char error[240];
+    double wall_s, cpu_s, events, flows, step_ms, p95_ms;
+    guint iterations;
+    guint64 base_kib, peak_kib;
+} Point;
+
+static double
+stat_of(JsonObject *o, const char *member, const char *key)
+{
+    JsonObject *m = json_object_get_object_member(o, member);
+    return m && json_object_has_member(m, key) ? json_object_get_double_member(m, key) : 0;
+}
+
+static Point
+run_point(const MsScenario *sc)
+{
+    Point pt = {0};
+    g_autoptr(GError) error = NULL;
+    double cpu0 = ms_bench_cpu_seconds();
+    gint64 t0 = g_get_monotonic_time();
+    g_autoptr(MsResult) res = ms_scenario_run(sc, &error);
+    pt.wall_s = (g_get_monotonic_time() - t0) * 1e-6;
+    pt.cpu_s = ms_bench_cpu_seconds() - cpu0;
+    if (res == NULL) {
+        g_strlcpy(pt.error, error->message, sizeof pt.error);
+        return pt;
+    }
+    g_autoptr(JsonNode) json = ms_result_to_json(res);
+    JsonObject *o = json_node_get_object(json);
+    pt.events = stat_of(o, "stats", "events");
+    pt.flows = stat_of(o, "stats", "flows");
+    pt.step_ms = stat_of(o, "summary", "step_time_us") * 1e-3;
+    pt.p95_ms = stat_of(o, "summary", "step_time_p95_us") * 1e-3;
+    pt.iterations = ms_result_n_iterations(res);
+    pt.ok = TRUE;
+    return pt;
+}
+
+/* Runs one scenario in a child process and returns what it reports through a pipe. */
+static Point
+in_child(const MsScenario *sc)
+{
+    Point pt = {0};
+    int fds[2];
+    if (pipe(fds) != 0) {
+        g_strlcpy(pt.error, "pipe failed", sizeof pt.error);
+        return pt;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        guint64 base = ms_bench_status_kib("VmRSS:");
+        Point r = run_point(sc);
+        r.base_kib = base;
+        r.peak_kib = ms_bench_status_kib("VmHWM:");
+        ssize_t n = write(fds[1], &r, sizeof r);
+        _exit(n == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fds[1]);
+    if (pid < 0 || read(fds[0], &pt, sizeof pt) != (ssize_t)sizeof pt) {
+        pt.ok = FALSE;
+        g_strlcpy(pt.error, "the child process died", sizeof pt.error);
+    }
+    close(fds[0]);
+    if (pid > 0) {
+        int status = 0;
+        waitpid(pid, &status, 0);
+    }
+    return pt;
+}
+
+static void
+print_point(const char *what, const char *policy, const Point *p)
+{
+    if (!p->ok) {
+        printf("%-26s %-11s failed: %s\n", what, policy, p->error);
+        return;
+    }
+    printf("%-26s %-11s %8.2f %8.2f %6u %12.0f %11.0f %9.0f %9.0f %10.3f %9.3f\n", what, policy,
+           p->wall_s, p->cpu_s, p->iterations, p->events, p->flows, p->base_kib / 1024.0,
+           p->peak_kib / 1024.0, p->step_ms, p->p95_ms);
+}
+
+static char *
+write_inputs(const char *dir, guint nodes, char **model_path)
+{
+    g_autofree char *topo = ms_bench_dgx_a100_ini(nodes);
+    char *topo_path = g_build_filename(dir, "topology.ini", NULL);
+    *model_path = g_build_filename(dir, "model.ini", NULL);
+    if (!g_file_set_contents(topo_path, topo, -1, NULL) ||
+        !g_file_set_contents(*model_path, model_ini, -1, NULL)) {
+        g_free(topo_path);
+        g_clear_pointer(model_path, g_free);
+        return NULL;
+    }
+    return topo_path;
+}
+
+static int
+bench_train(const char *dir, guint nodes, char **policies)
+{
+    g_autofree char *model = NULL;
+    g_autofree char *topo = write_inputs(dir, nodes, &model);
+    if (topo == NULL) {
+        fprintf(stderr, "bench_moe: cannot write the inputs under %s\n", dir);
+        return 1;
+    }
+    g_autofree char *what = g_strdup_printf("train step, %u GPUs", nodes * 8);
+    int rc = 0;
+    for (guint i = 0; policies[i]; i++) {
+        MsScenario sc = {.topology = topo, .model = model, .policy = policies[i], .iterations = 1};
+        Point p = in_child(&sc);
+        print_point(what, policies[i], &p);
+        rc |= !p.ok;
+    }
+    g_remove(model);
+    g_remove(topo);
+    return rc;
+}
+
+static int
+bench_infer(guint batches, char **policies)
+{
+    g_autofree char *what = g_strdup_printf("infer x%u, 16 GPUs", batches);
+    int rc = 0;
+    for (guint i = 0; policies[i]; i++) {
+        MsScenario sc = {.policy = policies[i], .mode = MS_PLAN_INFER, .iterations = batches};
+        Point p = in_child(&sc);
+        print_point(what, policies[i], &p);
+        rc |= !p.ok;
+    }
+    return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+    g_autofree char *train = g_strdup("fifo,concurrent,priority,lina,schemoe");
+    g_autofree char *infer = g_strdup("concurrent,lina");
+    gint nodes = 32, batches = 10000;
+    GOptionEntry entries[] = {
+        {"train", 0, 0, G_OPTION_ARG_STRING, &train, "Policies of the training step ('' = none)",
+         "LIST"},
+        {"infer", 0, 0, G_OPTION_ARG_STRING, &infer, "Policies of the inference replay", "LIST"},
+        {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "DGX A100 nodes of the training cluster", "N"},
+        {"batches", 0, 0, G_OPTION_ARG_INT, &batches, "Inference batches", "N"},
+        {NULL},
+    };
+    g_autoptr(GOptionContext) ctx = g_option_context_new("- whole-scenario benchmark");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &error) || nodes < 1 || nodes > 4096 ||
+        batches < 1) {
+        fprintf(stderr, "bench_moe: %s\n", error ? error->message : "bad --nodes or --batches");
+        return 2;
+    }
+    g_autofree char *dir = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
+    if (dir == NULL) {
+        fprintf(stderr, "bench_moe: cannot make a temporary folder\n");
+        return 1;
+    }
+    printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, on %d DGX A100 "
+           "nodes; infer: %s on %s, generated routing\n",
+           nodes, MS_SCENARIO_MODEL, MS_SCENARIO_TOPOLOGY);
+    printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %10s %9s\n", "point", "policy", "wall(s)",
+           "cpu(s)", "iters", "events", "flows", "base MiB", "peak MiB", "step(ms)", "p95(ms)");
+    g_auto(GStrv) tp = g_strsplit(train, ",", -1);
+    g_auto(GStrv) ip = g_strsplit(infer, ",", -1);
+    int rc = 0;
+    if (*train) {
+        rc |= bench_train(dir, (guint)nodes, tp);
+    }
+    if (*infer) {
+        rc |= bench_infer((guint)batches, ip);
+    }
+    g_rmdir(dir);
+    printf("wall and cpu are the whole scenario (routing generation, planning, simulation); base\n"
+           "MiB is the child's resident memory before it (the program and its shared libraries),\n"
+           "peak MiB its VmHWM after; step is the mean simulated step or batch.\n");
+    return rc;
+}
