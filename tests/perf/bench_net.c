@@ -380,30 +380,35 @@ main(int argc, char **argv)
         return child(argv[2], (guint)atoi(argv[3]), (guint)atoi(argv[4]), argc > 6 ? argv[5] : NULL,
                      argc > 6 ? argv[6] : NULL);
     }
-    const char *gpus_list = "16,64,128,256,1024";
-    const char *scenarios_list = "a2a,a2av,allreduce";
-    const char *peer = g_getenv("MOESIM_SIMGRID_PEER");
-    const char *budget = "24";
-    guint peer_max = 256, peer_timeout = 600;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (strcmp(argv[i], "--gpus") == 0) {
-            gpus_list = argv[i + 1];
-        } else if (strcmp(argv[i], "--scenarios") == 0) {
-            scenarios_list = argv[i + 1];
-        } else if (strcmp(argv[i], "--peer") == 0) {
-            peer = argv[i + 1];
-        } else if (strcmp(argv[i], "--peer-max-gpus") == 0) {
-            peer_max = atoi(argv[i + 1]);
-        } else if (strcmp(argv[i], "--peer-timeout") == 0) {
-            peer_timeout = atoi(argv[i + 1]);
-        } else if (strcmp(argv[i], "--solver-budget") == 0) {
-            budget = argv[i + 1];
-        } else {
-            fprintf(stderr, "usage: bench_net [--gpus 16,64,...] [--scenarios a2a,a2av,allreduce] "
-                            "[--peer PATH] [--peer-max-gpus N] [--peer-timeout S] "
-                            "[--solver-budget N (0: no propagation)]\n");
-            return 2;
-        }
+    g_autofree char *gpus_list = g_strdup("16,64,128,256,1024");
+    g_autofree char *scenarios_list = g_strdup("a2a,a2av,allreduce");
+    g_autofree char *peer = g_strdup(g_getenv("MOESIM_SIMGRID_PEER"));
+    gint budget_n = 24, peer_max = 256, peer_timeout = 600;
+    GOptionEntry entries[] = {
+        {"gpus", 0, 0, G_OPTION_ARG_STRING, &gpus_list, "GPU counts (multiples of 8)", "LIST"},
+        {"scenarios", 0, 0, G_OPTION_ARG_STRING, &scenarios_list, "Scenarios to run", "LIST"},
+        {"peer", 0, 0, G_OPTION_ARG_FILENAME, &peer,
+         "SimGrid peer binary (default: $MOESIM_SIMGRID_PEER; none: moesim alone)", "PATH"},
+        {"peer-max-gpus", 0, 0, G_OPTION_ARG_INT, &peer_max, "Largest point compared (256)", "N"},
+        {"peer-timeout", 0, 0, G_OPTION_ARG_INT, &peer_timeout, "Seconds per SimGrid run (600)",
+         "S"},
+        {"solver-budget", 0, 0, G_OPTION_ARG_INT, &budget_n,
+         "Propagation budget per link and solve (24; 0: fill repair only)", "N"},
+        {NULL},
+    };
+    g_autoptr(GOptionContext) ctx =
+        g_option_context_new("- flow-level engine benchmark, against SimGrid when a peer is given");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_autoptr(GError) error = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &error) || argc > 1 || budget_n < 0 ||
+        peer_max < 0 || peer_timeout < 1) {
+        fprintf(stderr, "bench_net: %s\n",
+                error ? error->message : "bad --solver-budget, --peer-max-gpus or --peer-timeout");
+        return 2;
+    }
+    g_autofree char *budget = g_strdup_printf("%d", budget_n);
+    if (peer && !*peer) {
+        g_clear_pointer(&peer, g_free);
     }
     g_auto(GStrv) gpus = g_strsplit(gpus_list, ",", -1);
     g_auto(GStrv) scenarios = g_strsplit(scenarios_list, ",", -1);
@@ -435,7 +440,7 @@ main(int argc, char **argv)
             printf("%-9s %5u %8.0f %8.0f %6.0f %7.3f %7.3f %9.0f %7.1f %6.0f |", scenarios[s], n,
                    flows, field(out, "events="), field(out, "solves="), wall, cpu, flows / cpu,
                    peak / 1024, (peak - base) * 1024 / flows);
-            if (peer && n <= peer_max) {
+            if (peer && n <= (guint)peer_max) {
                 compare_with_peer(argv[0], peer, scenarios[s], gpus[g], budget, tmp, peer_timeout,
                                   cpu);
             } else {
