@@ -341,7 +341,7 @@ read_ends(const char *path)
 /* Replays the point on SimGrid and prints the comparison columns. */
 static void
 compare_with_peer(const char *self, const char *peer, const char *scenario, const char *gpus,
-                  const char *budget, const char *tmp, guint timeout_s, double cpu)
+                  const char *budget, const char *tmp, guint timeout_s, double cpu, double wall)
 {
     g_autofree char *sc = g_build_filename(tmp, "scenario.txt", NULL);
     g_autofree char *ends_path = g_build_filename(tmp, "ends.txt", NULL);
@@ -359,8 +359,8 @@ compare_with_peer(const char *self, const char *peer, const char *scenario, cons
     } else if (!compare_ends(run.ends, mine, &d)) {
         printf(" %9s\n", "mismatch");
     } else {
-        printf(" %9.3f %7.0fx %9.2e %9.2e %9.2e %9.2e", run.cpu, run.cpu / cpu, d.max, d.median,
-               d.p99, d.makespan);
+        printf(" %9.3f %7.0fx %7.0fx %9.2e %9.2e %9.2e %9.2e", run.cpu, run.cpu / cpu,
+               run.wall / wall, d.max, d.median, d.p99, d.makespan);
         if (d.max > 1e-3 && run_peer(peer, sc, "--cfg=surf/precision:1e-11", timeout_s, &fine) &&
             compare_ends(run.ends, fine.ends, &noise)) {
             printf(" | %9.2e %9.2e", noise.max, noise.makespan);
@@ -415,12 +415,13 @@ main(int argc, char **argv)
     g_autofree char *tmp = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
     printf("# bench_net: moesim flow-level engine%s\n",
            peer ? " vs SimGrid 3.32 (CM02, crosstraffic 0, TCP-gamma 0)" : " (no SimGrid peer)");
-    printf("# times in CPU seconds; rel: |moesim - SimGrid| / SimGrid per flow (max, median, 99th\n"
-           "# percentile) and for the makespan; noise: SimGrid against itself with surf/precision\n"
-           "# 1e-11 instead of 1e-9, shown where max_rel > 1e-3\n");
-    printf("%-9s %5s %8s %8s %6s %7s %7s %9s %7s %6s | %9s %8s %9s %9s %9s %9s | %9s %9s\n",
+    printf("# times in CPU seconds but wall_s; speedup: SimGrid's CPU time over moesim's, wall_x:\n"
+           "# the same for wall time (noisy on a shared machine); rel: |moesim - SimGrid| / SimGrid\n"
+           "# per flow (max, median, 99th percentile) and for the makespan; noise: SimGrid against\n"
+           "# itself with surf/precision 1e-11 instead of 1e-9, shown where max_rel > 1e-3\n");
+    printf("%-9s %5s %8s %8s %6s %7s %7s %9s %7s %6s | %9s %8s %8s %9s %9s %9s %9s | %9s %9s\n",
            "scenario", "gpus", "flows", "events", "solves", "wall_s", "cpu_s", "flows/s", "peak_MB",
-           "B/flow", "simgrid_s", "speedup", "max_rel", "med_rel", "p99_rel", "mksp_rel",
+           "B/flow", "simgrid_s", "speedup", "wall_x", "max_rel", "med_rel", "p99_rel", "mksp_rel",
            "noise_max", "noise_mk");
     for (guint s = 0; scenarios[s]; s++) {
         for (guint g = 0; gpus[g]; g++) {
@@ -442,7 +443,7 @@ main(int argc, char **argv)
                    peak / 1024, (peak - base) * 1024 / flows);
             if (peer && n <= (guint)peer_max) {
                 compare_with_peer(argv[0], peer, scenarios[s], gpus[g], budget, tmp, peer_timeout,
-                                  cpu);
+                                  cpu, wall);
             } else {
                 printf(" %9s\n", "-");
             }
