@@ -53,6 +53,53 @@ test_work(void)
     i.compute = MS_COMPUTE_GEMM;
     CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
     CU_ASSERT_EQUAL(w.sets, 1);
+    CU_ASSERT_EQUAL(w.calls, 3);
+}
+
+/* Flops beyond the shape's run as more calls over the same matrices. */
+static void
+test_calls_from_flops(void)
+{
+    GError *error = NULL;
+    MsCudaWork w;
+    MsOpInfo i = compute_op(MS_COMPUTE_EXPERT, 0, 0, 4096);
+    i.gemm_m = 1024;
+    i.gemm_n = 14336;
+    i.gemm_k = 4096;
+    i.gemm_count = 3;
+    i.experts = 4;
+    double shape = 2.0 * 1024 * 14336 * 4096 * 3 * 4;
+    /* the forward op: its flops are its shape's */
+    i.flops = shape;
+    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_EQUAL(w.count, 3);
+    CU_ASSERT_EQUAL(w.calls, 3);
+    /* the backward op: twice the flops, the gradients of inputs and weights */
+    i.flops = 2 * shape;
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_EQUAL(w.count, 3);
+    CU_ASSERT_EQUAL(w.calls, 6);
+    guint64 a, b, c;
+    ms_cuda_work_elements(&w, &a, &b, &c);
+    CU_ASSERT_EQUAL(b, 3ull * 4 * 4096 * 14336); /* no more weights */
+    /* 1.5 times a four-matrix shape (attention with its score products): 6 calls */
+    i.compute = MS_COMPUTE_ATTENTION;
+    i.gemm_count = 4;
+    i.experts = 0;
+    i.flops = 1.5 * 2.0 * 1024 * 14336 * 4096 * 4;
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_EQUAL(w.calls, 6);
+    /* fewer flops than the shape (its m rounded up): the shape */
+    i.flops = 0.9 * 2.0 * 1024 * 14336 * 4096 * 4;
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_EQUAL(w.calls, 4);
+    /* flops a tiny shape cannot carry in MS_CUDA_MAX_CALLS calls */
+    i.gemm_m = i.gemm_n = i.gemm_k = 1;
+    i.flops = 1e12;
+    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(g_error_matches(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SHAPE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "GEMM calls"));
+    g_clear_error(&error);
 }
 
 static void
@@ -68,6 +115,7 @@ test_derived_elementwise_empty(void)
     CU_ASSERT_EQUAL(w.n, 31623);
     CU_ASSERT_EQUAL(w.k, 31623);
     CU_ASSERT_EQUAL(w.count, 1);
+    CU_ASSERT_EQUAL(w.calls, 1);
     /* Without tokens: a cube of the same flops, 10000^3 x 2 = 2e12. */
     i.tokens = 0;
     CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
@@ -266,6 +314,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"shaped and expert GEMMs", test_work},
+        {"calls from the flops (backward, attention)", test_calls_from_flops},
         {"derived GEMMs, elementwise and empty kernels", test_derived_elementwise_empty},
         {"shapes that cannot run are refused", test_refusals},
         {"per-stream buffers and all-to-all offsets", test_needs_and_offsets},

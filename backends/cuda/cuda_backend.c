@@ -514,10 +514,10 @@ run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
 {
     cudaDataType dt = c->bf16 ? CUDA_R_16BF : CUDA_R_16F;
     const float alpha = 1.0f, beta = 0.0f;
-    /* Row-major C (m x n) = A (m x k) . B (k x n) is column-major C^T = B^T A^T; one call per
-     * matrix does every set (local expert) at once. */
-    for (guint32 mat = 0; mat < w->count; mat++) {
-        const guint8 *B = s->b + (guint64)mat * w->sets * w->k * w->n * ELEM;
+    /* Row-major C (m x n) = A (m x k) . B (k x n) is column-major C^T = B^T A^T; each call
+     * does every set (local expert) at once. */
+    for (guint32 call = 0; call < w->calls; call++) {
+        const guint8 *B = s->b + (guint64)(call % w->count) * w->sets * w->k * w->n * ELEM;
         cublasStatus_t st = cublasGemmStridedBatchedEx(
             s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, B, dt,
             (int)w->n, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k, &beta,

@@ -40,7 +40,7 @@ derive_gemm(const MsOpInfo *op, MsCudaWork *w, GError **error)
     }
     w->m = MAX((guint32)llround(m), 1);
     w->n = w->k = MAX((guint32)llround(nk), 1);
-    w->count = w->sets = 1;
+    w->count = w->calls = w->sets = 1;
     w->derived = TRUE;
     return TRUE;
 }
@@ -59,6 +59,12 @@ ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
             guint64 busy = op->tokens ? (op->tokens + w.m - 1) / w.m : G_MAXUINT32;
             w.sets = (guint32)MIN(MAX(op->experts, 1), busy);
         }
+        double calls = round(op->flops / (2.0 * w.m * w.n * w.k * w.sets));
+        if (!(calls <= MS_CUDA_MAX_CALLS)) {
+            return shape_error(error, op, "GEMM calls (flops over the shape's)",
+                               (guint64)MIN(calls, 1e19), MS_CUDA_MAX_CALLS);
+        }
+        w.calls = MAX(w.count, (guint32)calls);
     } else if (op->flops > 0 && op->compute != MS_COMPUTE_ELEMENTWISE) {
         if (!derive_gemm(op, &w, error)) {
             return FALSE;

@@ -23,13 +23,15 @@ typedef enum {
 /* Largest GEMM dimension (cuBLAS takes int) and largest buffer of one stream. */
 #define MS_CUDA_MAX_DIM G_MAXINT32
 #define MS_CUDA_MAX_BUFFER (G_GUINT64_CONSTANT(1) << 40)
+/* GEMM calls of one op at most (its flops over its shape's; see MsCudaWork). */
+#define MS_CUDA_MAX_CALLS 4096u
 /* Communicators for allreduces over a proper subset of ranks, at most, per run. */
 #define MS_CUDA_MAX_GROUPS 256u
 /* Bytes of one NCCL unique id (NCCL_UNIQUE_ID_BYTES, checked where nccl.h is included). */
 #define MS_CUDA_ID_BYTES 128u
 
 typedef enum {
-    MS_CUDA_WORK_GEMM,        /* count x sets GEMMs of (m x k) . (k x n) */
+    MS_CUDA_WORK_GEMM,        /* calls x sets GEMMs of (m x k) . (k x n) */
     MS_CUDA_WORK_ELEMENTWISE, /* one kernel reading and writing elements 16-bit values */
     MS_CUDA_WORK_EMPTY,       /* an empty kernel: the launch alone */
 } MsCudaWorkKind;
@@ -37,7 +39,11 @@ typedef enum {
 /* The kernels of one compute op. An op with a shape runs it: gemm_count matrices of
  * (m x k) . (k x n); an expert op's m is the tokens of one expert (the plan's convention), and
  * it runs one such set per local expert that has tokens: its experts, but no more than its
- * tokens over m (rounded up), as one strided-batched call per matrix. An op with flops but no
+ * tokens over m (rounded up), as one strided-batched call per matrix. When the op's flops are
+ * more than its shape's, it makes as many calls as those flops need (rounded), cycling over the
+ * matrices: a backward op carries its forward shape and backward_factor times the flops (the
+ * gradients of the inputs and of the weights), attention the score products beside its four
+ * projections. More than MS_CUDA_MAX_CALLS calls is refused. An op with flops but no
  * shape runs one GEMM of the same flops with m = its tokens (or a cube when it has none), marked
  * derived. An elementwise op, or one without flops, streams its bytes (half read, half written);
  * without bytes either it is an empty launch. */
@@ -45,6 +51,7 @@ typedef struct {
     MsCudaWorkKind kind;
     guint32 m, n, k;  /* one GEMM */
     guint32 count;    /* matrices per set */
+    guint32 calls;    /* GEMM calls; call c multiplies by matrix c % count */
     guint32 sets;     /* expert ops: experts with tokens; else 1 */
     gboolean derived; /* the shape was derived from the flops */
     guint64 elements; /* elementwise: 16-bit elements read (and as many written) */
