@@ -591,7 +591,9 @@ run_allreduce(Cuda *c, Stream *s, const MsCollInfo *coll, GError **error)
     ncclDataType_t dt = !whole ? ncclUint8 : c->bf16 ? ncclBfloat16 : ncclFloat16;
     size_t count = whole ? coll->bytes / ELEM : coll->bytes;
     c->nccl_calls++;
-    return nccl_ok(ncclAllReduce(s->send, s->recv, count, dt, ncclSum, comm, s->stream), comm,
+    /* In place, as frameworks reduce gradient buckets: on one rank NCCL then has nothing to do,
+     * where out of place it would copy the bucket. */
+    return nccl_ok(ncclAllReduce(s->send, s->send, count, dt, ncclSum, comm, s->stream), comm,
                    "ncclAllReduce", error) &&
            nccl_settle(comm, c->deadline, "an allreduce", error);
 }

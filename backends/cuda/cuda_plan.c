@@ -111,7 +111,9 @@ add(guint64 x, guint64 y)
 static void
 coll_needs(const MsCollInfo *c, guint p, MsCudaNeeds *n)
 {
-    guint64 send = c->bytes, recv = c->bytes;
+    /* An allreduce works in place on the send buffer, as training frameworks reduce their
+     * gradient buckets. */
+    guint64 send = c->bytes, recv = 0;
     if (c->kind == MS_COLL_KIND_ALLTOALL) {
         send = recv = 0;
         for (guint q = 0; q < c->n_ranks; q++) {
