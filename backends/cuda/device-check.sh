@@ -1,9 +1,9 @@
 #!/bin/sh
 # device-check: the cuda backend's check on a machine with one CUDA GPU. Builds moesim with the
-# backend, runs its device tests, executes the single-GPU training step of a shipped model under
-# two policies on the h200 topology and prints every op's measured time beside its simulated one,
-# then sweeps the GEMMs of a Mixtral-8x7B expert (moesim bench defaults) and prints measured
-# beside modelled kernel times.
+# backend, runs its device tests, sweeps the GEMMs of a Mixtral-8x7B expert (moesim bench
+# defaults) and prints measured beside modelled kernel times, calibrates on that sweep, then
+# executes the single-GPU training step of a shipped model under two policies on the h200
+# topology and prints every op's measured time beside its simulated one, nominal and calibrated.
 #   backends/cuda/device-check.sh [OUTDIR]
 # Environment: MOESIM_BUILD (build folder, default build-device), MOESIM_CHECK_MODEL (default
 # mixtral-8x7b), MOESIM_CHECK_POLICIES (default "fifo lina"), MOESIM_JOBS (ninja jobs),
@@ -76,20 +76,35 @@ side_by_side() {
         }' "$1" "$2"
 }
 
+echo
+echo "== expert GEMM sweep and kernel launch on $TOPO's GPU, against the nominal model"
+"$M" bench --backend cuda --what gemm,launch --topology "$TOPO" --out "$OUT/gemm.csv"
+"$M" validate --measured "$OUT/gemm.csv" --topology "$TOPO"
+echo
+echo "== calibration from that sweep (the GEMM efficiency curve and the launch overhead)"
+"$M" calibrate "$OUT/gemm.csv" --topology "$TOPO" --out "$OUT/calibration.ini"
+
+pairs=""
 for p in $POLICIES; do
     "$M" plan --topology "$TOPO" --model "$MODEL" --policy "$p" --out "$OUT/$p.schedule.json"
     "$M" run --topology "$TOPO" --model "$MODEL" --policy "$p" --json "$OUT/$p.sim.json" \
         --csv "$OUT/$p.sim.csv" >/dev/null
+    "$M" run --topology "$TOPO" --model "$MODEL" --policy "$p" --calibration "$OUT/calibration.ini" \
+        --json "$OUT/$p.cal.json" --csv "$OUT/$p.cal.csv" >/dev/null
     "$M" exec --backend cuda "$OUT/$p.schedule.json" --json "$OUT/$p.cuda.json" \
         --csv "$OUT/$p.cuda.csv" --chrome-trace "$OUT/$p.cuda.trace.json"
     echo
-    echo "== $MODEL training step on $TOPO under $p: per-op time in us"
+    echo "== $MODEL training step on $TOPO under $p: per-op time in us, nominal model"
     side_by_side "$OUT/$p.sim.csv" "$OUT/$p.cuda.csv"
     "$M" validate --simulated "$OUT/$p.sim.json" --measured "$OUT/$p.cuda.json"
+    echo
+    echo "== the same with the calibration"
+    side_by_side "$OUT/$p.cal.csv" "$OUT/$p.cuda.csv" | sed -n '/^role/,$p'
+    "$M" validate --simulated "$OUT/$p.cal.json" --measured "$OUT/$p.cuda.json"
+    pairs="$pairs --simulated $OUT/$p.cal.json --measured $OUT/$p.cuda.json"
 done
-
 echo
-echo "== expert GEMM sweep and kernel launch on $TOPO's GPU"
-"$M" bench --backend cuda --what gemm,launch --topology "$TOPO" --out "$OUT/gemm.csv"
-"$M" validate --measured "$OUT/gemm.csv" --topology "$TOPO"
+echo "== the policies' step times, calibrated model against measured"
+# shellcheck disable=SC2086 # pairs is a list of options
+"$M" validate $pairs
 echo "device-check: outputs in $OUT"
