@@ -8,8 +8,9 @@
 #include "backends/executor_launch.h"
 #include "sim/json_input.h"
 
-/* While ops run, the worker alternates between the socket and the backend this often. */
-#define DEVICE_POLL_US 200
+/* While ops run, the worker alternates between the socket and the backend this often: a launch
+ * for another stream waits at most this long while an op runs. */
+#define DEVICE_POLL_US 20
 /* Once it has a job, a worker waits this much longer than the run's timeout, so that the
  * coordinator, which knows which ops are late, is the one to report it. */
 #define WORKER_GRACE_US (30 * G_USEC_PER_SEC)
