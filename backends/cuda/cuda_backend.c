@@ -514,13 +514,16 @@ run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
 {
     cudaDataType dt = c->bf16 ? CUDA_R_16BF : CUDA_R_16F;
     const float alpha = 1.0f, beta = 0.0f;
-    /* Row-major C (m x n) = A (m x k) . B (k x n) is column-major C^T = B^T A^T; each call
-     * does every set (local expert) at once. */
+    /* The layout of a framework's linear layer (PyTorch's forward): row-major C (m x n) =
+     * A (m x k) . W^T with the weight W stored (n x k), output by input; column-major that is
+     * C^T = op_T(W) A^T. cuBLAS picks other kernels than for W stored (k x n): on an H200 an
+     * expert's GEMMs ran 30% faster at 128 tokens and 13% slower from 4096. Each call does
+     * every set (local expert) at once. */
     for (guint32 call = 0; call < w->calls; call++) {
-        const guint8 *B = s->b + (guint64)(call % w->count) * w->sets * w->k * w->n * ELEM;
+        const guint8 *W = s->b + (guint64)(call % w->count) * w->sets * w->k * w->n * ELEM;
         cublasStatus_t st = cublasGemmStridedBatchedEx(
-            s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, B, dt,
-            (int)w->n, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k, &beta,
+            s->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, W, dt,
+            (int)w->k, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k, &beta,
             s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, CUBLAS_COMPUTE_32F,
             CUBLAS_GEMM_DEFAULT);
         if (!cublas_ok(st, "cublasGemmStridedBatchedEx", error)) {

@@ -341,9 +341,10 @@ issue_kernel(Bench *b, gconstpointer arg, GError **error)
                                : ms_cuda_silu(b->a, b->c, n, b->bf16, b->stream);
         return cuda_ok(e, "the activation kernel", error);
     }
+    /* The layout of the cuda backend's GEMMs (run_gemm): weights stored output by input. */
     const float alpha = 1.0f, beta = 0.0f;
-    return cublas_ok(cublasGemmEx(b->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)k->n, (int)k->m,
-                                  (int)k->k, &alpha, b->b, b->dt, (int)k->n, b->a, b->dt, (int)k->k,
+    return cublas_ok(cublasGemmEx(b->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k->n, (int)k->m,
+                                  (int)k->k, &alpha, b->b, b->dt, (int)k->k, b->a, b->dt, (int)k->k,
                                   &beta, b->c, b->dt, (int)k->n, CUBLAS_COMPUTE_32F,
                                   CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx", error);
