@@ -224,9 +224,12 @@ launch(Engine *e, guint32 op, GError **error)
     ms_records_set(e->rec, op, now, now);
     if (i.kind == MS_OP_COMPUTE) {
         const MsComputeModel *m = e->compute[i.rank];
+        /* The efficiency curve is over one GEMM's rows: an expert op's GEMMs have one expert's
+         * tokens (its shape's m), not the op's, which are all its local experts'. */
+        guint64 rows = i.gemm_m ? i.gemm_m : i.tokens;
         MsTime t = e->comm_running[i.rank]
-                       ? ms_compute_time_overlapped(m, i.flops, (guint64)i.bytes, i.tokens)
-                       : ms_compute_time(m, i.flops, (guint64)i.bytes, i.tokens);
+                       ? ms_compute_time_overlapped(m, i.flops, (guint64)i.bytes, rows)
+                       : ms_compute_time(m, i.flops, (guint64)i.bytes, rows);
         ms_sim_after(e->sim, t, compute_done, e, op);
         return TRUE;
     }

@@ -6,6 +6,7 @@
 #include "sim/engine.h"
 #include "sim/sim.h"
 #include "sim/policy/dispatcher.h"
+#include "validate/calibration.h"
 
 static MsTopology *
 topo(void)
@@ -160,6 +161,38 @@ test_clock_end(void)
     ms_schedule_free(s);
 }
 
+/* A calibrated efficiency curve is read at one GEMM's rows: an expert op's shape m (one
+ * expert's tokens), not its tokens (all its local experts'). */
+static void
+test_expert_efficiency_at_gemm_rows(void)
+{
+    static const char cal_ini[] = "[calibration]\nformat = 1\ntopology = h200\n"
+                                  "[gemm]\ntokens = 1024;8192\nefficiency = 0.8;0.4\n"
+                                  "launch = 0us\n";
+    GError *error = NULL;
+    g_autoptr(MsCalibration) cal =
+        ms_calibration_load_data(cal_ini, sizeof cal_ini - 1, "test.ini", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cal);
+    g_autoptr(MsTopology) t = ms_topology_load("h200", NULL);
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_set_policy(s, "fifo");
+    guint32 ex = ms_schedule_add_compute(s, 0, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, "e");
+    ms_schedule_set_cost(s, ex, MS_COMPUTE_EXPERT, 1e12, 0, 8192);
+    ms_schedule_set_shape(s, ex, 1024, 14336, 4096, 3, 8);
+    guint32 plain = gemm(s, 0, 1e12); /* no shape: its 8192 tokens, efficiency 0.4 */
+    ms_schedule_set_cost(s, plain, MS_COMPUTE_GEMM, 1e12, 0, 8192);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    MsEngineOptions opts = {.calibration = cal};
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double peak = (double)ms_topology_gpu_spec(t, 0)->peak_flops;
+    MS_ASSERT_REL(ms_time_to_s(ms_records_end(r, ex) - ms_records_start(r, ex)), 1e12 / (peak * 0.8),
+                  1e-9);
+    MS_ASSERT_REL(ms_time_to_s(ms_records_end(r, plain) - ms_records_start(r, plain)),
+                  1e12 / (peak * 0.4), 1e-9);
+}
+
 static void
 test_errors(void)
 {
@@ -186,6 +219,8 @@ main(int argc, char **argv)
         {"a collective with empty pairs is freed after it is done",
          test_collective_with_empty_pairs},
         {"a run past the clock's end is an error", test_clock_end},
+        {"an expert op's efficiency is read at one expert's tokens",
+         test_expert_efficiency_at_gemm_rows},
         {"errors", test_errors},
         {NULL, NULL},
     };
