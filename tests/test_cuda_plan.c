@@ -19,18 +19,26 @@ compute_op(MsComputeKind kind, double flops, double bytes, guint32 tokens)
     return i;
 }
 
+/* The plan's expert op of a Mixtral expert: 1024 tokens per expert, three matrices. */
+static MsOpInfo
+expert_op(double flops, guint32 tokens, guint32 experts)
+{
+    MsOpInfo i = compute_op(MS_COMPUTE_EXPERT, flops, 0, tokens);
+    i.gemm_m = 1024;
+    i.gemm_n = 14336;
+    i.gemm_k = 4096;
+    i.gemm_count = 3;
+    i.experts = experts;
+    return i;
+}
+
 static void
 test_work(void)
 {
     GError *error = NULL;
     MsCudaWork w;
-    /* the plan's expert op: 1024 tokens per expert, 8 local experts, 8192 tokens in all */
-    MsOpInfo i = compute_op(MS_COMPUTE_EXPERT, 0, 0, 8192);
-    i.gemm_m = 1024;
-    i.gemm_n = 14336;
-    i.gemm_k = 4096;
-    i.gemm_count = 3;
-    i.experts = 8;
+    /* 8 local experts, 8192 tokens in all */
+    MsOpInfo i = expert_op(0, 8192, 8);
     CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
     CU_ASSERT_EQUAL(w.kind, MS_CUDA_WORK_GEMM);
     CU_ASSERT_EQUAL(w.sets, 8);
@@ -62,15 +70,9 @@ test_calls_from_flops(void)
 {
     GError *error = NULL;
     MsCudaWork w;
-    MsOpInfo i = compute_op(MS_COMPUTE_EXPERT, 0, 0, 4096);
-    i.gemm_m = 1024;
-    i.gemm_n = 14336;
-    i.gemm_k = 4096;
-    i.gemm_count = 3;
-    i.experts = 4;
     double shape = 2.0 * 1024 * 14336 * 4096 * 3 * 4;
-    /* the forward op: its flops are its shape's */
-    i.flops = shape;
+    /* the forward op over 4 experts: its flops are its shape's */
+    MsOpInfo i = expert_op(shape, 4096, 4);
     CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
     CU_ASSERT_EQUAL(w.count, 3);
     CU_ASSERT_EQUAL(w.calls, 3);
