@@ -63,6 +63,10 @@ typedef struct {
     /* TRUE: one process executes one rank's ops (run under executor_remote.h); FALSE: one
      * process executes every rank. */
     gboolean per_rank;
+    /* Per-rank backends: the coordinator and the workers wait for each other's messages without
+     * sleeping, so that no wake-up latency falls between an op's end and the launch of the next
+     * (a GPU idles meanwhile); each costs a core while the job runs. */
+    gboolean busy_poll;
     /* Per-rank backends: made once, by the coordinator, before any rank opens; handed to every
      * rank's open (e.g. one NCCL unique id per communicator). n_comms: communicators the job
      * needs; local_ranks: ranks about to start on this node (0 when unknown), so that a missing

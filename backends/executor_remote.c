@@ -272,7 +272,8 @@ coord_wait(gpointer state, gint64 timeout_us, GArray *done, GError **error)
         return FALSE;
     }
     gint64 until = MIN(g_get_monotonic_time() + timeout_us, c->deadline);
-    gint r = ms_wire_wait_any(c->wires, c->world, until);
+    gint r = c->b->busy_poll ? ms_wire_spin_any(c->wires, c->world, until)
+                             : ms_wire_wait_any(c->wires, c->world, until);
     if (r < 0) {
         return TRUE;
     }

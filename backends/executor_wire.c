@@ -341,8 +341,8 @@ ready(MsWire *w)
     return buffered_message(w) > 0 || w->pending != NULL;
 }
 
-gint
-ms_wire_wait_any(MsWire **wires, guint n, gint64 deadline)
+static gint
+wait_any(MsWire **wires, guint n, gint64 deadline, gboolean busy)
 {
     g_autofree GPollFD *fds = g_new0(GPollFD, MAX(n, 1));
     for (;;) {
@@ -358,7 +358,7 @@ ms_wire_wait_any(MsWire **wires, guint n, gint64 deadline)
             fds[k].revents = 0;
         }
         /* At least one look at the sockets, even when the deadline has passed. */
-        g_poll(fds, n, (gint)MIN((left + 999) / 1000, G_MAXINT));
+        g_poll(fds, n, busy ? 0 : (gint)MIN((left + 999) / 1000, G_MAXINT));
         for (guint k = 0; k < n; k++) {
             if (fds[k].revents) {
                 read_available(wires[k]);
@@ -370,7 +370,22 @@ ms_wire_wait_any(MsWire **wires, guint n, gint64 deadline)
         if (left == 0) {
             return -1;
         }
+        if (busy) {
+            g_thread_yield();
+        }
     }
+}
+
+gint
+ms_wire_wait_any(MsWire **wires, guint n, gint64 deadline)
+{
+    return wait_any(wires, n, deadline, FALSE);
+}
+
+gint
+ms_wire_spin_any(MsWire **wires, guint n, gint64 deadline)
+{
+    return wait_any(wires, n, deadline, TRUE);
 }
 
 gboolean

@@ -87,6 +87,9 @@ gboolean ms_wire_has_message(const MsWire *w);
  * deadline; returns its index, or -1 when the deadline passed. Reads what arrives into the
  * wires' buffers; a read error is kept and reported by the next ms_wire_recv on that wire. */
 gint ms_wire_wait_any(MsWire **wires, guint n, gint64 deadline);
+/* The same without ever sleeping in the kernel: no wake-up latency, a core busy while it waits
+ * (for backends with busy_poll, executor.h). */
+gint ms_wire_spin_any(MsWire **wires, guint n, gint64 deadline);
 
 /* Listens on host:port (host NULL: every address; port 0: any free port) and returns the
  * socket; *bound_port receives the port. */

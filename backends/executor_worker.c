@@ -385,6 +385,10 @@ serve(Worker *w, GError **error)
             return FALSE;
         }
         if (w->in_flight == 0) {
+            /* A message waiting in the buffer makes on_message's receive return at once. */
+            if (w->b->busy_poll) {
+                ms_wire_spin_any(&w->wire, 1, w->deadline);
+            }
             if (!on_message(w, error)) {
                 return FALSE;
             }

@@ -136,6 +136,21 @@ static const MsExecBackend fake_backend = {
     .bench = fake_bench,
 };
 
+/* The same, with the coordinator and the workers polling without sleeping (MS_FAKE_MODE=busy
+ * makes the forked workers use it too). */
+static const MsExecBackend busy_backend = {
+    .name = "fake",
+    .per_rank = TRUE,
+    .busy_poll = TRUE,
+    .session = fake_session,
+    .open = fake_open,
+    .launch = fake_launch,
+    .wait = fake_wait,
+    .finish = fake_finish,
+    .close = fake_close,
+    .bench = fake_bench,
+};
+
 /* --- the child processes --- */
 
 /* "exec --worker --backend fake --timeout Ns": a locally forked worker. */
@@ -151,7 +166,8 @@ child_worker(int argc, char **argv)
         g_setenv("WORLD_SIZE", "5", TRUE);
     }
     g_autoptr(GError) error = NULL;
-    g_autoptr(MsRecords) own = ms_remote_worker_main(&fake_backend, &o, &error);
+    const MsExecBackend *b = strcmp(mode(), "busy") == 0 ? &busy_backend : &fake_backend;
+    g_autoptr(MsRecords) own = ms_remote_worker_main(b, &o, &error);
     return own ? 0 : 2;
 }
 
@@ -228,12 +244,12 @@ local_options(double timeout_s)
 /* --- tests --- */
 
 static void
-test_local_run(void)
+check_local_run(const MsExecBackend *b)
 {
     g_autoptr(MsSchedule) s = sample();
     MsExecOptions o = local_options(30);
     GError *error = NULL;
-    g_autoptr(MsRecords) r = ms_remote_execute(&fake_backend, s, &o, &error);
+    g_autoptr(MsRecords) r = ms_remote_execute(b, s, &o, &error);
     if (error) {
         fprintf(stderr, "\n  %s\n", error->message);
     }
@@ -260,6 +276,20 @@ test_local_run(void)
     CU_ASSERT_TRUE(ms_records_get_stat(r, "fake_session_comms", &v));
     CU_ASSERT_EQUAL(v, 2);
     CU_ASSERT_TRUE(ms_remote_is_primary());
+}
+
+static void
+test_local_run(void)
+{
+    check_local_run(&fake_backend);
+}
+
+static void
+test_busy_poll(void)
+{
+    g_setenv("MS_FAKE_MODE", "busy", TRUE);
+    check_local_run(&busy_backend);
+    g_unsetenv("MS_FAKE_MODE");
 }
 
 static void
@@ -430,6 +460,7 @@ main(int argc, char **argv)
     g_unsetenv("MS_FAKE_MODE");
     static const MsTestCase tests[] = {
         {"a local run: every op on its rank, in dependency order", test_local_run},
+        {"the same with busy polling", test_busy_poll},
         {"a rank that fails, dies, hangs or lies ends the run", test_rank_failures},
         {"microbenchmark jobs", test_bench},
         {"a torchrun-style job of three processes", test_job},

@@ -771,6 +771,7 @@ cuda_session(const MsExecOptions *opts, guint n_comms, guint local_ranks, GError
 const MsExecBackend ms_cuda_backend = {
     .name = "cuda",
     .per_rank = TRUE,
+    .busy_poll = TRUE,
     .session = cuda_session,
     .open = cuda_open,
     .launch = cuda_launch,
