@@ -25,6 +25,16 @@ typedef struct {
     double *active_at; /* [flow] start + route latency */
 } Scenario;
 
+static void
+scenario_clear(Scenario *sc)
+{
+    g_free(sc->capacity);
+    g_free(sc->route_at);
+    g_free(sc->routes);
+    g_free(sc->bytes);
+    g_free(sc->active_at);
+}
+
 static gboolean
 read_scenario(const char *path, Scenario *sc)
 {
@@ -187,6 +197,7 @@ main(int argc, char **argv)
     if (argc != 3 || !read_scenario(argv[1], &sc)) {
         fprintf(stderr, "usage: maxmin_reference SCENARIO UNTIL_S (a scenario without "
                         "dependencies, as bench_net writes it for the SimGrid peer)\n");
+        scenario_clear(&sc);
         return 2;
     }
     double until = g_ascii_strtod(argv[2], NULL);
@@ -231,5 +242,13 @@ main(int argc, char **argv)
         events++;
     }
     fprintf(stderr, "maxmin_reference: %u events up to %.9g s\n", events, now);
+    g_free(s.count);
+    g_free(s.version);
+    g_free(s.first);
+    g_free(s.members);
+    g_free(s.left);
+    g_free(s.frozen);
+    g_array_unref(s.heap);
+    scenario_clear(&sc);
     return 0;
 }
