@@ -181,6 +181,22 @@ check_semantics(const MsSchedule *s, const MsRecords *r)
     }
 }
 
+/* check_semantics, and the records' byte counts equal to what the collectives must move; the
+ * all-to-all bytes and allreduce elements expected are returned for further checks. */
+static void
+check_run(const MsSchedule *s, const MsRecords *r, double *a2a, double *elements)
+{
+    check_semantics(s, r);
+    double transfer, v = -1;
+    expected_bytes(s, &transfer, a2a, elements);
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "transfer_bytes", &v));
+    CU_ASSERT_EQUAL(v, transfer);
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_bytes", &v));
+    CU_ASSERT_EQUAL(v, *a2a);
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_elements", &v));
+    CU_ASSERT_EQUAL(v, *elements);
+}
+
 static void
 test_every_policy(void)
 {
@@ -192,15 +208,8 @@ test_every_policy(void)
             fprintf(stderr, "\n  policy %s: %s\n", *p, error->message);
         }
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-        check_semantics(s, r);
-        double transfer, a2a, elements, v = -1;
-        expected_bytes(s, &transfer, &a2a, &elements);
-        CU_ASSERT_TRUE(ms_records_get_stat(r, "transfer_bytes", &v));
-        CU_ASSERT_EQUAL(v, transfer);
-        CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_bytes", &v));
-        CU_ASSERT_EQUAL(v, a2a);
-        CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_elements", &v));
-        CU_ASSERT_EQUAL(v, elements);
+        double a2a, elements, v = -1;
+        check_run(s, r, &a2a, &elements);
         CU_ASSERT_TRUE(ms_records_get_stat(r, "workers", &v));
         CU_ASSERT_EQUAL(v, 12); /* 4 ranks x 3 streams */
         CU_ASSERT_STRING_EQUAL(ms_records_backend(r), "cpu");
@@ -248,17 +257,10 @@ test_planned_schedules(void)
                 g_clear_error(&error);
             }
             CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-            check_semantics(s, r);
-            double transfer, a2a, elements, v = -1;
-            expected_bytes(s, &transfer, &a2a, &elements);
+            double a2a, elements;
+            check_run(s, r, &a2a, &elements);
             CU_ASSERT_TRUE(a2a > 0);
             CU_ASSERT_TRUE(mode || elements > 0); /* a training step allreduces gradients */
-            CU_ASSERT_TRUE(ms_records_get_stat(r, "transfer_bytes", &v));
-            CU_ASSERT_EQUAL(v, transfer);
-            CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_bytes", &v));
-            CU_ASSERT_EQUAL(v, a2a);
-            CU_ASSERT_TRUE(ms_records_get_stat(r, "checked_elements", &v));
-            CU_ASSERT_EQUAL(v, elements);
         }
     }
 }
