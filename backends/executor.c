@@ -10,7 +10,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/executor_remote.h"
-#include "sim/policy/dispatcher.h"
+#include "sim/schedule/dispatcher.h"
 #if MOESIM_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
 #endif

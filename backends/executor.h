@@ -7,8 +7,8 @@
 
 #include <glib.h>
 
-#include "sim/moe/schedule.h"
-#include "sim/out/records.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/records.h"
 #include "topologies/topology.h"
 
 G_BEGIN_DECLS

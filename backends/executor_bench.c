@@ -6,9 +6,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/json_input.h"
+#include "sim/base/json_input.h"
 #include "sim/net/collective.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 G_DEFINE_QUARK(ms - bench - error - quark, ms_bench_error)
 

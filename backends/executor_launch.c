@@ -6,7 +6,7 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 G_DEFINE_QUARK(ms-launch-error-quark, ms_launch_error)
 

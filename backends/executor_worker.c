@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "backends/executor_launch.h"
-#include "sim/json_input.h"
+#include "sim/base/json_input.h"
 
 /* While ops run, the worker alternates between the socket and the backend this often: a launch
  * for another stream waits at most this long while an op runs. */

@@ -7,9 +7,9 @@
 
 #include "sim/compute.h"
 #include "sim/net/collective.h"
-#include "sim/policy/dispatcher.h"
+#include "sim/schedule/dispatcher.h"
 #include "sim/sim.h"
-#include "validate/calibrate.h"
+#include "sim/calib/calibration.h"
 
 G_DEFINE_QUARK(ms-engine-error-quark, ms_engine_error)
 

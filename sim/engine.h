@@ -6,8 +6,8 @@
 
 #include <glib.h>
 
-#include "sim/moe/schedule.h"
-#include "sim/out/records.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/records.h"
 #include "topologies/topology.h"
 
 G_BEGIN_DECLS
@@ -19,7 +19,7 @@ typedef enum {
     MS_ENGINE_ERROR_INVARIANT,
 } MsEngineError;
 
-typedef struct _MsCalibration MsCalibration; /* validate/calibration.h */
+typedef struct _MsCalibration MsCalibration; /* sim/calib/calibration.h */
 
 typedef struct {
     gboolean check_invariants; /* network invariants + every op once, after its deps */

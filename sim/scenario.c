@@ -11,7 +11,7 @@
 #include "sim/policy/policy.h"
 #include "traces/trace_gen.h"
 #include "traces/trace_reader.h"
-#include "validate/calibrate.h"
+#include "sim/calib/calibration.h"
 
 G_DEFINE_QUARK(ms-scenario-error-quark, ms_scenario_error)
 

@@ -6,7 +6,7 @@
 #include <glib.h>
 
 #include "sim/net/network.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "topologies/topology.h"
 
 G_BEGIN_DECLS

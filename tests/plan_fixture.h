@@ -7,7 +7,7 @@
 
 #include "ms_test.h"
 #include "sim/moe/plan.h"
-#include "sim/policy/dispatcher.h"
+#include "sim/schedule/dispatcher.h"
 #include "sim/policy/policy.h"
 
 typedef guint32 (*FxCountFn)(guint layer, guint src, guint expert);

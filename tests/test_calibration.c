@@ -3,8 +3,10 @@
  * validation, and every reader error with its code and FILE:LINE message; configuration groups,
  * their order, the nearest-configuration lookup and their errors. */
 #include "ms_test.h"
-#include "sim/ini.h"
-#include "validate/calibration.h"
+#include "sim/base/ini.h"
+#include "sim/calib/calibration.h"
+#include "validate/fit.h"
+#include "validate/measurement.h"
 
 static const char example[] = "[calibration]\n"
                               "format = 1\n"

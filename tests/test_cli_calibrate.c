@@ -4,7 +4,7 @@
  * clear message for every bad usage or input. */
 #include "ms_test.h"
 #include "sim/out/plot.h"
-#include "validate/calibration.h"
+#include "sim/calib/calibration.h"
 
 #include <json-glib/json-glib.h>
 

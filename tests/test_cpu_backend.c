@@ -5,7 +5,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "ms_test.h"
 #include "sim/compute.h"
-#include "sim/policy/dispatcher.h"
+#include "sim/schedule/dispatcher.h"
 #include "sim/policy/planner.h"
 
 static MsTopology *topo;

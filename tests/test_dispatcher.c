@@ -1,7 +1,7 @@
 /* Tests of the dispatcher on hand-made schedules, driven by hand: in-order compute streams,
  * coordinated collective launches, readiness vs priority order, Lina's gate, stuck detection. */
 #include "ms_test.h"
-#include "sim/policy/dispatcher.h"
+#include "sim/schedule/dispatcher.h"
 
 static guint32 ranks2[2] = {0, 1};
 

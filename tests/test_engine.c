@@ -5,8 +5,8 @@
 #include "sim/compute.h"
 #include "sim/engine.h"
 #include "sim/sim.h"
-#include "sim/policy/dispatcher.h"
-#include "validate/calibration.h"
+#include "sim/schedule/dispatcher.h"
+#include "sim/calib/calibration.h"
 
 static MsTopology *
 topo(void)

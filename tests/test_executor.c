@@ -8,7 +8,7 @@
 #if MOESIM_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
 #endif
-#include "sim/policy/dispatcher.h"
+#include "sim/schedule/dispatcher.h"
 
 /* --- the fake backend --- */
 

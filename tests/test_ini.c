@@ -1,6 +1,6 @@
 /* Tests of ini: locations in messages, duplicates, typed getters, unknown keys. */
 #include "ms_test.h"
-#include "sim/ini.h"
+#include "sim/base/ini.h"
 
 static const char good[] = "# a comment\n"
                            "[gpu]\n"

@@ -1,7 +1,7 @@
 /* Tests of json_input: the nesting bound (strings and escapes do not count), located syntax
  * errors, unreadable files, and the crash it prevents in json-glib. */
 #include "ms_test.h"
-#include "sim/json_input.h"
+#include "sim/base/json_input.h"
 
 /* n levels of '[' then as many ']'. */
 static char *

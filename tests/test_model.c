@@ -1,7 +1,7 @@
 /* Tests of model: the shipped models and their published figures, the cost formulas in closed
  * form, the MoE layer rules, capacity and ep resolution, every error path, and `moesim model`. */
 #include "plan_fixture.h"
-#include "sim/ini.h"
+#include "sim/base/ini.h"
 #include "sim/moe/model.h"
 
 static const char base[] = "[model]\n"              /* 1 */

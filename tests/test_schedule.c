@@ -2,8 +2,8 @@
  * caught before anything of their size is allocated, and unreadable or deeply nested files are
  * errors, not crashes. */
 #include "ms_test.h"
-#include "sim/json_input.h"
-#include "sim/moe/schedule.h"
+#include "sim/base/json_input.h"
+#include "sim/schedule/schedule.h"
 
 /* A schedule of n ranks with one all-to-all over all of them whose matrix has n rows of `cols`
  * elements each, but `last` in the last row. */

@@ -1,7 +1,7 @@
 /* Tests of the topology module: shipped topologies and their figures, preset and explicit graphs,
  * route rules, injection/bisection closed forms, every load error, and `moesim topo`. */
 #include "ms_test.h"
-#include "sim/ini.h"
+#include "sim/base/ini.h"
 #include "topologies/topology.h"
 
 #include <json-glib/json-glib.h>

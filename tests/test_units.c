@@ -1,6 +1,6 @@
 /* Tests of units: every accepted spelling, every rejection. */
 #include "ms_test.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 static void
 test_bandwidth(void)

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 G_BEGIN_DECLS
 

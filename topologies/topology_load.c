@@ -1,13 +1,13 @@
 /* topology_load: reads a topology file (shipped by name or from disk): the [topology] and [gpu]
  * groups, hands the machine to the preset or explicit builder, reads [route] groups, then checks
- * that every GPU reaches every other. Values carry units (sim/units.h); every error names
+ * that every GPU reaches every other. Values carry units (sim/base/units.h); every error names
  * FILE:LINE, the group, the key and the bad value. */
 #include "topology_private.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/resources.h"
+#include "sim/base/resources.h"
 
 #include "topologies/ms-topologies.h"
 

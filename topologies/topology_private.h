@@ -4,7 +4,7 @@
  * allocates anything. */
 #pragma once
 
-#include "sim/ini.h"
+#include "sim/base/ini.h"
 #include "topology.h"
 
 G_BEGIN_DECLS

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(ms-trace-gen-error-quark, ms_trace_gen_error)

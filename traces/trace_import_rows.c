@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/json_input.h"
+#include "sim/base/json_input.h"
 #include "trace_lines.h"
 
 #define LINE_MAX_BYTES (1u << 20)

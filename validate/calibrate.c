@@ -39,76 +39,6 @@ ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node, guint *o
 
 /* --- links --- */
 
-/* The link that limits a route's bandwidth (the first of the narrowest). */
-static guint
-bottleneck(const MsTopology *topo, const guint32 *route, guint n)
-{
-    guint best = route[0];
-    for (guint i = 1; i < n; i++) {
-        if (ms_topology_link(topo, route[i])->bandwidth < ms_topology_link(topo, best)->bandwidth) {
-            best = route[i];
-        }
-    }
-    return best;
-}
-
-/* The GPU pair standing for a scope: two GPUs of node 0, or the first GPUs of nodes 0 and 1. */
-static gboolean
-scope_pair(const MsTopology *topo, gboolean inter, guint *a, guint *b)
-{
-    guint gpn = ms_topology_gpus_per_node(topo);
-    *a = 0;
-    if (inter) {
-        *b = gpn;
-        return gpn > 0 && ms_topology_n_nodes(topo) > 1;
-    }
-    *b = 1;
-    return gpn > 1 || (gpn == 0 && ms_topology_n_gpus(topo) > 1 &&
-                       ms_topology_gpu_node(topo, 1) == ms_topology_gpu_node(topo, 0));
-}
-
-static const guint32 *
-pair_route(const MsTopology *topo, guint a, guint b, guint *n)
-{
-    return ms_topology_gpu_route(topo, a, b, n, NULL);
-}
-
-gboolean
-ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo, GError **error)
-{
-    for (guint scope = 0; scope < 2; scope++) {
-        guint a, b, n = 0;
-        if (!scope_pair(topo, scope == 1, &a, &b)) {
-            continue;
-        }
-        const guint32 *route = pair_route(topo, a, b, &n);
-        if (route == NULL || n == 0) {
-            continue;
-        }
-        guint neck = bottleneck(topo, route, n);
-        const MsLink *nl = ms_topology_link(topo, neck);
-        MsCalibrationLink fit;
-        if (!isfinite(nl->bandwidth) || !ms_calibration_link(cal, nl->klass, &fit)) {
-            continue;
-        }
-        MsTime other = 0;
-        guint same = 0;
-        for (guint i = 0; i < n; i++) {
-            const MsLink *l = ms_topology_link(topo, route[i]);
-            if (l->klass == nl->klass) {
-                same++;
-            } else {
-                other += l->latency;
-            }
-        }
-        MsTime per_link = fit.latency > other ? (fit.latency - other) / same : 0;
-        ms_topology_set_class(topo, nl->klass, fit.bandwidth / ms_topology_link_count(topo, neck),
-                              per_link);
-    }
-    (void)error;
-    return TRUE;
-}
-
 static gboolean
 fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPtrArray *report,
           GError **error)
@@ -125,15 +55,11 @@ fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPt
                 g_array_append_val(secs, r->seconds);
             }
         }
-        guint a, b, n = 0;
-        if (bytes->len < 2 || !scope_pair(topo, scope == 1, &a, &b)) {
+        guint n = 0, neck = 0;
+        if (bytes->len < 2 || ms_calibration_scope_route(topo, scope == 1, &n, &neck) == NULL) {
             continue;
         }
-        const guint32 *route = pair_route(topo, a, b, &n);
-        if (route == NULL || n == 0) {
-            continue;
-        }
-        MsLinkClass klass = ms_topology_link(topo, bottleneck(topo, route, n))->klass;
+        MsLinkClass klass = ms_topology_link(topo, neck)->klass;
         MsLinearFit fit;
         g_autoptr(GError) local = NULL;
         if (!ms_fit_linear_relative((double *)bytes->data, (double *)secs->data, bytes->len, &fit,
@@ -186,69 +112,6 @@ coll_op(MsMeasurementKind kind, MsCollOp *op)
     default:
         return FALSE;
     }
-}
-
-static guint
-spec_ranks_per_node(const MsTopology *topo, const MsCollSpec *spec)
-{
-    g_autoptr(GHashTable) count = g_hash_table_new(g_direct_hash, g_direct_equal);
-    guint most = 0;
-    for (guint p = 0; p < spec->n_ranks; p++) {
-        guint rank = spec->ranks ? spec->ranks[p] : p;
-        gpointer node = GUINT_TO_POINTER(ms_topology_gpu_node(topo, rank) + 1);
-        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(count, node)) + 1;
-        g_hash_table_insert(count, node, GUINT_TO_POINTER(k));
-        most = MAX(most, k);
-    }
-    return most;
-}
-
-/* Bytes that take 1 / eff times as long, to the nearest byte: truncating would drop a byte
- * whenever eff is a hair above 1, 1/1000 of a kilobyte transfer. */
-static guint64
-stretch(guint64 bytes, double eff)
-{
-    return (guint64)floor((double)bytes / eff + 0.5);
-}
-
-guint64 *
-ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo, MsCollSpec *spec)
-{
-    MsMeasurementKind kind = spec->op == MS_COLL_ALLTOALL        ? MS_MEASUREMENT_ALLTOALL
-                             : spec->op == MS_COLL_ALLGATHER     ? MS_MEASUREMENT_ALLGATHER
-                             : spec->op == MS_COLL_REDUCESCATTER ? MS_MEASUREMENT_REDUCESCATTER
-                                                                 : MS_MEASUREMENT_ALLREDUCE;
-    MsTime alpha = 0;
-    const MsEffTable *table = NULL;
-    if (!ms_calibration_collective_lookup(cal, kind, spec->n_ranks, spec_ranks_per_node(topo, spec),
-                                          &alpha, &table)) {
-        return NULL;
-    }
-    spec->alpha = alpha;
-    spec->no_hop_latency = TRUE;
-    gsize cells = (gsize)spec->n_ranks * spec->n_ranks;
-    guint64 size = spec->bytes;
-    if (spec->matrix) {
-        guint64 total = 0;
-        for (gsize k = 0; k < cells; k++) {
-            total += spec->matrix[k];
-        }
-        size = total / spec->n_ranks;
-    }
-    double eff = table ? ms_eff_table_eval(table, (double)size) : 1.0;
-    if (!(eff > 0) || eff == 1.0) {
-        return NULL;
-    }
-    spec->bytes = stretch(spec->bytes, eff);
-    if (spec->matrix == NULL) {
-        return NULL;
-    }
-    guint64 *scaled = g_new(guint64, cells);
-    for (gsize k = 0; k < cells; k++) {
-        scaled[k] = stretch(spec->matrix[k], eff);
-    }
-    spec->matrix = scaled;
-    return scaled;
 }
 
 /* Simulates one collective from a simultaneous launch to the last rank's completion. With
@@ -400,7 +263,7 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
         if (p < 0.1 * alpha || m <= 0) {
             continue;
         }
-        m = CLAMP(m, p / MS_FIT_RATIO_MAX, p / 0.01);
+        m = CLAMP(m, p / MS_EFF_RATIO_MAX, p / 0.01);
         g_array_append_val(es, g_array_index(size, double, i));
         g_array_append_val(em, m);
         g_array_append_val(ep, p);
@@ -560,7 +423,7 @@ transfer_time(const MsTopology *topo, const MsMeasurement *row, guint64 bytes, g
               double *seconds, GError **error)
 {
     guint a, b;
-    if (!scope_pair(topo, row->ranks_per_node < row->ranks, &a, &b)) {
+    if (!ms_calibration_scope_pair(topo, row->ranks_per_node < row->ranks, &a, &b)) {
         g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_PLACEMENT,
                     "%s:%u: no GPU pair for this transfer in topology '%s'", row->source, row->line,
                     ms_topology_name(topo));
@@ -602,7 +465,7 @@ predict_sendrecv(const MsTopology *topo, const MsCalibration *cal, const MsMeasu
     }
     double eff = table ? ms_eff_table_eval(table, (double)row->bytes) : 1.0;
     double t;
-    if (!transfer_time(topo, row, stretch(row->bytes, eff), TRUE, &t, error)) {
+    if (!transfer_time(topo, row, ms_calibration_stretch(row->bytes, eff), TRUE, &t, error)) {
         return FALSE;
     }
     *seconds = ms_time_to_s(alpha) + t;

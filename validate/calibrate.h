@@ -13,7 +13,7 @@
 
 #include "sim/net/collective.h"
 #include "topologies/topology.h"
-#include "validate/calibration.h"
+#include "sim/calib/calibration.h"
 #include "validate/measurement.h"
 
 G_BEGIN_DECLS
@@ -45,17 +45,6 @@ extern const MsCalibrateOptions ms_calibrate_default_options;
  * _FIT when a fit fails, or the measurement module's error for an expert shape the rows lack. */
 gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
                       MsCalibration *cal, GPtrArray *report, GError **error);
-
-/* Gives every link class that cal calibrates the per-link figures that make the class's
- * representative GPU-to-GPU route (same node; or first GPUs of the first two nodes) take the
- * calibrated alpha + bytes / beta. Classes that no GPU route is bottlenecked by are left alone. */
-gboolean ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo, GError **error);
-
-/* What the engine does with a collective under cal: its per-call overhead, and its transfers
- * stretched by 1 / efficiency at its size. Returns a scaled copy of spec->matrix that spec now
- * points to (the caller frees it), or NULL. */
-guint64 *ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
-                                          MsCollSpec *spec);
 
 /* GPU ranks for a configuration: the first per_node GPUs of as many nodes as needed. */
 gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node, guint *out,

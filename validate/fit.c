@@ -145,67 +145,6 @@ ms_linear_fit_predict(const MsLinearFit *fit, double bytes)
 
 /* ---- efficiency tables ----------------------------------------------------------------------- */
 
-static MsEffTable *
-table_new_unchecked(const double *sizes, const double *ratios, guint n)
-{
-    MsEffTable *t = g_new0(MsEffTable, 1);
-    t->n = n;
-    t->sizes = g_new(double, n);
-    t->ratios = g_new(double, n);
-    memcpy(t->sizes, sizes, n * sizeof(double));
-    memcpy(t->ratios, ratios, n * sizeof(double));
-    return t;
-}
-
-static gboolean
-check_table(const double *sizes, const double *ratios, guint n, GError **error)
-{
-    if (n == 0) {
-        g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT, "an efficiency table needs entries");
-        return FALSE;
-    }
-    for (guint i = 0; i < n; i++) {
-        if (!(sizes[i] > 0) || !isfinite(sizes[i]) || (i > 0 && !(sizes[i] > sizes[i - 1]))) {
-            g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
-                        "entry %u: size %g (sizes must be > 0 and strictly increasing)", i,
-                        sizes[i]);
-            return FALSE;
-        }
-        if (!(ratios[i] > 0) || !(ratios[i] <= MS_FIT_RATIO_MAX)) {
-            g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
-                        "entry %u: ratio %g is outside (0, %g]", i, ratios[i], MS_FIT_RATIO_MAX);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
-MsEffTable *
-ms_eff_table_new(const double *sizes, const double *ratios, guint n, GError **error)
-{
-    if (!check_table(sizes, ratios, n, error)) {
-        return NULL;
-    }
-    return table_new_unchecked(sizes, ratios, n);
-}
-
-void
-ms_eff_table_free(MsEffTable *table)
-{
-    if (table == NULL) {
-        return;
-    }
-    g_free(table->sizes);
-    g_free(table->ratios);
-    g_free(table);
-}
-
-double
-ms_eff_table_eval(const MsEffTable *table, double size)
-{
-    return ms_log_interp(table->sizes, table->ratios, table->n, size, FALSE);
-}
-
 typedef struct {
     double key;
     guint index;
@@ -327,7 +266,7 @@ ms_fit_eff_table(const double *sizes, const double *measured, const double *pred
         return NULL;
     }
     g_autofree Keyed *order = sort_by(sizes, n);
-    guint bins = max_points ? max_points : MS_FIT_TABLE_POINTS;
+    guint bins = max_points ? max_points : MS_EFF_TABLE_POINTS;
     gboolean per_size = count_distinct(order, n) <= bins;
     double lo = order[0].key, hi = order[n - 1].key;
     g_autoptr(GArray) out_size = g_array_new(FALSE, FALSE, sizeof(double));
@@ -356,15 +295,15 @@ ms_fit_eff_table(const double *sizes, const double *measured, const double *pred
         isotonic(r, (const double *)out_weight->data, out_ratio->len);
     }
     for (guint i = 0; i < out_ratio->len; i++) {
-        if (r[i] > MS_FIT_RATIO_MAX) {
+        if (r[i] > MS_EFF_RATIO_MAX) {
             g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_RANGE,
                         "at %.0f bytes the model predicts %.3g x the measured time (limit %g): "
                         "the link or per-call overhead fit is off",
-                        g_array_index(out_size, double, i), r[i], MS_FIT_RATIO_MAX);
+                        g_array_index(out_size, double, i), r[i], MS_EFF_RATIO_MAX);
             return NULL;
         }
     }
-    return table_new_unchecked((double *)out_size->data, r, out_size->len);
+    return ms_eff_table_new((double *)out_size->data, r, out_size->len, error);
 }
 
 /* ---- GEMM efficiency curve ------------------------------------------------------------------- */
@@ -464,23 +403,6 @@ ms_fit_gemm_curve(const MsGemmPoint *points, guint n, const MsRoofline *roof, GE
         i = j;
     }
     return g_steal_pointer(&curve);
-}
-
-void
-ms_gemm_curve_free(MsGemmCurve *curve)
-{
-    if (curve == NULL) {
-        return;
-    }
-    g_free(curve->tokens);
-    g_free(curve->efficiency);
-    g_free(curve);
-}
-
-double
-ms_gemm_curve_eval(const MsGemmCurve *curve, double tokens)
-{
-    return ms_log_interp(curve->tokens, curve->efficiency, curve->n, tokens, TRUE);
 }
 
 double

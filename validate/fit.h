@@ -6,6 +6,8 @@
 
 #include <glib.h>
 
+#include "sim/calib/eff_table.h"
+
 G_BEGIN_DECLS
 
 #define MS_FIT_ERROR (ms_fit_error_quark())
@@ -43,28 +45,10 @@ double ms_linear_fit_predict(const MsLinearFit *fit, double bytes);
 
 /* ---- per-size efficiency tables -------------------------------------------------------------- */
 
-/* ratio(size) = predicted / measured, piecewise linear in log(size) between the table's sizes and
- * clamped to the end values outside them. Plain value record owned by its creator. */
-typedef struct {
-    guint n;
-    double *sizes;  /* bytes, strictly increasing, > 0 */
-    double *ratios; /* in (0, MS_FIT_RATIO_MAX] */
-} MsEffTable;
-
-#define MS_FIT_RATIO_MAX 1.5
-/* Tables are reduced to at most this many entries when max_points is 0. */
-#define MS_FIT_TABLE_POINTS 24
-
-/* Builds a table from given sizes and ratios (copied). Returns NULL with MS_FIT_ERROR_INPUT when
- * n == 0, sizes are not strictly increasing and > 0, or a ratio is outside (0, 1.5]. */
-MsEffTable *ms_eff_table_new(const double *sizes, const double *ratios, guint n, GError **error);
-void ms_eff_table_free(MsEffTable *table);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsEffTable, ms_eff_table_free)
-double ms_eff_table_eval(const MsEffTable *table, double size);
 
 /* Fits a table from n measurements (sizes > 0 in any order, measured and predicted times > 0):
  * points are grouped into at most max_points bins evenly spaced in log(size) (0 means
- * MS_FIT_TABLE_POINTS; each distinct size is its own bin when there are no more of them), each
+ * MS_EFF_TABLE_POINTS; each distinct size is its own bin when there are no more of them), each
  * bin giving the median ratio at the geometric mean of its sizes. With monotone, the ratios are
  * made non-decreasing in size (pool-adjacent-violators, weighted by points per bin): calls get
  * relatively cheaper as they grow, and noise should not say otherwise. Returns NULL with
@@ -89,29 +73,12 @@ typedef struct {
     double launch_s;      /* added once per op */
 } MsRoofline;
 
-/* efficiency(tokens) = achieved FLOP/s / peak, tabulated at the measured token counts and
- * interpolated geometrically (log efficiency linear in log tokens; see ms_log_interp), so that
- * launch + max(flops / (peak eff), bytes / hbm) reproduces each point. A point whose time minus
- * launch is no more than bytes / hbm is memory bound: any efficiency of at least
- * flops hbm / (peak bytes) gives the same time, and that least value is stored (so the curve stays
- * continuous into the compute-bound regime) and counted in n_memory_bound. Several points at one
- * token count are combined by the efficiency minimising their squared relative time residuals
- * (sum e_i^2 / sum e_i). */
-typedef struct {
-    guint n;
-    double *tokens;     /* strictly increasing */
-    double *efficiency; /* in (0, 1.5] */
-    guint n_memory_bound;
-} MsGemmCurve;
 
 /* Returns NULL with MS_FIT_ERROR_INPUT for n == 0 or a bad point or roofline (the message names
  * the index), and MS_FIT_ERROR_RANGE when a point's time does not exceed the launch overhead or
  * implies an efficiency above 1.5 (faster than the GPU's peak). */
 MsGemmCurve *ms_fit_gemm_curve(const MsGemmPoint *points, guint n, const MsRoofline *roof,
                                GError **error);
-void ms_gemm_curve_free(MsGemmCurve *curve);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsGemmCurve, ms_gemm_curve_free)
-double ms_gemm_curve_eval(const MsGemmCurve *curve, double tokens);
 /* launch + max(flops / (peak eff(tokens)), bytes / hbm), seconds. */
 double ms_gemm_curve_predict(const MsGemmCurve *curve, const MsRoofline *roof,
                              const MsGemmPoint *point);

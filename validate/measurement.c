@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sim/compute.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "validate/moesim_csv.h"
 #include "validate/ms-validate-data.h"
 #include "validate/nccl_tests.h"
@@ -27,36 +27,6 @@ struct _MsMeasurementSet {
     GArray *rows;          /* MsMeasurement */
     GStringChunk *strings; /* labels, dtypes and sources of the rows */
 };
-
-static const char *const kind_names[MS_MEASUREMENT_N_KINDS] = {
-    "allreduce", "alltoall", "allgather",   "reducescatter",
-    "sendrecv",  "gemm",     "elementwise", "launch",
-};
-
-const char *
-ms_measurement_kind_name(MsMeasurementKind kind)
-{
-    g_return_val_if_fail(kind < MS_MEASUREMENT_N_KINDS, "?");
-    return kind_names[kind];
-}
-
-gboolean
-ms_measurement_kind_from_name(const char *name, MsMeasurementKind *out)
-{
-    for (guint i = 0; name && i < MS_MEASUREMENT_N_KINDS; i++) {
-        if (strcmp(name, kind_names[i]) == 0) {
-            *out = (MsMeasurementKind)i;
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
-
-gboolean
-ms_measurement_kind_is_comm(MsMeasurementKind kind)
-{
-    return kind <= MS_MEASUREMENT_SENDRECV;
-}
 
 static const struct {
     const char *name;
@@ -171,13 +141,13 @@ check_shape(const MsMeasurement *row, GError **error)
     for (guint i = 0; i < 3; i++) {
         if (!shaped && dims[i] != 0) {
             return row_error(row, error, names[i], "%" G_GUINT64_FORMAT ": a %s row has no shape",
-                             dims[i], kind_names[row->kind]);
+                             dims[i], ms_measurement_kind_name(row->kind));
         }
         gboolean needed = row->kind == MS_MEASUREMENT_GEMM;
         if ((needed && dims[i] == 0) || dims[i] > SHAPE_MAX) {
             return row_error(row, error, names[i],
                              "%" G_GUINT64_FORMAT " is outside [1, 2^32] for a %s row", dims[i],
-                             kind_names[row->kind]);
+                             ms_measurement_kind_name(row->kind));
         }
     }
     if (row->kind == MS_MEASUREMENT_GEMM && ms_dtype_size(row->dtype) == 0) {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <glib.h>
+
+#include "sim/calib/meas_kind.h"
 #include <stdio.h>
 
 #include "validate/fit.h"
@@ -21,25 +23,6 @@ typedef enum {
     MS_MEASUREMENT_ERROR_MISSING, /* a required column, header or rank list is absent */
     MS_MEASUREMENT_ERROR_VALUE,   /* a field that does not parse or is out of range */
 } MsMeasurementError;
-
-typedef enum {
-    MS_MEASUREMENT_ALLREDUCE,
-    MS_MEASUREMENT_ALLTOALL,
-    MS_MEASUREMENT_ALLGATHER,
-    MS_MEASUREMENT_REDUCESCATTER,
-    MS_MEASUREMENT_SENDRECV,
-    MS_MEASUREMENT_GEMM,
-    MS_MEASUREMENT_ELEMENTWISE, /* a memory-bound kernel such as the expert activation */
-    MS_MEASUREMENT_LAUNCH,      /* an empty kernel: the launch overhead */
-    MS_MEASUREMENT_N_KINDS,
-} MsMeasurementKind;
-
-/* "allreduce", "alltoall", "allgather", "reducescatter", "sendrecv", "gemm", "elementwise",
- * "launch". from_name returns FALSE for anything else. */
-const char *ms_measurement_kind_name(MsMeasurementKind kind);
-gboolean ms_measurement_kind_from_name(const char *name, MsMeasurementKind *out);
-/* TRUE for the communication kinds (allreduce .. sendrecv). */
-gboolean ms_measurement_kind_is_comm(MsMeasurementKind kind);
 
 /* Bytes per element of a dtype name ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3",
  * "fp8_e5m2", "int8", "uint8", "int32", "uint32", "int64", "uint64"); 0 when unknown. */

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 #define VERSION_PREFIX "# moesim-measurements"
 #define US_MAX 1e12 /* 11.6 days: no single measured call lasts longer */

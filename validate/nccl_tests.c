@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 #define RANKS_MAX (1u << 20)
 #define US_MAX 1e12

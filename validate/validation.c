@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/json_input.h"
+#include "sim/base/json_input.h"
 #include "sim/out/plot.h"
 
 G_DEFINE_QUARK(ms-validation-error-quark, ms_validation_error)

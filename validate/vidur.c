@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 #define MS_MAX 1e9 /* 11.6 days in milliseconds: far beyond any profiled operator */
 #define RANKS_MAX (1u << 20)

@@ -1,4 +1,4 @@
-/* model: reading model INI files (through sim/ini.h, so every bad value names FILE:LINE, the key
+/* model: reading model INI files (through sim/base/ini.h, so every bad value names FILE:LINE, the key
  * and the value) and the per-token cost formulas of docs/models.md. Counts are elements, costs
  * flops per token and bytes per op; nothing here knows the cluster except ms_model_resolve_ep. */
 #include "model.h"
@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/ini.h"
-#include "sim/resources.h"
+#include "sim/base/ini.h"
+#include "sim/base/resources.h"
 #include "sim/moe/models/ms-models.h"
 
 G_DEFINE_QUARK(ms-model-error-quark, ms_model_error)

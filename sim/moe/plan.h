@@ -11,7 +11,7 @@
 
 #include "sim/moe/model.h"
 #include "sim/moe/placement.h"
-#include "sim/moe/schedule.h"
+#include "sim/schedule/schedule.h"
 #include "topologies/topology.h"
 #include "traces/trace_routing.h"
 

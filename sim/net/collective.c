@@ -42,44 +42,10 @@ struct _MsColl {
     guint n_notified;    /* of them, those whose callback has run */
 };
 
-static const char *const op_names[] = {"alltoall", "allreduce", "reducescatter", "allgather"};
-static const char *const algo_names[] = {"auto", "direct", "2dh", "pipe", "ring", "hier"};
 
-const char *
-ms_coll_op_name(MsCollOp op)
-{
-    return op < G_N_ELEMENTS(op_names) ? op_names[op] : "?";
-}
 
-gboolean
-ms_coll_op_from_name(const char *name, MsCollOp *out)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(op_names); i++) {
-        if (g_strcmp0(name, op_names[i]) == 0) {
-            *out = i;
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
 
-const char *
-ms_coll_algo_name(MsCollAlgo algo)
-{
-    return algo < G_N_ELEMENTS(algo_names) ? algo_names[algo] : "?";
-}
 
-gboolean
-ms_coll_algo_from_name(const char *name, MsCollAlgo *out)
-{
-    for (guint i = 0; i < G_N_ELEMENTS(algo_names); i++) {
-        if (g_strcmp0(name, algo_names[i]) == 0) {
-            *out = i;
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
 
 double
 ms_coll_busbw_factor(MsCollOp op, guint n)
@@ -445,7 +411,7 @@ validate_ranks(const MsTopology *topo, const MsCollSpec *spec, GError **error)
 static gboolean
 validate_algo(const MsCollSpec *spec, GError **error)
 {
-    if ((guint)spec->op >= G_N_ELEMENTS(op_names)) {
+    if ((guint)spec->op > MS_COLL_ALLGATHER) {
         return INVALID("unknown operation %u", (guint)spec->op);
     }
     gboolean a2a_algo = spec->algo == MS_COLL_ALGO_DIRECT || spec->algo == MS_COLL_ALGO_2DH ||

@@ -23,6 +23,7 @@
 
 #include <glib.h>
 
+#include "sim/schedule/coll_names.h"
 #include "sim/sim.h"
 
 G_BEGIN_DECLS
@@ -33,26 +34,6 @@ typedef enum {
     MS_COLL_ERROR_INVALID, /* a spec that does not describe a collective */
 } MsCollError;
 
-typedef enum {
-    MS_COLL_ALLTOALL,
-    MS_COLL_ALLREDUCE,
-    MS_COLL_REDUCESCATTER,
-    MS_COLL_ALLGATHER,
-} MsCollOp;
-
-typedef enum {
-    MS_COLL_ALGO_AUTO, /* direct for alltoall, ring otherwise */
-    MS_COLL_ALGO_DIRECT,
-    MS_COLL_ALGO_2DH,
-    MS_COLL_ALGO_PIPE,
-    MS_COLL_ALGO_RING,
-    MS_COLL_ALGO_HIER,
-} MsCollAlgo;
-
-const char *ms_coll_op_name(MsCollOp op);
-gboolean ms_coll_op_from_name(const char *name, MsCollOp *out);
-const char *ms_coll_algo_name(MsCollAlgo algo);
-gboolean ms_coll_algo_from_name(const char *name, MsCollAlgo *out);
 
 typedef struct {
     MsCollOp op;

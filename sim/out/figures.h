@@ -5,8 +5,8 @@
 
 #include <glib.h>
 
-#include "sim/moe/schedule.h"
-#include "sim/out/records.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/records.h"
 #include "sim/out/result.h"
 
 G_BEGIN_DECLS

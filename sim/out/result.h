@@ -8,8 +8,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "sim/moe/schedule.h"
-#include "sim/out/records.h"
+#include "sim/schedule/schedule.h"
+#include "sim/schedule/records.h"
 
 G_BEGIN_DECLS
 

@@ -1,6 +1,6 @@
 /* policy: parsing "NAME:key=value,..." against the policy's parameter table (plus the shared
  * ones), typed access for the modules, and the common path from policy to schedule. Values are
- * checked here with the units of sim/units.h, so modules see only valid numbers. */
+ * checked here with the units of sim/base/units.h, so modules see only valid numbers. */
 #include "policy.h"
 
 #include <math.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "validate/calibration.h"
+#include "sim/calib/calibration.h"
 
 int
 LLVMFuzzerTestOneInput(const guint8 *data, size_t size)

@@ -1,10 +1,10 @@
-/* Fuzz target: the INI layer (sim/ini.h) on arbitrary bytes, then every typed getter on every key
+/* Fuzz target: the INI layer (sim/base/ini.h) on arbitrary bytes, then every typed getter on every key
  * it found. Checks the layer's promises: each group and key has a line, values of keys that exist
  * can be fetched, and every refusal carries a message. */
 #include <stdlib.h>
 
 #include "fuzz.h"
-#include "sim/ini.h"
+#include "sim/base/ini.h"
 
 static void
 expect_message(gboolean ok, GError **error)

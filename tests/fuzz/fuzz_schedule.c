@@ -7,8 +7,8 @@
 
 #include "fuzz.h"
 #include "sim/engine.h"
-#include "sim/json_input.h"
-#include "sim/moe/schedule.h"
+#include "sim/base/json_input.h"
+#include "sim/schedule/schedule.h"
 
 /* Executed only when this small, to keep an iteration fast. */
 #define RUN_MAX_OPS 512

@@ -1,11 +1,11 @@
-/* Fuzz target: the unit-suffixed value parsers (sim/units.h). The first byte picks the parser,
+/* Fuzz target: the unit-suffixed value parsers (sim/base/units.h). The first byte picks the parser,
  * the rest is the text. Besides crashes it checks each parser's contract: an accepted value lies
  * in its documented range, a refused one leaves the output untouched and carries a message. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fuzz.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 static void
 check(gboolean ok, gboolean in_range, GError *error)

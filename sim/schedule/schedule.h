@@ -9,7 +9,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 G_BEGIN_DECLS
 

@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "sim/units.h"
+#include "sim/base/units.h"
 #include "traces/trace_gen.h"
 #include "traces/trace_import.h"
 #include "traces/trace_reader.h"

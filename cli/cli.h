@@ -1,6 +1,6 @@
 /* cli: what every moesim command shares: the command table, option parsing with GOptionContext,
  * the exit-code convention and writing reports to a file or standard output. Only code under
- * sim/cli prints or exits. */
+ * cli/ prints or exits. */
 #pragma once
 
 #include <glib.h>

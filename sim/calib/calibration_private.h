@@ -2,7 +2,7 @@
  * its file reader and writer (calibration_file.c). Nothing else includes this. */
 #pragma once
 
-#include "validate/calibration.h"
+#include "sim/calib/calibration.h"
 
 #define N_COLLECTIVES (MS_MEASUREMENT_SENDRECV + 1)
 

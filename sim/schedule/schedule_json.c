@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "sim/json_input.h"
-#include "sim/net/collective.h"
+#include "sim/base/json_input.h"
+#include "sim/schedule/coll_names.h"
 
 #define FORMAT_NAME "moesim-schedule"
 

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "validate/calibration_private.h"
+#include "sim/calib/calibration_private.h"
 
 G_DEFINE_QUARK(ms - calibration - error - quark, ms_calibration_error)
 

@@ -23,7 +23,7 @@
 
 #include <glib.h>
 
-#include "sim/moe/schedule.h"
+#include "sim/schedule/schedule.h"
 
 G_BEGIN_DECLS
 

@@ -7,8 +7,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
-#include "sim/moe/schedule.h"
-#include "sim/units.h"
+#include "sim/schedule/schedule.h"
+#include "sim/base/units.h"
 
 G_BEGIN_DECLS
 

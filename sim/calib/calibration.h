@@ -8,10 +8,11 @@
 #include <glib.h>
 
 #include "sim/compute.h"
-#include "sim/units.h"
+#include "sim/net/collective.h"
+#include "sim/base/units.h"
 #include "topologies/topology.h"
-#include "validate/fit.h"
-#include "validate/measurement.h"
+#include "sim/calib/eff_table.h"
+#include "sim/calib/meas_kind.h"
 
 G_BEGIN_DECLS
 
@@ -39,7 +40,7 @@ typedef struct _MsCalibration MsCalibration;
 
 /* An empty calibration (format 1, nothing calibrated). */
 MsCalibration *ms_calibration_new(void);
-/* Reads a calibration file. Every value is checked: single values through sim/ini.h
+/* Reads a calibration file. Every value is checked: single values through sim/base/ini.h
  * (MS_INI_ERROR_VALUE for a missing unit or a bad number, _MISSING, _UNKNOWN_KEY for a typo,
  * _PARSE/_DUPLICATE for broken syntax), lists and structure here (MS_CALIBRATION_ERROR_*), every
  * message as "FILE:LINE: [group] key: problem". Returns NULL on any error. */
@@ -120,5 +121,30 @@ gboolean ms_calibration_apply_compute(const MsCalibration *cal, MsComputeModel *
 /* A compute model for spec with this calibration applied; NULL with the model's error. */
 MsComputeModel *ms_calibration_compute_model(const MsCalibration *cal, const MsGpuSpec *spec,
                                              GError **error);
+
+/* ---- applying a calibration (calibration_apply.c) ---- */
+
+/* Gives every link class that cal calibrates the per-link figures that make the class's
+ * representative GPU-to-GPU route (same node; or first GPUs of the first two nodes) take the
+ * calibrated alpha + bytes / beta. Classes that no GPU route is bottlenecked by are left alone. */
+gboolean ms_calibration_apply_topology(const MsCalibration *cal, MsTopology *topo, GError **error);
+
+/* What the engine does with a collective under cal: its per-call overhead, and its transfers
+ * stretched by 1 / efficiency at its size. Returns a scaled copy of spec->matrix that spec now
+ * points to (the caller frees it), or NULL. */
+guint64 *ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *topo,
+                                          MsCollSpec *spec);
+
+/* The GPU pair standing for a scope: two GPUs of node 0, or (inter) the first GPUs of nodes 0 and
+ * 1; FALSE when the topology has no such pair. */
+gboolean ms_calibration_scope_pair(const MsTopology *topo, gboolean inter, guint *a, guint *b);
+/* Bytes that take 1 / eff times as long, to the nearest byte: truncating would drop a byte
+ * whenever eff is a hair above 1, 1/1000 of a kilobyte transfer. */
+guint64 ms_calibration_stretch(guint64 bytes, double eff);
+/* The route standing for a scope (two GPUs of node 0; with inter, the first GPUs of nodes 0 and
+ * 1), its length in *n and its bottleneck link (the first of the narrowest) in *neck; NULL when
+ * the topology has no such pair or no route between them. */
+const guint32 *ms_calibration_scope_route(const MsTopology *topo, gboolean inter, guint *n,
+                                          guint *neck);
 
 G_END_DECLS

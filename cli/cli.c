@@ -1,7 +1,7 @@
 /* cli: shared plumbing of the commands: option parsing, error reporting and output files. */
 #include "cli.h"
 
-#include "sim/units.h"
+#include "sim/base/units.h"
 
 #include <errno.h>
 #include <stdio.h>

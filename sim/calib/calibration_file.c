@@ -1,10 +1,10 @@
-/* calibration_file: the calibration's reader (sim/ini.h for single values, lists parsed here) and
+/* calibration_file: the calibration's reader (sim/base/ini.h for single values, lists parsed here) and
  * its writer. Groups are [calibration], [link CLASS], [collective NAME] and [gemm]. */
 #include <math.h>
 #include <string.h>
 
-#include "sim/ini.h"
-#include "validate/calibration_private.h"
+#include "sim/base/ini.h"
+#include "sim/calib/calibration_private.h"
 
 /* Entries in one list: tables are a few dozen; thousands is a broken file. */
 #define LIST_MAX 4096

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sim/json_input.h"
+#include "sim/base/json_input.h"
 #include "sim/scenario.h"
 
 /* Metrics a baseline may hold; all are times, lower is better. */

@@ -1,0 +1,31 @@
+/* coll_names: the collective operations and algorithms a schedule names (alltoall, allreduce,
+ * reducescatter, allgather; direct, 2dh, pipe, ring, hier), with their names in files. What each
+ * algorithm does on the network is sim/net/collective.h's business. */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+    MS_COLL_ALLTOALL,
+    MS_COLL_ALLREDUCE,
+    MS_COLL_REDUCESCATTER,
+    MS_COLL_ALLGATHER,
+} MsCollOp;
+
+typedef enum {
+    MS_COLL_ALGO_AUTO, /* direct for alltoall, ring otherwise */
+    MS_COLL_ALGO_DIRECT,
+    MS_COLL_ALGO_2DH,
+    MS_COLL_ALGO_PIPE,
+    MS_COLL_ALGO_RING,
+    MS_COLL_ALGO_HIER,
+} MsCollAlgo;
+
+const char *ms_coll_op_name(MsCollOp op);
+gboolean ms_coll_op_from_name(const char *name, MsCollOp *out);
+const char *ms_coll_algo_name(MsCollAlgo algo);
+gboolean ms_coll_algo_from_name(const char *name, MsCollAlgo *out);
+
+G_END_DECLS
