@@ -15,7 +15,7 @@
 #include "backends/cuda/cuda_backend.h"
 #endif
 
-G_DEFINE_QUARK(ms-executor-error-quark, ms_executor_error)
+G_DEFINE_QUARK(ms_executor_error_quark, ms_executor_error)
 
 /* The loop wakes at least this often to check the deadline even when a backend waits longer. */
 #define WAIT_SLICE_US (100 * 1000)

@@ -10,7 +10,7 @@
 #include "sim/net/collective.h"
 #include "sim/base/units.h"
 
-G_DEFINE_QUARK(ms - bench - error - quark, ms_bench_error)
+G_DEFINE_QUARK(ms_bench_error_quark, ms_bench_error)
 
 static const char *const what_names[] = {"p2p", "alltoall", "allreduce", "gemm", "launch"};
 

@@ -8,7 +8,7 @@
 
 #include "sim/base/units.h"
 
-G_DEFINE_QUARK(ms-launch-error-quark, ms_launch_error)
+G_DEFINE_QUARK(ms_launch_error_quark, ms_launch_error)
 
 const char *
 ms_launch_mode_name(MsLaunchMode mode)

@@ -7,7 +7,7 @@
 
 #include "backends/executor_launch.h"
 
-G_DEFINE_QUARK(ms-remote-error-quark, ms_remote_error)
+G_DEFINE_QUARK(ms_remote_error_quark, ms_remote_error)
 
 /* How long a best-effort FAIL to a worker may take when the run is already lost. */
 #define FAIL_SEND_US G_USEC_PER_SEC

@@ -6,7 +6,7 @@
 #include <netinet/tcp.h>
 #include <string.h>
 
-G_DEFINE_QUARK(ms-wire-error-quark, ms_wire_error)
+G_DEFINE_QUARK(ms_wire_error_quark, ms_wire_error)
 
 #define MAGIC 0x3158534du /* "MSX1" read as a little-endian integer */
 #define HEADER 12u

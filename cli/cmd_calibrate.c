@@ -71,20 +71,26 @@ ms_cmd_calibrate(int argc, char **argv)
     g_autofree char *holdout_configs = NULL;
     gboolean holdout_sizes = FALSE;
     const GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Topology the measurements were taken on (required)", "T"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
+         "Topology the measurements were taken on (required)", "T"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Write the calibration file here", "FILE"},
-        {"expert", 0, 0, G_OPTION_ARG_STRING, &expert, "Expert shape of GEMM profiles (default 4096,14336,gated)", "D,F[,gated]"},
-        {"holdout-sizes", 0, 0, G_OPTION_ARG_NONE, &holdout_sizes, "Also fit on every other size of each configuration and report errors on the rest", NULL},
-        {"holdout-configs", 0, 0, G_OPTION_ARG_STRING, &holdout_configs, "Also fit without these configurations and report errors on them", "RxP,..."},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the fit report as JSON (- for stdout)", "FILE"},
+        {"expert", 0, 0, G_OPTION_ARG_STRING, &expert,
+         "Expert shape of GEMM profiles (default 4096,14336,gated)", "D,F[,gated]"},
+        {"holdout-sizes", 0, 0, G_OPTION_ARG_NONE, &holdout_sizes,
+         "Also fit on every other size of each configuration and report errors on the rest", NULL},
+        {"holdout-configs", 0, 0, G_OPTION_ARG_STRING, &holdout_configs,
+         "Also fit without these configurations and report errors on them", "RxP,..."},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the fit report as JSON (- for stdout)",
+         "FILE"},
         {NULL},
     };
-    if (!ms_cli_parse(&argc, &argv, entries, "INPUT...",
-                      "Fit link, collective and GEMM figures to measurements.",
-                      "INPUT: nccl-tests output (all_reduce_perf, alltoall_perf, sendrecv_perf ...), "
-                      "moesim bench CSV, or a profiling CSV; shipped Vidur A100 profiles load by "
-                      "name (nccl_all_reduce_dgx.csv, nccl_send_recv_dgx.csv, mlp_llama3_8b.csv). "
-                      "See docs/calibration.md.")) {
+    if (!ms_cli_parse(
+            &argc, &argv, entries, "INPUT...",
+            "Fit link, collective and GEMM figures to measurements.",
+            "INPUT: nccl-tests output (all_reduce_perf, alltoall_perf, sendrecv_perf ...), "
+            "moesim bench CSV, or a profiling CSV; shipped Vidur A100 profiles load by "
+            "name (nccl_all_reduce_dgx.csv, nccl_send_recv_dgx.csv, mlp_llama3_8b.csv). "
+            "See docs/calibration.md.")) {
         return MS_EXIT_USAGE;
     }
     if (argc < 2) {

@@ -35,8 +35,8 @@ metric(MsResult *res, const char *name)
     return m.allreduce_us;
 }
 
-static gboolean
-bad(GError **error, const char *path, guint index, const char *format, ...) G_GNUC_PRINTF(4, 5);
+static gboolean bad(GError **error, const char *path, guint index, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
 
 static gboolean
 bad(GError **error, const char *path, guint index, const char *format, ...)
@@ -53,14 +53,15 @@ bad(GError **error, const char *path, guint index, const char *format, ...)
 static gboolean
 read_scenario(JsonObject *o, const char *path, guint index, MsScenario *sc, GError **error)
 {
-    static const char *const known[] = {"name", "topology", "model", "trace", "policy", "mode",
-                                        "iterations", "warmup", "seed", "expect", NULL};
+    static const char *const known[] = {"name",   "topology", "model",      "trace",
+                                        "policy", "mode",     "iterations", "warmup",
+                                        "seed",   "expect",   NULL};
     g_autoptr(GList) members = json_object_get_members(o);
     for (GList *m = members; m; m = m->next) {
         if (!g_strv_contains(known, m->data)) {
             g_autofree char *list = g_strjoinv(", ", (char **)known);
-            return bad(error, path, index, "unknown field '%s' (fields: %s)",
-                       (const char *)m->data, list);
+            return bad(error, path, index, "unknown field '%s' (fields: %s)", (const char *)m->data,
+                       list);
         }
     }
     memset(sc, 0, sizeof *sc);
@@ -121,9 +122,12 @@ ms_cmd_check(int argc, char **argv)
     g_autofree char *baseline = NULL, *tolerance = NULL;
     gboolean update = FALSE;
     const GOptionEntry entries[] = {
-        {"baseline", 'b', 0, G_OPTION_ARG_FILENAME, &baseline, "Baseline JSON: scenarios and their expected figures (required)", "FILE"},
-        {"tolerance", 't', 0, G_OPTION_ARG_STRING, &tolerance, "Allowed worsening, e.g. 2% (default 2%)", "T"},
-        {"update", 0, 0, G_OPTION_ARG_NONE, &update, "Record the current figures as the baseline", NULL},
+        {"baseline", 'b', 0, G_OPTION_ARG_FILENAME, &baseline,
+         "Baseline JSON: scenarios and their expected figures (required)", "FILE"},
+        {"tolerance", 't', 0, G_OPTION_ARG_STRING, &tolerance,
+         "Allowed worsening, e.g. 2% (default 2%)", "T"},
+        {"update", 0, 0, G_OPTION_ARG_NONE, &update, "Record the current figures as the baseline",
+         NULL},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Fail when schedule quality regressed.",
@@ -145,8 +149,7 @@ ms_cmd_check(int argc, char **argv)
             num[strlen(num) - 1] = '\0';
         }
         if (!ms_parse_double(num, 0, 1e6, &tol, NULL)) {
-            return ms_cli_usage("check: --tolerance '%s' is not a number or percentage",
-                                tolerance);
+            return ms_cli_usage("check: --tolerance '%s' is not a number or percentage", tolerance);
         }
         tol = pct ? tol / 100 : tol;
     }
@@ -162,10 +165,12 @@ ms_cmd_check(int argc, char **argv)
     JsonObject *ro = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
     JsonNode *list = ro ? json_object_get_member(ro, "scenarios") : NULL;
     if (ro == NULL ||
-        g_strcmp0(json_object_get_string_member_with_default(ro, "format", ""), "moesim-baseline") ||
+        g_strcmp0(json_object_get_string_member_with_default(ro, "format", ""),
+                  "moesim-baseline") ||
         list == NULL || !JSON_NODE_HOLDS_ARRAY(list)) {
         return ms_cli_usage("%s: not a moesim baseline (an object with \"format\": "
-                            "\"moesim-baseline\" and a \"scenarios\" array)", baseline);
+                            "\"moesim-baseline\" and a \"scenarios\" array)",
+                            baseline);
     }
     JsonArray *sa = json_node_get_array(list);
     guint regressed = 0, improved = 0;
@@ -193,7 +198,8 @@ ms_cmd_check(int argc, char **argv)
         if (update) {
             JsonObject *fresh = json_object_new();
             for (guint k = 0; metrics[k]; k++) {
-                json_object_set_double_member(fresh, metrics[k], round(metric(res, metrics[k]) * 1e3) / 1e3);
+                json_object_set_double_member(fresh, metrics[k],
+                                              round(metric(res, metrics[k]) * 1e3) / 1e3);
             }
             json_object_set_object_member(o, "expect", fresh);
             printf("  %-28s recorded\n", name);
@@ -201,7 +207,8 @@ ms_cmd_check(int argc, char **argv)
         }
         if (expect == NULL) {
             return ms_cli_usage("%s: scenario %u (%s) has no 'expect' figures: record them with "
-                                "--update", baseline, i, name);
+                                "--update",
+                                baseline, i, name);
         }
         for (guint k = 0; metrics[k]; k++) {
             if (!json_object_has_member(expect, metrics[k])) {
@@ -232,8 +239,10 @@ ms_cmd_check(int argc, char **argv)
                improved == 1 ? "" : "s");
     }
     if (regressed) {
-        fprintf(stderr, "moesim: schedule quality regressed: %u figure%s worse than %s by more "
-                        "than %.2f%%\n", regressed, regressed == 1 ? "" : "s", baseline, 100 * tol);
+        fprintf(stderr,
+                "moesim: schedule quality regressed: %u figure%s worse than %s by more "
+                "than %.2f%%\n",
+                regressed, regressed == 1 ? "" : "s", baseline, 100 * tol);
         return MS_EXIT_BOUND;
     }
     printf("no regression\n");

@@ -245,8 +245,7 @@ report_header(Report *r)
 {
     const MsCollSpec *spec = r->spec;
     g_string_append_printf(
-        r->text,
-        "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n#\n",
+        r->text, "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n#\n",
         ms_coll_op_name(spec->op), ms_coll_algo_name(r->algo), ms_topology_name(r->topo),
         spec->n_ranks, r->channels, r->channels == 1 ? "" : "s",
         r->cal ? "calibrated figures" : "nominal link figures");

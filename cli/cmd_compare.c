@@ -23,12 +23,15 @@ ms_cmd_compare(int argc, char **argv)
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *policies = NULL, *out = NULL;
     const GOptionEntry own[] = {
-        {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies, "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Folder for compare.json and the charts (default moesim-out)", "DIR"},
+        {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies,
+         "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+         "Folder for compare.json and the charts (default moesim-out)", "DIR"},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, FALSE, own);
-    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Compare scheduling policies on the same inputs.",
+    if (!ms_cli_parse(&argc, &argv, entries, NULL,
+                      "Compare scheduling policies on the same inputs.",
                       "Every policy plans and runs the same routing; the table gives per-iteration "
                       "means and the speedup over the first policy. Policies with parameters are "
                       "separated by ';' (e.g. 'fifo;lina:chunk=8MB'). See docs/running.md.")) {

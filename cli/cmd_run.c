@@ -81,9 +81,9 @@ ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const 
     const MsRecords *r = ms_result_records(res);
     g_autofree char *timeline = g_build_filename(plot_dir, "timeline.png", NULL);
     g_autofree char *links = g_build_filename(plot_dir, "links.png", NULL);
-    g_autofree char *title = g_strdup_printf("moesim: %s, policy %s (first iteration)",
-                                             ms_schedule_get_meta(s, "model"),
-                                             ms_schedule_policy(s));
+    g_autofree char *title =
+        g_strdup_printf("moesim: %s, policy %s (first iteration)", ms_schedule_get_meta(s, "model"),
+                        ms_schedule_policy(s));
     if (!ms_figure_timeline(timeline, title, s, r, 8, error) ||
         !ms_figure_links(links, title, r, error)) {
         return FALSE;
@@ -103,14 +103,18 @@ ms_cmd_run(int argc, char **argv)
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL;
     const GOptionEntry outputs[] = {
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Summary and per-op records as JSON (- for stdout)", "FILE"},
-        {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &chrome, "Chrome trace-event JSON of the first iteration (Perfetto)", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
+         "Summary and per-op records as JSON (- for stdout)", "FILE"},
+        {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &chrome,
+         "Chrome trace-event JSON of the first iteration (Perfetto)", "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "Per-op CSV of the first iteration", "FILE"},
-        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot, "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
+         "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, outputs);
-    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Simulate MoE training steps or inference batches under a policy.",
+    if (!ms_cli_parse(&argc, &argv, entries, NULL,
+                      "Simulate MoE training steps or inference batches under a policy.",
                       "Without options: one training step of lina-gpt2-16e on lina-testbed under "
                       "fifo with generated routing. See docs/running.md.")) {
         return MS_EXIT_USAGE;

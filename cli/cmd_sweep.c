@@ -80,8 +80,8 @@ write_slurm(const char *dir, guint shards, const char *command)
     if (!g_file_set_contents(path, text, -1, &error)) {
         return ms_cli_fail(error);
     }
-    printf("wrote %s: submit it with `sbatch %s`, then run `moesim sweep --merge %s`\n", path,
-           path, dir);
+    printf("wrote %s: submit it with `sbatch %s`, then run `moesim sweep --merge %s`\n", path, path,
+           dir);
     return MS_EXIT_OK;
 }
 
@@ -125,12 +125,17 @@ ms_cmd_sweep(int argc, char **argv)
     g_auto(GStrv) saved = g_strdupv(argv);
     int saved_argc = argc;
     const GOptionEntry own[] = {
-        {"vary", 'V', 0, G_OPTION_ARG_STRING_ARRAY, &vary, "An axis: KEY=V1,V2,... (repeat for a grid)", "KEY=VALUES"},
+        {"vary", 'V', 0, G_OPTION_ARG_STRING_ARRAY, &vary,
+         "An axis: KEY=V1,V2,... (repeat for a grid)", "KEY=VALUES"},
         {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Worker threads (default: one per CPU)", "N"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Folder for sweep.csv and the plots (default moesim-out/sweep)", "DIR"},
-        {"slurm", 0, 0, G_OPTION_ARG_INT, &slurm, "Write a Slurm array job of N tasks instead of running", "N"},
-        {"shard", 0, 0, G_OPTION_ARG_STRING, &shard_text, "Run only shard I of N (Slurm array tasks)", "I/N"},
-        {"merge", 0, 0, G_OPTION_ARG_FILENAME, &merge_dir, "Merge DIR/shard-*.csv into DIR/sweep.csv and plot it", "DIR"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+         "Folder for sweep.csv and the plots (default moesim-out/sweep)", "DIR"},
+        {"slurm", 0, 0, G_OPTION_ARG_INT, &slurm,
+         "Write a Slurm array job of N tasks instead of running", "N"},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &shard_text,
+         "Run only shard I of N (Slurm array tasks)", "I/N"},
+        {"merge", 0, 0, G_OPTION_ARG_FILENAME, &merge_dir,
+         "Merge DIR/shard-*.csv into DIR/sweep.csv and plot it", "DIR"},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, own);
@@ -187,12 +192,12 @@ ms_cmd_sweep(int argc, char **argv)
     }
     double t0 = ms_cli_wall_seconds();
     signal(SIGINT, on_sigint);
-    gboolean ok = ms_sweep_run(sw, (guint)jobs, shard, shards, (const gint *)&interrupted,
-                               isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL,
-                               &t0, &error);
+    gboolean ok = ms_sweep_run(
+        sw, (guint)jobs, shard, shards, (const gint *)&interrupted,
+        isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL, &t0, &error);
     signal(SIGINT, SIG_DFL);
-    g_autofree char *file = shards > 1 ? g_strdup_printf("shard-%u.csv", shard)
-                                       : g_strdup("sweep.csv");
+    g_autofree char *file =
+        shards > 1 ? g_strdup_printf("shard-%u.csv", shard) : g_strdup("sweep.csv");
     g_autofree char *csv = g_build_filename(dir, file, NULL);
     g_autoptr(GError) werr = NULL;
     if (!ms_sweep_write_csv(sw, csv, &werr)) {
@@ -213,7 +218,7 @@ ms_cmd_sweep(int argc, char **argv)
     if (shards == 1 && !ms_sweep_plot_csv(csv, dir, &error)) {
         return ms_cli_fail(error);
     }
-    printf("sweep: %u points%s in %.1f s, rows in %s\n", done,
-           shards > 1 ? " of this shard" : "", ms_cli_wall_seconds() - t0, csv);
+    printf("sweep: %u points%s in %.1f s, rows in %s\n", done, shards > 1 ? " of this shard" : "",
+           ms_cli_wall_seconds() - t0, csv);
     return MS_EXIT_OK;
 }

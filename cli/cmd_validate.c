@@ -140,12 +140,11 @@ compare_table(char **files, const char *topology, const char *calibration, Total
             if (!ms_error_stats((double *)p->data, (double *)m->data, p->len, &st, error)) {
                 return FALSE;
             }
-            g_autofree char *name = g_strdup_printf("%s %ux%u%s%s", ms_measurement_kind_name(a->kind),
-                                                    a->ranks, a->ranks_per_node,
-                                                    a->label && *a->label ? " " : "",
-                                                    a->label ? a->label : "");
-            printf("%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", name, st.n, 100 * st.median,
-                   100 * st.p90, 100 * st.max);
+            g_autofree char *name = g_strdup_printf(
+                "%s %ux%u%s%s", ms_measurement_kind_name(a->kind), a->ranks, a->ranks_per_node,
+                a->label && *a->label ? " " : "", a->label ? a->label : "");
+            printf("%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", name, st.n, 100 * st.median, 100 * st.p90,
+                   100 * st.max);
             ms_cli_json_error_stats(t->json, name, &st);
             g_array_append_vals(t->pred, p->data, p->len);
             g_array_append_vals(t->meas, m->data, m->len);
@@ -162,15 +161,24 @@ ms_cmd_validate(int argc, char **argv)
     g_autofree char *topology = NULL, *calibration = NULL, *max_error = NULL, *stat = NULL;
     g_autofree char *plot = NULL, *json = NULL, *min_op = NULL;
     const GOptionEntry entries[] = {
-        {"simulated", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sims, "A simulated result (moesim run --json); repeat, paired in order with --measured", "FILE"},
-        {"measured", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &meas, "A measured result (moesim exec --json), or with --topology a measurement table", "FILE"},
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology, "Predict measurement tables on this topology", "T"},
-        {"calibration", 'c', 0, G_OPTION_ARG_FILENAME, &calibration, "Calibration to predict with (default: nominal figures)", "FILE"},
-        {"min-op", 0, 0, G_OPTION_ARG_STRING, &min_op, "Leave out ops measured shorter than this (default 2us)", "TIME"},
-        {"max-error", 0, 0, G_OPTION_ARG_STRING, &max_error, "Exit 1 when the error statistic exceeds this, e.g. 10%", "E"},
-        {"stat", 0, 0, G_OPTION_ARG_STRING, &stat, "Statistic --max-error bounds: median (default), p90 or max", "S"},
-        {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot, "Write scatter.png and errors.png into this folder", "DIR"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the report as JSON (- for stdout)", "FILE"},
+        {"simulated", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sims,
+         "A simulated result (moesim run --json); repeat, paired in order with --measured", "FILE"},
+        {"measured", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &meas,
+         "A measured result (moesim exec --json), or with --topology a measurement table", "FILE"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
+         "Predict measurement tables on this topology", "T"},
+        {"calibration", 'c', 0, G_OPTION_ARG_FILENAME, &calibration,
+         "Calibration to predict with (default: nominal figures)", "FILE"},
+        {"min-op", 0, 0, G_OPTION_ARG_STRING, &min_op,
+         "Leave out ops measured shorter than this (default 2us)", "TIME"},
+        {"max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
+         "Exit 1 when the error statistic exceeds this, e.g. 10%", "E"},
+        {"stat", 0, 0, G_OPTION_ARG_STRING, &stat,
+         "Statistic --max-error bounds: median (default), p90 or max", "S"},
+        {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot,
+         "Write scatter.png and errors.png into this folder", "DIR"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the report as JSON (- for stdout)",
+         "FILE"},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Compare simulated with measured times.",
@@ -248,7 +256,8 @@ ms_cmd_validate(int argc, char **argv)
         const char *which = stat ? stat : "median";
         double v = !strcmp(which, "p90") ? all.p90 : !strcmp(which, "max") ? all.max : all.median;
         if (v > bound) {
-            fprintf(stderr, "moesim: validation failed: %s error %.2f%% exceeds --max-error %.2f%%\n",
+            fprintf(stderr,
+                    "moesim: validation failed: %s error %.2f%% exceeds --max-error %.2f%%\n",
                     which, 100 * v, 100 * bound);
             return MS_EXIT_BOUND;
         }

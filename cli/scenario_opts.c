@@ -9,17 +9,25 @@ GOptionEntry *
 ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
 {
     const GOptionEntry all[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology, "Cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
-        {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model, "Model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
-        {"trace", 'T', 0, G_OPTION_ARG_STRING, &o->trace, "Routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated)", "SRC"},
+        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
+         "Cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &o->model,
+         "Model: shipped name or file (default " MS_SCENARIO_MODEL ")", "M"},
+        {"trace", 'T', 0, G_OPTION_ARG_STRING, &o->trace,
+         "Routing: a trace file, sample:NAME or gen:KEY=VALUE,... (default: generated)", "SRC"},
         {"mode", 0, 0, G_OPTION_ARG_STRING, &o->mode, "train (default) or infer", "MODE"},
-        {"iterations", 'n', 0, G_OPTION_ARG_INT, &o->iterations, "Training steps or inference batches to run (default 1, or the whole trace)", "N"},
-        {"warmup", 0, 0, G_OPTION_ARG_INT, &o->warmup, "Iterations read first only to teach Lina's path profile (default 0)", "N"},
+        {"iterations", 'n', 0, G_OPTION_ARG_INT, &o->iterations,
+         "Training steps or inference batches to run (default 1, or the whole trace)", "N"},
+        {"warmup", 0, 0, G_OPTION_ARG_INT, &o->warmup,
+         "Iterations read first only to teach Lina's path profile (default 0)", "N"},
         {"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Seed of generated routing (default 1)", "S"},
-        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration, "Calibrated figures (moesim calibrate); default: nominal", "FILE"},
+        {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration,
+         "Calibrated figures (moesim calibrate); default: nominal", "FILE"},
         {"backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "sim (default), cpu or cuda", "B"},
-        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check, "Verify capacities, bytes, time order and op order during the run", NULL},
-        {"policy", 'P', 0, G_OPTION_ARG_STRING, &o->policy, "fifo (default), concurrent, priority, lina, schemoe [:key=value,...]", "P"},
+        {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
+         "Verify capacities, bytes, time order and op order during the run", NULL},
+        {"policy", 'P', 0, G_OPTION_ARG_STRING, &o->policy,
+         "fifo (default), concurrent, priority, lina, schemoe [:key=value,...]", "P"},
     };
     guint n = G_N_ELEMENTS(all) - (with_policy ? 0 : 1);
     GOptionEntry *e = g_new0(GOptionEntry, n + 1);

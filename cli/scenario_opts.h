@@ -27,8 +27,8 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsScenarioOpts, ms_scenario_opts_clear)
 
 /* Writes a result's outputs: summary JSON, Chrome trace and CSV of the first iteration, and into
  * plot_dir the run's figures (any may be NULL). */
-gboolean ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome,
-                              const char *csv, const char *plot_dir, GError **error);
+gboolean ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const char *csv,
+                              const char *plot_dir, GError **error);
 
 /* A one-line description of a scenario for report headers. */
 char *ms_scenario_describe(const MsScenario *sc);

@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-G_DEFINE_QUARK(ms - compute - error - quark, ms_compute_error)
+G_DEFINE_QUARK(ms_compute_error_quark, ms_compute_error)
 
 struct _MsComputeModel {
     MsFlops peak;

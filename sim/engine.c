@@ -11,7 +11,7 @@
 #include "sim/sim.h"
 #include "sim/calib/calibration.h"
 
-G_DEFINE_QUARK(ms-engine-error-quark, ms_engine_error)
+G_DEFINE_QUARK(ms_engine_error_quark, ms_engine_error)
 
 typedef struct Engine Engine;
 
@@ -20,8 +20,8 @@ typedef struct {
     Engine *engine;
     guint32 id;
     MsColl *coll;
-    guint left;        /* participants not finished */
-    guint64 expected;  /* bytes all participants must send, when known in closed form, else 0 */
+    guint left;       /* participants not finished */
+    guint64 expected; /* bytes all participants must send, when known in closed form, else 0 */
 } Running;
 
 struct Engine {
@@ -35,15 +35,14 @@ struct Engine {
     Running **running;        /* per collective, while it runs */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
-    guint8 *done;             /* with check_invariants: ops finished */
+    guint8 *done; /* with check_invariants: ops finished */
     /* with record_links: per link its last rate, per class the sum of rates and of capacities */
     double *link_rate;
     double class_rate[MS_LINK_N_CLASSES], class_capacity[MS_LINK_N_CLASSES];
     GError *error;
 };
 
-static void
-violated(Engine *e, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static void violated(Engine *e, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 /* Records the first broken invariant; the run stops at the next dispatch. */
 static void
@@ -56,8 +55,8 @@ violated(Engine *e, const char *format, ...)
     va_start(ap, format);
     g_autofree char *msg = g_strdup_vprintf(format, ap);
     va_end(ap);
-    e->error = g_error_new(MS_ENGINE_ERROR, MS_ENGINE_ERROR_INVARIANT, "invariant violated: %s",
-                           msg);
+    e->error =
+        g_error_new(MS_ENGINE_ERROR, MS_ENGINE_ERROR_INVARIANT, "invariant violated: %s", msg);
 }
 
 /* Bytes a collective's participants send in total: the off-diagonal sum of a direct all-to-all's
@@ -70,7 +69,8 @@ expected_bytes(const MsCollSpec *spec)
         guint64 sum = 0;
         for (guint i = 0; i < n; i++) {
             for (guint j = 0; j < n; j++) {
-                sum += i == j ? 0 : (spec->matrix ? spec->matrix[(gsize)i * n + j] : spec->bytes / n);
+                sum +=
+                    i == j ? 0 : (spec->matrix ? spec->matrix[(gsize)i * n + j] : spec->bytes / n);
             }
         }
         return sum;
@@ -161,8 +161,9 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
             sent += ms_coll_bytes_sent(r->coll, p);
         }
         if (e->done && r->expected && sent != r->expected) {
-            violated(e, "collective %u (%s) moved %" G_GUINT64_FORMAT " bytes, not %"
-                     G_GUINT64_FORMAT, r->id, c.label, sent, r->expected);
+            violated(e,
+                     "collective %u (%s) moved %" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT,
+                     r->id, c.label, sent, r->expected);
         }
         /* The collective object is freed after the network has delivered its last callback. */
         e->running[r->id] = NULL;
@@ -187,8 +188,9 @@ start_collective(Engine *e, guint32 id, GError **error)
         .window = c.window,
     };
     g_autofree guint64 *scaled =
-        e->opts->calibration ? ms_calibration_adjust_collective(e->opts->calibration, e->topo, &spec)
-                             : NULL;
+        e->opts->calibration
+            ? ms_calibration_adjust_collective(e->opts->calibration, e->topo, &spec)
+            : NULL;
     (void)scaled; /* only holds memory to free */
     Running *r = g_new0(Running, 1);
     r->engine = e;

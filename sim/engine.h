@@ -22,7 +22,7 @@ typedef enum {
 typedef struct _MsCalibration MsCalibration; /* sim/calib/calibration.h */
 
 typedef struct {
-    gboolean check_invariants; /* network invariants + every op once, after its deps */
+    gboolean check_invariants;        /* network invariants + every op once, after its deps */
     const MsCalibration *calibration; /* NULL: nominal figures */
     /* Records each link's rate over time for utilisation plots (adds memory). */
     gboolean record_links;
@@ -30,7 +30,7 @@ typedef struct {
 
 /* Runs one iteration. Returns NULL with an error on a schedule/topology mismatch, a dispatcher
  * that cannot make progress, or (with check_invariants) a violated invariant. */
-MsRecords *ms_engine_run(const MsSchedule *s, const MsTopology *topo,
-                         const MsEngineOptions *opts, GError **error);
+MsRecords *ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions *opts,
+                         GError **error);
 
 G_END_DECLS

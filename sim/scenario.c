@@ -13,7 +13,7 @@
 #include "traces/trace_reader.h"
 #include "sim/calib/calibration.h"
 
-G_DEFINE_QUARK(ms-scenario-error-quark, ms_scenario_error)
+G_DEFINE_QUARK(ms_scenario_error_quark, ms_scenario_error)
 
 /* The default skew of generated routing (docs/running.md): the hottest expert receives 1.5x the
  * mean load, as models trained with a load-balancing loss show; half the tokens follow their
@@ -69,8 +69,8 @@ apply_items(MsTraceGenParams *p, const char *items, GError **error)
 }
 
 static gboolean
-gen_params(const MsScenario *sc, const MsModel *model, const MsTopology *topo,
-           MsTraceGenParams *p, GError **error)
+gen_params(const MsScenario *sc, const MsModel *model, const MsTopology *topo, MsTraceGenParams *p,
+           GError **error)
 {
     const MsModelSpec *m = ms_model_spec(model);
     gboolean infer = sc->mode == MS_PLAN_INFER;
@@ -97,11 +97,10 @@ gen_params(const MsScenario *sc, const MsModel *model, const MsTopology *topo,
 char *
 ms_scenario_gen_spec(const MsScenario *sc, GError **error)
 {
-    g_autoptr(MsTopology) topo = ms_topology_load(sc->topology ? sc->topology : MS_SCENARIO_TOPOLOGY,
-                                                  error);
-    g_autoptr(MsModel) model = topo ? ms_model_load(sc->model ? sc->model : MS_SCENARIO_MODEL,
-                                                    error)
-                                    : NULL;
+    g_autoptr(MsTopology) topo =
+        ms_topology_load(sc->topology ? sc->topology : MS_SCENARIO_TOPOLOGY, error);
+    g_autoptr(MsModel) model =
+        topo ? ms_model_load(sc->model ? sc->model : MS_SCENARIO_MODEL, error) : NULL;
     MsTraceGenParams p;
     if (model == NULL || !gen_params(sc, model, topo, &p, error)) {
         return NULL;
@@ -127,8 +126,8 @@ open_source(const MsScenario *sc, const MsModel *model, const MsTopology *topo, 
 }
 
 static MsRecords *
-execute(const MsScenario *sc, const MsSchedule *s, const MsTopology *topo,
-        const MsCalibration *cal, gboolean detail, GError **error)
+execute(const MsScenario *sc, const MsSchedule *s, const MsTopology *topo, const MsCalibration *cal,
+        gboolean detail, GError **error)
 {
     if (sc->backend && strcmp(sc->backend, "sim") != 0) {
         /* Real execution of the same schedule: outputs have the simulated run's format. */
@@ -157,8 +156,8 @@ MsResult *
 ms_scenario_run(const MsScenario *sc, GError **error)
 {
     gint64 t0 = g_get_monotonic_time();
-    g_autoptr(MsTopology) topo = ms_topology_load(sc->topology ? sc->topology : MS_SCENARIO_TOPOLOGY,
-                                                  error);
+    g_autoptr(MsTopology) topo =
+        ms_topology_load(sc->topology ? sc->topology : MS_SCENARIO_TOPOLOGY, error);
     if (topo == NULL) {
         return NULL;
     }
@@ -184,8 +183,7 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     /* Only Lina's inference scheduler learns from earlier batches. */
     g_autoptr(MsPathProfile) profile =
         sc->mode == MS_PLAN_INFER && g_strcmp0(ms_policy_name(policy), "lina") == 0
-            ? ms_path_profile_new(m->experts, m->n_moe,
-                                  (guint)ms_policy_get_uint(policy, "path"))
+            ? ms_path_profile_new(m->experts, m->n_moe, (guint)ms_policy_get_uint(policy, "path"))
             : NULL;
     g_autoptr(MsResult) res = ms_result_new(sc->backend ? sc->backend : "sim");
     gboolean ok = TRUE;

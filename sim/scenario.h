@@ -25,12 +25,12 @@ typedef enum {
 #define MS_SCENARIO_POLICY "fifo"
 
 typedef struct {
-    const char *topology;    /* name or file; NULL: MS_SCENARIO_TOPOLOGY */
-    const char *model;       /* name or file; NULL: MS_SCENARIO_MODEL */
+    const char *topology; /* name or file; NULL: MS_SCENARIO_TOPOLOGY */
+    const char *model;    /* name or file; NULL: MS_SCENARIO_MODEL */
     /* A trace file, "sample:NAME", or "gen:KEY=VALUE,..." whose keys override the generator's
      * defaults for this model and topology (see ms_scenario_gen_spec); NULL: "gen:". */
     const char *trace;
-    const char *policy;      /* "NAME[:key=value,...]"; NULL: MS_SCENARIO_POLICY */
+    const char *policy; /* "NAME[:key=value,...]"; NULL: MS_SCENARIO_POLICY */
     MsPlanMode mode;
     guint iterations;        /* measured iterations; 0: 1 for generated traces, else the trace's */
     guint warmup;            /* iterations read first only to teach Lina's path profile */
@@ -38,8 +38,8 @@ typedef struct {
     const char *calibration; /* NULL: the topology's nominal figures */
     const char *backend;     /* NULL or "sim": simulate; "cpu" or "cuda": execute */
     gboolean check_invariants;
-    gboolean record_links;   /* link-utilisation series in the detail records */
-    const gint *cancel;      /* stop between iterations when *cancel != 0 (may be NULL) */
+    gboolean record_links; /* link-utilisation series in the detail records */
+    const gint *cancel;    /* stop between iterations when *cancel != 0 (may be NULL) */
 } MsScenario;
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (a file, the trace shape
@@ -49,7 +49,8 @@ MsResult *ms_scenario_run(const MsScenario *sc, GError **error);
 /* The generator spec used for "gen:OVERRIDES" (or no trace): ranks = the topology's GPUs,
  * experts, MoE layers and top-k (training or inference) of the model, tokens = the model's tokens
  * per GPU (training step or inference batch), iterations = warmup + iterations, seed, and the
- * documented default skew (hottest expert at 1.5x the mean load, corr = 0.5, drift = 0.02), then the overrides. */
+ * documented default skew (hottest expert at 1.5x the mean load, corr = 0.5, drift = 0.02), then
+ * the overrides. */
 char *ms_scenario_gen_spec(const MsScenario *sc, GError **error);
 
 G_END_DECLS

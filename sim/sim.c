@@ -4,7 +4,7 @@
 #include "sim.h"
 
 /* clang-format off */
-G_DEFINE_QUARK(ms-sim-error-quark, ms_sim_error)
+G_DEFINE_QUARK(ms_sim_error_quark, ms_sim_error)
 /* clang-format on */
 
 typedef struct {
@@ -186,7 +186,8 @@ ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double 
     if (route == NULL) {
         return FALSE;
     }
-    MsTime lat = latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n);
+    MsTime lat =
+        latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n);
     ms_network_start(sim->net, sim->now, lat, route, n, bytes, weight,
                      ((guint64)handler << ARG_BITS) | arg);
     return TRUE;

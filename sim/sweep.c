@@ -8,7 +8,7 @@
 #include "sim/out/plot.h"
 #include "sim/policy/policy.h"
 
-G_DEFINE_QUARK(ms-sweep-error-quark, ms_sweep_error)
+G_DEFINE_QUARK(ms_sweep_error_quark, ms_sweep_error)
 
 typedef struct {
     char *key;
@@ -18,20 +18,23 @@ typedef struct {
 struct _MsSweep {
     MsScenario base;
     char *work_dir;
-    GPtrArray *axes;   /* Axis* */
+    GPtrArray *axes; /* Axis* */
     MsResult **results;
     guint n_results;
     GMutex lock;
 };
 
-static const char *const keys[] = {"policy", "topology", "model", "mode", "nodes", "experts",
-                                   "chunk", "iterations", "seed", "zipf", "hot", "corr", "drift",
-                                   "tokens", NULL};
+static const char *const keys[] = {"policy",  "topology", "model",      "mode",   "nodes",
+                                   "experts", "chunk",    "iterations", "seed",   "zipf",
+                                   "hot",     "corr",     "drift",      "tokens", NULL};
 static const char *const routing_keys[] = {"zipf", "hot", "corr", "drift", "tokens", NULL};
-static const char *const metric_names[] = {
-    "iterations",     "step_time_us",    "step_p50_us",    "step_p95_us",  "step_p99_us",
-    "compute_us",     "a2a_us",          "a2a_forward_us", "a2a_backward_us", "allreduce_us",
-    "exposed_comm_us", "a2a_bytes",      "dropped_tokens", NULL};
+static const char *const metric_names[] = {"iterations",      "step_time_us",
+                                           "step_p50_us",     "step_p95_us",
+                                           "step_p99_us",     "compute_us",
+                                           "a2a_us",          "a2a_forward_us",
+                                           "a2a_backward_us", "allreduce_us",
+                                           "exposed_comm_us", "a2a_bytes",
+                                           "dropped_tokens",  NULL};
 
 static void
 axis_free(gpointer p)
@@ -150,16 +153,14 @@ ms_sweep_add_axis(MsSweep *sw, const char *spec, GError **error)
     }
     for (guint a = 0; a < sw->axes->len; a++) {
         if (!strcmp(((Axis *)sw->axes->pdata[a])->key, key)) {
-            g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_AXIS, "sweep: %s varied twice",
-                        key);
+            g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_AXIS, "sweep: %s varied twice", key);
             return FALSE;
         }
     }
     if (g_strv_contains(routing_keys, key) && sw->base.trace &&
         !g_str_has_prefix(sw->base.trace, "gen:")) {
         g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_AXIS,
-                    "sweep: %s varies generated routing, but the trace is %s", key,
-                    sw->base.trace);
+                    "sweep: %s varies generated routing, but the trace is %s", key, sw->base.trace);
         return FALSE;
     }
     const char *list = eq + 1;
@@ -322,10 +323,10 @@ make_point(const MsSweep *sw, guint point, Point *p, GError **error)
     }
     p->trace = gen->len || sw->base.trace ? g_strconcat("gen:", gen->str, NULL) : NULL;
     g_string_free(gen, TRUE);
-    p->policy = chunk && policy_takes(policy, "chunk")
-                    ? g_strdup_printf("%s%schunk=%s", policy, strchr(policy, ':') ? "," : ":",
-                                      chunk)
-                    : g_strdup(policy);
+    p->policy =
+        chunk && policy_takes(policy, "chunk")
+            ? g_strdup_printf("%s%schunk=%s", policy, strchr(policy, ':') ? "," : ":", chunk)
+            : g_strdup(policy);
     if (nodes) {
         g_autoptr(GBytes) shipped = ms_topology_shipped_data(topology);
         p->topology = variant(sw, "topology", topology, shipped, "nodes", nodes, error);
@@ -408,8 +409,8 @@ ms_sweep_run(MsSweep *sw, guint jobs, guint shard, guint shards, const gint *can
     for (guint i = shard; i < n; i += shards) {
         run.total++;
     }
-    GThreadPool *pool = g_thread_pool_new(work, &run, jobs ? (gint)jobs : (gint)g_get_num_processors(),
-                                          TRUE, NULL);
+    GThreadPool *pool =
+        g_thread_pool_new(work, &run, jobs ? (gint)jobs : (gint)g_get_num_processors(), TRUE, NULL);
     for (guint i = shard; i < n; i += shards) {
         g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
     }
@@ -506,14 +507,14 @@ ms_sweep_write_csv(const MsSweep *sw, const char *path, GError **error)
         }
         MsMetrics m;
         ms_result_mean(res, &m);
-        g_string_append_printf(s, ",%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%"
-                               G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
-                               ms_result_n_iterations(res), m.step_us,
-                               ms_result_step_percentile(res, 50),
-                               ms_result_step_percentile(res, 95),
-                               ms_result_step_percentile(res, 99), m.compute_us, m.a2a_us,
-                               m.a2a_fwd_us, m.a2a_bwd_us, m.allreduce_us, m.exposed_comm_us,
-                               m.a2a_bytes, m.dropped_tokens);
+        g_string_append_printf(
+            s,
+            ",%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" G_GUINT64_FORMAT
+            ",%" G_GUINT64_FORMAT "\n",
+            ms_result_n_iterations(res), m.step_us, ms_result_step_percentile(res, 50),
+            ms_result_step_percentile(res, 95), ms_result_step_percentile(res, 99), m.compute_us,
+            m.a2a_us, m.a2a_fwd_us, m.a2a_bwd_us, m.allreduce_us, m.exposed_comm_us, m.a2a_bytes,
+            m.dropped_tokens);
     }
     g_autoptr(GError) local = NULL;
     gboolean ok = g_file_set_contents(path, s->str, s->len, &local);
@@ -639,7 +640,8 @@ ms_sweep_plot_csv(const char *csv, const char *dir, GError **error)
         for (guint r = 0; r < rows->len && numeric; r++) {
             GPtrArray *f = rows->pdata[r];
             double v;
-            numeric = f->len == head->len && ms_parse_double(f->pdata[1 + a], -1e300, 1e300, &v, NULL);
+            numeric =
+                f->len == head->len && ms_parse_double(f->pdata[1 + a], -1e300, 1e300, &v, NULL);
         }
         if (!numeric) {
             continue;

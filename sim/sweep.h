@@ -14,11 +14,11 @@ G_BEGIN_DECLS
 #define MS_SWEEP_ERROR (ms_sweep_error_quark())
 GQuark ms_sweep_error_quark(void);
 typedef enum {
-    MS_SWEEP_ERROR_AXIS,   /* an unknown key, a repeated key, an empty or too long value list */
-    MS_SWEEP_ERROR_VALUE,  /* a value that does not fit its key */
-    MS_SWEEP_ERROR_LIMIT,  /* a grid with more points than MS_SWEEP_MAX_POINTS */
+    MS_SWEEP_ERROR_AXIS,  /* an unknown key, a repeated key, an empty or too long value list */
+    MS_SWEEP_ERROR_VALUE, /* a value that does not fit its key */
+    MS_SWEEP_ERROR_LIMIT, /* a grid with more points than MS_SWEEP_MAX_POINTS */
     MS_SWEEP_ERROR_IO,
-    MS_SWEEP_ERROR_MERGE,  /* shard files that do not make one grid */
+    MS_SWEEP_ERROR_MERGE, /* shard files that do not make one grid */
 } MsSweepError;
 
 #define MS_SWEEP_MAX_POINTS 100000u

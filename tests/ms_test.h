@@ -41,19 +41,19 @@ const char *ms_test_tmpdir(void);
 /* Writes text into a file under ms_test_tmpdir() and returns its path (owned by the caller). */
 char *ms_test_write_tmp(const char *name, const char *text);
 
-#define MS_ASSERT_REL(actual, expected, rel)                                                     \
+#define MS_ASSERT_REL(actual, expected, rel)                                                       \
     CU_ASSERT_DOUBLE_EQUAL((actual), (expected), fabs((double)(expected)) * (rel) + 1e-300)
 
 /* Asserts that err (a GError*) is set with the given domain and code and that its message contains
  * needle; frees it. */
-#define MS_ASSERT_ERROR(err, dom, cod, needle)                                                   \
-    do {                                                                                         \
-        CU_ASSERT_PTR_NOT_NULL_FATAL(err);                                                       \
-        CU_ASSERT_EQUAL((err)->domain, (dom));                                                   \
-        CU_ASSERT_EQUAL((err)->code, (cod));                                                     \
-        if (strstr((err)->message, (needle)) == NULL) {                                          \
-            fprintf(stderr, "\n  message '%s' lacks '%s'\n", (err)->message, (needle));         \
-            CU_FAIL("error message lacks expected text");                                        \
-        }                                                                                        \
-        g_clear_error(&(err));                                                                   \
+#define MS_ASSERT_ERROR(err, dom, cod, needle)                                                     \
+    do {                                                                                           \
+        CU_ASSERT_PTR_NOT_NULL_FATAL(err);                                                         \
+        CU_ASSERT_EQUAL((err)->domain, (dom));                                                     \
+        CU_ASSERT_EQUAL((err)->code, (cod));                                                       \
+        if (strstr((err)->message, (needle)) == NULL) {                                            \
+            fprintf(stderr, "\n  message '%s' lacks '%s'\n", (err)->message, (needle));            \
+            CU_FAIL("error message lacks expected text");                                          \
+        }                                                                                          \
+        g_clear_error(&(err));                                                                     \
     } while (0)

@@ -187,8 +187,8 @@ test_expert_efficiency_at_gemm_rows(void)
     g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     double peak = (double)ms_topology_gpu_spec(t, 0)->peak_flops;
-    MS_ASSERT_REL(ms_time_to_s(ms_records_end(r, ex) - ms_records_start(r, ex)), 1e12 / (peak * 0.8),
-                  1e-9);
+    MS_ASSERT_REL(ms_time_to_s(ms_records_end(r, ex) - ms_records_start(r, ex)),
+                  1e12 / (peak * 0.8), 1e-9);
     MS_ASSERT_REL(ms_time_to_s(ms_records_end(r, plain) - ms_records_start(r, plain)),
                   1e12 / (peak * 0.4), 1e-9);
 }
@@ -215,7 +215,8 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"a2a starts when the slowest rank is ready", test_a2a_after_slowest_rank},
-        {"a stream runs one op at a time, deterministically", test_stream_is_exclusive_and_deterministic},
+        {"a stream runs one op at a time, deterministically",
+         test_stream_is_exclusive_and_deterministic},
         {"a collective with empty pairs is freed after it is done",
          test_collective_with_empty_pairs},
         {"a run past the clock's end is an error", test_clock_end},

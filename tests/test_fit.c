@@ -151,7 +151,8 @@ test_eff_table(void)
     MS_ASSERT_ERROR(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT, "entry 1: size 1000");
     const double r0[] = {0, 0.5};
     CU_ASSERT_PTR_NULL(ms_eff_table_new(s, r0, 2, &error));
-    MS_ASSERT_ERROR(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT, "entry 0: ratio 0 is outside");
+    MS_ASSERT_ERROR(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT,
+                    "entry 0: ratio 0 is outside");
     const double r_big[] = {0.5, 1.6};
     CU_ASSERT_PTR_NULL(ms_eff_table_new(s, r_big, 2, &error));
     MS_ASSERT_ERROR(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT, "entry 1: ratio 1.6");

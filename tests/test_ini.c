@@ -63,7 +63,8 @@ test_value_errors(void)
     MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_MISSING, "t.ini:2: [gpu] missing:");
     guint64 c;
     CU_ASSERT_FALSE(ms_ini_get_uint(ini, "net", "count", 5, 8, &c, &error));
-    MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_VALUE, "t.ini:9: [net] count: 4 out of range");
+    MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_VALUE,
+                    "t.ini:9: [net] count: 4 out of range");
     gboolean b;
     CU_ASSERT_FALSE(ms_ini_get_bool(ini, "net", "ratio", &b, &error));
     MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_VALUE, "not a boolean");

@@ -78,8 +78,8 @@ test_summary_and_outputs(void)
     CU_ASSERT_TRUE(ms_result_write_csv(res, csv, &error));
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, chrome, &error));
-    JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)),
-                                                 "traceEvents");
+    JsonArray *ev =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
     guint x = 0;
     for (guint i = 0; i < json_array_get_length(ev); i++) {
         JsonObject *o = json_array_get_object_element(ev, i);
@@ -95,9 +95,9 @@ test_summary_and_outputs(void)
     g_autoptr(JsonNode) j = ms_result_to_json(res);
     JsonObject *o = json_node_get_object(j);
     CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(o, "ops")), 6);
-    MS_ASSERT_REL(json_object_get_double_member(json_object_get_object_member(o, "summary"),
-                                                "step_time_us"),
-                  32.5, 1e-12);
+    MS_ASSERT_REL(
+        json_object_get_double_member(json_object_get_object_member(o, "summary"), "step_time_us"),
+        32.5, 1e-12);
 }
 
 int

@@ -39,11 +39,11 @@ test_params(void)
     CU_ASSERT_TRUE(ms_trace_gen_params_parse(canon, &back, &error));
     /* Field by field: memcmp would also compare the padding after skew, which holds whatever
      * the stack held and made this check fail at random. */
-    CU_ASSERT_TRUE(p.ranks == back.ranks && p.experts == back.experts &&
-                   p.layers == back.layers && p.top_k == back.top_k && p.tokens == back.tokens &&
-                   p.iterations == back.iterations && p.skew == back.skew &&
-                   p.zipf == back.zipf && p.hot == back.hot && p.corr == back.corr &&
-                   p.drift == back.drift && p.seed == back.seed && p.counts == back.counts);
+    CU_ASSERT_TRUE(p.ranks == back.ranks && p.experts == back.experts && p.layers == back.layers &&
+                   p.top_k == back.top_k && p.tokens == back.tokens &&
+                   p.iterations == back.iterations && p.skew == back.skew && p.zipf == back.zipf &&
+                   p.hot == back.hot && p.corr == back.corr && p.drift == back.drift &&
+                   p.seed == back.seed && p.counts == back.counts);
     CU_ASSERT_TRUE(ms_trace_gen_params_parse("hot=0.123456789012345,corr=0.1", &p, &error));
     CU_ASSERT_EQUAL(p.skew, MS_TRACE_GEN_SKEW_HOT);
     g_autofree char *hot = ms_trace_gen_params_to_spec(&p);

@@ -241,7 +241,8 @@ static void
 test_open_bytes(void)
 {
     GError *error = NULL;
-    g_autoptr(GBytes) text = g_bytes_new_static(HEADER "c 4 0 1 3 2\nc 4 1 1 3 2\n", strlen(HEADER) + 24);
+    g_autoptr(GBytes) text =
+        g_bytes_new_static(HEADER "c 4 0 1 3 2\nc 4 1 1 3 2\n", strlen(HEADER) + 24);
     g_autoptr(MsTraceReader) r = ms_trace_reader_open_bytes(text, "mem.trace", &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL(ms_trace_reader_format(r), MS_TRACE_FORMAT_TEXT);

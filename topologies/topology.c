@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(ms - topology - error - quark, ms_topology_error)
+G_DEFINE_QUARK(ms_topology_error_quark, ms_topology_error)
 
 const char *const topo_class_names[MS_LINK_N_CLASSES + 1] = {
     [MS_LINK_NVLINK] = "nvlink", [MS_LINK_NVSWITCH] = "nvswitch", [MS_LINK_PCIE] = "pcie",

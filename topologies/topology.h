@@ -14,9 +14,9 @@ G_BEGIN_DECLS
 #define MS_TOPOLOGY_ERROR (ms_topology_error_quark())
 GQuark ms_topology_error_quark(void);
 typedef enum {
-    MS_TOPOLOGY_ERROR_UNKNOWN,      /* no shipped topology of that name and no such file */
-    MS_TOPOLOGY_ERROR_INVALID,      /* a value or structure that does not make a machine */
-    MS_TOPOLOGY_ERROR_UNREACHABLE,  /* no path between two devices that must talk */
+    MS_TOPOLOGY_ERROR_UNKNOWN,     /* no shipped topology of that name and no such file */
+    MS_TOPOLOGY_ERROR_INVALID,     /* a value or structure that does not make a machine */
+    MS_TOPOLOGY_ERROR_UNREACHABLE, /* no path between two devices that must talk */
 } MsTopologyError;
 
 typedef enum {
@@ -47,19 +47,19 @@ const char *ms_link_class_name(MsLinkClass klass);
 gboolean ms_link_class_from_name(const char *name, MsLinkClass *out);
 
 typedef struct {
-    const char *model;       /* e.g. "A100-SXM4-80GB" */
-    MsFlops peak_flops;      /* dense fp16/bf16 tensor-core peak */
+    const char *model;  /* e.g. "A100-SXM4-80GB" */
+    MsFlops peak_flops; /* dense fp16/bf16 tensor-core peak */
     MsBandwidth hbm_bandwidth;
     guint64 memory_bytes;
-    MsTime launch_overhead;  /* per kernel launch */
+    MsTime launch_overhead; /* per kernel launch */
 } MsGpuSpec;
 
 typedef struct {
-    guint32 from, to;        /* device indices */
-    MsBandwidth bandwidth;   /* bytes/s in this direction, count x per-link bandwidth */
-    MsTime latency;          /* paid once per flow that crosses it */
+    guint32 from, to;      /* device indices */
+    MsBandwidth bandwidth; /* bytes/s in this direction, count x per-link bandwidth */
+    MsTime latency;        /* paid once per flow that crosses it */
     MsLinkClass klass;
-    const char *name;        /* unique, e.g. "gpu3->nvswitch0" */
+    const char *name; /* unique, e.g. "gpu3->nvswitch0" */
 } MsLink;
 
 typedef struct _MsTopology MsTopology;
@@ -70,8 +70,7 @@ typedef struct _MsTopology MsTopology;
  * Returns NULL with a MS_TOPOLOGY_ERROR or MS_INI_ERROR on failure. */
 MsTopology *ms_topology_load(const char *name_or_path, GError **error);
 /* Same from memory; source names the input in messages. */
-MsTopology *ms_topology_load_data(const char *data, gsize len, const char *source,
-                                  GError **error);
+MsTopology *ms_topology_load_data(const char *data, gsize len, const char *source, GError **error);
 void ms_topology_free(MsTopology *topo);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsTopology, ms_topology_free)
 

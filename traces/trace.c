@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* clang-format off */
-G_DEFINE_QUARK(ms-trace-error-quark, ms_trace_error)
+G_DEFINE_QUARK(ms_trace_error_quark, ms_trace_error)
 /* clang-format on */
 
 const char *

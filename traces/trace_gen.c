@@ -9,7 +9,7 @@
 #include "sim/base/units.h"
 
 /* clang-format off */
-G_DEFINE_QUARK(ms-trace-gen-error-quark, ms_trace_gen_error)
+G_DEFINE_QUARK(ms_trace_gen_error_quark, ms_trace_gen_error)
 /* clang-format on */
 
 #define ONE (G_GUINT64_CONSTANT(1) << 32) /* 1.0 in the 32-bit fixed point of the sampler */

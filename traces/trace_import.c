@@ -12,7 +12,7 @@
 #include "trace_writer.h"
 
 /* clang-format off */
-G_DEFINE_QUARK(ms-trace-import-error-quark, ms_trace_import_error)
+G_DEFINE_QUARK(ms_trace_import_error_quark, ms_trace_import_error)
 /* clang-format on */
 
 gboolean

@@ -36,8 +36,8 @@ struct _MsRouting {
     guint32 *rank_first; /* [ranks + 1], sealed: index of each rank's first token */
     TokenKey *keys;
     gsize n_keys, cap_keys;
-    guint64 *last_id; /* [rank] while building: the last id, valid when rank_tokens > 0 */
-    gboolean hashed;  /* keys hold every (rank, id) given so far */
+    guint64 *last_id;  /* [rank] while building: the last id, valid when rank_tokens > 0 */
+    gboolean hashed;   /* keys hold every (rank, id) given so far */
     gboolean shuffled; /* a token came after a token of a later rank: sealing regroups them */
 };
 

@@ -8,7 +8,7 @@
 #include "sim/sim.h"
 #include "validate/fit.h"
 
-G_DEFINE_QUARK(ms - calibrate - error - quark, ms_calibrate_error)
+G_DEFINE_QUARK(ms_calibrate_error_quark, ms_calibrate_error)
 
 /* The expert FFN of the shipped A100 profiles (validate/data/SOURCE.md): d_model 4096, a gated FFN
  * of width 14336, the shape of one Mixtral-8x7B expert. */

@@ -9,7 +9,7 @@
 
 #include "sim/compute.h"
 
-G_DEFINE_QUARK(ms - fit - error - quark, ms_fit_error)
+G_DEFINE_QUARK(ms_fit_error_quark, ms_fit_error)
 
 /* ---- alpha-beta line ------------------------------------------------------------------------- */
 

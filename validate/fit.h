@@ -45,7 +45,6 @@ double ms_linear_fit_predict(const MsLinearFit *fit, double bytes);
 
 /* ---- per-size efficiency tables -------------------------------------------------------------- */
 
-
 /* Fits a table from n measurements (sizes > 0 in any order, measured and predicted times > 0):
  * points are grouped into at most max_points bins evenly spaced in log(size) (0 means
  * MS_EFF_TABLE_POINTS; each distinct size is its own bin when there are no more of them), each
@@ -72,7 +71,6 @@ typedef struct {
     double hbm_bandwidth; /* bytes/s */
     double launch_s;      /* added once per op */
 } MsRoofline;
-
 
 /* Returns NULL with MS_FIT_ERROR_INPUT for n == 0 or a bad point or roofline (the message names
  * the index), and MS_FIT_ERROR_RANGE when a point's time does not exceed the launch overhead or

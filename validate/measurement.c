@@ -14,7 +14,7 @@
 #include "validate/nccl_tests.h"
 #include "validate/vidur.h"
 
-G_DEFINE_QUARK(ms - measurement - error - quark, ms_measurement_error)
+G_DEFINE_QUARK(ms_measurement_error_quark, ms_measurement_error)
 
 /* Inputs over this size are refused before reading: the largest real profile is a few MiB. */
 #define MEASUREMENT_MAX_BYTES (256u << 20)

@@ -9,7 +9,7 @@
 #include "sim/base/json_input.h"
 #include "sim/out/plot.h"
 
-G_DEFINE_QUARK(ms-validation-error-quark, ms_validation_error)
+G_DEFINE_QUARK(ms_validation_error_quark, ms_validation_error)
 
 static gboolean
 is_number(JsonNode *n)

@@ -19,14 +19,14 @@ typedef enum {
 
 typedef struct {
     guint32 op;
-    const char *label;  /* owned by the simulated result's JSON */
+    const char *label; /* owned by the simulated result's JSON */
     const char *role;
     double predicted_us, measured_us; /* op durations */
 } MsOpPair;
 
 typedef struct {
-    GArray *ops;               /* MsOpPair, ops with a measured duration above min_us */
-    double step_predicted_us;  /* summary step (batch) time */
+    GArray *ops;              /* MsOpPair, ops with a measured duration above min_us */
+    double step_predicted_us; /* summary step (batch) time */
     double step_measured_us;
     const char *policy;
 } MsRunComparison;

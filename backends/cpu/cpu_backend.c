@@ -5,7 +5,7 @@
 
 #include <time.h>
 
-G_DEFINE_QUARK(ms-cpu-backend-error-quark, ms_cpu_backend_error)
+G_DEFINE_QUARK(ms_cpu_backend_error_quark, ms_cpu_backend_error)
 
 /* The queue item that ends a worker, and the completion that wakes the driver after a failure. */
 #define STOP GUINT_TO_POINTER(G_MAXUINT)

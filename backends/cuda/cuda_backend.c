@@ -7,7 +7,7 @@
 
 #include "cuda_kernels.h"
 
-G_DEFINE_QUARK(ms-cuda-error-quark, ms_cuda_error)
+G_DEFINE_QUARK(ms_cuda_error_quark, ms_cuda_error)
 
 #define ELEM 2u /* bytes of a bf16 or fp16 element */
 #define SCRATCH_BYTES 256u
@@ -418,8 +418,8 @@ warm_up_compute(Cuda *c, GError **error)
             continue;
         }
         gboolean gemm = w.kind == MS_CUDA_WORK_GEMM;
-        Key key = {w.kind, i.stream, gemm ? w.m : 0, gemm ? w.n : 0, gemm ? w.k : 0,
-                   gemm ? w.sets : 0};
+        Key key = {w.kind,         i.stream,       gemm ? w.m : 0,
+                   gemm ? w.n : 0, gemm ? w.k : 0, gemm ? w.sets : 0};
         guint j = 0;
         while (j < seen->len && memcmp(&g_array_index(seen, Key, j), &key, sizeof key) != 0) {
             j++;
@@ -562,10 +562,9 @@ run_alltoall(Cuda *c, Stream *s, const MsCollInfo *coll, guint p, GError **error
     ms_cuda_a2a_offsets(coll, p, c->send_off, c->recv_off);
     /* The part to itself first: the GPU copies while the host sets up NCCL's group. */
     guint64 self = coll->matrix[(gsize)p * n + p];
-    if (self > 0 &&
-        !cuda_ok(cudaMemcpyAsync(s->recv + c->recv_off[p], s->send + c->send_off[p], self,
-                                 cudaMemcpyDeviceToDevice, s->stream),
-                 "the all-to-all's copy to itself", error)) {
+    if (self > 0 && !cuda_ok(cudaMemcpyAsync(s->recv + c->recv_off[p], s->send + c->send_off[p],
+                                             self, cudaMemcpyDeviceToDevice, s->stream),
+                             "the all-to-all's copy to itself", error)) {
         return FALSE;
     }
     guint64 remote = 0;

@@ -7,7 +7,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-namespace {
+namespace
+{
 
 constexpr unsigned kThreads = 256;
 constexpr size_t kMaxBlocks = 4096;
@@ -30,12 +31,32 @@ uniform(unsigned seed, size_t i)
 }
 
 template <typename T> __device__ T from_float(float v);
-template <> __device__ __nv_bfloat16 from_float(float v) { return __float2bfloat16(v); }
-template <> __device__ __half from_float(float v) { return __float2half(v); }
+template <>
+__device__ __nv_bfloat16
+from_float(float v)
+{
+    return __float2bfloat16(v);
+}
+template <>
+__device__ __half
+from_float(float v)
+{
+    return __float2half(v);
+}
 
 template <typename T> __device__ float to_float(T v);
-template <> __device__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <> __device__ float to_float(__half v) { return __half2float(v); }
+template <>
+__device__ float
+to_float(__nv_bfloat16 v)
+{
+    return __bfloat162float(v);
+}
+template <>
+__device__ float
+to_float(__half v)
+{
+    return __half2float(v);
+}
 
 template <typename T>
 __global__ void

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(ms-cuda-plan-error-quark, ms_cuda_plan_error)
+G_DEFINE_QUARK(ms_cuda_plan_error_quark, ms_cuda_plan_error)
 
 #define SESSION_MAGIC "MSCUDA1"
 #define ELEM 2u /* bytes of a bf16 or fp16 element */

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(ms-ini-error-quark, ms_ini_error)
+G_DEFINE_QUARK(ms_ini_error_quark, ms_ini_error)
 
 #define INI_MAX_BYTES (64u << 20)
 
@@ -17,11 +17,11 @@ typedef struct {
 struct _MsIni {
     char *source;
     GKeyFile *kf;
-    GPtrArray *groups;    /* Group*, file order */
+    GPtrArray *groups;      /* Group*, file order */
     GPtrArray *group_names; /* borrowed names, NULL-terminated */
-    GHashTable *by_name;  /* name -> Group* */
-    GHashTable *lines;    /* "group\nkey" -> line */
-    GHashTable *values;   /* "group\nkey" -> unescaped, stripped value */
+    GHashTable *by_name;    /* name -> Group* */
+    GHashTable *lines;      /* "group\nkey" -> line */
+    GHashTable *values;     /* "group\nkey" -> unescaped, stripped value */
 };
 
 static void
@@ -108,8 +108,8 @@ scan(MsIni *ini, const char *data, gsize len, GError **error)
         const char *eq = strchr(line, '=');
         if (eq == NULL || eq == line) {
             g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_PARSE,
-                        "%s:%u: '%s' is not a group header, key = value, or # comment",
-                        ini->source, lineno, line);
+                        "%s:%u: '%s' is not a group header, key = value, or # comment", ini->source,
+                        lineno, line);
             return FALSE;
         }
         if (cur == NULL) {
@@ -152,7 +152,8 @@ ms_ini_load_data(const char *data, gsize len, const char *source, GError **error
     ini->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     ini->values = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     if (len > INI_MAX_BYTES) {
-        g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_IO, "%s: %" G_GSIZE_FORMAT
+        g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_IO,
+                    "%s: %" G_GSIZE_FORMAT
                     " bytes is too large for a configuration file (limit 64 MiB)",
                     ini->source, len);
         return NULL;
@@ -172,8 +173,7 @@ ms_ini_load_data(const char *data, gsize len, const char *source, GError **error
     ini->kf = g_key_file_new();
     g_autoptr(GError) local = NULL;
     if (!g_key_file_load_from_data(ini->kf, data, len, G_KEY_FILE_NONE, &local)) {
-        g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_PARSE, "%s: %s", ini->source,
-                    local->message);
+        g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_PARSE, "%s: %s", ini->source, local->message);
         return NULL;
     }
     /* Take every value once, unescaped by GKeyFile, so getters can hand out borrowed strings. */
@@ -323,17 +323,17 @@ located(const MsIni *ini, const char *group, const char *key, gboolean ok, GErro
 }
 
 /* Each typed getter: fetch (required or optional), parse, locate errors. */
-#define DEFINE_GETTERS(suffix, ctype, parse_call)                                                 \
-    static gboolean parse_##suffix(const MsIni *ini, const char *group, const char *key,         \
-                                   const char *text, ctype *out, GError **error)                  \
-    {                                                                                            \
-        GError *local = NULL;                                                                    \
-        ctype v;                                                                                 \
-        gboolean ok = parse_call;                                                                \
-        if (ok) {                                                                                \
-            *out = v;                                                                            \
-        }                                                                                        \
-        return located(ini, group, key, ok, local, error);                                       \
+#define DEFINE_GETTERS(suffix, ctype, parse_call)                                                  \
+    static gboolean parse_##suffix(const MsIni *ini, const char *group, const char *key,           \
+                                   const char *text, ctype *out, GError **error)                   \
+    {                                                                                              \
+        GError *local = NULL;                                                                      \
+        ctype v;                                                                                   \
+        gboolean ok = parse_call;                                                                  \
+        if (ok) {                                                                                  \
+            *out = v;                                                                              \
+        }                                                                                          \
+        return located(ini, group, key, ok, local, error);                                         \
     }
 
 DEFINE_GETTERS(bandwidth, MsBandwidth, ms_parse_bandwidth(text, &v, &local))
@@ -357,16 +357,14 @@ ms_ini_get_time(const MsIni *ini, const char *group, const char *key, MsTime *ou
 }
 
 gboolean
-ms_ini_get_flops(const MsIni *ini, const char *group, const char *key, MsFlops *out,
-                 GError **error)
+ms_ini_get_flops(const MsIni *ini, const char *group, const char *key, MsFlops *out, GError **error)
 {
     const char *t = ms_ini_get_string(ini, group, key, error);
     return t && parse_flops(ini, group, key, t, out, error);
 }
 
 gboolean
-ms_ini_get_bytes(const MsIni *ini, const char *group, const char *key, guint64 *out,
-                 GError **error)
+ms_ini_get_bytes(const MsIni *ini, const char *group, const char *key, guint64 *out, GError **error)
 {
     const char *t = ms_ini_get_string(ini, group, key, error);
     return t && parse_bytes(ini, group, key, t, out, error);
@@ -407,8 +405,7 @@ ms_ini_get_double(const MsIni *ini, const char *group, const char *key, double m
 }
 
 gboolean
-ms_ini_get_bool(const MsIni *ini, const char *group, const char *key, gboolean *out,
-                GError **error)
+ms_ini_get_bool(const MsIni *ini, const char *group, const char *key, gboolean *out, GError **error)
 {
     const char *t = ms_ini_get_string(ini, group, key, error);
     if (t == NULL) {
@@ -429,63 +426,38 @@ ms_ini_get_bool(const MsIni *ini, const char *group, const char *key, gboolean *
     return FALSE;
 }
 
-#define DEFINE_OPT(name, ...)                                                                    \
-    if (!ms_ini_has_key(ini, group, key)) {                                                      \
-        return TRUE;                                                                             \
-    }                                                                                            \
+#define DEFINE_OPT(name, ...)                                                                      \
+    if (!ms_ini_has_key(ini, group, key)) {                                                        \
+        return TRUE;                                                                               \
+    }                                                                                              \
     return ms_ini_get_##name(ini, group, key, __VA_ARGS__);
 
 gboolean
 ms_ini_opt_bandwidth(const MsIni *ini, const char *group, const char *key, MsBandwidth *out,
-                     GError **error)
-{
-    DEFINE_OPT(bandwidth, out, error)
-}
+                     GError **error){DEFINE_OPT(bandwidth, out, error)}
+
+gboolean ms_ini_opt_time(const MsIni *ini, const char *group, const char *key, MsTime *out,
+                         GError **error){DEFINE_OPT(time, out, error)}
+
+gboolean ms_ini_opt_flops(const MsIni *ini, const char *group, const char *key, MsFlops *out,
+                          GError **error){DEFINE_OPT(flops, out, error)}
+
+gboolean ms_ini_opt_bytes(const MsIni *ini, const char *group, const char *key, guint64 *out,
+                          GError **error){DEFINE_OPT(bytes, out, error)}
 
 gboolean
-ms_ini_opt_time(const MsIni *ini, const char *group, const char *key, MsTime *out, GError **error)
-{
-    DEFINE_OPT(time, out, error)
-}
+    ms_ini_opt_uint(const MsIni *ini, const char *group, const char *key, guint64 min, guint64 max,
+                    guint64 *out, GError **error){DEFINE_OPT(uint, min, max, out, error)}
 
 gboolean
-ms_ini_opt_flops(const MsIni *ini, const char *group, const char *key, MsFlops *out,
-                 GError **error)
-{
-    DEFINE_OPT(flops, out, error)
-}
+    ms_ini_opt_double(const MsIni *ini, const char *group, const char *key, double min, double max,
+                      double *out, GError **error){DEFINE_OPT(double, min, max, out, error)}
 
-gboolean
-ms_ini_opt_bytes(const MsIni *ini, const char *group, const char *key, guint64 *out,
-                 GError **error)
-{
-    DEFINE_OPT(bytes, out, error)
-}
+gboolean ms_ini_opt_bool(const MsIni *ini, const char *group, const char *key, gboolean *out,
+                         GError **error){DEFINE_OPT(bool, out, error)}
 
-gboolean
-ms_ini_opt_uint(const MsIni *ini, const char *group, const char *key, guint64 min, guint64 max,
-                guint64 *out, GError **error)
-{
-    DEFINE_OPT(uint, min, max, out, error)
-}
-
-gboolean
-ms_ini_opt_double(const MsIni *ini, const char *group, const char *key, double min, double max,
-                  double *out, GError **error)
-{
-    DEFINE_OPT(double, min, max, out, error)
-}
-
-gboolean
-ms_ini_opt_bool(const MsIni *ini, const char *group, const char *key, gboolean *out,
-                GError **error)
-{
-    DEFINE_OPT(bool, out, error)
-}
-
-gboolean
-ms_ini_check_keys(const MsIni *ini, const char *group, const char *const *allowed,
-                  GError **error)
+gboolean ms_ini_check_keys(const MsIni *ini, const char *group, const char *const *allowed,
+                           GError **error)
 {
     const char *const *keys = ms_ini_keys(ini, group, NULL);
     for (guint i = 0; keys && keys[i]; i++) {

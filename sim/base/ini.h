@@ -48,8 +48,7 @@ void ms_ini_set_error(const MsIni *ini, const char *group, const char *key, GErr
 
 /* Required getters: a missing key is MS_INI_ERROR_MISSING, a bad value MS_INI_ERROR_VALUE; the
  * message carries the location and the offending text. The string is owned by ini. */
-const char *ms_ini_get_string(const MsIni *ini, const char *group, const char *key,
-                              GError **error);
+const char *ms_ini_get_string(const MsIni *ini, const char *group, const char *key, GError **error);
 gboolean ms_ini_get_bandwidth(const MsIni *ini, const char *group, const char *key,
                               MsBandwidth *out, GError **error);
 gboolean ms_ini_get_time(const MsIni *ini, const char *group, const char *key, MsTime *out,

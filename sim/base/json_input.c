@@ -6,7 +6,7 @@
 #include <string.h>
 
 /* clang-format off */
-G_DEFINE_QUARK(ms-json-input-error-quark, ms_json_input_error)
+G_DEFINE_QUARK(ms_json_input_error_quark, ms_json_input_error)
 /* clang-format on */
 
 static gboolean

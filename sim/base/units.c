@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(ms-units-error-quark, ms_units_error)
+G_DEFINE_QUARK(ms_units_error_quark, ms_units_error)
 
 typedef struct {
     const char *suffix;
@@ -13,8 +13,8 @@ typedef struct {
 } Unit;
 
 static const Unit bandwidth_units[] = {
-    {"Bps", 1.0},     {"KBps", 1e3},    {"MBps", 1e6},    {"GBps", 1e9},     {"TBps", 1e12},
-    {"B/s", 1.0},     {"KB/s", 1e3},    {"MB/s", 1e6},    {"GB/s", 1e9},     {"TB/s", 1e12},
+    {"Bps", 1.0},     {"KBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},     {"TBps", 1e12},
+    {"B/s", 1.0},     {"KB/s", 1e3},     {"MB/s", 1e6},     {"GB/s", 1e9},     {"TB/s", 1e12},
     {"bps", 1 / 8.0}, {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
     {"b/s", 1 / 8.0}, {"Kb/s", 1e3 / 8}, {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8}, {"Tb/s", 1e12 / 8},
     {NULL, 0},
@@ -25,8 +25,8 @@ static const Unit time_units[] = {
 };
 
 static const Unit flops_units[] = {
-    {"FLOPS", 1.0},   {"KFLOPS", 1e3},   {"MFLOPS", 1e6}, {"GFLOPS", 1e9},
-    {"TFLOPS", 1e12}, {"PFLOPS", 1e15},  {NULL, 0},
+    {"FLOPS", 1.0},   {"KFLOPS", 1e3},  {"MFLOPS", 1e6}, {"GFLOPS", 1e9},
+    {"TFLOPS", 1e12}, {"PFLOPS", 1e15}, {NULL, 0},
 };
 
 static const Unit bytes_units[] = {
@@ -101,8 +101,8 @@ parse_with_unit(const char *text, const Unit *units, const char *what, const cha
         }
     }
     g_autofree char *list = unit_list(units);
-    g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT, "%s '%s': unknown unit '%s' (units: %s)",
-                what, text, suffix, list);
+    g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT,
+                "%s '%s': unknown unit '%s' (units: %s)", what, text, suffix, list);
     return FALSE;
 }
 

@@ -20,19 +20,23 @@ typedef guint64 MsTime;
 
 /* Conversions round to the nearest picosecond and saturate at MS_TIME_NEVER - 1. */
 MsTime ms_time_from_s(double seconds);
-static inline MsTime ms_time_from_us(double us)
+static inline MsTime
+ms_time_from_us(double us)
 {
     return ms_time_from_s(us * 1e-6);
 }
-static inline MsTime ms_time_from_ns(double ns)
+static inline MsTime
+ms_time_from_ns(double ns)
 {
     return ms_time_from_s(ns * 1e-9);
 }
-static inline double ms_time_to_s(MsTime t)
+static inline double
+ms_time_to_s(MsTime t)
 {
     return (double)t * 1e-12;
 }
-static inline double ms_time_to_us(MsTime t)
+static inline double
+ms_time_to_us(MsTime t)
 {
     return (double)t * 1e-6;
 }
@@ -48,9 +52,9 @@ typedef double MsFlops;
 #define MS_UNITS_ERROR (ms_units_error_quark())
 GQuark ms_units_error_quark(void);
 typedef enum {
-    MS_UNITS_ERROR_SYNTAX,  /* not a number, or trailing garbage */
-    MS_UNITS_ERROR_UNIT,    /* missing or unknown unit */
-    MS_UNITS_ERROR_RANGE,   /* negative, zero where not allowed, NaN, or absurdly large */
+    MS_UNITS_ERROR_SYNTAX, /* not a number, or trailing garbage */
+    MS_UNITS_ERROR_UNIT,   /* missing or unknown unit */
+    MS_UNITS_ERROR_RANGE,  /* negative, zero where not allowed, NaN, or absurdly large */
 } MsUnitsError;
 
 /* Parsers. Each accepts optional surrounding blanks, a decimal number (with optional exponent) and

@@ -7,7 +7,7 @@
 
 #include "sim/calib/calibration_private.h"
 
-G_DEFINE_QUARK(ms - calibration - error - quark, ms_calibration_error)
+G_DEFINE_QUARK(ms_calibration_error_quark, ms_calibration_error)
 
 MsCalibration *
 ms_calibration_new(void)

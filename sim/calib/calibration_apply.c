@@ -140,4 +140,3 @@ ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *top
     spec->matrix = scaled;
     return scaled;
 }
-

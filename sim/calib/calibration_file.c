@@ -1,5 +1,5 @@
-/* calibration_file: the calibration's reader (sim/base/ini.h for single values, lists parsed here) and
- * its writer. Groups are [calibration], [link CLASS], [collective NAME] and [gemm]. */
+/* calibration_file: the calibration's reader (sim/base/ini.h for single values, lists parsed here)
+ * and its writer. Groups are [calibration], [link CLASS], [collective NAME] and [gemm]. */
 #include <math.h>
 #include <string.h>
 

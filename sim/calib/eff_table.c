@@ -6,7 +6,7 @@
 
 #include "sim/compute.h"
 
-G_DEFINE_QUARK(ms-eff-table-error-quark, ms_eff_table_error)
+G_DEFINE_QUARK(ms_eff_table_error_quark, ms_eff_table_error)
 
 static MsEffTable *
 table_new_unchecked(const double *sizes, const double *ratios, guint n)
@@ -24,7 +24,8 @@ static gboolean
 check_table(const double *sizes, const double *ratios, guint n, GError **error)
 {
     if (n == 0) {
-        g_set_error(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT, "an efficiency table needs entries");
+        g_set_error(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT,
+                    "an efficiency table needs entries");
         return FALSE;
     }
     for (guint i = 0; i < n; i++) {
@@ -69,7 +70,6 @@ ms_eff_table_eval(const MsEffTable *table, double size)
     return ms_log_interp(table->sizes, table->ratios, table->n, size, FALSE);
 }
 
-
 void
 ms_gemm_curve_free(MsGemmCurve *curve)
 {
@@ -86,4 +86,3 @@ ms_gemm_curve_eval(const MsGemmCurve *curve, double tokens)
 {
     return ms_log_interp(curve->tokens, curve->efficiency, curve->n, tokens, TRUE);
 }
-

@@ -27,8 +27,8 @@ typedef struct {
 /* Tables are reduced to at most this many entries when max_points is 0. */
 #define MS_EFF_TABLE_POINTS 24
 
-/* Builds a table from given sizes and ratios (copied). Returns NULL with MS_EFF_TABLE_ERROR_INPUT when
- * n == 0, sizes are not strictly increasing and > 0, or a ratio is outside (0, 1.5]. */
+/* Builds a table from given sizes and ratios (copied). Returns NULL with MS_EFF_TABLE_ERROR_INPUT
+ * when n == 0, sizes are not strictly increasing and > 0, or a ratio is outside (0, 1.5]. */
 MsEffTable *ms_eff_table_new(const double *sizes, const double *ratios, guint n, GError **error);
 void ms_eff_table_free(MsEffTable *table);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsEffTable, ms_eff_table_free)

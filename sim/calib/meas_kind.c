@@ -32,4 +32,3 @@ ms_measurement_kind_is_comm(MsMeasurementKind kind)
 {
     return kind <= MS_MEASUREMENT_SENDRECV;
 }
-

@@ -1,5 +1,5 @@
-/* model: reading model INI files (through sim/base/ini.h, so every bad value names FILE:LINE, the key
- * and the value) and the per-token cost formulas of docs/models.md. Counts are elements, costs
+/* model: reading model INI files (through sim/base/ini.h, so every bad value names FILE:LINE, the
+ * key and the value) and the per-token cost formulas of docs/models.md. Counts are elements, costs
  * flops per token and bytes per op; nothing here knows the cluster except ms_model_resolve_ep. */
 #include "model.h"
 
@@ -10,7 +10,7 @@
 #include "sim/base/resources.h"
 #include "sim/moe/models/ms-models.h"
 
-G_DEFINE_QUARK(ms-model-error-quark, ms_model_error)
+G_DEFINE_QUARK(ms_model_error_quark, ms_model_error)
 
 #define RESOURCE_DIR "/moesim/models"
 #define GROUP "model"

@@ -9,7 +9,7 @@
 #include "sim/compute.h"
 #include "sim/net/collective.h"
 
-G_DEFINE_QUARK(ms-plan-error-quark, ms_plan_error)
+G_DEFINE_QUARK(ms_plan_error_quark, ms_plan_error)
 
 static const char *const mode_names[] = {"train", "infer"};
 

@@ -62,10 +62,10 @@ ms_coll_phase_clear(Phase *ph, guint n)
 
 /* Where each participant sits: nodes in ascending id order, then local index. */
 typedef struct {
-    guint n, N, G;        /* participants, nodes, participants per node (0 if uneven) */
-    guint *node_idx;      /* per participant: index of its node among the nodes, 0..N-1 */
-    const guint *local;   /* per participant: local index within its node */
-    guint *table;         /* [a * G + k]: participant at node a, local k (only when G != 0) */
+    guint n, N, G;      /* participants, nodes, participants per node (0 if uneven) */
+    guint *node_idx;    /* per participant: index of its node among the nodes, 0..N-1 */
+    const guint *local; /* per participant: local index within its node */
+    guint *table;       /* [a * G + k]: participant at node a, local k (only when G != 0) */
     const guint64 *matrix;
 } Layout;
 
@@ -84,8 +84,7 @@ cmp_uint(gconstpointer a, gconstpointer b)
 }
 
 static void
-layout_init(Layout *l, guint n, const guint *node_of, const guint *local_of,
-            const guint64 *matrix)
+layout_init(Layout *l, guint n, const guint *node_of, const guint *local_of, const guint64 *matrix)
 {
     memset(l, 0, sizeof *l);
     l->n = n;

@@ -13,34 +13,34 @@ typedef enum {
 
 typedef struct {
     PhaseKind kind;
-    guint n_groups, m;      /* groups of equal size m */
-    guint *members;         /* n_groups * m participant indices, group-major */
-    guint *group_of;        /* per participant: its group, or G_MAXUINT if not in this phase */
-    guint *pos_of;          /* per participant: position in its group */
-    guint n_preds;          /* phases to finish before entering (0: entered at launch) */
+    guint n_groups, m; /* groups of equal size m */
+    guint *members;    /* n_groups * m participant indices, group-major */
+    guint *group_of;   /* per participant: its group, or G_MAXUINT if not in this phase */
+    guint *pos_of;     /* per participant: position in its group */
+    guint n_preds;     /* phases to finish before entering (0: entered at launch) */
     guint preds[2];
 
     /* A2A */
-    guint64 *pair_bytes;    /* [(g * m + p) * (m - 1) + (r - 1)]: p -> p + r; NULL for COPY/RING */
-    guint64 *self_bytes;    /* per participant: bytes it keeps (a local copy), may be NULL */
-    guint window;           /* rounds in flight per sender; 0 = all */
+    guint64 *pair_bytes; /* [(g * m + p) * (m - 1) + (r - 1)]: p -> p + r; NULL for COPY/RING */
+    guint64 *self_bytes; /* per participant: bytes it keeps (a local copy), may be NULL */
+    guint window;        /* rounds in flight per sender; 0 = all */
 
     /* RING */
     guint channels, steps;
-    guint64 buffer;         /* bytes each participant reduces/gathers in this phase */
-    guint *order;           /* [(g * channels + c) * m + i]: position at ring index i */
-    guint *index_of;        /* [(g * channels + c) * m + p]: ring index of position p */
-    guint *done_steps;      /* [(g * channels + c) * m + i]: steps ring index i has sent */
+    guint64 buffer;    /* bytes each participant reduces/gathers in this phase */
+    guint *order;      /* [(g * channels + c) * m + i]: position at ring index i */
+    guint *index_of;   /* [(g * channels + c) * m + p]: ring index of position p */
+    guint *done_steps; /* [(g * channels + c) * m + i]: steps ring index i has sent */
 
     /* COPY */
-    guint64 *copy_bytes;    /* per participant */
+    guint64 *copy_bytes; /* per participant */
 
     /* progress, per participant */
     guint8 *entered;
     guint8 *finished;
-    guint *pending;         /* sends + receives + copies not yet done */
+    guint *pending; /* sends + receives + copies not yet done */
     guint *preds_left;
-    GArray **parked;        /* flow indices waiting for this participant to enter */
+    GArray **parked; /* flow indices waiting for this participant to enter */
 } Phase;
 
 #define MS_COLL_MAX_PHASES 4

@@ -9,7 +9,7 @@
 
 #include "coll_phase.h"
 
-G_DEFINE_QUARK(ms-coll-error-quark, ms_coll_error)
+G_DEFINE_QUARK(ms_coll_error_quark, ms_coll_error)
 
 /* Flow indices (below MS_COLL_MAX_FLOWS) and the phase travel together in a transfer's 40-bit
  * argument. */
@@ -26,8 +26,8 @@ struct _MsColl {
     double weight;
     MsTime alpha, step_delay;
     gboolean no_hop_latency;
-    guint *device;       /* per participant */
-    double *copy_bw;     /* per participant: bytes/s of a device-local copy */
+    guint *device;   /* per participant */
+    double *copy_bw; /* per participant: bytes/s of a device-local copy */
     PhasePlan plan;
     guint32 handler;
     guint8 *launched;
@@ -37,15 +37,10 @@ struct _MsColl {
     guint64 n_flows;
     MsCollRankDoneFn done;
     gpointer done_ctx;
-    GArray *zero;        /* flows of zero bytes to complete (explicit stack, no recursion) */
-    GArray *finished;    /* participants in completion order, for the done callbacks */
-    guint n_notified;    /* of them, those whose callback has run */
+    GArray *zero;     /* flows of zero bytes to complete (explicit stack, no recursion) */
+    GArray *finished; /* participants in completion order, for the done callbacks */
+    guint n_notified; /* of them, those whose callback has run */
 };
-
-
-
-
-
 
 double
 ms_coll_busbw_factor(MsCollOp op, guint n)
@@ -61,7 +56,7 @@ ms_coll_busbw_factor(MsCollOp op, guint n)
  * RING flow index: ((g * C + c) * S + s) * m + i, ring index i sends step s of channel c. */
 
 typedef struct {
-    guint src, dst;   /* participants */
+    guint src, dst; /* participants */
     guint64 bytes;
 } FlowInfo;
 

@@ -34,20 +34,19 @@ typedef enum {
     MS_COLL_ERROR_INVALID, /* a spec that does not describe a collective */
 } MsCollError;
 
-
 typedef struct {
     MsCollOp op;
     MsCollAlgo algo;
-    guint n_ranks;        /* participants */
-    const guint *ranks;   /* their topology GPU ranks; NULL = 0..n_ranks-1 */
-    guint64 bytes;        /* nccl-tests size (see above); ignored when matrix is given */
+    guint n_ranks;      /* participants */
+    const guint *ranks; /* their topology GPU ranks; NULL = 0..n_ranks-1 */
+    guint64 bytes;      /* nccl-tests size (see above); ignored when matrix is given */
     /* alltoall only: n_ranks x n_ranks bytes, matrix[src * n + dst]; copied. NULL = uniform. */
     const guint64 *matrix;
-    guint channels;       /* ring channels; 0 = one per NIC of a node (at least 1) */
-    guint window;         /* alltoall direct/pipe: rounds in flight per rank; 0 = all */
-    MsTime alpha;         /* per-call overhead before a rank's first transfer */
-    MsTime step_delay;    /* extra delay before every ring step's transfer */
-    double weight;        /* share weight of this collective's flows; 0 = 1 */
+    guint channels;    /* ring channels; 0 = one per NIC of a node (at least 1) */
+    guint window;      /* alltoall direct/pipe: rounds in flight per rank; 0 = all */
+    MsTime alpha;      /* per-call overhead before a rank's first transfer */
+    MsTime step_delay; /* extra delay before every ring step's transfer */
+    double weight;     /* share weight of this collective's flows; 0 = 1 */
     /* Transfers skip their route latency: a calibrated alpha already holds every hop's latency. */
     gboolean no_hop_latency;
 } MsCollSpec;

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(ms-flowfile-error-quark, ms_flowfile_error)
+G_DEFINE_QUARK(ms_flowfile_error_quark, ms_flowfile_error)
 
 typedef struct {
     const char *id;
@@ -129,12 +129,12 @@ typedef struct {
     MsFlowList *list;
     const char *source;
     guint line;
-    GHashTable *index;   /* id -> index + 1 */
-    GPtrArray *pending;  /* per flow: dependency names (char**) until resolved */
+    GHashTable *index;  /* id -> index + 1 */
+    GPtrArray *pending; /* per flow: dependency names (char**) until resolved */
 } Parser;
 
-static gboolean
-fail(Parser *p, GError **error, gint code, const char *format, ...) G_GNUC_PRINTF(4, 5);
+static gboolean fail(Parser *p, GError **error, gint code, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
 
 static gboolean
 fail(Parser *p, GError **error, gint code, const char *format, ...)
@@ -211,8 +211,8 @@ parse_option(Parser *p, const char *opt, Flow *f, gboolean *weight_given, char *
         }
         if (n > MS_FLOWFILE_MAX_DEPS) {
             g_strfreev(names);
-            return fail(p, error, MS_FLOWFILE_ERROR_LIMIT,
-                        "after: %u flow ids, at most %u allowed", n, MS_FLOWFILE_MAX_DEPS);
+            return fail(p, error, MS_FLOWFILE_ERROR_LIMIT, "after: %u flow ids, at most %u allowed",
+                        n, MS_FLOWFILE_MAX_DEPS);
         }
         for (guint i = 0; i < n; i++) {
             if (names[i][0] == '\0') {
@@ -253,12 +253,11 @@ parse_line(Parser *p, char *line, GError **error)
     }
     if (n < 5) {
         return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX,
-                    "expected: ID SRC DST BYTES START [weight=W] [after=ID,...]; got %u field%s",
-                    n, n == 1 ? "" : "s");
+                    "expected: ID SRC DST BYTES START [weight=W] [after=ID,...]; got %u field%s", n,
+                    n == 1 ? "" : "s");
     }
     if (p->list->flows->len >= MS_FLOWFILE_MAX_FLOWS) {
-        return fail(p, error, MS_FLOWFILE_ERROR_LIMIT, "more than %u flows",
-                    MS_FLOWFILE_MAX_FLOWS);
+        return fail(p, error, MS_FLOWFILE_ERROR_LIMIT, "more than %u flows", MS_FLOWFILE_MAX_FLOWS);
     }
     Flow f = {.weight = 1.0, .line = p->line};
     if (g_hash_table_contains(p->index, tok[0])) {
@@ -286,8 +285,8 @@ parse_line(Parser *p, char *line, GError **error)
             return FALSE;
         }
     }
-    guint idx = ms_flow_list_add(p->list, tok[0], f.src, f.dst, f.bytes, f.start, f.weight, NULL,
-                                 0);
+    guint idx =
+        ms_flow_list_add(p->list, tok[0], f.src, f.dst, f.bytes, f.start, f.weight, NULL, 0);
     FLOW(p->list, idx)->line = p->line;
     g_hash_table_insert(p->index, (gpointer)FLOW(p->list, idx)->id, GUINT_TO_POINTER(idx + 1));
     g_ptr_array_add(p->pending, after);
@@ -414,8 +413,7 @@ ms_flow_list_load_data(const char *data, gsize len, const char *source, const Ms
                        GError **error)
 {
     g_autoptr(MsFlowList) list = ms_flow_list_new(topo);
-    Parser p = {list, source ? source : "<flows>", 0,
-                g_hash_table_new(g_str_hash, g_str_equal),
+    Parser p = {list, source ? source : "<flows>", 0, g_hash_table_new(g_str_hash, g_str_equal),
                 g_ptr_array_new_with_free_func(free_names)};
     gboolean ok = TRUE;
     const char *pos = data, *end = data + len;
@@ -480,9 +478,8 @@ start(Run *run, guint i)
         flow_finished(run, i);
         return;
     }
-    if (!run->failed &&
-        !ms_sim_transfer(run->sim, f->src, f->dst, f->bytes, f->weight, run->handler, i,
-                         &run->error)) {
+    if (!run->failed && !ms_sim_transfer(run->sim, f->src, f->dst, f->bytes, f->weight,
+                                         run->handler, i, &run->error)) {
         if (f->id) {
             g_prefix_error(&run->error, "flow '%s': ", f->id);
         } else {

@@ -16,11 +16,11 @@ G_BEGIN_DECLS
 GQuark ms_flowfile_error_quark(void);
 typedef enum {
     MS_FLOWFILE_ERROR_IO,
-    MS_FLOWFILE_ERROR_SYNTAX,    /* wrong field count, bad number, bad unit, bad option */
-    MS_FLOWFILE_ERROR_UNKNOWN,   /* unknown device or flow id */
-    MS_FLOWFILE_ERROR_DUPLICATE, /* flow id given twice */
-    MS_FLOWFILE_ERROR_CYCLE,     /* dependencies that can never be satisfied */
-    MS_FLOWFILE_ERROR_LIMIT,     /* more flows or dependencies than the documented limits */
+    MS_FLOWFILE_ERROR_SYNTAX,      /* wrong field count, bad number, bad unit, bad option */
+    MS_FLOWFILE_ERROR_UNKNOWN,     /* unknown device or flow id */
+    MS_FLOWFILE_ERROR_DUPLICATE,   /* flow id given twice */
+    MS_FLOWFILE_ERROR_CYCLE,       /* dependencies that can never be satisfied */
+    MS_FLOWFILE_ERROR_LIMIT,       /* more flows or dependencies than the documented limits */
     MS_FLOWFILE_ERROR_UNREACHABLE, /* no route between the flow's devices */
 } MsFlowfileError;
 

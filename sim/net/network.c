@@ -9,7 +9,7 @@
 
 #include "maxmin.h"
 
-G_DEFINE_QUARK(ms - network - error - quark, ms_network_error)
+G_DEFINE_QUARK(ms_network_error_quark, ms_network_error)
 
 #define NONE G_MAXUINT32
 

@@ -57,8 +57,7 @@ ms_figure_timeline(const char *path, const char *title, const MsSchedule *s, con
     }
     for (guint role = 0; role < MS_ROLE_N; role++) {
         if (used[role]) {
-            g_autofree char *style =
-                g_strdup_printf("boxxyerror lc rgb '%s'", role_colour[role]);
+            g_autofree char *style = g_strdup_printf("boxxyerror lc rgb '%s'", role_colour[role]);
             series[role] = ms_plot_series(p, ms_role_name(role), "1:2:3:4", style);
         }
     }

@@ -7,7 +7,7 @@
 
 #include "config.h"
 
-G_DEFINE_QUARK(ms-plot-error-quark, ms_plot_error)
+G_DEFINE_QUARK(ms_plot_error_quark, ms_plot_error)
 
 typedef struct {
     char *name, *using_cols, *style;

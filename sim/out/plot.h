@@ -10,9 +10,9 @@ G_BEGIN_DECLS
 #define MS_PLOT_ERROR (ms_plot_error_quark())
 GQuark ms_plot_error_quark(void);
 typedef enum {
-    MS_PLOT_ERROR_IO,       /* the script could not be written */
-    MS_PLOT_ERROR_FORMAT,   /* the output is neither .png nor .svg */
-    MS_PLOT_ERROR_GNUPLOT,  /* gnuplot is missing or failed (its stderr is quoted) */
+    MS_PLOT_ERROR_IO,      /* the script could not be written */
+    MS_PLOT_ERROR_FORMAT,  /* the output is neither .png nor .svg */
+    MS_PLOT_ERROR_GNUPLOT, /* gnuplot is missing or failed (its stderr is quoted) */
 } MsPlotError;
 
 typedef struct _MsPlot MsPlot;

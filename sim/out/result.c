@@ -284,9 +284,12 @@ metrics_members(JsonBuilder *b, const MsMetrics *m)
         const char *key;
         double v;
     } f[] = {
-        {"step_time_us", m->step_us},       {"compute_us", m->compute_us},
-        {"a2a_us", m->a2a_us},              {"a2a_forward_us", m->a2a_fwd_us},
-        {"a2a_backward_us", m->a2a_bwd_us}, {"allreduce_us", m->allreduce_us},
+        {"step_time_us", m->step_us},
+        {"compute_us", m->compute_us},
+        {"a2a_us", m->a2a_us},
+        {"a2a_forward_us", m->a2a_fwd_us},
+        {"a2a_backward_us", m->a2a_bwd_us},
+        {"allreduce_us", m->allreduce_us},
         {"exposed_comm_us", m->exposed_comm_us},
     };
     for (guint i = 0; i < G_N_ELEMENTS(f); i++) {
@@ -494,13 +497,15 @@ ms_result_write_chrome(const MsResult *res, const char *path, GError **error)
     fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
     gboolean first = TRUE;
     for (guint rank = 0; rank < ms_schedule_n_ranks(s); rank++) {
-        fprintf(f, "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"args\": "
-                   "{\"name\": \"GPU %u\"}}",
+        fprintf(f,
+                "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"args\": "
+                "{\"name\": \"GPU %u\"}}",
                 first ? "" : ",\n", rank, rank);
         first = FALSE;
         for (guint st = 0; st < ms_schedule_n_streams(s); st++) {
-            fprintf(f, ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %u, "
-                       "\"args\": {\"name\": \"%s\"}}",
+            fprintf(f,
+                    ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %u, "
+                    "\"args\": {\"name\": \"%s\"}}",
                     rank, st, ms_schedule_stream_name(s, st));
         }
     }
@@ -512,12 +517,13 @@ ms_result_write_chrome(const MsResult *res, const char *path, GError **error)
             continue;
         }
         g_autofree char *label = json_escape(i.label);
-        fprintf(f, ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %u, \"tid\": %u, "
-                   "\"ts\": %.6f, \"dur\": %.6f, \"args\": {\"op\": %u, \"layer\": %d, \"chunk\": %d, "
-                   "\"phase\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"flops\": %.17g}}",
+        fprintf(f,
+                ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %u, \"tid\": %u, "
+                "\"ts\": %.6f, \"dur\": %.6f, \"args\": {\"op\": %u, \"layer\": %d, \"chunk\": %d, "
+                "\"phase\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"flops\": %.17g}}",
                 label, ms_role_name(i.role), i.rank, i.stream, ms_time_to_us(a),
-                ms_time_to_us(z - a), op, i.layer, i.chunk, ms_phase_name(i.phase),
-                op_bytes(s, &i), i.flops);
+                ms_time_to_us(z - a), op, i.layer, i.chunk, ms_phase_name(i.phase), op_bytes(s, &i),
+                i.flops);
     }
     fprintf(f, "\n]}\n");
     return close_out(f, path, error);

@@ -22,7 +22,7 @@ typedef struct {
     double a2a_us, a2a_fwd_us, a2a_bwd_us;
     double allreduce_us;
     double exposed_comm_us;
-    guint64 a2a_bytes;   /* bytes sent by all ranks in all-to-alls */
+    guint64 a2a_bytes; /* bytes sent by all ranks in all-to-alls */
     guint64 dropped_tokens;
 } MsMetrics;
 

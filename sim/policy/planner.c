@@ -53,8 +53,11 @@ ms_planner_new(const MsPlannerOptions *opts, GError **error)
         return NULL;
     }
     if (opts->trace == NULL || g_str_has_prefix(opts->trace, "gen:")) {
-        MsScenario sc = {.topology = opts->topology, .model = opts->model, .trace = opts->trace,
-                         .mode = opts->mode, .iterations = MAX(opts->iterations, 1),
+        MsScenario sc = {.topology = opts->topology,
+                         .model = opts->model,
+                         .trace = opts->trace,
+                         .mode = opts->mode,
+                         .iterations = MAX(opts->iterations, 1),
                          .seed = opts->seed};
         p->source = ms_scenario_gen_spec(&sc, error);
     } else {
@@ -66,8 +69,8 @@ ms_planner_new(const MsPlannerOptions *opts, GError **error)
     }
     if (lina_dynamic(p)) {
         const MsModelSpec *s = ms_model_spec(p->model);
-        p->profile = ms_path_profile_new(s->experts, s->n_moe,
-                                         (guint)ms_policy_get_uint(p->policy, "path"));
+        p->profile =
+            ms_path_profile_new(s->experts, s->n_moe, (guint)ms_policy_get_uint(p->policy, "path"));
     }
     return g_steal_pointer(&p);
 }

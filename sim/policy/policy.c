@@ -13,7 +13,7 @@
 #include "schemoe.h"
 #include "sim/net/collective.h"
 
-G_DEFINE_QUARK(ms-policy-error-quark, ms_policy_error)
+G_DEFINE_QUARK(ms_policy_error_quark, ms_policy_error)
 
 static const MsParamSpec common_params[] = {
     {"a2a", MS_PARAM_CHOICE, "direct", 0, 0, "direct|2dh|pipe",

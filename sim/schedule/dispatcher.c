@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(ms-dispatcher-error-quark, ms_dispatcher_error)
+G_DEFINE_QUARK(ms_dispatcher_error_quark, ms_dispatcher_error)
 
 enum { WAITING, READY, LAUNCHED, DONE };
 
@@ -16,11 +16,11 @@ typedef struct {
 } Rules;
 
 static const Rules rules[] = {
-    {"fifo", FALSE, FALSE},       {"concurrent", FALSE, FALSE}, {"priority", TRUE, FALSE},
-    {"lina", TRUE, TRUE},         {"schemoe", FALSE, FALSE},
+    {"fifo", FALSE, FALSE}, {"concurrent", FALSE, FALSE}, {"priority", TRUE, FALSE},
+    {"lina", TRUE, TRUE},   {"schemoe", FALSE, FALSE},
 };
-static const char *const policy_names[] = {"fifo", "concurrent", "priority", "lina", "schemoe",
-                                           NULL};
+static const char *const policy_names[] = {"fifo", "concurrent", "priority",
+                                           "lina", "schemoe",    NULL};
 
 typedef struct {
     gint64 priority;
@@ -44,7 +44,7 @@ struct _MsDispatcher {
     /* collectives */
     guint *coll_ready;
     guint64 *coll_seq;
-    GArray **heap;    /* per stream: launchable collectives, sorted by Key */
+    GArray **heap;     /* per stream: launchable collectives, sorted by Key */
     guint32 *reserved; /* per rank: epoch at which a waiting collective claimed it */
     guint32 epoch;
     /* lina state per rank */
@@ -467,8 +467,8 @@ ms_dispatcher_check_progress(const MsDispatcher *d, GError **error)
                           : i.kind == MS_OP_COMM  ? "its collective never becomes launchable"
                                                   : "an op before it on its stream never runs";
         g_set_error(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_STUCK,
-                    "schedule cannot progress: op %u (%s) on rank %u cannot start: %s", op,
-                    i.label, i.rank, why);
+                    "schedule cannot progress: op %u (%s) on rank %u cannot start: %s", op, i.label,
+                    i.rank, why);
         return FALSE;
     }
     return TRUE;

@@ -1,14 +1,14 @@
 /* records: per-op start/end times of one execution, plus named run figures. */
 #include "records.h"
 
-G_DEFINE_QUARK(ms-records-error-quark, ms_records_error)
+G_DEFINE_QUARK(ms_records_error_quark, ms_records_error)
 
 struct _MsRecords {
     guint n;
     MsTime *start, *end;
     char *backend;
-    GPtrArray *keys;  /* stat names in insertion order, NULL-terminated */
-    GArray *values;   /* double */
+    GPtrArray *keys;         /* stat names in insertion order, NULL-terminated */
+    GArray *values;          /* double */
     GPtrArray *series_names; /* NULL-terminated */
     GPtrArray *series;       /* Series* */
 };

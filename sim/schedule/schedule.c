@@ -6,14 +6,14 @@
 #include <math.h>
 #include <string.h>
 
-G_DEFINE_QUARK(ms-schedule-error-quark, ms_schedule_error)
+G_DEFINE_QUARK(ms_schedule_error_quark, ms_schedule_error)
 
 static const char *const role_names[MS_ROLE_N] = {
-    "attention", "dense_ffn", "gate",     "dispatch", "expert",  "combine",
-    "compress",  "decompress", "allreduce", "weights", "replan", "other",
+    "attention", "dense_ffn",  "gate",      "dispatch", "expert", "combine",
+    "compress",  "decompress", "allreduce", "weights",  "replan", "other",
 };
 static const char *const compute_names[MS_COMPUTE_N_KINDS] = {"gemm", "expert", "attention",
-                                                               "elementwise"};
+                                                              "elementwise"};
 static const char *const phase_names[] = {"forward", "backward", "other"};
 
 const char *
@@ -235,8 +235,8 @@ add_coll_ops(MsSchedule *s, guint32 c, guint stream, MsRole role, MsPhase phase,
 {
     Coll *coll = SCHED_COLL(s, c);
     for (guint i = 0; i < coll->n; i++) {
-        guint32 op = ms_schedule_add_comm_op(s, c, coll->ranks[i], stream, role, phase, layer,
-                                             chunk, label);
+        guint32 op =
+            ms_schedule_add_comm_op(s, c, coll->ranks[i], stream, role, phase, layer, chunk, label);
         SCHED_COLL(s, c)->ops[i] = op;
         if (ops_out) {
             ops_out[i] = op;
@@ -249,8 +249,7 @@ add_coll_ops(MsSchedule *s, guint32 c, guint stream, MsRole role, MsPhase phase,
 guint32
 ms_schedule_add_alltoall(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
                          const guint64 *matrix, guint8 algo, guint32 window, MsRole role,
-                         MsPhase phase, gint layer, gint chunk, const char *label,
-                         guint32 *ops_out)
+                         MsPhase phase, gint layer, gint chunk, const char *label, guint32 *ops_out)
 {
     guint32 c = ms_schedule_new_coll(s, MS_COLL_KIND_ALLTOALL, algo, window, ranks, n_ranks, label);
     SCHED_COLL(s, c)->matrix = g_memdup2(matrix, (gsize)n_ranks * n_ranks * sizeof(guint64));
@@ -294,8 +293,7 @@ ms_schedule_set_flags(MsSchedule *s, guint32 op, guint32 flags)
 
 /* --- validation --- */
 
-static gboolean
-invalid(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+static gboolean invalid(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
 
 static gboolean
 invalid(GError **error, const char *format, ...)

@@ -51,14 +51,14 @@ typedef enum {
     MS_ROLE_ATTENTION,
     MS_ROLE_DENSE_FFN,
     MS_ROLE_GATE,
-    MS_ROLE_DISPATCH,   /* a2a sending tokens to their experts */
+    MS_ROLE_DISPATCH, /* a2a sending tokens to their experts */
     MS_ROLE_EXPERT,
-    MS_ROLE_COMBINE,    /* a2a bringing expert outputs back */
+    MS_ROLE_COMBINE, /* a2a bringing expert outputs back */
     MS_ROLE_COMPRESS,
     MS_ROLE_DECOMPRESS,
-    MS_ROLE_ALLREDUCE,  /* gradient synchronisation */
-    MS_ROLE_WEIGHTS,    /* moving expert weights (inference re-placement) */
-    MS_ROLE_REPLAN,     /* host-side re-planning cost (inference) */
+    MS_ROLE_ALLREDUCE, /* gradient synchronisation */
+    MS_ROLE_WEIGHTS,   /* moving expert weights (inference re-placement) */
+    MS_ROLE_REPLAN,    /* host-side re-planning cost (inference) */
     MS_ROLE_OTHER,
     MS_ROLE_N,
 } MsRole;
@@ -71,7 +71,8 @@ enum {
 };
 
 typedef enum {
-    MS_STREAM_COMPUTE, /* executes its ops strictly in priority order (a CUDA stream fed in order) */
+    MS_STREAM_COMPUTE, /* executes its ops strictly in priority order (a CUDA stream fed in order)
+                        */
     MS_STREAM_COMM,    /* the dispatcher picks among ready collectives by the policy's order */
 } MsStreamKind;
 
@@ -91,30 +92,30 @@ typedef struct {
     MsRole role;
     MsPhase phase;
     guint32 flags;
-    gint64 priority;       /* smaller runs first (compute: program order; comm: policy order) */
-    gint32 layer;          /* MoE/transformer layer index, -1 if none */
-    gint32 chunk;          /* chunk index within a partitioned op, -1 if none */
-    const char *label;     /* e.g. "L3.fwd.expert.c1" */
-    const guint32 *deps;   /* ops (on any rank) that must finish first */
+    gint64 priority;     /* smaller runs first (compute: program order; comm: policy order) */
+    gint32 layer;        /* MoE/transformer layer index, -1 if none */
+    gint32 chunk;        /* chunk index within a partitioned op, -1 if none */
+    const char *label;   /* e.g. "L3.fwd.expert.c1" */
+    const guint32 *deps; /* ops (on any rank) that must finish first */
     guint n_deps;
     /* compute */
     MsComputeKind compute;
     double flops;
-    double bytes;          /* memory traffic */
-    guint32 tokens;        /* tokens processed (efficiency curves are per token count) */
+    double bytes;   /* memory traffic */
+    guint32 tokens; /* tokens processed (efficiency curves are per token count) */
     /* GEMM shape: m x k times k x n, count matrices per group; m is the tokens of one GEMM (for an
      * expert op: of one local expert; the op's total is tokens). */
     guint32 gemm_m, gemm_n, gemm_k, gemm_count;
-    guint32 experts;       /* local experts of an expert op (grouped GEMMs) */
+    guint32 experts; /* local experts of an expert op (grouped GEMMs) */
     /* comm */
-    guint32 coll;          /* index of its collective */
+    guint32 coll; /* index of its collective */
 } MsOpInfo;
 
 typedef struct {
     guint32 id;
     MsCollKind kind;
-    guint8 algo;           /* MsCollAlgo of sim/net/collective.h */
-    guint32 window;        /* alltoall rounds in flight (0 = all) */
+    guint8 algo;    /* MsCollAlgo of sim/net/collective.h */
+    guint32 window; /* alltoall rounds in flight (0 = all) */
     guint n_ranks;
     const guint32 *ranks;  /* topology GPU ranks, in participant order */
     const guint32 *ops;    /* the op of each participant, same order */
@@ -140,10 +141,10 @@ void ms_schedule_set_policy(MsSchedule *s, const char *policy);
 const char *ms_schedule_policy(const MsSchedule *s);
 
 /* Adds a compute op; fill the cost fields with ms_schedule_set_cost. Returns its id. */
-guint32 ms_schedule_add_compute(MsSchedule *s, guint rank, guint stream, MsRole role,
-                                MsPhase phase, gint layer, gint chunk, const char *label);
-void ms_schedule_set_cost(MsSchedule *s, guint32 op, MsComputeKind kind, double flops,
-                          double bytes, guint32 tokens);
+guint32 ms_schedule_add_compute(MsSchedule *s, guint rank, guint stream, MsRole role, MsPhase phase,
+                                gint layer, gint chunk, const char *label);
+void ms_schedule_set_cost(MsSchedule *s, guint32 op, MsComputeKind kind, double flops, double bytes,
+                          guint32 tokens);
 void ms_schedule_set_shape(MsSchedule *s, guint32 op, guint32 m, guint32 n, guint32 k,
                            guint32 count, guint32 experts);
 
@@ -154,9 +155,9 @@ guint32 ms_schedule_add_alltoall(MsSchedule *s, guint stream, const guint32 *ran
                                  const guint64 *matrix, guint8 algo, guint32 window, MsRole role,
                                  MsPhase phase, gint layer, gint chunk, const char *label,
                                  guint32 *ops_out);
-guint32 ms_schedule_add_allreduce(MsSchedule *s, guint stream, const guint32 *ranks,
-                                  guint n_ranks, guint64 bytes, guint8 algo, MsPhase phase,
-                                  gint layer, gint chunk, const char *label, guint32 *ops_out);
+guint32 ms_schedule_add_allreduce(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
+                                  guint64 bytes, guint8 algo, MsPhase phase, gint layer, gint chunk,
+                                  const char *label, guint32 *ops_out);
 
 void ms_schedule_add_dep(MsSchedule *s, guint32 op, guint32 dep);
 void ms_schedule_set_priority(MsSchedule *s, guint32 op, gint64 priority);

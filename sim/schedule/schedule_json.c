@@ -177,8 +177,7 @@ typedef struct {
     GError **error;
 } Ctx;
 
-static gboolean
-bad(Ctx *c, const char *field, const char *format, ...) G_GNUC_PRINTF(3, 4);
+static gboolean bad(Ctx *c, const char *field, const char *format, ...) G_GNUC_PRINTF(3, 4);
 
 static gboolean
 bad(Ctx *c, const char *field, const char *format, ...)
@@ -222,8 +221,9 @@ get_int(Ctx *c, JsonObject *o, const char *field, gint64 min, gint64 max, gint64
     }
     gint64 v = json_node_get_int(n);
     if (v < min || v > max) {
-        return bad(c, field, "%" G_GINT64_FORMAT " out of range [%" G_GINT64_FORMAT ", %"
-                   G_GINT64_FORMAT "]", v, min, max);
+        return bad(c, field,
+                   "%" G_GINT64_FORMAT " out of range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                   v, min, max);
     }
     *out = v;
     return TRUE;
@@ -263,8 +263,7 @@ get_str(Ctx *c, JsonObject *o, const char *field)
 }
 
 static gboolean
-get_name(Ctx *c, JsonObject *o, const char *field, const char *const *names, guint n,
-         guint *out)
+get_name(Ctx *c, JsonObject *o, const char *field, const char *const *names, guint n, guint *out)
 {
     const char *v = get_str(c, o, field);
     if (v == NULL) {

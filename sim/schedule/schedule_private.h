@@ -35,9 +35,9 @@ typedef struct {
 
 struct _MsSchedule {
     guint n_ranks;
-    GArray *ops;      /* Op */
-    GArray *colls;    /* Coll */
-    GArray *streams;  /* Stream */
+    GArray *ops;         /* Op */
+    GArray *colls;       /* Coll */
+    GArray *streams;     /* Stream */
     GPtrArray *rank_ops; /* per rank: GArray of guint32 */
     GPtrArray *meta_keys;
     GHashTable *meta;
@@ -49,9 +49,8 @@ struct _MsSchedule {
 #define SCHED_COLL(s, i) (&g_array_index((s)->colls, Coll, (i)))
 
 /* Adds a comm op for participant p of collective c (used by both builders and the loader). */
-guint32 ms_schedule_add_comm_op(MsSchedule *s, guint32 coll, guint rank, guint stream,
-                                MsRole role, MsPhase phase, gint layer, gint chunk,
-                                const char *label);
+guint32 ms_schedule_add_comm_op(MsSchedule *s, guint32 coll, guint rank, guint stream, MsRole role,
+                                MsPhase phase, gint layer, gint chunk, const char *label);
 /* Creates an empty collective record; returns its id. */
 guint32 ms_schedule_new_coll(MsSchedule *s, MsCollKind kind, guint8 algo, guint32 window,
                              const guint32 *ranks, guint n, const char *label);

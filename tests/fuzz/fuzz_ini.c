@@ -1,6 +1,6 @@
-/* Fuzz target: the INI layer (sim/base/ini.h) on arbitrary bytes, then every typed getter on every key
- * it found. Checks the layer's promises: each group and key has a line, values of keys that exist
- * can be fetched, and every refusal carries a message. */
+/* Fuzz target: the INI layer (sim/base/ini.h) on arbitrary bytes, then every typed getter on every
+ * key it found. Checks the layer's promises: each group and key has a line, values of keys that
+ * exist can be fetched, and every refusal carries a message. */
 #include <stdlib.h>
 
 #include "fuzz.h"

@@ -415,10 +415,11 @@ main(int argc, char **argv)
     g_autofree char *tmp = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
     printf("# bench_net: moesim flow-level engine%s\n",
            peer ? " vs SimGrid 3.32 (CM02, crosstraffic 0, TCP-gamma 0)" : " (no SimGrid peer)");
-    printf("# times in CPU seconds but wall_s; speedup: SimGrid's CPU time over moesim's, wall_x:\n"
-           "# the same for wall time (noisy on a shared machine); rel: |moesim - SimGrid| / SimGrid\n"
-           "# per flow (max, median, 99th percentile) and for the makespan; noise: SimGrid against\n"
-           "# itself with surf/precision 1e-11 instead of 1e-9, shown where max_rel > 1e-3\n");
+    printf(
+        "# times in CPU seconds but wall_s; speedup: SimGrid's CPU time over moesim's, wall_x:\n"
+        "# the same for wall time (noisy on a shared machine); rel: |moesim - SimGrid| / SimGrid\n"
+        "# per flow (max, median, 99th percentile) and for the makespan; noise: SimGrid against\n"
+        "# itself with surf/precision 1e-11 instead of 1e-9, shown where max_rel > 1e-3\n");
     printf("%-9s %5s %8s %8s %6s %7s %7s %9s %7s %6s | %9s %8s %8s %9s %9s %9s %9s | %9s %9s\n",
            "scenario", "gpus", "flows", "events", "solves", "wall_s", "cpu_s", "flows/s", "peak_MB",
            "B/flow", "simgrid_s", "speedup", "wall_x", "max_rel", "med_rel", "p99_rel", "mksp_rel",

@@ -18,8 +18,8 @@
 
 typedef struct {
     guint n_links, n_flows;
-    double *capacity;  /* [link] B/s */
-    guint *route_at;   /* [flow + 1]: the flow's links are routes[route_at[f] .. route_at[f+1]) */
+    double *capacity; /* [link] B/s */
+    guint *route_at;  /* [flow + 1]: the flow's links are routes[route_at[f] .. route_at[f+1]) */
     guint *routes;
     double *bytes;     /* [flow] */
     double *active_at; /* [flow] start + route latency */
