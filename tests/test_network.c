@@ -375,6 +375,47 @@ test_invariant_bytes(void)
     g_array_unref(rec.done_at);
 }
 
+/* A sharing model that is the max-min solver on half of every capacity: the network must take
+ * every capacity, solve and level through the interface it was given. */
+static const MsShareClass *maxmin_share;
+
+static guint32
+half_add_constraint(gpointer s, double capacity)
+{
+    return maxmin_share->add_constraint(s, capacity / 2);
+}
+
+static void
+test_share_model(void)
+{
+    maxmin_share = ms_share_lookup("maxmin");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(maxmin_share);
+    CU_ASSERT_PTR_EQUAL(ms_share_lookup(MS_SHARE_DEFAULT), maxmin_share);
+    CU_ASSERT_PTR_NULL(ms_share_lookup("per-packet"));
+    CU_ASSERT_PTR_EQUAL(ms_share_nth(0), maxmin_share);
+    guint n = 0;
+    while (ms_share_nth(n)) {
+        CU_ASSERT_PTR_EQUAL(ms_share_lookup(ms_share_nth(n)->name), ms_share_nth(n));
+        n++;
+    }
+    CU_ASSERT(n >= 1);
+
+    MsShareClass half = *maxmin_share;
+    half.name = "half";
+    half.add_constraint = half_add_constraint;
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new_shared(1, bw, &half);
+    CU_ASSERT_PTR_EQUAL(ms_network_share(net), &half);
+    guint32 l0 = 0;
+    /* Two equal flows on a link the model sees at 0.5 GB/s: 1 MB each at 0.25 GB/s, 4 ms. */
+    Start s[] = {{0, &l0, 1, 1000000, 1.0, 0}, {0, &l0, 1, 1000000, 1.0, 0}};
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    drive(net, s, 2, &rec);
+    CU_ASSERT_EQUAL(done(&rec, 0), ms_time_from_us(4000));
+    CU_ASSERT_EQUAL(done(&rec, 1), ms_time_from_us(4000));
+    g_array_unref(rec.done_at);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -392,6 +433,7 @@ main(int argc, char **argv)
         {"propagation and fill repair agree", test_solver_budget},
         {"invariant: time order", test_invariant_time},
         {"invariant: bytes moved", test_invariant_bytes},
+        {"sharing models: registry, a network made with one", test_share_model},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"network", NULL, NULL, tests}, {NULL}};

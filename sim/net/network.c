@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "maxmin.h"
+#include "share.h"
 
 G_DEFINE_QUARK(ms_network_error_quark, ms_network_error)
 
@@ -51,7 +51,9 @@ struct _MsNetwork {
     double *bandwidth;
     guint32 *cnst_of_link; /* NONE for unlimited links */
     guint32 *link_of_cnst;
-    MsMaxmin *mm;
+    const MsShareClass *share;
+    gpointer mm; /* the sharing model's solver */
+    guint n_cnst;
     Group *groups; /* per constraint */
 
     /* flows, struct of arrays */
@@ -82,16 +84,24 @@ struct _MsNetwork {
 MsNetwork *
 ms_network_new(guint n_links, const double *bandwidth)
 {
+    return ms_network_new_shared(n_links, bandwidth, ms_share_lookup(MS_SHARE_DEFAULT));
+}
+
+MsNetwork *
+ms_network_new_shared(guint n_links, const double *bandwidth, const MsShareClass *share)
+{
+    g_return_val_if_fail(share != NULL, NULL);
     MsNetwork *net = g_new0(MsNetwork, 1);
+    net->share = share;
     net->n_links = n_links;
     net->bandwidth = g_memdup2(bandwidth, n_links * sizeof(double));
     net->cnst_of_link = g_new(guint32, n_links);
     net->link_of_cnst = g_new(guint32, MAX(n_links, 1));
-    net->mm = ms_maxmin_new();
+    net->mm = share->create();
     guint n_cnst = 0;
     for (guint l = 0; l < n_links; l++) {
         if (isfinite(bandwidth[l])) {
-            guint32 c = ms_maxmin_add_constraint(net->mm, bandwidth[l]);
+            guint32 c = net->share->add_constraint(net->mm, bandwidth[l]);
             net->cnst_of_link[l] = c;
             net->link_of_cnst[c] = l;
             n_cnst++;
@@ -99,6 +109,7 @@ ms_network_new(guint n_links, const double *bandwidth)
             net->cnst_of_link[l] = NONE;
         }
     }
+    net->n_cnst = n_cnst;
     net->groups = g_new0(Group, MAX(n_cnst, 1));
     net->gheap = g_new(guint32, MAX(n_cnst, 1));
     for (guint c = 0; c < n_cnst; c++) {
@@ -119,7 +130,7 @@ ms_network_free(MsNetwork *net)
     if (net == NULL) {
         return;
     }
-    for (guint c = 0; c < ms_maxmin_n_constraints(net->mm); c++) {
+    for (guint c = 0; c < net->n_cnst; c++) {
         g_free(net->groups[c].heap);
     }
     void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst, net->groups,
@@ -127,7 +138,7 @@ ms_network_free(MsNetwork *net)
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
-    ms_maxmin_free(net->mm);
+    net->share->destroy(net->mm);
     g_array_unref(net->free_flows);
     g_array_unref(net->levels);
     g_array_unref(net->moved);
@@ -348,7 +359,7 @@ static void
 release(MsNetwork *net, guint32 f)
 {
     if (net->fl[f].var != NONE) {
-        ms_maxmin_remove_variable(net->mm, net->fl[f].var);
+        net->share->remove_variable(net->mm, net->fl[f].var);
         net->dirty = TRUE;
     }
     net->fl[f].state = FLOW_FREE;
@@ -375,8 +386,8 @@ activate(MsNetwork *net, guint32 f)
     if (net->scratch->len == 0) {
         return FALSE;
     }
-    guint32 v = ms_maxmin_add_variable(net->mm, net->fl[f].weight,
-                                       (const guint32 *)net->scratch->data, net->scratch->len);
+    guint32 v = net->share->add_variable(net->mm, net->fl[f].weight,
+                                         (const guint32 *)net->scratch->data, net->scratch->len);
     map_var(net, v, f);
     net->fl[f].var = v;
     net->fl[f].state = FLOW_ACTIVE;
@@ -466,7 +477,7 @@ check_capacities(MsNetwork *net)
         guint32 l = net->link_of_cnst[c];
         /* The solver's kept sum: exact recounts here would cost every flow on the link at every
          * solve (tests/test_maxmin.c checks the kept sums against recounts). */
-        double used = ms_maxmin_load(net->mm, c);
+        double used = net->share->load(net->mm, c);
         if (used > net->bandwidth[l] * (1 + 1e-9)) {
             violation(net, "link %u carries %.9g B/s, above its capacity %.9g B/s", l, used,
                       net->bandwidth[l]);
@@ -489,7 +500,7 @@ static void
 apply(MsNetwork *net, MsTime now)
 {
     if (++net->epoch == 0) {
-        for (guint c = 0; c < ms_maxmin_n_constraints(net->mm); c++) {
+        for (guint c = 0; c < net->n_cnst; c++) {
             net->groups[c].mark = 0;
         }
         net->epoch = 1;
@@ -499,14 +510,14 @@ apply(MsNetwork *net, MsTime now)
     for (guint i = 0; i < net->levels->len; i++) {
         Group *g = &net->groups[cs[i]];
         group_sync(g, now);
-        double lv = ms_maxmin_level(net->mm, cs[i]);
+        double lv = net->share->level(net->mm, cs[i]);
         g->level = isfinite(lv) ? lv : 0;
         net->stats.rate_changes += g->len;
         want_rekey(net, cs[i]);
     }
     const guint32 *vs = (const guint32 *)net->moved->data;
     for (guint i = 0; i < net->moved->len; i++) {
-        guint32 c = ms_maxmin_var_bottleneck(net->mm, vs[i]);
+        guint32 c = net->share->bottleneck(net->mm, vs[i]);
         if (c == NONE) {
             continue; /* unconstrained: never reaches the solver (see activate) */
         }
@@ -544,10 +555,10 @@ solve(MsNetwork *net, MsTime now)
     g_array_set_size(net->levels, 0);
     g_array_set_size(net->moved, 0);
     g_array_set_size(net->touched, 0);
-    MsMaxminStats before, after;
-    ms_maxmin_stats(net->mm, &before);
-    ms_maxmin_solve_groups(net->mm, net->levels, net->moved, net->touched);
-    ms_maxmin_stats(net->mm, &after);
+    MsShareStats before, after;
+    net->share->stats(net->mm, &before);
+    net->share->solve(net->mm, net->levels, net->moved, net->touched);
+    net->share->stats(net->mm, &after);
     net->stats.solves += after.solves - before.solves;
     net->stats.solver_elements += after.component_elems - before.component_elems;
     net->stats.solver_vars += after.component_vars - before.component_vars;
@@ -582,6 +593,12 @@ ms_network_next_time(MsNetwork *net, MsTime now)
     return MIN(tp, tg);
 }
 
+const MsShareClass *
+ms_network_share(const MsNetwork *net)
+{
+    return net->share;
+}
+
 guint
 ms_network_n_links(const MsNetwork *net)
 {
@@ -599,7 +616,7 @@ ms_network_link_rate(const MsNetwork *net, guint link)
 {
     g_return_val_if_fail(link < net->n_links, 0);
     guint32 c = net->cnst_of_link[link];
-    return c == NONE ? 0 : ms_maxmin_load(net->mm, c);
+    return c == NONE ? 0 : net->share->load(net->mm, c);
 }
 
 double
@@ -617,14 +634,16 @@ ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double ban
     /* Settle nothing here: the solve at now re-times every group whose level changes. */
     (void)now;
     net->bandwidth[link] = bandwidth;
-    ms_maxmin_set_capacity(net->mm, net->cnst_of_link[link], bandwidth);
+    net->share->set_capacity(net->mm, net->cnst_of_link[link], bandwidth);
     net->dirty = TRUE;
 }
 
 void
 ms_network_set_solver_budget(MsNetwork *net, guint reprocess)
 {
-    ms_maxmin_set_budget(net->mm, reprocess);
+    if (net->share->set_budget) {
+        net->share->set_budget(net->mm, reprocess);
+    }
 }
 
 void
@@ -662,7 +681,7 @@ gsize
 ms_network_memory(const MsNetwork *net)
 {
     gsize per_flow = sizeof(Flow) + sizeof(guint32); /* and its pending-heap slot */
-    guint n_cnst = ms_maxmin_n_constraints(net->mm);
+    guint n_cnst = net->n_cnst;
     gsize members = 0;
     for (guint c = 0; c < n_cnst; c++) {
         members += net->groups[c].cap;
@@ -670,5 +689,5 @@ ms_network_memory(const MsNetwork *net)
     return sizeof *net + net->cap_flows * per_flow + net->cap_var_map * sizeof(guint32) +
            net->n_links * (sizeof(double) + 2 * sizeof(guint32)) +
            n_cnst * (sizeof(Group) + sizeof(guint32)) + members * sizeof(guint32) +
-           ms_maxmin_memory(net->mm);
+           net->share->memory(net->mm);
 }

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "sim/base/units.h"
+#include "sim/net/share.h"
 
 G_BEGIN_DECLS
 
@@ -17,8 +18,12 @@ typedef struct _MsNetwork MsNetwork;
  * together mathematically (and differ only by rounding to picoseconds) share one re-solve. */
 #define MS_NETWORK_TIME_SLACK ((MsTime)10)
 
-/* bandwidth[i] in bytes/s for link i; INFINITY for an unlimited link. Copied. */
+/* bandwidth[i] in bytes/s for link i; INFINITY for an unlimited link. Copied. Links are shared
+ * by the given sharing model (share.h), or by the default one (MS_SHARE_DEFAULT). */
 MsNetwork *ms_network_new(guint n_links, const double *bandwidth);
+MsNetwork *ms_network_new_shared(guint n_links, const double *bandwidth, const MsShareClass *share);
+/* The sharing model the network was made with. */
+const MsShareClass *ms_network_share(const MsNetwork *net);
 void ms_network_free(MsNetwork *net);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsNetwork, ms_network_free)
 
