@@ -225,6 +225,7 @@ test_unread(void)
                 continue;
             }
             unread++;
+            printf("\n  unread %s/%s: %s", m->name, log->name, log->unread);
             g_autoptr(GError) error = NULL;
             g_autoptr(MsMeasurementSet) set = ms_measurement_set_load(log->path, &error);
             CU_ASSERT_PTR_NULL(set);
