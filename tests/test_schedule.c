@@ -1,6 +1,6 @@
 /* Tests of the schedule's JSON form where loading must refuse bad input cheaply: absurd sizes are
  * caught before anything of their size is allocated, and unreadable or deeply nested files are
- * errors, not crashes. */
+ * errors, not crashes; validation names an op on a dependency cycle. */
 #include "ms_test.h"
 #include "sim/base/json_input.h"
 #include "sim/schedule/schedule.h"
@@ -118,6 +118,26 @@ test_unreadable_and_nested(void)
     g_string_free(deep, TRUE);
 }
 
+/* A dependency cycle is named by an op on it, not by one that only waits for it. */
+static void
+test_cycle(void)
+{
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    const char *labels[] = {"waits", "b", "c"};
+    for (guint i = 0; i < 3; i++) {
+        ms_schedule_add_compute(s, 0, 0, MS_ROLE_OTHER, MS_PHASE_FORWARD, 0, -1, labels[i]);
+    }
+    ms_schedule_add_dep(s, 0, 1);
+    ms_schedule_add_dep(s, 1, 2);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_schedule_validate(s, &error));
+    ms_schedule_add_dep(s, 2, 1);
+    CU_ASSERT_FALSE(ms_schedule_validate(s, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_INVALID,
+                    "op 1 (b) is part of a dependency cycle");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -126,6 +146,7 @@ main(int argc, char **argv)
          test_matrix_checked_before_allocation},
         {"limits on ranks, streams and op ids", test_limits},
         {"unreadable, broken and deeply nested files", test_unreadable_and_nested},
+        {"a dependency cycle", test_cycle},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"schedule", NULL, NULL, tests}, {NULL}};

@@ -1,10 +1,12 @@
 /* flowfile: parsing and replaying flow lists. Parsing is line by line with every field checked;
  * dependencies may point forward and are resolved once the whole file is read, then checked for
- * cycles (Kahn's algorithm) so that a replay can never wait forever. */
+ * cycles (Kahn's algorithm, sim/base/graph.h) so that a replay can never wait forever. */
 #include "flowfile.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "sim/base/graph.h"
 
 G_DEFINE_QUARK(ms_flowfile_error_quark, ms_flowfile_error)
 
@@ -293,50 +295,33 @@ parse_line(Parser *p, char *line, GError **error)
     return TRUE;
 }
 
-/* The first dependency of flow i that Kahn's algorithm could not remove (every flow it could not
- * remove has one). */
-static guint
-stuck_dep(const MsFlowList *l, const guint *indeg, guint i)
+static const guint32 *
+flow_deps(gconstpointer data, guint32 i, guint *n)
 {
+    const MsFlowList *l = data;
     const Flow *f = FLOW(l, i);
-    for (guint k = 0; k < f->n_deps; k++) {
-        guint32 d = g_array_index(l->deps, guint32, f->dep_off + k);
-        if (indeg[d]) {
-            return d;
-        }
-    }
-    g_assert_not_reached();
+    *n = f->n_deps;
+    return f->n_deps ? &g_array_index(l->deps, guint32, f->dep_off) : NULL;
 }
 
-/* Flows left with dependencies after Kahn's algorithm either sit on a cycle or wait for one.
- * Walking "waits for" links from any of them must come back to a flow already seen: that flow
- * is on a cycle, which the message spells out (at most 8 ids of it). */
+/* The message spells out the cycle (at most 8 ids of it), starting from a flow on it. */
 static gboolean
-report_cycle(Parser *p, const guint *indeg, GError **error)
+report_cycle(Parser *p, const GArray *cycle, GError **error)
 {
     const MsFlowList *l = p->list;
-    guint n = l->flows->len, i = 0;
-    while (indeg[i] == 0) {
-        i++;
-    }
-    g_autofree guint8 *seen = g_new0(guint8, n);
-    while (!seen[i]) {
-        seen[i] = 1;
-        i = stuck_dep(l, indeg, i);
-    }
-    g_autoptr(GString) chain = g_string_new(FLOW(l, i)->id);
-    guint j = i, len = 0;
-    do {
-        j = stuck_dep(l, indeg, j);
-        if (++len <= 8 || j == i) {
+    guint32 first = g_array_index(cycle, guint32, 0);
+    g_autoptr(GString) chain = g_string_new(FLOW(l, first)->id);
+    for (guint k = 1; k <= cycle->len; k++) {
+        guint32 j = g_array_index(cycle, guint32, k % cycle->len);
+        if (k <= 8 || k == cycle->len) {
             g_string_append_printf(chain, " after %s", FLOW(l, j)->id);
-        } else if (len == 9) {
+        } else if (k == 9) {
             g_string_append(chain, " after ...");
         }
-    } while (j != i);
-    p->line = FLOW(l, i)->line;
+    }
+    p->line = FLOW(l, first)->line;
     return fail(p, error, MS_FLOWFILE_ERROR_CYCLE,
-                "flow '%s' depends on itself through its after= chain (%s)", FLOW(l, i)->id,
+                "flow '%s' depends on itself through its after= chain (%s)", FLOW(l, first)->id,
                 chain->str);
 }
 
@@ -346,7 +331,6 @@ resolve(Parser *p, GError **error)
 {
     MsFlowList *l = p->list;
     guint n = l->flows->len;
-    g_autofree guint *indeg = g_new0(guint, n);
     for (guint i = 0; i < n; i++) {
         char **names = p->pending->pdata[i];
         Flow *f = FLOW(l, i);
@@ -362,44 +346,10 @@ resolve(Parser *p, GError **error)
             guint32 d = j - 1;
             g_array_append_val(l->deps, d);
         }
-        indeg[i] = f->n_deps;
     }
-    /* Kahn: repeatedly remove flows whose dependencies are all removed. */
-    g_autofree guint *succ_count = g_new0(guint, n + 1);
-    for (guint e = 0; e < l->deps->len; e++) {
-        succ_count[g_array_index(l->deps, guint32, e) + 1]++;
-    }
-    for (guint i = 0; i < n; i++) {
-        succ_count[i + 1] += succ_count[i];
-    }
-    g_autofree guint *succ = g_new(guint, MAX(l->deps->len, 1));
-    g_autofree guint *fill = g_memdup2(succ_count, (n + 1) * sizeof(guint));
-    for (guint i = 0; i < n; i++) {
-        const Flow *f = FLOW(l, i);
-        for (guint k = 0; k < f->n_deps; k++) {
-            guint32 d = g_array_index(l->deps, guint32, f->dep_off + k);
-            succ[fill[d]++] = i;
-        }
-    }
-    g_autofree guint *queue = g_new(guint, MAX(n, 1));
-    guint head = 0, tail = 0;
-    for (guint i = 0; i < n; i++) {
-        if (indeg[i] == 0) {
-            queue[tail++] = i;
-        }
-    }
-    while (head < tail) {
-        guint i = queue[head++];
-        for (guint e = succ_count[i]; e < succ_count[i + 1]; e++) {
-            if (--indeg[succ[e]] == 0) {
-                queue[tail++] = succ[e];
-            }
-        }
-    }
-    if (tail < n) {
-        return report_cycle(p, indeg, error);
-    }
-    return TRUE;
+    g_autoptr(MsGraph) g = ms_graph_new(n, flow_deps, l);
+    g_autoptr(GArray) cycle = NULL;
+    return ms_graph_sort(g, NULL, &cycle) || report_cycle(p, cycle, error);
 }
 
 static void
@@ -461,7 +411,7 @@ typedef struct {
     MsSim *sim;
     guint32 handler;
     guint *waiting;
-    guint *succ_off, *succ;
+    MsGraph *graph;
     MsTime *begin, *end;
     gboolean failed;
     GError *error;
@@ -500,8 +450,10 @@ flow_finished(Run *run, guint i)
 {
     MsTime now = ms_sim_now(run->sim);
     run->end[i] = now;
-    for (guint e = run->succ_off[i]; e < run->succ_off[i + 1]; e++) {
-        guint s = run->succ[e];
+    guint n_succ = 0;
+    const guint32 *succ = ms_graph_successors(run->graph, i, &n_succ);
+    for (guint e = 0; e < n_succ; e++) {
+        guint s = succ[e];
         if (--run->waiting[s] == 0) {
             MsTime t = MAX(now, FLOW(run->list, s)->start);
             ms_sim_at(run->sim, t, start_at, run, s);
@@ -521,22 +473,10 @@ ms_flow_list_run(const MsFlowList *l, MsSim *sim, MsTime *begin, MsTime *end, GE
     guint n = l->flows->len;
     Run run = {.list = l, .sim = sim, .begin = begin, .end = end};
     run.waiting = g_new(guint, MAX(n, 1));
-    run.succ_off = g_new0(guint, n + 1);
-    run.succ = g_new(guint, MAX(l->deps->len, 1));
-    for (guint e = 0; e < l->deps->len; e++) {
-        run.succ_off[g_array_index(l->deps, guint32, e) + 1]++;
-    }
+    run.graph = ms_graph_new(n, flow_deps, l);
     for (guint i = 0; i < n; i++) {
-        run.succ_off[i + 1] += run.succ_off[i];
-    }
-    g_autofree guint *fill = g_memdup2(run.succ_off, (n + 1) * sizeof(guint));
-    for (guint i = 0; i < n; i++) {
-        const Flow *f = FLOW(l, i);
-        run.waiting[i] = f->n_deps;
+        run.waiting[i] = FLOW(l, i)->n_deps;
         begin[i] = end[i] = MS_TIME_NEVER;
-        for (guint k = 0; k < f->n_deps; k++) {
-            run.succ[fill[g_array_index(l->deps, guint32, f->dep_off + k)]++] = i;
-        }
     }
     run.handler = ms_sim_add_handler(sim, transfer_done, &run);
     for (guint i = 0; i < n; i++) {
@@ -553,7 +493,6 @@ ms_flow_list_run(const MsFlowList *l, MsSim *sim, MsTime *begin, MsTime *end, GE
     }
     g_clear_error(&run.error);
     g_free(run.waiting);
-    g_free(run.succ_off);
-    g_free(run.succ);
+    ms_graph_free(run.graph);
     return ok;
 }

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "sim/base/graph.h"
+
 G_DEFINE_QUARK(ms_dispatcher_error_quark, ms_dispatcher_error)
 
 enum { WAITING, READY, LAUNCHED, DONE };
@@ -36,7 +38,7 @@ struct _MsDispatcher {
     guint32 *deps_left;
     guint64 *ready_seq, *launch_seq;
     guint64 seq, launches;
-    guint32 *succ_off, *succ;
+    MsGraph *graph; /* successors of every op */
     /* compute streams: ops in (priority, id) order, and the next to launch */
     guint32 **queue;
     guint *queue_len, *queue_next;
@@ -146,6 +148,12 @@ make_ready(MsDispatcher *d, guint32 op)
     d->comm_dirty = TRUE;
 }
 
+static const guint32 *
+op_deps(gconstpointer s, guint32 op, guint *n)
+{
+    return ms_schedule_op_deps(s, op, n);
+}
+
 static int
 cmp_priority(gconstpointer a, gconstpointer b, gpointer data)
 {
@@ -187,24 +195,11 @@ ms_dispatcher_new(const MsSchedule *s, GError **error)
     d->deps_left = g_new0(guint32, MAX(n, 1));
     d->ready_seq = g_new0(guint64, MAX(n, 1));
     d->launch_seq = g_new0(guint64, MAX(n, 1));
-    d->succ_off = g_new0(guint32, n + 1);
+    d->graph = ms_graph_new(n, op_deps, s);
     for (guint32 op = 0; op < n; op++) {
-        MsOpInfo i = info(d, op);
-        d->deps_left[op] = i.n_deps;
-        for (guint k = 0; k < i.n_deps; k++) {
-            d->succ_off[i.deps[k] + 1]++;
-        }
-    }
-    for (guint op = 0; op < n; op++) {
-        d->succ_off[op + 1] += d->succ_off[op];
-    }
-    d->succ = g_new(guint32, MAX(d->succ_off[n], 1));
-    g_autofree guint32 *fill = g_memdup2(d->succ_off, (n + 1) * sizeof(guint32));
-    for (guint32 op = 0; op < n; op++) {
-        MsOpInfo i = info(d, op);
-        for (guint k = 0; k < i.n_deps; k++) {
-            d->succ[fill[i.deps[k]]++] = op;
-        }
+        guint k = 0;
+        ms_schedule_op_deps(s, op, &k);
+        d->deps_left[op] = k;
     }
     d->queue = g_new0(guint32 *, slots);
     d->queue_len = g_new0(guint, slots);
@@ -272,8 +267,7 @@ ms_dispatcher_free(MsDispatcher *d)
     g_free(d->deps_left);
     g_free(d->ready_seq);
     g_free(d->launch_seq);
-    g_free(d->succ_off);
-    g_free(d->succ);
+    ms_graph_free(d->graph);
     g_free(d->coll_ready);
     g_free(d->coll_seq);
     g_free(d->heap);
@@ -432,8 +426,10 @@ ms_dispatcher_finished(MsDispatcher *d, guint32 op)
         }
         d->comm_dirty = TRUE;
     }
-    for (guint e = d->succ_off[op]; e < d->succ_off[op + 1]; e++) {
-        guint32 s = d->succ[e];
+    guint n_succ = 0;
+    const guint32 *succ = ms_graph_successors(d->graph, op, &n_succ);
+    for (guint e = 0; e < n_succ; e++) {
+        guint32 s = succ[e];
         if (--d->deps_left[s] == 0) {
             make_ready(d, s);
         }

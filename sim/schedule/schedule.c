@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/base/graph.h"
+
 G_DEFINE_QUARK(ms_schedule_error_quark, ms_schedule_error)
 
 static const char *const role_names[MS_ROLE_N] = {
@@ -376,53 +378,23 @@ validate_coll(const MsSchedule *s, guint32 c, GError **error)
     return TRUE;
 }
 
-/* Kahn's algorithm over all ops: a cycle would leave the dispatcher stuck forever. */
+static const guint32 *
+op_deps(gconstpointer s, guint32 op, guint *n)
+{
+    return ms_schedule_op_deps(s, op, n);
+}
+
+/* A cycle would leave the dispatcher stuck forever: the message names an op on it. */
 static gboolean
 validate_acyclic(const MsSchedule *s, GError **error)
 {
-    guint n = s->ops->len;
-    g_autofree guint *indeg = g_new0(guint, MAX(n, 1));
-    g_autofree guint *off = g_new0(guint, n + 1);
-    for (guint i = 0; i < n; i++) {
-        const Op *o = SCHED_OP(s, i);
-        indeg[i] = o->deps ? o->deps->len : 0;
-        for (guint k = 0; k < indeg[i]; k++) {
-            off[g_array_index(o->deps, guint32, k) + 1]++;
-        }
+    g_autoptr(MsGraph) g = ms_graph_new(s->ops->len, op_deps, s);
+    g_autoptr(GArray) cycle = NULL;
+    if (ms_graph_sort(g, NULL, &cycle)) {
+        return TRUE;
     }
-    for (guint i = 0; i < n; i++) {
-        off[i + 1] += off[i];
-    }
-    g_autofree guint *succ = g_new(guint, MAX(off[n], 1));
-    g_autofree guint *fill = g_memdup2(off, (n + 1) * sizeof(guint));
-    for (guint i = 0; i < n; i++) {
-        const Op *o = SCHED_OP(s, i);
-        for (guint k = 0; o->deps && k < o->deps->len; k++) {
-            succ[fill[g_array_index(o->deps, guint32, k)]++] = i;
-        }
-    }
-    g_autofree guint *queue = g_new(guint, MAX(n, 1));
-    guint head = 0, tail = 0;
-    for (guint i = 0; i < n; i++) {
-        if (indeg[i] == 0) {
-            queue[tail++] = i;
-        }
-    }
-    while (head < tail) {
-        guint i = queue[head++];
-        for (guint e = off[i]; e < off[i + 1]; e++) {
-            if (--indeg[succ[e]] == 0) {
-                queue[tail++] = succ[e];
-            }
-        }
-    }
-    for (guint i = 0; tail < n && i < n; i++) {
-        if (indeg[i]) {
-            return invalid(error, "op %u (%s) is part of a dependency cycle", i,
-                           SCHED_OP(s, i)->label);
-        }
-    }
-    return TRUE;
+    guint32 i = g_array_index(cycle, guint32, 0);
+    return invalid(error, "op %u (%s) is part of a dependency cycle", i, SCHED_OP(s, i)->label);
 }
 
 gboolean
@@ -533,6 +505,15 @@ ms_schedule_coll(const MsSchedule *s, guint32 coll, MsCollInfo *info)
         .matrix = c->matrix,
         .label = c->label,
     };
+}
+
+const guint32 *
+ms_schedule_op_deps(const MsSchedule *s, guint32 op, guint *n)
+{
+    g_return_val_if_fail(op < s->ops->len, NULL);
+    const Op *o = SCHED_OP(s, op);
+    *n = o->deps ? o->deps->len : 0;
+    return o->deps ? (const guint32 *)o->deps->data : NULL;
 }
 
 const guint32 *

@@ -178,6 +178,9 @@ guint ms_schedule_n_colls(const MsSchedule *s);
 /* Fills info for op (valid until the schedule changes). */
 void ms_schedule_op(const MsSchedule *s, guint32 op, MsOpInfo *info);
 void ms_schedule_coll(const MsSchedule *s, guint32 coll, MsCollInfo *info);
+/* The ops op depends on (*n of them; NULL when none): what ms_schedule_op gives as deps, without
+ * the rest. */
+const guint32 *ms_schedule_op_deps(const MsSchedule *s, guint32 op, guint *n);
 /* Ops of one rank, in id order. */
 const guint32 *ms_schedule_rank_ops(const MsSchedule *s, guint rank, guint *n);
 
