@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/base/json_input.h"
+#include "sim/base/json_output.h"
 #include "sim/net/collective.h"
 #include "sim/base/units.h"
 
@@ -201,31 +202,24 @@ ms_bench_sizes(const MsBenchSpec *spec)
 
 /* --- JSON --- */
 
-static void
-member_int(JsonBuilder *b, const char *name, gint64 v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
-}
-
 GBytes *
 ms_bench_spec_to_bytes(const MsBenchSpec *s)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    member_int(b, "what", s->what);
-    member_int(b, "min_bytes", (gint64)s->min_bytes);
-    member_int(b, "max_bytes", (gint64)s->max_bytes);
+    ms_json_member_int(b, "what", s->what);
+    ms_json_member_int(b, "min_bytes", (gint64)s->min_bytes);
+    ms_json_member_int(b, "max_bytes", (gint64)s->max_bytes);
     json_builder_set_member_name(b, "step_factor");
     json_builder_add_double_value(b, s->step_factor);
-    member_int(b, "iters", s->iters);
-    member_int(b, "warmup", s->warmup);
+    ms_json_member_int(b, "iters", s->iters);
+    ms_json_member_int(b, "warmup", s->warmup);
     json_builder_set_member_name(b, "dtype");
     json_builder_add_string_value(b, s->dtype);
-    member_int(b, "world", s->world);
-    member_int(b, "ranks_per_node", s->ranks_per_node);
-    member_int(b, "d_model", (gint64)s->d_model);
-    member_int(b, "d_ffn", (gint64)s->d_ffn);
+    ms_json_member_int(b, "world", s->world);
+    ms_json_member_int(b, "ranks_per_node", s->ranks_per_node);
+    ms_json_member_int(b, "d_model", (gint64)s->d_model);
+    ms_json_member_int(b, "d_ffn", (gint64)s->d_ffn);
     json_builder_set_member_name(b, "gated");
     json_builder_add_boolean_value(b, s->gated);
     json_builder_set_member_name(b, "tokens");
@@ -239,9 +233,9 @@ ms_bench_spec_to_bytes(const MsBenchSpec *s)
     for (guint k = 0; k < s->pairs->len; k++) {
         const MsBenchPair *p = &g_array_index(s->pairs, MsBenchPair, k);
         json_builder_begin_object(b);
-        member_int(b, "a", p->a);
-        member_int(b, "b", p->b);
-        member_int(b, "ranks_per_node", p->ranks_per_node);
+        ms_json_member_int(b, "a", p->a);
+        ms_json_member_int(b, "b", p->b);
+        ms_json_member_int(b, "ranks_per_node", p->ranks_per_node);
         json_builder_set_member_name(b, "label");
         json_builder_add_string_value(b, p->label);
         json_builder_end_object(b);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/net/collective.h"
+#include "sim/base/json_output.h"
 #include "sim/sim.h"
 #include "topologies/topology.h"
 #include "validate/calibrate.h"
@@ -272,20 +273,6 @@ report_header(Report *r)
     json_builder_begin_array(jb);
 }
 
-static void
-json_member_double(JsonBuilder *jb, const char *name, double v)
-{
-    json_builder_set_member_name(jb, name);
-    json_builder_add_double_value(jb, v);
-}
-
-static void
-json_member_int(JsonBuilder *jb, const char *name, guint64 v)
-{
-    json_builder_set_member_name(jb, name);
-    json_builder_add_int_value(jb, (gint64)v);
-}
-
 /* Adds a row; returns its bus bandwidth. */
 static double
 report_row(Report *r, const Row *row)
@@ -303,13 +290,13 @@ report_row(Report *r, const Row *row)
                            row->size, row->count, "float", redop, -1, t, algbw, busbw, "N/A", t,
                            algbw, busbw, "N/A");
     json_builder_begin_object(r->json);
-    json_member_int(r->json, "size", row->size);
-    json_member_int(r->json, "count", row->count);
-    json_member_double(r->json, "time_us", us);
-    json_member_double(r->json, "algbw_gbps", algbw);
-    json_member_double(r->json, "busbw_gbps", busbw);
-    json_member_int(r->json, "flows", row->flows);
-    json_member_int(r->json, "events", row->events);
+    ms_json_member_int(r->json, "size", row->size);
+    ms_json_member_int(r->json, "count", row->count);
+    ms_json_member_double(r->json, "time_us", us);
+    ms_json_member_double(r->json, "algbw_gbps", algbw);
+    ms_json_member_double(r->json, "busbw_gbps", busbw);
+    ms_json_member_int(r->json, "flows", row->flows);
+    ms_json_member_int(r->json, "events", row->events);
     json_builder_end_object(r->json);
     return busbw;
 }
@@ -318,7 +305,7 @@ static void
 report_footer(Report *r, double avg_busbw)
 {
     json_builder_end_array(r->json);
-    json_member_double(r->json, "avg_busbw_gbps", avg_busbw);
+    ms_json_member_double(r->json, "avg_busbw_gbps", avg_busbw);
     json_builder_end_object(r->json);
     g_string_append_printf(r->text, "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : %g \n",
                            avg_busbw);

@@ -6,16 +6,10 @@
 #include <string.h>
 
 #include "scenario_opts.h"
+#include "sim/base/json_output.h"
 #include "sim/out/figures.h"
 
 #define DEFAULT_POLICIES "fifo,concurrent,priority,lina,schemoe"
-
-static void
-add_num(JsonBuilder *b, const char *key, double v)
-{
-    json_builder_set_member_name(b, key);
-    json_builder_add_double_value(b, v);
-}
 
 int
 ms_cmd_compare(int argc, char **argv)
@@ -99,15 +93,15 @@ ms_cmd_compare(int argc, char **argv)
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "policy");
         json_builder_add_string_value(jb, names[i]);
-        add_num(jb, "step_time_us", m.step_us);
-        add_num(jb, "a2a_us", m.a2a_us);
-        add_num(jb, "a2a_backward_us", m.a2a_bwd_us);
-        add_num(jb, "exposed_comm_us", m.exposed_comm_us);
-        add_num(jb, "allreduce_us", m.allreduce_us);
-        add_num(jb, "step_time_p50_us", p50);
-        add_num(jb, "step_time_p95_us", p95);
-        add_num(jb, "step_time_p99_us", p99);
-        add_num(jb, "speedup", speedup);
+        ms_json_member_double(jb, "step_time_us", m.step_us);
+        ms_json_member_double(jb, "a2a_us", m.a2a_us);
+        ms_json_member_double(jb, "a2a_backward_us", m.a2a_bwd_us);
+        ms_json_member_double(jb, "exposed_comm_us", m.exposed_comm_us);
+        ms_json_member_double(jb, "allreduce_us", m.allreduce_us);
+        ms_json_member_double(jb, "step_time_p50_us", p50);
+        ms_json_member_double(jb, "step_time_p95_us", p95);
+        ms_json_member_double(jb, "step_time_p99_us", p99);
+        ms_json_member_double(jb, "speedup", speedup);
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);

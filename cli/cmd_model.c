@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim/base/json_output.h"
 #include "sim/moe/model.h"
 
 typedef struct {
@@ -101,20 +102,6 @@ print_text(const MsModel *m, const Params *p)
 }
 
 static void
-member_int(JsonBuilder *b, const char *name, gint64 v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_int_value(b, v);
-}
-
-static void
-member_double(JsonBuilder *b, const char *name, double v)
-{
-    json_builder_set_member_name(b, name);
-    json_builder_add_double_value(b, v);
-}
-
-static void
 json_spec(JsonBuilder *b, const MsModel *m)
 {
     const MsModelSpec *s = ms_model_spec(m);
@@ -122,33 +109,33 @@ json_spec(JsonBuilder *b, const MsModel *m)
     json_builder_add_string_value(b, s->name);
     json_builder_set_member_name(b, "description");
     json_builder_add_string_value(b, s->description);
-    member_int(b, "layers", s->layers);
+    ms_json_member_int(b, "layers", s->layers);
     json_builder_set_member_name(b, "moe_layers");
     json_builder_begin_array(b);
     for (guint i = 0; i < s->n_moe; i++) {
         json_builder_add_int_value(b, ms_model_moe_layer(m, i));
     }
     json_builder_end_array(b);
-    member_int(b, "d_model", s->d_model);
-    member_int(b, "d_ffn", s->d_ffn);
-    member_int(b, "d_ffn_dense", s->d_ffn_dense);
-    member_int(b, "experts", s->experts);
-    member_int(b, "top_k", s->top_k);
-    member_int(b, "top_k_infer", s->top_k_infer);
+    ms_json_member_int(b, "d_model", s->d_model);
+    ms_json_member_int(b, "d_ffn", s->d_ffn);
+    ms_json_member_int(b, "d_ffn_dense", s->d_ffn_dense);
+    ms_json_member_int(b, "experts", s->experts);
+    ms_json_member_int(b, "top_k", s->top_k);
+    ms_json_member_int(b, "top_k_infer", s->top_k_infer);
     json_builder_set_member_name(b, "gated");
     json_builder_add_boolean_value(b, s->gated);
-    member_double(b, "capacity_factor", s->capacity_factor);
+    ms_json_member_double(b, "capacity_factor", s->capacity_factor);
     json_builder_set_member_name(b, "dtype");
     json_builder_add_string_value(b, ms_dtype_name(s->dtype));
-    member_int(b, "heads", s->heads);
-    member_int(b, "kv_heads", s->kv_heads);
-    member_int(b, "seq_len", s->seq_len);
-    member_int(b, "tokens_per_gpu", s->tokens_per_gpu);
-    member_int(b, "tokens_per_gpu_infer", s->tokens_per_gpu_infer);
-    member_int(b, "ep", s->ep);
-    member_int(b, "grad_bucket", s->grad_bucket);
-    member_int(b, "vocab", s->vocab);
-    member_double(b, "backward_factor", s->backward_factor);
+    ms_json_member_int(b, "heads", s->heads);
+    ms_json_member_int(b, "kv_heads", s->kv_heads);
+    ms_json_member_int(b, "seq_len", s->seq_len);
+    ms_json_member_int(b, "tokens_per_gpu", s->tokens_per_gpu);
+    ms_json_member_int(b, "tokens_per_gpu_infer", s->tokens_per_gpu_infer);
+    ms_json_member_int(b, "ep", s->ep);
+    ms_json_member_int(b, "grad_bucket", s->grad_bucket);
+    ms_json_member_int(b, "vocab", s->vocab);
+    ms_json_member_double(b, "backward_factor", s->backward_factor);
 }
 
 static JsonNode *
@@ -159,20 +146,20 @@ to_json(const MsModel *m, const Params *p)
     json_spec(b, m);
     json_builder_set_member_name(b, "params");
     json_builder_begin_object(b);
-    member_int(b, "attention_per_layer", p->attention);
-    member_int(b, "dense_ffn_per_layer", p->dense);
-    member_int(b, "expert", p->expert);
-    member_int(b, "gate", p->gate);
-    member_int(b, "head", p->head);
-    member_int(b, "total", p->total);
+    ms_json_member_int(b, "attention_per_layer", p->attention);
+    ms_json_member_int(b, "dense_ffn_per_layer", p->dense);
+    ms_json_member_int(b, "expert", p->expert);
+    ms_json_member_int(b, "gate", p->gate);
+    ms_json_member_int(b, "head", p->head);
+    ms_json_member_int(b, "total", p->total);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "flops_per_token");
     json_builder_begin_object(b);
-    member_double(b, "attention", ms_model_attention_flops(m));
-    member_double(b, "dense_ffn", ms_model_dense_ffn_flops(m));
-    member_double(b, "expert", ms_model_expert_flops(m));
-    member_double(b, "gate", ms_model_gate_flops(m));
-    member_double(b, "head", ms_model_head_flops(m));
+    ms_json_member_double(b, "attention", ms_model_attention_flops(m));
+    ms_json_member_double(b, "dense_ffn", ms_model_dense_ffn_flops(m));
+    ms_json_member_double(b, "expert", ms_model_expert_flops(m));
+    ms_json_member_double(b, "gate", ms_model_gate_flops(m));
+    ms_json_member_double(b, "head", ms_model_head_flops(m));
     json_builder_end_object(b);
     json_builder_end_object(b);
     return json_builder_get_root(b);

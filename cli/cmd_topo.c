@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim/base/json_output.h"
 #include "topologies/topology.h"
 
 /* Device lists longer than this print only with --links. */
@@ -188,13 +189,6 @@ json_bandwidth(JsonBuilder *b, const char *member, MsBandwidth bw)
 }
 
 static void
-json_member_int(JsonBuilder *b, const char *member, gint64 v)
-{
-    json_builder_set_member_name(b, member);
-    json_builder_add_int_value(b, v);
-}
-
-static void
 json_gpu(JsonBuilder *b, const MsGpuSpec *g)
 {
     json_builder_set_member_name(b, "gpu");
@@ -204,7 +198,7 @@ json_gpu(JsonBuilder *b, const MsGpuSpec *g)
     json_builder_set_member_name(b, "peak_flops");
     json_builder_add_double_value(b, g->peak_flops);
     json_bandwidth(b, "memory_bandwidth", g->hbm_bandwidth);
-    json_member_int(b, "memory_bytes", g->memory_bytes);
+    ms_json_member_int(b, "memory_bytes", g->memory_bytes);
     json_builder_set_member_name(b, "launch_overhead_s");
     json_builder_add_double_value(b, ms_time_to_s(g->launch_overhead));
     json_builder_end_object(b);
@@ -224,7 +218,7 @@ json_link(JsonBuilder *b, const char *name, MsLinkClass klass, MsBandwidth bw, M
     json_bandwidth(b, "bandwidth", bw);
     json_builder_set_member_name(b, "latency_s");
     json_builder_add_double_value(b, ms_time_to_s(lat));
-    json_member_int(b, count_member, count);
+    ms_json_member_int(b, count_member, count);
     json_builder_end_object(b);
 }
 
@@ -239,8 +233,8 @@ json_lists(JsonBuilder *b, const MsTopology *topo)
         json_builder_add_string_value(b, ms_topology_device_name(topo, d));
         json_builder_set_member_name(b, "kind");
         json_builder_add_string_value(b, ms_device_kind_name(ms_topology_device_kind(topo, d)));
-        json_member_int(b, "node", ms_topology_device_node(topo, d));
-        json_member_int(b, "rank", ms_topology_device_rank(topo, d));
+        ms_json_member_int(b, "node", ms_topology_device_node(topo, d));
+        ms_json_member_int(b, "rank", ms_topology_device_rank(topo, d));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -263,19 +257,19 @@ to_json(const MsTopology *topo, const Summary *s, gboolean all)
     json_builder_add_string_value(b, ms_topology_name(topo));
     json_builder_set_member_name(b, "description");
     json_builder_add_string_value(b, ms_topology_description(topo));
-    json_member_int(b, "gpus", ms_topology_n_gpus(topo));
-    json_member_int(b, "nodes", ms_topology_n_nodes(topo));
-    json_member_int(b, "gpus_per_node", ms_topology_gpus_per_node(topo));
-    json_member_int(b, "nics_per_node", ms_topology_nics_per_node(topo));
+    ms_json_member_int(b, "gpus", ms_topology_n_gpus(topo));
+    ms_json_member_int(b, "nodes", ms_topology_n_nodes(topo));
+    ms_json_member_int(b, "gpus_per_node", ms_topology_gpus_per_node(topo));
+    ms_json_member_int(b, "nics_per_node", ms_topology_nics_per_node(topo));
     json_gpu(b, ms_topology_gpu_spec(topo, 0));
     json_builder_set_member_name(b, "devices");
     json_builder_begin_object(b);
     for (guint k = 0; k <= MS_DEVICE_CPU; k++) {
-        json_member_int(b, ms_device_kind_name(k), s->kinds[k]);
+        ms_json_member_int(b, ms_device_kind_name(k), s->kinds[k]);
     }
-    json_member_int(b, "total", ms_topology_n_devices(topo));
+    ms_json_member_int(b, "total", ms_topology_n_devices(topo));
     json_builder_end_object(b);
-    json_member_int(b, "links", ms_topology_n_links(topo));
+    ms_json_member_int(b, "links", ms_topology_n_links(topo));
     json_builder_set_member_name(b, "link_groups");
     json_builder_begin_array(b);
     for (guint k = 0; k < s->groups->len; k++) {

@@ -7,47 +7,27 @@
 #include <string.h>
 
 #include "sim/base/json_input.h"
+#include "sim/base/json_output.h"
 #include "sim/schedule/coll_names.h"
 
 #define FORMAT_NAME "moesim-schedule"
-
-static void
-add_str(JsonBuilder *b, const char *key, const char *value)
-{
-    json_builder_set_member_name(b, key);
-    json_builder_add_string_value(b, value);
-}
-
-static void
-add_int(JsonBuilder *b, const char *key, gint64 value)
-{
-    json_builder_set_member_name(b, key);
-    json_builder_add_int_value(b, value);
-}
-
-static void
-add_dbl(JsonBuilder *b, const char *key, double value)
-{
-    json_builder_set_member_name(b, key);
-    json_builder_add_double_value(b, value);
-}
 
 static void
 op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
 {
     const Op *o = SCHED_OP(s, i);
     json_builder_begin_object(b);
-    add_int(b, "id", i);
-    add_int(b, "rank", o->rank);
-    add_int(b, "stream", o->stream);
-    add_str(b, "kind", o->kind == MS_OP_COMM ? "comm" : "compute");
-    add_str(b, "role", ms_role_name(o->role));
-    add_str(b, "phase", ms_phase_name(o->phase));
-    add_int(b, "layer", o->layer);
-    add_int(b, "chunk", o->chunk);
-    add_str(b, "label", o->label);
-    add_int(b, "priority", o->priority);
-    add_int(b, "flags", o->flags);
+    ms_json_member_int(b, "id", i);
+    ms_json_member_int(b, "rank", o->rank);
+    ms_json_member_int(b, "stream", o->stream);
+    ms_json_member_string(b, "kind", o->kind == MS_OP_COMM ? "comm" : "compute");
+    ms_json_member_string(b, "role", ms_role_name(o->role));
+    ms_json_member_string(b, "phase", ms_phase_name(o->phase));
+    ms_json_member_int(b, "layer", o->layer);
+    ms_json_member_int(b, "chunk", o->chunk);
+    ms_json_member_string(b, "label", o->label);
+    ms_json_member_int(b, "priority", o->priority);
+    ms_json_member_int(b, "flags", o->flags);
     json_builder_set_member_name(b, "deps");
     json_builder_begin_array(b);
     for (guint k = 0; o->deps && k < o->deps->len; k++) {
@@ -55,12 +35,12 @@ op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
     }
     json_builder_end_array(b);
     if (o->kind == MS_OP_COMM) {
-        add_int(b, "coll", o->coll);
+        ms_json_member_int(b, "coll", o->coll);
     } else {
-        add_str(b, "compute", ms_compute_kind_name(o->compute));
-        add_dbl(b, "flops", o->flops);
-        add_dbl(b, "bytes", o->bytes);
-        add_int(b, "tokens", o->tokens);
+        ms_json_member_string(b, "compute", ms_compute_kind_name(o->compute));
+        ms_json_member_double(b, "flops", o->flops);
+        ms_json_member_double(b, "bytes", o->bytes);
+        ms_json_member_int(b, "tokens", o->tokens);
         json_builder_set_member_name(b, "shape");
         json_builder_begin_array(b);
         json_builder_add_int_value(b, o->m);
@@ -68,7 +48,7 @@ op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
         json_builder_add_int_value(b, o->k);
         json_builder_add_int_value(b, o->count);
         json_builder_end_array(b);
-        add_int(b, "experts", o->experts);
+        ms_json_member_int(b, "experts", o->experts);
     }
     json_builder_end_object(b);
 }
@@ -78,11 +58,12 @@ coll_to_json(const MsSchedule *s, guint32 c, JsonBuilder *b)
 {
     const Coll *coll = SCHED_COLL(s, c);
     json_builder_begin_object(b);
-    add_int(b, "id", c);
-    add_str(b, "kind", coll->kind == MS_COLL_KIND_ALLTOALL ? "alltoall" : "allreduce");
-    add_str(b, "algo", ms_coll_algo_name(coll->algo));
-    add_int(b, "window", coll->window);
-    add_str(b, "label", coll->label);
+    ms_json_member_int(b, "id", c);
+    ms_json_member_string(b, "kind",
+                          coll->kind == MS_COLL_KIND_ALLTOALL ? "alltoall" : "allreduce");
+    ms_json_member_string(b, "algo", ms_coll_algo_name(coll->algo));
+    ms_json_member_int(b, "window", coll->window);
+    ms_json_member_string(b, "label", coll->label);
     json_builder_set_member_name(b, "ranks");
     json_builder_begin_array(b);
     for (guint p = 0; p < coll->n; p++) {
@@ -107,7 +88,7 @@ coll_to_json(const MsSchedule *s, guint32 c, JsonBuilder *b)
         }
         json_builder_end_array(b);
     } else {
-        add_int(b, "bytes", (gint64)coll->bytes);
+        ms_json_member_int(b, "bytes", (gint64)coll->bytes);
     }
     json_builder_end_object(b);
 }
@@ -117,15 +98,15 @@ ms_schedule_to_json(const MsSchedule *s)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
-    add_str(b, "format", FORMAT_NAME);
-    add_int(b, "version", MS_SCHEDULE_FORMAT);
-    add_int(b, "ranks", s->n_ranks);
-    add_str(b, "policy", s->policy);
+    ms_json_member_string(b, "format", FORMAT_NAME);
+    ms_json_member_int(b, "version", MS_SCHEDULE_FORMAT);
+    ms_json_member_int(b, "ranks", s->n_ranks);
+    ms_json_member_string(b, "policy", s->policy);
     json_builder_set_member_name(b, "meta");
     json_builder_begin_object(b);
     for (guint i = 0; i < s->meta_keys->len; i++) {
         const char *k = s->meta_keys->pdata[i];
-        add_str(b, k, g_hash_table_lookup(s->meta, k));
+        ms_json_member_string(b, k, g_hash_table_lookup(s->meta, k));
     }
     json_builder_end_object(b);
     json_builder_set_member_name(b, "streams");
@@ -133,8 +114,8 @@ ms_schedule_to_json(const MsSchedule *s)
     for (guint i = 0; i < s->streams->len; i++) {
         const Stream *st = &g_array_index(s->streams, Stream, i);
         json_builder_begin_object(b);
-        add_str(b, "name", st->name);
-        add_str(b, "kind", st->kind == MS_STREAM_COMM ? "comm" : "compute");
+        ms_json_member_string(b, "name", st->name);
+        ms_json_member_string(b, "kind", st->kind == MS_STREAM_COMM ? "comm" : "compute");
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
