@@ -118,6 +118,45 @@ test_unreadable_and_nested(void)
     g_string_free(deep, TRUE);
 }
 
+/* One table per enumeration: the name functions, the tables the reader matches against, and the
+ * reader's message list the same names; collective kinds are coll_names.h's operations. */
+static void
+test_names(void)
+{
+    const char *const *roles = ms_role_names();
+    CU_ASSERT_EQUAL(g_strv_length((char **)roles), MS_ROLE_N);
+    for (guint i = 0; i < MS_ROLE_N; i++) {
+        MsRole back = MS_ROLE_N;
+        CU_ASSERT_STRING_EQUAL(ms_role_name(i), roles[i]);
+        CU_ASSERT_TRUE(ms_role_from_name(roles[i], &back) && back == i);
+    }
+    CU_ASSERT_EQUAL(g_strv_length((char **)ms_compute_kind_names()), MS_COMPUTE_N_KINDS);
+    CU_ASSERT_STRING_EQUAL(ms_compute_kind_name(MS_COMPUTE_ELEMENTWISE), "elementwise");
+    CU_ASSERT_STRING_EQUAL(ms_phase_name(MS_PHASE_OTHER), "other");
+    CU_ASSERT_STRING_EQUAL(ms_phase_name(3), "?");
+    CU_ASSERT_EQUAL(g_strv_length((char **)ms_phase_names()), 3);
+    CU_ASSERT_STRING_EQUAL(ms_op_kind_name(MS_OP_COMM), "comm");
+    CU_ASSERT_STRING_EQUAL(ms_stream_kind_name(MS_STREAM_COMPUTE), "compute");
+    CU_ASSERT_STRING_EQUAL(ms_op_kind_name(2), "?");
+    CU_ASSERT_STRING_EQUAL(ms_coll_kind_name(MS_COLL_KIND_ALLTOALL),
+                           ms_coll_op_name(MS_COLL_ALLTOALL));
+    CU_ASSERT_STRING_EQUAL(ms_coll_kind_name(MS_COLL_KIND_ALLREDUCE), "allreduce");
+    CU_ASSERT_STRING_EQUAL(ms_coll_kind_name(MS_COLL_KIND_N), "?");
+    /* The reader takes only the kinds a schedule can hold, and says which. */
+    GError *error = NULL;
+    g_autofree char *one = wide_alltoall(1, 1, 1);
+    g_autofree char *gather = variant(one, "\"kind\": \"alltoall\"", "\"kind\": \"allgather\"");
+    CU_ASSERT_PTR_NULL(load_text(gather, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "collective 0: field 'kind': unknown value 'allgather' (expected one of: "
+                    "alltoall, allreduce)");
+    g_autofree char *stream = variant(one, "\"kind\": \"comm\"", "\"kind\": \"copy\"");
+    CU_ASSERT_PTR_NULL(load_text(stream, &error));
+    MS_ASSERT_ERROR(
+        error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+        "stream 0: field 'kind': unknown value 'copy' (expected one of: compute, comm)");
+}
+
 /* A dependency cycle is named by an op on it, not by one that only waits for it. */
 static void
 test_cycle(void)
@@ -147,6 +186,7 @@ main(int argc, char **argv)
         {"limits on ranks, streams and op ids", test_limits},
         {"unreadable, broken and deeply nested files", test_unreadable_and_nested},
         {"a dependency cycle", test_cycle},
+        {"one name table per enumeration", test_names},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"schedule", NULL, NULL, tests}, {NULL}};

@@ -24,6 +24,8 @@ typedef enum {
 } MsCollAlgo;
 
 const char *ms_coll_op_name(MsCollOp op);
+/* The operations' names, indexed by MsCollOp, NULL-terminated. */
+const char *const *ms_coll_op_names(void);
 gboolean ms_coll_op_from_name(const char *name, MsCollOp *out);
 const char *ms_coll_algo_name(MsCollAlgo algo);
 gboolean ms_coll_algo_from_name(const char *name, MsCollAlgo *out);

@@ -10,13 +10,17 @@
 
 G_DEFINE_QUARK(ms_schedule_error_quark, ms_schedule_error)
 
-static const char *const role_names[MS_ROLE_N] = {
+static const char *const role_names[MS_ROLE_N + 1] = {
     "attention", "dense_ffn",  "gate",      "dispatch", "expert", "combine",
     "compress",  "decompress", "allreduce", "weights",  "replan", "other",
 };
-static const char *const compute_names[MS_COMPUTE_N_KINDS] = {"gemm", "expert", "attention",
-                                                              "elementwise"};
-static const char *const phase_names[] = {"forward", "backward", "other"};
+static const char *const compute_names[MS_COMPUTE_N_KINDS + 1] = {"gemm", "expert", "attention",
+                                                                  "elementwise"};
+static const char *const phase_names[] = {"forward", "backward", "other", NULL};
+/* MsOpKind and MsStreamKind: compute first, then communication. */
+static const char *const kind_names[] = {"compute", "comm", NULL};
+G_STATIC_ASSERT((int)MS_OP_COMPUTE == (int)MS_STREAM_COMPUTE);
+G_STATIC_ASSERT((int)MS_OP_COMM == (int)MS_STREAM_COMM);
 
 const char *
 ms_role_name(MsRole role)
@@ -45,7 +49,49 @@ ms_compute_kind_name(MsComputeKind kind)
 const char *
 ms_phase_name(MsPhase phase)
 {
-    return phase < G_N_ELEMENTS(phase_names) ? phase_names[phase] : "?";
+    return phase < G_N_ELEMENTS(phase_names) - 1 ? phase_names[phase] : "?";
+}
+
+const char *
+ms_op_kind_name(MsOpKind kind)
+{
+    return kind < G_N_ELEMENTS(kind_names) - 1 ? kind_names[kind] : "?";
+}
+
+const char *
+ms_stream_kind_name(MsStreamKind kind)
+{
+    return kind < G_N_ELEMENTS(kind_names) - 1 ? kind_names[kind] : "?";
+}
+
+const char *
+ms_coll_kind_name(MsCollKind kind)
+{
+    return kind < MS_COLL_KIND_N ? ms_coll_op_name((MsCollOp)kind) : "?";
+}
+
+const char *const *
+ms_role_names(void)
+{
+    return role_names;
+}
+
+const char *const *
+ms_compute_kind_names(void)
+{
+    return compute_names;
+}
+
+const char *const *
+ms_phase_names(void)
+{
+    return phase_names;
+}
+
+const char *const *
+ms_kind_names(void)
+{
+    return kind_names;
 }
 
 static void

@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 
 #include "sim/base/units.h"
+#include "sim/schedule/coll_names.h"
 
 G_BEGIN_DECLS
 
@@ -76,10 +77,13 @@ typedef enum {
     MS_STREAM_COMM,    /* the dispatcher picks among ready collectives by the policy's order */
 } MsStreamKind;
 
+/* The collectives a schedule holds: two of coll_names.h's operations, with their values (and so
+ * their names, ms_coll_op_name). */
 typedef enum {
-    MS_COLL_KIND_ALLTOALL,
-    MS_COLL_KIND_ALLREDUCE,
+    MS_COLL_KIND_ALLTOALL = MS_COLL_ALLTOALL,
+    MS_COLL_KIND_ALLREDUCE = MS_COLL_ALLREDUCE,
 } MsCollKind;
+#define MS_COLL_KIND_N 2
 
 typedef struct _MsSchedule MsSchedule;
 
@@ -184,10 +188,20 @@ const guint32 *ms_schedule_op_deps(const MsSchedule *s, guint32 op, guint *n);
 /* Ops of one rank, in id order. */
 const guint32 *ms_schedule_rank_ops(const MsSchedule *s, guint rank, guint *n);
 
+/* Names in files and reports ("?" for a value out of range), and the NULL-terminated tables they
+ * come from, indexed by value: the JSON reader matches names against the same tables. Op kinds and
+ * stream kinds share theirs ("compute", "comm"). */
 const char *ms_role_name(MsRole role);
 gboolean ms_role_from_name(const char *name, MsRole *out);
 const char *ms_compute_kind_name(MsComputeKind kind);
 const char *ms_phase_name(MsPhase phase);
+const char *ms_op_kind_name(MsOpKind kind);
+const char *ms_stream_kind_name(MsStreamKind kind);
+const char *ms_coll_kind_name(MsCollKind kind);
+const char *const *ms_role_names(void);
+const char *const *ms_compute_kind_names(void);
+const char *const *ms_phase_names(void);
+const char *const *ms_kind_names(void);
 
 /* --- JSON --- */
 

@@ -20,7 +20,7 @@ op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
     ms_json_member_int(b, "id", i);
     ms_json_member_int(b, "rank", o->rank);
     ms_json_member_int(b, "stream", o->stream);
-    ms_json_member_string(b, "kind", o->kind == MS_OP_COMM ? "comm" : "compute");
+    ms_json_member_string(b, "kind", ms_op_kind_name(o->kind));
     ms_json_member_string(b, "role", ms_role_name(o->role));
     ms_json_member_string(b, "phase", ms_phase_name(o->phase));
     ms_json_member_int(b, "layer", o->layer);
@@ -59,8 +59,7 @@ coll_to_json(const MsSchedule *s, guint32 c, JsonBuilder *b)
     const Coll *coll = SCHED_COLL(s, c);
     json_builder_begin_object(b);
     ms_json_member_int(b, "id", c);
-    ms_json_member_string(b, "kind",
-                          coll->kind == MS_COLL_KIND_ALLTOALL ? "alltoall" : "allreduce");
+    ms_json_member_string(b, "kind", ms_coll_kind_name(coll->kind));
     ms_json_member_string(b, "algo", ms_coll_algo_name(coll->algo));
     ms_json_member_int(b, "window", coll->window);
     ms_json_member_string(b, "label", coll->label);
@@ -115,7 +114,7 @@ ms_schedule_to_json(const MsSchedule *s)
         const Stream *st = &g_array_index(s->streams, Stream, i);
         json_builder_begin_object(b);
         ms_json_member_string(b, "name", st->name);
-        ms_json_member_string(b, "kind", st->kind == MS_STREAM_COMM ? "comm" : "compute");
+        ms_json_member_string(b, "kind", ms_stream_kind_name(st->kind));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -243,6 +242,9 @@ get_str(Ctx *c, JsonObject *o, const char *field)
     return json_node_get_string(n);
 }
 
+/* Matches the field against the first n names of a NULL-terminated table (ALL: every one). */
+#define ALL G_MAXUINT
+
 static gboolean
 get_name(Ctx *c, JsonObject *o, const char *field, const char *const *names, guint n, guint *out)
 {
@@ -250,37 +252,30 @@ get_name(Ctx *c, JsonObject *o, const char *field, const char *const *names, gui
     if (v == NULL) {
         return FALSE;
     }
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0; i < n && names[i]; i++) {
         if (g_strcmp0(v, names[i]) == 0) {
             *out = i;
             return TRUE;
         }
     }
-    g_autofree char *list = g_strjoinv(", ", (char **)names);
-    return bad(c, field, "unknown value '%s' (expected one of: %s)", v, list);
+    g_autoptr(GString) list = g_string_new(NULL);
+    for (guint i = 0; i < n && names[i]; i++) {
+        g_string_append_printf(list, "%s%s", i ? ", " : "", names[i]);
+    }
+    return bad(c, field, "unknown value '%s' (expected one of: %s)", v, list->str);
 }
 
 static gboolean
 load_op(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
 {
-    static const char *const kinds[] = {"compute", "comm", NULL};
-    static const char *const phases[] = {"forward", "backward", "other", NULL};
-    static const char *roles[MS_ROLE_N + 1];
-    static const char *computes[MS_COMPUTE_N_KINDS + 1];
-    for (guint i = 0; i < MS_ROLE_N; i++) {
-        roles[i] = ms_role_name(i);
-    }
-    for (guint i = 0; i < MS_COMPUTE_N_KINDS; i++) {
-        computes[i] = ms_compute_kind_name(i);
-    }
     gint64 id, rank, stream, layer, chunk, priority, flags;
     guint kind = 0, role = 0, phase = 0;
     if (!get_int(c, o, "id", index, index, &id) ||
         !get_int(c, o, "rank", 0, s->n_ranks - 1, &rank) ||
         !get_int(c, o, "stream", 0, MS_SCHEDULE_MAX_STREAMS - 1, &stream) ||
-        !get_name(c, o, "kind", kinds, 2, &kind) ||
-        !get_name(c, o, "role", roles, MS_ROLE_N, &role) ||
-        !get_name(c, o, "phase", phases, 3, &phase) ||
+        !get_name(c, o, "kind", ms_kind_names(), ALL, &kind) ||
+        !get_name(c, o, "role", ms_role_names(), ALL, &role) ||
+        !get_name(c, o, "phase", ms_phase_names(), ALL, &phase) ||
         !get_int(c, o, "layer", -1, G_MAXINT32, &layer) ||
         !get_int(c, o, "chunk", -1, G_MAXINT32, &chunk) ||
         !get_int(c, o, "priority", G_MININT64, G_MAXINT64, &priority) ||
@@ -305,7 +300,7 @@ load_op(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
         double flops, bytes;
         gint64 tokens, experts;
         JsonNode *shape = member(c, o, "shape", JSON_NODE_ARRAY);
-        if (!get_name(c, o, "compute", computes, MS_COMPUTE_N_KINDS, &compute) ||
+        if (!get_name(c, o, "compute", ms_compute_kind_names(), ALL, &compute) ||
             !get_num(c, o, "flops", &flops) || !get_num(c, o, "bytes", &bytes) ||
             !get_int(c, o, "tokens", 0, G_MAXUINT32, &tokens) ||
             !get_int(c, o, "experts", 0, G_MAXUINT32, &experts) || shape == NULL) {
@@ -371,10 +366,10 @@ uint_array(Ctx *c, JsonObject *o, const char *field, guint n, guint64 max, guint
 static gboolean
 load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
 {
-    static const char *const kinds[] = {"alltoall", "allreduce", NULL};
     gint64 id, window;
     guint kind = 0;
-    if (!get_int(c, o, "id", index, index, &id) || !get_name(c, o, "kind", kinds, 2, &kind) ||
+    if (!get_int(c, o, "id", index, index, &id) ||
+        !get_name(c, o, "kind", ms_coll_op_names(), MS_COLL_KIND_N, &kind) ||
         !get_int(c, o, "window", 0, G_MAXUINT32, &window)) {
         return FALSE;
     }
@@ -492,7 +487,6 @@ ms_schedule_from_json(JsonNode *root, const char *source, GError **error)
         }
         ms_schedule_set_meta(s, k->data, v);
     }
-    static const char *const skinds[] = {"compute", "comm", NULL};
     JsonArray *sa = json_node_get_array(streams);
     if (json_array_get_length(sa) == 0 || json_array_get_length(sa) > MS_SCHEDULE_MAX_STREAMS) {
         bad(&c, "streams", "between 1 and %u streams expected", MS_SCHEDULE_MAX_STREAMS);
@@ -508,7 +502,8 @@ ms_schedule_from_json(JsonNode *root, const char *source, GError **error)
         }
         guint kind = 0;
         const char *name = get_str(&c, json_node_get_object(e), "name");
-        if (name == NULL || !get_name(&c, json_node_get_object(e), "kind", skinds, 2, &kind)) {
+        if (name == NULL ||
+            !get_name(&c, json_node_get_object(e), "kind", ms_kind_names(), ALL, &kind)) {
             return NULL;
         }
         ms_schedule_add_stream(s, name, kind);
