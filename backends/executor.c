@@ -242,7 +242,7 @@ ms_executor_run(const MsExecBackend *backend, const MsSchedule *s, const MsExecO
     if (!ms_exec_options_resolve(opts, &o, error) || !ms_schedule_validate(s, error)) {
         return NULL;
     }
-    /* An unknown policy is refused before the backend starts anything. */
+    /* Unknown dispatcher rules are refused before the backend starts anything. */
     g_autoptr(MsDispatcher) probe = ms_dispatcher_new(s, error);
     if (probe == NULL) {
         return NULL;

@@ -200,12 +200,15 @@ check_run(const MsSchedule *s, const MsRecords *r, double *a2a, double *elements
 static void
 test_every_policy(void)
 {
-    for (const char *const *p = ms_dispatcher_policies(); *p; p++) {
-        g_autoptr(MsSchedule) s = sample(*p);
+    for (guint k = 0; k < MS_DISPATCH_ORDER_N * MS_ALLREDUCE_GATE_N; k++) {
+        MsDispatchRules rules = {k % MS_DISPATCH_ORDER_N, k / MS_DISPATCH_ORDER_N};
+        g_autoptr(MsSchedule) s = sample("rules");
+        ms_schedule_set_rules(s, &rules);
         GError *error = NULL;
         g_autoptr(MsRecords) r = run(s, 0, &error);
         if (error) {
-            fprintf(stderr, "\n  policy %s: %s\n", *p, error->message);
+            fprintf(stderr, "\n  rules %s, %s: %s\n", ms_dispatch_order_name(rules.order),
+                    ms_allreduce_gate_name(rules.allreduce_gate), error->message);
         }
         CU_ASSERT_PTR_NOT_NULL_FATAL(r);
         double a2a, elements, v = -1;
@@ -465,7 +468,7 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"every policy: ops once, after deps, streams exclusive, exact bytes", test_every_policy},
+        {"every rule set: ops once, after deps, streams exclusive, exact bytes", test_every_policy},
         {"every policy's planned step and batch", test_planned_schedules},
         {"busy work lasts the modelled time; a2a to itself", test_busy_work_duration},
         {"deliberate faults are caught", test_faults_are_caught},

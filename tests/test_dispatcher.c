@@ -1,20 +1,26 @@
 /* Tests of the dispatcher on hand-made schedules, driven by hand: in-order compute streams,
- * coordinated collective launches, readiness vs priority order, Lina's gate, stuck detection. */
+ * coordinated collective launches, readiness vs priority order, Lina's gate under either order,
+ * stuck detection, and rules (not policy names) deciding. */
 #include "ms_test.h"
 #include "sim/schedule/dispatcher.h"
 
 static guint32 ranks2[2] = {0, 1};
 
-/* Two ranks, one compute and one comm stream. */
+/* Two ranks, one compute and one comm stream, under the given rules. */
 static MsSchedule *
-base(const char *policy)
+base(MsDispatchOrder order, MsAllreduceGate gate)
 {
     MsSchedule *s = ms_schedule_new(2);
     ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
     ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
-    ms_schedule_set_policy(s, policy);
+    ms_schedule_set_rules(s, &(MsDispatchRules){order, gate});
     return s;
 }
+
+#define READY MS_DISPATCH_ORDER_READY
+#define PRIORITY MS_DISPATCH_ORDER_PRIORITY
+#define NO_GATE MS_ALLREDUCE_GATE_NONE
+#define A2A_GATE MS_ALLREDUCE_GATE_A2A
 
 static guint32
 compute(MsSchedule *s, guint rank, const char *label)
@@ -46,7 +52,7 @@ contains(GArray *a, guint32 op)
 static void
 test_compute_in_order(void)
 {
-    g_autoptr(MsSchedule) s = base("fifo");
+    g_autoptr(MsSchedule) s = base(READY, NO_GATE);
     guint32 a = compute(s, 0, "a"), b = compute(s, 0, "b"), c = compute(s, 1, "c");
     /* b comes first in program order but waits for c (on the other rank). */
     ms_schedule_set_priority(s, b, -1);
@@ -71,7 +77,7 @@ test_compute_in_order(void)
 static void
 test_collective_waits_for_all_ranks(void)
 {
-    g_autoptr(MsSchedule) s = base("fifo");
+    g_autoptr(MsSchedule) s = base(READY, NO_GATE);
     guint32 a = compute(s, 0, "a"), b = compute(s, 1, "b");
     guint64 m[4] = {0, 10, 10, 0};
     guint32 ops[2];
@@ -95,9 +101,9 @@ test_collective_waits_for_all_ranks(void)
 
 /* Two allreduces ready in the order y, x; x has the better priority. */
 static void
-order_case(const char *policy, gboolean expect_x_first)
+order_case(MsDispatchOrder order, gboolean expect_x_first)
 {
-    g_autoptr(MsSchedule) s = base(policy);
+    g_autoptr(MsSchedule) s = base(order, NO_GATE);
     guint32 t0 = compute(s, 0, "t0"), t1 = compute(s, 1, "t1");
     guint32 u0 = compute(s, 0, "u0"), u1 = compute(s, 1, "u1");
     guint32 x[2], y[2];
@@ -135,22 +141,23 @@ order_case(const char *policy, gboolean expect_x_first)
 }
 
 static void
-test_fifo_readiness_order(void)
+test_readiness_order(void)
 {
-    order_case("fifo", FALSE);
+    order_case(READY, FALSE);
 }
 
 static void
 test_priority_order(void)
 {
-    order_case("priority", TRUE);
+    order_case(PRIORITY, TRUE);
 }
 
-/* Lina: an allreduce may not start on a rank whose all-to-all waits for the other rank. */
+/* Lina's gate: an allreduce may not start on a rank whose all-to-all waits for the other rank.
+ * The gate does not depend on the order rule; without it the allreduce starts at once. */
 static void
-test_lina_gate(void)
+gate_case(MsDispatchOrder order)
 {
-    g_autoptr(MsSchedule) s = base("lina");
+    g_autoptr(MsSchedule) s = base(order, A2A_GATE);
     ms_schedule_add_stream(s, "allreduce", MS_STREAM_COMM);
     guint32 a = compute(s, 0, "a"), b = compute(s, 1, "b");
     guint64 m[4] = {0, 10, 10, 0};
@@ -178,14 +185,26 @@ test_lina_gate(void)
     ms_dispatcher_finished(d2, x[1]);
     g_autoptr(GArray) l3 = poll(d2);
     CU_ASSERT_TRUE(contains(l3, ar[0]) && contains(l3, ar[1]));
+    /* No gate: the allreduce goes with the compute ops. */
+    ms_schedule_set_rules(s, &(MsDispatchRules){order, NO_GATE});
+    g_autoptr(MsDispatcher) open = ms_dispatcher_new(s, NULL);
+    g_autoptr(GArray) l5 = poll(open);
+    CU_ASSERT_TRUE(contains(l5, a) && contains(l5, b) && contains(l5, ar[0]));
     /* Without the flag the allreduce starts at once. */
-    g_autoptr(MsSchedule) s2 = base("lina");
+    g_autoptr(MsSchedule) s2 = base(order, A2A_GATE);
     ms_schedule_add_stream(s2, "allreduce", MS_STREAM_COMM);
     guint32 ar2[2];
     ms_schedule_add_allreduce(s2, 2, ranks2, 2, 100, 4, MS_PHASE_BACKWARD, 1, -1, "ar", ar2);
     g_autoptr(MsDispatcher) d3 = ms_dispatcher_new(s2, NULL);
     g_autoptr(GArray) l4 = poll(d3);
     CU_ASSERT_TRUE(contains(l4, ar2[0]));
+}
+
+static void
+test_lina_gate(void)
+{
+    gate_case(PRIORITY);
+    gate_case(READY);
 }
 
 /* A waiting collective keeps its place on its own ranks only: one on other ranks goes ahead, one
@@ -196,7 +215,7 @@ test_head_of_line_per_rank(void)
     MsSchedule *s = ms_schedule_new(4);
     ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
     ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
-    ms_schedule_set_policy(s, "priority");
+    ms_schedule_set_rules(s, &(MsDispatchRules){PRIORITY, NO_GATE});
     guint32 r01[2] = {0, 1}, r23[2] = {2, 3}, r12[2] = {1, 2};
     guint32 hold[2], a[2], b[2], c[2];
     ms_schedule_add_allreduce(s, 1, r01, 2, 100, 4, MS_PHASE_BACKWARD, 0, -1, "hold", hold);
@@ -234,9 +253,9 @@ test_head_of_line_per_rank(void)
 }
 
 static void
-test_stuck_and_unknown_policy(void)
+test_stuck_and_unknown_rules(void)
 {
-    g_autoptr(MsSchedule) s = base("fifo");
+    g_autoptr(MsSchedule) s = base(READY, NO_GATE);
     guint32 a = compute(s, 0, "first"), b = compute(s, 0, "second");
     /* Program order says first, but first waits for second on the same in-order stream. */
     ms_schedule_add_dep(s, a, b);
@@ -247,11 +266,18 @@ test_stuck_and_unknown_policy(void)
     GError *error = NULL;
     CU_ASSERT_FALSE(ms_dispatcher_check_progress(d, &error));
     MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_STUCK, "op 0 (first)");
+    /* The policy's name is a label: any name runs, only unknown rule values are refused. */
     ms_schedule_set_policy(s, "random");
+    g_autoptr(MsDispatcher) named = ms_dispatcher_new(s, &error);
+    CU_ASSERT_PTR_NOT_NULL(named);
+    ms_schedule_set_rules(s, &(MsDispatchRules){MS_DISPATCH_ORDER_N, NO_GATE});
     CU_ASSERT_PTR_NULL(ms_dispatcher_new(s, &error));
-    MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_POLICY, "'random'");
-    CU_ASSERT_TRUE(ms_dispatcher_knows("lina"));
-    CU_ASSERT_FALSE(ms_dispatcher_knows("random"));
+    MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_RULES,
+                    "the schedule's dispatch order 2 is unknown (known: ready, priority)");
+    ms_schedule_set_rules(s, &(MsDispatchRules){PRIORITY, 7});
+    CU_ASSERT_PTR_NULL(ms_dispatcher_new(s, &error));
+    MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_RULES,
+                    "the schedule's allreduce gate 7 is unknown (known: none, a2a)");
 }
 
 int
@@ -260,11 +286,11 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"compute streams run in program order", test_compute_in_order},
         {"collectives launch when all ranks are ready", test_collective_waits_for_all_ranks},
-        {"fifo launches in readiness order", test_fifo_readiness_order},
-        {"priority launches the best priority", test_priority_order},
-        {"lina gates allreduce behind all-to-all", test_lina_gate},
+        {"readiness order", test_readiness_order},
+        {"priority order", test_priority_order},
+        {"the all-to-all gate holds allreduces back", test_lina_gate},
         {"head of line per rank", test_head_of_line_per_rank},
-        {"stuck schedules and unknown policies", test_stuck_and_unknown_policy},
+        {"stuck schedules and unknown rules", test_stuck_and_unknown_rules},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"dispatcher", NULL, NULL, tests}, {NULL}};

@@ -330,12 +330,13 @@ test_backend_errors_pass_through(void)
 static void
 test_schedule_errors(void)
 {
-    g_autoptr(MsSchedule) s = sample("no-such-policy");
+    g_autoptr(MsSchedule) s = sample("fifo");
+    ms_schedule_set_rules(s, &(MsDispatchRules){MS_DISPATCH_ORDER_N, MS_ALLREDUCE_GATE_NONE});
     fake_reset(FAKE_OK);
     GError *error = NULL;
     CU_ASSERT_PTR_NULL(ms_executor_run(&fake_backend, s, NULL, &error));
-    MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_POLICY,
-                    "policy 'no-such-policy' has no dispatcher rules");
+    MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_RULES,
+                    "the schedule's dispatch order 2 is unknown");
     CU_ASSERT_EQUAL(fake.opens, 0);
     /* An invalid schedule (a dependency on a missing op) is refused before anything runs. */
     MsSchedule *bad = ms_schedule_new(1);

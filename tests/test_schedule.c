@@ -157,6 +157,87 @@ test_names(void)
         "stream 0: field 'kind': unknown value 'copy' (expected one of: compute, comm)");
 }
 
+/* The dispatcher's rules travel in version 2's "dispatch" object; version 1 named them by policy,
+ * and its five names still read as the rules those policies chose. */
+static void
+test_rules(void)
+{
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    MsDispatchRules r = ms_schedule_rules(s);
+    CU_ASSERT_EQUAL(r.order, MS_DISPATCH_ORDER_READY);
+    CU_ASSERT_EQUAL(r.allreduce_gate, MS_ALLREDUCE_GATE_NONE);
+    ms_schedule_set_policy(s, "mine");
+    ms_schedule_set_rules(s, &(MsDispatchRules){MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_A2A});
+    g_autoptr(JsonNode) root = ms_schedule_to_json(s);
+    JsonObject *o = json_node_get_object(root);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "version"), 2);
+    JsonObject *d = json_object_get_object_member(o, "dispatch");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(d, "order"), "priority");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(d, "allreduce_gate"), "a2a");
+    GError *error = NULL;
+    g_autoptr(MsSchedule) back = ms_schedule_from_json(root, "s.json", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_policy(back), "mine");
+    r = ms_schedule_rules(back);
+    CU_ASSERT_EQUAL(r.order, MS_DISPATCH_ORDER_PRIORITY);
+    CU_ASSERT_EQUAL(r.allreduce_gate, MS_ALLREDUCE_GATE_A2A);
+    /* Version 1: the policy's name decides. */
+    static const struct {
+        const char *policy;
+        MsDispatchOrder order;
+        MsAllreduceGate gate;
+    } v1[] = {
+        {"fifo", MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
+        {"concurrent", MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
+        {"priority", MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_NONE},
+        {"lina", MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_A2A},
+        {"schemoe", MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
+    };
+    g_autofree char *one = wide_alltoall(1, 1, 1);
+    for (guint i = 0; i < G_N_ELEMENTS(v1); i++) {
+        g_autofree char *name = g_strdup_printf("\"policy\": \"%s\"", v1[i].policy);
+        g_autofree char *text = variant(one, "\"policy\": \"fifo\"", name);
+        g_autofree char *ok = variant(text, "\"ops\": []",
+                                      "\"ops\": [{\"id\": 0, \"rank\": 0, "
+                                      "\"stream\": 0, \"kind\": \"comm\", \"role\": \"dispatch\", "
+                                      "\"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, "
+                                      "\"label\": \"a2a\", \"priority\": 0, \"flags\": 0, "
+                                      "\"deps\": [], \"coll\": 0}]");
+        g_autoptr(MsSchedule) old = load_text(ok, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(old);
+        r = ms_schedule_rules(old);
+        CU_ASSERT_EQUAL(r.order, v1[i].order);
+        CU_ASSERT_EQUAL(r.allreduce_gate, v1[i].gate);
+        CU_ASSERT_STRING_EQUAL(ms_schedule_policy(old), v1[i].policy);
+    }
+    g_autofree char *unknown = variant(one, "\"policy\": \"fifo\"", "\"policy\": \"mine\"");
+    CU_ASSERT_PTR_NULL(load_text(unknown, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "s.json: schedule: field 'policy': version 1 names the dispatcher's rules by "
+                    "policy, and 'mine' is none of fifo, concurrent, priority, lina, schemoe");
+    /* Version 2 must give the rules, with known values. */
+    g_autofree char *v2 = variant(one, "\"version\": 1", "\"version\": 2");
+    CU_ASSERT_PTR_NULL(load_text(v2, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "s.json: schedule: field 'dispatch': missing");
+    g_autofree char *bad_order =
+        variant(v2, "\"meta\"", "\"dispatch\": {\"order\": \"lifo\"}, \"meta\"");
+    CU_ASSERT_PTR_NULL(load_text(bad_order, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "s.json: dispatch: field 'order': unknown value 'lifo' (expected one of: "
+                    "ready, priority)");
+    g_autofree char *no_gate =
+        variant(v2, "\"meta\"", "\"dispatch\": {\"order\": \"ready\"}, \"meta\"");
+    CU_ASSERT_PTR_NULL(load_text(no_gate, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "s.json: dispatch: field 'allreduce_gate': missing");
+    g_autofree char *v3 = variant(one, "\"version\": 1", "\"version\": 3");
+    CU_ASSERT_PTR_NULL(load_text(v3, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
+                    "format 'moesim-schedule' version 3 is not a moesim schedule version 1 to 2");
+}
+
 /* A dependency cycle is named by an op on it, not by one that only waits for it. */
 static void
 test_cycle(void)
@@ -187,6 +268,7 @@ main(int argc, char **argv)
         {"unreadable, broken and deeply nested files", test_unreadable_and_nested},
         {"a dependency cycle", test_cycle},
         {"one name table per enumeration", test_names},
+        {"the dispatcher's rules, in versions 2 and 1", test_rules},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"schedule", NULL, NULL, tests}, {NULL}};

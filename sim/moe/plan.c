@@ -37,6 +37,7 @@ ms_plan_config_init(MsPlanConfig *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->policy = "fifo";
     cfg->spec = "fifo";
+    cfg->rules = (MsDispatchRules){MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE};
     cfg->order = MS_PLAN_ORDER_CHUNKED;
     cfg->compress_ratio = 1.0;
     cfg->a2a_algo = MS_COLL_ALGO_DIRECT;
@@ -389,6 +390,7 @@ set_meta(Plan *p)
 {
     char buf[32];
     ms_schedule_set_policy(p->s, p->cfg->policy);
+    ms_schedule_set_rules(p->s, &p->cfg->rules);
     ms_schedule_set_meta(p->s, "model", p->spec->name);
     ms_schedule_set_meta(p->s, "topology", ms_topology_name(p->topo));
     ms_schedule_set_meta(p->s, "policy", p->cfg->spec);

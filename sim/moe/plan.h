@@ -65,8 +65,9 @@ typedef struct {
 /* A policy's static part. ms_plan_config_init gives the plain schedule: one communication
  * stream, nothing partitioned or pipelined, program order, direct all-to-all, ring allreduce. */
 typedef struct {
-    const char *policy;       /* dispatcher rules: fifo, concurrent, priority, lina, schemoe */
+    const char *policy;       /* the policy's name, for the schedule */
     const char *spec;         /* the policy as given, for the schedule's metadata */
+    MsDispatchRules rules;    /* the online part: what the dispatcher applies to the schedule */
     gboolean split_allreduce; /* allreduce on its own communication stream */
     guint64 a2a_chunk;        /* bytes per all-to-all chunk (largest sender); 0 = whole */
     guint a2a_chunks;         /* fixed chunk count (ScheMoE's r); overrides a2a_chunk */

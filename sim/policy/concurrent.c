@@ -12,5 +12,6 @@ const MsPolicyClass ms_concurrent_policy = {
     .name = "concurrent",
     .summary = "all-to-all and allreduce on separate streams, launched when ready (fair sharing)",
     .params = NULL,
+    .rules = {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
     .configure = configure,
 };

@@ -12,5 +12,6 @@ const MsPolicyClass ms_fifo_policy = {
     .name = "fifo",
     .summary = "one communication stream per GPU; whole ops in readiness order",
     .params = NULL,
+    .rules = {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
     .configure = configure,
 };

@@ -239,5 +239,6 @@ const MsPolicyClass ms_lina_policy = {
     .summary = "Lina: prioritised micro-ops, allreduce gate, pipelining, packing; dynamic "
                "inference placement",
     .params = params,
+    .rules = {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_A2A},
     .configure = configure,
 };

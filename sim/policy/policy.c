@@ -345,6 +345,7 @@ ms_policy_configure(const MsPolicy *p, const MsPolicyInput *in, MsPlanConfig *cf
     ms_plan_config_init(cfg);
     cfg->policy = p->cls->name;
     cfg->spec = p->spec;
+    cfg->rules = p->cls->rules;
     MsCollAlgo algo = MS_COLL_ALGO_DIRECT;
     ms_coll_algo_from_name(ms_policy_get_choice(p, "a2a"), &algo);
     cfg->a2a_algo = algo;

@@ -55,13 +55,14 @@ typedef struct {
 
 typedef struct _MsPolicy MsPolicy;
 
-/* A policy module: its name, one-line summary, parameters (terminated by a NULL key) and the
- * function that fills the plan configuration (cfg comes initialised; the registry has set the
- * parameters every policy shares). */
+/* A policy module: its name, one-line summary, parameters (terminated by a NULL key), its
+ * dispatcher rules and the function that fills the plan configuration (cfg comes initialised;
+ * the registry has set the parameters every policy shares, and the rules). */
 typedef struct {
     const char *name;
     const char *summary;
     const MsParamSpec *params;
+    MsDispatchRules rules;
     gboolean (*configure)(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg,
                           GError **error);
 } MsPolicyClass;

@@ -33,5 +33,6 @@ const MsPolicyClass ms_priority_policy = {
     .name = "priority",
     .summary = "equal chunks; all-to-all before allreduce, earlier layers first",
     .params = params,
+    .rules = {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_NONE},
     .configure = configure,
 };

@@ -51,5 +51,6 @@ const MsPolicyClass ms_schemoe_policy = {
     .name = "schemoe",
     .summary = "r pipelined chunks in OptSche order; optional compression and Pipe-A2A",
     .params = params,
+    .rules = {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
     .configure = configure,
 };

@@ -12,19 +12,6 @@ G_DEFINE_QUARK(ms_dispatcher_error_quark, ms_dispatcher_error)
 enum { WAITING, READY, LAUNCHED, DONE };
 
 typedef struct {
-    const char *name;
-    gboolean by_priority; /* comm order: priority then readiness, else readiness */
-    gboolean lina_gate;
-} Rules;
-
-static const Rules rules[] = {
-    {"fifo", FALSE, FALSE}, {"concurrent", FALSE, FALSE}, {"priority", TRUE, FALSE},
-    {"lina", TRUE, TRUE},   {"schemoe", FALSE, FALSE},
-};
-static const char *const policy_names[] = {"fifo", "concurrent", "priority",
-                                           "lina", "schemoe",    NULL};
-
-typedef struct {
     gint64 priority;
     guint64 seq;
     guint32 coll;
@@ -32,7 +19,7 @@ typedef struct {
 
 struct _MsDispatcher {
     const MsSchedule *s;
-    const Rules *rules;
+    MsDispatchRules rules;
     guint n_ops, n_ranks, n_streams, n_colls;
     guint8 *state;
     guint32 *deps_left;
@@ -49,7 +36,7 @@ struct _MsDispatcher {
     GArray **heap;     /* per stream: launchable collectives, sorted by Key */
     guint32 *reserved; /* per rank: epoch at which a waiting collective claimed it */
     guint32 epoch;
-    /* lina state per rank */
+    /* per rank, for the all-to-all gate */
     guint *a2a_waiting, *a2a_running;
     guint8 *imminent;
     /* dirty work */
@@ -58,18 +45,6 @@ struct _MsDispatcher {
     gboolean comm_dirty;
     guint running, done;
 };
-
-const char *const *
-ms_dispatcher_policies(void)
-{
-    return policy_names;
-}
-
-gboolean
-ms_dispatcher_knows(const char *policy)
-{
-    return g_strv_contains(policy_names, policy);
-}
 
 static gboolean
 key_less(const Key *a, const Key *b)
@@ -142,7 +117,7 @@ make_ready(MsDispatcher *d, guint32 op)
     ms_schedule_coll(d->s, i.coll, &c);
     if (++d->coll_ready[i.coll] == c.n_ranks) {
         d->coll_seq[i.coll] = d->seq;
-        Key k = {d->rules->by_priority ? i.priority : 0, d->seq, i.coll};
+        Key k = {d->rules.order == MS_DISPATCH_ORDER_PRIORITY ? i.priority : 0, d->seq, i.coll};
         sorted_insert(d->heap[i.stream], k);
     }
     d->comm_dirty = TRUE;
@@ -167,20 +142,32 @@ cmp_priority(gconstpointer a, gconstpointer b, gpointer data)
     return x.id < y.id ? -1 : x.id > y.id;
 }
 
+/* The rules are data: only values the dispatcher does not implement are refused. */
+static gboolean
+known_rules(const MsDispatchRules *r, GError **error)
+{
+    if (r->order >= MS_DISPATCH_ORDER_N) {
+        g_autofree char *list = g_strjoinv(", ", (char **)ms_dispatch_order_names());
+        g_set_error(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_RULES,
+                    "the schedule's dispatch order %u is unknown (known: %s)", (guint)r->order,
+                    list);
+        return FALSE;
+    }
+    if (r->allreduce_gate >= MS_ALLREDUCE_GATE_N) {
+        g_autofree char *list = g_strjoinv(", ", (char **)ms_allreduce_gate_names());
+        g_set_error(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_RULES,
+                    "the schedule's allreduce gate %u is unknown (known: %s)",
+                    (guint)r->allreduce_gate, list);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 MsDispatcher *
 ms_dispatcher_new(const MsSchedule *s, GError **error)
 {
-    const char *policy = ms_schedule_policy(s);
-    const Rules *r = NULL;
-    for (guint i = 0; i < G_N_ELEMENTS(rules); i++) {
-        if (g_strcmp0(rules[i].name, policy) == 0) {
-            r = &rules[i];
-        }
-    }
-    if (r == NULL) {
-        g_autofree char *list = g_strjoinv(", ", (char **)policy_names);
-        g_set_error(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_POLICY,
-                    "schedule policy '%s' has no dispatcher rules (known: %s)", policy, list);
+    MsDispatchRules r = ms_schedule_rules(s);
+    if (!known_rules(&r, error)) {
         return NULL;
     }
     MsDispatcher *d = g_new0(MsDispatcher, 1);
@@ -289,11 +276,12 @@ launch_op(MsDispatcher *d, guint32 op, const MsOpInfo *i, GArray *launch)
     g_array_append_val(launch, op);
 }
 
-/* Lina's gate: an allreduce may not start where an all-to-all waits, runs or is imminent. */
+/* Lina's gate (MS_ALLREDUCE_GATE_A2A): an allreduce may not start where an all-to-all waits,
+ * runs or is imminent. */
 static gboolean
 gated(const MsDispatcher *d, const MsCollInfo *c)
 {
-    if (!d->rules->lina_gate || c->kind != MS_COLL_KIND_ALLREDUCE) {
+    if (d->rules.allreduce_gate != MS_ALLREDUCE_GATE_A2A || c->kind != MS_COLL_KIND_ALLREDUCE) {
         return FALSE;
     }
     for (guint p = 0; p < c->n_ranks; p++) {

@@ -19,6 +19,8 @@ static const char *const compute_names[MS_COMPUTE_N_KINDS + 1] = {"gemm", "exper
 static const char *const phase_names[] = {"forward", "backward", "other", NULL};
 /* MsOpKind and MsStreamKind: compute first, then communication. */
 static const char *const kind_names[] = {"compute", "comm", NULL};
+static const char *const order_names[MS_DISPATCH_ORDER_N + 1] = {"ready", "priority"};
+static const char *const gate_names[MS_ALLREDUCE_GATE_N + 1] = {"none", "a2a"};
 G_STATIC_ASSERT((int)MS_OP_COMPUTE == (int)MS_STREAM_COMPUTE);
 G_STATIC_ASSERT((int)MS_OP_COMM == (int)MS_STREAM_COMM);
 
@@ -70,6 +72,30 @@ ms_coll_kind_name(MsCollKind kind)
     return kind < MS_COLL_KIND_N ? ms_coll_op_name((MsCollOp)kind) : "?";
 }
 
+const char *
+ms_dispatch_order_name(MsDispatchOrder order)
+{
+    return order < MS_DISPATCH_ORDER_N ? order_names[order] : "?";
+}
+
+const char *
+ms_allreduce_gate_name(MsAllreduceGate gate)
+{
+    return gate < MS_ALLREDUCE_GATE_N ? gate_names[gate] : "?";
+}
+
+const char *const *
+ms_dispatch_order_names(void)
+{
+    return order_names;
+}
+
+const char *const *
+ms_allreduce_gate_names(void)
+{
+    return gate_names;
+}
+
 const char *const *
 ms_role_names(void)
 {
@@ -116,6 +142,7 @@ ms_schedule_new(guint n_ranks)
     s->meta_keys = g_ptr_array_new_with_free_func(g_free);
     s->meta = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     s->policy = g_strdup("fifo");
+    s->rules = (MsDispatchRules){MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE};
     s->strings = g_string_chunk_new(4096);
     return s;
 }
@@ -189,6 +216,18 @@ const char *
 ms_schedule_policy(const MsSchedule *s)
 {
     return s->policy;
+}
+
+void
+ms_schedule_set_rules(MsSchedule *s, const MsDispatchRules *rules)
+{
+    s->rules = *rules;
+}
+
+MsDispatchRules
+ms_schedule_rules(const MsSchedule *s)
+{
+    return s->rules;
 }
 
 static guint32

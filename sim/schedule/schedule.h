@@ -22,7 +22,8 @@ typedef enum {
     MS_SCHEDULE_ERROR_INVALID, /* inconsistent: unknown op in deps, cycle, bad collective ... */
 } MsScheduleError;
 
-#define MS_SCHEDULE_FORMAT 1
+/* The version written; the reader also takes version 1 (docs/schedule-format.md). */
+#define MS_SCHEDULE_FORMAT 2
 #define MS_SCHEDULE_MAX_OPS 50000000u
 #define MS_SCHEDULE_MAX_RANKS 65536u
 #define MS_SCHEDULE_MAX_STREAMS 16u
@@ -85,6 +86,29 @@ typedef enum {
 } MsCollKind;
 #define MS_COLL_KIND_N 2
 
+/* The dispatcher's rules: the online part of the policy that planned the schedule, carried by it
+ * as data so that the dispatcher knows no policy (dispatcher.h applies them; docs/policies.md). */
+typedef enum {
+    /* launchable collectives of a stream in the order they became launchable */
+    MS_DISPATCH_ORDER_READY,
+    /* by priority (smaller first), then in the order they became launchable */
+    MS_DISPATCH_ORDER_PRIORITY,
+    MS_DISPATCH_ORDER_N,
+} MsDispatchOrder;
+
+typedef enum {
+    MS_ALLREDUCE_GATE_NONE, /* an allreduce launches as any collective does */
+    /* Lina's: an allreduce waits while any of its participants has an all-to-all waiting or
+     * running, or one imminent (MS_OP_FLAG_A2A_IMMINENT) */
+    MS_ALLREDUCE_GATE_A2A,
+    MS_ALLREDUCE_GATE_N,
+} MsAllreduceGate;
+
+typedef struct {
+    MsDispatchOrder order;
+    MsAllreduceGate allreduce_gate;
+} MsDispatchRules;
+
 typedef struct _MsSchedule MsSchedule;
 
 /* A read-only view of one op; pointers are owned by the schedule. */
@@ -140,9 +164,14 @@ guint ms_schedule_add_stream(MsSchedule *s, const char *name, MsStreamKind kind)
 /* Free-form metadata shown in results (model, topology, policy, mode, iteration ...). */
 void ms_schedule_set_meta(MsSchedule *s, const char *key, const char *value);
 const char *ms_schedule_get_meta(const MsSchedule *s, const char *key);
-/* The policy whose dispatcher rules apply (fifo, concurrent, priority, lina, schemoe). */
+/* The name of the policy that planned the schedule, shown in results ("fifo" until set); the
+ * dispatcher applies the rules below, never the name. */
 void ms_schedule_set_policy(MsSchedule *s, const char *policy);
 const char *ms_schedule_policy(const MsSchedule *s);
+/* The rules the dispatcher applies: readiness order and no gate until set. Values are stored as
+ * given; the dispatcher refuses unknown ones. */
+void ms_schedule_set_rules(MsSchedule *s, const MsDispatchRules *rules);
+MsDispatchRules ms_schedule_rules(const MsSchedule *s);
 
 /* Adds a compute op; fill the cost fields with ms_schedule_set_cost. Returns its id. */
 guint32 ms_schedule_add_compute(MsSchedule *s, guint rank, guint stream, MsRole role, MsPhase phase,
@@ -202,6 +231,11 @@ const char *const *ms_role_names(void);
 const char *const *ms_compute_kind_names(void);
 const char *const *ms_phase_names(void);
 const char *const *ms_kind_names(void);
+/* Rule names: orders "ready", "priority"; gates "none", "a2a". */
+const char *ms_dispatch_order_name(MsDispatchOrder order);
+const char *ms_allreduce_gate_name(MsAllreduceGate gate);
+const char *const *ms_dispatch_order_names(void);
+const char *const *ms_allreduce_gate_names(void);
 
 /* --- JSON --- */
 

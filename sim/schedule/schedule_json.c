@@ -1,6 +1,6 @@
-/* schedule_json: the schedule's JSON form (docs/schedule-format.md). Loading checks every field's
- * type and range and names the op or collective index and the field on error, then validates the
- * whole schedule. */
+/* schedule_json: the schedule's JSON form (docs/schedule-format.md), version 2, reading version 1
+ * too. Loading checks every field's type and range and names the op or collective index and the
+ * field on error, then validates the whole schedule. */
 #include "schedule_private.h"
 
 #include <math.h>
@@ -101,6 +101,11 @@ ms_schedule_to_json(const MsSchedule *s)
     ms_json_member_int(b, "version", MS_SCHEDULE_FORMAT);
     ms_json_member_int(b, "ranks", s->n_ranks);
     ms_json_member_string(b, "policy", s->policy);
+    json_builder_set_member_name(b, "dispatch");
+    json_builder_begin_object(b);
+    ms_json_member_string(b, "order", ms_dispatch_order_name(s->rules.order));
+    ms_json_member_string(b, "allreduce_gate", ms_allreduce_gate_name(s->rules.allreduce_gate));
+    json_builder_end_object(b);
     json_builder_set_member_name(b, "meta");
     json_builder_begin_object(b);
     for (guint i = 0; i < s->meta_keys->len; i++) {
@@ -443,6 +448,56 @@ load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
     return TRUE;
 }
 
+/* Version 1 named the dispatcher's rules by the policy that chose them. These are all the names it
+ * had, with the rules version 2 writes for those policies; no later policy needs a line here. */
+static const struct {
+    const char *policy;
+    MsDispatchRules rules;
+} version1_rules[] = {
+    {"fifo", {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE}},
+    {"concurrent", {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE}},
+    {"priority", {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_NONE}},
+    {"lina", {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_A2A}},
+    {"schemoe", {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE}},
+};
+
+/* The rules: version 2's "dispatch" object, or version 1's policy name. */
+static gboolean
+load_rules(Ctx *c, JsonObject *o, gint64 version, const char *policy, MsDispatchRules *out)
+{
+    if (version == 1) {
+        GString *known = g_string_new(NULL);
+        for (guint i = 0; i < G_N_ELEMENTS(version1_rules); i++) {
+            if (strcmp(policy, version1_rules[i].policy) == 0) {
+                *out = version1_rules[i].rules;
+                g_string_free(known, TRUE);
+                return TRUE;
+            }
+            g_string_append_printf(known, "%s%s", i ? ", " : "", version1_rules[i].policy);
+        }
+        bad(c, "policy",
+            "version 1 names the dispatcher's rules by policy, and '%s' is none of %s (version "
+            "2 gives the rules in 'dispatch')",
+            policy, known->str);
+        g_string_free(known, TRUE);
+        return FALSE;
+    }
+    JsonNode *d = member(c, o, "dispatch", JSON_NODE_OBJECT);
+    if (d == NULL) {
+        return FALSE;
+    }
+    c->where = "dispatch";
+    guint order = 0, gate = 0;
+    if (!get_name(c, json_node_get_object(d), "order", ms_dispatch_order_names(), ALL, &order) ||
+        !get_name(c, json_node_get_object(d), "allreduce_gate", ms_allreduce_gate_names(), ALL,
+                  &gate)) {
+        return FALSE;
+    }
+    c->where = "schedule";
+    *out = (MsDispatchRules){order, gate};
+    return TRUE;
+}
+
 MsSchedule *
 ms_schedule_from_json(JsonNode *root, const char *source, GError **error)
 {
@@ -458,10 +513,10 @@ ms_schedule_from_json(JsonNode *root, const char *source, GError **error)
     if (format == NULL || !get_int(&c, o, "version", 1, G_MAXINT32, &version)) {
         return NULL;
     }
-    if (strcmp(format, FORMAT_NAME) != 0 || version != MS_SCHEDULE_FORMAT) {
+    if (strcmp(format, FORMAT_NAME) != 0 || version > MS_SCHEDULE_FORMAT) {
         g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_PARSE,
                     "%s: format '%s' version %" G_GINT64_FORMAT
-                    " is not a moesim schedule version %d",
+                    " is not a moesim schedule version 1 to %d",
                     c.source, format, version, MS_SCHEDULE_FORMAT);
         return NULL;
     }
@@ -473,11 +528,14 @@ ms_schedule_from_json(JsonNode *root, const char *source, GError **error)
     JsonNode *streams = member(&c, o, "streams", JSON_NODE_ARRAY);
     JsonNode *ops = member(&c, o, "ops", JSON_NODE_ARRAY);
     JsonNode *colls = member(&c, o, "collectives", JSON_NODE_ARRAY);
-    if (policy == NULL || meta == NULL || streams == NULL || ops == NULL || colls == NULL) {
+    MsDispatchRules rules;
+    if (policy == NULL || meta == NULL || streams == NULL || ops == NULL || colls == NULL ||
+        !load_rules(&c, o, version, policy, &rules)) {
         return NULL;
     }
     g_autoptr(MsSchedule) s = ms_schedule_new((guint)ranks);
     ms_schedule_set_policy(s, policy);
+    ms_schedule_set_rules(s, &rules);
     JsonObject *mo = json_node_get_object(meta);
     g_autoptr(GList) keys = json_object_get_members(mo);
     for (GList *k = keys; k; k = k->next) {

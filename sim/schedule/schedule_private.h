@@ -42,6 +42,7 @@ struct _MsSchedule {
     GPtrArray *meta_keys;
     GHashTable *meta;
     char *policy;
+    MsDispatchRules rules;
     GStringChunk *strings;
 };
 
