@@ -49,6 +49,15 @@ test_flags(void)
     }
 }
 
+/* Lina's per-layer decisions (hook_data is the policy), with micro-ops of 20000 bytes. */
+static void
+micro_ops_of_20000(gconstpointer data, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    ms_policy_moe_layer(data, layer, out);
+    out->chunk_bytes = 20000;
+    out->chunks = ms_plan_chunks_for(layer->most_wire_bytes, 20000);
+}
+
 static void
 test_pipelining(void)
 {
@@ -68,11 +77,23 @@ test_pipelining(void)
     g_autoptr(MsPolicy) p = ms_policy_parse("lina:pack=1", &error);
     MsPlanConfig cfg;
     CU_ASSERT_TRUE_FATAL(ms_policy_configure(p, &in, &cfg, &error));
-    CU_ASSERT_TRUE(cfg.pipeline);
     CU_ASSERT_TRUE(cfg.imminent_flags);
-    CU_ASSERT_EQUAL(cfg.a2a_chunk, 30000000);
     CU_ASSERT_EQUAL(cfg.allreduce_chunk, 30000000);
-    cfg.a2a_chunk = 20000;
+    /* Each MoE layer: micro-ops of 30 MB (chunk), pipelined; whole all-to-alls in inference. */
+    MsMoeLayer layer = {.model = m, .topo = t, .mode = MS_PLAN_TRAIN, .most_wire_bytes = 70000000};
+    MsMoeLayerPlan lp = {.chunks = 1};
+    ms_policy_moe_layer(p, &layer, &lp);
+    CU_ASSERT_TRUE(lp.pipeline);
+    CU_ASSERT_EQUAL(lp.chunk_bytes, 30000000);
+    CU_ASSERT_EQUAL(lp.chunks, 3);
+    CU_ASSERT_EQUAL(lp.order, MS_PLAN_ORDER_CHUNKED);
+    layer.mode = MS_PLAN_INFER;
+    MsMoeLayerPlan whole = {.chunks = 1};
+    ms_policy_moe_layer(p, &layer, &whole);
+    CU_ASSERT_FALSE(whole.pipeline);
+    CU_ASSERT_EQUAL(whole.chunks, 1);
+    /* Micro-ops of 20000 B, below what the parameter allows, through a hook of the test's own. */
+    cfg.moe_layer = micro_ops_of_20000;
     g_autoptr(MsSchedule) piped = ms_plan_build(m, r, t, MS_PLAN_TRAIN, &cfg, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(piped);
     g_autoptr(GArray) d3 = fx_colls(piped, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 2);

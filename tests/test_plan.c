@@ -65,6 +65,28 @@ build_ok(const MsModel *m, const MsRouting *r, MsPlanMode mode, const MsPlanConf
     return s;
 }
 
+/* The per-layer hooks of these tests: fixed_layer gives the MsMoeLayerPlan it points to;
+ * bytes_layer derives the chunks from the largest sender and its chunk_bytes. */
+static void
+fixed_layer(gconstpointer data, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    *out = *(const MsMoeLayerPlan *)data;
+}
+
+static void
+bytes_layer(gconstpointer data, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    *out = *(const MsMoeLayerPlan *)data;
+    out->chunks = ms_plan_chunks_for(layer->most_wire_bytes, out->chunk_bytes);
+}
+
+static void
+set_layers(MsPlanConfig *cfg, MsMoeLayerFn fn, const MsMoeLayerPlan *want)
+{
+    cfg->moe_layer = fn;
+    cfg->hook_data = want;
+}
+
 /* A training step of the 3-layer model (plus extra model lines) under train_count's routing. */
 static MsSchedule *
 train_step(const char *extra, const MsPlanConfig *cfg)
@@ -265,8 +287,8 @@ test_chunks_and_groups(void)
 {
     MsPlanConfig cfg;
     ms_plan_config_init(&cfg);
-    cfg.a2a_chunks = 3;
-    cfg.pipeline = TRUE;
+    const MsMoeLayerPlan three = {.chunks = 3, .pipeline = TRUE};
+    set_layers(&cfg, fixed_layer, &three);
     g_autoptr(MsSchedule) s = train_step("ep = 4\n", &cfg);
     /* Two expert-parallel groups of 4 ranks, 3 chunks each: 6 dispatch collectives. */
     g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1);
@@ -327,7 +349,8 @@ test_a2a_chunk_bytes(void)
         }
         most = MAX(most, off * TOKEN_BYTES);
     }
-    cfg.a2a_chunk = most * 2 / 5;
+    const MsMoeLayerPlan bytes = {.chunk_bytes = most * 2 / 5};
+    set_layers(&cfg, bytes_layer, &bytes);
     g_autoptr(MsSchedule) s = train_step(NULL, &cfg);
     g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1);
     CU_ASSERT_EQUAL(fd->len, 3);
@@ -335,13 +358,80 @@ test_a2a_chunk_bytes(void)
     CU_ASSERT_EQUAL(fx_count_ops(s, 0, 1, MS_ROLE_EXPERT, MS_PHASE_FORWARD), 1);
 }
 
+/* What the hook was asked, layer by layer. */
+static MsMoeLayer asked[4];
+static guint n_asked;
+
+/* MoE layer m gets m + 2 chunks; only the second is pipelined. */
+static void
+per_layer(gconstpointer data, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    g_assert(n_asked < G_N_ELEMENTS(asked));
+    asked[n_asked++] = *layer;
+    out->chunks = layer->moe + 2;
+    out->pipeline = layer->moe == 1;
+}
+
+/* The hook is asked once per MoE layer, in order, with what the builder knows of it, and each
+ * layer gets its own decisions. */
+static void
+test_per_layer_hook(void)
+{
+    /* Layers 0 and 2 are MoE layers. */
+    g_auto(GStrv) parts = g_strsplit(model_text, "moe_layers = 1\n", 2);
+    g_autofree char *text = g_strjoin("moe_layers = 0, 2\n", parts[0], parts[1], NULL);
+    g_autoptr(MsModel) m = fx_model(text);
+    g_autoptr(MsRouting) r = fx_routing(2, 8, 8, 2, train_count);
+    MsPlanConfig cfg;
+    ms_plan_config_init(&cfg);
+    set_layers(&cfg, per_layer, NULL);
+    n_asked = 0;
+    g_autoptr(MsSchedule) s = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_EQUAL_FATAL(n_asked, 2);
+    guint64 most = 0;
+    for (guint src = 0; src < 8; src++) {
+        guint64 off = 0;
+        for (guint e = 0; e < 8; e++) {
+            off += e == src ? 0 : train_count(0, src, e);
+        }
+        most = MAX(most, off * TOKEN_BYTES);
+    }
+    for (guint k = 0; k < 2; k++) {
+        CU_ASSERT_EQUAL(asked[k].moe, k);
+        CU_ASSERT_EQUAL(asked[k].layer, 2 * k);
+        CU_ASSERT_EQUAL(asked[k].mode, MS_PLAN_TRAIN);
+        CU_ASSERT_PTR_EQUAL(asked[k].model, m);
+        CU_ASSERT_PTR_NOT_NULL(asked[k].traffic);
+        CU_ASSERT_EQUAL(asked[k].most_wire_bytes, most);
+    }
+    g_autoptr(GArray) d0 = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0);
+    g_autoptr(GArray) d2 = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 2);
+    CU_ASSERT_EQUAL(d0->len, 2);
+    CU_ASSERT_EQUAL(d2->len, 3);
+    /* Layer 0 is not pipelined: one expert op; layer 2 is: one per chunk, both ways. */
+    CU_ASSERT_EQUAL(fx_count_ops(s, 0, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD), 1);
+    CU_ASSERT_EQUAL(fx_count_ops(s, 0, 2, MS_ROLE_EXPERT, MS_PHASE_FORWARD), 3);
+    CU_ASSERT_EQUAL(fx_count_ops(s, 0, 2, MS_ROLE_EXPERT, MS_PHASE_BACKWARD), 3);
+    CU_ASSERT_EQUAL(fx_count_ops(s, 0, 0, MS_ROLE_DISPATCH, MS_PHASE_BACKWARD), 2);
+    /* Without a hook: whole all-to-alls. */
+    ms_plan_config_init(&cfg);
+    g_autoptr(MsSchedule) whole = build_ok(m, r, MS_PLAN_TRAIN, &cfg);
+    g_autoptr(GArray) w2 = fx_colls(whole, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 2);
+    CU_ASSERT_EQUAL(w2->len, 1);
+    CU_ASSERT_EQUAL(ms_plan_chunks_for(10, 0), 1);
+    CU_ASSERT_EQUAL(ms_plan_chunks_for(0, 4), 1);
+    CU_ASSERT_EQUAL(ms_plan_chunks_for(8, 4), 2);
+    CU_ASSERT_EQUAL(ms_plan_chunks_for(9, 4), 3);
+}
+
 static void
 test_compression(void)
 {
     MsPlanConfig cfg;
     ms_plan_config_init(&cfg);
-    cfg.a2a_chunks = 2;
-    cfg.pipeline = TRUE;
+    const MsMoeLayerPlan two = {.chunks = 2, .pipeline = TRUE};
+    set_layers(&cfg, fixed_layer, &two);
     cfg.compress_ratio = 0.5;
     g_autoptr(MsSchedule) s = train_step(NULL, &cfg);
     for (MsPhase ph = MS_PHASE_FORWARD; ph <= MS_PHASE_BACKWARD; ph++) {
@@ -490,12 +580,18 @@ test_errors(void)
                                      "seq_len = 8\ntokens_per_gpu = 8\n");
     expect_error(m4, good, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_MISMATCH,
                  "the trace has 8 experts but model e4 has 4");
-    cfg.a2a_chunk = 65536;
-    cfg.a2a_chunks = 5000;
+    MsMoeLayerPlan many = {.chunks = 5000, .chunk_bytes = 65536};
+    set_layers(&cfg, fixed_layer, &many);
     expect_error(m, good, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_LIMIT,
-                 "cut layer 1's all-to-all into 5000 chunks (at most 4096)");
-    cfg.a2a_chunks = 0;
-    cfg.a2a_chunk = 0;
+                 "all-to-all chunks of 65536 bytes cut layer 1's all-to-all into 5000 chunks (at "
+                 "most 4096): use a larger chunk");
+    many.chunk_bytes = 0;
+    expect_error(m, good, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_LIMIT,
+                 "the policy cut layer 1's all-to-all into 5000 chunks (1 to 4096)");
+    many.chunks = 0;
+    expect_error(m, good, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_LIMIT,
+                 "the policy cut layer 1's all-to-all into 0 chunks (1 to 4096)");
+    set_layers(&cfg, NULL, NULL);
     cfg.allreduce_chunk = 8;
     expect_error(m, good, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_LIMIT,
                  "allreduce chunks of 8 bytes cut a 65536-byte gradient bucket into 8192");
@@ -537,6 +633,7 @@ main(int argc, char **argv)
         {"gradient buckets in backward order", test_buckets},
         {"chunks, expert-parallel groups and replica allreduce", test_chunks_and_groups},
         {"all-to-all chunk count from the largest sender", test_a2a_chunk_bytes},
+        {"the per-layer hook", test_per_layer_hook},
         {"compression tasks and wire bytes", test_compression},
         {"inference: forward only, placements and their ops", test_inference},
         {"a cleared configuration owns nothing", test_config_owns_nothing_after_clear},

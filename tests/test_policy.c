@@ -1,5 +1,6 @@
-/* Tests of policy: the registry, "NAME:key=value" parsing with every error, typed values and
- * defaults, the shared parameters, and the path from policy to schedule. */
+/* Tests of policy: the registry and the rules of each class, "NAME:key=value" parsing with every
+ * error, typed values and defaults, the shared parameters, the path from policy to schedule, a
+ * class outside the registry (modes, rules, per-layer hook), and the capabilities. */
 #include "plan_fixture.h"
 #include "sim/net/collective.h"
 
@@ -174,6 +175,78 @@ test_configure_and_plan(void)
     MS_ASSERT_ERROR(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH, "top_k_infer");
 }
 
+/* A class outside the registry, as a new policy starts: training only, priority order with
+ * Lina's gate, every MoE layer in `k` pipelined chunks. */
+static const MsParamSpec k_params[] = {
+    {"k", MS_PARAM_UINT, "2", 1, 8, NULL, "chunks per MoE layer"},
+    {NULL},
+};
+
+static void
+k_layer(const MsPolicy *policy, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    out->chunks = ms_policy_get_uint(policy, "k");
+    out->pipeline = TRUE;
+}
+
+static const MsPolicyClass trainonly = {
+    .name = "trainonly",
+    .summary = "a test class",
+    .params = k_params,
+    .modes = MS_POLICY_MODE(MS_PLAN_TRAIN),
+    .rules = {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_A2A},
+    .moe_layer = k_layer,
+};
+
+static void
+test_class_and_capabilities(void)
+{
+    g_autoptr(MsModel) m = fx_model(model_text);
+    g_autoptr(MsTopology) t = fx_topo("dgx-a100");
+    g_autoptr(MsRouting) r = fx_routing(2, 8, 8, 2, counts);
+    MsPolicyInput in = {m, r, t, MS_PLAN_TRAIN, NULL};
+    GError *error = NULL;
+    g_autoptr(MsPolicy) p = ms_policy_new(&trainonly, "k=3", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_PTR_EQUAL(ms_policy_get_class(p), &trainonly);
+    CU_ASSERT_STRING_EQUAL(ms_policy_spec(p), "trainonly:k=3");
+    CU_ASSERT_TRUE(ms_policy_plans_mode(p, MS_PLAN_TRAIN));
+    CU_ASSERT_FALSE(ms_policy_plans_mode(p, MS_PLAN_INFER));
+    CU_ASSERT_EQUAL(ms_policy_path_history(p, MS_PLAN_TRAIN), 0);
+    g_autoptr(MsSchedule) s = ms_policy_plan(p, &in, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_STRING_EQUAL(ms_schedule_policy(s), "trainonly");
+    MsDispatchRules rules = ms_schedule_rules(s);
+    CU_ASSERT_EQUAL(rules.order, MS_DISPATCH_ORDER_PRIORITY);
+    CU_ASSERT_EQUAL(rules.allreduce_gate, MS_ALLREDUCE_GATE_A2A);
+    for (gint layer = 0; layer < 2; layer++) {
+        g_autoptr(GArray) fd = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, layer);
+        CU_ASSERT_EQUAL(fd->len, 3);
+        CU_ASSERT_EQUAL(fx_count_ops(s, 0, layer, MS_ROLE_EXPERT, MS_PHASE_FORWARD), 3);
+    }
+    in.mode = MS_PLAN_INFER;
+    g_autoptr(MsRouting) r1 = fx_routing(2, 8, 8, 1, counts);
+    in.routing = r1;
+    MsPlanConfig cfg;
+    CU_ASSERT_FALSE(ms_policy_configure(p, &in, &cfg, &error));
+    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "policy trainonly does not plan inference (mode infer)");
+    CU_ASSERT_PTR_NULL(ms_policy_new(&trainonly, "k=9", &error));
+    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE, "policy trainonly: k=9:");
+    /* The shipped policies plan both modes; only Lina's dynamic inference needs token paths. */
+    for (const char *const *name = ms_policy_names(); *name; name++) {
+        g_autoptr(MsPolicy) q = parse_ok(*name);
+        CU_ASSERT_TRUE(ms_policy_plans_mode(q, MS_PLAN_TRAIN));
+        CU_ASSERT_TRUE(ms_policy_plans_mode(q, MS_PLAN_INFER));
+        CU_ASSERT_EQUAL(ms_policy_path_history(q, MS_PLAN_TRAIN), 0);
+        CU_ASSERT_EQUAL(ms_policy_path_history(q, MS_PLAN_INFER), strcmp(*name, "lina") ? 0 : 3);
+    }
+    g_autoptr(MsPolicy) two = parse_ok("lina:path=2");
+    CU_ASSERT_EQUAL(ms_policy_path_history(two, MS_PLAN_INFER), 2);
+    g_autoptr(MsPolicy) fixed = parse_ok("lina:placement=static");
+    CU_ASSERT_EQUAL(ms_policy_path_history(fixed, MS_PLAN_INFER), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -182,6 +255,7 @@ main(int argc, char **argv)
         {"values and defaults", test_values},
         {"every parse error", test_parse_errors},
         {"configure and plan", test_configure_and_plan},
+        {"a class of its own, and capabilities", test_class_and_capabilities},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"policy", NULL, NULL, tests}, {NULL}};

@@ -38,7 +38,6 @@ ms_plan_config_init(MsPlanConfig *cfg)
     cfg->policy = "fifo";
     cfg->spec = "fifo";
     cfg->rules = (MsDispatchRules){MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE};
-    cfg->order = MS_PLAN_ORDER_CHUNKED;
     cfg->compress_ratio = 1.0;
     cfg->a2a_algo = MS_COLL_ALGO_DIRECT;
     cfg->allreduce_algo = MS_COLL_ALGO_RING;
@@ -68,6 +67,12 @@ ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value)
     }
     g_ptr_array_add(cfg->meta, g_strdup(key));
     g_ptr_array_add(cfg->meta, g_strdup(value));
+}
+
+guint64
+ms_plan_chunks_for(guint64 most, guint64 chunk)
+{
+    return chunk ? MAX((most + chunk - 1) / chunk, 1) : 1;
 }
 
 static gboolean
@@ -437,7 +442,7 @@ plan_clear(Plan *p)
         ms_traffic_free(p->traffic[m]);
     }
     g_free(p->traffic);
-    g_free(p->chunks);
+    g_free(p->layer_plans);
     g_free(p->front);
     g_free(p->prio);
     g_free(p->gate);

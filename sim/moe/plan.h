@@ -3,8 +3,10 @@
  * chunking, pipelining, task order, compression, placement). Training: per layer forward
  * (attention, gate, all-to-all dispatch, expert FFN, all-to-all combine) and backward in reverse,
  * dense gradients allreduced in buckets as backward produces them, expert gradients among their
- * replicas. Inference: forward only. Costs are flops and bytes per op (docs/models.md); time is
- * the executor's business. Ignores the optimizer update and embedding lookups. */
+ * replicas. Inference: forward only. The policy's decisions for each MoE layer (chunks,
+ * pipelining, order) come from a hook it provides. Costs are flops and bytes per op
+ * (docs/models.md); time is the executor's business. Ignores the optimizer update and embedding
+ * lookups. */
 #pragma once
 
 #include <glib.h>
@@ -62,26 +64,55 @@ typedef struct {
     guint64 *moves_p2;      /* weights moved after a phase 2 re-plan, before dispatch */
 } MsLayerPlacement;
 
+/* One MoE layer as the plan builder sees it when it asks the policy how to run it. */
+typedef struct {
+    const MsModel *model;
+    const MsTopology *topo;
+    MsPlanMode mode;
+    guint layer;              /* the model layer */
+    guint moe;                /* its index among the MoE layers */
+    const MsTraffic *traffic; /* its tokens between GPUs, under the layer's placement */
+    guint64 most_wire_bytes;  /* the largest sender's all-to-all bytes to other GPUs, as sent
+                                 (after compression) */
+} MsMoeLayer;
+
+/* A policy's decisions for one MoE layer, forward and backward alike. */
+typedef struct {
+    guint64 chunks;      /* all-to-all chunks, 1 to MS_PLAN_MAX_CHUNKS */
+    guint64 chunk_bytes; /* the chunk size chunks was derived from (0: a count): the error for too
+                            many chunks names it */
+    gboolean pipeline;   /* expert compute per chunk, each waiting for its own chunk only */
+    MsPlanOrder order;   /* of the compute tasks when pipelined */
+} MsMoeLayerPlan;
+
+/* The per-layer hook: fills out, which comes as whole all-to-alls (one chunk, not pipelined,
+ * chunked order). data is the configuration's hook_data. */
+typedef void (*MsMoeLayerFn)(gconstpointer data, const MsMoeLayer *layer, MsMoeLayerPlan *out);
+
+/* The chunks that cut most bytes into pieces of at most chunk bytes: ceil(most / chunk), at least
+ * 1; 1 when chunk is 0 (whole). */
+guint64 ms_plan_chunks_for(guint64 most, guint64 chunk);
+
 /* A policy's static part. ms_plan_config_init gives the plain schedule: one communication
- * stream, nothing partitioned or pipelined, program order, direct all-to-all, ring allreduce. */
+ * stream, nothing partitioned or pipelined, program order, direct all-to-all, ring allreduce,
+ * readiness order and no gate. Decisions that may differ from one MoE layer to the next are the
+ * moe_layer hook's, asked once per MoE layer. */
 typedef struct {
     const char *policy;       /* the policy's name, for the schedule */
     const char *spec;         /* the policy as given, for the schedule's metadata */
     MsDispatchRules rules;    /* the online part: what the dispatcher applies to the schedule */
     gboolean split_allreduce; /* allreduce on its own communication stream */
-    guint64 a2a_chunk;        /* bytes per all-to-all chunk (largest sender); 0 = whole */
-    guint a2a_chunks;         /* fixed chunk count (ScheMoE's r); overrides a2a_chunk */
     guint64 allreduce_chunk;  /* bytes per allreduce chunk; 0 = whole buckets */
-    gboolean pipeline;        /* expert compute per all-to-all chunk */
-    MsPlanOrder order;
-    double compress_ratio;  /* compressed over original bytes; 1 = no compression tasks */
-    double compress_cost_s; /* seconds per input byte of (de)compression; 0 = memory-bound */
-    guint8 a2a_algo;        /* MsCollAlgo */
+    double compress_ratio;    /* compressed over original bytes; 1 = no compression tasks */
+    double compress_cost_s;   /* seconds per input byte of (de)compression; 0 = memory-bound */
+    guint8 a2a_algo;          /* MsCollAlgo */
     guint32 window;
     guint8 allreduce_algo;          /* MsCollAlgo */
     MsCommPriorityFn comm_priority; /* NULL: program order */
     gboolean imminent_flags;        /* Lina: flag the compute op before each backward all-to-all */
     guint ep;                       /* expert-parallel degree; 0 = the model's */
+    MsMoeLayerFn moe_layer;         /* per MoE layer: chunks, pipelining, order; NULL = whole */
+    gconstpointer hook_data;        /* given to moe_layer; must outlive the configuration's use */
     MsLayerPlacement *layers;       /* inference: one per MoE layer; NULL = static placement */
     guint n_layers;
     GPtrArray *meta; /* "key", "value" pairs for the metadata; NULL until add_meta */
@@ -100,10 +131,11 @@ void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *val
 gboolean ms_plan_check_routing(const MsModel *model, const MsRouting *routing,
                                const MsTopology *topo, MsPlanMode mode, GError **error);
 
-/* Builds and validates the schedule. Returns NULL with MS_PLAN_ERROR (mismatch, a partition
- * beyond MS_PLAN_MAX_CHUNKS, more than MS_PLAN_MAX_OPS ops, an ep that does not divide the GPUs
- * and experts, inference placements that are incomplete) or MS_MODEL_ERROR. The schedule's
- * metadata holds model, topology, policy, mode, iteration, ep and dropped_tokens. */
+/* Builds and validates the schedule, asking cfg's moe_layer hook about each MoE layer in order.
+ * Returns NULL with MS_PLAN_ERROR (mismatch, a partition of 0 or beyond MS_PLAN_MAX_CHUNKS, more
+ * than MS_PLAN_MAX_OPS ops, an ep that does not divide the GPUs and experts, inference placements
+ * that are incomplete) or MS_MODEL_ERROR. The schedule's metadata holds model, topology, policy,
+ * mode, iteration, ep and dropped_tokens. */
 MsSchedule *ms_plan_build(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
                           MsPlanMode mode, const MsPlanConfig *cfg, GError **error);
 

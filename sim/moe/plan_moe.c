@@ -1,6 +1,7 @@
 /* plan_moe: the MoE block of a layer, forward and backward: gate, all-to-all out (dispatch;
  * in backward the combine's gradient), expert FFN, all-to-all back (combine; in backward the
- * dispatch's gradient), with the policy's chunking, pipelining, task order and compression, and
+ * dispatch's gradient), with the policy's compression and its per-layer chunking, pipelining and
+ * task order (its moe_layer hook), and
  * in inference the placement ops of Lina's two phases. Traffic in tokens from the routing,
  * bytes = tokens x d_model x dtype (x the compression ratio on the wire). */
 #include "plan_private.h"
@@ -60,28 +61,39 @@ wire_bytes(const Plan *p, guint64 tokens)
     return (guint64)llround((double)tokens * (double)p->token_bytes * p->cfg->compress_ratio);
 }
 
-/* Chunks of MoE layer m's all-to-all: fixed, or enough for the largest sender's wire bytes. */
+/* The policy's decisions for MoE layer m (its hook, or whole all-to-alls), checked. */
 static gboolean
-chunk_count(Plan *p, guint m)
+layer_plan(Plan *p, guint m)
 {
-    guint64 k = 1;
-    if (p->cfg->a2a_chunks > 0) {
-        k = p->cfg->a2a_chunks;
-    } else if (p->cfg->a2a_chunk > 0) {
-        guint64 most = 0;
-        for (guint r = 0; r < p->n; r++) {
-            most = MAX(most, wire_bytes(p, ms_traffic_sent_off_rank(p->traffic[m], r)));
-        }
-        k = MAX((most + p->cfg->a2a_chunk - 1) / p->cfg->a2a_chunk, 1);
+    MsMoeLayer layer = {.model = p->model,
+                        .topo = p->topo,
+                        .mode = p->mode,
+                        .layer = ms_model_moe_layer(p->model, m),
+                        .moe = m,
+                        .traffic = p->traffic[m]};
+    for (guint r = 0; r < p->n; r++) {
+        layer.most_wire_bytes =
+            MAX(layer.most_wire_bytes, wire_bytes(p, ms_traffic_sent_off_rank(p->traffic[m], r)));
     }
-    if (k > MS_PLAN_MAX_CHUNKS) {
+    MsMoeLayerPlan *lp = &p->layer_plans[m];
+    *lp = (MsMoeLayerPlan){.chunks = 1, .order = MS_PLAN_ORDER_CHUNKED};
+    if (p->cfg->moe_layer) {
+        p->cfg->moe_layer(p->cfg->hook_data, &layer, lp);
+    }
+    if (lp->chunks > MS_PLAN_MAX_CHUNKS && lp->chunk_bytes > 0) {
         g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
                     "all-to-all chunks of %" G_GUINT64_FORMAT " bytes cut layer %u's all-to-all "
                     "into %" G_GUINT64_FORMAT " chunks (at most %u): use a larger chunk",
-                    p->cfg->a2a_chunk, ms_model_moe_layer(p->model, m), k, MS_PLAN_MAX_CHUNKS);
+                    lp->chunk_bytes, layer.layer, lp->chunks, MS_PLAN_MAX_CHUNKS);
         return FALSE;
     }
-    p->chunks[m] = (guint)k;
+    if (lp->chunks == 0 || lp->chunks > MS_PLAN_MAX_CHUNKS) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
+                    "the policy cut layer %u's all-to-all into %" G_GUINT64_FORMAT
+                    " chunks (1 to %u)",
+                    layer.layer, lp->chunks, MS_PLAN_MAX_CHUNKS);
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -92,7 +104,7 @@ check_size(Plan *p)
     gboolean train = p->mode == MS_PLAN_TRAIN, comp = p->cfg->compress_ratio != 1.0;
     guint64 per_rank = 3 * (guint64)p->spec->layers + 2;
     for (guint m = 0; m < p->spec->n_moe; m++) {
-        per_rank += 4 + (guint64)p->chunks[m] * (comp ? 7 : 3);
+        per_rank += 4 + p->layer_plans[m].chunks * (comp ? 7 : 3);
     }
     per_rank *= train ? 2 : 1;
     guint64 params = (ms_model_attention_params(p->model) + ms_model_dense_ffn_params(p->model) +
@@ -130,11 +142,11 @@ plan_moe_prepare(Plan *p)
         }
     }
     p->traffic = g_new0(MsTraffic *, n_moe);
-    p->chunks = g_new0(guint, n_moe);
+    p->layer_plans = g_new0(MsMoeLayerPlan, n_moe);
     for (guint m = 0; m < n_moe; m++) {
         p->traffic[m] = ms_traffic_new(p->routing, m, placement_of(p, m), caps);
         p->dropped += ms_traffic_dropped(p->traffic[m]);
-        if (!chunk_count(p, m)) {
+        if (!layer_plan(p, m)) {
             return FALSE;
         }
     }
@@ -149,7 +161,7 @@ chunks_init(Plan *p, guint m, Chunks *ch)
     const MsTraffic *t = p->traffic[m];
     const MsPlacement *pl = ms_traffic_placement(t);
     guint groups = ms_placement_n_groups(pl), size = ms_placement_group_size(pl);
-    ch->k = p->chunks[m];
+    ch->k = (guint)p->layer_plans[m].chunks;
     ch->sent = g_new0(guint64, (gsize)ch->k * p->n);
     ch->recv = g_new0(guint64, (gsize)ch->k * p->n);
     ch->matrix = g_new(guint64 *, (gsize)ch->k * groups);
@@ -396,7 +408,8 @@ static void
 section(Plan *p, Section *sec)
 {
     guint k = sec->ch.k;
-    gboolean pipe = p->cfg->pipeline && k > 1;
+    const MsMoeLayerPlan *lp = &p->layer_plans[sec->m];
+    gboolean pipe = lp->pipeline && k > 1;
     gsize cells = (gsize)k * p->n;
     sec->out1 = g_new(guint32, cells);
     sec->out2 = g_new(guint32, cells);
@@ -406,7 +419,7 @@ section(Plan *p, Section *sec)
     for (guint r = 0; r < p->n; r++) {
         sec->in[r] = g_array_copy(p->front[r]);
     }
-    gboolean all_first = !pipe || p->cfg->order == MS_PLAN_ORDER_OPTSCHE;
+    gboolean all_first = !pipe || lp->order == MS_PLAN_ORDER_OPTSCHE;
     if (all_first) {
         /* OptSche: every first compression (and so every first all-to-all) before any body. */
         for (guint c = 0; c < k; c++) {

@@ -37,13 +37,13 @@ typedef struct {
     Bucket dense, expert;
     guint64 token_bytes;
     guint64 dropped;
-    MsPlacement *base;   /* training layout, or inference static placement */
-    MsTraffic **traffic; /* per MoE layer */
-    guint *chunks;       /* per MoE layer: all-to-all chunks */
-    guint32 *ids;        /* scratch: one op id per rank */
-    guint32 *cids;       /* scratch: the participant ops of a new collective */
-    guint32 *expert_ops; /* per rank: last expert op of the latest MoE section */
-    guint32 *ranks;      /* 0 .. n-1 */
+    MsPlacement *base;           /* training layout, or inference static placement */
+    MsTraffic **traffic;         /* per MoE layer */
+    MsMoeLayerPlan *layer_plans; /* per MoE layer: the policy's decisions */
+    guint32 *ids;                /* scratch: one op id per rank */
+    guint32 *cids;               /* scratch: the participant ops of a new collective */
+    guint32 *expert_ops;         /* per rank: last expert op of the latest MoE section */
+    guint32 *ranks;              /* 0 .. n-1 */
     GError **error;
 } Plan;
 

@@ -1,10 +1,12 @@
 /* lina: the training scheduler's static part (partitioning, priorities, the imminent flags,
- * pipelining) and expert packing, decided with the compute model (sim/compute.h, nominal GPU
- * figures) and an all-to-all estimate from the topology. Inference is delegated to lina_infer.c.
- * Estimates are seconds and are used for decisions only; the simulation times what is planned. */
+ * pipelining per MoE layer) and expert packing, decided with the compute model (sim/compute.h,
+ * nominal GPU figures) and an all-to-all estimate from the topology. Inference is delegated to
+ * lina_infer.c. Estimates are seconds and are used for decisions only; the simulation times what is
+ * planned. */
 #include "lina.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "lina_infer.h"
 #include "priority.h"
@@ -106,7 +108,7 @@ estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology
         for (guint r = 0; r < n; r++) {
             most = MAX(most, ms_traffic_sent_off_rank(t, r) * ms_model_token_bytes(model));
         }
-        guint k = a2a_chunk ? (guint)MAX((most + a2a_chunk - 1) / a2a_chunk, 1) : 1;
+        guint k = (guint)ms_plan_chunks_for(most, a2a_chunk);
         *compute_s += compute_estimate(model, topo, t, k);
         *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(model), k);
     }
@@ -192,23 +194,28 @@ static const MsParamSpec params[] = {
     {NULL},
 };
 
+/* The all-to-all micro-op size: a2a_chunk, or chunk when a2a_chunk is 0B. */
+static guint64
+a2a_micro_op(const MsPolicy *policy)
+{
+    guint64 a2a_chunk = ms_policy_get_bytes(policy, "a2a_chunk");
+    return a2a_chunk ? a2a_chunk : ms_policy_get_bytes(policy, "chunk");
+}
+
 static gboolean
 configure_train(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg, GError **error)
 {
-    guint64 chunk = ms_policy_get_bytes(policy, "chunk");
     guint64 a2a_chunk = ms_policy_get_bytes(policy, "a2a_chunk");
     if (ms_policy_given(policy, "a2a_chunk") && a2a_chunk < 65536) {
         g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE,
                     "policy lina: a2a_chunk=%" G_GUINT64_FORMAT "B is below 64 KiB", a2a_chunk);
         return FALSE;
     }
-    cfg->allreduce_chunk = chunk;
-    cfg->a2a_chunk = a2a_chunk ? a2a_chunk : chunk;
+    cfg->allreduce_chunk = ms_policy_get_bytes(policy, "chunk");
     cfg->comm_priority = ms_priority_comm;
     cfg->imminent_flags = TRUE;
-    cfg->pipeline = TRUE;
     MsLinaPack pack;
-    if (!ms_lina_pack(in->model, in->routing, in->topo, cfg->a2a_chunk,
+    if (!ms_lina_pack(in->model, in->routing, in->topo, a2a_micro_op(policy),
                       (guint)ms_policy_get_uint(policy, "pack"), &pack, error)) {
         return FALSE;
     }
@@ -234,11 +241,36 @@ configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg, GE
     return configure_train(policy, in, cfg, error);
 }
 
+/* Training: every MoE layer's all-to-all in micro-ops, expert compute pipelined per micro-op.
+ * Inference: whole all-to-alls (the placement is what Lina plans there). */
+static void
+moe_layer(const MsPolicy *policy, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    if (layer->mode == MS_PLAN_INFER) {
+        return;
+    }
+    out->chunk_bytes = a2a_micro_op(policy);
+    out->chunks = ms_plan_chunks_for(layer->most_wire_bytes, out->chunk_bytes);
+    out->pipeline = TRUE;
+}
+
+/* Dynamic inference estimates each layer's popularity from `path` earlier layers of each token's
+ * path, learned from earlier batches. */
+static guint
+path_history(const MsPolicy *policy, MsPlanMode mode)
+{
+    gboolean dynamic = strcmp(ms_policy_get_choice(policy, "placement"), "dynamic") == 0;
+    return mode == MS_PLAN_INFER && dynamic ? (guint)ms_policy_get_uint(policy, "path") : 0;
+}
+
 const MsPolicyClass ms_lina_policy = {
     .name = "lina",
     .summary = "Lina: prioritised micro-ops, allreduce gate, pipelining, packing; dynamic "
                "inference placement",
     .params = params,
+    .modes = MS_POLICY_ALL_MODES,
     .rules = {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_A2A},
     .configure = configure,
+    .moe_layer = moe_layer,
+    .path_history = path_history,
 };

@@ -12,8 +12,6 @@
 
 G_BEGIN_DECLS
 
-extern const MsPolicyClass ms_lina_policy;
-
 /* Bytes of optimizer state per parameter assumed by the packing memory check: fp16 weight and
  * gradient (4) plus fp32 master weight and Adam's two moments (12), as in ZeRO (SC'20). */
 #define MS_LINA_BYTES_PER_PARAM 16

@@ -1,16 +1,12 @@
-/* policy: parsing "NAME:key=value,..." against the policy's parameter table (plus the shared
- * ones), typed access for the modules, and the common path from policy to schedule. Values are
- * checked here with the units of sim/base/units.h, so modules see only valid numbers. */
+/* policy: the registry (one line per policy), parsing "NAME:key=value,..." against the policy's
+ * parameter table (plus the shared ones), typed access for the classes, and the common path from
+ * policy to schedule. Values are checked here with the units of sim/base/units.h, so classes see
+ * only valid numbers. */
 #include "policy.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "concurrent.h"
-#include "fifo.h"
-#include "lina.h"
-#include "priority.h"
-#include "schemoe.h"
 #include "sim/net/collective.h"
 
 G_DEFINE_QUARK(ms_policy_error_quark, ms_policy_error)
@@ -26,11 +22,24 @@ static const MsParamSpec common_params[] = {
     {NULL},
 };
 
-static const MsPolicyClass *const classes[] = {
-    &ms_fifo_policy, &ms_concurrent_policy, &ms_priority_policy,
-    &ms_lina_policy, &ms_schemoe_policy,
-};
-static const char *const names[] = {"fifo", "concurrent", "priority", "lina", "schemoe", NULL};
+/* The registry: one line per policy, in the order listings show them. NAME is the policy's name
+ * and its class is ms_NAME_policy, defined in sim/policy/NAME.c. */
+#define POLICIES(X)                                                                                \
+    X(fifo)                                                                                        \
+    X(concurrent)                                                                                  \
+    X(priority)                                                                                    \
+    X(lina)                                                                                        \
+    X(schemoe)
+
+#define DECLARE(name) extern const MsPolicyClass ms_##name##_policy;
+#define CLASS(name) &ms_##name##_policy,
+#define NAME(name) #name,
+POLICIES(DECLARE)
+static const MsPolicyClass *const classes[] = {POLICIES(CLASS)};
+static const char *const names[] = {POLICIES(NAME) NULL};
+#undef DECLARE
+#undef CLASS
+#undef NAME
 
 typedef union {
     guint64 u;
@@ -243,6 +252,27 @@ set_param(MsPolicy *p, const char *item, char **norm, GError **error)
 }
 
 MsPolicy *
+ms_policy_new(const MsPolicyClass *cls, const char *params, GError **error)
+{
+    g_return_val_if_fail(cls != NULL, NULL);
+    g_autoptr(MsPolicy) p = policy_new(cls);
+    GString *norm = g_string_new(cls->name);
+    if (params && params[0] != '\0') {
+        g_auto(GStrv) items = g_strsplit(params, ",", -1);
+        for (guint k = 0; items[k]; k++) {
+            g_autofree char *item = NULL;
+            if (!set_param(p, g_strstrip(items[k]), &item, error)) {
+                g_string_free(norm, TRUE);
+                return NULL;
+            }
+            g_string_append_printf(norm, "%c%s", k ? ',' : ':', item);
+        }
+    }
+    p->spec = g_string_free(norm, FALSE);
+    return g_steal_pointer(&p);
+}
+
+MsPolicy *
 ms_policy_parse(const char *spec, GError **error)
 {
     g_return_val_if_fail(spec != NULL, NULL);
@@ -257,27 +287,19 @@ ms_policy_parse(const char *spec, GError **error)
                     "unknown policy '%s' (known: %s)", name, list);
         return NULL;
     }
-    g_autoptr(MsPolicy) p = policy_new(cls);
-    GString *norm = g_string_new(name);
-    if (colon && colon[1] != '\0') {
-        g_auto(GStrv) items = g_strsplit(colon + 1, ",", -1);
-        for (guint k = 0; items[k]; k++) {
-            g_autofree char *item = NULL;
-            if (!set_param(p, g_strstrip(items[k]), &item, error)) {
-                g_string_free(norm, TRUE);
-                return NULL;
-            }
-            g_string_append_printf(norm, "%c%s", k ? ',' : ':', item);
-        }
-    }
-    p->spec = g_string_free(norm, FALSE);
-    return g_steal_pointer(&p);
+    return ms_policy_new(cls, colon ? colon + 1 : NULL, error);
 }
 
 const char *
 ms_policy_name(const MsPolicy *p)
 {
     return p->cls->name;
+}
+
+const MsPolicyClass *
+ms_policy_get_class(const MsPolicy *p)
+{
+    return p->cls;
 }
 
 const char *
@@ -340,19 +362,57 @@ ms_policy_given(const MsPolicy *p, const char *key)
 }
 
 gboolean
+ms_policy_plans_mode(const MsPolicy *p, MsPlanMode mode)
+{
+    return (p->cls->modes & MS_POLICY_MODE(mode)) != 0;
+}
+
+guint
+ms_policy_path_history(const MsPolicy *p, MsPlanMode mode)
+{
+    return p->cls->path_history ? p->cls->path_history(p, mode) : 0;
+}
+
+void
+ms_policy_moe_layer(const MsPolicy *p, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    if (p->cls->moe_layer) {
+        p->cls->moe_layer(p, layer, out);
+    }
+}
+
+/* The plan builder's hook: the configuration carries the policy as its data. */
+static void
+moe_layer_hook(gconstpointer data, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    ms_policy_moe_layer(data, layer, out);
+}
+
+gboolean
 ms_policy_configure(const MsPolicy *p, const MsPolicyInput *in, MsPlanConfig *cfg, GError **error)
 {
     ms_plan_config_init(cfg);
+    if (!ms_policy_plans_mode(p, in->mode)) {
+        g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
+                    "policy %s does not plan %s (mode %s)", p->cls->name,
+                    in->mode == MS_PLAN_TRAIN ? "training" : "inference",
+                    ms_plan_mode_name(in->mode));
+        return FALSE;
+    }
     cfg->policy = p->cls->name;
     cfg->spec = p->spec;
     cfg->rules = p->cls->rules;
+    if (p->cls->moe_layer) {
+        cfg->moe_layer = moe_layer_hook;
+        cfg->hook_data = p;
+    }
     MsCollAlgo algo = MS_COLL_ALGO_DIRECT;
     ms_coll_algo_from_name(ms_policy_get_choice(p, "a2a"), &algo);
     cfg->a2a_algo = algo;
     cfg->window = (guint32)ms_policy_get_uint(p, "window");
     ms_coll_algo_from_name(ms_policy_get_choice(p, "allreduce"), &algo);
     cfg->allreduce_algo = algo;
-    if (!p->cls->configure(p, in, cfg, error)) {
+    if (p->cls->configure && !p->cls->configure(p, in, cfg, error)) {
         ms_plan_config_clear(cfg);
         return FALSE;
     }

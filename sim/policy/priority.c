@@ -1,6 +1,7 @@
-/* priority: the comm priority key and the partitioning parameters. Keys put every all-to-all
- * (by program order) before every allreduce (by layer, then program order); layers and program
- * positions stay far below the field widths (MS_MODEL_MAX_LAYERS, MS_PLAN_MAX_OPS). */
+/* priority: the comm priority key, the partitioning parameter and the per-layer chunking. Keys
+ * put every all-to-all (by program order) before every allreduce (by layer, then program order);
+ * layers and program positions stay far below the field widths (MS_MODEL_MAX_LAYERS,
+ * MS_PLAN_MAX_OPS). */
 #include "priority.h"
 
 #define ALLREDUCE_BAND (G_GINT64_CONSTANT(1) << 60)
@@ -24,15 +25,26 @@ static const MsParamSpec params[] = {
 static gboolean
 configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg, GError **error)
 {
-    cfg->a2a_chunk = cfg->allreduce_chunk = ms_policy_get_bytes(policy, "chunk");
+    cfg->allreduce_chunk = ms_policy_get_bytes(policy, "chunk");
     cfg->comm_priority = ms_priority_comm;
     return TRUE;
+}
+
+/* Every MoE layer's all-to-all in chunks of at most `chunk` bytes from its largest sender; the
+ * expert waits for all of them (pipelining is Lina's addition). */
+static void
+moe_layer(const MsPolicy *policy, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    out->chunk_bytes = ms_policy_get_bytes(policy, "chunk");
+    out->chunks = ms_plan_chunks_for(layer->most_wire_bytes, out->chunk_bytes);
 }
 
 const MsPolicyClass ms_priority_policy = {
     .name = "priority",
     .summary = "equal chunks; all-to-all before allreduce, earlier layers first",
     .params = params,
+    .modes = MS_POLICY_ALL_MODES,
     .rules = {MS_DISPATCH_ORDER_PRIORITY, MS_ALLREDUCE_GATE_NONE},
     .configure = configure,
+    .moe_layer = moe_layer,
 };

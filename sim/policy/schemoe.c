@@ -1,7 +1,8 @@
-/* schemoe: the static part of ScheMoE: r chunks, OptSche order, compression tasks and the
- * Pipe-A2A algorithm. The order itself is built by the plan builder (MS_PLAN_ORDER_OPTSCHE);
- * here the parameters become that configuration. */
-#include "schemoe.h"
+/* schemoe: ScheMoE's task scheduling (Shi et al., EuroSys'24): each MoE layer in r chunks whose
+ * tasks (compress, dispatch, decompress, expert, compress, combine, decompress) run in the order
+ * of the paper's Theorem 1 (OptSche, built by the plan builder: MS_PLAN_ORDER_OPTSCHE), optional
+ * compression and Pipe-A2A, allreduce on its own stream as under PyTorch DDP. docs/policies.md. */
+#include "policy.h"
 
 #include <string.h>
 
@@ -39,18 +40,26 @@ configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg, GE
         return FALSE;
     }
     cfg->split_allreduce = TRUE;
-    cfg->a2a_chunks = (guint)ms_policy_get_uint(policy, "r");
-    cfg->pipeline = TRUE;
-    cfg->order = MS_PLAN_ORDER_OPTSCHE;
     cfg->compress_ratio = ratio;
     cfg->compress_cost_s = ms_policy_get_seconds(policy, "compress_cost");
     return TRUE;
+}
+
+/* Every MoE layer in r chunks, pipelined in OptSche order. */
+static void
+moe_layer(const MsPolicy *policy, const MsMoeLayer *layer, MsMoeLayerPlan *out)
+{
+    out->chunks = ms_policy_get_uint(policy, "r");
+    out->pipeline = TRUE;
+    out->order = MS_PLAN_ORDER_OPTSCHE;
 }
 
 const MsPolicyClass ms_schemoe_policy = {
     .name = "schemoe",
     .summary = "r pipelined chunks in OptSche order; optional compression and Pipe-A2A",
     .params = params,
+    .modes = MS_POLICY_ALL_MODES,
     .rules = {MS_DISPATCH_ORDER_READY, MS_ALLREDUCE_GATE_NONE},
     .configure = configure,
+    .moe_layer = moe_layer,
 };
