@@ -23,13 +23,14 @@ static const MsParamSpec common_params[] = {
 };
 
 /* The registry: one line per policy, in the order listings show them. NAME is the policy's name
- * and its class is ms_NAME_policy, defined in sim/policy/NAME.c. */
+ * and its class is ms_NAME_policy, defined in sim/policy/NAME.c (docs/policies.md). */
 #define POLICIES(X)                                                                                \
     X(fifo)                                                                                        \
     X(concurrent)                                                                                  \
     X(priority)                                                                                    \
     X(lina)                                                                                        \
-    X(schemoe)
+    X(schemoe)                                                                                     \
+    /* end of the registry: every line above ends in a backslash */
 
 #define DECLARE(name) extern const MsPolicyClass ms_##name##_policy;
 #define CLASS(name) &ms_##name##_policy,
