@@ -14,6 +14,7 @@
 #include "backends/executor_remote.h"
 #include "cli.h"
 #include "commands.h"
+#include "validate/bench_report.h"
 #include "validate/moesim_csv.h"
 #if MOESIM_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -127,7 +128,7 @@ report(const BenchArgs *a, GBytes *result, const MsTopology *topo)
     if (topo && model == NULL) {
         return ms_cli_fail(error);
     }
-    g_autofree char *table = ms_bench_format(set, model);
+    g_autofree char *table = ms_bench_report_format(set, model);
     fputs(table, stdout);
     if (a->out) {
         printf("# %u rows written to %s\n", ms_measurement_set_size(set), a->out);

@@ -11,6 +11,7 @@
 #include "backends/executor_bench.h"
 #include "backends/executor_remote.h"
 #include "sim/compute.h"
+#include "validate/bench_report.h"
 #include "validate/moesim_csv.h"
 
 static guint n_gpus;
@@ -156,7 +157,7 @@ test_bench(void)
     CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, len, "bench", &error));
     /* 18 allreduce sizes (8 B .. 1 MiB), 2 token counts x 3 kernels, 1 launch row */
     CU_ASSERT_EQUAL(ms_measurement_set_size(set), 18 + 6 + 1);
-    g_autofree char *table = ms_bench_format(set, NULL);
+    g_autofree char *table = ms_bench_report_format(set, NULL);
     fprintf(stderr, "\n%s", table);
 }
 
