@@ -2,16 +2,12 @@
  * malformed specs, size sweeps, point-to-point pairs per link class (from a topology or from host
  * names), expert kernel shapes that calibration's expert fit accepts, nccl-tests bandwidths, the
  * text tables; and `moesim bench` errors (a GPU-less machine included). */
-#include "config.h"
-
 #include "backends/executor_bench.h"
+#include "backends/registry.h"
 #include "ms_test.h"
 #include "sim/compute.h"
 #include "validate/fit.h"
 #include "validate/measurement.h"
-#if MOESIM_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
 
 static void
 test_defaults_and_parsing(void)
@@ -284,11 +280,8 @@ test_bandwidth(void)
 static gboolean
 have_gpu(void)
 {
-#if MOESIM_HAVE_CUDA
-    return ms_cuda_device_count(NULL) > 0;
-#else
-    return FALSE;
-#endif
+    const MsExecBackend *cuda = ms_backend_hooks(ms_backend_find("cuda", NULL), NULL);
+    return cuda && cuda->devices(NULL) > 0;
 }
 
 static void
@@ -326,8 +319,9 @@ test_command_errors(void)
     const char *args[] = {"bench", "--what", "gemm", NULL};
     g_autofree char *out = NULL, *err = NULL;
     CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, MOESIM_HAVE_CUDA ? "no CUDA device is visible"
-                                                        : "this moesim was built without it"));
+    gboolean built = ms_backend_in_build(ms_backend_find("cuda", NULL));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err, built ? "no CUDA device is visible" : "this moesim was built without it"));
 }
 
 int
