@@ -1,19 +1,14 @@
-/* executor: the generic driver loop shared by every backend, option checks, and the backend
- * table. Times are whatever clock the backend reports, in picoseconds; the loop only orders
- * events and enforces the wall-clock limit. */
-#include "config.h"
-
+/* executor: the generic driver loop shared by every backend, the common option checks, and the
+ * one call that finds a backend in the registry and runs a schedule on it. Times are whatever
+ * clock the backend reports, in picoseconds; the loop only orders events and enforces the
+ * wall-clock limit. */
 #include "executor.h"
 
 #include <math.h>
-#include <string.h>
 
-#include "backends/cpu/cpu_backend.h"
 #include "backends/executor_remote.h"
+#include "backends/registry.h"
 #include "sim/schedule/dispatcher.h"
-#if MOESIM_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
 
 G_DEFINE_QUARK(ms_executor_error_quark, ms_executor_error)
 
@@ -21,36 +16,6 @@ G_DEFINE_QUARK(ms_executor_error_quark, ms_executor_error)
 #define WAIT_SLICE_US (100 * 1000)
 
 enum { IDLE, LAUNCHED, FINISHED };
-
-static const char *const backend_names[] = {"cpu", "cuda", NULL};
-
-const char *const *
-ms_executor_backend_names(void)
-{
-    return backend_names;
-}
-
-const MsExecBackend *
-ms_executor_backend(const char *name, GError **error)
-{
-    if (g_strcmp0(name, "cpu") == 0) {
-        return &ms_cpu_backend;
-    }
-    if (g_strcmp0(name, "cuda") == 0) {
-#if MOESIM_HAVE_CUDA
-        return &ms_cuda_backend;
-#else
-        g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_BACKEND,
-                    "backend 'cuda': this moesim was built without it (the CUDA toolkit, cuBLAS "
-                    "or NCCL was not found at build time; see meson option toolkit_dir)");
-        return NULL;
-#endif
-    }
-    g_autofree char *list = g_strjoinv(", ", (char **)backend_names);
-    g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_BACKEND,
-                "unknown backend '%s' (known: %s)", name ? name : "(null)", list);
-    return NULL;
-}
 
 gboolean
 ms_exec_options_resolve(const MsExecOptions *in, MsExecOptions *out, GError **error)
@@ -63,22 +28,6 @@ ms_exec_options_resolve(const MsExecOptions *in, MsExecOptions *out, GError **er
     if (!isfinite(out->timeout_s) || out->timeout_s < 0 || out->timeout_s > MS_EXEC_MAX_TIMEOUT_S) {
         g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS,
                     "timeout: %g s is not in (0, %g] s", out->timeout_s, MS_EXEC_MAX_TIMEOUT_S);
-        return FALSE;
-    }
-    if (!isfinite(out->time_scale) || out->time_scale < 0 || out->time_scale > 1e6) {
-        g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS,
-                    "time scale: %g is not in [0, 1e6]", out->time_scale);
-        return FALSE;
-    }
-    if (out->time_scale == 0) {
-        out->time_scale = 1.0;
-    }
-    if (out->dtype == NULL) {
-        out->dtype = "bf16";
-    }
-    if (strcmp(out->dtype, "bf16") != 0 && strcmp(out->dtype, "fp16") != 0) {
-        g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS,
-                    "dtype: '%s' is not bf16 or fp16", out->dtype);
         return FALSE;
     }
     return TRUE;
@@ -260,7 +209,8 @@ MsRecords *
 ms_backend_execute(const char *name, const MsSchedule *s, const MsTopology *topology,
                    const MsExecOptions *opts, GError **error)
 {
-    const MsExecBackend *b = ms_executor_backend(name, error);
+    const MsBackendInfo *info = ms_backend_find(name, error);
+    const MsExecBackend *b = info ? ms_backend_hooks(info, error) : NULL;
     if (b == NULL) {
         return NULL;
     }

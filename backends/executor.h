@@ -2,7 +2,8 @@
  * of hooks (open, launch, wait, finish, close; per-rank backends also a session hook); one
  * generic driver loop owns the dispatcher, launches what it decides, collects completions and
  * records per-op start/end in picoseconds on the backend's common clock. Knows nothing of
- * threads, GPUs or sockets: those live behind the hooks (backends/cpu, backends/cuda). */
+ * threads, GPUs or sockets, nor of any backend by name: those live behind the hooks, and the
+ * backends register themselves in registry.h. */
 #pragma once
 
 #include <glib.h>
@@ -26,19 +27,19 @@ typedef enum {
 #define MS_EXEC_DEFAULT_TIMEOUT_S 600.0
 #define MS_EXEC_MAX_TIMEOUT_S (7 * 24 * 3600.0)
 
-/* How an execution runs. Zero-initialised fields take their defaults. */
+/* How an execution runs: what every backend reads. Zero-initialised fields take their defaults. */
 typedef struct {
     double timeout_s; /* whole run (and each rendezvous wait); 0: MS_EXEC_DEFAULT_TIMEOUT_S */
-    /* cpu backend: compute ops are busy work lasting the compute model's time for the op on its
-     * rank's GPU (from topology) multiplied by time_scale. */
+    /* The cluster the schedule is for; the cpu backend sizes its busy work with its GPUs' compute
+     * model. NULL: none. */
     const MsTopology *topology;
-    double time_scale;  /* 0: 1.0; must be finite and >= 0 otherwise (negative: refused) */
-    guint64 max_memory; /* cpu: bytes of rank buffers allowed; 0: MS_CPU_DEFAULT_MAX_MEMORY */
-    guint32 faults;     /* cpu: deliberate faults, for the backend's own tests (cpu_backend.h) */
-    /* cuda backend */
-    const char *dtype;          /* GEMM and allreduce element type: "bf16" (NULL) or "fp16" */
-    const char *worker_command; /* binary the single-node launcher starts per rank; NULL: this
-                                 * program (see executor_remote.h) */
+    /* Per-rank backends: the binary the single-node launcher starts per rank; NULL: this program
+     * (see executor_remote.h). */
+    const char *worker_command;
+    /* The backend's own options: the record it declares (MsCpuOptions, MsCudaOptions), made from
+     * the command line by its registry entry (registry.h) or filled by the caller; NULL: the
+     * backend's defaults. Only that backend's hooks read it, and they check it. */
+    gconstpointer backend;
 } MsExecOptions;
 
 /* Where a per-rank backend runs: its rank among world ranks, its GPU on the node, and the session
@@ -90,10 +91,17 @@ typedef struct {
      * backend has none. */
     GBytes *(*bench)(GBytes *spec, const MsExecOptions *opts, const MsExecPlace *place,
                      GError **error);
+    /* Devices (GPUs) this process can use, for commands that start one rank per device; 0 with an
+     * error saying why when there is none. NULL hook: the backend uses none. */
+    guint (*devices)(GError **error);
+    /* Bytes of its options record (MsExecOptions.backend); 0: it takes none. A per-rank backend's
+     * record travels to every rank as these bytes (executor_remote.h), so it holds no pointers. */
+    gsize options_size;
 } MsExecBackend;
 
-/* Checks options (timeout, time_scale, dtype) and fills defaults into out. FALSE with
- * MS_EXECUTOR_ERROR_OPTIONS naming the option and the bad value. */
+/* Checks the common options (the timeout) and fills defaults into out; the backend's record is
+ * copied as a pointer and checked by its hooks. FALSE with MS_EXECUTOR_ERROR_OPTIONS naming the
+ * option and the bad value. */
 gboolean ms_exec_options_resolve(const MsExecOptions *in, MsExecOptions *out, GError **error);
 
 /* The driver loop: dispatcher poll -> backend launch -> backend wait -> dispatcher finished, until
@@ -110,16 +118,12 @@ MsRecords *ms_executor_run(const MsExecBackend *backend, const MsSchedule *s,
 MsRecords *ms_executor_drive(const MsExecBackend *backend, gpointer state, const MsSchedule *s,
                              const MsExecOptions *opts, GError **error);
 
-/* The backends by name ("cpu", "cuda"). NULL with MS_EXECUTOR_ERROR_BACKEND for an unknown name
- * (the message lists the known ones) or for "cuda" in a build without CUDA. */
-const MsExecBackend *ms_executor_backend(const char *name, GError **error);
-/* Names of the backends, NULL-terminated; those this build lacks included. */
-const char *const *ms_executor_backend_names(void);
-
-/* One call for commands: finds the backend, then runs s on it. topology sizes the cpu backend's
- * busy work (it overrides opts->topology when not NULL). A per-rank backend is launched as
- * executor_remote.h describes (forking ranks on this node, or joining a Slurm/torchrun job); in a
- * job every rank gets the same records back. */
+/* One call for commands: finds the backend in the registry (registry.h; loading its module the
+ * first time), then runs s on it. topology, when not NULL, overrides opts->topology. A per-rank
+ * backend is launched as executor_remote.h describes (forking ranks on this node, or joining a
+ * Slurm/torchrun job); in a job every rank gets the same records back. NULL with an error: the
+ * registry's (MS_EXECUTOR_ERROR_BACKEND for an unknown name or a backend this build lacks), the
+ * module loader's (backend_module.h), or the run's. */
 MsRecords *ms_backend_execute(const char *name, const MsSchedule *s, const MsTopology *topology,
                               const MsExecOptions *opts, GError **error);
 

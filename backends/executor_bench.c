@@ -429,7 +429,7 @@ void
 ms_bench_expert_kernels(const MsBenchSpec *spec, guint32 tokens, MsBenchKernel out[3])
 {
     guint64 up = spec->gated ? 2 * spec->d_ffn : spec->d_ffn;
-    guint es = ms_dtype_size(spec->dtype);
+    guint es = 2; /* bf16 and fp16, the two element types a spec allows (ms_bench_spec_check) */
     out[0] = (MsBenchKernel){MS_MEASUREMENT_GEMM, tokens, up, spec->d_model, 0, "mlp_up_proj"};
     out[1] = (MsBenchKernel){MS_MEASUREMENT_ELEMENTWISE,
                              tokens,
@@ -453,77 +453,4 @@ ms_bench_bandwidth(MsMeasurementKind kind, guint64 bytes, double seconds, guint 
         factor = ms_coll_busbw_factor(MS_COLL_ALLTOALL, ranks);
     }
     *busbw = *algbw * factor;
-}
-
-static void
-format_comm(GString *o, const MsMeasurement *r)
-{
-    double algbw, busbw;
-    ms_bench_bandwidth(r->kind, r->bytes, r->seconds, r->ranks, &algbw, &busbw);
-    guint es = r->dtype ? ms_dtype_size(r->dtype) : 1;
-    g_string_append_printf(o,
-                           "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT
-                           "  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %5u  %s\n",
-                           r->bytes, r->bytes / MAX(es, 1), r->dtype ? r->dtype : "int8",
-                           r->kind == MS_MEASUREMENT_ALLREDUCE ? "sum" : "none", -1,
-                           r->seconds * 1e6, algbw / 1e9, busbw / 1e9, r->ranks,
-                           *r->label ? r->label : "-");
-}
-
-static void
-format_compute(GString *o, const MsMeasurement *r, const MsComputeModel *model)
-{
-    double flops = 0, bytes = (double)r->bytes;
-    if (r->kind == MS_MEASUREMENT_GEMM) {
-        ms_measurement_gemm_cost(r, &flops, &bytes);
-    }
-    g_string_append_printf(o,
-                           "%8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT "  %8" G_GUINT64_FORMAT
-                           "  %6s  %-14s  %10.2f  %8.2f  %8.1f",
-                           r->m, r->n, r->k, r->dtype ? r->dtype : "-", r->label, r->seconds * 1e6,
-                           flops / r->seconds / 1e12, bytes / r->seconds / 1e9);
-    if (model) {
-        MsTime t = ms_compute_time(model, flops, (guint64)bytes, r->m);
-        g_string_append_printf(o, "  %10.2f  %6.2f", ms_time_to_us(t),
-                               ms_time_to_s(t) / r->seconds);
-    }
-    g_string_append_c(o, '\n');
-}
-
-char *
-ms_bench_format(const MsMeasurementSet *set, const MsComputeModel *model)
-{
-    GString *o = g_string_new(NULL);
-    for (guint kind = 0; kind < MS_MEASUREMENT_N_KINDS; kind++) {
-        gboolean header = FALSE;
-        for (guint i = 0; i < ms_measurement_set_size(set); i++) {
-            const MsMeasurement *r = ms_measurement_set_get(set, i);
-            if (r->kind != kind) {
-                continue;
-            }
-            gboolean comm = ms_measurement_kind_is_comm(r->kind);
-            if (!header && r->kind == MS_MEASUREMENT_LAUNCH) {
-                g_string_append(o, "# launch\n");
-                header = TRUE;
-            }
-            if (!header) {
-                g_string_append_printf(o, "# %s\n", ms_measurement_kind_name(r->kind));
-                g_string_append(o, comm ? "#       size         count      type   redop    root"
-                                          "    time(us)  algbw   busbw  ranks  label\n"
-                                        : "#      m         n         k   dtype  label          "
-                                          "  time(us)   TFLOP/s     GB/s");
-                g_string_append(o, comm || model == NULL ? "" : "   model(us)  model/measured");
-                g_string_append(o, comm ? "" : "\n");
-                header = TRUE;
-            }
-            if (r->kind == MS_MEASUREMENT_LAUNCH) {
-                g_string_append_printf(o, "# one empty kernel: %.3f us\n", r->seconds * 1e6);
-            } else if (comm) {
-                format_comm(o, r);
-            } else {
-                format_compute(o, r, model);
-            }
-        }
-    }
-    return g_string_free(o, FALSE);
 }

@@ -2,16 +2,14 @@
  * form every rank receives: point-to-point transfers between rank pairs chosen per link class,
  * all-to-all and allreduce size sweeps, GEMM sweeps over token counts for the shapes of an expert
  * (up projection, activation, down projection), and the launch overhead of an empty kernel. Also
- * how results print: nccl-tests columns (size, count, type, redop, root, time, algbw, busbw) for
- * communication, shapes and TFLOP/s for compute. Sizes in bytes, times in microseconds in text,
- * seconds in measurement rows (validate/measurement.h). */
+ * nccl-tests' bandwidth figures of a communication row (validate/bench_report.h prints the
+ * tables). Sizes in bytes, seconds in measurement rows (sim/calib/meas_csv.h). */
 #pragma once
 
 #include <glib.h>
 
-#include "sim/compute.h"
 #include "topologies/topology.h"
-#include "validate/measurement.h"
+#include "sim/calib/meas_kind.h"
 
 G_BEGIN_DECLS
 
@@ -103,10 +101,5 @@ void ms_bench_expert_kernels(const MsBenchSpec *spec, guint32 tokens, MsBenchKer
  * (2(n-1)/n allreduce, (n-1)/n all-to-all, 1 send/recv). */
 void ms_bench_bandwidth(MsMeasurementKind kind, guint64 bytes, double seconds, guint ranks,
                         double *algbw, double *busbw);
-
-/* The rows as text tables, one per kind, in set order within a kind; with a compute model (of
- * the GPU measured), GEMM and elementwise rows show its time beside the measured one. Free with
- * g_free. */
-char *ms_bench_format(const MsMeasurementSet *set, const MsComputeModel *model);
 
 G_END_DECLS

@@ -201,7 +201,7 @@ static gboolean
 coord_job(Coord *c, const char *kind, GBytes *payload, GBytes *session, GError **error)
 {
     g_autoptr(GByteArray) p = g_byte_array_new();
-    remote_job_write(p, kind, payload, &c->o, session);
+    remote_job_write(p, kind, payload, &c->o, c->b->options_size, session);
     return coord_broadcast(c, MS_WIRE_JOB, p, error);
 }
 

@@ -23,7 +23,7 @@ typedef enum {
 } MsRemoteError;
 
 /* The protocol this moesim speaks; a worker of another version is refused. */
-#define MS_REMOTE_PROTOCOL 1
+#define MS_REMOTE_PROTOCOL 2
 
 /* FALSE in a worker started by the local launcher and in ranks other than 0 of a Slurm or
  * torchrun job: the processes that must not write the run's outputs. */

@@ -46,18 +46,20 @@ remote_hello_read(GBytes *payload, RemoteHello *h, GError **error)
 
 void
 remote_job_write(GByteArray *p, const char *kind, GBytes *payload, const MsExecOptions *o,
-                 GBytes *session)
+                 gsize options_size, GBytes *session)
 {
     ms_wire_put_string(p, kind);
     ms_wire_put_bytes(p, payload);
     ms_wire_put_double(p, o->timeout_s);
-    ms_wire_put_string(p, o->dtype);
+    g_autoptr(GBytes) options =
+        o->backend && options_size ? g_bytes_new(o->backend, options_size) : NULL;
+    ms_wire_put_bytes(p, options);
     ms_wire_put_bytes(p, session);
 }
 
 typedef struct {
-    char *kind, *dtype;
-    GBytes *payload, *session;
+    char *kind;
+    GBytes *payload, *options, *session;
     double timeout_s;
 } RemoteJob;
 
@@ -65,7 +67,9 @@ static void
 job_clear(RemoteJob *j)
 {
     g_free(j->kind);
-    g_free(j->dtype);
+    if (j->options) {
+        g_bytes_unref(j->options);
+    }
     if (j->payload) {
         g_bytes_unref(j->payload);
     }
@@ -81,7 +85,7 @@ job_read(GBytes *payload, RemoteJob *j, GError **error)
     ms_wire_reader_init(&r, payload, "JOB");
     return ms_wire_get_string(&r, &j->kind, error) && ms_wire_get_bytes(&r, &j->payload, error) &&
            ms_wire_get_double(&r, &j->timeout_s, error) &&
-           ms_wire_get_string(&r, &j->dtype, error) && ms_wire_get_bytes(&r, &j->session, error) &&
+           ms_wire_get_bytes(&r, &j->options, error) && ms_wire_get_bytes(&r, &j->session, error) &&
            ms_wire_reader_end(&r, error);
 }
 
@@ -212,6 +216,24 @@ coordinator_failed(Worker *w, GBytes *payload, GError **error)
     return FALSE;
 }
 
+/* The coordinator's options record replaces this worker's own: empty means the defaults; any
+ * other size than the backend's is a worker of another build. */
+static gboolean
+job_options(Worker *w, GError **error)
+{
+    gsize n = 0;
+    gconstpointer data = g_bytes_get_data(w->job.options, &n);
+    if (n != 0 && n != w->b->options_size) {
+        g_set_error(error, MS_REMOTE_ERROR, MS_REMOTE_ERROR_PEER,
+                    "the coordinator sent %" G_GSIZE_FORMAT " bytes of options for backend '%s', "
+                    "which takes %" G_GSIZE_FORMAT " (mixed moesim builds?)",
+                    n, w->b->name, w->b->options_size);
+        return FALSE;
+    }
+    w->o.backend = n ? data : NULL;
+    return TRUE;
+}
+
 static gboolean
 join(Worker *w, GError **error)
 {
@@ -241,8 +263,7 @@ join(Worker *w, GError **error)
         return FALSE;
     }
     w->o.timeout_s = w->job.timeout_s;
-    w->o.dtype = w->job.dtype;
-    if (!ms_exec_options_resolve(&w->o, &w->o, error)) {
+    if (!job_options(w, error) || !ms_exec_options_resolve(&w->o, &w->o, error)) {
         return FALSE;
     }
     w->deadline =

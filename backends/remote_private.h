@@ -3,7 +3,8 @@
  *
  *   HELLO   u32 protocol, u32 rank, u32 world, u32 local rank, string host
  *   JOB     string kind ("schedule" | "bench"), bytes payload (schedule JSON | bench spec),
- *           double timeout_s, string dtype, bytes session
+ *           double timeout_s, bytes backend options (its record, or empty for its defaults),
+ *           bytes session
  *   READY   (empty)
  *   LAUNCH  u32 n, n x u32 op
  *   DONE    u32 n, n x (u32 op, u64 start ps, u64 end ps)
@@ -27,8 +28,9 @@ typedef struct {
 void remote_hello_write(GByteArray *p, const RemoteHello *h);
 gboolean remote_hello_read(GBytes *payload, RemoteHello *h, GError **error);
 
+/* The backend's options record travels as its options_size bytes (none when o->backend is NULL). */
 void remote_job_write(GByteArray *p, const char *kind, GBytes *payload, const MsExecOptions *o,
-                      GBytes *session);
+                      gsize options_size, GBytes *session);
 
 /* Appends a DONE payload's ops to done (MsExecDone), checking each op is rank's. */
 gboolean remote_done_read(GBytes *payload, const MsSchedule *s, guint rank, GArray *done,

@@ -1,10 +1,8 @@
-/* cmd_bench: `moesim bench --backend cuda` runs the calibration microbenchmarks on real GPUs
- * (point-to-point per link class, all-to-all and allreduce sweeps, expert GEMM sweeps, launch
- * overhead), prints them with nccl-tests columns and writes the moesim measurement CSV that
- * calibration reads. On one node it forks one rank per GPU; under srun or torchrun every process
- * runs it and rank 0 reports. */
-#include "config.h"
-
+/* cmd_bench: `moesim bench` runs the calibration microbenchmarks of a backend that has them (the
+ * registry's, backends/registry.h) on real GPUs: point-to-point per link class, all-to-all and
+ * allreduce sweeps, expert GEMM sweeps, launch overhead. It prints them with nccl-tests columns
+ * and writes the moesim measurement CSV that calibration reads. On one node it forks one rank per
+ * device; under srun or torchrun every process runs it and rank 0 reports. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,12 +10,11 @@
 #include "backends/executor_bench.h"
 #include "backends/executor_launch.h"
 #include "backends/executor_remote.h"
+#include "backends/registry.h"
 #include "cli.h"
 #include "commands.h"
+#include "validate/bench_report.h"
 #include "validate/moesim_csv.h"
-#if MOESIM_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
 
 typedef struct {
     char *backend, *topology, *out, *what, *minbytes, *maxbytes, *dtype, *tokens, *timeout;
@@ -89,7 +86,7 @@ make_spec(const char *const *hosts, guint world, gpointer data, GError **error)
     return ms_bench_spec_to_bytes(d->spec);
 }
 
-/* Ranks of the run: the job's, or on one node --ranks or every visible GPU. */
+/* Ranks of the run: the job's, or on one node --ranks or every device the backend sees. */
 static gboolean
 world_size(const BenchArgs *a, const MsExecBackend *b, guint *world, GError **error)
 {
@@ -99,14 +96,41 @@ world_size(const BenchArgs *a, const MsExecBackend *b, guint *world, GError **er
     }
     *world = env.mode != MS_LAUNCH_LOCAL ? env.world : (guint)MAX(a->ranks, 0);
     ms_launch_env_clear(&env);
-#if MOESIM_HAVE_CUDA
-    if (*world == 0 && strcmp(b->name, "cuda") == 0) {
-        *world = ms_cuda_device_count(error);
+    if (*world == 0 && b->devices) {
+        *world = b->devices(error);
         return *world > 0;
     }
-#endif
     *world = MAX(*world, 1);
     return TRUE;
+}
+
+/* Without --backend: the first registered backend with microbenchmarks. */
+static const char *
+default_backend(void)
+{
+    for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+        if ((*b)->bench_summary) {
+            return (*b)->name;
+        }
+    }
+    return ms_backend_list()[0]->name;
+}
+
+/* The backend of the run, loaded; a usage error for one without microbenchmarks. */
+static const MsExecBackend *
+bench_backend(const BenchArgs *a, GError **error)
+{
+    const MsBackendInfo *info = ms_backend_find(a->backend ? a->backend : default_backend(), error);
+    if (info == NULL) {
+        return NULL;
+    }
+    if (info->bench_summary == NULL) {
+        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "bench: backend '%s' has no microbenchmarks (they need GPUs: --backend %s)",
+                    info->name, default_backend());
+        return NULL;
+    }
+    return ms_backend_hooks(info, error);
 }
 
 static int
@@ -127,7 +151,7 @@ report(const BenchArgs *a, GBytes *result, const MsTopology *topo)
     if (topo && model == NULL) {
         return ms_cli_fail(error);
     }
-    g_autofree char *table = ms_bench_format(set, model);
+    g_autofree char *table = ms_bench_report_format(set, model);
     fputs(table, stdout);
     if (a->out) {
         printf("# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
@@ -143,7 +167,7 @@ bench(const BenchArgs *a)
     if (!fill_spec(a, spec, &error)) {
         return ms_cli_fail(error);
     }
-    MsExecOptions o = {.dtype = spec->dtype};
+    MsExecOptions o = {0};
     if (a->timeout) {
         MsTime t = 0;
         if (!ms_parse_time(a->timeout, &t, &error) || t == 0) {
@@ -156,14 +180,9 @@ bench(const BenchArgs *a)
     if (a->topology && topo == NULL) {
         return ms_cli_fail(error);
     }
-    const MsExecBackend *b = ms_executor_backend(a->backend ? a->backend : "cuda", &error);
+    const MsExecBackend *b = bench_backend(a, &error);
     if (b == NULL) {
         return ms_cli_fail(error);
-    }
-    if (b->bench == NULL) {
-        return ms_cli_usage("bench: backend '%s' has no microbenchmarks (they need GPUs: "
-                            "--backend cuda)",
-                            b->name);
     }
     guint world = 0;
     if (!world_size(a, b, &world, &error)) {
@@ -181,8 +200,29 @@ int
 ms_cmd_bench(int argc, char **argv)
 {
     BenchArgs a = {.ranks = -1, .iters = -1, .warmup = -1, .d_model = -1, .d_ffn = -1};
+    g_autoptr(GString) names = g_string_new(NULL);
+    g_autoptr(GString) description = g_string_new(
+        "Communication rows follow nccl-tests: size (B), count, type, redop, root, time (us,\n"
+        "the mean of --iters calls on the slowest rank), algbw and busbw (GB/s). Point-to-\n"
+        "point runs rank 0 to one rank per link class. GEMM rows time the up projection,\n"
+        "activation and down projection of one expert at each token count on rank 0.\n"
+        "The CSV is 'moesim-measurements 1' (docs/calibration-format.md).\n"
+        "Backends with microbenchmarks:\n");
+    for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+        if ((*b)->bench_summary == NULL) {
+            continue;
+        }
+        g_string_append_printf(names, "%s%s", names->len ? ", " : "", (*b)->name);
+        g_auto(GStrv) lines = g_strsplit((*b)->bench_summary, "\n", -1);
+        for (guint k = 0; lines[k] && *lines[k]; k++) {
+            g_string_append_printf(description, "  %-5s %s\n", k == 0 ? (*b)->name : "", lines[k]);
+        }
+    }
+    g_string_truncate(description, description->len - 1);
+    g_autofree char *backend_help =
+        g_strdup_printf("%s (default %s)", names->str, default_backend());
     const GOptionEntry entries[] = {
-        {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, "cuda (default)", "NAME"},
+        {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
         {"what", 'w', 0, G_OPTION_ARG_STRING, &a.what,
          "p2p,alltoall,allreduce,gemm,launch or all (default all)", "LIST"},
@@ -209,14 +249,9 @@ ms_cmd_bench(int argc, char **argv)
          "TIME"},
         {NULL},
     };
-    if (!ms_cli_parse(
-            &argc, &argv, entries, NULL,
-            "Run the calibration microbenchmarks on GPUs and write the measurement CSV.",
-            "Communication rows follow nccl-tests: size (B), count, type, redop, root, time (us,\n"
-            "the mean of --iters calls on the slowest rank), algbw and busbw (GB/s). Point-to-\n"
-            "point runs rank 0 to one rank per link class. GEMM rows time the up projection,\n"
-            "activation and down projection of one expert at each token count on rank 0.\n"
-            "The CSV is 'moesim-measurements 1' (docs/calibration-format.md).")) {
+    if (!ms_cli_parse(&argc, &argv, entries, NULL,
+                      "Run the calibration microbenchmarks on GPUs and write the measurement CSV.",
+                      description->str)) {
         bench_args_clear(&a);
         return MS_EXIT_USAGE;
     }

@@ -1,20 +1,28 @@
-/* cmd_exec: `moesim exec --backend cpu|cuda SCHEDULE.json` executes a schedule written by
+/* cmd_exec: `moesim exec --backend NAME SCHEDULE.json` executes a schedule written by
  * `moesim plan` on a real executor and reports it exactly as a simulated run is reported
- * (summary JSON, Chrome trace, per-op CSV). Under Slurm or torchrun every rank runs this command;
- * rank 0 writes the outputs. */
+ * (summary JSON, Chrome trace, per-op CSV). The backends and their own options come from the
+ * registry (backends/registry.h). Under Slurm or torchrun every rank runs this command; rank 0
+ * writes the outputs. */
 #include <stdio.h>
 #include <string.h>
 
 #include "backends/executor.h"
 #include "backends/executor_remote.h"
+#include "backends/registry.h"
 #include "cli.h"
 #include "commands.h"
 #include "sim/out/result.h"
 
+/* Without --backend: the first registered (the cpu reference backend). */
+#define DEFAULT_BACKEND (ms_backend_list()[0]->name)
+
 typedef struct {
-    char *backend, *topology, *json, *chrome, *csv, *timeout, *max_memory, *dtype;
-    double time_scale;
+    char *backend, *topology, *json, *chrome, *csv, *timeout;
     gboolean worker;
+    /* The backends' own options as given: names (distinct, over every backend) and values. */
+    GPtrArray *names; /* const char * */
+    char **values;    /* one per name, NULL when not given */
+    gpointer record;  /* the chosen backend's options record */
 } ExecArgs;
 
 static void
@@ -26,16 +34,62 @@ exec_args_clear(ExecArgs *a)
     g_free(a->chrome);
     g_free(a->csv);
     g_free(a->timeout);
-    g_free(a->max_memory);
-    g_free(a->dtype);
+    for (guint k = 0; a->names && k < a->names->len; k++) {
+        g_free(a->values[k]);
+    }
+    g_free(a->values);
+    if (a->names) {
+        g_ptr_array_unref(a->names);
+    }
+    g_free(a->record);
 }
 
+/* The value given for option name (NULL when not given). */
+static const char *
+value_of(const ExecArgs *a, const char *name)
+{
+    for (guint k = 0; k < a->names->len; k++) {
+        if (strcmp(g_ptr_array_index(a->names, k), name) == 0) {
+            return a->values[k];
+        }
+    }
+    return NULL;
+}
+
+/* The chosen backend's options record from the values given; an option given that belongs only
+ * to other backends is refused. */
 static gboolean
-parse_options(const ExecArgs *a, MsExecOptions *o, GError **error)
+backend_options(ExecArgs *a, const MsBackendInfo *info, GError **error)
+{
+    for (guint k = 0; k < a->names->len; k++) {
+        const char *name = g_ptr_array_index(a->names, k);
+        if (a->values[k] && ms_backend_option_index(info, name) < 0) {
+            g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS,
+                        "--%s is not an option of backend '%s' (see 'moesim exec --help')", name,
+                        info->name);
+            return FALSE;
+        }
+    }
+    guint n = 0;
+    while (info->options && info->options[n].name) {
+        n++;
+    }
+    g_autofree const char **values = g_new0(const char *, n + 1);
+    for (guint k = 0; k < n; k++) {
+        values[k] = value_of(a, info->options[k].name);
+    }
+    return ms_backend_parse_options(info, values, &a->record, error);
+}
+
+/* The common options, then the chosen backend's. */
+static gboolean
+parse_options(ExecArgs *a, const MsBackendInfo *info, MsExecOptions *o, GError **error)
 {
     memset(o, 0, sizeof *o);
-    o->time_scale = a->time_scale;
-    o->dtype = a->dtype;
+    if (!backend_options(a, info, error)) {
+        return FALSE;
+    }
+    o->backend = a->record;
     if (a->timeout) {
         MsTime t = 0;
         if (!ms_parse_time(a->timeout, &t, error)) {
@@ -48,14 +102,6 @@ parse_options(const ExecArgs *a, MsExecOptions *o, GError **error)
                         "--timeout: '%s' must be more than 0", a->timeout);
             return FALSE;
         }
-    }
-    if (a->max_memory && !ms_cli_parse_size("--max-memory", a->max_memory, &o->max_memory, error)) {
-        return FALSE;
-    }
-    if (a->max_memory && o->max_memory == 0) {
-        g_set_error(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS,
-                    "--max-memory: '%s' must be more than 0", a->max_memory);
-        return FALSE;
     }
     return ms_exec_options_resolve(o, o, error);
 }
@@ -118,31 +164,17 @@ write_outputs(const ExecArgs *a, MsResult *res, const char *path)
     return MS_EXIT_OK;
 }
 
-static const char *
-backend_note(const char *backend, const MsExecOptions *o)
-{
-    static char note[200];
-    if (strcmp(backend, "cpu") == 0) {
-        g_snprintf(note, sizeof note,
-                   "cpu backend: compute ops are busy work of the modelled time x %g and "
-                   "transfers host memory copies; times do not measure a GPU",
-                   o->time_scale);
-        return note;
-    }
-    return "cuda backend: per-op times from CUDA events on each GPU, aligned across GPUs by a "
-           "collective at start";
-}
-
 static int
-execute(const ExecArgs *a, const char *path)
+execute(ExecArgs *a, const char *path)
 {
     g_autoptr(GError) error = NULL;
     MsExecOptions o;
-    if (!parse_options(a, &o, &error)) {
-        return ms_cli_fail(error);
-    }
-    const char *backend = a->backend ? a->backend : "cpu";
-    if (ms_executor_backend(backend, &error) == NULL) {
+    const char *backend = a->backend ? a->backend : DEFAULT_BACKEND;
+    const MsBackendInfo *info = ms_backend_find(backend, &error);
+    /* The backend is loaded (its module, if it has one) before the schedule is read, so that a
+     * backend this machine cannot run is reported first. */
+    if (info == NULL || !parse_options(a, info, &o, &error) ||
+        ms_backend_hooks(info, &error) == NULL) {
         return ms_cli_fail(error);
     }
     g_autoptr(MsSchedule) s = ms_schedule_load(path, &error);
@@ -164,20 +196,25 @@ execute(const ExecArgs *a, const char *path)
         ms_records_get_stat(rec, *k, &v);
         ms_result_set_stat(res, *k, v);
     }
-    ms_result_add_note(res, backend_note(backend, &o));
+    g_autofree char *note = ms_backend_describe(info, o.backend);
+    ms_result_add_note(res, note);
     ms_result_set_detail(res, g_steal_pointer(&s), g_steal_pointer(&rec));
     return write_outputs(a, res, path);
 }
 
 /* A worker of a multi-process run: the coordinator sends the schedule and the options. */
 static int
-work(const ExecArgs *a)
+work(ExecArgs *a)
 {
     g_autoptr(GError) error = NULL;
+    if (a->backend == NULL) {
+        return ms_cli_usage("exec --worker: --backend names the backend of the run");
+    }
     MsExecOptions o;
     const MsExecBackend *b = NULL;
-    if (!parse_options(a, &o, &error) ||
-        (b = ms_executor_backend(a->backend ? a->backend : "cuda", &error)) == NULL) {
+    const MsBackendInfo *info = ms_backend_find(a->backend, &error);
+    if (info == NULL || !parse_options(a, info, &o, &error) ||
+        (b = ms_backend_hooks(info, &error)) == NULL) {
         return ms_cli_fail(error);
     }
     if (!b->per_rank) {
@@ -187,45 +224,104 @@ work(const ExecArgs *a)
     return own ? MS_EXIT_OK : ms_cli_fail(error);
 }
 
+/* One entry per distinct option name over every backend, its help that of the first backend
+ * with it. Names that are the command's own are a mistake of a backend's registration. */
+static void
+add_backend_entries(ExecArgs *a, GArray *entries)
+{
+    a->names = g_ptr_array_new();
+    GPtrArray *helps = g_ptr_array_new();
+    GPtrArray *args = g_ptr_array_new();
+    const GOptionEntry *own = (const GOptionEntry *)(gpointer)entries->data;
+    guint n_own = entries->len;
+    for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+        for (const MsBackendOption *opt = (*b)->options; opt && opt->name; opt++) {
+            gboolean seen = FALSE;
+            for (guint k = 0; k < a->names->len && !seen; k++) {
+                seen = strcmp(g_ptr_array_index(a->names, k), opt->name) == 0;
+            }
+            for (guint k = 0; k < n_own && !seen; k++) {
+                if (g_strcmp0(own[k].long_name, opt->name) == 0) {
+                    g_critical("backend '%s': option --%s is one of moesim exec's own", (*b)->name,
+                               opt->name);
+                    seen = TRUE;
+                }
+            }
+            if (!seen) {
+                g_ptr_array_add(a->names, (gpointer)opt->name);
+                g_ptr_array_add(helps, (gpointer)opt->help);
+                g_ptr_array_add(args, (gpointer)opt->arg);
+            }
+        }
+    }
+    a->values = g_new0(char *, a->names->len + 1);
+    for (guint k = 0; k < a->names->len; k++) {
+        GOptionEntry e = {g_ptr_array_index(a->names, k),
+                          0,
+                          0,
+                          G_OPTION_ARG_STRING,
+                          &a->values[k],
+                          g_ptr_array_index(helps, k),
+                          g_ptr_array_index(args, k)};
+        g_array_append_val(entries, e);
+    }
+    g_ptr_array_unref(helps);
+    g_ptr_array_unref(args);
+}
+
+/* The help's list of backends, from the registry. */
+static char *
+backends_help(void)
+{
+    GString *s = g_string_new("Backends:\n");
+    for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+        g_auto(GStrv) lines = g_strsplit((*b)->summary, "\n", -1);
+        for (guint k = 0; lines[k] && *lines[k]; k++) {
+            g_string_append_printf(s, "  %-5s %s\n", k == 0 ? (*b)->name : "", lines[k]);
+        }
+        if (!ms_backend_in_build(*b)) {
+            g_string_append_printf(s, "        (not in this build: %s)\n", (*b)->missing);
+        }
+    }
+    g_string_append(s, "Outputs have the format of a simulated run (see docs/backends.md).");
+    return g_string_free(s, FALSE);
+}
+
 int
 ms_cmd_exec(int argc, char **argv)
 {
     ExecArgs a = {0};
-    const GOptionEntry entries[] = {
-        {"backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, "cpu (default) or cuda", "NAME"},
+    g_autofree char *backend_help = NULL;
+    {
+        g_autoptr(GString) names = g_string_new(NULL);
+        for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+            g_string_append_printf(names, "%s%s", names->len ? ", " : "", (*b)->name);
+        }
+        backend_help = g_strdup_printf("%s (default %s)", names->str, DEFAULT_BACKEND);
+    }
+    const GOptionEntry own[] = {
+        {"backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json, "Write the summary JSON (- for stdout)",
          "FILE"},
         {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &a.chrome,
          "Write a Chrome trace-event file (Perfetto)", "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &a.csv, "Write the per-op CSV", "FILE"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
-         "cpu: GPUs whose modelled compute time sizes the busy work (default: the schedule's)",
+         "GPUs whose modelled compute time sizes the cpu backend's busy work (default: the "
+         "schedule's)",
          "NAME|FILE"},
-        {"time-scale", 0, 0, G_OPTION_ARG_DOUBLE, &a.time_scale,
-         "cpu: busy work lasts the modelled time x this (default 1)", "X"},
-        {"max-memory", 0, 0, G_OPTION_ARG_STRING, &a.max_memory,
-         "cpu: limit on rank buffers (default 4GiB)", "SIZE"},
-        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.dtype,
-         "cuda: element type of GEMMs and allreduces, bf16 (default) or fp16", "T"},
         {"timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout,
          "Give up when the run (or a rendezvous wait) takes longer (default 600s)", "TIME"},
         {"worker", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_NONE, &a.worker,
          "Run as one rank's worker for a coordinator (set by the launcher)", NULL},
-        {NULL},
     };
-    if (!ms_cli_parse(
-            &argc, &argv, entries, "SCHEDULE.json",
-            "Execute a schedule written by 'moesim plan' on a real executor.",
-            "Backends:\n"
-            "  cpu   every rank a thread: all-to-alls copy their real bytes between rank buffers,\n"
-            "        allreduces sum floats, compute is busy work of the modelled time; checks\n"
-            "        that every op runs once, after its dependencies, in the dispatcher's order\n"
-            "  cuda  one process per GPU: cuBLAS GEMMs of the ops' shapes, NCCL all-to-all-v and\n"
-            "        allreduce, CUDA-event times. On one node the ranks are forked; under srun\n"
-            "        (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) or torchrun (RANK, WORLD_SIZE,\n"
-            "        LOCAL_RANK) with MASTER_ADDR and MASTER_PORT every process runs this\n"
-            "        command and rank 0 coordinates and writes the outputs.\n"
-            "Outputs have the format of a simulated run (see docs/backends.md).")) {
+    g_autoptr(GArray) entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    g_array_append_vals(entries, own, G_N_ELEMENTS(own));
+    add_backend_entries(&a, entries);
+    g_autofree char *description = backends_help();
+    if (!ms_cli_parse(&argc, &argv, (const GOptionEntry *)(gpointer)entries->data, "SCHEDULE.json",
+                      "Execute a schedule written by 'moesim plan' on a real executor.",
+                      description)) {
         exec_args_clear(&a);
         return MS_EXIT_USAGE;
     }

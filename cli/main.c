@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/registry.h"
 #include "cli.h"
 
 static void
@@ -35,7 +36,16 @@ main(int argc, char **argv)
         return MS_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("moesim %s (cuda backend: %s)\n", MOESIM_VERSION, MOESIM_HAVE_CUDA ? "yes" : "no");
+        /* The backends this build has, from the registry (nothing is loaded). */
+        printf("moesim %s (backends:", MOESIM_VERSION);
+        gboolean first = TRUE;
+        for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+            if (ms_backend_in_build(*b)) {
+                printf("%s%s", first ? " " : ", ", (*b)->name);
+                first = FALSE;
+            }
+        }
+        printf(")\n");
         return MS_EXIT_OK;
     }
     for (const MsCommand *c = ms_commands; c->name; c++) {

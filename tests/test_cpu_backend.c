@@ -92,7 +92,8 @@ sample(const char *policy)
 static MsRecords *
 run(const MsSchedule *s, guint32 faults, GError **error)
 {
-    MsExecOptions o = {.topology = topo, .time_scale = 1e-3, .faults = faults, .timeout_s = 60};
+    MsCpuOptions cpu = {.time_scale = 1e-3, .faults = faults};
+    MsExecOptions o = {.topology = topo, .timeout_s = 60, .backend = &cpu};
     return ms_executor_run(&ms_cpu_backend, s, &o, error);
 }
 
@@ -253,7 +254,8 @@ test_planned_schedules(void)
             g_autoptr(MsPlanner) planner = ms_planner_new(&po, &error);
             g_autoptr(MsSchedule) s =
                 planner ? ms_planner_plan_iteration(planner, 1, &error) : NULL;
-            MsExecOptions o = {.topology = t, .time_scale = 1e-3, .timeout_s = 60};
+            MsCpuOptions cpu = {.time_scale = 1e-3};
+            MsExecOptions o = {.topology = t, .timeout_s = 60, .backend = &cpu};
             g_autoptr(MsRecords) r = s ? ms_executor_run(&ms_cpu_backend, s, &o, &error) : NULL;
             if (error) {
                 fprintf(stderr, "\n  %s %s: %s\n", *p, mode ? "infer" : "train", error->message);
@@ -276,7 +278,8 @@ test_busy_work_duration(void)
     guint32 op = gemm(s, 0, 3e12, "big");
     g_autoptr(MsComputeModel) m = ms_compute_model_new(ms_topology_gpu_spec(topo, 0), NULL);
     MsTime model = ms_compute_time(m, 3e12, 0, 1024);
-    MsExecOptions o = {.topology = topo, .time_scale = 0.5};
+    MsCpuOptions cpu = {.time_scale = 0.5};
+    MsExecOptions o = {.topology = topo, .backend = &cpu};
     g_autoptr(MsRecords) r = ms_executor_run(&ms_cpu_backend, s, &o, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     MsTime took = ms_records_end(r, op) - ms_records_start(r, op);
@@ -328,7 +331,8 @@ typedef struct {
 static void
 direct_open(Direct *d, MsSchedule *s, double scale)
 {
-    MsExecOptions o = {.topology = topo, .time_scale = scale};
+    MsCpuOptions cpu = {.time_scale = scale};
+    MsExecOptions o = {.topology = topo, .backend = &cpu};
     d->s = s;
     d->state = ms_cpu_backend.open(s, &o, NULL, NULL);
     g_assert(d->state);
@@ -432,7 +436,8 @@ test_setup_errors(void)
 {
     GError *error = NULL;
     g_autoptr(MsSchedule) s = sample("fifo");
-    MsExecOptions o = {.time_scale = 1e-3};
+    MsCpuOptions cpu = {.time_scale = 1e-3};
+    MsExecOptions o = {.backend = &cpu};
     CU_ASSERT_PTR_NULL(ms_executor_run(&ms_cpu_backend, s, &o, &error));
     MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_SETUP,
                     "needs a topology to size its compute busy work");
@@ -442,7 +447,7 @@ test_setup_errors(void)
     MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_SETUP,
                     "the schedule has 4 ranks but topology 'h200' has 1 GPUs");
     o.topology = topo;
-    o.max_memory = 100000;
+    cpu.max_memory = 100000;
     /* a2a stream: every rank's layer-1 row and column, 2 x 134300 in all; allreduce stream: ranks
      * 0 and 2 hold 8099 twice, ranks 1 and 3 the 65536-byte pair allreduce twice. */
     CU_ASSERT_PTR_NULL(ms_executor_run(&ms_cpu_backend, s, &o, &error));
@@ -458,10 +463,76 @@ test_setup_errors(void)
     }
     g_autoptr(MsTopology) big = ms_topology_load("dgx-a100-128node", NULL);
     o.topology = big;
-    o.max_memory = 0;
+    cpu.max_memory = 0;
     CU_ASSERT_PTR_NULL(ms_executor_run(&ms_cpu_backend, wide, &o, &error));
     MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_SETUP,
                     "the schedule needs 1025 worker threads");
+}
+
+/* Its registration: options from the command line's text, the record's checks and defaults, and
+ * the note of a run. */
+static void
+test_options(void)
+{
+    const MsBackendInfo *info = &ms_cpu_backend_info;
+    CU_ASSERT_STRING_EQUAL(info->name, "cpu");
+    CU_ASSERT_PTR_EQUAL(info->hooks, &ms_cpu_backend);
+    CU_ASSERT_PTR_NULL(info->bench_summary);
+    gint ts = ms_backend_option_index(info, "time-scale");
+    gint mm = ms_backend_option_index(info, "max-memory");
+    CU_ASSERT_TRUE_FATAL(ts >= 0 && mm >= 0);
+    CU_ASSERT_EQUAL(ms_backend_option_index(info, "dtype"), -1);
+    const char *values[3] = {NULL, NULL, NULL};
+    values[ts] = "0.25";
+    values[mm] = "64MiB";
+    GError *error = NULL;
+    gpointer rec = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_backend_parse_options(info, values, &rec, &error));
+    const MsCpuOptions *o = rec;
+    CU_ASSERT_EQUAL(o->time_scale, 0.25);
+    CU_ASSERT_EQUAL(o->max_memory, 64u << 20);
+    CU_ASSERT_EQUAL(o->faults, 0);
+    g_autofree char *note = ms_backend_describe(info, rec);
+    CU_ASSERT_PTR_NOT_NULL(strstr(note, "busy work of the modelled time x 0.25"));
+    g_free(rec);
+    values[mm] = "4096";
+    CU_ASSERT_TRUE(ms_backend_parse_options(info, values, &rec, &error));
+    CU_ASSERT_EQUAL(((const MsCpuOptions *)rec)->max_memory, 4096);
+    g_free(rec);
+    /* Nothing given: the defaults, and the note says x 1. */
+    CU_ASSERT_TRUE_FATAL(ms_backend_parse_options(info, NULL, &rec, &error));
+    MsCpuOptions r;
+    CU_ASSERT_TRUE(ms_cpu_options_resolve(rec, &r, &error));
+    CU_ASSERT_EQUAL(r.time_scale, 1.0);
+    CU_ASSERT_EQUAL(r.max_memory, MS_CPU_DEFAULT_MAX_MEMORY);
+    g_free(rec);
+    g_autofree char *plain = ms_backend_describe(info, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(plain, "modelled time x 1 "));
+    const struct {
+        const char *time_scale, *max_memory, *needle;
+    } bad[] = {
+        {"-1", NULL, "--time-scale: '-1' is not a number in (0, 1e+06]"},
+        {"2e6", NULL, "--time-scale: '2e6' is not a number in (0, 1e+06]"},
+        {"nan", NULL, "--time-scale: 'nan'"},
+        {"", NULL, "--time-scale: '' is not a number"},
+        {NULL, "0", "--max-memory: '0' must be more than 0"},
+        {NULL, "12 parsecs", "--max-memory: "},
+        {NULL, "-5", "--max-memory: "},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
+        values[ts] = bad[k].time_scale;
+        values[mm] = bad[k].max_memory;
+        CU_ASSERT_FALSE(ms_backend_parse_options(info, values, &rec, &error));
+        CU_ASSERT_PTR_NULL(rec);
+        MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_OPTIONS, bad[k].needle);
+    }
+    /* A record filled by a caller is checked by the backend itself. */
+    const double wrong[] = {-0.5, INFINITY, NAN, 1e7};
+    for (guint k = 0; k < G_N_ELEMENTS(wrong); k++) {
+        MsCpuOptions c = {.time_scale = wrong[k]};
+        CU_ASSERT_FALSE(ms_cpu_options_resolve(&c, &r, &error));
+        MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_OPTIONS, "time scale: ");
+    }
 }
 
 int
@@ -472,6 +543,7 @@ main(int argc, char **argv)
         {"every policy's planned step and batch", test_planned_schedules},
         {"busy work lasts the modelled time; a2a to itself", test_busy_work_duration},
         {"deliberate faults are caught", test_faults_are_caught},
+        {"options: command line, record checks, the run's note", test_options},
         {"launches out of order are violations", test_out_of_order_launches},
         {"second runs and missing runs are violations", test_runs_and_finish_checks},
         {"set-up errors", test_setup_errors},

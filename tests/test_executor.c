@@ -1,13 +1,10 @@
 /* Tests of the executor's driver loop with a fake backend that runs ops on a virtual clock:
  * launches follow the dispatcher exactly, records land where the backend said, stuck schedules
  * and timeouts are errors, a misbehaving backend is caught, every option and lookup error. */
-#include "config.h"
-
+#include "backends/cpu/cpu_backend.h"
 #include "backends/executor.h"
+#include "backends/registry.h"
 #include "ms_test.h"
-#if MOESIM_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
 #include "sim/schedule/dispatcher.h"
 
 /* --- the fake backend --- */
@@ -359,8 +356,7 @@ test_options(void)
     GError *error = NULL;
     CU_ASSERT_TRUE(ms_exec_options_resolve(NULL, &out, &error));
     CU_ASSERT_EQUAL(out.timeout_s, MS_EXEC_DEFAULT_TIMEOUT_S);
-    CU_ASSERT_EQUAL(out.time_scale, 1.0);
-    CU_ASSERT_STRING_EQUAL(out.dtype, "bf16");
+    CU_ASSERT_PTR_NULL(out.backend);
     const struct {
         MsExecOptions in;
         const char *needle;
@@ -368,14 +364,17 @@ test_options(void)
         {{.timeout_s = -1}, "timeout: -1 s is not in (0, 604800] s"},
         {{.timeout_s = NAN}, "timeout: nan s"},
         {{.timeout_s = 1e9}, "timeout: 1e+09 s"},
-        {{.time_scale = -0.5}, "time scale: -0.5 is not in [0, 1e6]"},
-        {{.time_scale = INFINITY}, "time scale: inf"},
-        {{.dtype = "fp8"}, "dtype: 'fp8' is not bf16 or fp16"},
     };
     for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
         CU_ASSERT_FALSE(ms_exec_options_resolve(&bad[k].in, &out, &error));
         MS_ASSERT_ERROR(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_OPTIONS, bad[k].needle);
     }
+    /* The backend's record passes through untouched, for its hooks to read. */
+    static const int record = 42;
+    MsExecOptions with = {.timeout_s = 3, .backend = &record};
+    CU_ASSERT_TRUE(ms_exec_options_resolve(&with, &out, &error));
+    CU_ASSERT_PTR_EQUAL(out.backend, &record);
+    CU_ASSERT_EQUAL(out.timeout_s, 3);
     g_autoptr(MsSchedule) s = sample("fifo");
     fake_reset(FAKE_OK);
     MsExecOptions o = {.timeout_s = -3};
@@ -384,42 +383,16 @@ test_options(void)
     CU_ASSERT_EQUAL(fake.opens, 0);
 }
 
+/* The one-call API finds the backend in the registry and runs it with the given topology and
+ * the backend's own record. */
 static void
-test_lookup(void)
-{
-    GError *error = NULL;
-    const MsExecBackend *cpu = ms_executor_backend("cpu", &error);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(cpu);
-    CU_ASSERT_STRING_EQUAL(cpu->name, "cpu");
-    CU_ASSERT_FALSE(cpu->per_rank);
-    CU_ASSERT_PTR_NULL(ms_executor_backend("gpu", &error));
-    MS_ASSERT_ERROR(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_BACKEND,
-                    "unknown backend 'gpu' (known: cpu, cuda)");
-    const MsExecBackend *cuda = ms_executor_backend("cuda", &error);
-#if MOESIM_HAVE_CUDA
-    CU_ASSERT_PTR_NOT_NULL_FATAL(cuda);
-    CU_ASSERT_TRUE(cuda->per_rank);
-#else
-    CU_ASSERT_PTR_NULL(cuda);
-    MS_ASSERT_ERROR(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_BACKEND, "built without it");
-#endif
-    const char *const *names = ms_executor_backend_names();
-    CU_ASSERT_STRING_EQUAL(names[0], "cpu");
-    CU_ASSERT_STRING_EQUAL(names[1], "cuda");
-    CU_ASSERT_PTR_NULL(names[2]);
-    g_autoptr(MsSchedule) s = sample("fifo");
-    CU_ASSERT_PTR_NULL(ms_backend_execute("gpu", s, NULL, NULL, &error));
-    MS_ASSERT_ERROR(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_BACKEND, "unknown backend 'gpu'");
-}
-
-/* The one-call API runs the cpu backend with the given topology. */
-static void
-test_backend_execute_cpu(void)
+test_backend_execute(void)
 {
     g_autoptr(MsSchedule) s = sample("lina");
     g_autoptr(MsTopology) t = ms_topology_load("dgx-a100", NULL);
     GError *error = NULL;
-    MsExecOptions o = {.time_scale = 1e-3};
+    MsCpuOptions cpu = {.time_scale = 1e-3};
+    MsExecOptions o = {.backend = &cpu};
     g_autoptr(MsRecords) r = ms_backend_execute("cpu", s, t, &o, &error);
     CU_ASSERT_PTR_NULL(error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
@@ -427,11 +400,18 @@ test_backend_execute_cpu(void)
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         CU_ASSERT_NOT_EQUAL(ms_records_start(r, op), MS_TIME_NEVER);
     }
+    /* The record reaches the backend, which checks it. */
+    cpu.time_scale = -1;
+    CU_ASSERT_PTR_NULL(ms_backend_execute("cpu", s, t, &o, &error));
+    MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_OPTIONS,
+                    "time scale: -1 is not in [0, 1e+06]");
     /* Without a topology the cpu backend cannot size its busy work. */
+    cpu.time_scale = 1e-3;
     CU_ASSERT_PTR_NULL(ms_backend_execute("cpu", s, NULL, &o, &error));
-    CU_ASSERT_PTR_NOT_NULL(error);
-    CU_ASSERT_TRUE(error && strstr(error->message, "needs a topology") != NULL);
-    g_clear_error(&error);
+    MS_ASSERT_ERROR(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_SETUP, "needs a topology");
+    CU_ASSERT_PTR_NULL(ms_backend_execute("gpu", s, NULL, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_BACKEND,
+                    "unknown backend 'gpu' (known: cpu, cuda)");
 }
 
 /* --- the exec command --- */
@@ -525,8 +505,18 @@ test_exec_errors(void)
         {{"exec", "--topology", "dgx-a100", "--max-memory", "1KB", path, NULL},
          "over the limit of 1000 bytes"},
         {{"exec", "--topology", "dgx-a100", "--time-scale", "-1", path, NULL},
-         "time scale: -1 is not in [0, 1e6]"},
-        {{"exec", "--dtype", "fp8", path, NULL}, "dtype: 'fp8' is not bf16 or fp16"},
+         "--time-scale: '-1' is not a number in (0, 1e+06]"},
+        {{"exec", "--topology", "dgx-a100", "--time-scale", "0", path, NULL},
+         "--time-scale: '0' is not a number in (0, 1e+06]"},
+        {{"exec", "--topology", "dgx-a100", "--time-scale", "1x", path, NULL},
+         "--time-scale: '1x' is not a number"},
+        /* A backend's option given to another backend, and a bad value of the right one. */
+        {{"exec", "--dtype", "fp16", path, NULL},
+         "--dtype is not an option of backend 'cpu' (see 'moesim exec --help')"},
+        {{"exec", "--backend", "cuda", "--time-scale", "2", path, NULL},
+         "--time-scale is not an option of backend 'cuda'"},
+        {{"exec", "--backend", "cuda", "--dtype", "fp8", path, NULL},
+         "--dtype: 'fp8' is not bf16 or fp16"},
         {{"exec", "--worker", "--backend", "cpu", NULL}, "runs every rank in one process"},
         {{"exec", "--worker", path, NULL}, "takes no schedule"},
         {{"exec", "--bogus", path, NULL}, "Unknown option --bogus"},
@@ -541,17 +531,15 @@ test_exec_errors(void)
         }
     }
     /* The cuda backend on a machine without a GPU (or a build without the backend). */
-#if MOESIM_HAVE_CUDA
-    gboolean gpu = ms_cuda_device_count(NULL) > 0;
-#else
-    gboolean gpu = FALSE;
-#endif
+    const MsExecBackend *hooks = ms_backend_hooks(ms_backend_find("cuda", NULL), NULL);
+    gboolean gpu = hooks && hooks->devices(NULL) > 0;
     if (!gpu) {
         const char *cuda[] = {"exec", "--backend", "cuda", path, NULL};
         g_autofree char *cerr = NULL;
         CU_ASSERT_EQUAL(run_exec(cuda, &cerr), 2);
-        CU_ASSERT_PTR_NOT_NULL(strstr(cerr, MOESIM_HAVE_CUDA ? "no CUDA device is visible"
-                                                             : "this moesim was built without"));
+        gboolean built = ms_backend_in_build(ms_backend_find("cuda", NULL));
+        CU_ASSERT_PTR_NOT_NULL(
+            strstr(cerr, built ? "no CUDA device is visible" : "this moesim was built without"));
     }
     /* The schedule's own topology that does not load is named as such. */
     g_autofree char *named = save_sample("named.json", "fifo", "no-such-topo");
@@ -572,8 +560,7 @@ main(int argc, char **argv)
         {"backend errors pass through and close runs", test_backend_errors_pass_through},
         {"bad schedules are refused before open", test_schedule_errors},
         {"options", test_options},
-        {"backend lookup", test_lookup},
-        {"ms_backend_execute on the cpu backend", test_backend_execute_cpu},
+        {"ms_backend_execute: registry, topology, the backend's record", test_backend_execute},
         {"moesim exec on the cpu backend: JSON, Chrome trace, CSV", test_exec_cpu},
         {"moesim exec: every error exits 2 with its message", test_exec_errors},
         {NULL, NULL},

@@ -17,8 +17,14 @@
 typedef struct {
     guint rank;
     guint n_comms;
+    guint32 tag;   /* from the options record; 0 without one */
     GArray *queue; /* MsExecDone, launched and not yet reported */
 } FakeRank;
+
+/* The fake backend's options record: a number that must reach every rank. */
+typedef struct {
+    guint32 tag;
+} FakeOptions;
 
 static const char *
 mode(void)
@@ -65,6 +71,7 @@ fake_open(const MsSchedule *s, const MsExecOptions *o, const MsExecPlace *place,
     FakeRank *f = g_new0(FakeRank, 1);
     f->rank = place->rank;
     f->n_comms = comms;
+    f->tag = o->backend ? ((const FakeOptions *)o->backend)->tag : 0;
     f->queue = g_array_new(FALSE, FALSE, sizeof(MsExecDone));
     return f;
 }
@@ -104,6 +111,7 @@ fake_finish(gpointer state, MsRecords *records, GError **error)
     FakeRank *f = state;
     ms_records_set_stat(records, "fake_rank", f->rank);
     ms_records_set_stat(records, "fake_session_comms", f->n_comms);
+    ms_records_set_stat(records, "fake_tag", f->tag);
     return TRUE;
 }
 
@@ -134,6 +142,7 @@ static const MsExecBackend fake_backend = {
     .finish = fake_finish,
     .close = fake_close,
     .bench = fake_bench,
+    .options_size = sizeof(FakeOptions),
 };
 
 /* The fake backend as this process runs it: with MS_FAKE_MODE=busy the coordinator and the
@@ -143,6 +152,8 @@ fake_as_run(void)
 {
     MsExecBackend b = fake_backend;
     b.busy_poll = strcmp(mode(), "busy") == 0;
+    /* A worker of another build, whose record has another size. */
+    b.options_size *= strcmp(mode(), "wide-options") == 0 ? 2 : 1;
     return b;
 }
 
@@ -243,6 +254,8 @@ check_local_run(void)
 {
     g_autoptr(MsSchedule) s = sample();
     MsExecOptions o = local_options(30);
+    FakeOptions record = {.tag = 77};
+    o.backend = &record;
     GError *error = NULL;
     MsExecBackend b = fake_as_run();
     g_autoptr(MsRecords) r = ms_remote_execute(&b, s, &o, &error);
@@ -271,6 +284,9 @@ check_local_run(void)
     /* the session was made for the schedule's two communication streams and reached rank 0 */
     CU_ASSERT_TRUE(ms_records_get_stat(r, "fake_session_comms", &v));
     CU_ASSERT_EQUAL(v, 2);
+    /* the options record travelled with the job */
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "fake_tag", &v));
+    CU_ASSERT_EQUAL(v, 77);
     CU_ASSERT_TRUE(ms_remote_is_primary());
 }
 
@@ -314,6 +330,24 @@ test_rank_failures(void)
     expect_failure("liar", 30, MS_REMOTE_ERROR, MS_REMOTE_ERROR_JOB,
                    "of 5, but this run has 3 ranks");
     expect_failure("session-fail", 30, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "fake: no devices");
+    /* Without a record the ranks get none (the backend's defaults). */
+    g_autoptr(MsSchedule) s = sample();
+    MsExecOptions o = local_options(30);
+    GError *error = NULL;
+    g_autoptr(MsRecords) r = ms_remote_execute(&fake_backend, s, &o, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    double v = -1;
+    CU_ASSERT_TRUE(ms_records_get_stat(r, "fake_tag", &v));
+    CU_ASSERT_EQUAL(v, 0);
+    /* A worker whose backend takes a record of another size refuses the job. */
+    g_setenv("MS_FAKE_MODE", "wide-options", TRUE);
+    FakeOptions record = {.tag = 5};
+    o.backend = &record;
+    CU_ASSERT_PTR_NULL(ms_remote_execute(&fake_backend, s, &o, &error));
+    MS_ASSERT_ERROR(error, MS_REMOTE_ERROR, MS_REMOTE_ERROR_RANK,
+                    ": the coordinator sent 4 bytes of options for backend 'fake', which takes 8 "
+                    "(mixed moesim builds?)");
+    g_unsetenv("MS_FAKE_MODE");
 }
 
 static GBytes *
@@ -457,7 +491,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"a local run: every op on its rank, in dependency order", test_local_run},
         {"the same with busy polling", test_busy_poll},
-        {"a rank that fails, dies, hangs or lies ends the run", test_rank_failures},
+        {"a rank that fails, dies, hangs, lies or differs ends the run", test_rank_failures},
         {"microbenchmark jobs", test_bench},
         {"a torchrun-style job of three processes", test_job},
         {"environment errors", test_environment_errors},

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "sim/calib/meas_kind.h"
+#include "sim/calib/meas_csv.h"
 #include <stdio.h>
 
 #include "validate/fit.h"
@@ -28,23 +28,8 @@ typedef enum {
  * "fp8_e5m2", "int8", "uint8", "int32", "uint32", "int64", "uint64"); 0 when unknown. */
 guint ms_dtype_size(const char *dtype);
 
-/* One measured row: a plain value record. Strings are owned by the set that holds the row. */
-typedef struct {
-    MsMeasurementKind kind;
-    /* Collectives: the buffer size as nccl-tests prints it (all_gather: the gathered output,
-     * reduce_scatter: the input). Elementwise: bytes read plus written. Else 0. */
-    guint64 bytes;
-    guint32 ranks;          /* GPUs taking part; 1 for compute kinds */
-    guint32 ranks_per_node; /* < ranks when the operation crossed nodes */
-    /* GEMM (m x k) . (k x n) with m = tokens; elementwise: m rows of n elements; else 0. */
-    guint64 m, n, k;
-    const char *dtype; /* a name ms_dtype_size knows; required for gemm, else NULL allowed */
-    const char *label; /* e.g. "mlp_up_proj"; "" when none */
-    double seconds;    /* the time fits use: the median when the source has one */
-    double min_s, median_s, mean_s; /* NAN when the source does not give them */
-    const char *source;             /* file (or resource) name */
-    guint line;                     /* 1-based line in source; 0 when the row was built in memory */
-} MsMeasurement;
+/* One measured row (MsMeasurement) is a plain value record of sim/calib/meas_csv.h; a set owns the
+ * strings of the rows it holds. */
 
 typedef struct _MsMeasurementSet MsMeasurementSet;
 

@@ -1,6 +1,6 @@
-/* moesim_csv: reader and writer of "# moesim-measurements 1" files. The columns carry their unit in
- * their name (time_us), so values are plain numbers; an empty field means "not measured". No field
- * is ever quoted: labels may not contain commas (ms_measurement_set_add refuses them). */
+/* moesim_csv: the reader of "# moesim-measurements 1" files into a measurement set, and the set
+ * written as one. The format itself (columns, version line, how a row is written) is
+ * sim/calib/meas_csv.h's: an empty field means "not measured", no field is ever quoted. */
 #include "moesim_csv.h"
 
 #include <math.h>
@@ -8,35 +8,12 @@
 
 #include "sim/base/units.h"
 
-#define VERSION_PREFIX "# moesim-measurements"
 #define US_MAX 1e12 /* 11.6 days: no single measured call lasts longer */
-
-typedef enum {
-    COL_KIND,
-    COL_BYTES,
-    COL_RANKS,
-    COL_RANKS_PER_NODE,
-    COL_M,
-    COL_N,
-    COL_K,
-    COL_DTYPE,
-    COL_LABEL,
-    COL_TIME,
-    COL_MIN,
-    COL_MEDIAN,
-    COL_MEAN,
-    N_COLS,
-} Column;
-
-static const char *const col_names[N_COLS] = {
-    "kind",  "bytes", "ranks",   "ranks_per_node", "m",         "n",       "k",
-    "dtype", "label", "time_us", "min_us",         "median_us", "mean_us",
-};
 
 typedef struct {
     const char *source;
     guint line;
-    gint index[N_COLS]; /* field index of each column, -1 when absent */
+    gint index[MS_MEAS_N_COLS]; /* field index of each column, -1 when absent */
     guint n_fields;
 } Reader;
 
@@ -48,11 +25,12 @@ static gboolean
 read_version(Reader *r, const char *line, GError **error)
 {
     r->line = 1;
-    if (line == NULL || !g_str_has_prefix(line, VERSION_PREFIX)) {
+    if (line == NULL || !g_str_has_prefix(line, MS_MOESIM_CSV_PREFIX)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
-                       "a moesim CSV starts with '" VERSION_PREFIX " %d'", MS_MOESIM_CSV_VERSION);
+                       "a moesim CSV starts with '" MS_MOESIM_CSV_PREFIX " %d'",
+                       MS_MOESIM_CSV_VERSION);
     }
-    g_autofree char *rest = g_strstrip(g_strdup(line + strlen(VERSION_PREFIX)));
+    g_autofree char *rest = g_strstrip(g_strdup(line + strlen(MS_MOESIM_CSV_PREFIX)));
     guint64 v = 0;
     if (!ms_parse_uint(rest, 0, G_MAXUINT32, &v, NULL) || v != MS_MOESIM_CSV_VERSION) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
@@ -67,18 +45,18 @@ read_header(Reader *r, const char *line, GError **error)
 {
     guint n;
     g_auto(GStrv) names = ms_measurement_split_csv(line, &n);
-    for (guint c = 0; c < N_COLS; c++) {
+    for (guint c = 0; c < MS_MEAS_N_COLS; c++) {
         r->index[c] = -1;
     }
     for (guint i = 0; i < n; i++) {
-        guint c = 0;
-        while (c < N_COLS && strcmp(names[i], col_names[c]) != 0) {
-            c++;
-        }
-        if (c == N_COLS) {
-            g_autofree char *known = g_strjoinv(", ", (char **)col_names);
+        MsMeasColumn c;
+        if (!ms_meas_csv_column_from_name(names[i], &c)) {
+            g_autoptr(GString) known = g_string_new(NULL);
+            for (guint k = 0; k < MS_MEAS_N_COLS; k++) {
+                g_string_append_printf(known, "%s%s", k ? ", " : "", ms_meas_csv_column_name(k));
+            }
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r,
-                           "unknown column '%s' (columns: %s)", names[i], known);
+                           "unknown column '%s' (columns: %s)", names[i], known->str);
         }
         if (r->index[c] >= 0) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "column '%s' given twice",
@@ -86,11 +64,11 @@ read_header(Reader *r, const char *line, GError **error)
         }
         r->index[c] = (gint)i;
     }
-    static const Column required[] = {COL_KIND, COL_TIME};
+    static const MsMeasColumn required[] = {MS_MEAS_COL_KIND, MS_MEAS_COL_TIME};
     for (guint i = 0; i < G_N_ELEMENTS(required); i++) {
         if (r->index[required[i]] < 0) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, r,
-                           "required column '%s' is missing", col_names[required[i]]);
+                           "required column '%s' is missing", ms_meas_csv_column_name(required[i]));
         }
     }
     r->n_fields = n;
@@ -99,13 +77,13 @@ read_header(Reader *r, const char *line, GError **error)
 
 /* The field of a column, "" when the column is absent. */
 static const char *
-field(const Reader *r, char **fields, Column c)
+field(const Reader *r, char **fields, MsMeasColumn c)
 {
     return r->index[c] >= 0 ? fields[r->index[c]] : "";
 }
 
 static gboolean
-uint_field(const Reader *r, char **fields, Column c, guint64 max, guint64 dflt, guint64 *out,
+uint_field(const Reader *r, char **fields, MsMeasColumn c, guint64 max, guint64 dflt, guint64 *out,
            GError **error)
 {
     const char *t = field(r, fields, c);
@@ -113,30 +91,32 @@ uint_field(const Reader *r, char **fields, Column c, guint64 max, guint64 dflt, 
         *out = dflt;
         return TRUE;
     }
-    return ms_measurement_parse_uint(r->source, r->line, col_names[c], t, 0, max, out, error);
+    return ms_measurement_parse_uint(r->source, r->line, ms_meas_csv_column_name(c), t, 0, max, out,
+                                     error);
 }
 
 /* A time in microseconds -> seconds; empty gives NAN unless required. */
 static gboolean
-time_field(const Reader *r, char **fields, Column c, gboolean required, double *out, GError **error)
+time_field(const Reader *r, char **fields, MsMeasColumn c, gboolean required, double *out,
+           GError **error)
 {
     const char *t = field(r, fields, c);
     if (*t == '\0') {
         if (required) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r, "%s: empty, but required",
-                           col_names[c]);
+                           ms_meas_csv_column_name(c));
         }
         *out = NAN;
         return TRUE;
     }
     double us;
-    if (!ms_measurement_parse_double(r->source, r->line, col_names[c], t, -US_MAX, US_MAX, &us,
-                                     error)) {
+    if (!ms_measurement_parse_double(r->source, r->line, ms_meas_csv_column_name(c), t, -US_MAX,
+                                     US_MAX, &us, error)) {
         return FALSE;
     }
     if (!(us > 0)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r, "%s: '%s' is not a positive time",
-                       col_names[c], t);
+                       ms_meas_csv_column_name(c), t);
     }
     *out = us * 1e-6;
     return TRUE;
@@ -146,13 +126,13 @@ static gboolean
 read_counts(const Reader *r, char **f, MsMeasurement *row, GError **error)
 {
     guint64 ranks, rpn, dims[3];
-    if (!uint_field(r, f, COL_BYTES, MS_BYTES_MAX, 0, &row->bytes, error) ||
-        !uint_field(r, f, COL_RANKS, G_MAXUINT32, 1, &ranks, error) ||
-        !uint_field(r, f, COL_RANKS_PER_NODE, G_MAXUINT32, ranks, &rpn, error)) {
+    if (!uint_field(r, f, MS_MEAS_COL_BYTES, MS_BYTES_MAX, 0, &row->bytes, error) ||
+        !uint_field(r, f, MS_MEAS_COL_RANKS, G_MAXUINT32, 1, &ranks, error) ||
+        !uint_field(r, f, MS_MEAS_COL_RANKS_PER_NODE, G_MAXUINT32, ranks, &rpn, error)) {
         return FALSE;
     }
     for (guint i = 0; i < 3; i++) {
-        if (!uint_field(r, f, COL_M + i, G_MAXUINT64, 0, &dims[i], error)) {
+        if (!uint_field(r, f, MS_MEAS_COL_M + i, G_MAXUINT64, 0, &dims[i], error)) {
             return FALSE;
         }
     }
@@ -174,22 +154,23 @@ read_row(MsMeasurementSet *set, const Reader *r, const char *line, GError **erro
                        n, r->n_fields);
     }
     MsMeasurement row = {.source = r->source, .line = r->line};
-    const char *kind = field(r, f, COL_KIND);
+    const char *kind = field(r, f, MS_MEAS_COL_KIND);
     if (!ms_measurement_kind_from_name(kind, &row.kind)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r,
                        "kind: '%s' is not one of allreduce, alltoall, allgather, reducescatter, "
                        "sendrecv, gemm, elementwise, launch",
                        kind);
     }
-    if (!read_counts(r, f, &row, error) || !time_field(r, f, COL_TIME, TRUE, &row.seconds, error) ||
-        !time_field(r, f, COL_MIN, FALSE, &row.min_s, error) ||
-        !time_field(r, f, COL_MEDIAN, FALSE, &row.median_s, error) ||
-        !time_field(r, f, COL_MEAN, FALSE, &row.mean_s, error)) {
+    if (!read_counts(r, f, &row, error) ||
+        !time_field(r, f, MS_MEAS_COL_TIME, TRUE, &row.seconds, error) ||
+        !time_field(r, f, MS_MEAS_COL_MIN, FALSE, &row.min_s, error) ||
+        !time_field(r, f, MS_MEAS_COL_MEDIAN, FALSE, &row.median_s, error) ||
+        !time_field(r, f, MS_MEAS_COL_MEAN, FALSE, &row.mean_s, error)) {
         return FALSE;
     }
-    const char *dtype = field(r, f, COL_DTYPE);
+    const char *dtype = field(r, f, MS_MEAS_COL_DTYPE);
     row.dtype = *dtype ? dtype : NULL;
-    row.label = field(r, f, COL_LABEL);
+    row.label = field(r, f, MS_MEAS_COL_LABEL);
     return ms_measurement_set_add(set, &row, error);
 }
 
@@ -224,49 +205,13 @@ ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len, const cha
     return TRUE;
 }
 
-static void
-append_time(GString *s, double seconds)
-{
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_string_append_c(s, ',');
-    if (!isnan(seconds)) {
-        g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.12g", seconds * 1e6));
-    }
-}
-
-static void
-append_dim(GString *s, gboolean shaped, guint64 v)
-{
-    g_string_append_c(s, ',');
-    if (shaped && v > 0) {
-        g_string_append_printf(s, "%" G_GUINT64_FORMAT, v);
-    }
-}
-
 char *
 ms_moesim_csv_write(const MsMeasurementSet *set, gsize *len)
 {
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "%s %d\n", VERSION_PREFIX, MS_MOESIM_CSV_VERSION);
-    for (guint c = 0; c < N_COLS; c++) {
-        g_string_append_printf(s, "%s%s", c ? "," : "", col_names[c]);
-    }
-    g_string_append_c(s, '\n');
+    ms_meas_csv_write_header(s);
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
-        const MsMeasurement *r = ms_measurement_set_get(set, i);
-        gboolean shaped = r->kind == MS_MEASUREMENT_GEMM || r->kind == MS_MEASUREMENT_ELEMENTWISE;
-        g_string_append_printf(s, "%s,%" G_GUINT64_FORMAT ",%u,%u",
-                               ms_measurement_kind_name(r->kind), r->bytes, r->ranks,
-                               r->ranks_per_node);
-        append_dim(s, shaped, r->m);
-        append_dim(s, shaped, r->n);
-        append_dim(s, shaped, r->k);
-        g_string_append_printf(s, ",%s,%s", r->dtype ? r->dtype : "", r->label);
-        append_time(s, r->seconds);
-        append_time(s, r->min_s);
-        append_time(s, r->median_s);
-        append_time(s, r->mean_s);
-        g_string_append_c(s, '\n');
+        ms_meas_csv_write_row(s, ms_measurement_set_get(set, i));
     }
     if (len) {
         *len = s->len;

@@ -1,16 +1,15 @@
 /* moesim_csv: moesim's own measurement file, a versioned CSV that holds every row kind (what
- * `moesim bench --backend cuda` writes and calibration reads); see docs/calibration-format.md.
- * Times are microseconds in the file, seconds in memory; sizes bytes. */
+ * `moesim bench --backend cuda` writes and calibration reads; see docs/calibration-format.md), read
+ * into and written from a measurement set. The format (version, columns, row layout) is
+ * sim/calib/meas_csv.h's. Times are microseconds in the file, seconds in memory; sizes bytes. */
 #pragma once
 
 #include <glib.h>
 
+#include "sim/calib/meas_csv.h"
 #include "validate/measurement.h"
 
 G_BEGIN_DECLS
-
-/* The version this moesim writes and reads. */
-#define MS_MOESIM_CSV_VERSION 1
 
 /* Appends the rows of a moesim CSV to set. The first line must be "# moesim-measurements 1";
  * further '#' lines and blank lines are ignored; the first other line names the columns (any

@@ -75,7 +75,7 @@ static MsTime
 compute_time(CpuState *st, const MsOpInfo *i)
 {
     MsTime t = ms_compute_time(st->models[i->rank], i->flops, (guint64)i->bytes, i->tokens);
-    return (MsTime)((double)t * st->opts.time_scale);
+    return (MsTime)((double)t * st->cpu.time_scale);
 }
 
 /* Checks made when op starts: it never ran before, and everything it depends on finished. */
@@ -290,6 +290,10 @@ cpu_close(gpointer state)
 static gpointer
 cpu_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place, GError **error)
 {
+    MsCpuOptions cpu;
+    if (!ms_cpu_options_resolve(opts->backend, &cpu, error)) {
+        return NULL;
+    }
     guint used = count_slots(s);
     if (used > MS_CPU_MAX_WORKERS) {
         g_set_error(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_SETUP,
@@ -301,9 +305,8 @@ cpu_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *plac
     CpuState *st = g_new0(CpuState, 1);
     st->s = s;
     st->opts = *opts;
-    if (st->opts.max_memory == 0) {
-        st->opts.max_memory = MS_CPU_DEFAULT_MAX_MEMORY;
-    }
+    st->opts.backend = NULL; /* the caller's record: st->cpu is this run's copy */
+    st->cpu = cpu;
     st->n_ranks = ms_schedule_n_ranks(s);
     st->n_streams = ms_schedule_n_streams(s);
     g_mutex_init(&st->meet_lock);
@@ -412,4 +415,5 @@ const MsExecBackend ms_cpu_backend = {
     .wait = cpu_wait,
     .finish = cpu_finish,
     .close = cpu_close,
+    .options_size = sizeof(MsCpuOptions),
 };

@@ -43,6 +43,7 @@ typedef struct {
 struct CpuState {
     const MsSchedule *s;
     MsExecOptions opts;
+    MsCpuOptions cpu; /* the backend's record, defaults filled in */
     guint n_ranks, n_streams, n_workers;
     MsComputeModel **models; /* per rank */
     CpuBuffers *buffers;     /* rank * n_streams + stream */
@@ -63,7 +64,7 @@ void cpu_fail(CpuState *st, GError *error);
 gboolean cpu_aborted(CpuState *st);
 
 /* Sizes of every rank's buffers; FALSE with MS_CPU_BACKEND_ERROR_SETUP when the total exceeds
- * opts.max_memory (nothing allocated) or an allocation fails. */
+ * cpu.max_memory (nothing allocated) or an allocation fails. */
 gboolean cpu_buffers_alloc(CpuState *st, GError **error);
 void cpu_buffers_free(CpuState *st);
 

@@ -66,14 +66,14 @@ cpu_buffers_alloc(CpuState *st, GError **error)
     for (guint k = 0; k < slots; k++) {
         total = sat_add(total, sat_add(st->buffers[k].send_size, st->buffers[k].recv_size));
     }
-    if (total > st->opts.max_memory) {
+    if (total > st->cpu.max_memory) {
         MsCollInfo c;
         ms_schedule_coll(st->s, largest_coll, &c);
         g_set_error(error, MS_CPU_BACKEND_ERROR, MS_CPU_BACKEND_ERROR_SETUP,
                     "the cpu backend needs %" G_GUINT64_FORMAT " bytes of rank buffers (the "
                     "largest collective, %u '%s', needs %" G_GUINT64_FORMAT " on one rank), over "
                     "the limit of %" G_GUINT64_FORMAT " bytes (--max-memory)",
-                    total, largest_coll, c.label, largest, st->opts.max_memory);
+                    total, largest_coll, c.label, largest, st->cpu.max_memory);
         return FALSE;
     }
     for (guint k = 0; k < slots; k++) {
@@ -269,7 +269,7 @@ a2a_push(CpuState *st, const MsCollInfo *c, guint p, guint stream)
     guint n = c->n_ranks;
     const guint8 *src = buffers_of(st, c, p, stream)->send;
     guint64 off = 0, copied = 0;
-    gboolean short_copy = (st->opts.faults & MS_CPU_FAULT_SHORT_COPY) && p == 0;
+    gboolean short_copy = (st->cpu.faults & MS_CPU_FAULT_SHORT_COPY) && p == 0;
     for (guint q = 0; q < n; q++) {
         guint64 len = c->matrix[(gsize)p * n + q], at = 0;
         for (guint k = 0; k < p; k++) {
@@ -306,7 +306,7 @@ a2a_verify(CpuState *st, const MsCollInfo *c, guint p, guint stream, GError **er
 {
     guint n = c->n_ranks;
     guint8 *recv = buffers_of(st, c, p, stream)->recv;
-    if ((st->opts.faults & MS_CPU_FAULT_BAD_PATTERN) && p == 0) {
+    if ((st->cpu.faults & MS_CPU_FAULT_BAD_PATTERN) && p == 0) {
         corrupt_first(recv, c);
     }
     guint64 at = 0;
@@ -380,7 +380,7 @@ reduce_share(CpuState *st, const MsCollInfo *c, guint p, guint stream)
     for (guint64 i = lo; i < hi; i++) {
         float sum = 0;
         for (guint q = 0; q < n; q++) {
-            gboolean skip = (st->opts.faults & MS_CPU_FAULT_BAD_REDUCE) && i == 0 && q == n - 1;
+            gboolean skip = (st->cpu.faults & MS_CPU_FAULT_BAD_REDUCE) && i == 0 && q == n - 1;
             sum += skip ? 0 : ((const float *)buffers_of(st, c, q, stream)->send)[i];
         }
         out[i] = sum;

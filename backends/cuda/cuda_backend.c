@@ -1,13 +1,15 @@
 /* cuda_backend: one rank's streams, buffers, cuBLAS handles and NCCL communicators, the kernels of
  * each op as cuda_plan.h decides, and completion by polling CUDA events (never a blocking
  * synchronise, so a dead peer ends in a timeout rather than a hang). Times in picoseconds. */
+#include "config.h"
+
 #include "cuda_private.h"
 
+#include <gmodule.h>
 #include <string.h>
 
+#include "backends/backend_module.h"
 #include "cuda_kernels.h"
-
-G_DEFINE_QUARK(ms_cuda_error_quark, ms_cuda_error)
 
 #define ELEM 2u /* bytes of a bf16 or fp16 element */
 #define SCRATCH_BYTES 256u
@@ -493,12 +495,17 @@ static gpointer
 cuda_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *place, GError **error)
 {
     g_return_val_if_fail(place != NULL, NULL);
+    MsCudaOptions co;
+    if (!ms_cuda_options_resolve(opts->backend, &co, error)) {
+        return NULL;
+    }
     Cuda *c = g_new0(Cuda, 1);
     c->s = s;
     c->o = *opts;
+    c->o.backend = NULL; /* the caller's record: read here, not kept */
     c->place = *place;
     c->n_streams = ms_schedule_n_streams(s);
-    c->bf16 = g_strcmp0(opts->dtype, "fp16") != 0;
+    c->bf16 = co.dtype == MS_CUDA_BF16;
     c->deadline = g_get_monotonic_time() + (gint64)(opts->timeout_s * G_USEC_PER_SEC);
     if (!setup(c, error)) {
         cuda_close(c);
@@ -778,4 +785,14 @@ const MsExecBackend ms_cuda_backend = {
     .finish = cuda_finish,
     .close = cuda_close,
     .bench = cuda_bench_run,
+    .devices = ms_cuda_device_count,
+    .options_size = sizeof(MsCudaOptions),
+};
+
+/* What moesim finds when it loads this module (backend_module.h). */
+G_MODULE_EXPORT const MsBackendModule moesim_backend_module = {
+    .abi = MS_BACKEND_MODULE_ABI,
+    .version = MOESIM_VERSION,
+    .hooks_size = sizeof(MsExecBackend),
+    .hooks = &ms_cuda_backend,
 };

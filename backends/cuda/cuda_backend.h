@@ -4,36 +4,29 @@
  * to itself a device copy); allreduces as ncclAllReduce, on a communicator of their ranks. Each
  * schedule stream is a CUDA stream with a priority; each op is timed by CUDA events, in
  * picoseconds from a base event recorded on every GPU right after one common allreduce. Runs
- * under executor_remote.h, one process per GPU. */
+ * under executor_remote.h, one process per GPU. Built as the module moesim-cuda, which moesim
+ * loads at run time (backend_module.h); what moesim knows of it without loading it is
+ * cuda_options.h. */
 #pragma once
 
 #include <glib.h>
 
+#include "backends/cuda/cuda_options.h"
 #include "backends/executor.h"
 
 G_BEGIN_DECLS
 
-#define MS_CUDA_ERROR (ms_cuda_error_quark())
-GQuark ms_cuda_error_quark(void);
-typedef enum {
-    MS_CUDA_ERROR_DEVICE,  /* no CUDA device, or fewer than the ranks that need one */
-    MS_CUDA_ERROR_RUNTIME, /* a CUDA runtime call failed */
-    MS_CUDA_ERROR_CUBLAS,  /* a cuBLAS call failed */
-    MS_CUDA_ERROR_NCCL,    /* an NCCL call failed, or a peer's failure reached this rank */
-    MS_CUDA_ERROR_MEMORY,  /* the buffers the schedule needs do not fit the GPU */
-    MS_CUDA_ERROR_TIMEOUT, /* communicator set-up or a device wait outlasted the run's timeout */
-} MsCudaError;
-
-/* The backend's hooks (executor.h). session makes one NCCL unique id per communicator and, for a
- * local launch, checks there are as many GPUs as ranks; open selects GPU LOCAL_RANK, plans and
- * allocates every buffer (refusing what does not fit), creates the streams, cuBLAS handles and
- * NCCL communicators (non-blocking, polled against the timeout), warms up every connection and
- * records the base event; finish reports the stats "gemm_calls", "derived_gemms",
+/* The backend's hooks (executor.h), exported by the module as its MsBackendModule. open checks the
+ * options record (ms_cuda_options_resolve); session makes one NCCL unique id per
+ * communicator and, for a local launch, checks there are as many GPUs as ranks; open selects GPU
+ * LOCAL_RANK, plans and allocates every buffer (refusing what does not fit), creates the streams,
+ * cuBLAS handles and NCCL communicators (non-blocking, polled against the timeout), warms up every
+ * connection and records the base event; finish reports the stats "gemm_calls", "derived_gemms",
  * "elementwise_kernels", "empty_kernels", "nccl_calls", "device_sm" and "device_memory_bytes". */
 extern const MsExecBackend ms_cuda_backend;
 
-/* CUDA devices visible to this process; 0 with MS_CUDA_ERROR_DEVICE (saying why) when there is
- * none. */
+/* CUDA devices visible to this process (the devices hook); 0 with MS_CUDA_ERROR_DEVICE (saying
+ * why) when there is none. */
 guint ms_cuda_device_count(GError **error);
 
 G_END_DECLS

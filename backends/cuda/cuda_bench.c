@@ -2,7 +2,7 @@
  * is timed as nccl-tests times it (warm-up calls, then iters back-to-back calls between two
  * events, the mean per call) and the slowest rank's time is kept (ncclMax over the ranks);
  * kernels on rank 0 are timed one by one (min, median, mean). Rank 0 returns the rows as a
- * moesim measurement CSV; times in seconds there. */
+ * moesim measurement CSV (sim/calib/meas_csv.h), which the command validates as it reads it. */
 #include "cuda_private.h"
 
 #include <math.h>
@@ -10,7 +10,7 @@
 
 #include "backends/executor_bench.h"
 #include "cuda_kernels.h"
-#include "validate/moesim_csv.h"
+#include "sim/calib/meas_csv.h"
 
 /* Empty kernels timed back to back for the launch overhead. */
 #define LAUNCHES 1000u
@@ -28,7 +28,7 @@ typedef struct {
     cudaEvent_t *ev; /* iters + 1 */
     guint8 *send, *recv, *a, *b, *c;
     float *scalar;
-    MsMeasurementSet *rows;
+    GString *csv; /* rank 0: the rows written so far */
 } Bench;
 
 static void
@@ -51,7 +51,9 @@ bench_clear(Bench *b)
     if (b->stream) {
         cudaStreamDestroy(b->stream);
     }
-    ms_measurement_set_free(b->rows);
+    if (b->csv) {
+        g_string_free(b->csv, TRUE);
+    }
 }
 
 /* Elements of the largest A, B and C of the expert kernels. */
@@ -215,13 +217,16 @@ time_kernel(Bench *b, IssueFn issue, gconstpointer arg, double stats[3], GError 
     return TRUE;
 }
 
-static gboolean
-add_row(Bench *b, MsMeasurement *row, GError **error)
+/* Rank 0 writes the row; the others only took part in timing it. */
+static void
+add_row(Bench *b, MsMeasurement *row)
 {
     row->source = SOURCE;
     row->ranks_per_node = MAX(row->ranks_per_node, 1);
     row->ranks = MAX(row->ranks, 1);
-    return b->place.rank != 0 || ms_measurement_set_add(b->rows, row, error);
+    if (b->place.rank == 0) {
+        ms_meas_csv_write_row(b->csv, row);
+    }
 }
 
 /* --- communication --- */
@@ -306,9 +311,7 @@ sweep(Bench *b, MsMeasurementKind kind, IssueFn issue, const MsBenchPair *pair, 
         row.ranks_per_node = pair ? pair->ranks_per_node : s->ranks_per_node;
         row.dtype = kind == MS_MEASUREMENT_ALLREDUCE ? s->dtype : NULL;
         row.label = pair ? pair->label : "";
-        if (!add_row(b, &row, error)) {
-            return FALSE;
-        }
+        add_row(b, &row);
     }
     return TRUE;
 }
@@ -384,9 +387,7 @@ bench_kernels(Bench *b, GError **error)
                                  .min_s = st[0],
                                  .median_s = st[1],
                                  .mean_s = st[2]};
-            if (!add_row(b, &row, error)) {
-                return FALSE;
-            }
+            add_row(b, &row);
         }
     }
     if (s->what & MS_BENCH_LAUNCH) {
@@ -400,7 +401,7 @@ bench_kernels(Bench *b, GError **error)
                              .min_s = st[0] / LAUNCHES,
                              .median_s = st[1] / LAUNCHES,
                              .mean_s = st[2] / LAUNCHES};
-        return add_row(b, &row, error);
+        add_row(b, &row);
     }
     return TRUE;
 }
@@ -417,14 +418,15 @@ cuda_bench_run(GBytes *spec_bytes, const MsExecOptions *opts, const MsExecPlace 
     b.deadline = g_get_monotonic_time() + (gint64)(opts->timeout_s * G_USEC_PER_SEC);
     b.bf16 = strcmp(spec->dtype, "fp16") != 0;
     b.dt = b.bf16 ? CUDA_R_16BF : CUDA_R_16F;
-    b.rows = ms_measurement_set_new();
+    if (place->rank == 0) {
+        b.csv = g_string_new(NULL);
+        ms_meas_csv_write_header(b.csv);
+    }
     gboolean ok = bench_setup(&b, error) && bench_comm(&b, error) &&
                   (place->rank != 0 || bench_kernels(&b, error));
     GBytes *result = NULL;
     if (ok) {
-        gsize len = 0;
-        char *text = place->rank == 0 ? ms_moesim_csv_write(b.rows, &len) : g_strdup("");
-        result = g_bytes_new_take(text, len);
+        result = place->rank == 0 ? g_bytes_new(b.csv->str, b.csv->len) : g_bytes_new(NULL, 0);
     }
     bench_clear(&b);
     return result;

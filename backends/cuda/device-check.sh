@@ -9,8 +9,8 @@
 # mixtral-8x7b), MOESIM_CHECK_POLICIES (default "fifo lina"), MOESIM_JOBS (ninja jobs),
 # MOESIM_NO_BUILD=1 to use a build made elsewhere as it is (a GPU node without compilers or
 # development packages: build with -Dcuda=enabled on a machine that has them, copy the build
-# folder's moesim and tests/test_cuda_* over, and put the shared libraries they need on
-# LD_LIBRARY_PATH).
+# folder's moesim, moesim-cuda.so (the cuda backend, loaded at run time from beside moesim) and
+# tests/test_cuda_* over, and put the shared libraries they need on LD_LIBRARY_PATH).
 set -eu
 cd "$(dirname "$0")/../.."
 
@@ -29,10 +29,11 @@ if [ -z "${MOESIM_NO_BUILD:-}" ]; then
     ninja -C "$BUILD" -j "$JOBS"
     meson test -C "$BUILD" --print-errorlogs cuda_plan cuda_backend
 else
-    # What meson test would run: the device tests, with the binary and sources they read.
+    # What meson test would run: the device tests, with the binary, the backend modules and the
+    # sources they read.
     for t in cuda_plan cuda_backend; do
         rc=0
-        MOESIM_BIN="$M" MOESIM_SRCDIR=. "$BUILD/tests/test_$t" || rc=$?
+        MOESIM_BIN="$M" MOESIM_BACKEND_DIR="$BUILD" MOESIM_SRCDIR=. "$BUILD/tests/test_$t" || rc=$?
         case $rc in
         0) echo "test_$t: OK" ;;
         77) echo "test_$t: SKIPPED (no CUDA device)" ;;
