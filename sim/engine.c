@@ -354,3 +354,22 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     engine_clear(&e);
     return ok ? g_steal_pointer(&rec) : NULL;
 }
+
+static MsRecords *
+engine_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
+               GError **error)
+{
+    MsEngineOptions opts = *(const MsEngineOptions *)data;
+    opts.record_links = opts.record_links && detail;
+    return ms_engine_run(s, topo, &opts, error);
+}
+
+MsRunner *
+ms_engine_runner_new(const MsEngineOptions *opts)
+{
+    MsEngineOptions *copy = g_new0(MsEngineOptions, 1);
+    if (opts) {
+        *copy = *opts;
+    }
+    return ms_runner_new("sim", engine_execute, copy, g_free);
+}

@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "sim/runner.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/records.h"
 #include "topologies/topology.h"
@@ -32,5 +33,10 @@ typedef struct {
  * that cannot make progress, or (with check_invariants) a violated invariant. */
 MsRecords *ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions *opts,
                          GError **error);
+
+/* The engine as a runner called "sim" (sim/runner.h): each execution is one ms_engine_run with
+ * opts (copied; NULL: defaults), recording links only for detailed executions. The calibration is
+ * borrowed and must outlive the runner. */
+MsRunner *ms_engine_runner_new(const MsEngineOptions *opts);
 
 G_END_DECLS

@@ -1,0 +1,36 @@
+/* runner: what executes a schedule and reports its per-op records. The engine (modelled time,
+ * sim/engine.h) is one runner; the cpu and cuda backends become others through an adapter of the
+ * command line, the only layer above backends/. A scenario runs every iteration through one
+ * runner and never knows which kind it has. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/schedule/records.h"
+#include "sim/schedule/schedule.h"
+#include "topologies/topology.h"
+
+G_BEGIN_DECLS
+
+typedef struct _MsRunner MsRunner;
+
+/* Executes s on topo and returns its records, or NULL with the runner's error. detail: the
+ * records will be kept whole (a run's first iteration), so the runner may record what only the
+ * detailed outputs use (link utilisation series). A sweep's workers share one runner, so the
+ * function may be called from several threads at once. */
+typedef MsRecords *(*MsRunnerFn)(gpointer data, const MsSchedule *s, const MsTopology *topo,
+                                 gboolean detail, GError **error);
+
+/* A runner called name (what results give as their "backend": "sim", "cpu", "cuda") that calls
+ * execute with data; free_data (may be NULL) releases data with the runner. */
+MsRunner *ms_runner_new(const char *name, MsRunnerFn execute, gpointer data,
+                        GDestroyNotify free_data);
+void ms_runner_free(MsRunner *runner);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsRunner, ms_runner_free)
+
+const char *ms_runner_name(const MsRunner *runner);
+/* Runs the execute function; its errors are returned as they are. */
+MsRecords *ms_runner_execute(const MsRunner *runner, const MsSchedule *s, const MsTopology *topo,
+                             gboolean detail, GError **error);
+
+G_END_DECLS
