@@ -34,29 +34,32 @@ ms_cmd_compare(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("compare: unexpected argument '%s'", argv[1]);
     }
-    MsScenario sc;
-    if (!ms_scenario_opts_apply(&o, &sc)) {
-        return MS_EXIT_USAGE;
-    }
-    g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func((GDestroyNotify)ms_result_free);
     const char *list = policies ? policies : DEFAULT_POLICIES;
     g_auto(GStrv) names = g_strsplit_set(list, strchr(list, ';') ? ";" : ",", -1);
     if (g_strv_length(names) == 0 || names[0][0] == '\0') {
         return ms_cli_usage("compare: --policies is empty");
     }
+    g_auto(MsCliScenario) cs = {0};
+    int rc = ms_scenario_opts_setup(&o, FALSE, &cs);
+    if (rc != MS_EXIT_OK) {
+        return rc;
+    }
+    g_autoptr(GPtrArray) results = g_ptr_array_new_with_free_func((GDestroyNotify)ms_result_free);
     g_autoptr(GError) error = NULL;
     for (guint i = 0; names[i]; i++) {
         g_strstrip(names[i]);
-        sc.policy = names[i];
-        MsResult *res = ms_scenario_run(&sc, &error);
+        g_autoptr(MsPolicy) policy = ms_policy_parse(names[i], &error);
+        MsScenario sc = cs.sc;
+        sc.policy = policy;
+        MsResult *res = policy ? ms_scenario_run(&sc, &error) : NULL;
         if (res == NULL) {
             g_prefix_error(&error, "policy %s: ", names[i]);
             return ms_cli_fail(error);
         }
         g_ptr_array_add(results, res);
     }
-    gboolean infer = sc.mode == MS_PLAN_INFER;
-    g_autofree char *what = ms_scenario_describe(&sc);
+    gboolean infer = cs.sc.mode == MS_PLAN_INFER;
+    g_autofree char *what = ms_scenario_describe(&o, cs.sc.mode);
     printf("moesim compare: %s, %u iteration%s each\n", what,
            ms_result_n_iterations(results->pdata[0]),
            ms_result_n_iterations(results->pdata[0]) == 1 ? "" : "s");

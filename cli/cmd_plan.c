@@ -6,8 +6,8 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "sim/inputs.h"
 #include "sim/policy/planner.h"
-#include "sim/scenario.h"
 
 typedef struct {
     guint compute, comm, colls, a2a, allreduce, weights;
@@ -143,17 +143,19 @@ ms_cmd_plan(int argc, char **argv)
     if (seed < 0) {
         return ms_cli_usage("plan: --seed %" G_GINT64_FORMAT " is negative", seed);
     }
-    MsPlannerOptions opts = {
-        .topology = topology ? topology : MS_SCENARIO_TOPOLOGY,
-        .model = model ? model : MS_SCENARIO_MODEL,
-        .trace = trace,
-        .policy = policy ? policy : MS_SCENARIO_POLICY,
+    MsInputNames names = {.topology = topology, .model = model, .policy = policy, .trace = trace};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
+    MsPlannerInputs pin = {
+        .topology = in ? ms_inputs_topology(in) : NULL,
+        .model = in ? ms_inputs_model(in) : NULL,
+        .policy = in ? ms_inputs_policy(in) : NULL,
+        .routing = in ? ms_inputs_routing(in) : NULL,
         .mode = mode,
         .iterations = (guint)iteration + 1,
         .seed = (guint64)seed,
     };
-    g_autoptr(GError) error = NULL;
-    g_autoptr(MsPlanner) planner = ms_planner_new(&opts, &error);
+    g_autoptr(MsPlanner) planner = in ? ms_planner_new(&pin, &error) : NULL;
     g_autoptr(MsSchedule) s =
         planner ? ms_planner_plan_iteration(planner, (guint64)iteration, &error) : NULL;
     if (s == NULL) {

@@ -122,21 +122,21 @@ ms_cmd_run(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("run: unexpected argument '%s'", argv[1]);
     }
-    MsScenario sc;
-    if (!ms_scenario_opts_apply(&o, &sc)) {
-        return MS_EXIT_USAGE;
+    g_auto(MsCliScenario) cs = {0};
+    int rc = ms_scenario_opts_setup(&o, plot != NULL, &cs);
+    if (rc != MS_EXIT_OK) {
+        return rc;
     }
-    sc.record_links = plot != NULL;
     g_autoptr(GError) error = NULL;
-    g_autoptr(MsResult) res = ms_scenario_run(&sc, &error);
+    g_autoptr(MsResult) res = ms_scenario_run(&cs.sc, &error);
     if (res == NULL) {
         return ms_cli_fail(error);
     }
-    g_autofree char *what = ms_scenario_describe(&sc);
+    g_autofree char *what = ms_scenario_describe(&o, cs.sc.mode);
     printf("moesim run: %s, policy %s, %u iteration%s\n", what,
            ms_schedule_policy(ms_result_schedule(res)), ms_result_n_iterations(res),
            ms_result_n_iterations(res) == 1 ? "" : "s");
-    print_metrics(res, sc.mode);
+    print_metrics(res, cs.sc.mode);
     if (!ms_cli_write_outputs(res, json, chrome, csv, plot, &error)) {
         return ms_cli_fail(error);
     }

@@ -10,6 +10,8 @@
 
 #include "scenario_opts.h"
 #include "sim/sweep.h"
+#include "sim/sweep_csv.h"
+#include "sim/sweep_shards.h"
 
 /* Set by SIGINT: workers finish the iteration they are in and start nothing new. */
 static volatile gint interrupted;
@@ -64,18 +66,7 @@ static int
 write_slurm(const char *dir, guint shards, const char *command)
 {
     g_autofree char *path = g_build_filename(dir, "sweep.sbatch", NULL);
-    g_autofree char *qdir = g_shell_quote(dir);
-    g_autofree char *text = g_strdup_printf(
-        "#!/bin/sh\n"
-        "# moesim sweep as a Slurm array job: each task runs one shard of the grid.\n"
-        "# Submit with: sbatch %s\n"
-        "# When all tasks are done: moesim sweep --merge %s\n"
-        "#SBATCH --job-name=moesim-sweep\n"
-        "#SBATCH --array=0-%u\n"
-        "#SBATCH --ntasks=1\n"
-        "#SBATCH --output=%s/slurm-%%a.log\n"
-        "exec %s --shard \"$SLURM_ARRAY_TASK_ID/%u\"\n",
-        path, qdir, shards - 1, dir, command, shards);
+    g_autofree char *text = ms_sweep_slurm_script(path, dir, shards, command);
     g_autoptr(GError) error = NULL;
     if (!g_file_set_contents(path, text, -1, &error)) {
         return ms_cli_fail(error);
@@ -89,26 +80,18 @@ static int
 merge(const char *dir)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GPtrArray) inputs = g_ptr_array_new_with_free_func(g_free);
-    g_autoptr(GDir) d = g_dir_open(dir, 0, &error);
-    if (d == NULL) {
+    g_autoptr(GPtrArray) inputs = ms_sweep_shard_files(dir, &error);
+    if (inputs == NULL) {
         return ms_cli_fail(error);
-    }
-    const char *name;
-    while ((name = g_dir_read_name(d)) != NULL) {
-        if (g_str_has_prefix(name, "shard-") && g_str_has_suffix(name, ".csv")) {
-            g_ptr_array_add(inputs, g_build_filename(dir, name, NULL));
-        }
     }
     if (inputs->len == 0) {
         return ms_cli_usage("sweep: no shard-*.csv files in %s", dir);
     }
-    g_ptr_array_sort(inputs, (GCompareFunc)g_strcmp0);
     g_ptr_array_add(inputs, NULL);
     g_autofree char *out = g_build_filename(dir, "sweep.csv", NULL);
     guint rows = 0;
     if (!ms_sweep_merge_csv((const char *const *)inputs->pdata, out, &rows, &error) ||
-        !ms_sweep_plot_csv(out, dir, &error)) {
+        !ms_sweep_csv_plot(out, dir, &error)) {
         return ms_cli_fail(error);
     }
     printf("merged %u shard files into %s (%u rows) and its plots\n", inputs->len - 1, out, rows);
@@ -154,37 +137,36 @@ ms_cmd_sweep(int argc, char **argv)
     if (merge_dir) {
         return merge(merge_dir);
     }
-    MsScenario sc;
-    if (!ms_scenario_opts_apply(&o, &sc)) {
-        return MS_EXIT_USAGE;
-    }
     if (vary == NULL) {
         return ms_cli_usage("sweep: give at least one axis with --vary KEY=V1,V2,...");
     }
-    if (jobs < 0 || jobs > 1024 || slurm < 0 || slurm > 100000) {
-        return ms_cli_usage("sweep: --jobs must be 0..1024 and --slurm 0..100000");
+    if (jobs < 0 || jobs > 1024 || slurm < 0 || slurm > (gint)MS_SWEEP_MAX_SHARDS) {
+        return ms_cli_usage("sweep: --jobs must be 0..1024 and --slurm 0..%u", MS_SWEEP_MAX_SHARDS);
     }
+    g_autoptr(GError) error = NULL;
     guint shard = 0, shards = 1;
-    if (shard_text) {
-        guint64 a, b;
-        g_auto(GStrv) parts = g_strsplit(shard_text, "/", 2);
-        if (g_strv_length(parts) != 2 || !ms_parse_uint(parts[1], 1, 100000, &b, NULL) ||
-            !ms_parse_uint(parts[0], 0, b - 1, &a, NULL)) {
-            return ms_cli_usage("sweep: --shard '%s': expected I/N with 0 <= I < N", shard_text);
-        }
-        shard = (guint)a;
-        shards = (guint)b;
+    if (shard_text && !ms_sweep_shard_parse(shard_text, &shard, &shards, &error)) {
+        return ms_cli_fail(error);
     }
     const char *dir = out ? out : "moesim-out/sweep";
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         return ms_cli_usage("sweep: cannot create %s", dir);
     }
-    g_autoptr(GError) error = NULL;
-    g_autoptr(MsSweep) sw = ms_sweep_new(&sc, dir);
+    g_auto(MsCliScenario) cs = {0};
+    int rc = ms_scenario_opts_setup(&o, FALSE, &cs);
+    if (rc != MS_EXIT_OK) {
+        return rc;
+    }
+    g_autoptr(MsSweep) sw = ms_sweep_new(cs.inputs, &cs.sc);
     for (guint i = 0; vary[i]; i++) {
         if (!ms_sweep_add_axis(sw, vary[i], &error)) {
             return ms_cli_fail(error);
         }
+    }
+    /* Everything the points need is loaded now, so that a bad value stops the sweep (or the
+     * array job) before anything runs. */
+    if (!ms_sweep_prepare(sw, &error)) {
+        return ms_cli_fail(error);
     }
     if (slurm) {
         g_autofree char *cmd = task_command(saved_argc, saved, dir, out != NULL);
@@ -196,17 +178,13 @@ ms_cmd_sweep(int argc, char **argv)
         sw, (guint)jobs, shard, shards, (const gint *)&interrupted,
         isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL, &t0, &error);
     signal(SIGINT, SIG_DFL);
-    g_autofree char *file =
-        shards > 1 ? g_strdup_printf("shard-%u.csv", shard) : g_strdup("sweep.csv");
+    g_autofree char *file = shards > 1 ? ms_sweep_shard_file(shard) : g_strdup("sweep.csv");
     g_autofree char *csv = g_build_filename(dir, file, NULL);
     g_autoptr(GError) werr = NULL;
     if (!ms_sweep_write_csv(sw, csv, &werr)) {
         return ms_cli_fail(werr);
     }
-    guint n = ms_sweep_n_points(sw), done = 0;
-    for (guint p = 0; p < n; p++) {
-        done += ms_sweep_result(sw, p) != NULL;
-    }
+    guint n = ms_sweep_n_points(sw), done = ms_sweep_n_done(sw);
     if (!ok) {
         fprintf(stderr, "moesim: %s (kept %u finished rows in %s)\n", error->message, done, csv);
         return MS_EXIT_USAGE;
@@ -215,7 +193,7 @@ ms_cmd_sweep(int argc, char **argv)
         fprintf(stderr, "moesim: interrupted: kept %u of %u rows in %s\n", done, n, csv);
         return 130;
     }
-    if (shards == 1 && !ms_sweep_plot_csv(csv, dir, &error)) {
+    if (shards == 1 && !ms_sweep_csv_plot(csv, dir, &error)) {
         return ms_cli_fail(error);
     }
     printf("sweep: %u points%s in %.1f s, rows in %s\n", done, shards > 1 ? " of this shard" : "",

@@ -3,7 +3,9 @@
 
 #include <string.h>
 
+#include "backend_runner.h"
 #include "cli.h"
+#include "sim/engine.h"
 
 GOptionEntry *
 ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
@@ -52,17 +54,11 @@ ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy, const GOptionE
     return all;
 }
 
-gboolean
-ms_scenario_opts_apply(const MsScenarioOpts *o, MsScenario *sc)
+/* The mode and counts of the options into sc (zeroed first); FALSE with a usage message. */
+static gboolean
+apply(const MsScenarioOpts *o, MsScenario *sc)
 {
     memset(sc, 0, sizeof *sc);
-    sc->topology = o->topology;
-    sc->model = o->model;
-    sc->trace = o->trace;
-    sc->policy = o->policy;
-    sc->calibration = o->calibration;
-    sc->backend = o->backend;
-    sc->check_invariants = o->check;
     if (o->mode && !ms_plan_mode_from_name(o->mode, &sc->mode)) {
         ms_cli_usage("--mode '%s': use train or infer", o->mode);
         return FALSE;
@@ -81,6 +77,42 @@ ms_scenario_opts_apply(const MsScenarioOpts *o, MsScenario *sc)
     return TRUE;
 }
 
+int
+ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScenario *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!apply(o, &out->sc)) {
+        return MS_EXIT_USAGE;
+    }
+    MsInputNames names = {o->topology, o->model, o->calibration, o->policy, o->trace};
+    g_autoptr(GError) error = NULL;
+    out->inputs = ms_inputs_load(&names, &error);
+    if (out->inputs == NULL) {
+        return ms_cli_fail(error);
+    }
+    ms_inputs_fill(out->inputs, &out->sc);
+    if (o->backend == NULL || strcmp(o->backend, "sim") == 0) {
+        MsEngineOptions eo = {
+            .check_invariants = o->check,
+            .calibration = ms_inputs_calibration(out->inputs),
+            .record_links = record_links,
+        };
+        out->runner = ms_engine_runner_new(&eo);
+    } else {
+        out->runner = ms_backend_runner_new(o->backend);
+    }
+    out->sc.runner = out->runner;
+    return MS_EXIT_OK;
+}
+
+void
+ms_cli_scenario_clear(MsCliScenario *cs)
+{
+    ms_runner_free(cs->runner);
+    ms_inputs_free(cs->inputs);
+    memset(cs, 0, sizeof *cs);
+}
+
 void
 ms_scenario_opts_clear(MsScenarioOpts *o)
 {
@@ -95,12 +127,11 @@ ms_scenario_opts_clear(MsScenarioOpts *o)
 }
 
 char *
-ms_scenario_describe(const MsScenario *sc)
+ms_scenario_describe(const MsScenarioOpts *o, MsPlanMode mode)
 {
-    return g_strdup_printf("%s on %s, %s, routing %s%s%s",
-                           sc->model ? sc->model : MS_SCENARIO_MODEL,
-                           sc->topology ? sc->topology : MS_SCENARIO_TOPOLOGY,
-                           ms_plan_mode_name(sc->mode), sc->trace ? sc->trace : "generated",
-                           sc->calibration ? ", calibrated by " : ", nominal figures",
-                           sc->calibration ? sc->calibration : "");
+    return g_strdup_printf("%s on %s, %s, routing %s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
+                           o->topology ? o->topology : MS_SCENARIO_TOPOLOGY,
+                           ms_plan_mode_name(mode), o->trace ? o->trace : "generated",
+                           o->calibration ? ", calibrated by " : ", nominal figures",
+                           o->calibration ? o->calibration : "");
 }

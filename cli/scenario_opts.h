@@ -1,9 +1,13 @@
-/* scenario_opts: the command-line options that describe a scenario, shared by run, compare,
- * sweep and plan. */
+/* scenario_opts: the command-line options that describe a scenario, shared by run, compare and
+ * sweep: they name the inputs (loaded once, sim/inputs.h), set the iterations and choose the
+ * runner (the engine, or a backend through cli/backend_runner.h). */
 #pragma once
 
 #include <glib.h>
 
+#include "sim/inputs.h"
+#include "sim/out/result.h"
+#include "sim/runner.h"
 #include "sim/scenario.h"
 
 G_BEGIN_DECLS
@@ -20,17 +24,30 @@ GOptionEntry *ms_scenario_opts_entries(MsScenarioOpts *opts, gboolean with_polic
 /* The scenario entries followed by a command's own (own is NULL-terminated); free with g_free. */
 GOptionEntry *ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy,
                                     const GOptionEntry *own);
-/* Fills sc from the options (strings stay owned by opts). FALSE with a usage message printed. */
-gboolean ms_scenario_opts_apply(const MsScenarioOpts *opts, MsScenario *sc);
 void ms_scenario_opts_clear(MsScenarioOpts *opts);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsScenarioOpts, ms_scenario_opts_clear)
+
+/* What the options set up: the loaded inputs, the runner and a scenario on them. */
+typedef struct {
+    MsInputs *inputs;
+    MsRunner *runner;
+    MsScenario sc;
+} MsCliScenario;
+
+/* Checks the options (mode, counts: a usage message), loads the inputs they name and makes the
+ * runner they choose: the engine (--backend sim or none, with the calibration, invariant checks
+ * with --check-invariants, link series when record_links) or a backend. Returns MS_EXIT_OK, or
+ * MS_EXIT_USAGE with the message printed. */
+int ms_scenario_opts_setup(const MsScenarioOpts *opts, gboolean record_links, MsCliScenario *out);
+void ms_cli_scenario_clear(MsCliScenario *cs);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsCliScenario, ms_cli_scenario_clear)
 
 /* Writes a result's outputs: summary JSON, Chrome trace and CSV of the first iteration, and into
  * plot_dir the run's figures (any may be NULL). */
 gboolean ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const char *csv,
                               const char *plot_dir, GError **error);
 
-/* A one-line description of a scenario for report headers. */
-char *ms_scenario_describe(const MsScenario *sc);
+/* A one-line description of the options' scenario for report headers (the names as given). */
+char *ms_scenario_describe(const MsScenarioOpts *opts, MsPlanMode mode);
 
 G_END_DECLS

@@ -6,6 +6,7 @@
 #include "ms_test.h"
 #include "sim/compute.h"
 #include "sim/schedule/dispatcher.h"
+#include "sim/inputs.h"
 #include "sim/policy/planner.h"
 
 static MsTopology *topo;
@@ -244,14 +245,17 @@ test_planned_schedules(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     for (const char *const *p = ms_policy_names(); *p; p++) {
         for (guint mode = 0; mode < 2; mode++) {
-            MsPlannerOptions po = {.topology = topology,
-                                   .model = model,
-                                   .policy = *p,
-                                   .mode = mode ? MS_PLAN_INFER : MS_PLAN_TRAIN,
-                                   .iterations = 2,
-                                   .seed = 7};
+            MsInputNames names = {.topology = topology, .model = model, .policy = *p};
             GError *error = NULL;
-            g_autoptr(MsPlanner) planner = ms_planner_new(&po, &error);
+            g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
+            MsPlannerInputs po = {.topology = in ? ms_inputs_topology(in) : NULL,
+                                  .model = in ? ms_inputs_model(in) : NULL,
+                                  .policy = in ? ms_inputs_policy(in) : NULL,
+                                  .routing = in ? ms_inputs_routing(in) : NULL,
+                                  .mode = mode ? MS_PLAN_INFER : MS_PLAN_TRAIN,
+                                  .iterations = 2,
+                                  .seed = 7};
+            g_autoptr(MsPlanner) planner = in ? ms_planner_new(&po, &error) : NULL;
             g_autoptr(MsSchedule) s =
                 planner ? ms_planner_plan_iteration(planner, 1, &error) : NULL;
             MsCpuOptions cpu = {.time_scale = 1e-3};

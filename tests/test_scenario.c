@@ -1,9 +1,12 @@
 /* Tests of scenario: the run-level figures summed over iterations, warm-up, the cancel flag, how
- * many iterations a run takes from a trace file of a given length, and the errors of a run (on
+ * many iterations a run takes from a trace file of a given length, that every iteration goes
+ * through the scenario's runner (details asked for the first only), and the errors of a run (on
  * shipped models with generated or written routing). */
 #include <json-glib/json-glib.h>
 
 #include "ms_test.h"
+#include "sim/engine.h"
+#include "sim/inputs.h"
 #include "sim/scenario.h"
 #include "traces/trace.h"
 #include "traces/trace_gen.h"
@@ -21,17 +24,27 @@ stat_of(const MsResult *res, const char *key)
     return json_object_has_member(stats, key) ? json_object_get_double_member(stats, key) : -1;
 }
 
+/* Runs the scenario of the named inputs on runner (NULL: the engine with invariant checks). */
+static MsResult *
+run_names(const MsInputNames *names, MsScenario sc, const MsRunner *runner, GError **error)
+{
+    g_autoptr(MsInputs) in = ms_inputs_load(names, error);
+    g_autoptr(MsRunner) engine = ms_engine_runner_new(&(MsEngineOptions){.check_invariants = TRUE});
+    if (in == NULL) {
+        return NULL;
+    }
+    ms_inputs_fill(in, &sc);
+    sc.runner = runner ? runner : engine;
+    return ms_scenario_run(&sc, error);
+}
+
 static MsResult *
 run(const char *trace, guint iterations, guint warmup, const gint *cancel, GError **error)
 {
-    MsScenario sc = {.model = MODEL,
-                     .policy = "concurrent",
-                     .mode = MS_PLAN_INFER,
-                     .trace = trace,
-                     .iterations = iterations,
-                     .warmup = warmup,
-                     .cancel = cancel};
-    return ms_scenario_run(&sc, error);
+    MsInputNames names = {.model = MODEL, .policy = "concurrent", .trace = trace};
+    MsScenario sc = {
+        .mode = MS_PLAN_INFER, .iterations = iterations, .warmup = warmup, .cancel = cancel};
+    return run_names(&names, sc, NULL, error);
 }
 
 static void
@@ -70,16 +83,17 @@ test_errors(void)
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE, "bad.trace:6");
 }
 
-/* A trace of n iterations shaped for the scenario's model and topology (the generator's spec for
- * them, written to a file); returns its path. */
+/* A trace of n iterations shaped for the inputs' model and topology (the generator's parameters
+ * for them, written to a file); returns its path. */
 static char *
-trace_file(const MsScenario *sc, guint n)
+trace_file(const MsInputNames *names, guint n)
 {
     GError *error = NULL;
-    g_autofree char *spec = ms_scenario_gen_spec(sc, &error);
-    g_assert(spec != NULL);
+    g_autoptr(MsInputs) in = ms_inputs_load(names, &error);
+    g_assert(in != NULL);
+    MsRoutingShape shape = {ms_inputs_model(in), ms_inputs_topology(in), MS_PLAN_TRAIN, 1, 1};
     MsTraceGenParams p;
-    g_assert(ms_trace_gen_params_parse(spec + 4, &p, &error));
+    g_assert(ms_routing_source_gen_params(ms_inputs_routing(in), &shape, &p, &error));
     p.iterations = n;
     p.tokens = 64;
     g_autoptr(MsTraceGen) gen = ms_trace_gen_new(&p, &error);
@@ -98,13 +112,12 @@ trace_file(const MsScenario *sc, guint n)
     return path;
 }
 
-/* Iterations measured by a run of sc, or -1 with *error set. */
+/* Iterations measured by a run of the named inputs, or -1 with *error set. */
 static gint
-measured(MsScenario sc, guint warmup, guint iterations, GError **error)
+measured(const MsInputNames *names, guint warmup, guint iterations, GError **error)
 {
-    sc.warmup = warmup;
-    sc.iterations = iterations;
-    g_autoptr(MsResult) res = ms_scenario_run(&sc, error);
+    MsScenario sc = {.warmup = warmup, .iterations = iterations};
+    g_autoptr(MsResult) res = run_names(names, sc, NULL, error);
     return res ? (gint)ms_result_n_iterations(res) : -1;
 }
 
@@ -114,28 +127,77 @@ measured(MsScenario sc, guint warmup, guint iterations, GError **error)
 static void
 test_whole_trace(void)
 {
-    MsScenario sc = {.topology = "dgx-a100", .model = "switch-base-8", .check_invariants = TRUE};
-    g_autofree char *path = trace_file(&sc, 3);
-    sc.trace = path;
+    MsInputNames names = {.topology = "dgx-a100", .model = "switch-base-8"};
+    g_autofree char *path = trace_file(&names, 3);
+    names.trace = path;
     GError *error = NULL;
-    CU_ASSERT_EQUAL(measured(sc, 0, 0, &error), 3);
+    CU_ASSERT_EQUAL(measured(&names, 0, 0, &error), 3);
     CU_ASSERT_PTR_NULL(error);
-    CU_ASSERT_EQUAL(measured(sc, 1, 0, &error), 2);
+    CU_ASSERT_EQUAL(measured(&names, 1, 0, &error), 2);
     CU_ASSERT_PTR_NULL(error);
-    CU_ASSERT_EQUAL(measured(sc, 0, 2, &error), 2);
+    CU_ASSERT_EQUAL(measured(&names, 0, 2, &error), 2);
     CU_ASSERT_PTR_NULL(error);
-    CU_ASSERT_EQUAL(measured(sc, 1, 5, &error), 2);
+    CU_ASSERT_EQUAL(measured(&names, 1, 5, &error), 2);
     CU_ASSERT_PTR_NULL(error);
-    CU_ASSERT_EQUAL(measured(sc, 3, 0, &error), -1);
+    CU_ASSERT_EQUAL(measured(&names, 3, 0, &error), -1);
     MS_ASSERT_ERROR(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
                     "the trace has no iteration after 3 warm-up iterations");
+}
+
+/* A runner that counts its executions and the detailed ones, and runs the engine; one that
+ * fails. */
+typedef struct {
+    MsRunner *engine;
+    gint calls, detailed;
+} Counting;
+
+static MsRecords *
+counting_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
+                 GError **error)
+{
+    Counting *c = data;
+    g_atomic_int_inc(&c->calls);
+    if (detail) {
+        g_atomic_int_inc(&c->detailed);
+    }
+    return ms_runner_execute(c->engine, s, topo, detail, error);
+}
+
+static MsRecords *
+failing_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
+                GError **error)
+{
+    g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no machine today");
+    return NULL;
+}
+
+static void
+test_runner(void)
+{
+    GError *error = NULL;
+    Counting c = {ms_engine_runner_new(NULL), 0, 0};
+    g_autoptr(MsRunner) counting = ms_runner_new("counted", counting_execute, &c, NULL);
+    MsInputNames names = {.model = MODEL};
+    MsScenario sc = {.mode = MS_PLAN_INFER, .iterations = 3, .warmup = 2};
+    g_autoptr(MsResult) res = run_names(&names, sc, counting, &error);
+    g_assert_no_error(error);
+    /* Warm-up batches are read, never executed; only the first measured one asks for details. */
+    CU_ASSERT_EQUAL(c.calls, 3);
+    CU_ASSERT_EQUAL(c.detailed, 1);
+    g_autoptr(JsonNode) json = ms_result_to_json(res);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(json), "backend"),
+                           "counted");
+    ms_runner_free(c.engine);
+    g_autoptr(MsRunner) failing = ms_runner_new("broken", failing_execute, NULL, NULL);
+    CU_ASSERT_PTR_NULL(run_names(&names, sc, failing, &error));
+    MS_ASSERT_ERROR(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no machine today");
 }
 
 static void
 test_command(void)
 {
-    MsScenario sc = {.topology = "dgx-a100", .model = "switch-base-8"};
-    g_autofree char *path = trace_file(&sc, 2);
+    MsInputNames names = {.topology = "dgx-a100", .model = "switch-base-8"};
+    g_autofree char *path = trace_file(&names, 2);
     g_autofree char *out = NULL, *err = NULL;
     int rc = ms_test_run_moesim((const char *[]){"run", "--topology", "dgx-a100", "--model",
                                                  "switch-base-8", "-T", path, NULL},
@@ -151,6 +213,7 @@ main(int argc, char **argv)
         {"figures summed over iterations, warm-up read only", test_stats_sum_iterations},
         {"cancel flag and a trace that fails to read", test_errors},
         {"a run takes the whole trace, after its warm-up", test_whole_trace},
+        {"every iteration through the runner", test_runner},
         {"moesim run on a trace file", test_command},
         {NULL, NULL},
     };

@@ -1,20 +1,19 @@
-/* planner: loading a scenario and planning its iterations one at a time. A generated trace is
- * the one `moesim run` generates for the same inputs (ms_scenario_gen_spec): shaped by the model
- * and the topology, with the documented default skew unless gen:SPEC says otherwise. */
+/* planner: streaming a routing source and planning its iterations one at a time. A generated
+ * routing is the one every command generates for the same inputs (ms_routing_source_gen_params):
+ * shaped by the model and the topology, with the documented default skew unless its keys say
+ * otherwise. */
 #include "planner.h"
 
 #include <string.h>
 
 #include "lina_infer.h"
-#include "sim/scenario.h"
 #include "traces/trace_reader.h"
 
 struct _MsPlanner {
-    MsTopology *topo;
-    MsModel *model;
-    MsPolicy *policy;
-    MsPlanMode mode;
-    MsTraceReader *reader;
+    MsPolicyInput in; /* model, topology, mode, profile; routing set per iteration */
+    const MsPolicy *policy;
+    MsTraceReader *reader; /* a trace file or sample */
+    MsTraceGen *gen;       /* or the generator */
     char *source;
     MsPathProfile *profile; /* Lina's dynamic inference only */
 };
@@ -25,10 +24,8 @@ ms_planner_free(MsPlanner *p)
     if (p == NULL) {
         return;
     }
-    ms_topology_free(p->topo);
-    ms_model_free(p->model);
-    ms_policy_free(p->policy);
     ms_trace_reader_free(p->reader);
+    ms_trace_gen_free(p->gen);
     ms_path_profile_free(p->profile);
     g_free(p->source);
     g_free(p);
@@ -37,60 +34,48 @@ ms_planner_free(MsPlanner *p)
 static gboolean
 lina_dynamic(const MsPlanner *p)
 {
-    return p->mode == MS_PLAN_INFER && strcmp(ms_policy_name(p->policy), "lina") == 0 &&
+    return p->in.mode == MS_PLAN_INFER && strcmp(ms_policy_name(p->policy), "lina") == 0 &&
            strcmp(ms_policy_get_choice(p->policy, "placement"), "dynamic") == 0;
 }
 
-MsPlanner *
-ms_planner_new(const MsPlannerOptions *opts, GError **error)
+static gboolean
+open_routing(MsPlanner *p, const MsPlannerInputs *in, GError **error)
 {
+    g_autoptr(MsRoutingSource) dflt = in->routing ? NULL : ms_routing_source_new(NULL, error);
+    const MsRoutingSource *src = in->routing ? in->routing : dflt;
+    if (!ms_routing_source_generated(src)) {
+        p->source = g_strdup(ms_routing_source_spec(src));
+        p->reader = ms_trace_reader_open(p->source, error);
+        return p->reader != NULL;
+    }
+    MsRoutingShape shape = {in->model, in->topology, in->mode, MAX(in->iterations, 1), in->seed};
+    MsTraceGenParams params;
+    if (!ms_routing_source_gen_params(src, &shape, &params, error)) {
+        return FALSE;
+    }
+    g_autofree char *spec = ms_trace_gen_params_to_spec(&params);
+    p->source = g_strconcat("gen:", spec, NULL);
+    p->gen = ms_trace_gen_new(&params, error);
+    return p->gen != NULL;
+}
+
+MsPlanner *
+ms_planner_new(const MsPlannerInputs *in, GError **error)
+{
+    g_return_val_if_fail(in->topology && in->model && in->policy, NULL);
     g_autoptr(MsPlanner) p = g_new0(MsPlanner, 1);
-    p->mode = opts->mode;
-    p->topo = ms_topology_load(opts->topology, error);
-    p->model = p->topo ? ms_model_load(opts->model, error) : NULL;
-    p->policy = p->model ? ms_policy_parse(opts->policy, error) : NULL;
-    if (p->policy == NULL) {
-        return NULL;
-    }
-    if (opts->trace == NULL || g_str_has_prefix(opts->trace, "gen:")) {
-        MsScenario sc = {.topology = opts->topology,
-                         .model = opts->model,
-                         .trace = opts->trace,
-                         .mode = opts->mode,
-                         .iterations = MAX(opts->iterations, 1),
-                         .seed = opts->seed};
-        p->source = ms_scenario_gen_spec(&sc, error);
-    } else {
-        p->source = g_strdup(opts->trace);
-    }
-    p->reader = p->source ? ms_trace_reader_open(p->source, error) : NULL;
-    if (p->reader == NULL) {
+    p->in = (MsPolicyInput){in->model, NULL, in->topology, in->mode, NULL};
+    p->policy = in->policy;
+    if (!open_routing(p, in, error)) {
         return NULL;
     }
     if (lina_dynamic(p)) {
-        const MsModelSpec *s = ms_model_spec(p->model);
+        const MsModelSpec *s = ms_model_spec(in->model);
         p->profile =
             ms_path_profile_new(s->experts, s->n_moe, (guint)ms_policy_get_uint(p->policy, "path"));
+        p->in.profile = p->profile;
     }
     return g_steal_pointer(&p);
-}
-
-const MsModel *
-ms_planner_model(const MsPlanner *p)
-{
-    return p->model;
-}
-
-const MsTopology *
-ms_planner_topology(const MsPlanner *p)
-{
-    return p->topo;
-}
-
-const MsPolicy *
-ms_planner_policy(const MsPlanner *p)
-{
-    return p->policy;
 }
 
 const char *
@@ -99,12 +84,33 @@ ms_planner_trace(const MsPlanner *p)
     return p->source;
 }
 
-static MsSchedule *
-plan_routing(MsPlanner *p, const MsRouting *routing, GError **error)
+gboolean
+ms_planner_read(MsPlanner *p, MsRouting **out, GError **error)
 {
-    MsPolicyInput in = {p->model, routing, p->topo, p->mode, p->profile};
+    return p->reader ? ms_trace_reader_next_iteration(p->reader, out, error)
+                     : ms_trace_gen_next(p->gen, out, error);
+}
+
+MsSchedule *
+ms_planner_plan(MsPlanner *p, const MsRouting *routing, GError **error)
+{
+    MsPolicyInput in = p->in;
+    in.routing = routing;
+    return ms_policy_plan(p->policy, &in, error);
+}
+
+gboolean
+ms_planner_learn(MsPlanner *p, const MsRouting *routing, GError **error)
+{
+    return p->profile == NULL || ms_path_profile_add(p->profile, routing, error);
+}
+
+/* Plans with the trace source named in errors about the trace. */
+static MsSchedule *
+plan_named(MsPlanner *p, const MsRouting *routing, GError **error)
+{
     GError *local = NULL;
-    MsSchedule *s = ms_policy_plan(p->policy, &in, &local);
+    MsSchedule *s = ms_planner_plan(p, routing, &local);
     if (s == NULL) {
         if (local->domain == MS_PLAN_ERROR && local->code == MS_PLAN_ERROR_MISMATCH) {
             g_prefix_error(&local, "%s: ", p->source);
@@ -116,9 +122,9 @@ plan_routing(MsPlanner *p, const MsRouting *routing, GError **error)
 
 /* Learns from a planned (or skipped) batch for the batches after it. */
 static gboolean
-learn(MsPlanner *p, const MsRouting *routing, GError **error)
+learn_named(MsPlanner *p, const MsRouting *routing, GError **error)
 {
-    if (p->profile == NULL || ms_path_profile_add(p->profile, routing, error)) {
+    if (ms_planner_learn(p, routing, error)) {
         return TRUE;
     }
     g_prefix_error(error, "%s: ", p->source);
@@ -130,11 +136,11 @@ ms_planner_next(MsPlanner *p, MsSchedule **out, GError **error)
 {
     *out = NULL;
     g_autoptr(MsRouting) routing = NULL;
-    if (!ms_trace_reader_next_iteration(p->reader, &routing, error)) {
+    if (!ms_planner_read(p, &routing, error)) {
         return FALSE;
     }
-    g_autoptr(MsSchedule) s = plan_routing(p, routing, error);
-    if (s == NULL || !learn(p, routing, error)) {
+    g_autoptr(MsSchedule) s = plan_named(p, routing, error);
+    if (s == NULL || !learn_named(p, routing, error)) {
         return FALSE;
     }
     *out = g_steal_pointer(&s);
@@ -147,7 +153,7 @@ ms_planner_plan_iteration(MsPlanner *p, guint64 iteration, GError **error)
     for (;;) {
         g_autoptr(MsRouting) routing = NULL;
         GError *local = NULL;
-        if (!ms_trace_reader_next_iteration(p->reader, &routing, &local)) {
+        if (!ms_planner_read(p, &routing, &local)) {
             if (local == NULL) {
                 g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH,
                             "%s: the trace has no iteration %" G_GUINT64_FORMAT, p->source,
@@ -159,7 +165,7 @@ ms_planner_plan_iteration(MsPlanner *p, guint64 iteration, GError **error)
         }
         guint64 it = ms_routing_iteration(routing);
         if (it == iteration) {
-            return plan_routing(p, routing, error);
+            return plan_named(p, routing, error);
         }
         if (it > iteration) {
             g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH,
@@ -168,7 +174,7 @@ ms_planner_plan_iteration(MsPlanner *p, guint64 iteration, GError **error)
                         p->source, iteration, it);
             return NULL;
         }
-        if (!learn(p, routing, error)) {
+        if (!learn_named(p, routing, error)) {
             return NULL;
         }
     }

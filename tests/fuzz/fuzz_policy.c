@@ -8,6 +8,7 @@
 
 #include "fuzz.h"
 #include "sim/engine.h"
+#include "sim/inputs.h"
 #include "sim/policy/policy.h"
 #include "sim/scenario.h"
 
@@ -52,15 +53,25 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
         fuzz_refused(&error);
         return 0;
     }
+    /* The machine, the model and the runner are the same for every input: loaded once. */
+    static MsInputs *inputs;
+    static MsRunner *runner;
+    if (inputs == NULL) {
+        MsInputNames names = {.topology = "dgx-a100", .model = model_path()};
+        inputs = ms_inputs_load(&names, NULL);
+        runner = ms_engine_runner_new(&(MsEngineOptions){.check_invariants = TRUE});
+        if (inputs == NULL) {
+            abort();
+        }
+    }
     MsScenario sc = {
-        .topology = "dgx-a100",
-        .model = model_path(),
-        .policy = spec,
+        .runner = runner,
         .mode = data[0] & 1 ? MS_PLAN_INFER : MS_PLAN_TRAIN,
         .warmup = data[0] & 2 ? 1 : 0,
         .seed = 1,
-        .check_invariants = TRUE,
     };
+    ms_inputs_fill(inputs, &sc);
+    sc.policy = policy;
     g_autoptr(MsResult) result = ms_scenario_run(&sc, &error);
     if (result == NULL &&
         (error == NULL || g_error_matches(error, MS_ENGINE_ERROR, MS_ENGINE_ERROR_INVARIANT))) {

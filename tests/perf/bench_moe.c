@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "ms_bench.h"
+#include "sim/engine.h"
+#include "sim/inputs.h"
 #include "sim/scenario.h"
 
 /* 16 layers, all MoE, 64 experts, top-2, bf16, 4096 tokens per GPU and step: a mid-size MoE
@@ -39,14 +41,35 @@ stat_of(JsonObject *o, const char *member, const char *key)
     return m && json_object_has_member(m, key) ? json_object_get_double_member(m, key) : 0;
 }
 
+/* A point: the inputs by name and the scenario's mode and iterations. */
+typedef struct {
+    MsInputNames names;
+    MsPlanMode mode;
+    guint iterations;
+} Bench;
+
+/* Loads the inputs and runs the scenario on the engine, timed together. */
+static MsResult *
+load_and_run(const Bench *b, GError **error)
+{
+    g_autoptr(MsInputs) in = ms_inputs_load(&b->names, error);
+    if (in == NULL) {
+        return NULL;
+    }
+    g_autoptr(MsRunner) runner = ms_engine_runner_new(NULL);
+    MsScenario sc = {.runner = runner, .mode = b->mode, .iterations = b->iterations};
+    ms_inputs_fill(in, &sc);
+    return ms_scenario_run(&sc, error);
+}
+
 static Point
-run_point(const MsScenario *sc)
+run_point(const Bench *b)
 {
     Point pt = {0};
     g_autoptr(GError) error = NULL;
     double cpu0 = ms_bench_cpu_seconds();
     gint64 t0 = g_get_monotonic_time();
-    g_autoptr(MsResult) res = ms_scenario_run(sc, &error);
+    g_autoptr(MsResult) res = load_and_run(b, &error);
     pt.wall_s = (g_get_monotonic_time() - t0) * 1e-6;
     pt.cpu_s = ms_bench_cpu_seconds() - cpu0;
     if (res == NULL) {
@@ -66,7 +89,7 @@ run_point(const MsScenario *sc)
 
 /* Runs one scenario in a child process and returns what it reports through a pipe. */
 static Point
-in_child(const MsScenario *sc)
+in_child(const Bench *b)
 {
     Point pt = {0};
     int fds[2];
@@ -79,7 +102,7 @@ in_child(const MsScenario *sc)
     if (pid == 0) {
         close(fds[0]);
         guint64 base = ms_bench_status_kib("VmRSS:");
-        Point r = run_point(sc);
+        Point r = run_point(b);
         r.base_kib = base;
         r.peak_kib = ms_bench_status_kib("VmHWM:");
         ssize_t n = write(fds[1], &r, sizeof r);
@@ -137,8 +160,8 @@ bench_train(const char *dir, guint nodes, char **policies)
     g_autofree char *what = g_strdup_printf("train step, %u GPUs", nodes * 8);
     int rc = 0;
     for (guint i = 0; policies[i]; i++) {
-        MsScenario sc = {.topology = topo, .model = model, .policy = policies[i], .iterations = 1};
-        Point p = in_child(&sc);
+        Bench b = {{.topology = topo, .model = model, .policy = policies[i]}, MS_PLAN_TRAIN, 1};
+        Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
     }
@@ -153,8 +176,8 @@ bench_infer(guint batches, char **policies)
     g_autofree char *what = g_strdup_printf("infer x%u, 16 GPUs", batches);
     int rc = 0;
     for (guint i = 0; policies[i]; i++) {
-        MsScenario sc = {.policy = policies[i], .mode = MS_PLAN_INFER, .iterations = batches};
-        Point p = in_child(&sc);
+        Bench b = {{.policy = policies[i]}, MS_PLAN_INFER, batches};
+        Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
     }

@@ -1,0 +1,196 @@
+/* sweep_csv: formatting, splitting and plotting sweep tables. */
+#include "sweep_csv.h"
+
+#include <string.h>
+
+#include "sim/base/units.h"
+#include "sim/out/plot.h"
+
+G_DEFINE_QUARK(ms_sweep_csv_error_quark, ms_sweep_csv_error)
+
+static const char *const metric_names[] = {"iterations",      "step_time_us",
+                                           "step_p50_us",     "step_p95_us",
+                                           "step_p99_us",     "compute_us",
+                                           "a2a_us",          "a2a_forward_us",
+                                           "a2a_backward_us", "allreduce_us",
+                                           "exposed_comm_us", "a2a_bytes",
+                                           "dropped_tokens",  NULL};
+
+const char *const *
+ms_sweep_csv_metrics(void)
+{
+    return metric_names;
+}
+
+void
+ms_sweep_csv_field(GString *s, const char *v)
+{
+    if (strpbrk(v, ",\"\n") == NULL) {
+        g_string_append(s, v);
+        return;
+    }
+    g_string_append_c(s, '"');
+    for (const char *c = v; *c; c++) {
+        if (*c == '"') {
+            g_string_append_c(s, '"');
+        }
+        if (*c != '\n') {
+            g_string_append_c(s, *c);
+        }
+    }
+    g_string_append_c(s, '"');
+}
+
+GPtrArray *
+ms_sweep_csv_split(const char *line)
+{
+    GPtrArray *f = g_ptr_array_new_with_free_func(g_free);
+    GString *cur = g_string_new(NULL);
+    gboolean quoted = FALSE;
+    for (const char *c = line;; c++) {
+        if (quoted) {
+            if (*c == '"' && c[1] == '"') {
+                g_string_append_c(cur, '"');
+                c++;
+            } else if (*c == '"') {
+                quoted = FALSE;
+            } else if (*c == '\0') {
+                break;
+            } else {
+                g_string_append_c(cur, *c);
+            }
+        } else if (*c == '"') {
+            quoted = TRUE;
+        } else if (*c == ',' || *c == '\0') {
+            g_ptr_array_add(f, g_strdup(cur->str));
+            g_string_truncate(cur, 0);
+            if (*c == '\0') {
+                break;
+            }
+        } else if (*c != '\r') {
+            g_string_append_c(cur, *c);
+        }
+    }
+    g_string_free(cur, TRUE);
+    return f;
+}
+
+char *
+ms_sweep_csv_header(const MsSweepGrid *grid)
+{
+    GString *s = g_string_new("point");
+    for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
+        g_string_append_c(s, ',');
+        ms_sweep_csv_field(s, ms_sweep_grid_key(grid, a));
+    }
+    for (guint m = 0; metric_names[m]; m++) {
+        g_string_append_printf(s, ",%s", metric_names[m]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *
+ms_sweep_csv_row(const MsSweepGrid *grid, guint point, const MsResult *res)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "%u", point);
+    for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
+        g_string_append_c(s, ',');
+        ms_sweep_csv_field(s, ms_sweep_grid_value(grid, point, a));
+    }
+    MsMetrics m;
+    ms_result_mean(res, &m);
+    g_string_append_printf(
+        s,
+        ",%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" G_GUINT64_FORMAT
+        ",%" G_GUINT64_FORMAT,
+        ms_result_n_iterations(res), m.step_us, ms_result_step_percentile(res, 50),
+        ms_result_step_percentile(res, 95), ms_result_step_percentile(res, 99), m.compute_us,
+        m.a2a_us, m.a2a_fwd_us, m.a2a_bwd_us, m.allreduce_us, m.exposed_comm_us, m.a2a_bytes,
+        m.dropped_tokens);
+    return g_string_free(s, FALSE);
+}
+
+/* Draws DIR/sweep-KEY.png for axis a of the table. */
+static gboolean
+plot_axis(const GPtrArray *head, const GPtrArray *rows, guint n_axes, guint a, guint step_col,
+          const char *dir, GError **error)
+{
+    const char *key = head->pdata[1 + a];
+    g_autofree char *file = g_strdup_printf("sweep-%s.png", key);
+    g_autofree char *path = g_build_filename(dir, file, NULL);
+    g_autofree char *title = g_strdup_printf("moesim sweep: step time against %s", key);
+    g_autoptr(MsPlot) p = ms_plot_new(path, title, 1000, 600);
+    ms_plot_set(p, "set xlabel '%s'", key);
+    ms_plot_set(p, "set ylabel 'step (batch) time (ms)'");
+    ms_plot_set(p, "set key outside right top");
+    /* One line per combination of the other axes, in first-seen order. */
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint r = 0; r < rows->len; r++) {
+        GPtrArray *f = rows->pdata[r];
+        GString *name = g_string_new(NULL);
+        for (guint b = 0; b < n_axes; b++) {
+            if (b != a) {
+                g_string_append_printf(name, "%s%s=%s", name->len ? " " : "",
+                                       (char *)head->pdata[1 + b], (char *)f->pdata[1 + b]);
+            }
+        }
+        guint s = 0;
+        while (s < names->len && strcmp(names->pdata[s], name->str) != 0) {
+            s++;
+        }
+        if (s == names->len) {
+            g_ptr_array_add(names, g_strdup(name->str));
+            guint id = ms_plot_series(p, name->len ? name->str : "step time", "1:2",
+                                      "linespoints lw 2 pt 7");
+            g_array_append_val(ids, id);
+        }
+        g_string_free(name, TRUE);
+        double row[2] = {g_ascii_strtod(f->pdata[1 + a], NULL),
+                         g_ascii_strtod(f->pdata[step_col], NULL) / 1e3};
+        ms_plot_row(p, g_array_index(ids, guint, s), row, 2, NULL);
+    }
+    return ms_plot_render(p, error);
+}
+
+gboolean
+ms_sweep_csv_plot(const char *csv, const char *dir, GError **error)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(csv, &text, NULL, &local)) {
+        g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GPtrArray) head = ms_sweep_csv_split(lines[0] ? lines[0] : "");
+    guint n_axes = 0, step_col = 0;
+    while (1 + n_axes < head->len && strcmp(head->pdata[1 + n_axes], "iterations") != 0) {
+        n_axes++;
+    }
+    for (guint c = 0; c < head->len; c++) {
+        if (!strcmp(head->pdata[c], "step_time_us")) {
+            step_col = c;
+        }
+    }
+    g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+    for (guint i = 1; lines[i]; i++) {
+        if (lines[i][0]) {
+            g_ptr_array_add(rows, ms_sweep_csv_split(lines[i]));
+        }
+    }
+    for (guint a = 0; a < n_axes; a++) {
+        gboolean numeric = rows->len > 1;
+        for (guint r = 0; r < rows->len && numeric; r++) {
+            GPtrArray *f = rows->pdata[r];
+            double v;
+            numeric =
+                f->len == head->len && ms_parse_double(f->pdata[1 + a], -1e300, 1e300, &v, NULL);
+        }
+        if (numeric && !plot_axis(head, rows, n_axes, a, step_col, dir, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}

@@ -1,0 +1,43 @@
+/* sweep_csv: the table a sweep writes: a header (point, the axes, then the metrics), one row per
+ * point with its axis values and its result's metrics (means over iterations, step percentiles),
+ * CSV quoting and splitting, and the plots drawn from a finished table (step time against each
+ * numeric axis). */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/out/result.h"
+#include "sim/sweep_grid.h"
+
+G_BEGIN_DECLS
+
+#define MS_SWEEP_CSV_ERROR (ms_sweep_csv_error_quark())
+GQuark ms_sweep_csv_error_quark(void);
+typedef enum {
+    MS_SWEEP_CSV_ERROR_IO,
+} MsSweepCsvError;
+
+/* The metric columns, in order, NULL-terminated: iterations, step_time_us, step_p50_us,
+ * step_p95_us, step_p99_us, compute_us, a2a_us, a2a_forward_us, a2a_backward_us, allreduce_us,
+ * exposed_comm_us, a2a_bytes, dropped_tokens. */
+const char *const *ms_sweep_csv_metrics(void);
+
+/* "point,AXIS...,METRIC..." without a newline. Free with g_free. */
+char *ms_sweep_csv_header(const MsSweepGrid *grid);
+/* A point's row without a newline: its index, axis values (quoted when needed) and metrics
+ * (times with 3 decimals in microseconds). Free with g_free. */
+char *ms_sweep_csv_row(const MsSweepGrid *grid, guint point, const MsResult *res);
+
+/* Appends v as one CSV field: as it is, or quoted (quotes doubled, newlines dropped) when it
+ * holds a ',', '"' or newline. */
+void ms_sweep_csv_field(GString *s, const char *v);
+/* The fields of one CSV line (quoted fields with doubled quotes; a '\r' outside quotes dropped).
+ * Free with g_ptr_array_unref. */
+GPtrArray *ms_sweep_csv_split(const char *line);
+
+/* One plot per numeric axis of the sweep CSV at path: DIR/sweep-KEY.png, step time against the
+ * axis value, one line per combination of the other axes. MS_SWEEP_CSV_ERROR_IO when the file
+ * cannot be read, or the plot's error. */
+gboolean ms_sweep_csv_plot(const char *path, const char *dir, GError **error);
+
+G_END_DECLS

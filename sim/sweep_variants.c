@@ -1,0 +1,369 @@
+/* sweep_variants: tables of loaded objects indexed by the values of the axes that pick them
+ * (topology x nodes, model x experts, policy x chunk), filled before the points run. */
+#include "sweep_variants.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(ms_sweep_variants_error_quark, ms_sweep_variants_error)
+
+struct _MsSweepVariants {
+    const MsInputs *base;
+    const MsSweepGrid *grid;
+    gint ax_topology, ax_nodes, ax_model, ax_experts, ax_policy, ax_chunk;
+    gint ax_mode, ax_iterations, ax_seed;
+    /* Indexed by (first axis value) x (second axis value); an absent axis has one value. */
+    const MsTopology **topologies;
+    const MsModel **models;
+    const MsPolicy **policies;
+    GPtrArray *owned;     /* what the tables hold that base does not: freed with the variants */
+    GArray *routing_axes; /* gint, in axis order */
+};
+
+typedef void (*FreeFn)(gpointer);
+
+/* One object of the tables and how it is freed. */
+typedef struct {
+    gpointer object;
+    FreeFn free;
+} Owned;
+
+static void
+owned_free(gpointer p)
+{
+    Owned *o = p;
+    o->free(o->object);
+    g_free(o);
+}
+
+static gpointer
+own(MsSweepVariants *v, gpointer object, FreeFn free_fn)
+{
+    Owned *o = g_new(Owned, 1);
+    *o = (Owned){object, free_fn};
+    g_ptr_array_add(v->owned, o);
+    return object;
+}
+
+void
+ms_sweep_variants_free(MsSweepVariants *v)
+{
+    if (v == NULL) {
+        return;
+    }
+    g_free(v->topologies);
+    g_free(v->models);
+    g_free(v->policies);
+    g_ptr_array_unref(v->owned);
+    g_array_unref(v->routing_axes);
+    g_free(v);
+}
+
+static guint
+n_of(const MsSweepVariants *v, gint axis)
+{
+    return axis >= 0 ? ms_sweep_grid_n_values(v->grid, (guint)axis) : 1;
+}
+
+static const char *
+value_of(const MsSweepVariants *v, gint axis, guint index, const char *dflt)
+{
+    return axis >= 0 ? ms_sweep_grid_axis_value(v->grid, (guint)axis, index) : dflt;
+}
+
+char *
+ms_sweep_variants_ini_with(const char *text, gsize len, const char *group, const char *key,
+                           const char *value, const char *name_group, const char *name,
+                           GError **error)
+{
+    g_autofree char *copy = g_strndup(text, len);
+    g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+    g_autofree char *current = NULL;
+    gboolean replaced = FALSE;
+    for (guint i = 0; lines[i]; i++) {
+        g_autofree char *t = g_strstrip(g_strdup(lines[i]));
+        if (t[0] == '[' && g_str_has_suffix(t, "]")) {
+            g_free(current);
+            current = g_strstrip(g_strndup(t + 1, strlen(t) - 2));
+            continue;
+        }
+        const char *eq = strchr(t, '=');
+        if (current == NULL || eq == NULL || t[0] == '#' || t[0] == ';') {
+            continue;
+        }
+        g_autofree char *k = g_strstrip(g_strndup(t, eq - t));
+        if (!strcmp(current, group) && !strcmp(k, key)) {
+            g_free(lines[i]);
+            lines[i] = g_strdup_printf("%s = %s", key, value);
+            replaced = TRUE;
+        } else if (!strcmp(current, name_group) && !strcmp(k, "name")) {
+            g_free(lines[i]);
+            lines[i] = g_strdup_printf("name = %s", name);
+        }
+    }
+    if (!replaced) {
+        g_set_error(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_VALUE,
+                    "no '%s' key in [%s] to vary", key, group);
+        return NULL;
+    }
+    return g_strjoinv("\n", lines);
+}
+
+/* "BASE-KEYVALUE": the variant's name (the file name without .ini for a file). */
+static char *
+variant_name(const char *name, const char *key, const char *value)
+{
+    g_autofree char *base = g_path_get_basename(name);
+    if (g_str_has_suffix(base, ".ini")) {
+        base[strlen(base) - 4] = '\0';
+    }
+    return g_strdup_printf("%s-%s%s", base, key, value);
+}
+
+typedef gpointer (*LoadDataFn)(const char *data, gsize len, const char *source, GError **error);
+
+/* The variant of input `name` (text) with key = value; NULL with the error, which names it. */
+static gpointer
+make_variant(const char *kind, const char *name, GBytes *text, const char *group, const char *key,
+             const char *value, LoadDataFn load, GError **error)
+{
+    g_autofree char *vname = variant_name(name, key, value);
+    gsize len = 0;
+    const char *data = g_bytes_get_data(text, &len);
+    g_autofree char *edited =
+        ms_sweep_variants_ini_with(data, len, group, key, value, kind, vname, error);
+    if (edited == NULL) {
+        g_prefix_error(error, "sweep: %s=%s: %s '%s': ", key, value, kind, name);
+        return NULL;
+    }
+    g_autofree char *source = g_strdup_printf("%s %s with %s=%s", kind, name, key, value);
+    gpointer object = load(edited, strlen(edited), source, error);
+    if (object == NULL) {
+        g_prefix_error(error, "sweep: ");
+    }
+    return object;
+}
+
+static gpointer
+load_topology_data(const char *data, gsize len, const char *source, GError **error)
+{
+    return ms_topology_load_data(data, len, source, error);
+}
+
+static gpointer
+load_model_data(const char *data, gsize len, const char *source, GError **error)
+{
+    return ms_model_load_data(data, len, source, error);
+}
+
+static gboolean
+build_topologies(MsSweepVariants *v, GError **error)
+{
+    const MsCalibration *cal = ms_inputs_calibration(v->base);
+    guint nt = n_of(v, v->ax_topology), nn = n_of(v, v->ax_nodes);
+    v->topologies = g_new0(const MsTopology *, nt *nn);
+    if (v->ax_topology < 0 && v->ax_nodes < 0) {
+        v->topologies[0] = ms_inputs_topology(v->base);
+        return TRUE;
+    }
+    for (guint t = 0; t < nt; t++) {
+        const char *name = value_of(v, v->ax_topology, t, ms_inputs_names(v->base)->topology);
+        if (v->ax_nodes < 0) {
+            MsTopology *topo = ms_inputs_load_topology(name, cal, error);
+            if (topo == NULL) {
+                g_prefix_error(error, "sweep: topology=%s: ", name);
+                return FALSE;
+            }
+            v->topologies[t] = own(v, topo, (FreeFn)ms_topology_free);
+            continue;
+        }
+        g_autoptr(GBytes) text = ms_inputs_topology_text(name, error);
+        if (text == NULL) {
+            return FALSE;
+        }
+        for (guint n = 0; n < nn; n++) {
+            const char *nodes = value_of(v, v->ax_nodes, n, NULL);
+            MsTopology *topo = make_variant("topology", name, text, "preset", "nodes", nodes,
+                                            load_topology_data, error);
+            if (topo == NULL) {
+                return FALSE;
+            }
+            own(v, topo, (FreeFn)ms_topology_free);
+            if (cal && !ms_calibration_apply_topology(cal, topo, error)) {
+                return FALSE;
+            }
+            v->topologies[t * nn + n] = topo;
+        }
+    }
+    return TRUE;
+}
+
+static gboolean
+build_models(MsSweepVariants *v, GError **error)
+{
+    guint nm = n_of(v, v->ax_model), ne = n_of(v, v->ax_experts);
+    v->models = g_new0(const MsModel *, nm *ne);
+    if (v->ax_model < 0 && v->ax_experts < 0) {
+        v->models[0] = ms_inputs_model(v->base);
+        return TRUE;
+    }
+    for (guint m = 0; m < nm; m++) {
+        const char *name = value_of(v, v->ax_model, m, ms_inputs_names(v->base)->model);
+        if (v->ax_experts < 0) {
+            MsModel *model = ms_inputs_load_model(name, error);
+            if (model == NULL) {
+                g_prefix_error(error, "sweep: model=%s: ", name);
+                return FALSE;
+            }
+            v->models[m] = own(v, model, (FreeFn)ms_model_free);
+            continue;
+        }
+        g_autoptr(GBytes) text = ms_inputs_model_text(name, error);
+        if (text == NULL) {
+            return FALSE;
+        }
+        for (guint e = 0; e < ne; e++) {
+            const char *experts = value_of(v, v->ax_experts, e, NULL);
+            MsModel *model = make_variant("model", name, text, "model", "experts", experts,
+                                          load_model_data, error);
+            if (model == NULL) {
+                return FALSE;
+            }
+            v->models[m * ne + e] = own(v, model, (FreeFn)ms_model_free);
+        }
+    }
+    return TRUE;
+}
+
+/* Whether a policy spec's policy takes a parameter. */
+static gboolean
+policy_takes(const char *spec, const char *param)
+{
+    g_autofree char *name = g_strdup(spec);
+    char *colon = strchr(name, ':');
+    if (colon) {
+        *colon = '\0';
+    }
+    const MsPolicyClass *cls = ms_policy_class(name);
+    for (guint i = 0; cls && cls->params && cls->params[i].key; i++) {
+        if (!strcmp(cls->params[i].key, param)) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static gboolean
+build_policies(MsSweepVariants *v, GError **error)
+{
+    guint np = n_of(v, v->ax_policy), nc = n_of(v, v->ax_chunk);
+    v->policies = g_new0(const MsPolicy *, np *nc);
+    if (v->ax_policy < 0 && v->ax_chunk < 0) {
+        v->policies[0] = ms_inputs_policy(v->base);
+        return TRUE;
+    }
+    for (guint p = 0; p < np; p++) {
+        const char *spec = value_of(v, v->ax_policy, p, ms_inputs_names(v->base)->policy);
+        for (guint c = 0; c < nc; c++) {
+            const char *chunk = value_of(v, v->ax_chunk, c, NULL);
+            g_autofree char *full =
+                chunk && policy_takes(spec, "chunk")
+                    ? g_strdup_printf("%s%schunk=%s", spec, strchr(spec, ':') ? "," : ":", chunk)
+                    : g_strdup(spec);
+            MsPolicy *policy = ms_policy_parse(full, error);
+            if (policy == NULL) {
+                g_prefix_error(error, "sweep: %s: ", full);
+                return FALSE;
+            }
+            v->policies[p * nc + c] = own(v, policy, (FreeFn)ms_policy_free);
+        }
+    }
+    return TRUE;
+}
+
+MsSweepVariants *
+ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, GError **error)
+{
+    g_autoptr(MsSweepVariants) v = g_new0(MsSweepVariants, 1);
+    v->base = base;
+    v->grid = grid;
+    v->owned = g_ptr_array_new_with_free_func(owned_free);
+    v->routing_axes = g_array_new(FALSE, FALSE, sizeof(gint));
+    v->ax_topology = ms_sweep_grid_find(grid, "topology");
+    v->ax_nodes = ms_sweep_grid_find(grid, "nodes");
+    v->ax_model = ms_sweep_grid_find(grid, "model");
+    v->ax_experts = ms_sweep_grid_find(grid, "experts");
+    v->ax_policy = ms_sweep_grid_find(grid, "policy");
+    v->ax_chunk = ms_sweep_grid_find(grid, "chunk");
+    v->ax_mode = ms_sweep_grid_find(grid, "mode");
+    v->ax_iterations = ms_sweep_grid_find(grid, "iterations");
+    v->ax_seed = ms_sweep_grid_find(grid, "seed");
+    const MsRoutingSource *routing = ms_inputs_routing(base);
+    for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
+        const char *key = ms_sweep_grid_key(grid, a);
+        if (!ms_sweep_key_is_routing(key)) {
+            continue;
+        }
+        if (!ms_routing_source_generated(routing)) {
+            g_set_error(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
+                        "sweep: %s varies generated routing, but the trace is %s", key,
+                        ms_routing_source_spec(routing));
+            return NULL;
+        }
+        gint ax = (gint)a;
+        g_array_append_val(v->routing_axes, ax);
+    }
+    if (!build_topologies(v, error) || !build_models(v, error) || !build_policies(v, error)) {
+        return NULL;
+    }
+    return g_steal_pointer(&v);
+}
+
+static guint
+index_of(const MsSweepVariants *v, guint point, gint axis)
+{
+    return axis >= 0 ? ms_sweep_grid_index(v->grid, point, (guint)axis) : 0;
+}
+
+gboolean
+ms_sweep_variants_point(const MsSweepVariants *v, guint point, const MsScenario *settings,
+                        MsScenario *sc, MsRoutingSource **routing, GError **error)
+{
+    *sc = *settings;
+    *routing = NULL;
+    sc->topology = v->topologies[index_of(v, point, v->ax_topology) * n_of(v, v->ax_nodes) +
+                                 index_of(v, point, v->ax_nodes)];
+    sc->model = v->models[index_of(v, point, v->ax_model) * n_of(v, v->ax_experts) +
+                          index_of(v, point, v->ax_experts)];
+    sc->policy = v->policies[index_of(v, point, v->ax_policy) * n_of(v, v->ax_chunk) +
+                             index_of(v, point, v->ax_chunk)];
+    sc->calibration = ms_inputs_calibration(v->base);
+    sc->routing = ms_inputs_routing(v->base);
+    if (v->ax_mode >= 0) {
+        ms_plan_mode_from_name(ms_sweep_grid_value(v->grid, point, (guint)v->ax_mode), &sc->mode);
+    }
+    if (v->ax_iterations >= 0) {
+        sc->iterations = (guint)g_ascii_strtoull(
+            ms_sweep_grid_value(v->grid, point, (guint)v->ax_iterations), NULL, 10);
+    }
+    if (v->ax_seed >= 0) {
+        sc->seed =
+            g_ascii_strtoull(ms_sweep_grid_value(v->grid, point, (guint)v->ax_seed), NULL, 10);
+    }
+    g_autoptr(MsRoutingSource) made = NULL;
+    for (guint i = 0; i < v->routing_axes->len; i++) {
+        guint a = (guint)g_array_index(v->routing_axes, gint, i);
+        MsRoutingSource *next =
+            ms_routing_source_with(made ? made : sc->routing, ms_sweep_grid_key(v->grid, a),
+                                   ms_sweep_grid_value(v->grid, point, a), error);
+        if (next == NULL) {
+            return FALSE;
+        }
+        ms_routing_source_free(made);
+        made = next;
+    }
+    if (made) {
+        sc->routing = made;
+        *routing = g_steal_pointer(&made);
+    }
+    return TRUE;
+}

@@ -1,0 +1,53 @@
+/* sweep_variants: a sweep's points applied to loaded inputs. Everything a point needs besides its
+ * routing is loaded or built once, in the calling thread, before any point runs: the topologies
+ * and models the axes name, their variants (a preset with another node count, a model with
+ * another expert count: built in memory from the text the input was loaded from), and the
+ * policies (with the chunk of a chunk axis). A point's scenario then only borrows them, so the
+ * workers that run points share read-only objects and load nothing. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/inputs.h"
+#include "sim/routing_source.h"
+#include "sim/scenario.h"
+#include "sim/sweep_grid.h"
+
+G_BEGIN_DECLS
+
+#define MS_SWEEP_VARIANTS_ERROR (ms_sweep_variants_error_quark())
+GQuark ms_sweep_variants_error_quark(void);
+typedef enum {
+    MS_SWEEP_VARIANTS_ERROR_AXIS,  /* an axis that does not fit the inputs (routing of a trace) */
+    MS_SWEEP_VARIANTS_ERROR_VALUE, /* an input that has no key for the axis to vary */
+} MsSweepVariantsError;
+
+typedef struct _MsSweepVariants MsSweepVariants;
+
+/* Loads and builds what the points of grid need on top of base (both borrowed: they must
+ * outlive the variants). Fails with the first input that cannot be loaded or built (the message
+ * names the axis value and the input's own error), MS_SWEEP_VARIANTS_ERROR_AXIS when a routing
+ * axis meets a trace file or sample, or _VALUE when an input has no key for nodes= or experts=
+ * (an explicit topology, say). */
+MsSweepVariants *ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid,
+                                       GError **error);
+void ms_sweep_variants_free(MsSweepVariants *variants);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsSweepVariants, ms_sweep_variants_free)
+
+/* The scenario of a point: settings (runner, mode, iterations, warm-up, seed, cancel) from
+ * settings, overridden by the point's mode, iterations and seed; topology, model, calibration and
+ * policy borrowed from variants; the routing borrowed from base, or made for the point (routing
+ * axes) and returned in *routing for the caller to free after the run (NULL otherwise). Thread
+ * safe. FALSE only when a routing value is refused (MS_TRACE_GEN_ERROR). */
+gboolean ms_sweep_variants_point(const MsSweepVariants *variants, guint point,
+                                 const MsScenario *settings, MsScenario *sc,
+                                 MsRoutingSource **routing, GError **error);
+
+/* The text of an INI file with `key = value` set in [group] (the key must be there already) and
+ * the `name` key of [name_group] set to name; NULL with MS_SWEEP_VARIANTS_ERROR_VALUE when group
+ * holds no such key. What a variant is loaded from. Free with g_free. */
+char *ms_sweep_variants_ini_with(const char *text, gsize len, const char *group, const char *key,
+                                 const char *value, const char *name_group, const char *name,
+                                 GError **error);
+
+G_END_DECLS
