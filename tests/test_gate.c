@@ -1,0 +1,192 @@
+/* Tests of gate: baselines read and checked before anything runs (every refused field with the
+ * file and scenario named), figures recorded by an update and compared against a tolerance
+ * (ok, regressed, improved, with the change as measured / expected - 1), the baseline written
+ * back, and `moesim check` with its exit codes. */
+#include <json-glib/json-glib.h>
+
+#include "sim/base/json_input.h"
+#include "sweep_fixture.h"
+#include "validate/gate.h"
+
+/* A baseline of two scenarios on the small inputs; extra is inserted into the second. */
+static char *
+baseline(const char *name, const char *extra)
+{
+    g_autofree char *text = g_strdup_printf(
+        "{\"format\": \"moesim-baseline\", \"version\": 1, \"scenarios\": [\n"
+        " {\"name\": \"tiny fifo\", \"topology\": \"%s\", \"model\": \"%s\", \"policy\": "
+        "\"fifo\"},\n"
+        " {\"topology\": \"%s\", \"model\": \"%s\", \"policy\": \"lina\", \"mode\": \"train\", "
+        "\"iterations\": 2, \"warmup\": 0, \"seed\": 3, \"trace\": \"gen:tokens=64\"%s}\n]}\n",
+        sfx_topology(), sfx_model(), sfx_topology(), sfx_model(), extra ? extra : "");
+    return ms_test_write_tmp(name, text);
+}
+
+typedef struct {
+    guint figures, firsts;
+    GPtrArray *verdicts; /* "NAME METRIC VERDICT" */
+} Seen;
+
+static void
+seen_figure(const MsGateFigure *f, gpointer ctx)
+{
+    static const char *const names[] = {"ok", "regressed", "improved"};
+    Seen *s = ctx;
+    s->figures++;
+    s->firsts += f->first;
+    MS_ASSERT_REL(f->change, f->measured_us / f->expected_us - 1, 1e-12);
+    g_ptr_array_add(s->verdicts,
+                    g_strdup_printf("%s %s %s", f->name, f->metric, names[f->verdict]));
+}
+
+/* Sets one expected figure of scenario i to factor x what it was. */
+static char *
+scaled(const char *path, guint i, const char *metric, double factor)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    g_assert(json_parser_load_from_file(p, path, NULL));
+    JsonArray *sa =
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "scenarios");
+    JsonObject *expect =
+        json_object_get_object_member(json_array_get_object_element(sa, i), "expect");
+    json_object_set_double_member(expect, metric,
+                                  json_object_get_double_member(expect, metric) * factor);
+    g_autoptr(JsonGenerator) gen = json_generator_new();
+    json_generator_set_root(gen, json_parser_get_root(p));
+    g_autofree char *text = json_generator_to_data(gen, NULL);
+    return ms_test_write_tmp("scaled.json", text);
+}
+
+static void
+test_update_and_check(void)
+{
+    GError *error = NULL;
+    g_autofree char *path = baseline("b.json", NULL);
+    g_autoptr(MsBaseline) b = ms_baseline_load(path, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(ms_baseline_n_scenarios(b), 2);
+    CU_ASSERT_STRING_EQUAL(ms_baseline_name(b, 0), "tiny fifo");
+    CU_ASSERT_STRING_EQUAL(ms_baseline_name(b, 1), "scenario 1");
+    CU_ASSERT_STRING_EQUAL(ms_baseline_path(b), path);
+    /* Without expected figures there is nothing to check: refused before anything runs. */
+    MsGateSummary sum;
+    CU_ASSERT_FALSE(ms_gate_check(b, 0.02, NULL, NULL, &sum, &error));
+    MS_ASSERT_ERROR(error, MS_GATE_ERROR, MS_GATE_ERROR_EXPECT,
+                    "scenario 0 (tiny fifo) has no 'expect' figures: record them with --update");
+    CU_ASSERT_TRUE(ms_gate_update(b, NULL, NULL, &error));
+    g_autofree char *recorded = g_build_filename(ms_test_tmpdir(), "recorded.json", NULL);
+    CU_ASSERT_TRUE(ms_baseline_write(b, recorded, &error));
+    g_assert_no_error(error);
+    /* Recorded figures (rounded to 1e-3 us) pass a 0.1% tolerance; all five of each scenario. */
+    g_autoptr(MsBaseline) r = ms_baseline_load(recorded, &error);
+    g_assert_no_error(error);
+    Seen seen = {0, 0, g_ptr_array_new_with_free_func(g_free)};
+    CU_ASSERT_TRUE(ms_gate_check(r, 1e-3, seen_figure, &seen, &sum, &error));
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(sum.scenarios, 2);
+    CU_ASSERT_EQUAL(sum.figures, 10);
+    CU_ASSERT_EQUAL(seen.figures, 10);
+    CU_ASSERT_EQUAL(seen.firsts, 2);
+    CU_ASSERT_EQUAL(sum.regressed + sum.improved, 0);
+    g_ptr_array_unref(seen.verdicts);
+    /* Expected 10% faster than measured: the measured figure is 11.1% worse. */
+    g_autofree char *worse = scaled(recorded, 1, "a2a_us", 0.9);
+    g_autoptr(MsBaseline) w = ms_baseline_load(worse, &error);
+    Seen sw = {0, 0, g_ptr_array_new_with_free_func(g_free)};
+    CU_ASSERT_TRUE(ms_gate_check(w, 0.02, seen_figure, &sw, &sum, &error));
+    CU_ASSERT_EQUAL(sum.regressed, 1);
+    CU_ASSERT_EQUAL(sum.improved, 0);
+    CU_ASSERT_TRUE(g_ptr_array_find_with_equal_func(sw.verdicts, "scenario 1 a2a_us regressed",
+                                                    g_str_equal, NULL));
+    g_ptr_array_unref(sw.verdicts);
+    CU_ASSERT_TRUE(ms_gate_check(w, 0.12, NULL, NULL, &sum, &error));
+    CU_ASSERT_EQUAL(sum.regressed, 0);
+    g_autofree char *better = scaled(recorded, 0, "step_time_us", 1.5);
+    g_autoptr(MsBaseline) i = ms_baseline_load(better, &error);
+    CU_ASSERT_TRUE(ms_gate_check(i, 0.02, NULL, NULL, &sum, &error));
+    CU_ASSERT_EQUAL(sum.improved, 1);
+    CU_ASSERT_EQUAL(sum.regressed, 0);
+}
+
+static void
+load_refused(const char *text, gint code, const char *needle)
+{
+    GError *error = NULL;
+    g_autofree char *path = ms_test_write_tmp("bad.json", text);
+    CU_ASSERT_PTR_NULL(ms_baseline_load(path, &error));
+    MS_ASSERT_ERROR(error, MS_GATE_ERROR, code, needle);
+}
+
+#define BASE "{\"format\": \"moesim-baseline\", \"scenarios\": "
+
+static void
+test_refused(void)
+{
+    load_refused("{\"format\": \"moesim-result\", \"scenarios\": []}", MS_GATE_ERROR_FORMAT,
+                 "bad.json: not a moesim baseline");
+    load_refused(BASE "{}}", MS_GATE_ERROR_FORMAT, "not a moesim baseline");
+    load_refused(BASE "[{}, 3]}", MS_GATE_ERROR_FORMAT, "bad.json: scenario 1 is not an object");
+    load_refused(BASE "[{\"polcy\": \"fifo\"}]}", MS_GATE_ERROR_FORMAT,
+                 "bad.json: scenario 0: unknown field 'polcy' (fields: name, topology");
+    load_refused(BASE "[{\"model\": 3}]}", MS_GATE_ERROR_FORMAT, "field 'model' must be a string");
+    load_refused(BASE "[{\"mode\": \"serve\"}]}", MS_GATE_ERROR_FORMAT,
+                 "mode 'serve': use train or infer");
+    load_refused(BASE "[{\"iterations\": -1}]}", MS_GATE_ERROR_FORMAT,
+                 "field 'iterations' must be an integer from 0 to 1000000");
+    load_refused(BASE "[{\"seed\": 1.5}]}", MS_GATE_ERROR_FORMAT, "field 'seed' must be");
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_baseline_load("no/such.json", &error));
+    MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_IO, "no/such.json: ");
+    g_autofree char *deep = ms_test_write_tmp("deep.json", "[[[[");
+    CU_ASSERT_PTR_NULL(ms_baseline_load(deep, &error));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+    CU_ASSERT_EQUAL(error->domain, MS_JSON_INPUT_ERROR);
+    g_clear_error(&error);
+    /* A scenario that does not run: the file and the scenario named. */
+    g_autofree char *path = ms_test_write_tmp(
+        "norun.json", BASE "[{\"topology\": \"dgx-z9\", \"expect\": {\"a2a_us\": 1}}]}");
+    g_autoptr(MsBaseline) b = ms_baseline_load(path, &error);
+    g_assert_no_error(error);
+    MsGateSummary sum;
+    CU_ASSERT_FALSE(ms_gate_check(b, 0.02, NULL, NULL, &sum, &error));
+    MS_ASSERT_ERROR(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
+                    "norun.json: scenario 0: unknown topology 'dgx-z9'");
+}
+
+static void
+test_command(void)
+{
+    g_autofree char *path = baseline("cli.json", NULL);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *update[] = {"check", "--baseline", path, "--update", NULL};
+    CU_ASSERT_EQUAL(ms_test_run_moesim(update, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  tiny fifo                    recorded\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "updated "));
+    const char *check[] = {"check", "--baseline", path, NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(check, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "check: 2 scenarios from "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  tiny fifo                    step_time_us"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "no regression\n"));
+    g_autofree char *worse = scaled(path, 0, "exposed_comm_us", 0.5);
+    const char *regressed[] = {"check", "--baseline", worse, NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(regressed, &out, &err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "+100.00%  REGRESSED"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "schedule quality regressed: 1 figure worse than"));
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"recorded figures, then compared", test_update_and_check},
+        {"refused baselines", test_refused},
+        {"moesim check", test_command},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"gate", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

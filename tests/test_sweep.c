@@ -1,0 +1,236 @@
+/* Tests of sweep: every point's row equal to its scenario run alone whatever the number of
+ * workers, grid order, shards that merge into the table of one run, the cancel flag, a failing
+ * point (the others still run), progress calls, and `moesim sweep` end to end (table, plots,
+ * array job script, merge). */
+#include <glib/gstdio.h>
+
+#include "sim/engine.h"
+#include "sim/sweep.h"
+#include "sim/sweep_csv.h"
+#include "sim/sweep_shards.h"
+#include "sim/sweep_variants.h"
+#include "sweep_fixture.h"
+
+typedef struct {
+    MsInputs *in;
+    MsRunner *runner;
+    MsSweep *sw;
+} Fixture;
+
+static void
+fixture_clear(Fixture *f)
+{
+    ms_sweep_free(f->sw);
+    ms_runner_free(f->runner);
+    ms_inputs_free(f->in);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Fixture, fixture_clear)
+
+static void
+setup(Fixture *f, const char *trace, const char *const *axes)
+{
+    f->in = sfx_inputs(NULL, trace);
+    f->runner = ms_engine_runner_new(&(MsEngineOptions){.check_invariants = TRUE});
+    MsScenario settings = {.runner = f->runner, .seed = 1};
+    f->sw = ms_sweep_new(f->in, &settings);
+    for (guint i = 0; axes[i]; i++) {
+        GError *error = NULL;
+        ms_sweep_add_axis(f->sw, axes[i], &error);
+        g_assert_no_error(error);
+    }
+}
+
+static const char *const axes[] = {"policy=fifo;lina;schemoe", "nodes=1,2", "hot=0.2,0.4", NULL};
+
+static char *
+read_text(const char *path)
+{
+    char *text = NULL;
+    g_assert(g_file_get_contents(path, &text, NULL, NULL));
+    return text;
+}
+
+static void
+test_rows(void)
+{
+    g_auto(Fixture) one = {0}, many = {0};
+    setup(&one, NULL, axes);
+    setup(&many, NULL, axes);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_sweep_run(one.sw, 1, 0, 1, NULL, NULL, NULL, &error));
+    CU_ASSERT_TRUE(ms_sweep_run(many.sw, 4, 0, 1, NULL, NULL, NULL, &error));
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(ms_sweep_n_points(many.sw), 12);
+    CU_ASSERT_EQUAL(ms_sweep_n_done(many.sw), 12);
+    /* Each row is its point's scenario run alone. */
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(one.in, ms_sweep_grid(one.sw), &error);
+    g_assert_no_error(error);
+    for (guint p = 0; p < 12; p++) {
+        MsScenario settings = {.runner = one.runner, .seed = 1}, sc;
+        g_autoptr(MsRoutingSource) r = NULL;
+        g_assert(ms_sweep_variants_point(v, p, &settings, &sc, &r, &error));
+        g_autoptr(MsResult) alone = ms_scenario_run(&sc, &error);
+        g_assert_no_error(error);
+        g_autofree char *want = ms_sweep_csv_row(ms_sweep_grid(one.sw), p, alone);
+        g_autofree char *got =
+            ms_sweep_csv_row(ms_sweep_grid(many.sw), p, ms_sweep_result(many.sw, p));
+        CU_ASSERT_STRING_EQUAL(got, want);
+    }
+    /* The same table, in grid order, with 1 worker or 4. */
+    g_autofree char *a = g_build_filename(ms_test_tmpdir(), "one.csv", NULL);
+    g_autofree char *b = g_build_filename(ms_test_tmpdir(), "many.csv", NULL);
+    CU_ASSERT_TRUE(ms_sweep_write_csv(one.sw, a, &error));
+    CU_ASSERT_TRUE(ms_sweep_write_csv(many.sw, b, &error));
+    g_autofree char *ta = read_text(a), *tb = read_text(b);
+    CU_ASSERT_STRING_EQUAL(ta, tb);
+    g_auto(GStrv) lines = g_strsplit(tb, "\n", -1);
+    CU_ASSERT_EQUAL(g_strv_length(lines), 14); /* header, 12 rows, the last newline */
+    CU_ASSERT_TRUE(g_str_has_prefix(lines[0], "point,policy,nodes,hot,iterations,"));
+    CU_ASSERT_TRUE(g_str_has_prefix(lines[12], "11,schemoe,2,0.4,1,"));
+}
+
+static void
+test_shards(void)
+{
+    g_auto(Fixture) whole = {0};
+    setup(&whole, NULL, axes);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_sweep_run(whole.sw, 2, 0, 1, NULL, NULL, NULL, &error));
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "shards", NULL);
+    g_mkdir_with_parents(dir, 0755);
+    g_autofree char *full = g_build_filename(dir, "whole.csv", NULL);
+    CU_ASSERT_TRUE(ms_sweep_write_csv(whole.sw, full, &error));
+    g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func(g_free);
+    for (guint s = 0; s < 5; s++) {
+        g_auto(Fixture) part = {0};
+        setup(&part, NULL, axes);
+        CU_ASSERT_TRUE(ms_sweep_run(part.sw, 2, s, 5, NULL, NULL, NULL, &error));
+        CU_ASSERT_EQUAL(ms_sweep_n_done(part.sw), ms_sweep_shard_size(12, s, 5));
+        CU_ASSERT_PTR_NULL(ms_sweep_result(part.sw, (s + 1) % 5));
+        g_autofree char *name = ms_sweep_shard_file(s);
+        char *path = g_build_filename(dir, name, NULL);
+        CU_ASSERT_TRUE(ms_sweep_write_csv(part.sw, path, &error));
+        g_ptr_array_add(files, path);
+    }
+    g_assert_no_error(error);
+    g_ptr_array_add(files, NULL);
+    g_autofree char *merged = g_build_filename(dir, "merged.csv", NULL);
+    guint rows = 0;
+    CU_ASSERT_TRUE(ms_sweep_merge_csv((const char *const *)files->pdata, merged, &rows, &error));
+    CU_ASSERT_EQUAL(rows, 12);
+    g_autofree char *tw = read_text(full), *tm = read_text(merged);
+    CU_ASSERT_STRING_EQUAL(tm, tw);
+}
+
+typedef struct {
+    guint calls, last, total;
+} Progress;
+
+static void
+count_progress(guint done, guint total, gpointer ctx)
+{
+    Progress *p = ctx;
+    CU_ASSERT_EQUAL(done, p->last + 1);
+    p->calls++;
+    p->last = done;
+    p->total = total;
+}
+
+static void
+test_cancel_and_failure(void)
+{
+    GError *error = NULL;
+    g_auto(Fixture) stopped = {0};
+    setup(&stopped, NULL, axes);
+    gint stop = 1;
+    Progress pr = {0};
+    CU_ASSERT_TRUE(ms_sweep_run(stopped.sw, 2, 0, 1, &stop, count_progress, &pr, &error));
+    CU_ASSERT_EQUAL(ms_sweep_n_done(stopped.sw), 0);
+    CU_ASSERT_EQUAL(pr.calls, 12);
+    /* hot=0.6 is out of reach of top-2 routing (at most 1/2 per expert): that point fails when
+     * its generator is made, and the others still run. */
+    g_auto(Fixture) bad = {0};
+    setup(&bad, NULL, (const char *[]){"hot=0.2,0.6,0.3", NULL});
+    Progress pb = {0};
+    CU_ASSERT_FALSE(ms_sweep_run(bad.sw, 2, 0, 1, NULL, count_progress, &pb, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE, "sweep point 1: ");
+    CU_ASSERT_EQUAL(ms_sweep_n_done(bad.sw), 2);
+    CU_ASSERT_PTR_NULL(ms_sweep_result(bad.sw, 1));
+    CU_ASSERT_EQUAL(pb.calls, 3);
+    CU_ASSERT_EQUAL(pb.total, 3);
+    /* A preparation error: nothing runs. */
+    g_auto(Fixture) traced = {0};
+    setup(&traced, "sample:default", (const char *[]){"zipf=1", NULL});
+    CU_ASSERT_FALSE(ms_sweep_prepare(traced.sw, &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS, "zipf");
+}
+
+static void
+test_command(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "cli", NULL);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *args[] = {"sweep", "-t",       sfx_topology(), "-m", sfx_model(), "-V", "nodes=1,2",
+                          "-V",    "seed=1,2", "--out",        dir,  "-j",        "2",  NULL};
+    CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "sweep: 4 points in "));
+    g_autofree char *csv = g_build_filename(dir, "sweep.csv", NULL);
+    g_autofree char *plot = g_build_filename(dir, "sweep-nodes.png.gp", NULL);
+    CU_ASSERT_TRUE(g_file_test(csv, G_FILE_TEST_EXISTS));
+    CU_ASSERT_TRUE(g_file_test(plot, G_FILE_TEST_EXISTS));
+    /* Nothing is written besides the table and the plots. */
+    g_autofree char *variants = g_build_filename(dir, "variants", NULL);
+    CU_ASSERT_FALSE(g_file_test(variants, G_FILE_TEST_EXISTS));
+    g_autofree char *local = read_text(csv);
+    /* The same sweep as an array job of 3 tasks, each run as its script would, then merged. */
+    g_autofree char *jdir = g_build_filename(ms_test_tmpdir(), "job", NULL);
+    const char *job[] = {"sweep", "-t",       sfx_topology(), "-m", sfx_model(), "-V", "nodes=1,2",
+                         "-V",    "seed=1,2", "--out",        jdir, "--slurm",   "3",  NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(job, &out, &err), 0);
+    g_autofree char *sbatch = g_build_filename(jdir, "sweep.sbatch", NULL);
+    g_autofree char *script = read_text(sbatch);
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "#SBATCH --array=0-2\n"));
+    CU_ASSERT_PTR_NULL(strstr(script, "--slurm"));
+    for (guint s = 0; s < 3; s++) {
+        g_autofree char *shard = g_strdup_printf("%u/3", s);
+        const char *task[] = {"sweep", "-t",        sfx_topology(), "-m",       sfx_model(),
+                              "-V",    "nodes=1,2", "-V",           "seed=1,2", "--out",
+                              jdir,    "--shard",   shard,          NULL};
+        g_free(out);
+        g_free(err);
+        CU_ASSERT_EQUAL(ms_test_run_moesim(task, &out, &err), 0);
+    }
+    const char *merge[] = {"sweep", "--merge", jdir, NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(merge, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "merged 3 shard files"));
+    g_autofree char *jcsv = g_build_filename(jdir, "sweep.csv", NULL);
+    g_autofree char *merged = read_text(jcsv);
+    CU_ASSERT_STRING_EQUAL(merged, local);
+    /* Bad values are refused before anything runs or is written. */
+    g_autofree char *bdir = g_build_filename(ms_test_tmpdir(), "bad", NULL);
+    const char *bad[] = {"sweep", "-V", "nodes=1,40000", "--out", bdir, NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(bad, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nodes=40000"));
+    g_autofree char *bcsv = g_build_filename(bdir, "sweep.csv", NULL);
+    CU_ASSERT_FALSE(g_file_test(bcsv, G_FILE_TEST_EXISTS));
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"rows equal to their scenarios, in grid order", test_rows},
+        {"shards merge into the whole table", test_shards},
+        {"cancel flag and a failing point", test_cancel_and_failure},
+        {"moesim sweep", test_command},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"sweep", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}

@@ -1,0 +1,182 @@
+/* Tests of sweep_variants: the INI edit a variant is made from, the objects of each point
+ * (loaded once and shared by the points with the same values), variants in memory (a preset with
+ * another node count, a model with another expert count, calibrated like the base), chunks added
+ * to the policies that take one, routing keys added to a generated source, and the errors found
+ * before any point runs. */
+#include "sim/base/ini.h"
+#include "sim/sweep_variants.h"
+#include "sweep_fixture.h"
+
+static void
+test_ini_with(void)
+{
+    GError *error = NULL;
+    const char text[] = "# nodes = 9 in a comment\n[topology]\nname = t\n[preset]\n"
+                        "nodes = 2\n  nodes_per_leaf=1\n[device x]\nnodes = 5\nname = x\n";
+    g_autofree char *out = ms_sweep_variants_ini_with(text, strlen(text), "preset", "nodes", "8",
+                                                      "topology", "t-nodes8", &error);
+    g_assert_no_error(error);
+    CU_ASSERT_STRING_EQUAL(out, "# nodes = 9 in a comment\n[topology]\nname = t-nodes8\n"
+                                "[preset]\nnodes = 8\n  nodes_per_leaf=1\n[device x]\n"
+                                "nodes = 5\nname = x\n");
+    CU_ASSERT_PTR_NULL(ms_sweep_variants_ini_with(text, strlen(text), "preset", "experts", "8",
+                                                  "topology", "v", &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_VALUE,
+                    "no 'experts' key in [preset] to vary");
+}
+
+static MsSweepGrid *
+grid(const char *const *axes)
+{
+    MsSweepGrid *g = ms_sweep_grid_new();
+    for (guint i = 0; axes[i]; i++) {
+        GError *error = NULL;
+        ms_sweep_grid_add_axis(g, axes[i], &error);
+        g_assert_no_error(error);
+    }
+    return g;
+}
+
+/* The scenario of a point; *routing is what the caller frees. */
+static MsScenario
+point(const MsSweepVariants *v, guint p, MsRoutingSource **routing)
+{
+    MsScenario settings = {.mode = MS_PLAN_TRAIN, .iterations = 1, .seed = 1};
+    MsScenario sc;
+    GError *error = NULL;
+    g_assert(ms_sweep_variants_point(v, p, &settings, &sc, routing, &error));
+    return sc;
+}
+
+static void
+test_base_only(void)
+{
+    g_autoptr(MsInputs) in = sfx_inputs("lina", NULL);
+    g_autoptr(MsSweepGrid) g = grid((const char *[]){"seed=3,4", "mode=train,infer", NULL});
+    GError *error = NULL;
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsRoutingSource) r = NULL;
+    MsScenario sc = point(v, 3, &r);
+    /* Nothing varies the objects: the base's own are borrowed. */
+    CU_ASSERT_PTR_EQUAL(sc.topology, ms_inputs_topology(in));
+    CU_ASSERT_PTR_EQUAL(sc.model, ms_inputs_model(in));
+    CU_ASSERT_PTR_EQUAL(sc.policy, ms_inputs_policy(in));
+    CU_ASSERT_PTR_EQUAL(sc.routing, ms_inputs_routing(in));
+    CU_ASSERT_PTR_NULL(r);
+    CU_ASSERT_EQUAL(sc.seed, 4);
+    CU_ASSERT_EQUAL(sc.mode, MS_PLAN_INFER);
+    CU_ASSERT_EQUAL(sc.iterations, 1);
+}
+
+static void
+test_topologies_and_models(void)
+{
+    g_autofree char *cal = ms_test_write_tmp(
+        "c.ini", "[calibration]\nformat = 1\n[link nvswitch]\nbandwidth = 100GBps\n"
+                 "latency = 3us\n");
+    MsInputNames names = {sfx_topology(), sfx_model(), cal, NULL, NULL};
+    GError *error = NULL;
+    g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
+    g_assert_no_error(error);
+    g_autofree char *axis = g_strdup_printf("topology=%s;dgx-a100-2node", sfx_topology());
+    g_autoptr(MsSweepGrid) g =
+        grid((const char *[]){axis, "nodes=1,3", "experts=4,16", "iterations=2", NULL});
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsRoutingSource) r = NULL;
+    /* point = ((topology * 2 + nodes) * 2 + experts) */
+    MsScenario a = point(v, 0, &r), b = point(v, 3, &r), c = point(v, 6, &r);
+    MsScenario a2 = point(v, 1, &r);
+    CU_ASSERT_EQUAL(ms_topology_n_gpus(a.topology), 2);
+    CU_ASSERT_STRING_EQUAL(ms_topology_name(a.topology), "tiny4-nodes1");
+    CU_ASSERT_EQUAL(ms_topology_n_gpus(b.topology), 6);
+    CU_ASSERT_STRING_EQUAL(ms_topology_name(b.topology), "tiny4-nodes3");
+    CU_ASSERT_EQUAL(ms_topology_n_gpus(c.topology), 24);
+    CU_ASSERT_STRING_EQUAL(ms_topology_name(c.topology), "dgx-a100-2node-nodes3");
+    /* Loaded once: points with the same values share the objects. */
+    CU_ASSERT_PTR_EQUAL(a.topology, a2.topology);
+    CU_ASSERT_PTR_NOT_EQUAL(a.model, a2.model);
+    CU_ASSERT_PTR_EQUAL(a.model, c.model);
+    CU_ASSERT_EQUAL(ms_model_spec(a.model)->experts, 4);
+    CU_ASSERT_EQUAL(ms_model_spec(a2.model)->experts, 16);
+    CU_ASSERT_STRING_EQUAL(ms_model_spec(a2.model)->name, "tiny-experts16");
+    CU_ASSERT_EQUAL(a.iterations, 2);
+    /* Variants are calibrated like the base: the GPU-to-GPU route of a node takes the fit. */
+    CU_ASSERT_PTR_EQUAL(a.calibration, ms_inputs_calibration(in));
+    guint n = 0;
+    const guint32 *route = ms_topology_gpu_route(c.topology, 0, 1, &n, NULL);
+    MS_ASSERT_REL(ms_topology_route_bandwidth(c.topology, route, n), 100e9, 1e-9);
+}
+
+static void
+test_policies_and_routing(void)
+{
+    g_autoptr(MsInputs) in = sfx_inputs(NULL, "gen:tokens=32");
+    g_autoptr(MsSweepGrid) g = grid(
+        (const char *[]){"policy=fifo;lina:pack=1;priority", "chunk=1MB,2MB", "hot=0.2,0.3", NULL});
+    GError *error = NULL;
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsRoutingSource) r0 = NULL, r1 = NULL, r2 = NULL, r3 = NULL;
+    /* point = (policy * 2 + chunk) * 2 + hot */
+    MsScenario fifo = point(v, 3, &r0), lina = point(v, 6, &r1), prio = point(v, 9, &r2);
+    MsScenario lina_hot = point(v, 7, &r3);
+    CU_ASSERT_STRING_EQUAL(ms_policy_spec(fifo.policy), "fifo");
+    CU_ASSERT_STRING_EQUAL(ms_policy_spec(lina.policy), "lina:pack=1,chunk=2MB");
+    CU_ASSERT_STRING_EQUAL(ms_policy_spec(prio.policy), "priority:chunk=1MB");
+    CU_ASSERT_PTR_EQUAL(lina.policy, lina_hot.policy);
+    /* Each point's routing: the base's keys, then the axis's. */
+    CU_ASSERT_PTR_EQUAL(lina.routing, r1);
+    CU_ASSERT_STRING_EQUAL(ms_routing_source_spec(r1), "gen:tokens=32,hot=0.2");
+    CU_ASSERT_STRING_EQUAL(ms_routing_source_spec(r3), "gen:tokens=32,hot=0.3");
+}
+
+static void
+refused(MsInputs *in, const char *const *axes, GQuark domain, gint code, const char *needle)
+{
+    g_autoptr(MsSweepGrid) g = grid(axes);
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_sweep_variants_new(in, g, &error));
+    MS_ASSERT_ERROR(error, domain, code, needle);
+}
+
+static void
+test_errors(void)
+{
+    g_autoptr(MsInputs) in = sfx_inputs(NULL, NULL);
+    refused(in, (const char *[]){"topology=dgx1-v100", "nodes=2", NULL}, MS_SWEEP_VARIANTS_ERROR,
+            MS_SWEEP_VARIANTS_ERROR_VALUE,
+            "sweep: nodes=2: topology 'dgx1-v100': no 'nodes' key in [preset] to vary");
+    refused(in, (const char *[]){"nodes=2,40000", NULL}, MS_TOPOLOGY_ERROR,
+            MS_TOPOLOGY_ERROR_INVALID, "with nodes=40000");
+    refused(in, (const char *[]){"topology=dgx-z9", NULL}, MS_TOPOLOGY_ERROR,
+            MS_TOPOLOGY_ERROR_UNKNOWN, "sweep: topology=dgx-z9: unknown topology 'dgx-z9'");
+    refused(in, (const char *[]){"model=gpt-9", NULL}, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN,
+            "sweep: model=gpt-9: unknown model");
+    /* One expert cannot serve top-2 routing. */
+    refused(in, (const char *[]){"experts=1", NULL}, MS_INI_ERROR, MS_INI_ERROR_VALUE,
+            "tiny.ini with experts=1");
+    refused(in, (const char *[]){"policy=lina:chunk=2MB", "chunk=1MB", NULL}, MS_POLICY_ERROR,
+            MS_POLICY_ERROR_PARAM,
+            "sweep: lina:chunk=2MB,chunk=1MB: policy lina: parameter 'chunk' given twice");
+    g_autoptr(MsInputs) traced = sfx_inputs(NULL, "sample:default");
+    refused(traced, (const char *[]){"seed=1", "zipf=1,2", NULL}, MS_SWEEP_VARIANTS_ERROR,
+            MS_SWEEP_VARIANTS_ERROR_AXIS,
+            "sweep: zipf varies generated routing, but the trace is sample:default");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"the INI edit of a variant", test_ini_with},
+        {"a grid that varies no object", test_base_only},
+        {"topologies, models and their variants", test_topologies_and_models},
+        {"policies with chunks, routing with keys", test_policies_and_routing},
+        {"errors before any point runs", test_errors},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"sweep_variants", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
