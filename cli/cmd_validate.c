@@ -7,151 +7,60 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "validate/calibrate.h"
+#include "sim/inputs.h"
 #include "validate/validation.h"
+#include "validate/validation_report.h"
 
-typedef struct {
-    GArray *pred, *meas; /* double, all compared items */
-    JsonBuilder *json;
-} Totals;
-
-static gboolean
-compare_results(char **sims, char **meas, double min_us, Totals *t, GError **error)
+static void
+print_runs(const MsValidationReport *r)
 {
-    guint n = g_strv_length(sims);
-    g_autofree double *step_p = g_new(double, n);
-    g_autofree double *step_m = g_new(double, n);
     printf("%-12s %7s %9s %9s %9s %13s %13s %8s\n", "policy", "ops", "median", "p90", "max",
            "step sim(us)", "step meas(us)", "step err");
-    json_builder_set_member_name(t->json, "runs");
-    json_builder_begin_array(t->json);
+    guint n = ms_validation_report_n_rows(r);
     for (guint i = 0; i < n; i++) {
-        g_autoptr(JsonNode) a = ms_result_file_load(sims[i], error);
-        g_autoptr(JsonNode) b = a ? ms_result_file_load(meas[i], error) : NULL;
-        MsRunComparison cmp;
-        if (b == NULL) {
-            return FALSE;
-        }
-        if (!ms_compare_runs(a, b, min_us, &cmp, error)) {
-            g_prefix_error(error, "%s against %s: ", sims[i], meas[i]);
-            return FALSE;
-        }
-        guint k = cmp.ops->len;
-        if (k == 0) {
-            g_set_error(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_MISMATCH,
-                        "%s against %s: no op measured longer than --min-op (%g us): nothing to "
-                        "compare",
-                        sims[i], meas[i], min_us);
-            ms_run_comparison_clear(&cmp);
-            return FALSE;
-        }
-        g_autofree double *p = g_new(double, MAX(k, 1));
-        g_autofree double *m = g_new(double, MAX(k, 1));
-        for (guint j = 0; j < k; j++) {
-            const MsOpPair *op = &g_array_index(cmp.ops, MsOpPair, j);
-            p[j] = op->predicted_us;
-            m[j] = op->measured_us;
-        }
-        g_array_append_vals(t->pred, p, k);
-        g_array_append_vals(t->meas, m, k);
-        MsErrorStats st = {0};
-        if (!ms_error_stats(p, m, k, &st, error)) {
-            ms_run_comparison_clear(&cmp);
-            return FALSE;
-        }
-        step_p[i] = cmp.step_predicted_us;
-        step_m[i] = cmp.step_measured_us;
-        double step_err = step_m[i] > 0 ? step_p[i] / step_m[i] - 1 : NAN;
-        printf("%-12s %7u %8.2f%% %8.2f%% %8.2f%% %13.1f %13.1f %7.2f%%\n", cmp.policy, k,
-               100 * st.median, 100 * st.p90, 100 * st.max, step_p[i], step_m[i], 100 * step_err);
-        json_builder_begin_object(t->json);
-        json_builder_set_member_name(t->json, "policy");
-        json_builder_add_string_value(t->json, cmp.policy);
-        ms_cli_json_error_stats(t->json, "ops", &st);
-        json_builder_set_member_name(t->json, "step_simulated_us");
-        json_builder_add_double_value(t->json, step_p[i]);
-        json_builder_set_member_name(t->json, "step_measured_us");
-        json_builder_add_double_value(t->json, step_m[i]);
-        json_builder_end_object(t->json);
-        ms_run_comparison_clear(&cmp);
+        const MsReportRow *row = ms_validation_report_row(r, i);
+        const MsErrorStats *st = &row->stats;
+        double step_err =
+            row->step_measured_us > 0 ? row->step_simulated_us / row->step_measured_us - 1 : NAN;
+        printf("%-12s %7u %8.2f%% %8.2f%% %8.2f%% %13.1f %13.1f %7.2f%%\n", row->name, st->n,
+               100 * st->median, 100 * st->p90, 100 * st->max, row->step_simulated_us,
+               row->step_measured_us, 100 * step_err);
     }
-    json_builder_end_array(t->json);
     if (n >= 2) {
-        double tau = ms_kendall_tau(step_p, step_m, n);
-        printf("ranking of the %u runs by step time: Kendall tau %.3f (1 = same order)\n", n, tau);
-        json_builder_set_member_name(t->json, "kendall_tau");
-        json_builder_add_double_value(t->json, tau);
+        printf("ranking of the %u runs by step time: Kendall tau %.3f (1 = same order)\n", n,
+               ms_validation_report_tau(r));
     }
-    return TRUE;
 }
 
-static gboolean
-compare_table(char **files, const char *topology, const char *calibration, Totals *t,
-              GError **error)
+static void
+print_tables(const MsValidationReport *r)
 {
-    g_autoptr(MsTopology) topo = ms_topology_load(topology, error);
+    printf("%-24s %7s %9s %9s %9s\n", "measurement", "points", "median", "p90", "max");
+    for (guint i = 0; i < ms_validation_report_n_rows(r); i++) {
+        const MsReportRow *row = ms_validation_report_row(r, i);
+        printf("%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", row->name, row->stats.n,
+               100 * row->stats.median, 100 * row->stats.p90, 100 * row->stats.max);
+    }
+}
+
+/* The tables' report on the topology (calibrated when a calibration is given). */
+static MsValidationReport *
+tables_report(char **files, const char *topology, const char *calibration, GError **error)
+{
+    g_autoptr(MsTopology) topo = ms_inputs_load_topology(topology, NULL, error);
     if (topo == NULL) {
-        return FALSE;
+        return NULL;
     }
     g_autoptr(MsCalibration) cal = NULL;
     if (calibration) {
         cal = ms_calibration_load(calibration, error);
         if (cal == NULL || !ms_calibration_apply_topology(cal, topo, error)) {
-            return FALSE;
+            return NULL;
         }
     } else {
         printf("# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
     }
-    printf("%-24s %7s %9s %9s %9s\n", "measurement", "points", "median", "p90", "max");
-    json_builder_set_member_name(t->json, "groups");
-    json_builder_begin_object(t->json);
-    for (guint f = 0; files[f]; f++) {
-        g_autoptr(MsMeasurementSet) set = ms_measurement_set_load(files[f], error);
-        if (set == NULL) {
-            return FALSE;
-        }
-        /* One group per kind and configuration, in the order they appear. */
-        guint n = ms_measurement_set_size(set);
-        g_autofree guint8 *done = g_new0(guint8, MAX(n, 1));
-        for (guint i = 0; i < n; i++) {
-            const MsMeasurement *a = ms_measurement_set_get(set, i);
-            if (done[i]) {
-                continue;
-            }
-            g_autoptr(GArray) p = g_array_new(FALSE, FALSE, sizeof(double));
-            g_autoptr(GArray) m = g_array_new(FALSE, FALSE, sizeof(double));
-            for (guint j = i; j < n; j++) {
-                const MsMeasurement *b = ms_measurement_set_get(set, j);
-                if (done[j] || b->kind != a->kind || b->ranks != a->ranks ||
-                    b->ranks_per_node != a->ranks_per_node || g_strcmp0(b->label, a->label)) {
-                    continue;
-                }
-                done[j] = 1;
-                double s;
-                if (!ms_calibrate_predict(topo, cal, b, &s, error)) {
-                    return FALSE;
-                }
-                s *= 1e6;
-                double mu = b->seconds * 1e6;
-                g_array_append_val(p, s);
-                g_array_append_val(m, mu);
-            }
-            MsErrorStats st;
-            if (!ms_error_stats((double *)p->data, (double *)m->data, p->len, &st, error)) {
-                return FALSE;
-            }
-            g_autofree char *name = g_strdup_printf(
-                "%s %ux%u%s%s", ms_measurement_kind_name(a->kind), a->ranks, a->ranks_per_node,
-                a->label && *a->label ? " " : "", a->label ? a->label : "");
-            printf("%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", name, st.n, 100 * st.median, 100 * st.p90,
-                   100 * st.max);
-            ms_cli_json_error_stats(t->json, name, &st);
-            g_array_append_vals(t->pred, p->data, p->len);
-            g_array_append_vals(t->meas, m->data, m->len);
-        }
-    }
-    json_builder_end_object(t->json);
-    return TRUE;
+    return ms_validation_report_tables((const char *const *)files, topo, cal, error);
 }
 
 int
@@ -219,42 +128,41 @@ ms_cmd_validate(int argc, char **argv)
         }
         min_us = ms_time_to_us(t);
     }
-    g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) measd = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(JsonBuilder) jb = json_builder_new();
-    json_builder_begin_object(jb);
-    Totals t = {pred, measd, jb};
-    gboolean ok = topology ? compare_table(meas, topology, calibration, &t, &error)
-                           : compare_results(sims, meas, min_us, &t, &error);
-    if (!ok) {
+    g_autoptr(MsValidationReport) r =
+        topology ? tables_report(meas, topology, calibration, &error)
+                 : ms_validation_report_runs((const char *const *)sims, (const char *const *)meas,
+                                             min_us, &error);
+    if (r == NULL) {
+        if (g_error_matches(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_EMPTY)) {
+            g_prefix_error(&error, "validate: ");
+        }
         return ms_cli_fail(error);
     }
-    MsErrorStats all = {0};
-    if (pred->len == 0) {
-        /* Never let an empty comparison pass a --max-error bound. */
-        return ms_cli_usage("validate: the measurements hold nothing to compare");
+    if (topology) {
+        print_tables(r);
+    } else {
+        print_runs(r);
     }
-    if (!ms_error_stats((double *)pred->data, (double *)measd->data, pred->len, &all, &error)) {
-        return ms_cli_fail(error);
-    }
-    printf("all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all.n, 100 * all.median,
-           100 * all.p90, 100 * all.max);
-    ms_cli_json_error_stats(jb, "all", &all);
-    json_builder_end_object(jb);
+    const MsErrorStats *all = ms_validation_report_all(r);
+    printf("all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all->n, 100 * all->median,
+           100 * all->p90, 100 * all->max);
+    guint n = 0;
+    const double *pred = ms_validation_report_predicted(r, &n);
+    const double *measd = ms_validation_report_measured(r, &n);
     if (plot &&
-        !ms_validation_plots(plot, "moesim: predicted against measured", (double *)pred->data,
-                             (double *)measd->data, pred->len, &error)) {
+        !ms_validation_plots(plot, "moesim: predicted against measured", pred, measd, n, &error)) {
         return ms_cli_fail(error);
     }
     if (json) {
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
+        g_autoptr(JsonNode) root = ms_validation_report_to_json(r);
         if (!ms_cli_write_json(json, root, &error)) {
             return ms_cli_fail(error);
         }
     }
     if (!isnan(bound)) {
         const char *which = stat ? stat : "median";
-        double v = !strcmp(which, "p90") ? all.p90 : !strcmp(which, "max") ? all.max : all.median;
+        double v = 0;
+        ms_validation_report_stat(r, which, &v);
         if (v > bound) {
             fprintf(stderr,
                     "moesim: validation failed: %s error %.2f%% exceeds --max-error %.2f%%\n",

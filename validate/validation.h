@@ -15,6 +15,7 @@ GQuark ms_validation_error_quark(void);
 typedef enum {
     MS_VALIDATION_ERROR_FORMAT,   /* not a moesim result */
     MS_VALIDATION_ERROR_MISMATCH, /* results of different schedules */
+    MS_VALIDATION_ERROR_EMPTY,    /* measurements with nothing to compare */
 } MsValidationError;
 
 typedef struct {
