@@ -1,6 +1,8 @@
 /* sweep: the worker pool over prepared points, and the table of their results. */
 #include "sweep.h"
 
+#include <gio/gio.h>
+
 #include "sim/sweep_csv.h"
 #include "sim/sweep_shards.h"
 #include "sim/sweep_variants.h"
@@ -66,6 +68,12 @@ ms_sweep_n_points(const MsSweep *sw)
 gboolean
 ms_sweep_prepare(MsSweep *sw, GError **error)
 {
+    /* GLib registers the resources compiled into moesim (shipped topologies, models, samples) on
+     * the first lookup, and a lookup from another thread while that runs finds no resource
+     * (gresource.c empties its list of pending resources before it makes them, and a second
+     * thread that sees the list empty goes on): a worker opening a shipped sample then crashed
+     * now and then. Any lookup registers them all, so one is made here, before the workers. */
+    g_resources_get_info("/", G_RESOURCE_LOOKUP_FLAGS_NONE, NULL, NULL, NULL);
     if (sw->variants == NULL) {
         sw->variants = ms_sweep_variants_new(sw->base, sw->grid, error);
     }
