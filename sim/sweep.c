@@ -1,4 +1,4 @@
-/* sweep: the worker pool over prepared points, and the table of their results. */
+/* sweep: the worker pool over prepared points, and the table of their rows. */
 #include "sweep.h"
 
 #include <gio/gio.h>
@@ -14,8 +14,8 @@ struct _MsSweep {
     MsScenario settings;
     MsSweepGrid *grid;
     MsSweepVariants *variants;
-    MsResult **results;
-    guint n_results;
+    char **rows; /* per point: its table row, NULL until it ran */
+    guint n_rows;
     GMutex lock;
 };
 
@@ -36,10 +36,10 @@ ms_sweep_free(MsSweep *sw)
     if (sw == NULL) {
         return;
     }
-    for (guint i = 0; i < sw->n_results; i++) {
-        ms_result_free(sw->results[i]);
+    for (guint i = 0; i < sw->n_rows; i++) {
+        g_free(sw->rows[i]);
     }
-    g_free(sw->results);
+    g_free(sw->rows);
     ms_sweep_variants_free(sw->variants);
     ms_sweep_grid_free(sw->grid);
     g_mutex_clear(&sw->lock);
@@ -108,12 +108,13 @@ work(gpointer data, gpointer user)
     MsSweep *sw = run->sw;
     guint point = GPOINTER_TO_UINT(data) - 1;
     GError *error = NULL;
-    MsResult *res = NULL;
+    char *row = NULL;
     if (!(run->cancel && g_atomic_int_get(run->cancel))) {
-        res = run_point(sw, point, run->cancel, &error);
+        g_autoptr(MsResult) res = run_point(sw, point, run->cancel, &error);
+        row = res ? ms_sweep_csv_row(sw->grid, point, res) : NULL;
     }
     g_mutex_lock(&sw->lock);
-    sw->results[point] = res;
+    sw->rows[point] = row;
     if (error && run->error == NULL &&
         !g_error_matches(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_CANCELLED)) {
         g_prefix_error(&error, "sweep point %u: ", point);
@@ -131,13 +132,13 @@ gboolean
 ms_sweep_run(MsSweep *sw, guint jobs, guint shard, guint shards, const gint *cancel,
              MsSweepProgressFn progress, gpointer ctx, GError **error)
 {
-    g_return_val_if_fail(shards > 0 && shard < shards && sw->results == NULL, FALSE);
+    g_return_val_if_fail(shards > 0 && shard < shards && sw->rows == NULL, FALSE);
     if (!ms_sweep_prepare(sw, error)) {
         return FALSE;
     }
     guint n = ms_sweep_n_points(sw);
-    sw->results = g_new0(MsResult *, MAX(n, 1));
-    sw->n_results = n;
+    sw->rows = g_new0(char *, MAX(n, 1));
+    sw->n_rows = n;
     Run run = {sw, cancel, 0, ms_sweep_shard_size(n, shard, shards), NULL, progress, ctx};
     GThreadPool *pool =
         g_thread_pool_new(work, &run, jobs ? (gint)jobs : (gint)g_get_num_processors(), TRUE, NULL);
@@ -154,18 +155,18 @@ ms_sweep_run(MsSweep *sw, guint jobs, guint shard, guint shards, const gint *can
     return TRUE;
 }
 
-MsResult *
-ms_sweep_result(const MsSweep *sw, guint point)
+const char *
+ms_sweep_row(const MsSweep *sw, guint point)
 {
-    return point < sw->n_results ? sw->results[point] : NULL;
+    return point < sw->n_rows ? sw->rows[point] : NULL;
 }
 
 guint
 ms_sweep_n_done(const MsSweep *sw)
 {
     guint done = 0;
-    for (guint p = 0; p < sw->n_results; p++) {
-        done += sw->results[p] != NULL;
+    for (guint p = 0; p < sw->n_rows; p++) {
+        done += sw->rows[p] != NULL;
     }
     return done;
 }
@@ -176,10 +177,9 @@ ms_sweep_write_csv(const MsSweep *sw, const char *path, GError **error)
     g_autofree char *header = ms_sweep_csv_header(sw->grid);
     GString *s = g_string_new(header);
     g_string_append_c(s, '\n');
-    for (guint p = 0; p < sw->n_results; p++) {
-        if (sw->results[p]) {
-            g_autofree char *row = ms_sweep_csv_row(sw->grid, p, sw->results[p]);
-            g_string_append_printf(s, "%s\n", row);
+    for (guint p = 0; p < sw->n_rows; p++) {
+        if (sw->rows[p]) {
+            g_string_append_printf(s, "%s\n", sw->rows[p]);
         }
     }
     g_autoptr(GError) local = NULL;

@@ -47,8 +47,10 @@ typedef void (*MsSweepProgressFn)(guint done, guint total, gpointer ctx);
  * that ran it, one call at a time. */
 gboolean ms_sweep_run(MsSweep *sw, guint jobs, guint shard, guint shards, const gint *cancel,
                       MsSweepProgressFn progress, gpointer ctx, GError **error);
-/* The result of a point, NULL when it did not run (another shard, cancelled, failed). */
-MsResult *ms_sweep_result(const MsSweep *sw, guint point);
+/* The table row of a point (sweep_csv.h, no newline), NULL when it did not run (another shard,
+ * cancelled, failed). A point's result is made into its row as soon as the point finishes and
+ * freed, so a sweep holds a row per point, never the points' schedules and records. */
+const char *ms_sweep_row(const MsSweep *sw, guint point);
 /* Points that ran. */
 guint ms_sweep_n_done(const MsSweep *sw);
 
