@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,13 +123,15 @@ ms_cmd_sweep(int argc, char **argv)
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, own);
-    if (!ms_cli_parse(&argc, &argv, entries, NULL, "Run a grid of scenarios.",
-                      "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
-                      "iterations, seed, and the generated routing's zipf, hot, corr, drift, "
-                      "tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
-                      "Example: moesim sweep --vary policy=fifo,lina --vary nodes=2,4,8 "
-                      "--vary hot=0.1,0.2. Rows come out in grid order. Ctrl-C stops cleanly and "
-                      "keeps the finished rows (exit status 130). See docs/running.md.")) {
+    if (!ms_cli_parse(
+            &argc, &argv, entries, NULL, "Run a grid of scenarios.",
+            "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
+            "iterations, seed, and the generated routing's zipf, hot, corr, drift, "
+            "tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
+            "Example: moesim sweep --vary policy=fifo,lina --vary nodes=2,4,8 "
+            "--vary hot=0.1,0.2. Rows come out in grid order; sweep.csv is written when "
+            "every point has run, DIR/sweep.csv.part meanwhile. Ctrl-C stops cleanly "
+            "and keeps the finished rows there (exit status 130). See docs/running.md.")) {
         return MS_EXIT_USAGE;
     }
     if (argc > 1) {
@@ -172,27 +175,37 @@ ms_cmd_sweep(int argc, char **argv)
         g_autofree char *cmd = task_command(saved_argc, saved, dir, out != NULL);
         return write_slurm(dir, (guint)slurm, cmd);
     }
+    g_autofree char *file = shards > 1 ? ms_sweep_shard_file(shard) : g_strdup("sweep.csv");
+    g_autofree char *csv = g_build_filename(dir, file, NULL);
+    /* Rows go to TABLE.part as points finish; the table itself is written only when the sweep is
+     * complete, so that a failed or stopped sweep leaves an earlier table and its plots alone. */
+    g_autofree char *part = g_strconcat(csv, ".part", NULL);
+    if (!ms_sweep_open_journal(sw, part, &error)) {
+        return ms_cli_fail(error);
+    }
     double t0 = ms_cli_wall_seconds();
     signal(SIGINT, on_sigint);
     gboolean ok = ms_sweep_run(
         sw, (guint)jobs, shard, shards, (const gint *)&interrupted,
         isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL, &t0, &error);
     signal(SIGINT, SIG_DFL);
-    g_autofree char *file = shards > 1 ? ms_sweep_shard_file(shard) : g_strdup("sweep.csv");
-    g_autofree char *csv = g_build_filename(dir, file, NULL);
     g_autoptr(GError) werr = NULL;
-    if (!ms_sweep_write_csv(sw, csv, &werr)) {
+    if (!ms_sweep_close_journal(sw, &werr)) {
         return ms_cli_fail(werr);
     }
     guint n = ms_sweep_n_points(sw), done = ms_sweep_n_done(sw);
     if (!ok) {
-        fprintf(stderr, "moesim: %s (kept %u finished rows in %s)\n", error->message, done, csv);
+        fprintf(stderr, "moesim: %s (kept %u finished rows in %s)\n", error->message, done, part);
         return MS_EXIT_USAGE;
     }
     if (g_atomic_int_get(&interrupted)) {
-        fprintf(stderr, "moesim: interrupted: kept %u of %u rows in %s\n", done, n, csv);
+        fprintf(stderr, "moesim: interrupted: kept %u of %u rows in %s\n", done, n, part);
         return 130;
     }
+    if (!ms_sweep_write_csv(sw, csv, &werr)) {
+        return ms_cli_fail(werr);
+    }
+    g_remove(part);
     if (shards == 1 && !ms_sweep_csv_plot(csv, dir, &error)) {
         return ms_cli_fail(error);
     }

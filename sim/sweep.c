@@ -1,7 +1,9 @@
 /* sweep: the worker pool over prepared points, and the table of their rows. */
 #include "sweep.h"
 
+#include <errno.h>
 #include <gio/gio.h>
+#include <stdio.h>
 
 #include "sim/sweep_csv.h"
 #include "sim/sweep_shards.h"
@@ -16,6 +18,9 @@ struct _MsSweep {
     MsSweepVariants *variants;
     char **rows; /* per point: its table row, NULL until it ran */
     guint n_rows;
+    FILE *journal; /* rows as they finish, or NULL */
+    char *journal_path;
+    gboolean journal_failed;
     GMutex lock;
 };
 
@@ -40,6 +45,10 @@ ms_sweep_free(MsSweep *sw)
         g_free(sw->rows[i]);
     }
     g_free(sw->rows);
+    if (sw->journal) {
+        fclose(sw->journal);
+    }
+    g_free(sw->journal_path);
     ms_sweep_variants_free(sw->variants);
     ms_sweep_grid_free(sw->grid);
     g_mutex_clear(&sw->lock);
@@ -74,10 +83,66 @@ ms_sweep_prepare(MsSweep *sw, GError **error)
      * thread that sees the list empty goes on): a worker opening a shipped sample then crashed
      * now and then. Any lookup registers them all, so one is made here, before the workers. */
     g_resources_get_info("/", G_RESOURCE_LOOKUP_FLAGS_NONE, NULL, NULL, NULL);
-    if (sw->variants == NULL) {
-        sw->variants = ms_sweep_variants_new(sw->base, sw->grid, error);
+    if (sw->variants) {
+        return TRUE;
     }
-    return sw->variants != NULL;
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(sw->base, sw->grid, error);
+    if (v == NULL || !ms_sweep_variants_check(v, &sw->settings, error)) {
+        return FALSE;
+    }
+    sw->variants = g_steal_pointer(&v);
+    return TRUE;
+}
+
+static gboolean
+io_error(GError **error, const char *path, int err)
+{
+    g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "cannot write %s: %s", path,
+                g_strerror(err));
+    return FALSE;
+}
+
+gboolean
+ms_sweep_open_journal(MsSweep *sw, const char *path, GError **error)
+{
+    g_return_val_if_fail(sw->journal == NULL, FALSE);
+    FILE *f = fopen(path, "w");
+    g_autofree char *header = ms_sweep_csv_header(sw->grid);
+    if (f == NULL || fprintf(f, "%s\n", header) < 0 || fflush(f) != 0) {
+        int err = errno;
+        if (f) {
+            fclose(f);
+        }
+        return io_error(error, path, err);
+    }
+    sw->journal = f;
+    sw->journal_path = g_strdup(path);
+    return TRUE;
+}
+
+gboolean
+ms_sweep_close_journal(MsSweep *sw, GError **error)
+{
+    if (sw->journal == NULL) {
+        return TRUE;
+    }
+    gboolean ok = fclose(sw->journal) == 0 && !sw->journal_failed;
+    int err = errno;
+    sw->journal = NULL;
+    return ok || io_error(error, sw->journal_path, sw->journal_failed ? EIO : err);
+}
+
+/* Appends a finished row to the journal (under the sweep's lock). */
+static void
+journal_row(MsSweep *sw, const char *row, GError **error)
+{
+    if (sw->journal == NULL || sw->journal_failed) {
+        return;
+    }
+    if (fprintf(sw->journal, "%s\n", row) < 0 || fflush(sw->journal) != 0) {
+        sw->journal_failed = TRUE;
+        io_error(error, sw->journal_path, errno);
+    }
 }
 
 typedef struct {
@@ -115,6 +180,14 @@ work(gpointer data, gpointer user)
     }
     g_mutex_lock(&sw->lock);
     sw->rows[point] = row;
+    if (row) {
+        GError *jerr = NULL;
+        journal_row(sw, row, &jerr);
+        if (jerr && run->error == NULL) {
+            run->error = g_steal_pointer(&jerr);
+        }
+        g_clear_error(&jerr);
+    }
     if (error && run->error == NULL &&
         !g_error_matches(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_CANCELLED)) {
         g_prefix_error(&error, "sweep point %u: ", point);

@@ -34,9 +34,18 @@ gboolean ms_sweep_add_axis(MsSweep *sw, const char *spec, GError **error);
 const MsSweepGrid *ms_sweep_grid(const MsSweep *sw);
 guint ms_sweep_n_points(const MsSweep *sw);
 
-/* Loads and builds what the points need (ms_sweep_variants_new: its errors); after this no axis
- * may be added. ms_sweep_run prepares when it was not done. */
+/* Loads and builds what the points need and checks every point's routing
+ * (ms_sweep_variants_new, ms_sweep_variants_check: their errors); after this no axis may be
+ * added. ms_sweep_run prepares when it was not done. */
 gboolean ms_sweep_prepare(MsSweep *sw, GError **error);
+
+/* Writes the table's header to path (created anew) and then each row as its point finishes, in
+ * finishing order: a sweep that stops early (a failed point, Ctrl-C, a killed process) keeps
+ * there what it finished. MS_SWEEP_ERROR_IO when path cannot be written; a write that fails
+ * during the run is the run's error. */
+gboolean ms_sweep_open_journal(MsSweep *sw, const char *path, GError **error);
+/* Closes the journal; FALSE with MS_SWEEP_ERROR_IO when it could not be written whole. */
+gboolean ms_sweep_close_journal(MsSweep *sw, GError **error);
 
 typedef void (*MsSweepProgressFn)(guint done, guint total, gpointer ctx);
 
@@ -54,7 +63,8 @@ const char *ms_sweep_row(const MsSweep *sw, guint point);
 /* Points that ran. */
 guint ms_sweep_n_done(const MsSweep *sw);
 
-/* The table of the points that ran (sweep_csv.h) written to path; MS_SWEEP_ERROR_IO. */
+/* The table of the points that ran (sweep_csv.h), in point order, written to path (a temporary
+ * file renamed into place, so path is never left half written); MS_SWEEP_ERROR_IO. */
 gboolean ms_sweep_write_csv(const MsSweep *sw, const char *path, GError **error);
 
 G_END_DECLS

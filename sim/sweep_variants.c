@@ -367,3 +367,51 @@ ms_sweep_variants_point(const MsSweepVariants *v, guint point, const MsScenario 
     }
     return TRUE;
 }
+
+/* "KEY=VALUE ..." of a point, for messages. */
+static char *
+describe_point(const MsSweepGrid *grid, guint point)
+{
+    GString *s = g_string_new(NULL);
+    for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
+        g_string_append_printf(s, "%s%s=%s", a ? " " : "", ms_sweep_grid_key(grid, a),
+                               ms_sweep_grid_value(grid, point, a));
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* The generator a point's planner will make, made and dropped. */
+static gboolean
+check_point(const MsSweepVariants *v, guint point, const MsScenario *settings, GError **error)
+{
+    MsScenario sc;
+    g_autoptr(MsRoutingSource) made = NULL;
+    if (!ms_sweep_variants_point(v, point, settings, &sc, &made, error)) {
+        return FALSE;
+    }
+    if (!ms_routing_source_generated(sc.routing)) {
+        return TRUE;
+    }
+    /* The planner's shape: warm-up and measured iterations, one by default. */
+    MsRoutingShape shape = {sc.model, sc.topology, sc.mode,
+                            sc.warmup + (sc.iterations ? sc.iterations : 1), sc.seed};
+    MsTraceGenParams params;
+    if (!ms_routing_source_gen_params(sc.routing, &shape, &params, error)) {
+        return FALSE;
+    }
+    g_autoptr(MsTraceGen) gen = ms_trace_gen_new(&params, error);
+    return gen != NULL;
+}
+
+gboolean
+ms_sweep_variants_check(const MsSweepVariants *v, const MsScenario *settings, GError **error)
+{
+    for (guint p = 0; p < ms_sweep_grid_n_points(v->grid); p++) {
+        if (!check_point(v, p, settings, error)) {
+            g_autofree char *what = describe_point(v->grid, p);
+            g_prefix_error(error, "sweep: point %u (%s): ", p, what);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}

@@ -43,6 +43,13 @@ gboolean ms_sweep_variants_point(const MsSweepVariants *variants, guint point,
                                  const MsScenario *settings, MsScenario *sc,
                                  MsRoutingSource **routing, GError **error);
 
+/* Makes every point's routing (its routing axes' keys on the base's) and, when generated, the
+ * generator for the point's model, topology, mode, iterations and seed (settings overridden as
+ * in ms_sweep_variants_point), so that a value that cannot be generated (hot=2) is refused before
+ * any point runs: MS_TRACE_GEN_ERROR prefixed with "sweep: point N (KEY=VALUE ...): ". */
+gboolean ms_sweep_variants_check(const MsSweepVariants *variants, const MsScenario *settings,
+                                 GError **error);
+
 /* The text of an INI file with `key = value` set in [group] (the key must be there already) and
  * the `name` key of [name_group] set to name; NULL with MS_SWEEP_VARIANTS_ERROR_VALUE when group
  * holds no such key. What a variant is loaded from. Free with g_free. */

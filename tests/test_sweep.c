@@ -135,6 +135,18 @@ count_progress(guint done, guint total, gpointer ctx)
     p->total = total;
 }
 
+/* Runs the engine (data), except on a machine of 4 GPUs. */
+static MsRecords *
+picky_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
+              GError **error)
+{
+    if (ms_topology_n_gpus(topo) == 4) {
+        g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no 4-GPU machine today");
+        return NULL;
+    }
+    return ms_runner_execute(data, s, topo, detail, error);
+}
+
 static void
 test_cancel_and_failure(void)
 {
@@ -146,17 +158,36 @@ test_cancel_and_failure(void)
     CU_ASSERT_TRUE(ms_sweep_run(stopped.sw, 2, 0, 1, &stop, count_progress, &pr, &error));
     CU_ASSERT_EQUAL(ms_sweep_n_done(stopped.sw), 0);
     CU_ASSERT_EQUAL(pr.calls, 12);
-    /* hot=0.6 is out of reach of top-2 routing (at most 1/2 per expert): that point fails when
-     * its generator is made, and the others still run. */
+    /* A runner that fails on the 2-node machine: that point fails, the others still run. */
     g_auto(Fixture) bad = {0};
-    setup(&bad, NULL, (const char *[]){"hot=0.2,0.6,0.3", NULL});
+    setup(&bad, NULL, (const char *[]){"nodes=1,2,3", NULL});
+    g_autoptr(MsRunner) picky = ms_runner_new("picky", picky_execute, bad.runner, NULL);
+    g_autoptr(MsSweep) sw = NULL;
+    MsScenario settings = {.runner = picky, .seed = 1};
+    sw = ms_sweep_new(bad.in, &settings);
+    g_assert(ms_sweep_add_axis(sw, "nodes=1,2,3", &error));
+    g_autofree char *journal = g_build_filename(ms_test_tmpdir(), "journal.csv", NULL);
+    CU_ASSERT_TRUE(ms_sweep_open_journal(sw, journal, &error));
     Progress pb = {0};
-    CU_ASSERT_FALSE(ms_sweep_run(bad.sw, 2, 0, 1, NULL, count_progress, &pb, &error));
-    MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE, "sweep point 1: ");
-    CU_ASSERT_EQUAL(ms_sweep_n_done(bad.sw), 2);
-    CU_ASSERT_PTR_NULL(ms_sweep_row(bad.sw, 1));
+    CU_ASSERT_FALSE(ms_sweep_run(sw, 2, 0, 1, NULL, count_progress, &pb, &error));
+    MS_ASSERT_ERROR(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
+                    "sweep point 1: no 4-GPU machine today");
+    CU_ASSERT_TRUE(ms_sweep_close_journal(sw, &error));
+    CU_ASSERT_EQUAL(ms_sweep_n_done(sw), 2);
+    CU_ASSERT_PTR_NULL(ms_sweep_row(sw, 1));
     CU_ASSERT_EQUAL(pb.calls, 3);
     CU_ASSERT_EQUAL(pb.total, 3);
+    /* The journal holds the header and the finished rows, in the order they finished. */
+    g_autofree char *text = read_text(journal);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 4);
+    g_autofree char *head = ms_sweep_csv_header(ms_sweep_grid(sw));
+    CU_ASSERT_STRING_EQUAL(lines[0], head);
+    CU_ASSERT_TRUE(
+        (!strcmp(lines[1], ms_sweep_row(sw, 0)) && !strcmp(lines[2], ms_sweep_row(sw, 2))) ||
+        (!strcmp(lines[2], ms_sweep_row(sw, 0)) && !strcmp(lines[1], ms_sweep_row(sw, 2))));
+    CU_ASSERT_FALSE(ms_sweep_open_journal(bad.sw, "no/such/dir/j.csv", &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "cannot write no/such/dir/j.csv");
     /* A preparation error: nothing runs. */
     g_auto(Fixture) traced = {0};
     setup(&traced, "sample:default", (const char *[]){"zipf=1", NULL});
@@ -218,6 +249,61 @@ test_command(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "nodes=40000"));
     g_autofree char *bcsv = g_build_filename(bdir, "sweep.csv", NULL);
     CU_ASSERT_FALSE(g_file_test(bcsv, G_FILE_TEST_EXISTS));
+}
+
+/* Regression: a value the generator cannot reach (hot=2: a share above 1) passed the up-front
+ * check and failed its point only when it ran. Every point's routing is now made and checked
+ * with its model and topology before any point runs. */
+static void
+test_routing_checked_first(void)
+{
+    g_auto(Fixture) f = {0};
+    setup(&f, NULL, (const char *[]){"policy=fifo;lina", "hot=0.2,2", NULL});
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_sweep_prepare(f.sw, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                    "sweep: point 1 (policy=fifo hot=2): ");
+}
+
+/* Regression: a sweep that failed replaced an earlier sweep.csv with the rows it had (a header
+ * alone when the first point failed) and left that sweep's plots beside it. The table is now
+ * written only when the sweep is complete; until then its rows go to sweep.csv.part. */
+static void
+test_table_only_when_complete(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "kept", NULL);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *ok[] = {"sweep", "-t",          sfx_topology(), "-m", sfx_model(),
+                        "-V",    "hot=0.2,0.3", "--out",        dir,  NULL};
+    CU_ASSERT_EQUAL_FATAL(ms_test_run_moesim(ok, &out, &err), 0);
+    g_autofree char *csv = g_build_filename(dir, "sweep.csv", NULL);
+    g_autofree char *gp = g_build_filename(dir, "sweep-hot.png.gp", NULL);
+    g_autofree char *part = g_build_filename(dir, "sweep.csv.part", NULL);
+    g_autofree char *table = read_text(csv), *plot = read_text(gp);
+    CU_ASSERT_FALSE(g_file_test(part, G_FILE_TEST_EXISTS));
+    /* Every point fails when it runs (no such backend), after the up-front checks. */
+    const char *failing[] = {"sweep", "-t",          sfx_topology(), "-m",     sfx_model(),
+                             "-V",    "hot=0.2,0.3", "--backend",    "nosuch", "--out",
+                             dir,     NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(failing, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "sweep.csv.part"));
+    g_autofree char *table2 = read_text(csv), *plot2 = read_text(gp);
+    CU_ASSERT_STRING_EQUAL(table2, table);
+    CU_ASSERT_STRING_EQUAL(plot2, plot);
+    CU_ASSERT_TRUE_FATAL(g_file_test(part, G_FILE_TEST_EXISTS));
+    g_autofree char *partial = read_text(part);
+    CU_ASSERT_TRUE(g_str_has_prefix(partial, "point,hot,iterations,"));
+    /* A value refused up front touches nothing either. */
+    const char *refused[] = {"sweep", "-t",        sfx_topology(), "-m", sfx_model(),
+                             "-V",    "hot=0.2,2", "--out",        dir,  NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(refused, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "hot=2"));
+    g_autofree char *table3 = read_text(csv);
+    CU_ASSERT_STRING_EQUAL(table3, table);
 }
 
 /* Bytes of heap in use (every arena). */
@@ -282,6 +368,8 @@ main(int argc, char **argv)
         {"shards merge into the whole table", test_shards},
         {"cancel flag and a failing point", test_cancel_and_failure},
         {"memory does not grow with the points' results", test_memory},
+        {"every point's routing checked before any runs", test_routing_checked_first},
+        {"the table written only when complete", test_table_only_when_complete},
         {"moesim sweep", test_command},
         {NULL, NULL},
     };
