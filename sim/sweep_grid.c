@@ -183,6 +183,11 @@ ms_sweep_grid_add_axis(MsSweepGrid *g, const char *spec, GError **error)
         return FALSE;
     }
     const char *list = eq + 1;
+    if (*list == '\0') {
+        g_set_error(error, MS_SWEEP_GRID_ERROR, MS_SWEEP_GRID_ERROR_AXIS,
+                    "sweep: %s= lists no value", key);
+        return FALSE;
+    }
     g_auto(GStrv) vals = g_strsplit(list, strchr(list, ';') ? ";" : ",", -1);
     Axis *ax = g_new0(Axis, 1);
     ax->key = g_steal_pointer(&key);

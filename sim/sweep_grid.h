@@ -11,7 +11,7 @@ G_BEGIN_DECLS
 #define MS_SWEEP_GRID_ERROR (ms_sweep_grid_error_quark())
 GQuark ms_sweep_grid_error_quark(void);
 typedef enum {
-    MS_SWEEP_GRID_ERROR_AXIS,  /* an unknown key, a repeated key, an empty value */
+    MS_SWEEP_GRID_ERROR_AXIS,  /* an unknown key, a repeated key, no value or an empty one */
     MS_SWEEP_GRID_ERROR_VALUE, /* a value that does not fit its key */
     MS_SWEEP_GRID_ERROR_LIMIT, /* a grid with more points than MS_SWEEP_MAX_POINTS */
 } MsSweepGridError;

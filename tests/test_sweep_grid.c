@@ -67,6 +67,9 @@ test_errors(void)
     refused(g, "policy", MS_SWEEP_GRID_ERROR_AXIS, "'policy' is not KEY=V1,V2");
     refused(g, "seed=3", MS_SWEEP_GRID_ERROR_AXIS, "seed varied twice");
     refused(g, "policy=fifo,,lina", MS_SWEEP_GRID_ERROR_AXIS, "policy has an empty value");
+    /* Regression: an empty list gave a grid of no points, and a sweep of nothing exited 0. */
+    refused(g, "policy=", MS_SWEEP_GRID_ERROR_AXIS, "sweep: policy= lists no value");
+    refused(g, "policy= ", MS_SWEEP_GRID_ERROR_AXIS, "policy has an empty value");
     refused(g, "nodes=0", MS_SWEEP_GRID_ERROR_VALUE, "nodes=0: expected a whole number");
     refused(g, "nodes=2.5", MS_SWEEP_GRID_ERROR_VALUE, "nodes=2.5");
     refused(g, "experts=67108865", MS_SWEEP_GRID_ERROR_VALUE, "from 1 to 67108864");
