@@ -252,6 +252,28 @@ policy_takes(const char *spec, const char *param)
     return FALSE;
 }
 
+/* A chunk axis over a policy that takes no chunk would label its rows with a chunk it ignored. */
+static gboolean
+check_chunk(const char *spec, const char *chunk, GError **error)
+{
+    if (policy_takes(spec, "chunk")) {
+        return TRUE;
+    }
+    g_autoptr(GPtrArray) takers = g_ptr_array_new();
+    for (const char *const *n = ms_policy_names(); *n; n++) {
+        if (policy_takes(*n, "chunk")) {
+            g_ptr_array_add(takers, (gpointer)*n);
+        }
+    }
+    g_ptr_array_add(takers, NULL);
+    g_autofree char *list = g_strjoinv(", ", (char **)takers->pdata);
+    g_autofree char *name = g_strndup(spec, strcspn(spec, ":"));
+    g_set_error(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
+                "sweep: chunk=%s: policy %s takes no chunk (the policies that do: %s)", chunk, name,
+                list);
+    return FALSE;
+}
+
 static gboolean
 build_policies(MsSweepVariants *v, GError **error)
 {
@@ -265,10 +287,12 @@ build_policies(MsSweepVariants *v, GError **error)
         const char *spec = value_of(v, v->ax_policy, p, ms_inputs_names(v->base)->policy);
         for (guint c = 0; c < nc; c++) {
             const char *chunk = value_of(v, v->ax_chunk, c, NULL);
+            if (chunk && !check_chunk(spec, chunk, error)) {
+                return FALSE;
+            }
             g_autofree char *full =
-                chunk && policy_takes(spec, "chunk")
-                    ? g_strdup_printf("%s%schunk=%s", spec, strchr(spec, ':') ? "," : ":", chunk)
-                    : g_strdup(spec);
+                chunk ? g_strdup_printf("%s%schunk=%s", spec, strchr(spec, ':') ? "," : ":", chunk)
+                      : g_strdup(spec);
             MsPolicy *policy = ms_policy_parse(full, error);
             if (policy == NULL) {
                 g_prefix_error(error, "sweep: %s: ", full);

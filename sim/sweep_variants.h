@@ -2,8 +2,9 @@
  * routing is loaded or built once, in the calling thread, before any point runs: the topologies
  * and models the axes name, their variants (a preset with another node count, a model with
  * another expert count: built in memory from the text the input was loaded from), and the
- * policies (with the chunk of a chunk axis). A point's scenario then only borrows them, so the
- * workers that run points share read-only objects and load nothing. */
+ * policies (with the chunk of a chunk axis, which every policy of the grid must take). A point's
+ * scenario then only borrows them, so the workers that run points share read-only objects and load
+ * nothing. */
 #pragma once
 
 #include <glib.h>
@@ -18,7 +19,8 @@ G_BEGIN_DECLS
 #define MS_SWEEP_VARIANTS_ERROR (ms_sweep_variants_error_quark())
 GQuark ms_sweep_variants_error_quark(void);
 typedef enum {
-    MS_SWEEP_VARIANTS_ERROR_AXIS,  /* an axis that does not fit the inputs (routing of a trace) */
+    MS_SWEEP_VARIANTS_ERROR_AXIS,  /* an axis that does not fit the inputs: routing keys with a
+                                    * trace, chunk with a policy that takes none */
     MS_SWEEP_VARIANTS_ERROR_VALUE, /* an input that has no key for the axis to vary */
 } MsSweepVariantsError;
 
@@ -27,8 +29,8 @@ typedef struct _MsSweepVariants MsSweepVariants;
 /* Loads and builds what the points of grid need on top of base (both borrowed: they must
  * outlive the variants). Fails with the first input that cannot be loaded or built (the message
  * names the axis value and the input's own error), MS_SWEEP_VARIANTS_ERROR_AXIS when a routing
- * axis meets a trace file or sample, or _VALUE when an input has no key for nodes= or experts=
- * (an explicit topology, say). */
+ * axis meets a trace file or sample or a chunk axis a policy that takes no chunk, or _VALUE when an
+ * input has no key for nodes= or experts= (an explicit topology, say). */
 MsSweepVariants *ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid,
                                        GError **error);
 void ms_sweep_variants_free(MsSweepVariants *variants);
