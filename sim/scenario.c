@@ -94,10 +94,20 @@ ms_scenario_run(const MsScenario *sc, GError **error)
     if (!ok) {
         return NULL;
     }
-    if (ms_result_n_iterations(res) == 0) {
+    guint got = ms_result_n_iterations(res);
+    if (got == 0) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
                     "the trace has no iteration after %u warm-up iteration%s", sc->warmup,
                     sc->warmup == 1 ? "" : "s");
+        return NULL;
+    }
+    /* A count asked for is a count run: fewer would be reported as if it were all. */
+    if (sc->iterations && got < sc->iterations) {
+        g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
+                    "the trace has %u iteration%s after %u warm-up iteration%s, fewer than the %u "
+                    "asked for",
+                    got, got == 1 ? "" : "s", sc->warmup, sc->warmup == 1 ? "" : "s",
+                    sc->iterations);
         return NULL;
     }
     ms_result_set_stat(res, "wall_s", (g_get_monotonic_time() - t0) * 1e-6);

@@ -49,7 +49,8 @@ typedef struct {
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (the routing, its shape
  * against the model and topology, the policy, the plan, the runner), MS_SCENARIO_ERROR_CANCELLED,
- * or MS_SCENARIO_ERROR_INVALID when no iteration is left after the warm-up. */
+ * or MS_SCENARIO_ERROR_INVALID when no iteration is left after the warm-up or the trace holds
+ * fewer than the iterations asked for. */
 MsResult *ms_scenario_run(const MsScenario *sc, GError **error);
 
 G_END_DECLS
