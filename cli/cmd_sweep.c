@@ -209,7 +209,8 @@ ms_cmd_sweep(int argc, char **argv)
     if (shards == 1 && !ms_sweep_csv_plot(csv, dir, &error)) {
         return ms_cli_fail(error);
     }
-    printf("sweep: %u points%s in %.1f s, rows in %s\n", done, shards > 1 ? " of this shard" : "",
-           ms_cli_wall_seconds() - t0, csv);
+    printf("sweep: %u points%s, rows in %s\n", done, shards > 1 ? " of this shard" : "", csv);
+    /* Wall-clock figures go to standard error: the same sweep prints the same lines. */
+    fprintf(stderr, "# swept in %.1f s of wall time\n", ms_cli_wall_seconds() - t0);
     return MS_EXIT_OK;
 }

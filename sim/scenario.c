@@ -49,7 +49,6 @@ MsResult *
 ms_scenario_run(const MsScenario *sc, GError **error)
 {
     g_return_val_if_fail(sc->topology && sc->model && sc->policy && sc->runner, NULL);
-    gint64 t0 = g_get_monotonic_time();
     gboolean generated = sc->routing == NULL || ms_routing_source_generated(sc->routing);
     MsPlannerInputs pin = {
         .topology = sc->topology,
@@ -110,7 +109,6 @@ ms_scenario_run(const MsScenario *sc, GError **error)
                     sc->iterations);
         return NULL;
     }
-    ms_result_set_stat(res, "wall_s", (g_get_monotonic_time() - t0) * 1e-6);
     ms_result_set_stat(res, "events", c.events);
     ms_result_set_stat(res, "flows", c.flows);
     ms_result_add_note(res, sc->calibration ? "calibrated figures" : "nominal topology figures");

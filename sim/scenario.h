@@ -2,7 +2,9 @@
  * calibrated, a model, a policy and a routing source), a mode, a number of iterations and a
  * runner: each iteration's routing is planned into a schedule by the policy (sim/policy/planner.h)
  * and executed by the runner (the engine, or a backend the command line adapts), and the result
- * collects the metrics of every iteration and the per-op records of the first. `moesim run`,
+ * collects the metrics of every iteration and the per-op records of the first, and the engine's
+ * counters (events, flows) summed; no wall-clock figure, so identical inputs give identical
+ * results. `moesim run`,
  * `compare`, `sweep` and `check` are all made of scenarios; sim/inputs.h loads their inputs. */
 #pragma once
 
