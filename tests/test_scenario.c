@@ -209,8 +209,7 @@ test_command(void)
     g_autofree char *out = NULL, *err = NULL;
     g_autofree char *json = g_build_filename(ms_test_tmpdir(), "run.json", NULL);
     int rc = ms_test_run_moesim((const char *[]){"run", "--topology", "dgx-a100", "--model",
-                                                 "switch-base-8", "-T", path, "--json", json,
-                                                 NULL},
+                                                 "switch-base-8", "-T", path, "--json", json, NULL},
                                 &out, &err);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "policy fifo, 2 iterations"));
