@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/inputs.h"
+#include "validate/bound.h"
 #include "validate/validation.h"
 #include "validate/validation_report.h"
 
@@ -81,7 +82,7 @@ ms_cmd_validate(int argc, char **argv)
         {"min-op", 0, 0, G_OPTION_ARG_STRING, &min_op,
          "Leave out ops measured shorter than this (default 2us)", "TIME"},
         {"max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
-         "Exit 1 when the error statistic exceeds this, e.g. 10%", "E"},
+         "Exit 1 when the error statistic exceeds this percentage, e.g. 10%", "E"},
         {"stat", 0, 0, G_OPTION_ARG_STRING, &stat,
          "Statistic --max-error bounds: median (default), p90 or max", "S"},
         {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot,
@@ -107,16 +108,8 @@ ms_cmd_validate(int argc, char **argv)
     }
     g_autoptr(GError) error = NULL;
     double bound = NAN, min_us = 2.0;
-    if (max_error) {
-        g_autofree char *num = g_strdup(max_error);
-        gboolean pct = g_str_has_suffix(num, "%");
-        if (pct) {
-            num[strlen(num) - 1] = '\0';
-        }
-        if (!ms_parse_double(num, 0, 1e6, &bound, &error)) {
-            return ms_cli_usage("validate: --max-error '%s': %s", max_error, error->message);
-        }
-        bound = pct ? bound / 100 : bound;
+    if (max_error && !ms_bound_parse_percent(max_error, &bound, &error)) {
+        return ms_cli_usage("validate: --max-error '%s': %s", max_error, error->message);
     }
     if (stat && strcmp(stat, "median") && strcmp(stat, "p90") && strcmp(stat, "max")) {
         return ms_cli_usage("validate: --stat '%s': use median, p90 or max", stat);

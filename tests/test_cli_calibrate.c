@@ -253,7 +253,7 @@ test_validate_tables(void)
     /* The bound applies to the statistic asked for: max is above a bound the median is under. */
     cli(&r,
         (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
-                         "--calibration", cal, "--max-error", "0.000001", "--stat", "max", NULL});
+                         "--calibration", cal, "--max-error", "0.0001%", "--stat", "max", NULL});
     CU_ASSERT_EQUAL(r.rc, 1);
     CU_ASSERT_TRUE(has(r.err, "moesim: validation failed: max error "));
     CU_ASSERT_TRUE(has(r.err, "exceeds --max-error 0.00%"));
@@ -310,7 +310,7 @@ test_validate_runs(void)
     /* Past the bound: exit 1 and why. */
     expect((const char *[]){"validate", "-s", s1, "-m", m1, "--max-error", "4%", NULL}, 1,
            "moesim: validation failed: median error 4.55% exceeds --max-error 4.00%\n");
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--max-error", "0.05", NULL}, 0,
+    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--max-error", "5%", NULL}, 0,
            "all: 2 compared");
     /* Ops at most --min-op long are left out: nothing left is an error, not a pass. */
     expect((const char *[]){"validate", "-s", s1, "-m", m1, "--min-op", "200us", "--max-error",

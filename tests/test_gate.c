@@ -176,6 +176,23 @@ test_command(void)
     CU_ASSERT_EQUAL(ms_test_run_moesim(regressed, &out, &err), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "+100.00%  REGRESSED"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "schedule quality regressed: 1 figure worse than"));
+    /* Regression: a bare number was a fraction, so --tolerance 5 allowed 500% and an 11%
+     * regression passed with exit 0. A bound is a percentage; a bare number is refused. */
+    g_autofree char *eleven = scaled(path, 1, "step_time_us", 0.9);
+    const char *bare[] = {"check", "--baseline", eleven, "--tolerance", "5", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(bare, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "moesim: check: --tolerance '5': no '%'"));
+    const char *five[] = {"check", "--baseline", eleven, "--tolerance", "5%", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(five, &out, &err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "tolerance 5.00%"));
+    const char *twenty[] = {"check", "--baseline", eleven, "--tolerance", "20%", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(twenty, &out, &err), 0);
 }
 
 int
