@@ -8,19 +8,30 @@
 #include "sweep_fixture.h"
 #include "validate/gate.h"
 
-/* A baseline of two scenarios on the small inputs; extra is inserted into the second. */
+/* A baseline of two scenarios on the small inputs; first and extra are inserted into the first
+ * and the second. */
 static char *
-baseline(const char *name, const char *extra)
+baseline2(const char *name, const char *first, const char *extra)
 {
     g_autofree char *text = g_strdup_printf(
         "{\"format\": \"moesim-baseline\", \"version\": 1, \"scenarios\": [\n"
         " {\"name\": \"tiny fifo\", \"topology\": \"%s\", \"model\": \"%s\", \"policy\": "
-        "\"fifo\"},\n"
+        "\"fifo\"%s},\n"
         " {\"topology\": \"%s\", \"model\": \"%s\", \"policy\": \"lina\", \"mode\": \"train\", "
         "\"iterations\": 2, \"warmup\": 0, \"seed\": 3, \"trace\": \"gen:tokens=64\"%s}\n]}\n",
-        sfx_topology(), sfx_model(), sfx_topology(), sfx_model(), extra ? extra : "");
+        sfx_topology(), sfx_model(), first ? first : "", sfx_topology(), sfx_model(),
+        extra ? extra : "");
     return ms_test_write_tmp(name, text);
 }
+
+static char *
+baseline(const char *name, const char *extra)
+{
+    return baseline2(name, NULL, extra);
+}
+
+/* An expectation scenario 0 meets (its step time is well under a second). */
+#define MET ", \"expect\": {\"step_time_us\": 1e6}"
 
 typedef struct {
     guint figures, firsts;
@@ -153,6 +164,55 @@ test_refused(void)
                     "norun.json: scenario 0: unknown topology 'dgx-z9'");
 }
 
+/* Regression: a misspelt expected figure ("step_time") compared nothing and gave "no
+ * regression", exit 0; a figure that is not a number was read as 0 and reported a +inf%
+ * regression, exit 1; zero and negative figures were taken. All are refused before anything
+ * runs, and update replaces them. */
+static void
+test_expectations(void)
+{
+    static const struct {
+        const char *expect, *needle;
+    } bad[] = {
+        {"{\"step_time\": 100}", "scenario 1: expect: unknown figure 'step_time' (figures: "
+                                 "step_time_us, step_time_p95_us, a2a_us"},
+        {"{\"step_time_us\": \"fast\"}", "scenario 1: expect: step_time_us must be a positive "
+                                         "number of microseconds"},
+        {"{\"a2a_us\": 0}", "expect: a2a_us must be a positive number"},
+        {"{\"a2a_us\": -3.5}", "expect: a2a_us must be a positive number"},
+        {"{\"a2a_us\": null}", "expect: a2a_us must be a positive number"},
+        {"{}", "scenario 1: expect holds no figure: record them with --update"},
+        {"[1]", "scenario 1: expect must be an object of figures"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *extra = g_strdup_printf(", \"expect\": %s", bad[i].expect);
+        g_autofree char *path = baseline2("expect.json", MET, extra);
+        GError *error = NULL;
+        g_autoptr(MsBaseline) b = ms_baseline_load(path, &error);
+        g_assert_no_error(error);
+        MsGateSummary sum;
+        Seen seen = {0, 0, g_ptr_array_new_with_free_func(g_free)};
+        CU_ASSERT_FALSE(ms_gate_check(b, 0.02, seen_figure, &seen, &sum, &error));
+        MS_ASSERT_ERROR(error, MS_GATE_ERROR, MS_GATE_ERROR_EXPECT, bad[i].needle);
+        CU_ASSERT_EQUAL(seen.figures, 0);
+        g_ptr_array_unref(seen.verdicts);
+    }
+    /* Exit 2 from the command, before anything runs; update records over them. */
+    g_autofree char *path = baseline2("expect.json", MET, ", \"expect\": {\"step_time\": 1}");
+    g_autofree char *out = NULL, *err = NULL;
+    const char *check[] = {"check", "--baseline", path, NULL};
+    CU_ASSERT_EQUAL(ms_test_run_moesim(check, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown figure 'step_time'"));
+    CU_ASSERT_PTR_NULL(strstr(out, "ms ->"));
+    const char *update[] = {"check", "--baseline", path, "--update", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(update, &out, &err), 0);
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(check, &out, &err), 0);
+}
+
 static void
 test_command(void)
 {
@@ -201,6 +261,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"recorded figures, then compared", test_update_and_check},
         {"refused baselines", test_refused},
+        {"refused expectations", test_expectations},
         {"moesim check", test_command},
         {NULL, NULL},
     };

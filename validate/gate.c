@@ -254,16 +254,67 @@ expect_of(const Entry *e)
     return en && JSON_NODE_HOLDS_OBJECT(en) ? json_node_get_object(en) : NULL;
 }
 
+static gboolean expect_error(GError **error, const MsBaseline *b, guint i, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static gboolean
+expect_error(GError **error, const MsBaseline *b, guint i, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, MS_GATE_ERROR, MS_GATE_ERROR_EXPECT, "%s: scenario %u: %s", b->path, i, msg);
+    return FALSE;
+}
+
+/* A scenario's expectations must compare something: known figures, each a positive number (a
+ * misspelt key would compare nothing and pass; a string would be read as 0). */
+static gboolean
+check_expect(const MsBaseline *b, guint i, GError **error)
+{
+    JsonNode *en = json_object_get_member(b->entries[i].object, "expect");
+    g_autofree char *list = g_strjoinv(", ", (char **)metrics);
+    if (en == NULL) {
+        g_set_error(error, MS_GATE_ERROR, MS_GATE_ERROR_EXPECT,
+                    "%s: scenario %u (%s) has no 'expect' figures: record them with --update",
+                    b->path, i, b->entries[i].name);
+        return FALSE;
+    }
+    if (!JSON_NODE_HOLDS_OBJECT(en)) {
+        return expect_error(error, b, i, "expect must be an object of figures (%s)", list);
+    }
+    JsonObject *expect = json_node_get_object(en);
+    g_autoptr(GList) members = json_object_get_members(expect);
+    if (members == NULL) {
+        return expect_error(error, b, i, "expect holds no figure: record them with --update");
+    }
+    for (GList *m = members; m; m = m->next) {
+        const char *key = m->data;
+        if (!g_strv_contains(metrics, key)) {
+            return expect_error(error, b, i, "expect: unknown figure '%s' (figures: %s)", key,
+                                list);
+        }
+        JsonNode *v = json_object_get_member(expect, key);
+        GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
+        double x = t == G_TYPE_INT64 || t == G_TYPE_DOUBLE ? json_node_get_double(v) : NAN;
+        if (!(x > 0) || !isfinite(x)) {
+            g_autofree char *text = json_to_string(v, FALSE);
+            return expect_error(error, b, i,
+                                "expect: %s must be a positive number of microseconds, not %s", key,
+                                text);
+        }
+    }
+    return TRUE;
+}
+
 gboolean
 ms_gate_check(const MsBaseline *b, double tol, MsGateFigureFn each, gpointer ctx,
               MsGateSummary *summary, GError **error)
 {
     memset(summary, 0, sizeof *summary);
     for (guint i = 0; i < b->n; i++) {
-        if (expect_of(&b->entries[i]) == NULL) {
-            g_set_error(error, MS_GATE_ERROR, MS_GATE_ERROR_EXPECT,
-                        "%s: scenario %u (%s) has no 'expect' figures: record them with --update",
-                        b->path, i, b->entries[i].name);
+        if (!check_expect(b, i, error)) {
             return FALSE;
         }
     }
@@ -283,8 +334,7 @@ ms_gate_check(const MsBaseline *b, double tol, MsGateFigureFn each, gpointer ctx
             f.metric = metrics[k];
             f.expected_us = json_object_get_double_member(expect, metrics[k]);
             f.measured_us = metric(res, metrics[k]);
-            f.change = f.expected_us > 0 ? f.measured_us / f.expected_us - 1
-                                         : (f.measured_us > 0 ? INFINITY : 0);
+            f.change = f.measured_us / f.expected_us - 1; /* expected > 0: checked */
             f.verdict = f.change > tol    ? MS_GATE_REGRESSED
                         : f.change < -tol ? MS_GATE_IMPROVED
                                           : MS_GATE_OK;

@@ -13,7 +13,7 @@ G_BEGIN_DECLS
 GQuark ms_gate_error_quark(void);
 typedef enum {
     MS_GATE_ERROR_FORMAT, /* not a baseline, or a scenario field that is not what it must be */
-    MS_GATE_ERROR_EXPECT, /* a scenario without expected figures */
+    MS_GATE_ERROR_EXPECT, /* expected figures missing, unknown, or not positive numbers */
 } MsGateError;
 
 /* The figures a baseline may expect, NULL-terminated: step_time_us, step_time_p95_us, a2a_us,
@@ -59,9 +59,10 @@ typedef void (*MsGateFigureFn)(const MsGateFigure *figure, gpointer ctx);
 
 /* Reruns every scenario (the engine on nominal figures) and compares the figures its expect holds
  * with tolerance (a fraction: 0.02 is 2%), calling each (may be NULL) per figure as it goes.
- * Fills summary. Fails before running anything when a scenario has no expect
- * (MS_GATE_ERROR_EXPECT), or with the error of a scenario that does not run ("FILE: scenario N:
- * ..."). */
+ * Fills summary. Fails before running anything when a scenario's expect is missing, not an
+ * object, empty, or holds an unknown figure or one that is not a positive number
+ * (MS_GATE_ERROR_EXPECT, "FILE: scenario N: ..."), or with the error of a scenario that does not
+ * run. */
 gboolean ms_gate_check(const MsBaseline *baseline, double tolerance, MsGateFigureFn each,
                        gpointer ctx, MsGateSummary *summary, GError **error);
 
