@@ -9,26 +9,50 @@
 
 #include "validate/bound.h"
 #include "validate/gate.h"
+#include "validate/gate_report.h"
+
+/* Where the text goes (standard error when the JSON report takes standard output) and the
+ * report that collects every figure. */
+typedef struct {
+    FILE *text;
+    MsGateReport *report;
+} Out;
 
 static void
 print_figure(const MsGateFigure *f, gpointer ctx)
 {
     static const char *const verdicts[] = {"ok", "REGRESSED", "improved"};
-    printf("  %-28s %-17s %12.3f ms -> %12.3f ms  %+7.2f%%  %s\n", f->first ? f->name : "",
-           f->metric, f->expected_us / 1e3, f->measured_us / 1e3, 100 * f->change,
-           verdicts[f->verdict]);
+    Out *o = ctx;
+    fprintf(o->text, "  %-28s %-17s %12.3f ms -> %12.3f ms  %+7.2f%%  %s\n",
+            f->first ? f->name : "", f->metric, f->expected_us / 1e3, f->measured_us / 1e3,
+            100 * f->change, verdicts[f->verdict]);
+    ms_gate_report_add(f, o->report);
 }
 
 static void
 print_recorded(guint scenario, const char *name, gpointer ctx)
 {
-    printf("  %-28s recorded\n", name);
+    fprintf(((Out *)ctx)->text, "  %-28s recorded\n", name);
+}
+
+/* The JSON and JUnit reports the options ask for. */
+static gboolean
+write_reports(const MsGateReport *r, const char *json, const char *junit, GError **error)
+{
+    if (json) {
+        g_autoptr(JsonNode) root = ms_gate_report_to_json(r);
+        if (!ms_cli_write_json(json, root, error)) {
+            return FALSE;
+        }
+    }
+    g_autofree char *xml = junit ? ms_gate_report_to_junit(r) : NULL;
+    return xml == NULL || g_file_set_contents(junit, xml, -1, error);
 }
 
 int
 ms_cmd_check(int argc, char **argv)
 {
-    g_autofree char *baseline = NULL, *tolerance = NULL;
+    g_autofree char *baseline = NULL, *tolerance = NULL, *json = NULL, *junit = NULL;
     gboolean update = FALSE;
     const GOptionEntry entries[] = {
         {"baseline", 'b', 0, G_OPTION_ARG_FILENAME, &baseline,
@@ -37,6 +61,12 @@ ms_cmd_check(int argc, char **argv)
          "Allowed worsening, e.g. 2% (default 2%)", "T"},
         {"update", 0, 0, G_OPTION_ARG_NONE, &update, "Record the current figures as the baseline",
          NULL},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
+         "Write the comparison as JSON (- for standard output, the text going to standard error)",
+         "FILE"},
+        {"junit", 0, 0, G_OPTION_ARG_FILENAME, &junit,
+         "Write the comparison as JUnit XML: a test case per figure, a failure per regression",
+         "FILE"},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Fail when schedule quality regressed.",
@@ -59,24 +89,30 @@ ms_cmd_check(int argc, char **argv)
     if (b == NULL) {
         return ms_cli_fail(error);
     }
+    if (update && (json || junit)) {
+        return ms_cli_usage("check: --update records figures; --json and --junit report a check");
+    }
+    g_autoptr(MsGateReport) report = ms_gate_report_new(baseline, tol);
+    Out o = {json && !strcmp(json, "-") ? stderr : stdout, report};
     guint n = ms_baseline_n_scenarios(b);
-    printf("check: %u scenario%s from %s, tolerance %.2f%%\n", n, n == 1 ? "" : "s", baseline,
-           100 * tol);
+    fprintf(o.text, "check: %u scenario%s from %s, tolerance %.2f%%\n", n, n == 1 ? "" : "s",
+            baseline, 100 * tol);
     if (update) {
-        if (!ms_gate_update(b, print_recorded, NULL, &error) ||
+        if (!ms_gate_update(b, print_recorded, &o, &error) ||
             !ms_baseline_write(b, baseline, &error)) {
             return ms_cli_fail(error);
         }
-        printf("updated %s\n", baseline);
+        fprintf(o.text, "updated %s\n", baseline);
         return MS_EXIT_OK;
     }
     MsGateSummary sum;
-    if (!ms_gate_check(b, tol, print_figure, NULL, &sum, &error)) {
+    if (!ms_gate_check(b, tol, print_figure, &o, &sum, &error) ||
+        !write_reports(report, json, junit, &error)) {
         return ms_cli_fail(error);
     }
     if (sum.improved) {
-        printf("%u figure%s improved beyond the tolerance: record them with --update\n",
-               sum.improved, sum.improved == 1 ? "" : "s");
+        fprintf(o.text, "%u figure%s improved beyond the tolerance: record them with --update\n",
+                sum.improved, sum.improved == 1 ? "" : "s");
     }
     if (sum.regressed) {
         fprintf(stderr,
@@ -85,6 +121,6 @@ ms_cmd_check(int argc, char **argv)
                 sum.regressed, sum.regressed == 1 ? "" : "s", baseline, 100 * tol);
         return MS_EXIT_BOUND;
     }
-    printf("no regression\n");
+    fprintf(o.text, "no regression\n");
     return MS_EXIT_OK;
 }

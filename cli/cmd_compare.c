@@ -15,12 +15,16 @@ int
 ms_cmd_compare(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
-    g_autofree char *policies = NULL, *out = NULL;
+    g_autofree char *policies = NULL, *out = NULL, *json = NULL;
     const GOptionEntry own[] = {
         {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies,
          "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
          "Folder for compare.json and the charts (default moesim-out)", "DIR"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
+         "Also write compare.json's report here (- for standard output, the text going to "
+         "standard error)",
+         "FILE"},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, FALSE, own);
@@ -58,17 +62,19 @@ ms_cmd_compare(int argc, char **argv)
         }
         g_ptr_array_add(results, res);
     }
+    /* With the JSON on standard output, the table goes to standard error. */
+    FILE *text = json && !strcmp(json, "-") ? stderr : stdout;
     gboolean infer = cs.sc.mode == MS_PLAN_INFER;
     g_autofree char *what = ms_scenario_describe(&o, cs.sc.mode);
-    printf("moesim compare: %s, %u iteration%s each\n", what,
-           ms_result_n_iterations(results->pdata[0]),
-           ms_result_n_iterations(results->pdata[0]) == 1 ? "" : "s");
+    fprintf(text, "moesim compare: %s, %u iteration%s each\n", what,
+            ms_result_n_iterations(results->pdata[0]),
+            ms_result_n_iterations(results->pdata[0]) == 1 ? "" : "s");
     if (infer) {
-        printf("%-24s %10s %10s %10s %10s %10s %8s\n", "policy", "mean(ms)", "p50(ms)", "p95(ms)",
-               "p99(ms)", "a2a(ms)", "speedup");
+        fprintf(text, "%-24s %10s %10s %10s %10s %10s %8s\n", "policy", "mean(ms)", "p50(ms)",
+                "p95(ms)", "p99(ms)", "a2a(ms)", "speedup");
     } else {
-        printf("%-24s %10s %10s %12s %13s %8s\n", "policy", "step(ms)", "a2a(ms)", "exposed(ms)",
-               "allreduce(ms)", "speedup");
+        fprintf(text, "%-24s %10s %10s %12s %13s %8s\n", "policy", "step(ms)", "a2a(ms)",
+                "exposed(ms)", "allreduce(ms)", "speedup");
     }
     g_autoptr(JsonBuilder) jb = json_builder_new();
     json_builder_begin_object(jb);
@@ -87,11 +93,11 @@ ms_cmd_compare(int argc, char **argv)
         double p99 = ms_result_step_percentile(res, 99);
         double speedup = infer ? base_p50 / p50 : base.step_us / m.step_us;
         if (infer) {
-            printf("%-24s %10.3f %10.3f %10.3f %10.3f %10.3f %7.2fx\n", names[i], m.step_us / 1e3,
-                   p50 / 1e3, p95 / 1e3, p99 / 1e3, m.a2a_us / 1e3, speedup);
+            fprintf(text, "%-24s %10.3f %10.3f %10.3f %10.3f %10.3f %7.2fx\n", names[i],
+                    m.step_us / 1e3, p50 / 1e3, p95 / 1e3, p99 / 1e3, m.a2a_us / 1e3, speedup);
         } else {
-            printf("%-24s %10.3f %10.3f %12.3f %13.3f %7.2fx\n", names[i], m.step_us / 1e3,
-                   m.a2a_us / 1e3, m.exposed_comm_us / 1e3, m.allreduce_us / 1e3, speedup);
+            fprintf(text, "%-24s %10.3f %10.3f %12.3f %13.3f %7.2fx\n", names[i], m.step_us / 1e3,
+                    m.a2a_us / 1e3, m.exposed_comm_us / 1e3, m.allreduce_us / 1e3, speedup);
         }
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "policy");
@@ -118,6 +124,7 @@ ms_cmd_compare(int argc, char **argv)
     g_autoptr(JsonNode) root = json_builder_get_root(jb);
     g_autofree char *title = g_strdup_printf("moesim compare: %s", what);
     if (!ms_cli_write_json(json_path, root, &error) ||
+        (json && !ms_cli_write_json(json, root, &error)) ||
         !ms_figure_compare(bars, title, (const char *const *)names,
                            (MsResult *const *)results->pdata, results->len, &error)) {
         return ms_cli_fail(error);
@@ -129,6 +136,6 @@ ms_cmd_compare(int argc, char **argv)
             return ms_cli_fail(error);
         }
     }
-    printf("wrote %s and %s%s\n", json_path, bars, infer ? " and latency-cdf.png" : "");
+    fprintf(text, "wrote %s and %s%s\n", json_path, bars, infer ? " and latency-cdf.png" : "");
     return MS_EXIT_OK;
 }

@@ -9,31 +9,31 @@
 #include "sim/out/figures.h"
 
 static void
-print_metrics(const MsResult *res, MsPlanMode mode)
+print_metrics(FILE *out, const MsResult *res, MsPlanMode mode)
 {
     MsMetrics m;
     ms_result_mean(res, &m);
     guint n = ms_result_n_iterations(res);
     const char *what = mode == MS_PLAN_INFER ? "batch latency" : "step time";
-    printf("  %-22s %10.3f ms%s\n", what, m.step_us / 1e3, n > 1 ? " (mean)" : "");
+    fprintf(out, "  %-22s %10.3f ms%s\n", what, m.step_us / 1e3, n > 1 ? " (mean)" : "");
     if (mode == MS_PLAN_INFER || n > 1) {
-        printf("  %-22s %10.3f / %.3f / %.3f ms\n", "p50 / p95 / p99",
-               ms_result_step_percentile(res, 50) / 1e3, ms_result_step_percentile(res, 95) / 1e3,
-               ms_result_step_percentile(res, 99) / 1e3);
+        fprintf(out, "  %-22s %10.3f / %.3f / %.3f ms\n", "p50 / p95 / p99",
+                ms_result_step_percentile(res, 50) / 1e3, ms_result_step_percentile(res, 95) / 1e3,
+                ms_result_step_percentile(res, 99) / 1e3);
     }
-    printf("  %-22s %10.3f ms per GPU\n", "compute", m.compute_us / 1e3);
-    printf("  %-22s %10.3f ms per GPU (forward %.3f, backward %.3f)\n", "all-to-all",
-           m.a2a_us / 1e3, m.a2a_fwd_us / 1e3, m.a2a_bwd_us / 1e3);
-    printf("  %-22s %10.3f ms per GPU\n", "allreduce", m.allreduce_us / 1e3);
-    printf("  %-22s %10.3f ms per GPU (%.1f%% of the %s)\n", "exposed communication",
-           m.exposed_comm_us / 1e3, m.step_us > 0 ? 100 * m.exposed_comm_us / m.step_us : 0,
-           mode == MS_PLAN_INFER ? "latency" : "step");
+    fprintf(out, "  %-22s %10.3f ms per GPU\n", "compute", m.compute_us / 1e3);
+    fprintf(out, "  %-22s %10.3f ms per GPU (forward %.3f, backward %.3f)\n", "all-to-all",
+            m.a2a_us / 1e3, m.a2a_fwd_us / 1e3, m.a2a_bwd_us / 1e3);
+    fprintf(out, "  %-22s %10.3f ms per GPU\n", "allreduce", m.allreduce_us / 1e3);
+    fprintf(out, "  %-22s %10.3f ms per GPU (%.1f%% of the %s)\n", "exposed communication",
+            m.exposed_comm_us / 1e3, m.step_us > 0 ? 100 * m.exposed_comm_us / m.step_us : 0,
+            mode == MS_PLAN_INFER ? "latency" : "step");
     char buf[32];
-    printf("  %-22s %10s per iteration\n", "all-to-all traffic",
-           ms_format_bytes(m.a2a_bytes, buf, sizeof buf));
+    fprintf(out, "  %-22s %10s per iteration\n", "all-to-all traffic",
+            ms_format_bytes(m.a2a_bytes, buf, sizeof buf));
     if (m.dropped_tokens) {
-        printf("  %-22s %10" G_GUINT64_FORMAT " (capacity factor)\n", "dropped tokens",
-               m.dropped_tokens);
+        fprintf(out, "  %-22s %10" G_GUINT64_FORMAT " (capacity factor)\n", "dropped tokens",
+                m.dropped_tokens);
     }
 }
 
@@ -104,7 +104,9 @@ ms_cmd_run(int argc, char **argv)
     g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL;
     const GOptionEntry outputs[] = {
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
-         "Summary and per-op records as JSON (- for stdout)", "FILE"},
+         "Summary and per-op records as JSON (- for standard output, the text going to standard "
+         "error)",
+         "FILE"},
         {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &chrome,
          "Chrome trace-event JSON of the first iteration (Perfetto)", "FILE"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "Per-op CSV of the first iteration", "FILE"},
@@ -134,11 +136,13 @@ ms_cmd_run(int argc, char **argv)
         return ms_cli_fail(error);
     }
     double wall = ms_cli_wall_seconds() - t0;
+    /* With the JSON on standard output, the text report goes to standard error. */
+    FILE *text = json && !strcmp(json, "-") ? stderr : stdout;
     g_autofree char *what = ms_scenario_describe(&o, cs.sc.mode);
-    printf("moesim run: %s, policy %s, %u iteration%s\n", what,
-           ms_schedule_policy(ms_result_schedule(res)), ms_result_n_iterations(res),
-           ms_result_n_iterations(res) == 1 ? "" : "s");
-    print_metrics(res, cs.sc.mode);
+    fprintf(text, "moesim run: %s, policy %s, %u iteration%s\n", what,
+            ms_schedule_policy(ms_result_schedule(res)), ms_result_n_iterations(res),
+            ms_result_n_iterations(res) == 1 ? "" : "s");
+    print_metrics(text, res, cs.sc.mode);
     if (!ms_cli_write_outputs(res, json, chrome, csv, plot, &error)) {
         return ms_cli_fail(error);
     }

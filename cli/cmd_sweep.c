@@ -77,8 +77,19 @@ write_slurm(const char *dir, guint shards, const char *command)
     return MS_EXIT_OK;
 }
 
+/* The finished table as JSON, when asked for. */
+static gboolean
+write_json(const char *csv, const char *json, GError **error)
+{
+    if (json == NULL) {
+        return TRUE;
+    }
+    g_autoptr(JsonNode) root = ms_sweep_csv_to_json(csv, error);
+    return root && ms_cli_write_json(json, root, error);
+}
+
 static int
-merge(const char *dir)
+merge(const char *dir, FILE *text, const char *json)
 {
     g_autoptr(GError) error = NULL;
     g_autoptr(GPtrArray) inputs = ms_sweep_shard_files(dir, &error);
@@ -92,10 +103,11 @@ merge(const char *dir)
     g_autofree char *out = g_build_filename(dir, "sweep.csv", NULL);
     guint rows = 0;
     if (!ms_sweep_merge_csv((const char *const *)inputs->pdata, out, &rows, &error) ||
-        !ms_sweep_csv_plot(out, dir, &error)) {
+        !ms_sweep_csv_plot(out, dir, &error) || !write_json(out, json, &error)) {
         return ms_cli_fail(error);
     }
-    printf("merged %u shard files into %s (%u rows) and its plots\n", inputs->len - 1, out, rows);
+    fprintf(text, "merged %u shard files into %s (%u rows) and its plots\n", inputs->len - 1, out,
+            rows);
     return MS_EXIT_OK;
 }
 
@@ -104,7 +116,7 @@ ms_cmd_sweep(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
     g_auto(GStrv) vary = NULL;
-    g_autofree char *out = NULL, *shard_text = NULL, *merge_dir = NULL;
+    g_autofree char *out = NULL, *shard_text = NULL, *merge_dir = NULL, *json = NULL;
     gint jobs = 0, slurm = 0;
     g_auto(GStrv) saved = g_strdupv(argv);
     int saved_argc = argc;
@@ -120,6 +132,9 @@ ms_cmd_sweep(int argc, char **argv)
          "Run only shard I of N (Slurm array tasks)", "I/N"},
         {"merge", 0, 0, G_OPTION_ARG_FILENAME, &merge_dir,
          "Merge DIR/shard-*.csv into DIR/sweep.csv and plot it", "DIR"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
+         "Also write the table as JSON (- for standard output, the text going to standard error)",
+         "FILE"},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, own);
@@ -137,8 +152,10 @@ ms_cmd_sweep(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("sweep: unexpected argument '%s'", argv[1]);
     }
+    /* With the JSON on standard output, the text goes to standard error. */
+    FILE *text = json && !strcmp(json, "-") ? stderr : stdout;
     if (merge_dir) {
-        return merge(merge_dir);
+        return merge(merge_dir, text, json);
     }
     if (vary == NULL) {
         return ms_cli_usage("sweep: give at least one axis with --vary KEY=V1,V2,...");
@@ -170,6 +187,9 @@ ms_cmd_sweep(int argc, char **argv)
      * array job) before anything runs. */
     if (!ms_sweep_prepare(sw, &error)) {
         return ms_cli_fail(error);
+    }
+    if (json && (slurm || shards > 1)) {
+        return ms_cli_usage("sweep: --json reports a whole table: give it to --merge");
     }
     if (slurm) {
         g_autofree char *cmd = task_command(saved_argc, saved, dir, out != NULL);
@@ -206,10 +226,11 @@ ms_cmd_sweep(int argc, char **argv)
         return ms_cli_fail(werr);
     }
     g_remove(part);
-    if (shards == 1 && !ms_sweep_csv_plot(csv, dir, &error)) {
+    if (shards == 1 && (!ms_sweep_csv_plot(csv, dir, &error) || !write_json(csv, json, &error))) {
         return ms_cli_fail(error);
     }
-    printf("sweep: %u points%s, rows in %s\n", done, shards > 1 ? " of this shard" : "", csv);
+    fprintf(text, "sweep: %u points%s, rows in %s\n", done, shards > 1 ? " of this shard" : "",
+            csv);
     /* Wall-clock figures go to standard error: the same sweep prints the same lines. */
     fprintf(stderr, "# swept in %.1f s of wall time\n", ms_cli_wall_seconds() - t0);
     return MS_EXIT_OK;

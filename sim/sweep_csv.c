@@ -194,3 +194,93 @@ ms_sweep_csv_plot(const char *csv, const char *dir, GError **error)
     }
     return TRUE;
 }
+
+/* Columns whose values are counts: integers in JSON. */
+static gboolean
+is_count(const char *column)
+{
+    static const char *const counts[] = {"point", "iterations", "a2a_bytes", "dropped_tokens",
+                                         NULL};
+    return g_strv_contains(counts, column);
+}
+
+static gboolean
+add_cell(JsonBuilder *b, const char *column, const char *text, gboolean is_axis, const char *path,
+         guint line, GError **error)
+{
+    json_builder_set_member_name(b, column);
+    if (is_axis) {
+        json_builder_add_string_value(b, text);
+        return TRUE;
+    }
+    double v;
+    if (!ms_parse_double(text, -1e300, 1e300, &v, NULL)) {
+        g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT,
+                    "%s:%u: %s '%s' is not a number", path, line, column, text);
+        return FALSE;
+    }
+    if (is_count(column)) {
+        json_builder_add_int_value(b, (gint64)v);
+    } else {
+        json_builder_add_double_value(b, v);
+    }
+    return TRUE;
+}
+
+JsonNode *
+ms_sweep_csv_to_json(const char *path, GError **error)
+{
+    g_autofree char *text = NULL;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &local)) {
+        g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_IO, "%s", local->message);
+        return NULL;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autoptr(GPtrArray) head = ms_sweep_csv_split(lines[0] ? lines[0] : "");
+    gint iterations = -1;
+    for (guint c = 0; c < head->len && iterations < 0; c++) {
+        iterations = strcmp(head->pdata[c], "iterations") == 0 ? (gint)c : -1;
+    }
+    if (head->len < 2 || strcmp(head->pdata[0], "point") != 0 || iterations < 0) {
+        g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT,
+                    "%s:1: not a sweep table (point, the axes, iterations, ...)", path);
+        return NULL;
+    }
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "format");
+    json_builder_add_string_value(b, "moesim-sweep");
+    json_builder_set_member_name(b, "version");
+    json_builder_add_int_value(b, 1);
+    json_builder_set_member_name(b, "columns");
+    json_builder_begin_array(b);
+    for (guint c = 0; c < head->len; c++) {
+        json_builder_add_string_value(b, head->pdata[c]);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "rows");
+    json_builder_begin_array(b);
+    for (guint i = 1; lines[i]; i++) {
+        if (lines[i][0] == '\0') {
+            continue;
+        }
+        g_autoptr(GPtrArray) f = ms_sweep_csv_split(lines[i]);
+        if (f->len != head->len) {
+            g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT,
+                        "%s:%u: %u fields, the header has %u", path, i + 1, f->len, head->len);
+            return NULL;
+        }
+        json_builder_begin_object(b);
+        for (guint c = 0; c < head->len; c++) {
+            gboolean axis = c > 0 && c < (guint)iterations;
+            if (!add_cell(b, head->pdata[c], f->pdata[c], axis, path, i + 1, error)) {
+                return NULL;
+            }
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
+}

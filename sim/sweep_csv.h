@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "sim/out/result.h"
 #include "sim/sweep_grid.h"
@@ -15,6 +16,7 @@ G_BEGIN_DECLS
 GQuark ms_sweep_csv_error_quark(void);
 typedef enum {
     MS_SWEEP_CSV_ERROR_IO,
+    MS_SWEEP_CSV_ERROR_FORMAT, /* not a sweep table */
 } MsSweepCsvError;
 
 /* The metric columns, in order, NULL-terminated: iterations, step_time_us, step_p50_us,
@@ -39,5 +41,11 @@ GPtrArray *ms_sweep_csv_split(const char *line);
  * axis value, one line per combination of the other axes. MS_SWEEP_CSV_ERROR_IO when the file
  * cannot be read, or the plot's error. */
 gboolean ms_sweep_csv_plot(const char *path, const char *dir, GError **error);
+
+/* The sweep table at path as JSON: {"format": "moesim-sweep", "version": 1, "columns": [...],
+ * "rows": [{"point": N, AXIS: "VALUE"..., METRIC: NUMBER...}]}: axis values as the strings they
+ * are in the table, counts as integers, times as numbers. MS_SWEEP_CSV_ERROR_IO when the file
+ * cannot be read, _FORMAT for a table that is not a sweep's (naming file:line). */
+JsonNode *ms_sweep_csv_to_json(const char *path, GError **error);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 #include "sim/base/json_input.h"
 #include "sweep_fixture.h"
 #include "validate/gate.h"
+#include "validate/gate_report.h"
 
 /* A baseline of two scenarios on the small inputs; first and extra are inserted into the first
  * and the second. */
@@ -255,6 +256,58 @@ test_command(void)
     CU_ASSERT_EQUAL(ms_test_run_moesim(twenty, &out, &err), 0);
 }
 
+/* The report for CI systems: JSON on standard output with nothing else there, and JUnit XML with
+ * a failure per regressed figure. */
+static void
+test_reports(void)
+{
+    g_autofree char *path = baseline("reports.json", NULL);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *update[] = {"check", "--baseline", path, "--update", NULL};
+    CU_ASSERT_EQUAL_FATAL(ms_test_run_moesim(update, &out, &err), 0);
+    g_autofree char *worse = scaled(path, 1, "step_time_us", 0.9);
+    g_autofree char *junit = g_build_filename(ms_test_tmpdir(), "check.xml", NULL);
+    const char *check[] = {"check", "--baseline", worse, "--json", "-", "--junit", junit, NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(check, &out, &err), 1);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(p, out, -1, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json_parser_get_root(p));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "format"), "moesim-check");
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "figures"), 10);
+    CU_ASSERT_EQUAL(json_object_get_int_member(o, "regressed"), 1);
+    MS_ASSERT_REL(json_object_get_double_member(o, "tolerance"), 0.02, 1e-12);
+    JsonArray *sc = json_object_get_array_member(o, "scenarios");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(sc), 2);
+    JsonObject *second = json_array_get_object_element(sc, 1);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(second, "name"), "scenario 1");
+    JsonObject *step =
+        json_array_get_object_element(json_object_get_array_member(second, "figures"), 0);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(step, "verdict"), "regressed");
+    MS_ASSERT_REL(json_object_get_double_member(step, "change"), 1 / 0.9 - 1, 1e-3);
+    /* The text report went to standard error. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "REGRESSED"));
+    g_autofree char *xml = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(junit, &xml, NULL, NULL));
+    CU_ASSERT_TRUE(g_str_has_prefix(xml, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                                         "<testsuites name=\"moesim check\" tests=\"10\" "
+                                         "failures=\"1\">\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testcase classname=\"tiny fifo\" name=\"a2a_us\"/>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(xml, "<testcase classname=\"scenario 1\" name=\"step_time_us\">\n"
+                                       "      <failure message=\"regressed: step_time_us: "));
+    /* Names are escaped. */
+    g_autoptr(MsGateReport) r = ms_gate_report_new("a<b>.json", 0.05);
+    MsGateFigure f = {0, "x & \"y\"", TRUE, "a2a_us", 100, 90, -0.1, MS_GATE_IMPROVED};
+    ms_gate_report_add(&f, r);
+    g_autofree char *small = ms_gate_report_to_junit(r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(small, "<testsuite name=\"a&lt;b&gt;.json\" tests=\"1\" "
+                                         "failures=\"0\">"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(small, "classname=\"x &amp; &quot;y&quot;\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(small, "<system-out>improved beyond the tolerance"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -263,6 +316,7 @@ main(int argc, char **argv)
         {"refused baselines", test_refused},
         {"refused expectations", test_expectations},
         {"moesim check", test_command},
+        {"JSON and JUnit reports", test_reports},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"gate", NULL, NULL, tests}, {NULL}};

@@ -220,6 +220,41 @@ test_command(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"events\""));
 }
 
+/* --json - puts the JSON alone on standard output (the text report goes to standard error), for
+ * run and for compare. */
+static void
+test_json_stdout(void)
+{
+    g_autofree char *out = NULL, *err = NULL;
+    int rc = ms_test_run_moesim(
+        (const char *[]){"run", "-t", "dgx-a100", "-m", "switch-base-8", "--json", "-", NULL}, &out,
+        &err);
+    CU_ASSERT_EQUAL(rc, 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_TRUE(json_parser_load_from_data(p, out, -1, NULL));
+    CU_ASSERT_PTR_NOT_NULL(json_parser_get_root(p));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "moesim run: switch-base-8 on dgx-a100"));
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "cmp", NULL);
+    g_free(out);
+    g_free(err);
+    rc = ms_test_run_moesim((const char *[]){"compare", "-t", "dgx-a100", "-m", "switch-base-8",
+                                             "--policies", "fifo,lina", "--out", dir, "--json", "-",
+                                             NULL},
+                            &out, &err);
+    CU_ASSERT_EQUAL(rc, 0);
+    g_autoptr(JsonParser) q = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(q, out, -1, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json_parser_get_root(q));
+    JsonObject *o = json_node_get_object(json_parser_get_root(q));
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(o, "policies")), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "speedup"));
+    /* The same JSON as the compare.json it writes. */
+    g_autofree char *file = g_build_filename(dir, "compare.json", NULL);
+    g_autofree char *text = NULL;
+    g_assert(g_file_get_contents(file, &text, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(out, text);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -229,6 +264,7 @@ main(int argc, char **argv)
         {"a run takes the whole trace, after its warm-up", test_whole_trace},
         {"every iteration through the runner", test_runner},
         {"moesim run on a trace file", test_command},
+        {"JSON alone on standard output", test_json_stdout},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"scenario", NULL, NULL, tests}, {NULL}};

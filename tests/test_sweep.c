@@ -3,6 +3,7 @@
  * point (the others still run), progress calls, and `moesim sweep` end to end (table, plots,
  * array job script, merge). */
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include <malloc.h>
 
 #include "sim/engine.h"
@@ -243,6 +244,25 @@ test_command(void)
     g_autofree char *jcsv = g_build_filename(jdir, "sweep.csv", NULL);
     g_autofree char *merged = read_text(jcsv);
     CU_ASSERT_STRING_EQUAL(merged, local);
+    /* The table as JSON, alone on standard output. */
+    g_autofree char *jsdir = g_build_filename(ms_test_tmpdir(), "json", NULL);
+    const char *js[] = {"sweep", "-t",       sfx_topology(), "-m",  sfx_model(), "-V", "nodes=1,2",
+                        "-V",    "seed=1,2", "--out",        jsdir, "--json",    "-",  NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(ms_test_run_moesim(js, &out, &err), 0);
+    g_autoptr(JsonParser) jp = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(jp, out, -1, NULL));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json_parser_get_root(jp));
+    JsonObject *jo = json_node_get_object(json_parser_get_root(jp));
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(jo, "format"), "moesim-sweep");
+    JsonArray *jrows = json_object_get_array_member(jo, "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(jrows), 4);
+    JsonObject *r3 = json_array_get_object_element(jrows, 3);
+    CU_ASSERT_EQUAL(json_object_get_int_member(r3, "point"), 3);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(r3, "nodes"), "2");
+    CU_ASSERT_TRUE(json_object_get_double_member(r3, "step_time_us") > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "sweep: 4 points"));
     /* Bad values are refused before anything runs or is written. */
     g_autofree char *bdir = g_build_filename(ms_test_tmpdir(), "bad", NULL);
     const char *bad[] = {"sweep", "-V", "nodes=1,40000", "--out", bdir, NULL};

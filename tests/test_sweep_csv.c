@@ -97,6 +97,40 @@ test_plot(void)
     MS_ASSERT_ERROR(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_IO, "no/such.csv");
 }
 
+static void
+test_json(void)
+{
+    g_autofree char *csv = ms_test_write_tmp(
+        "j.csv", "point,policy,nodes,iterations,step_time_us,a2a_bytes\n"
+                 "0,\"lina:chunk=8MB,pack=1\",2,1,1000.5,123\n3,fifo,4,2,800,0\n");
+    GError *error = NULL;
+    g_autoptr(JsonNode) node = ms_sweep_csv_to_json(csv, &error);
+    g_assert_no_error(error);
+    JsonObject *o = json_node_get_object(node);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "format"), "moesim-sweep");
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(o, "columns")), 6);
+    JsonArray *rows = json_object_get_array_member(o, "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(rows), 2);
+    JsonObject *r0 = json_array_get_object_element(rows, 0);
+    CU_ASSERT_EQUAL(json_object_get_int_member(r0, "point"), 0);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(r0, "policy"), "lina:chunk=8MB,pack=1");
+    /* Axis values stay strings; counts are integers, times numbers. */
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(r0, "nodes"), "2");
+    CU_ASSERT_EQUAL(json_node_get_value_type(json_object_get_member(r0, "a2a_bytes")),
+                    G_TYPE_INT64);
+    CU_ASSERT_EQUAL(json_object_get_double_member(r0, "step_time_us"), 1000.5);
+    g_autofree char *bad = ms_test_write_tmp("jb.csv", "point,nodes,iterations\n0,2,x\n");
+    CU_ASSERT_PTR_NULL(ms_sweep_csv_to_json(bad, &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT,
+                    "jb.csv:2: iterations 'x' is not a number");
+    g_autofree char *short_row = ms_test_write_tmp("js.csv", "point,nodes,iterations\n0,2\n");
+    CU_ASSERT_PTR_NULL(ms_sweep_csv_to_json(short_row, &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT, "js.csv:2: 2 fields");
+    g_autofree char *other = ms_test_write_tmp("jo.csv", "a,b\n1,2\n");
+    CU_ASSERT_PTR_NULL(ms_sweep_csv_to_json(other, &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT, "jo.csv:1: not a sweep");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -104,6 +138,7 @@ main(int argc, char **argv)
         {"quoting and splitting", test_fields},
         {"header and rows", test_rows},
         {"plots of a sweep table", test_plot},
+        {"the table as JSON", test_json},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"sweep_csv", NULL, NULL, tests}, {NULL}};
