@@ -1,5 +1,6 @@
 /* cmd_sweep: `moesim sweep`: a grid of scenarios on local worker threads, or as a Slurm array
- * job whose shards are merged afterwards. */
+ * job (a batch script and the manifest of the shards it must produce) whose shards are merged
+ * afterwards; a task that failed is resubmitted alone and keeps the rows it had. */
 #include "cli.h"
 #include "commands.h"
 
@@ -36,44 +37,102 @@ progress(guint done, guint total, gpointer ctx)
     fflush(stderr);
 }
 
-/* The command line again, without --slurm, for the array tasks. */
-static char *
-task_command(int argc, char **argv, const char *dir, gboolean has_out)
+/* Options of the command line that make or submit the job, left out of a task's. */
+static gboolean
+job_option(char **argv, int *i)
 {
-    /* The tasks run this very binary (absolute path), on a shared file system. */
+    static const char *const with_value[] = {"--slurm", "--slurm-opt", NULL};
+    for (guint k = 0; with_value[k]; k++) {
+        g_autofree char *eq = g_strconcat(with_value[k], "=", NULL);
+        if (!strcmp(argv[*i], with_value[k])) {
+            (*i)++;
+            return TRUE;
+        }
+        if (g_str_has_prefix(argv[*i], eq)) {
+            return TRUE;
+        }
+    }
+    return !strcmp(argv[*i], "--resume");
+}
+
+/* A task's command line: this very binary (absolute path, on a shared file system), the options
+ * of this one but the job's, the sweep's folder as an absolute path (given last, it wins over an
+ * --out before it) and --resume, so that a resubmitted task runs only the points it lacks. */
+static char *
+task_command(int argc, char **argv, const char *abs_dir)
+{
     g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
     g_autofree char *qself = g_shell_quote(self ? self : "moesim");
     GString *s = g_string_new(qself);
     g_string_append(s, " sweep");
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--slurm")) {
-            i++;
-            continue;
-        }
-        if (g_str_has_prefix(argv[i], "--slurm=")) {
+        if (job_option(argv, &i)) {
             continue;
         }
         g_autofree char *q = g_shell_quote(argv[i]);
         g_string_append_printf(s, " %s", q);
     }
-    if (!has_out) {
-        g_autofree char *q = g_shell_quote(dir);
-        g_string_append_printf(s, " --out %s", q);
-    }
+    g_autofree char *q = g_shell_quote(abs_dir);
+    g_string_append_printf(s, " --out %s --resume", q);
     return g_string_free(s, FALSE);
 }
 
-static int
-write_slurm(const char *dir, guint shards, const char *command)
+/* Removes the shard tables of an earlier job in dir: the new job's tasks resume from what
+ * their shard holds, and rows of another job must not be taken for theirs. */
+static gboolean
+remove_shards(const char *dir, GError **error)
 {
-    g_autofree char *path = g_build_filename(dir, "sweep.sbatch", NULL);
-    g_autofree char *text = ms_sweep_slurm_script(path, dir, shards, command);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, error);
+    const char *name;
+    while (d && (name = g_dir_read_name(d)) != NULL) {
+        if (g_str_has_prefix(name, "shard-") &&
+            (g_str_has_suffix(name, ".csv") || g_str_has_suffix(name, ".csv.part"))) {
+            g_autofree char *path = g_build_filename(dir, name, NULL);
+            g_remove(path);
+        }
+    }
+    return d != NULL;
+}
+
+/* Writes DIR/sweep.sbatch and DIR/sweep.manifest. */
+static int
+write_job(MsSweep *sw, const char *dir, guint shards, guint cpus, char **options, int argc,
+          char **argv, FILE *text)
+{
     g_autoptr(GError) error = NULL;
-    if (!g_file_set_contents(path, text, -1, &error)) {
+    guint points = ms_sweep_n_points(sw);
+    if (shards > points) {
+        return ms_cli_usage("sweep: --slurm %u: more tasks than the %u point%s of the grid", shards,
+                            points, points == 1 ? "" : "s");
+    }
+    for (guint i = 0; options && options[i]; i++) {
+        if (!ms_sweep_slurm_option_check(options[i], &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    g_autofree char *cwd = g_get_current_dir();
+    g_autofree char *abs_dir = g_canonicalize_filename(dir, cwd);
+    if (strpbrk(abs_dir, " \t") || strpbrk(cwd, " \t")) {
+        return ms_cli_usage("sweep: --slurm: #SBATCH lines cannot hold a path with blanks (%s)",
+                            strpbrk(cwd, " \t") ? cwd : abs_dir);
+    }
+    g_autofree char *script = g_build_filename(abs_dir, "sweep.sbatch", NULL);
+    g_autofree char *manifest_path = g_build_filename(abs_dir, "sweep.manifest", NULL);
+    g_autofree char *command = task_command(argc, argv, abs_dir);
+    g_autofree char *header = ms_sweep_csv_header(ms_sweep_grid(sw));
+    MsSweepSlurmJob job = {script, abs_dir, cwd, shards, cpus, (const char *const *)options,
+                           command};
+    MsSweepManifest manifest = {shards, points, header};
+    g_autofree char *body = ms_sweep_slurm_script(&job);
+    if (!g_file_set_contents(script, body, -1, &error) ||
+        !ms_sweep_manifest_write(manifest_path, &manifest, &error) ||
+        !remove_shards(abs_dir, &error)) {
         return ms_cli_fail(error);
     }
-    printf("wrote %s: submit it with `sbatch %s`, then run `moesim sweep --merge %s`\n", path, path,
-           dir);
+    fprintf(text,
+            "wrote %s (%u tasks) and its manifest: submit it with `sbatch %s`, then run "
+            "`moesim sweep --merge %s`\n",
+            script, shards, script, abs_dir);
     return MS_EXIT_OK;
 }
 
@@ -88,26 +147,97 @@ write_json(const char *csv, const char *json, GError **error)
     return root && ms_cli_write_json(json, root, error);
 }
 
+/* The shards of the job in dir merged, or the tasks to resubmit named (exit 1). */
 static int
 merge(const char *dir, FILE *text, const char *json)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GPtrArray) inputs = ms_sweep_shard_files(dir, &error);
-    if (inputs == NULL) {
+    g_autofree char *manifest_path = g_build_filename(dir, "sweep.manifest", NULL);
+    MsSweepManifest m;
+    if (!ms_sweep_manifest_load(manifest_path, &m, &error)) {
         return ms_cli_fail(error);
     }
-    if (inputs->len == 0) {
-        return ms_cli_usage("sweep: no shard-*.csv files in %s", dir);
-    }
-    g_ptr_array_add(inputs, NULL);
     g_autofree char *out = g_build_filename(dir, "sweep.csv", NULL);
+    g_autoptr(GArray) failed = g_array_new(FALSE, FALSE, sizeof(guint));
     guint rows = 0;
-    if (!ms_sweep_merge_csv((const char *const *)inputs->pdata, out, &rows, &error) ||
-        !ms_sweep_csv_plot(out, dir, &error) || !write_json(out, json, &error)) {
+    gboolean ok = ms_sweep_merge_job(dir, &m, out, &rows, failed, &error);
+    guint shards = m.shards;
+    ms_sweep_manifest_clear(&m);
+    if (!ok && g_error_matches(error, MS_SWEEP_SHARDS_ERROR, MS_SWEEP_SHARDS_ERROR_INCOMPLETE)) {
+        GString *list = g_string_new(NULL);
+        for (guint i = 0; i < failed->len; i++) {
+            g_string_append_printf(list, "%s%u", i ? "," : "", g_array_index(failed, guint, i));
+        }
+        g_autofree char *cwd = g_get_current_dir();
+        g_autofree char *abs_dir = g_canonicalize_filename(dir, cwd);
+        g_autofree char *script = g_build_filename(abs_dir, "sweep.sbatch", NULL);
+        fprintf(stderr,
+                "moesim: %s\nmoesim: nothing merged; resubmit those tasks alone (each keeps the "
+                "rows it has): sbatch --array=%s %s\n",
+                error->message, list->str, script);
+        g_string_free(list, TRUE);
+        return MS_EXIT_BOUND;
+    }
+    if (!ok || !ms_sweep_csv_plot(out, dir, &error) || !write_json(out, json, &error)) {
         return ms_cli_fail(error);
     }
-    fprintf(text, "merged %u shard files into %s (%u rows) and its plots\n", inputs->len - 1, out,
-            rows);
+    fprintf(text, "merged %u shards into %s (%u rows) and its plots\n", shards, out, rows);
+    return MS_EXIT_OK;
+}
+
+/* Runs the points (of a shard), resuming from what an earlier run of it kept; writes the table
+ * when every point has run. */
+static int
+run(MsSweep *sw, const char *dir, guint jobs, guint shard, guint shards, gboolean resume,
+    const char *json, FILE *text)
+{
+    g_autoptr(GError) error = NULL;
+    g_autofree char *file = shards > 1 ? ms_sweep_shard_file(shard) : g_strdup("sweep.csv");
+    g_autofree char *csv = g_build_filename(dir, file, NULL);
+    /* Rows go to TABLE.part as points finish; the table itself is written only when the sweep is
+     * complete, so that a failed or stopped sweep leaves an earlier table and its plots alone. */
+    g_autofree char *part = g_strconcat(csv, ".part", NULL);
+    guint kept = 0;
+    if (resume && (!ms_sweep_resume(sw, csv, shard, shards, &kept, &error) ||
+                   !ms_sweep_resume(sw, part, shard, shards, &kept, &error))) {
+        return ms_cli_fail(error);
+    }
+    if (!ms_sweep_open_journal(sw, part, resume, &error)) {
+        return ms_cli_fail(error);
+    }
+    double t0 = ms_cli_wall_seconds();
+    signal(SIGINT, on_sigint);
+    gboolean ok = ms_sweep_run(
+        sw, jobs, shard, shards, (const gint *)&interrupted,
+        isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL, &t0, &error);
+    signal(SIGINT, SIG_DFL);
+    g_autoptr(GError) werr = NULL;
+    if (!ms_sweep_close_journal(sw, &werr)) {
+        return ms_cli_fail(werr);
+    }
+    guint n = ms_sweep_shard_size(ms_sweep_n_points(sw), shard, shards);
+    guint done = ms_sweep_n_done(sw);
+    if (!ok) {
+        fprintf(stderr, "moesim: %s (kept %u finished rows in %s)\n", error->message, done, part);
+        return MS_EXIT_USAGE;
+    }
+    if (g_atomic_int_get(&interrupted)) {
+        fprintf(stderr, "moesim: interrupted: kept %u of %u rows in %s\n", done, n, part);
+        return 130;
+    }
+    if (!ms_sweep_write_csv(sw, csv, &werr)) {
+        return ms_cli_fail(werr);
+    }
+    g_remove(part);
+    if (shards == 1 && (!ms_sweep_csv_plot(csv, dir, &error) || !write_json(csv, json, &error))) {
+        return ms_cli_fail(error);
+    }
+    g_autofree char *resumed =
+        kept ? g_strdup_printf(" (%u kept from an earlier run)", kept) : g_strdup("");
+    fprintf(text, "sweep: %u points%s%s, rows in %s\n", done, shards > 1 ? " of this shard" : "",
+            resumed, csv);
+    /* Wall-clock figures go to standard error: the same sweep prints the same lines. */
+    fprintf(stderr, "# swept in %.1f s of wall time\n", ms_cli_wall_seconds() - t0);
     return MS_EXIT_OK;
 }
 
@@ -115,23 +245,29 @@ int
 ms_cmd_sweep(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
-    g_auto(GStrv) vary = NULL;
+    g_auto(GStrv) vary = NULL, slurm_opts = NULL;
     g_autofree char *out = NULL, *shard_text = NULL, *merge_dir = NULL, *json = NULL;
-    gint jobs = 0, slurm = 0;
+    gint jobs = 0, slurm = -1;
+    gboolean resume = FALSE;
     g_auto(GStrv) saved = g_strdupv(argv);
     int saved_argc = argc;
     const GOptionEntry own[] = {
         {"vary", 'V', 0, G_OPTION_ARG_STRING_ARRAY, &vary,
          "An axis: KEY=V1,V2,... (repeat for a grid)", "KEY=VALUES"},
-        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "Worker threads (default: one per CPU)", "N"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+         "Worker threads (default: one per CPU; with --slurm, each task's CPUs)", "N"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
          "Folder for sweep.csv and the plots (default moesim-out/sweep)", "DIR"},
+        {"resume", 0, 0, G_OPTION_ARG_NONE, &resume,
+         "Keep the rows an earlier run of this sweep finished; run only the other points", NULL},
         {"slurm", 0, 0, G_OPTION_ARG_INT, &slurm,
-         "Write a Slurm array job of N tasks instead of running", "N"},
+         "Write a Slurm array job of N tasks (and its manifest) instead of running", "N"},
+        {"slurm-opt", 0, 0, G_OPTION_ARG_STRING_ARRAY, &slurm_opts,
+         "An sbatch option for the job, e.g. --time=02:00:00 (repeat)", "OPT"},
         {"shard", 0, 0, G_OPTION_ARG_STRING, &shard_text,
          "Run only shard I of N (Slurm array tasks)", "I/N"},
         {"merge", 0, 0, G_OPTION_ARG_FILENAME, &merge_dir,
-         "Merge DIR/shard-*.csv into DIR/sweep.csv and plot it", "DIR"},
+         "Merge the shards of the array job in DIR into DIR/sweep.csv and plot it", "DIR"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Also write the table as JSON (- for standard output, the text going to standard error)",
          "FILE"},
@@ -160,13 +296,23 @@ ms_cmd_sweep(int argc, char **argv)
     if (vary == NULL) {
         return ms_cli_usage("sweep: give at least one axis with --vary KEY=V1,V2,...");
     }
-    if (jobs < 0 || jobs > 1024 || slurm < 0 || slurm > (gint)MS_SWEEP_MAX_SHARDS) {
-        return ms_cli_usage("sweep: --jobs must be 0..1024 and --slurm 0..%u", MS_SWEEP_MAX_SHARDS);
+    if (jobs < 0 || jobs > 1024) {
+        return ms_cli_usage("sweep: --jobs must be 0..1024");
+    }
+    /* -1: no --slurm; an explicit 0 would silently run locally. */
+    if (slurm == 0 || slurm < -1 || slurm > (gint)MS_SWEEP_MAX_SHARDS) {
+        return ms_cli_usage("sweep: --slurm %d: give 1 to %u tasks", slurm, MS_SWEEP_MAX_SHARDS);
+    }
+    if (slurm_opts && slurm < 0) {
+        return ms_cli_usage("sweep: --slurm-opt goes with --slurm N");
     }
     g_autoptr(GError) error = NULL;
     guint shard = 0, shards = 1;
     if (shard_text && !ms_sweep_shard_parse(shard_text, &shard, &shards, &error)) {
         return ms_cli_fail(error);
+    }
+    if (json && (slurm > 0 || shards > 1)) {
+        return ms_cli_usage("sweep: --json reports a whole table: give it to --merge");
     }
     const char *dir = out ? out : "moesim-out/sweep";
     if (g_mkdir_with_parents(dir, 0755) != 0) {
@@ -188,50 +334,8 @@ ms_cmd_sweep(int argc, char **argv)
     if (!ms_sweep_prepare(sw, &error)) {
         return ms_cli_fail(error);
     }
-    if (json && (slurm || shards > 1)) {
-        return ms_cli_usage("sweep: --json reports a whole table: give it to --merge");
+    if (slurm > 0) {
+        return write_job(sw, dir, (guint)slurm, (guint)jobs, slurm_opts, saved_argc, saved, text);
     }
-    if (slurm) {
-        g_autofree char *cmd = task_command(saved_argc, saved, dir, out != NULL);
-        return write_slurm(dir, (guint)slurm, cmd);
-    }
-    g_autofree char *file = shards > 1 ? ms_sweep_shard_file(shard) : g_strdup("sweep.csv");
-    g_autofree char *csv = g_build_filename(dir, file, NULL);
-    /* Rows go to TABLE.part as points finish; the table itself is written only when the sweep is
-     * complete, so that a failed or stopped sweep leaves an earlier table and its plots alone. */
-    g_autofree char *part = g_strconcat(csv, ".part", NULL);
-    if (!ms_sweep_open_journal(sw, part, &error)) {
-        return ms_cli_fail(error);
-    }
-    double t0 = ms_cli_wall_seconds();
-    signal(SIGINT, on_sigint);
-    gboolean ok = ms_sweep_run(
-        sw, (guint)jobs, shard, shards, (const gint *)&interrupted,
-        isatty(STDERR_FILENO) || g_getenv("MOESIM_PROGRESS") ? progress : NULL, &t0, &error);
-    signal(SIGINT, SIG_DFL);
-    g_autoptr(GError) werr = NULL;
-    if (!ms_sweep_close_journal(sw, &werr)) {
-        return ms_cli_fail(werr);
-    }
-    guint n = ms_sweep_n_points(sw), done = ms_sweep_n_done(sw);
-    if (!ok) {
-        fprintf(stderr, "moesim: %s (kept %u finished rows in %s)\n", error->message, done, part);
-        return MS_EXIT_USAGE;
-    }
-    if (g_atomic_int_get(&interrupted)) {
-        fprintf(stderr, "moesim: interrupted: kept %u of %u rows in %s\n", done, n, part);
-        return 130;
-    }
-    if (!ms_sweep_write_csv(sw, csv, &werr)) {
-        return ms_cli_fail(werr);
-    }
-    g_remove(part);
-    if (shards == 1 && (!ms_sweep_csv_plot(csv, dir, &error) || !write_json(csv, json, &error))) {
-        return ms_cli_fail(error);
-    }
-    fprintf(text, "sweep: %u points%s, rows in %s\n", done, shards > 1 ? " of this shard" : "",
-            csv);
-    /* Wall-clock figures go to standard error: the same sweep prints the same lines. */
-    fprintf(stderr, "# swept in %.1f s of wall time\n", ms_cli_wall_seconds() - t0);
-    return MS_EXIT_OK;
+    return run(sw, dir, (guint)jobs, shard, shards, resume, json, text);
 }

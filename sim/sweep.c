@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <gio/gio.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "sim/base/units.h"
 #include "sim/sweep_csv.h"
 #include "sim/sweep_shards.h"
 #include "sim/sweep_variants.h"
@@ -18,6 +20,7 @@ struct _MsSweep {
     MsSweepVariants *variants;
     char **rows; /* per point: its table row, NULL until it ran */
     guint n_rows;
+    gboolean ran;
     FILE *journal; /* rows as they finish, or NULL */
     char *journal_path;
     gboolean journal_failed;
@@ -91,6 +94,86 @@ ms_sweep_prepare(MsSweep *sw, GError **error)
         return FALSE;
     }
     sw->variants = g_steal_pointer(&v);
+    sw->n_rows = ms_sweep_n_points(sw);
+    sw->rows = g_new0(char *, MAX(sw->n_rows, 1));
+    return TRUE;
+}
+
+static gboolean resume_error(GError **error, const char *path, guint line, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+
+static gboolean
+resume_error(GError **error, const char *path, guint line, const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    g_autofree char *msg = g_strdup_vprintf(format, ap);
+    va_end(ap);
+    g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_RESUME,
+                "%s:%u: %s: not rows of this sweep to resume from", path, line, msg);
+    return FALSE;
+}
+
+/* Keeps one row of a previous run after checking it is this grid's, of this shard. */
+static gboolean
+resume_row(MsSweep *sw, const char *line, guint shard, guint shards, const char *path, guint number,
+           guint *kept, GError **error)
+{
+    g_autoptr(GPtrArray) f = ms_sweep_csv_split(line);
+    guint n_axes = ms_sweep_grid_n_axes(sw->grid);
+    guint64 p = 0;
+    if (f->len != 1 + n_axes + g_strv_length((char **)ms_sweep_csv_metrics()) ||
+        !ms_parse_uint(f->pdata[0], 0, sw->n_rows ? sw->n_rows - 1 : 0, &p, NULL) ||
+        sw->n_rows == 0) {
+        return resume_error(error, path, number, "not a row of this grid's points");
+    }
+    if (!ms_sweep_shard_has((guint)p, shard, shards)) {
+        return resume_error(error, path, number, "point %u is not one of shard %u of %u", (guint)p,
+                            shard, shards);
+    }
+    for (guint a = 0; a < n_axes; a++) {
+        const char *want = ms_sweep_grid_value(sw->grid, (guint)p, a);
+        if (strcmp(f->pdata[1 + a], want) != 0) {
+            return resume_error(error, path, number, "point %u has %s=%s, this grid %s=%s",
+                                (guint)p, ms_sweep_grid_key(sw->grid, a),
+                                (const char *)f->pdata[1 + a], ms_sweep_grid_key(sw->grid, a),
+                                want);
+        }
+    }
+    if (sw->rows[p] && strcmp(sw->rows[p], line) != 0) {
+        return resume_error(error, path, number, "point %u has another row already", (guint)p);
+    }
+    if (sw->rows[p] == NULL) {
+        sw->rows[p] = g_strdup(line);
+        (*kept)++;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_sweep_resume(MsSweep *sw, const char *path, guint shard, guint shards, guint *kept,
+                GError **error)
+{
+    g_return_val_if_fail(sw->rows && !sw->ran, FALSE);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        return TRUE;
+    }
+    g_autofree char *text = NULL;
+    g_autoptr(GError) local = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &local)) {
+        g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "%s", local->message);
+        return FALSE;
+    }
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    g_autofree char *header = ms_sweep_csv_header(sw->grid);
+    if (lines[0] == NULL || strcmp(lines[0], header) != 0) {
+        return resume_error(error, path, 1, "its columns are not this grid's (%s)", header);
+    }
+    for (guint i = 1; lines[i]; i++) {
+        if (lines[i][0] && !resume_row(sw, lines[i], shard, shards, path, i + 1, kept, error)) {
+            return FALSE;
+        }
+    }
     return TRUE;
 }
 
@@ -103,12 +186,13 @@ io_error(GError **error, const char *path, int err)
 }
 
 gboolean
-ms_sweep_open_journal(MsSweep *sw, const char *path, GError **error)
+ms_sweep_open_journal(MsSweep *sw, const char *path, gboolean append, GError **error)
 {
     g_return_val_if_fail(sw->journal == NULL, FALSE);
-    FILE *f = fopen(path, "w");
+    gboolean keep = append && g_file_test(path, G_FILE_TEST_EXISTS);
+    FILE *f = fopen(path, keep ? "a" : "w");
     g_autofree char *header = ms_sweep_csv_header(sw->grid);
-    if (f == NULL || fprintf(f, "%s\n", header) < 0 || fflush(f) != 0) {
+    if (f == NULL || (!keep && fprintf(f, "%s\n", header) < 0) || fflush(f) != 0) {
         int err = errno;
         if (f) {
             fclose(f);
@@ -205,18 +289,20 @@ gboolean
 ms_sweep_run(MsSweep *sw, guint jobs, guint shard, guint shards, const gint *cancel,
              MsSweepProgressFn progress, gpointer ctx, GError **error)
 {
-    g_return_val_if_fail(shards > 0 && shard < shards && sw->rows == NULL, FALSE);
+    g_return_val_if_fail(shards > 0 && shard < shards && !sw->ran, FALSE);
     if (!ms_sweep_prepare(sw, error)) {
         return FALSE;
     }
-    guint n = ms_sweep_n_points(sw);
-    sw->rows = g_new0(char *, MAX(n, 1));
-    sw->n_rows = n;
-    Run run = {sw, cancel, 0, ms_sweep_shard_size(n, shard, shards), NULL, progress, ctx};
+    sw->ran = TRUE;
+    guint n = sw->n_rows;
+    Run run = {sw, cancel, 0, 0, NULL, progress, ctx};
+    for (guint i = 0; i < n; i++) {
+        run.total += ms_sweep_shard_has(i, shard, shards) && sw->rows[i] == NULL;
+    }
     GThreadPool *pool =
         g_thread_pool_new(work, &run, jobs ? (gint)jobs : (gint)g_get_num_processors(), TRUE, NULL);
     for (guint i = 0; i < n; i++) {
-        if (ms_sweep_shard_has(i, shard, shards)) {
+        if (ms_sweep_shard_has(i, shard, shards) && sw->rows[i] == NULL) {
             g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL);
         }
     }

@@ -18,6 +18,7 @@ G_BEGIN_DECLS
 GQuark ms_sweep_error_quark(void);
 typedef enum {
     MS_SWEEP_ERROR_IO,
+    MS_SWEEP_ERROR_RESUME, /* rows to resume from that are not this sweep's */
 } MsSweepError;
 
 typedef struct _MsSweep MsSweep;
@@ -39,17 +40,27 @@ guint ms_sweep_n_points(const MsSweep *sw);
  * added. ms_sweep_run prepares when it was not done. */
 gboolean ms_sweep_prepare(MsSweep *sw, GError **error);
 
-/* Writes the table's header to path (created anew) and then each row as its point finishes, in
- * finishing order: a sweep that stops early (a failed point, Ctrl-C, a killed process) keeps
- * there what it finished. MS_SWEEP_ERROR_IO when path cannot be written; a write that fails
- * during the run is the run's error. */
-gboolean ms_sweep_open_journal(MsSweep *sw, const char *path, GError **error);
+/* Keeps the rows a previous run of this sweep wrote to the table (or journal) at path, so that
+ * their points do not run again: rows of shard `shard` of `shards` whose axis values are this
+ * grid's. A missing file keeps nothing. MS_SWEEP_ERROR_RESUME (naming file:line) for a table of
+ * other columns, a row of another grid or shard, or two different rows of a point; _IO. Call
+ * after ms_sweep_prepare, before ms_sweep_run; *kept: the rows kept so far. */
+gboolean ms_sweep_resume(MsSweep *sw, const char *path, guint shard, guint shards, guint *kept,
+                         GError **error);
+
+/* Writes the table's header to path (created anew; with append, a file already there is kept and
+ * added to) and then each row as its point finishes, in finishing order: a sweep that stops
+ * early (a failed point, Ctrl-C, a killed process) keeps there what it finished.
+ * MS_SWEEP_ERROR_IO when path cannot be written; a write that fails during the run is the run's
+ * error. */
+gboolean ms_sweep_open_journal(MsSweep *sw, const char *path, gboolean append, GError **error);
 /* Closes the journal; FALSE with MS_SWEEP_ERROR_IO when it could not be written whole. */
 gboolean ms_sweep_close_journal(MsSweep *sw, GError **error);
 
 typedef void (*MsSweepProgressFn)(guint done, guint total, gpointer ctx);
 
-/* Runs the points of shard `shard` of `shards` (sweep_shards.h) on jobs threads (0: one per CPU).
+/* Runs the points of shard `shard` of `shards` (sweep_shards.h) that have no row yet (see
+ * ms_sweep_resume) on jobs threads (0: one per CPU); once per sweep.
  * Stops starting points when *cancel becomes non-zero; points already done are kept. Returns
  * FALSE with the preparation's error (nothing ran) or the first error of a point ("sweep point
  * N: ..."; the other points still finish). progress is called after each point, from the worker

@@ -5,6 +5,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <malloc.h>
+#include <sys/wait.h>
 
 #include "sim/engine.h"
 #include "sim/sweep.h"
@@ -168,7 +169,7 @@ test_cancel_and_failure(void)
     sw = ms_sweep_new(bad.in, &settings);
     g_assert(ms_sweep_add_axis(sw, "nodes=1,2,3", &error));
     g_autofree char *journal = g_build_filename(ms_test_tmpdir(), "journal.csv", NULL);
-    CU_ASSERT_TRUE(ms_sweep_open_journal(sw, journal, &error));
+    CU_ASSERT_TRUE(ms_sweep_open_journal(sw, journal, FALSE, &error));
     Progress pb = {0};
     CU_ASSERT_FALSE(ms_sweep_run(sw, 2, 0, 1, NULL, count_progress, &pb, &error));
     MS_ASSERT_ERROR(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
@@ -187,7 +188,7 @@ test_cancel_and_failure(void)
     CU_ASSERT_TRUE(
         (!strcmp(lines[1], ms_sweep_row(sw, 0)) && !strcmp(lines[2], ms_sweep_row(sw, 2))) ||
         (!strcmp(lines[2], ms_sweep_row(sw, 0)) && !strcmp(lines[1], ms_sweep_row(sw, 2))));
-    CU_ASSERT_FALSE(ms_sweep_open_journal(bad.sw, "no/such/dir/j.csv", &error));
+    CU_ASSERT_FALSE(ms_sweep_open_journal(bad.sw, "no/such/dir/j.csv", FALSE, &error));
     MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "cannot write no/such/dir/j.csv");
     /* A preparation error: nothing runs. */
     g_auto(Fixture) traced = {0};
@@ -240,7 +241,7 @@ test_command(void)
     g_free(out);
     g_free(err);
     CU_ASSERT_EQUAL(ms_test_run_moesim(merge, &out, &err), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "merged 3 shard files"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "merged 3 shards into "));
     g_autofree char *jcsv = g_build_filename(jdir, "sweep.csv", NULL);
     g_autofree char *merged = read_text(jcsv);
     CU_ASSERT_STRING_EQUAL(merged, local);
@@ -329,6 +330,248 @@ test_table_only_when_complete(void)
     CU_ASSERT_STRING_EQUAL(table3, table);
 }
 
+/* A sweep that failed at one point, resumed: only that point runs again, and the table is the
+ * one a single run gives. Rows that are not this sweep's are refused, naming file and line. */
+static void
+test_resume(void)
+{
+    GError *error = NULL;
+    g_auto(Fixture) f = {0};
+    setup(&f, NULL, (const char *[]){"nodes=1,2,3", NULL});
+    g_autoptr(MsRunner) picky = ms_runner_new("sim", picky_execute, f.runner, NULL);
+    MsScenario settings = {.runner = picky, .seed = 1};
+    g_autoptr(MsSweep) first = ms_sweep_new(f.in, &settings);
+    g_assert(ms_sweep_add_axis(first, "nodes=1,2,3", &error));
+    g_autofree char *journal = g_build_filename(ms_test_tmpdir(), "resume.csv.part", NULL);
+    CU_ASSERT_TRUE(ms_sweep_open_journal(first, journal, FALSE, &error));
+    CU_ASSERT_FALSE(ms_sweep_run(first, 2, 0, 1, NULL, NULL, NULL, &error));
+    g_clear_error(&error);
+    CU_ASSERT_TRUE(ms_sweep_close_journal(first, &error));
+    /* The second run keeps the two rows and runs point 1 alone. */
+    MsScenario engine = {.runner = f.runner, .seed = 1};
+    g_autoptr(MsSweep) second = ms_sweep_new(f.in, &engine);
+    g_assert(ms_sweep_add_axis(second, "nodes=1,2,3", &error));
+    g_assert(ms_sweep_prepare(second, &error));
+    guint kept = 0;
+    CU_ASSERT_TRUE(ms_sweep_resume(second, journal, 0, 1, &kept, &error));
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(kept, 2);
+    CU_ASSERT_TRUE(ms_sweep_open_journal(second, journal, TRUE, &error));
+    Progress pr = {0};
+    CU_ASSERT_TRUE(ms_sweep_run(second, 2, 0, 1, NULL, count_progress, &pr, &error));
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(pr.total, 1);
+    CU_ASSERT_EQUAL(ms_sweep_n_done(second), 3);
+    CU_ASSERT_TRUE(ms_sweep_close_journal(second, &error));
+    /* The journal now holds all three rows after its header; the table is a single run's. */
+    g_autofree char *jt = read_text(journal);
+    g_auto(GStrv) jl = g_strsplit(jt, "\n", -1);
+    CU_ASSERT_EQUAL(g_strv_length(jl), 5);
+    g_auto(Fixture) whole = {0};
+    setup(&whole, NULL, (const char *[]){"nodes=1,2,3", NULL});
+    CU_ASSERT_TRUE(ms_sweep_run(whole.sw, 2, 0, 1, NULL, NULL, NULL, &error));
+    for (guint p = 0; p < 3; p++) {
+        CU_ASSERT_STRING_EQUAL(ms_sweep_row(second, p), ms_sweep_row(whole.sw, p));
+    }
+    /* Rows of another sweep. */
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"point,seed,iterations\n", "bad.part:1: its columns are not this grid's"},
+        {NULL, "bad.part:2: point 0 has nodes=5, this grid nodes=1"},
+        {NULL, "bad.part:2: not a row of this grid's points"},
+    };
+    g_autofree char *head = ms_sweep_csv_header(ms_sweep_grid(whole.sw));
+    g_autofree char *row0 = g_strdup(ms_sweep_row(whole.sw, 0));
+    char *comma = strchr(row0, ',');
+    g_autofree char *other = g_strdup_printf("%s\n0,5%s\n", head, strchr(comma + 1, ','));
+    g_autofree char *beyond = g_strdup_printf("%s\n9%s\n", head, comma);
+    const char *texts[] = {bad[0].text, other, beyond};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *path = ms_test_write_tmp("bad.part", texts[i]);
+        g_auto(Fixture) g = {0};
+        setup(&g, NULL, (const char *[]){"nodes=1,2,3", NULL});
+        g_assert(ms_sweep_prepare(g.sw, &error));
+        guint k = 0;
+        CU_ASSERT_FALSE(ms_sweep_resume(g.sw, path, 0, 1, &k, &error));
+        MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_RESUME, bad[i].needle);
+    }
+    /* A row of another shard, and a missing file (nothing to keep). */
+    g_autofree char *mine = g_strdup_printf("%s\n%s\n", head, ms_sweep_row(whole.sw, 1));
+    g_autofree char *path = ms_test_write_tmp("shard.part", mine);
+    g_auto(Fixture) h = {0};
+    setup(&h, NULL, (const char *[]){"nodes=1,2,3", NULL});
+    g_assert(ms_sweep_prepare(h.sw, &error));
+    guint k = 0;
+    CU_ASSERT_FALSE(ms_sweep_resume(h.sw, path, 0, 2, &k, &error));
+    MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_RESUME,
+                    "point 1 is not one of shard 0 of 2");
+    CU_ASSERT_TRUE(ms_sweep_resume(h.sw, "no/such.part", 0, 1, &k, &error));
+    CU_ASSERT_EQUAL(k, 0);
+}
+
+/* Runs moesim with args in the folder cwd; returns its exit status, stdout and stderr. */
+static int
+moesim_in(const char *cwd, const char *const *args, char **out, char **err)
+{
+    g_autoptr(GPtrArray) argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)ms_test_moesim());
+    for (guint i = 0; args[i]; i++) {
+        g_ptr_array_add(argv, (gpointer)args[i]);
+    }
+    g_ptr_array_add(argv, NULL);
+    int status = 0;
+    g_assert(g_spawn_sync(cwd, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, out, err,
+                          &status, NULL));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* What sbatch does with one task of the array job in script: the #SBATCH --chdir folder as the
+ * working directory, SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID set, standard output and error
+ * into the --output file (%A the job, %a the task). Returns the task's exit status and its log. */
+static int
+sbatch_task(const char *script, guint job, guint task, char **log_path)
+{
+    g_autofree char *text = read_text(script);
+    g_autofree char *chdir = NULL, *output = NULL;
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i]; i++) {
+        if (g_str_has_prefix(lines[i], "#SBATCH --chdir=")) {
+            chdir = g_strdup(lines[i] + strlen("#SBATCH --chdir="));
+        } else if (g_str_has_prefix(lines[i], "#SBATCH --output=")) {
+            output = g_strdup(lines[i] + strlen("#SBATCH --output="));
+        }
+    }
+    g_assert(chdir && output);
+    g_autofree char *a = g_strdup_printf("%u", job), *t = g_strdup_printf("%u", task);
+    g_auto(GStrv) by_job = g_strsplit(output, "%A", -1);
+    g_autofree char *with_job = g_strjoinv(a, by_job);
+    g_auto(GStrv) by_task = g_strsplit(with_job, "%a", -1);
+    *log_path = g_strjoinv(t, by_task);
+    g_auto(GStrv) env = g_get_environ();
+    env = g_environ_setenv(env, "SLURM_ARRAY_JOB_ID", a, TRUE);
+    env = g_environ_setenv(env, "SLURM_ARRAY_TASK_ID", t, TRUE);
+    g_autofree char *out = NULL, *err = NULL;
+    const char *argv[] = {"/bin/sh", script, NULL};
+    int status = 0;
+    g_assert(g_spawn_sync(chdir, (char **)argv, env, G_SPAWN_DEFAULT, NULL, NULL, &out, &err,
+                          &status, NULL));
+    g_autofree char *log = g_strconcat(out, err, NULL);
+    g_assert(g_file_set_contents(*log_path, log, -1, NULL));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Regression: the batch script kept relative paths and no --chdir (a job submitted from another
+ * folder died with no log), named logs by task alone (a resubmission overwrote them) and carried
+ * no sbatch options; --slurm 0 ran locally and --slurm 10 on 6 points made 4 idle tasks; --merge
+ * merged whatever shards there were and exited 0. Here a job is written with relative paths, its
+ * tasks run as sbatch would from elsewhere, one of them is cut short, --merge names it, it alone
+ * is resubmitted and runs only its missing points, and the merged table is a local run's. */
+static void
+test_job(void)
+{
+    const char *tmp = ms_test_tmpdir();
+    g_autofree char *topo = g_path_get_basename(sfx_topology());
+    g_autofree char *model = g_path_get_basename(sfx_model());
+    g_autofree char *out = NULL, *err = NULL;
+    const char *zero[] = {"sweep", "-t",  topo,      "-m", model, "-V", "seed=1,2,3,4,5,6",
+                          "--out", "job", "--slurm", "0",  NULL};
+    CU_ASSERT_EQUAL(moesim_in(tmp, zero, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--slurm 0: give 1 to"));
+    const char *ten[] = {"sweep", "-t",  topo,      "-m", model, "-V", "seed=1,2,3,4,5,6",
+                         "--out", "job", "--slurm", "10", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(moesim_in(tmp, ten, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--slurm 10: more tasks than the 6 points"));
+    const char *array[] = {"sweep", "-V", "seed=1", "--slurm", "1", "--slurm-opt=--array=0-9",
+                           NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(moesim_in(tmp, array, &out, &err), 2);
+    const char *write[] = {"sweep",
+                           "-t",
+                           topo,
+                           "-m",
+                           model,
+                           "-V",
+                           "seed=1,2,3,4,5,6",
+                           "--out",
+                           "job",
+                           "-j",
+                           "2",
+                           "--slurm",
+                           "3",
+                           "--slurm-opt=--time=00:10:00",
+                           "--slurm-opt",
+                           "--partition=debug",
+                           NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL_FATAL(moesim_in(tmp, write, &out, &err), 0);
+    g_autofree char *dir = g_build_filename(tmp, "job", NULL);
+    g_autofree char *script = g_build_filename(dir, "sweep.sbatch", NULL);
+    g_autofree char *text = read_text(script);
+    g_autofree char *chdir = g_strdup_printf("#SBATCH --chdir=%s\n", tmp);
+    g_autofree char *logs = g_strdup_printf("#SBATCH --output=%s/slurm-%%A_%%a.log\n", dir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, chdir));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, logs));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "#SBATCH --cpus-per-task=2\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "#SBATCH --time=00:10:00\n#SBATCH --partition=debug\n"));
+    g_autofree char *qdir = g_shell_quote(dir);
+    g_autofree char *tail = g_strdup_printf(" --out %s --resume --shard", qdir);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, tail));
+    CU_ASSERT_PTR_NULL(strstr(text, "--slurm"));
+    g_autofree char *manifest = g_build_filename(dir, "sweep.manifest", NULL);
+    CU_ASSERT_TRUE(g_file_test(manifest, G_FILE_TEST_EXISTS));
+    /* The tasks, as sbatch runs them; task 1 is then cut short: one row of its two in its .part,
+     * no table, as a task killed at its time limit leaves it. */
+    for (guint t = 0; t < 3; t++) {
+        g_autofree char *log = NULL;
+        CU_ASSERT_EQUAL(sbatch_task(script, 41, t, &log), 0);
+        g_autofree char *l = read_text(log);
+        CU_ASSERT_PTR_NOT_NULL(strstr(l, "sweep: 2 points of this shard, rows in "));
+    }
+    g_autofree char *s1 = g_build_filename(dir, "shard-1.csv", NULL);
+    g_autofree char *p1 = g_strconcat(s1, ".part", NULL);
+    g_autofree char *t1 = read_text(s1);
+    g_auto(GStrv) l1 = g_strsplit(t1, "\n", -1);
+    g_autofree char *cut = g_strdup_printf("%s\n%s\n", l1[0], l1[1]);
+    g_assert(g_file_set_contents(p1, cut, -1, NULL));
+    g_remove(s1);
+    const char *merge[] = {"sweep", "--merge", "job", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(moesim_in(tmp, merge, &out, &err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "1 of 3 shards did not finish: shard 1: no shard-1.csv; "
+                                       "shard-1.csv.part holds 1 of its 2 points"));
+    g_autofree char *again = g_strdup_printf("sbatch --array=1 %s", script);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, again));
+    g_autofree char *csv = g_build_filename(dir, "sweep.csv", NULL);
+    CU_ASSERT_FALSE(g_file_test(csv, G_FILE_TEST_EXISTS));
+    /* Resubmitted alone (a new job id): it keeps its row and runs the other point; the first
+     * attempt's log is still there. */
+    g_autofree char *log = NULL;
+    CU_ASSERT_EQUAL(sbatch_task(script, 42, 1, &log), 0);
+    g_autofree char *l = read_text(log);
+    CU_ASSERT_PTR_NOT_NULL(strstr(l, "sweep: 2 points of this shard (1 kept from an earlier run)"));
+    g_autofree char *first = g_build_filename(dir, "slurm-41_1.log", NULL);
+    CU_ASSERT_TRUE(g_file_test(first, G_FILE_TEST_EXISTS));
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(moesim_in(tmp, merge, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "merged 3 shards into job/sweep.csv (6 rows)"));
+    /* The table of one local run. */
+    const char *local[] = {"sweep", "-t",    topo, "-m", model, "-V", "seed=1,2,3,4,5,6",
+                           "--out", "local", NULL};
+    g_free(out);
+    g_free(err);
+    CU_ASSERT_EQUAL(moesim_in(tmp, local, &out, &err), 0);
+    g_autofree char *local_csv = g_build_filename(tmp, "local", "sweep.csv", NULL);
+    g_autofree char *want = read_text(local_csv), *got = read_text(csv);
+    CU_ASSERT_STRING_EQUAL(got, want);
+}
+
 /* Bytes of heap in use (every arena). */
 static gsize
 heap_in_use(void)
@@ -393,6 +636,8 @@ main(int argc, char **argv)
         {"memory does not grow with the points' results", test_memory},
         {"every point's routing checked before any runs", test_routing_checked_first},
         {"the table written only when complete", test_table_only_when_complete},
+        {"an array job, a task resubmitted", test_job},
+        {"a sweep resumed", test_resume},
         {"moesim sweep", test_command},
         {NULL, NULL},
     };
