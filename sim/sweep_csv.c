@@ -111,6 +111,18 @@ ms_sweep_csv_row(const MsSweepGrid *grid, guint point, const MsResult *res)
     return g_string_free(s, FALSE);
 }
 
+/* Where the metrics begin: the last column named iterations (an iterations axis comes before
+ * the metric of that name); -1 when there is none. */
+static gint
+metrics_start(const GPtrArray *head)
+{
+    gint start = -1;
+    for (guint c = 1; c < head->len; c++) {
+        start = strcmp(head->pdata[c], "iterations") == 0 ? (gint)c : start;
+    }
+    return start;
+}
+
 /* Draws DIR/sweep-KEY.png for axis a of the table. */
 static gboolean
 plot_axis(const GPtrArray *head, const GPtrArray *rows, guint n_axes, guint a, guint step_col,
@@ -165,10 +177,8 @@ ms_sweep_csv_plot(const char *csv, const char *dir, GError **error)
     }
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     g_autoptr(GPtrArray) head = ms_sweep_csv_split(lines[0] ? lines[0] : "");
-    guint n_axes = 0, step_col = 0;
-    while (1 + n_axes < head->len && strcmp(head->pdata[1 + n_axes], "iterations") != 0) {
-        n_axes++;
-    }
+    gint start = metrics_start(head);
+    guint n_axes = start > 0 ? (guint)start - 1 : 0, step_col = 0;
     for (guint c = 0; c < head->len; c++) {
         if (!strcmp(head->pdata[c], "step_time_us")) {
             step_col = c;
@@ -238,11 +248,8 @@ ms_sweep_csv_to_json(const char *path, GError **error)
     }
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     g_autoptr(GPtrArray) head = ms_sweep_csv_split(lines[0] ? lines[0] : "");
-    gint iterations = -1;
-    for (guint c = 0; c < head->len && iterations < 0; c++) {
-        iterations = strcmp(head->pdata[c], "iterations") == 0 ? (gint)c : -1;
-    }
-    if (head->len < 2 || strcmp(head->pdata[0], "point") != 0 || iterations < 0) {
+    gint start = metrics_start(head);
+    if (head->len < 2 || strcmp(head->pdata[0], "point") != 0 || start < 0) {
         g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT,
                     "%s:1: not a sweep table (point, the axes, iterations, ...)", path);
         return NULL;
@@ -253,12 +260,15 @@ ms_sweep_csv_to_json(const char *path, GError **error)
     json_builder_add_string_value(b, "moesim-sweep");
     json_builder_set_member_name(b, "version");
     json_builder_add_int_value(b, 1);
-    json_builder_set_member_name(b, "columns");
-    json_builder_begin_array(b);
-    for (guint c = 0; c < head->len; c++) {
-        json_builder_add_string_value(b, head->pdata[c]);
+    const char *const groups[] = {"axes", "metrics"};
+    for (guint g = 0; g < 2; g++) {
+        json_builder_set_member_name(b, groups[g]);
+        json_builder_begin_array(b);
+        for (guint c = g ? (guint)start : 1; c < (g ? head->len : (guint)start); c++) {
+            json_builder_add_string_value(b, head->pdata[c]);
+        }
+        json_builder_end_array(b);
     }
-    json_builder_end_array(b);
     json_builder_set_member_name(b, "rows");
     json_builder_begin_array(b);
     for (guint i = 1; lines[i]; i++) {
@@ -272,11 +282,18 @@ ms_sweep_csv_to_json(const char *path, GError **error)
             return NULL;
         }
         json_builder_begin_object(b);
-        for (guint c = 0; c < head->len; c++) {
-            gboolean axis = c > 0 && c < (guint)iterations;
-            if (!add_cell(b, head->pdata[c], f->pdata[c], axis, path, i + 1, error)) {
-                return NULL;
+        if (!add_cell(b, "point", f->pdata[0], FALSE, path, i + 1, error)) {
+            return NULL;
+        }
+        for (guint g = 0; g < 2; g++) {
+            json_builder_set_member_name(b, groups[g]);
+            json_builder_begin_object(b);
+            for (guint c = g ? (guint)start : 1; c < (g ? head->len : (guint)start); c++) {
+                if (!add_cell(b, head->pdata[c], f->pdata[c], !g, path, i + 1, error)) {
+                    return NULL;
+                }
             }
+            json_builder_end_object(b);
         }
         json_builder_end_object(b);
     }

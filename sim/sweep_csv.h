@@ -1,7 +1,8 @@
 /* sweep_csv: the table a sweep writes: a header (point, the axes, then the metrics), one row per
  * point with its axis values and its result's metrics (means over iterations, step percentiles),
  * CSV quoting and splitting, and the plots drawn from a finished table (step time against each
- * numeric axis). */
+ * numeric axis). The metrics begin at the table's last iterations column: an iterations axis
+ * comes before the metric of the same name. */
 #pragma once
 
 #include <glib.h>
@@ -42,10 +43,12 @@ GPtrArray *ms_sweep_csv_split(const char *line);
  * cannot be read, or the plot's error. */
 gboolean ms_sweep_csv_plot(const char *path, const char *dir, GError **error);
 
-/* The sweep table at path as JSON: {"format": "moesim-sweep", "version": 1, "columns": [...],
- * "rows": [{"point": N, AXIS: "VALUE"..., METRIC: NUMBER...}]}: axis values as the strings they
- * are in the table, counts as integers, times as numbers. MS_SWEEP_CSV_ERROR_IO when the file
- * cannot be read, _FORMAT for a table that is not a sweep's (naming file:line). */
+/* The sweep table at path as JSON: {"format": "moesim-sweep", "version": 1, "axes": [...],
+ * "metrics": [...], "rows": [{"point": N, "axes": {AXIS: "VALUE"...}, "metrics": {METRIC:
+ * NUMBER...}}]}: axis values as the strings they are in the table, counts as integers, times as
+ * numbers (an iterations axis and the iterations metric each in their object).
+ * MS_SWEEP_CSV_ERROR_IO when the file cannot be read, _FORMAT for a table that is not a sweep's
+ * (naming file:line). */
 JsonNode *ms_sweep_csv_to_json(const char *path, GError **error);
 
 G_END_DECLS

@@ -261,8 +261,10 @@ test_command(void)
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(jrows), 4);
     JsonObject *r3 = json_array_get_object_element(jrows, 3);
     CU_ASSERT_EQUAL(json_object_get_int_member(r3, "point"), 3);
-    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(r3, "nodes"), "2");
-    CU_ASSERT_TRUE(json_object_get_double_member(r3, "step_time_us") > 0);
+    CU_ASSERT_STRING_EQUAL(
+        json_object_get_string_member(json_object_get_object_member(r3, "axes"), "nodes"), "2");
+    CU_ASSERT_TRUE(json_object_get_double_member(json_object_get_object_member(r3, "metrics"),
+                                                 "step_time_us") > 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "sweep: 4 points"));
     /* Bad values are refused before anything runs or is written. */
     g_autofree char *bdir = g_build_filename(ms_test_tmpdir(), "bad", NULL);

@@ -93,6 +93,18 @@ test_plot(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(script, "policy=lina"));
     g_autofree char *other = g_build_filename(dir, "sweep-policy.png.gp", NULL);
     CU_ASSERT_FALSE(g_file_test(other, G_FILE_TEST_EXISTS));
+    /* Regression: with an iterations axis the table has two iterations columns (the axis, then
+     * the metric), and the axes were taken to end at the first: no plot at all. */
+    g_autofree char *twice = ms_test_write_tmp(
+        "twice.csv", "point,iterations,nodes,iterations,step_time_us\n0,1,2,1,1000\n"
+                     "1,1,4,1,800\n2,3,2,3,900\n3,3,4,3,700\n");
+    g_autofree char *dir2 = g_build_filename(ms_test_tmpdir(), "plots2", NULL);
+    g_mkdir_with_parents(dir2, 0755);
+    CU_ASSERT_TRUE(ms_sweep_csv_plot(twice, dir2, &error));
+    g_autofree char *nodes2 = g_build_filename(dir2, "sweep-nodes.png.gp", NULL);
+    g_autofree char *its2 = g_build_filename(dir2, "sweep-iterations.png.gp", NULL);
+    CU_ASSERT_TRUE(g_file_test(nodes2, G_FILE_TEST_EXISTS));
+    CU_ASSERT_TRUE(g_file_test(its2, G_FILE_TEST_EXISTS));
     CU_ASSERT_FALSE(ms_sweep_csv_plot("no/such.csv", dir, &error));
     MS_ASSERT_ERROR(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_IO, "no/such.csv");
 }
@@ -101,24 +113,32 @@ static void
 test_json(void)
 {
     g_autofree char *csv = ms_test_write_tmp(
-        "j.csv", "point,policy,nodes,iterations,step_time_us,a2a_bytes\n"
-                 "0,\"lina:chunk=8MB,pack=1\",2,1,1000.5,123\n3,fifo,4,2,800,0\n");
+        "j.csv", "point,policy,iterations,iterations,step_time_us,a2a_bytes\n"
+                 "0,\"lina:chunk=8MB,pack=1\",2,2,1000.5,123\n3,fifo,4,4,800,0\n");
     GError *error = NULL;
     g_autoptr(JsonNode) node = ms_sweep_csv_to_json(csv, &error);
     g_assert_no_error(error);
     JsonObject *o = json_node_get_object(node);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(o, "format"), "moesim-sweep");
-    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(o, "columns")), 6);
+    JsonArray *axes = json_object_get_array_member(o, "axes");
+    JsonArray *metrics = json_object_get_array_member(o, "metrics");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(axes), 2);
+    CU_ASSERT_STRING_EQUAL(json_array_get_string_element(axes, 1), "iterations");
+    CU_ASSERT_EQUAL(json_array_get_length(metrics), 3);
     JsonArray *rows = json_object_get_array_member(o, "rows");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(rows), 2);
     JsonObject *r0 = json_array_get_object_element(rows, 0);
     CU_ASSERT_EQUAL(json_object_get_int_member(r0, "point"), 0);
-    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(r0, "policy"), "lina:chunk=8MB,pack=1");
-    /* Axis values stay strings; counts are integers, times numbers. */
-    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(r0, "nodes"), "2");
-    CU_ASSERT_EQUAL(json_node_get_value_type(json_object_get_member(r0, "a2a_bytes")),
+    /* Axis values stay the strings of the table; counts are integers, times numbers; an axis
+     * and a metric of the same name each keep theirs. */
+    JsonObject *ax = json_object_get_object_member(r0, "axes");
+    JsonObject *me = json_object_get_object_member(r0, "metrics");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(ax, "policy"), "lina:chunk=8MB,pack=1");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(ax, "iterations"), "2");
+    CU_ASSERT_EQUAL(json_object_get_int_member(me, "iterations"), 2);
+    CU_ASSERT_EQUAL(json_node_get_value_type(json_object_get_member(me, "a2a_bytes")),
                     G_TYPE_INT64);
-    CU_ASSERT_EQUAL(json_object_get_double_member(r0, "step_time_us"), 1000.5);
+    CU_ASSERT_EQUAL(json_object_get_double_member(me, "step_time_us"), 1000.5);
     g_autofree char *bad = ms_test_write_tmp("jb.csv", "point,nodes,iterations\n0,2,x\n");
     CU_ASSERT_PTR_NULL(ms_sweep_csv_to_json(bad, &error));
     MS_ASSERT_ERROR(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_FORMAT,
