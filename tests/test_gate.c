@@ -256,6 +256,32 @@ test_command(void)
     CU_ASSERT_EQUAL(ms_test_run_moesim(twenty, &out, &err), 0);
 }
 
+/* An inference scenario has no allreduce: a figure of 0 cannot be expected (no relative change
+ * can be taken from it), so --update leaves it out and the check that follows passes. */
+static void
+test_zero_figures(void)
+{
+    g_autofree char *text =
+        g_strdup_printf("{\"format\": \"moesim-baseline\", \"scenarios\": [{\"topology\": \"%s\", "
+                        "\"model\": \"%s\", \"mode\": \"infer\"}]}",
+                        sfx_topology(), sfx_model());
+    g_autofree char *path = ms_test_write_tmp("infer.json", text);
+    GError *error = NULL;
+    g_autoptr(MsBaseline) b = ms_baseline_load(path, &error);
+    CU_ASSERT_TRUE_FATAL(ms_gate_update(b, NULL, NULL, &error));
+    g_autofree char *recorded = g_build_filename(ms_test_tmpdir(), "infer-rec.json", NULL);
+    CU_ASSERT_TRUE(ms_baseline_write(b, recorded, &error));
+    g_autofree char *back = NULL;
+    g_assert(g_file_get_contents(recorded, &back, NULL, NULL));
+    CU_ASSERT_PTR_NULL(strstr(back, "allreduce_us"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(back, "step_time_us"));
+    g_autoptr(MsBaseline) r = ms_baseline_load(recorded, &error);
+    MsGateSummary sum;
+    CU_ASSERT_TRUE(ms_gate_check(r, 0.001, NULL, NULL, &sum, &error));
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(sum.figures, 4);
+}
+
 /* The report for CI systems: JSON on standard output with nothing else there, and JUnit XML with
  * a failure per regressed figure. */
 static void
@@ -315,6 +341,7 @@ main(int argc, char **argv)
         {"recorded figures, then compared", test_update_and_check},
         {"refused baselines", test_refused},
         {"refused expectations", test_expectations},
+        {"figures of 0 are not recorded", test_zero_figures},
         {"moesim check", test_command},
         {"JSON and JUnit reports", test_reports},
         {NULL, NULL},

@@ -69,7 +69,8 @@ gboolean ms_gate_check(const MsBaseline *baseline, double tolerance, MsGateFigur
 typedef void (*MsGateScenarioFn)(guint scenario, const char *name, gpointer ctx);
 
 /* Reruns every scenario and replaces its expect with every figure it gives (rounded to 1e-3
- * us), calling each (may be NULL) after each scenario. Errors as ms_gate_check. */
+ * us) but those of 0, which cannot be expected, calling each (may be NULL) after each scenario.
+ * Errors as ms_gate_check. */
 gboolean ms_gate_update(MsBaseline *baseline, MsGateScenarioFn each, gpointer ctx, GError **error);
 /* Writes the baseline (pretty JSON) to path. */
 gboolean ms_baseline_write(const MsBaseline *baseline, const char *path, GError **error);
