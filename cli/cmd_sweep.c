@@ -234,8 +234,8 @@ run(MsSweep *sw, const char *dir, guint jobs, guint shard, guint shards, gboolea
     }
     g_autofree char *resumed =
         kept ? g_strdup_printf(" (%u kept from an earlier run)", kept) : g_strdup("");
-    fprintf(text, "sweep: %u points%s%s, rows in %s\n", done, shards > 1 ? " of this shard" : "",
-            resumed, csv);
+    fprintf(text, "sweep: %u point%s%s%s, rows in %s\n", done, done == 1 ? "" : "s",
+            shards > 1 ? " of this shard" : "", resumed, csv);
     /* Wall-clock figures go to standard error: the same sweep prints the same lines. */
     fprintf(stderr, "# swept in %.1f s of wall time\n", ms_cli_wall_seconds() - t0);
     return MS_EXIT_OK;
