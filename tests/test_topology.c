@@ -233,9 +233,9 @@ test_preset_routes(void)
     assert_route(tree, 0, 2, leaf, 4, 2500000);
     assert_route(tree, 0, 4, spine, 6, 3500000);
     g_autofree char *via = route_names(tree, 1, 7);
-    CU_ASSERT_STRING_EQUAL(via, "gpu1->n0.nic1,n0.nic1->leaf0,leaf0->spine,spine->leaf1,"
+    CU_ASSERT_STRING_EQUAL(via, "gpu1->n0.nic1,n0.nic1->leaf0,leaf0->spine0,spine0->leaf1,"
                                 "leaf1->n3.nic1,n3.nic1->gpu7");
-    CU_ASSERT_EQUAL(link_named(tree, "leaf0", "spine")->bandwidth, 2 * 2 * 25e9 / 2);
+    CU_ASSERT_EQUAL(link_named(tree, "leaf0", "spine0")->bandwidth, 2 * 2 * 25e9 / 2);
 }
 
 /* Explicit graphs for the tie rules: g0 and g1 joined through switch a or switch b. */
@@ -546,8 +546,8 @@ test_preset_errors(void)
          "t.ini:21: [preset] oversubscription: does not apply when fabric is not fat_tree"},
         {0, "fabric = switch", "fabric = fat_tree\noversubscription = 0.5\nnodes_per_leaf = 1", INI,
          MS_INI_ERROR_VALUE, "t.ini:20: [preset] oversubscription: 0.5 out of range"},
-        {0, "fabric = switch", "fabric = fat_tree\nnodes_per_leaf = 3\noversubscription = 1", INI,
-         MS_INI_ERROR_VALUE, "t.ini:20: [preset] nodes_per_leaf: 3 out of range"},
+        {0, "fabric = switch", "fabric = fat_tree\nnodes_per_leaf = 0\noversubscription = 1", INI,
+         MS_INI_ERROR_VALUE, "t.ini:20: [preset] nodes_per_leaf: 0 out of range"},
         {0, "nics = per_gpu", "nics = per_node", INI, MS_INI_ERROR_MISSING,
          "[preset] gpu_nic_bandwidth: required key is missing"},
         {0, "gpus_per_node = 2", "gpus_per_node = 1025", INI, MS_INI_ERROR_VALUE,
