@@ -723,7 +723,9 @@ test_cli(void)
     g_autofree char *out = NULL, *err = NULL;
     const char *list[] = {"topo", "list", NULL};
     CU_ASSERT_EQUAL(ms_test_run_moesim(list, &out, &err), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx-a100-128node     1024    128"));
+    /* The name column is as wide as the longest name. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx-a100-128node        1024    128"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx-h100-256node-2to1   2048    256"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx1-v100"));
     g_clear_pointer(&out, g_free);
     g_clear_pointer(&err, g_free);
