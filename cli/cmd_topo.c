@@ -291,15 +291,19 @@ static int
 topo_list(void)
 {
     g_auto(GStrv) names = ms_topology_list_shipped();
-    printf("%-18s %6s %6s  %s\n", "name", "GPUs", "nodes", "description");
+    int width = 18;
+    for (guint i = 0; names[i]; i++) {
+        width = MAX(width, (int)strlen(names[i]));
+    }
+    printf("%-*s %6s %6s  %s\n", width, "name", "GPUs", "nodes", "description");
     for (guint i = 0; names[i]; i++) {
         g_autoptr(GError) error = NULL;
         g_autoptr(MsTopology) topo = ms_topology_load(names[i], &error);
         if (topo == NULL) {
             return ms_cli_fail(error);
         }
-        printf("%-18s %6u %6u  %s\n", names[i], ms_topology_n_gpus(topo), ms_topology_n_nodes(topo),
-               ms_topology_description(topo));
+        printf("%-*s %6u %6u  %s\n", width, names[i], ms_topology_n_gpus(topo),
+               ms_topology_n_nodes(topo), ms_topology_description(topo));
     }
     return MS_EXIT_OK;
 }

@@ -33,6 +33,8 @@ static const GenOption gen_options[] = {
     {"corr", "corr", "probability a token follows its previous expert's group"},
     {"drift", "drift", "per-iteration probability a popularity rank swaps"},
     {"seed", "seed", "PRNG seed"},
+    {"expert_nodes", "expert-nodes", "nodes the experts sit on, in contiguous blocks"},
+    {"max_nodes", "max-nodes", "nodes a token's experts may span (node-limited routing)"},
 };
 
 /* SPEC from the positional argument and the options, in that order. */
@@ -112,8 +114,9 @@ trace_gen(int argc, char **argv)
     gboolean parsed = ms_cli_parse(
         &argc, &argv, entries, "[SPEC]", "Generate a synthetic expert-selection trace.",
         "SPEC is KEY=VALUE,... with the keys ranks experts layers top_k tokens iterations zipf\n"
-        "hot corr drift seed records (the same string works as --trace gen:SPEC elsewhere);\n"
-        "options add keys to it. The model is documented in docs/trace-format.md.");
+        "hot corr drift seed records expert_nodes max_nodes (the same string works as\n"
+        "--trace gen:SPEC elsewhere); options add keys to it. The model is documented in\n"
+        "docs/trace-format.md.");
     int rc = MS_EXIT_OK;
     if (!parsed) {
         rc = MS_EXIT_USAGE;
@@ -148,6 +151,42 @@ print_row(const char *label, const MsTraceLayerStats *s)
     } else {
         printf(" %9s %9s\n", "-", "-");
     }
+}
+
+/* How many nodes a token's experts reach at each layer, and the distribution over all. */
+static void
+print_nodes(const MsTraceHeader *h, const MsTraceStats *stats)
+{
+    guint32 nodes = ms_trace_stats_expert_nodes(stats);
+    printf("\nnodes reached by a token's top_k experts (experts on %u nodes, %u each", nodes,
+           h->experts / nodes);
+    if (h->max_nodes) {
+        printf(", max_nodes %u declared", h->max_nodes);
+    }
+    printf(")\n%6s %9s %9s\n", "layer", "mean", "max");
+    for (guint32 l = 0; l <= h->layers; l++) {
+        MsTraceLayerStats s;
+        char label[16];
+        if (l < h->layers) {
+            ms_trace_stats_layer(stats, l, &s);
+            g_snprintf(label, sizeof(label), "%u", l);
+        } else {
+            ms_trace_stats_summary(stats, &s);
+            g_strlcpy(label, "all", sizeof(label));
+        }
+        printf("%6s %9.4f %9u\n", label, s.nodes_mean, s.nodes_max);
+    }
+    guint n = 0;
+    const guint64 *hist = ms_trace_stats_nodes_histogram(stats, &n);
+    guint64 total = 0;
+    for (guint i = 0; i < n; i++) {
+        total += hist[i];
+    }
+    printf("tokens x layers reaching 1, 2, ... nodes:");
+    for (guint i = 1; i < n; i++) {
+        printf(" %.4f", total ? (double)hist[i] / (double)total : 0.0);
+    }
+    printf("\n");
 }
 
 static void
@@ -186,6 +225,9 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
         "iterations); entropy in bits; path_cons: share of the next-layer choices of the tokens\n"
         "that chose an expert falling on that group's top_k next experts; path_base: the same\n"
         "for independent choices.\n");
+    if (all.has_nodes) {
+        print_nodes(h, stats);
+    }
 }
 
 static JsonNode *
@@ -215,6 +257,12 @@ layer_json(const MsTraceLayerStats *s, gint layer)
     json_builder_set_member_name(b, "path_baseline");
     s->has_paths ? json_builder_add_double_value(b, s->path_baseline)
                  : json_builder_add_null_value(b);
+    if (s->has_nodes) {
+        json_builder_set_member_name(b, "nodes_mean");
+        json_builder_add_double_value(b, s->nodes_mean);
+        json_builder_set_member_name(b, "nodes_max");
+        json_builder_add_int_value(b, s->nodes_max);
+    }
     json_builder_end_object(b);
     return json_builder_get_root(b);
 }
@@ -231,7 +279,9 @@ header_json(const MsTraceHeader *h)
                   {"layers", h->layers},
                   {"ranks", h->ranks},
                   {"top_k", h->top_k},
-                  {"tokens_per_rank", h->tokens_per_rank}};
+                  {"tokens_per_rank", h->tokens_per_rank},
+                  {"expert_nodes", h->expert_nodes},
+                  {"max_nodes", h->max_nodes}};
     for (guint i = 0; i < G_N_ELEMENTS(fields); i++) {
         json_builder_set_member_name(b, fields[i].name);
         json_builder_add_int_value(b, fields[i].value);
@@ -272,18 +322,33 @@ info_json(MsTraceReader *reader, const MsTraceStats *stats)
     ms_trace_stats_summary(stats, &all);
     json_builder_set_member_name(b, "summary");
     json_builder_add_value(b, layer_json(&all, -1));
+    guint n = 0;
+    const guint64 *hist = ms_trace_stats_nodes_histogram(stats, &n);
+    if (all.has_nodes) {
+        json_builder_set_member_name(b, "nodes_reached");
+        json_builder_begin_array(b);
+        for (guint i = 0; i < n; i++) {
+            json_builder_add_int_value(b, (gint64)hist[i]);
+        }
+        json_builder_end_array(b);
+    }
     json_builder_end_object(b);
     return json_builder_get_root(b);
 }
 
 static gboolean
-info_run(const char *source, const char *json, GError **error)
+info_run(const char *source, const char *json, gint64 expert_nodes, GError **error)
 {
     g_autoptr(MsTraceReader) reader = ms_trace_reader_open(source, error);
     if (reader == NULL) {
         return FALSE;
     }
     g_autoptr(MsTraceStats) stats = ms_trace_stats_new(ms_trace_reader_header(reader));
+    if (expert_nodes >= 0 &&
+        !ms_trace_stats_set_expert_nodes(stats, (guint32)MIN(expert_nodes, G_MAXUINT32), error)) {
+        g_prefix_error(error, "--expert-nodes: ");
+        return FALSE;
+    }
     MsRouting *r = NULL;
     while (ms_trace_reader_next_iteration(reader, &r, error)) {
         ms_trace_stats_add(stats, r);
@@ -306,11 +371,16 @@ static int
 trace_info(int argc, char **argv)
 {
     g_autofree char *json = NULL;
+    gint64 expert_nodes = -1;
     GOptionEntry entries[] = {
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
          "also write the figures as JSON ('-' = "
          "stdout, instead of the table)",
          "FILE"},
+        {"expert-nodes", 0, 0, G_OPTION_ARG_INT64, &expert_nodes,
+         "count the nodes each token reaches with the experts on N nodes in contiguous blocks "
+         "(default: the trace's declared layout, if any)",
+         "N"},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, "FILE|sample:NAME|gen:SPEC",
@@ -321,7 +391,7 @@ trace_info(int argc, char **argv)
         return ms_cli_usage("trace info takes one trace (a file, sample:NAME or gen:SPEC)");
     }
     g_autoptr(GError) error = NULL;
-    if (!info_run(argv[1], json, &error)) {
+    if (!info_run(argv[1], json, expert_nodes, &error)) {
         return ms_cli_fail(error);
     }
     return MS_EXIT_OK;

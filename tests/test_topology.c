@@ -105,7 +105,20 @@ test_shipped(void)
         {"dgx-a100-2node", 16, 2, 35, 96, 8, 8},
         {"dgx-a100-4node", 32, 4, 69, 192, 8, 8},
         {"dgx-h100", 8, 1, 18, 48, 8, 8},
+        /* Rail-optimised fat trees: leaves 8 per SU of 32 nodes, spines from the 64-port radix
+         * (4 for one SU, 32 for 8 SUs, 16 at 2:1 or with 128-port Ethernet switches); three tiers
+         * at 64 SUs: 512 leaves, 512 spines, 256 cores. */
+        {"dgx-h100-2048node", 16384, 2048, 36096, 139264, 8, 8},
+        {"dgx-h100-256node", 2048, 256, 4448, 16384, 8, 8},
+        {"dgx-h100-256node-2to1", 2048, 256, 4432, 14336, 8, 8},
+        {"dgx-h100-256node-roce", 2048, 256, 4432, 14336, 8, 8},
+        {"dgx-h100-32node", 256, 32, 556, 1600, 8, 8},
+        {"dgx-h100-4node", 32, 4, 80, 256, 8, 8},
+        {"dgx-h200-256node", 2048, 256, 4448, 16384, 8, 8},
+        {"dgx-h200-32node", 256, 32, 556, 1600, 8, 8},
+        {"dgx-h200-4node", 32, 4, 80, 256, 8, 8},
         {"dgx1-v100", 8, 1, 14, 58, 8, 0},
+        {"gb200-nvl72", 72, 1, 146, 432, 72, 72},
         {"h200", 1, 1, 1, 0, 1, 0},
         {"lina-testbed", 16, 4, 21, 88, 4, 1},
         {"schemoe-testbed", 32, 8, 49, 144, 4, 1},
@@ -174,6 +187,24 @@ test_figures(void)
     g_autoptr(MsTopology) h100 = load_ok("dgx-h100");
     CU_ASSERT_EQUAL(link_named(h100, "gpu0", "n0.nvswitch")->bandwidth, 450e9);
     CU_ASSERT_EQUAL(link_named(h100, "n0.nic0", "fabric")->bandwidth, 50e9);
+    g_autoptr(MsTopology) h200 = load_ok("dgx-h200-32node");
+    g = ms_topology_gpu_spec(h200, 0);
+    CU_ASSERT_EQUAL(g->hbm_bandwidth, 4.8e12);
+    CU_ASSERT_EQUAL(g->memory_bytes, G_GUINT64_CONSTANT(141) * 1000 * 1000 * 1000);
+    CU_ASSERT_EQUAL(link_named(h200, "n31.nic7", "leaf0.7")->bandwidth, 50e9);
+    /* One SU: 8 leaves x 32 uplinks over 4 spines of 64 ports, 8 links each. */
+    l = link_named(h200, "leaf0.3", "spine2");
+    CU_ASSERT_EQUAL(l->bandwidth, 8 * 50e9);
+    CU_ASSERT_EQUAL(l->klass, MS_LINK_FABRIC);
+    g_autoptr(MsTopology) roce = load_ok("dgx-h100-256node-roce");
+    CU_ASSERT_EQUAL(link_named(roce, "leaf7.7", "spine15")->bandwidth, 2 * 50e9);
+    CU_ASSERT_EQUAL(link_named(roce, "spine15", "leaf7.7")->latency, 500 * MS_PS_PER_NS);
+    g_autoptr(MsTopology) nvl72 = load_ok("gb200-nvl72");
+    g = ms_topology_gpu_spec(nvl72, 71);
+    CU_ASSERT_EQUAL(g->peak_flops, 2.5e15);
+    CU_ASSERT_EQUAL(g->hbm_bandwidth, 8e12);
+    CU_ASSERT_EQUAL(link_named(nvl72, "gpu71", "n0.nvswitch")->bandwidth, 900e9);
+    CU_ASSERT_EQUAL(ms_topology_link_count(nvl72, 0), 18);
 }
 
 /* Classes of a route, and its latency in ps. */
@@ -233,9 +264,9 @@ test_preset_routes(void)
     assert_route(tree, 0, 2, leaf, 4, 2500000);
     assert_route(tree, 0, 4, spine, 6, 3500000);
     g_autofree char *via = route_names(tree, 1, 7);
-    CU_ASSERT_STRING_EQUAL(via, "gpu1->n0.nic1,n0.nic1->leaf0,leaf0->spine,spine->leaf1,"
+    CU_ASSERT_STRING_EQUAL(via, "gpu1->n0.nic1,n0.nic1->leaf0,leaf0->spine0,spine0->leaf1,"
                                 "leaf1->n3.nic1,n3.nic1->gpu7");
-    CU_ASSERT_EQUAL(link_named(tree, "leaf0", "spine")->bandwidth, 2 * 2 * 25e9 / 2);
+    CU_ASSERT_EQUAL(link_named(tree, "leaf0", "spine0")->bandwidth, 2 * 2 * 25e9 / 2);
 }
 
 /* Explicit graphs for the tie rules: g0 and g1 joined through switch a or switch b. */
@@ -403,6 +434,13 @@ test_injection_bisection(void)
         /* 8 NICs of 25 GB/s cross the cut; a node's NICs shared by its 8 GPUs. */
         {"dgx-a100-2node", 25e9, 8 * 25e9},
         {"dgx-a100-128node", 25e9, 512 * 25e9},
+        /* Rail-optimised fat trees: half the NICs at 1:1, half of that at 2:1, at two tiers
+         * and three. */
+        {"dgx-h100-256node", 50e9, 1024 * 50e9},
+        {"dgx-h100-256node-2to1", 50e9, 1024 * 50e9 / 2},
+        {"dgx-h100-2048node", 50e9, 8192 * 50e9},
+        /* 36 GPUs x 900 GB/s into the NVLink switch, plus their 36 NICs looped by the fabric. */
+        {"gb200-nvl72", 900e9, 36 * 900e9 + 36 * 50e9},
         /* One node: 4 GPUs x 300 GB/s into the switch, plus 4 NICs looped through the fabric. */
         {"dgx-a100", 300e9, 4 * 300e9 + 4 * 25e9},
         /* One 12.5 GB/s NIC per node, 4 GPUs each; two nodes on each side. */
@@ -546,8 +584,8 @@ test_preset_errors(void)
          "t.ini:21: [preset] oversubscription: does not apply when fabric is not fat_tree"},
         {0, "fabric = switch", "fabric = fat_tree\noversubscription = 0.5\nnodes_per_leaf = 1", INI,
          MS_INI_ERROR_VALUE, "t.ini:20: [preset] oversubscription: 0.5 out of range"},
-        {0, "fabric = switch", "fabric = fat_tree\nnodes_per_leaf = 3\noversubscription = 1", INI,
-         MS_INI_ERROR_VALUE, "t.ini:20: [preset] nodes_per_leaf: 3 out of range"},
+        {0, "fabric = switch", "fabric = fat_tree\nnodes_per_leaf = 0\noversubscription = 1", INI,
+         MS_INI_ERROR_VALUE, "t.ini:20: [preset] nodes_per_leaf: 0 out of range"},
         {0, "nics = per_gpu", "nics = per_node", INI, MS_INI_ERROR_MISSING,
          "[preset] gpu_nic_bandwidth: required key is missing"},
         {0, "gpus_per_node = 2", "gpus_per_node = 1025", INI, MS_INI_ERROR_VALUE,
@@ -685,7 +723,9 @@ test_cli(void)
     g_autofree char *out = NULL, *err = NULL;
     const char *list[] = {"topo", "list", NULL};
     CU_ASSERT_EQUAL(ms_test_run_moesim(list, &out, &err), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx-a100-128node     1024    128"));
+    /* The name column is as wide as the longest name. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx-a100-128node        1024    128"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx-h100-256node-2to1   2048    256"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "dgx1-v100"));
     g_clear_pointer(&out, g_free);
     g_clear_pointer(&err, g_free);

@@ -94,6 +94,7 @@ ms_topology_free(MsTopology *topo)
         return;
     }
     topo_routes_clear(topo);
+    topo_shape_free(topo->shape);
     g_mutex_clear(&topo->route_lock);
     for (guint i = 0; i < topo->given->len; i++) {
         g_free(g_array_index(topo->given, TopoGivenRoute, i).links);
@@ -274,6 +275,9 @@ topo_finish(MsTopology *topo)
     topo->nics_per_node = per_node_count(topo, MS_DEVICE_NIC);
     g_array_sort(topo->given, cmp_given);
     topo->routes = g_new0(TopoRouteTable *, n);
+    if (topo->shape) {
+        topo->gpu_blocks = g_new0(TopoRouteBlock **, MAX(topo->n_gpus, 1));
+    }
 }
 
 const char *

@@ -59,6 +59,51 @@ typedef struct {
 
 typedef struct _TopoScratch TopoScratch;
 
+/* How a fat tree spreads traffic over its equal-cost spines (docs/topology.md, "Fat trees"). */
+typedef enum {
+    TOPO_SPREAD_D_MOD_K, /* by destination: the destination NIC's leaf port modulo the spines */
+    TOPO_SPREAD_ECMP,    /* by a fixed hash of the (source, destination) device pair */
+} TopoSpread;
+
+/* The shape of a preset, recorded as it is built, so that a route between two GPUs is computed
+ * from it in constant time (topology_shape.c) instead of searched: per-source route tables cost
+ * devices x GPUs of memory once every GPU sends, which at 16384 GPUs does not fit. Every node of
+ * a preset has the same links in the same order, so node k's link with local offset o is
+ * k x node_links + o; the offsets below are node 0's. */
+typedef struct {
+    guint gpn, nics_per_node;
+    guint intra;        /* 0 none, 1 through a node switch, 2 NVLink mesh */
+    gboolean per_gpu;   /* NIC i of a node serves GPU i, else one NIC serves them all */
+    guint32 node_links; /* links per node */
+    guint32 *intra_up;  /* [gpn] gpu -> node switch */
+    guint32 *intra_dn;  /* [gpn] node switch -> gpu */
+    guint32 *mesh;      /* [gpn x gpn] gpu a -> gpu b */
+    guint32 *gpu_nic;   /* [gpn] gpu -> its NIC */
+    guint32 *nic_gpu;   /* [gpn] its NIC -> gpu */
+    guint32 *nic_up;    /* [nics_per_node] NIC -> network */
+    guint32 *nic_dn;    /* [nics_per_node] network -> NIC */
+    /* Fat tree; n_leaves 0 for a switch fabric or no network. Leaves are grouped in pods of
+     * pod_leaves (all leaves with two tiers); each leaf links to the `spines` spines of its pod,
+     * spine j of every pod to the core_group cores of group j (no cores: core_group 0). */
+    gboolean rail;            /* a leaf per rail per group of nodes */
+    guint per_leaf, n_leaves; /* nodes a leaf serves, leaves */
+    guint leaf_ports;         /* NIC ports of a leaf */
+    guint spines;             /* per pod; 0 with a single leaf */
+    guint pod_leaves, n_pods, core_group;
+    TopoSpread spread;
+    guint32 first_spine_link; /* leaf k -> spine j of its pod: + 2 (k spines + j) */
+    guint32 first_core_link;  /* spine i -> core c of its group: + 2 (i core_group + c) */
+} TopoShape;
+
+/* GPU-to-GPU routes of a preset, in blocks of TOPO_BLOCK destination ranks per source rank:
+ * links[start[i] .. start[i+1]) is the route to the block's i-th rank. Built on first use,
+ * published with an atomic pointer store, never changed or moved after. */
+#define TOPO_BLOCK 64u
+typedef struct {
+    guint32 start[TOPO_BLOCK + 1];
+    guint32 links[];
+} TopoRouteBlock;
+
 struct _MsTopology {
     char *name;
     char *description;
@@ -81,7 +126,9 @@ struct _MsTopology {
     /* Route cache: one table per source, published with an atomic pointer store. */
     GMutex route_lock;
     TopoRouteTable **routes;
-    TopoScratch *scratch; /* search state reused under route_lock */
+    TopoScratch *scratch;         /* search state reused under route_lock */
+    TopoShape *shape;             /* presets only */
+    TopoRouteBlock ***gpu_blocks; /* presets: per source rank, its blocks (both lazily) */
 };
 
 /* Builder, used by the loaders in this order: topo_new, topo_add_device..., topo_add_link...,
@@ -140,6 +187,20 @@ gboolean topo_group_device(const MsTopology *topo, const MsIni *ini, const char 
                            const char *name, guint *device, GError **error);
 /* Device names: 1..TOPO_MAX_NAME characters of [A-Za-z0-9._-]. */
 gboolean topo_valid_name(const char *name);
+
+/* Preset shapes (topology_shape.c). A route between GPU ranks from the shape alone, into out
+ * (at least TOPO_SHAPE_HOPS entries); returns its length. */
+#define TOPO_SHAPE_HOPS 8
+guint topo_shape_gpu_route(const MsTopology *topo, guint src_rank, guint dst_rank, guint32 *out);
+/* Moves the spine hop of a searched route from src to dst (leaf -> spine -> leaf) onto the spine
+ * the fabric's spreading picks; routes without one are left alone. */
+void topo_shape_respine(const MsTopology *topo, guint src, guint dst, guint32 *links, guint n);
+/* The spine index j (within a pod) and core c (within group j) a fat tree sends traffic from
+ * device src to device dst through (dst: a GPU, a NIC or, for routes that end at a switch, that
+ * switch). */
+void topo_shape_pick(const TopoShape *shape, const MsTopology *topo, guint src, guint dst,
+                     guint *spine, guint *core);
+void topo_shape_free(TopoShape *shape);
 
 /* The two forms. Both return an unfinished topology (devices and links only). */
 MsTopology *topo_build_preset(const MsIni *ini, const char *name, const char *description,

@@ -1,9 +1,11 @@
 /* topology_route: routes between devices and the load-time check that every GPU reaches every
  * other. A route is a fewest-hops path (at most TOPO_MAX_HOPS links); ties go to the larger
- * bottleneck bandwidth, then the lower latency, then the lower index of the previous device.
- * GPUs never forward, and a NIC forwards only between its host side and the network. Routes are
- * computed per source on first use and cached; the search ignores calibration changes (it uses
- * the figures as loaded). */
+ * bottleneck bandwidth, then the lower latency, then the lower index of the previous device
+ * (in a preset's fat tree, the spine its routing picks instead). GPUs never forward, and a NIC
+ * forwards only between its host side and the network. Routes are computed per source on first
+ * use and cached; the search ignores calibration changes (it uses the figures as loaded). In a
+ * preset, routes between GPUs come from its shape (topology_shape.c), cached in blocks of
+ * TOPO_BLOCK destinations, so memory follows the pairs used rather than sources x devices. */
 #include "topology_private.h"
 
 #include <string.h>
@@ -261,6 +263,7 @@ build_table(MsTopology *topo, guint src)
                  lab = LABEL(s, lab)->pred) {
                 t->links[--i] = LABEL(s, lab)->link;
             }
+            topo_shape_respine(topo, src, d, t->links + at, hops[d]);
         }
         at += hops[d];
     }
@@ -288,10 +291,90 @@ table_for(const MsTopology *ctopo, guint src)
     return t;
 }
 
+/* The given route from src to dst, or NULL. */
+static const TopoGivenRoute *
+given_find(const MsTopology *topo, guint src, guint dst)
+{
+    guint lo = 0, hi = topo->given->len;
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        const TopoGivenRoute *g = &g_array_index(topo->given, TopoGivenRoute, mid);
+        if (g->src < src || (g->src == src && g->dst < dst)) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    const TopoGivenRoute *g =
+        lo < topo->given->len ? &g_array_index(topo->given, TopoGivenRoute, lo) : NULL;
+    return g && g->src == src && g->dst == dst ? g : NULL;
+}
+
+/* Routes from rank src to the ranks of block b: given ones as given, the others from the shape. */
+static TopoRouteBlock *
+build_block(const MsTopology *topo, guint src, guint b)
+{
+    guint first = b * TOPO_BLOCK, count = MIN(TOPO_BLOCK, topo->n_gpus - first);
+    guint32 buf[TOPO_BLOCK * TOPO_SHAPE_HOPS], len[TOPO_BLOCK];
+    const TopoGivenRoute *given[TOPO_BLOCK];
+    guint32 total = 0, used = 0;
+    for (guint i = 0; i < count; i++) {
+        given[i] = topo->given->len
+                       ? given_find(topo, topo->gpu_devices[src], topo->gpu_devices[first + i])
+                       : NULL;
+        len[i] = given[i] ? given[i]->n : topo_shape_gpu_route(topo, src, first + i, buf + used);
+        used += given[i] ? 0 : len[i];
+        total += len[i];
+    }
+    TopoRouteBlock *blk = g_malloc(sizeof(TopoRouteBlock) + sizeof(guint32) * MAX(total, 1));
+    guint32 at = 0;
+    used = 0;
+    for (guint i = 0; i < count; i++) {
+        blk->start[i] = at;
+        memcpy(blk->links + at, given[i] ? given[i]->links : buf + used, sizeof(guint32) * len[i]);
+        used += given[i] ? 0 : len[i];
+        at += len[i];
+    }
+    for (guint i = count; i <= TOPO_BLOCK; i++) {
+        blk->start[i] = at;
+    }
+    return blk;
+}
+
+/* A preset's route between two GPU ranks; the same lock-free publication as table_for. */
+static const guint32 *
+gpu_route(const MsTopology *ctopo, guint src, guint dst, guint *n_links)
+{
+    MsTopology *topo = (MsTopology *)ctopo;
+    guint b = dst / TOPO_BLOCK, i = dst % TOPO_BLOCK;
+    TopoRouteBlock **blocks = g_atomic_pointer_get(&topo->gpu_blocks[src]);
+    TopoRouteBlock *blk = blocks ? g_atomic_pointer_get(&blocks[b]) : NULL;
+    if (blk == NULL) {
+        g_mutex_lock(&topo->route_lock);
+        blocks = topo->gpu_blocks[src];
+        if (blocks == NULL) {
+            blocks = g_new0(TopoRouteBlock *, (topo->n_gpus + TOPO_BLOCK - 1) / TOPO_BLOCK);
+            g_atomic_pointer_set(&topo->gpu_blocks[src], blocks);
+        }
+        blk = blocks[b];
+        if (blk == NULL) {
+            blk = build_block(topo, src, b);
+            g_atomic_pointer_set(&blocks[b], blk);
+        }
+        g_mutex_unlock(&topo->route_lock);
+    }
+    *n_links = blk->start[i + 1] - blk->start[i];
+    return blk->links + blk->start[i];
+}
+
 const guint32 *
 ms_topology_route(const MsTopology *topo, guint src, guint dst, guint *n_links, GError **error)
 {
     g_return_val_if_fail(src < topo->devices->len && dst < topo->devices->len, NULL);
+    if (topo->shape && topo_dev(topo, src)->kind == MS_DEVICE_GPU &&
+        topo_dev(topo, dst)->kind == MS_DEVICE_GPU) {
+        return gpu_route(topo, topo_dev(topo, src)->rank, topo_dev(topo, dst)->rank, n_links);
+    }
     const TopoRouteTable *t = table_for(topo, src);
     if (!t->reach[dst]) {
         g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNREACHABLE,
@@ -337,6 +420,16 @@ ms_topology_route_bandwidth(const MsTopology *topo, const guint32 *route, guint 
 void
 topo_routes_clear(MsTopology *topo)
 {
+    if (topo->gpu_blocks) {
+        guint n_blocks = (topo->n_gpus + TOPO_BLOCK - 1) / TOPO_BLOCK;
+        for (guint r = 0; r < topo->n_gpus; r++) {
+            for (guint b = 0; topo->gpu_blocks[r] && b < n_blocks; b++) {
+                g_free(topo->gpu_blocks[r][b]);
+            }
+            g_free(topo->gpu_blocks[r]);
+        }
+        g_clear_pointer(&topo->gpu_blocks, g_free);
+    }
     if (topo->routes) {
         for (guint d = 0; d < topo->devices->len; d++) {
             g_free(topo->routes[d]);
@@ -446,6 +539,11 @@ reach_verdict(const MsTopology *topo, const Reach *r, guint base, guint count, g
 gboolean
 topo_check_connected(MsTopology *topo, guint *src, guint *dst)
 {
+    if (topo->shape) {
+        /* A preset joins every GPU pair by construction (topo_shape_gpu_route), and at 16384
+         * GPUs the search below would be most of the load time. */
+        return TRUE;
+    }
     guint n_states = topo->devices->len * 2;
     Reach r = {
         g_new(guint64, n_states), g_new0(guint64, n_states), g_new0(guint64, n_states),

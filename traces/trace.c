@@ -52,6 +52,42 @@ check_limit(const char *field, guint64 value, guint64 max, GError **error)
     return TRUE;
 }
 
+/* A node limit is the layout (expert_nodes, dividing the experts) and the limit together, and the
+ * max_nodes nodes a token may reach must hold its top_k experts. */
+static gboolean
+check_node_limit(const MsTraceHeader *h, GError **error)
+{
+    if (h->expert_nodes == 0 && h->max_nodes == 0) {
+        return TRUE;
+    }
+    if (h->expert_nodes == 0 || h->max_nodes == 0) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_HEADER,
+                    "%s is given without %s: a node limit needs both",
+                    h->max_nodes ? "max_nodes" : "expert_nodes",
+                    h->max_nodes ? "expert_nodes" : "max_nodes");
+        return FALSE;
+    }
+    if (h->experts % h->expert_nodes != 0) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "expert_nodes = %u does not divide experts = %u into equal blocks",
+                    h->expert_nodes, h->experts);
+        return FALSE;
+    }
+    if (h->max_nodes > h->expert_nodes) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "max_nodes = %u exceeds expert_nodes = %u", h->max_nodes, h->expert_nodes);
+        return FALSE;
+    }
+    guint64 reach = (guint64)h->max_nodes * (h->experts / h->expert_nodes);
+    if (h->top_k > reach) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "top_k = %u experts do not fit on max_nodes = %u nodes of %u experts each",
+                    h->top_k, h->max_nodes, h->experts / h->expert_nodes);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean
 ms_trace_header_validate(const MsTraceHeader *header, GError **error)
 {
@@ -74,6 +110,9 @@ ms_trace_header_validate(const MsTraceHeader *header, GError **error)
                     "layers x ranks x experts = %u x %u x %u = %" G_GUINT64_FORMAT
                     " exceeds the limit of %" G_GUINT64_FORMAT " count cells per iteration",
                     header->layers, header->ranks, header->experts, cells, MS_TRACE_MAX_CELLS);
+        return FALSE;
+    }
+    if (!check_node_limit(header, error)) {
         return FALSE;
     }
     if (memchr(header->generator, '\0', sizeof(header->generator)) == NULL) {
@@ -114,6 +153,7 @@ ms_trace_header_equal(const MsTraceHeader *a, const MsTraceHeader *b)
 {
     return a->experts == b->experts && a->layers == b->layers && a->ranks == b->ranks &&
            a->top_k == b->top_k && a->tokens_per_rank == b->tokens_per_rank &&
+           a->expert_nodes == b->expert_nodes && a->max_nodes == b->max_nodes &&
            strcmp(a->generator, b->generator) == 0;
 }
 
@@ -131,6 +171,23 @@ guint
 ms_trace_header_path_len(const MsTraceHeader *header)
 {
     return header->layers * header->top_k;
+}
+
+guint
+ms_trace_nodes_reached(guint32 experts, guint32 nodes, const guint32 *ids, guint top_k)
+{
+    guint32 per_node = experts / nodes, seen[MS_TRACE_MAX_TOP_K];
+    guint n = 0;
+    for (guint i = 0; i < top_k; i++) {
+        guint32 node = ids[i] / per_node, j = 0;
+        while (j < n && seen[j] != node) {
+            j++;
+        }
+        if (j == n) {
+            seen[n++] = node;
+        }
+    }
+    return n;
 }
 
 static gboolean
@@ -180,6 +237,17 @@ ms_trace_check_token(const MsTraceHeader *header, guint64 rank, const guint32 *e
                     return FALSE;
                 }
             }
+        }
+        guint reached = header->max_nodes
+                            ? ms_trace_nodes_reached(header->experts, header->expert_nodes, ids, k)
+                            : 0;
+        if (reached > header->max_nodes) {
+            g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_PATH,
+                        "layer %u: the token's experts sit on %u nodes, more than max_nodes = %u "
+                        "(expert_nodes = %u, %u experts each)",
+                        layer, reached, header->max_nodes, header->expert_nodes,
+                        header->experts / header->expert_nodes);
+            return FALSE;
         }
     }
     return TRUE;

@@ -55,14 +55,20 @@ typedef enum {
 const char *ms_trace_format_name(MsTraceFormat format);
 
 /* A plain value record (copy it freely). tokens_per_rank 0 means "not fixed": when non-zero every
- * rank routes exactly that many tokens in every iteration. generator is provenance (the command
- * that produced the trace), empty when unknown; it never holds a newline. */
+ * rank routes exactly that many tokens in every iteration. A node limit (DeepSeek-V3's
+ * node-limited routing) is declared by expert_nodes and max_nodes together, 0 when absent:
+ * experts sit on expert_nodes nodes in contiguous blocks (expert e on node
+ * e / (experts / expert_nodes)) and each token's top_k experts at each layer span at most
+ * max_nodes of them. generator is provenance (the command that produced the trace), empty when
+ * unknown; it never holds a newline. */
 typedef struct {
     guint32 experts;
     guint32 layers; /* MoE layers only */
     guint32 ranks;
     guint32 top_k;
     guint32 tokens_per_rank;
+    guint32 expert_nodes;
+    guint32 max_nodes;
     char generator[MS_TRACE_GENERATOR_MAX];
 } MsTraceHeader;
 
@@ -71,8 +77,9 @@ void ms_trace_header_init(MsTraceHeader *header);
 /* The same, then sets the shape (tokens_per_rank 0, no generator); nothing is validated. */
 void ms_trace_header_init_shape(MsTraceHeader *header, guint32 experts, guint32 layers,
                                 guint32 ranks, guint32 top_k);
-/* Checks every field against the limits and each other (top_k <= experts, the cell bound).
- * FALSE with MS_TRACE_ERROR_LIMIT naming the field and the bad value. */
+/* Checks every field against the limits and each other (top_k <= experts, the cell bound, a
+ * node limit that the layout can meet). FALSE with MS_TRACE_ERROR_LIMIT naming the field and the
+ * bad value, or MS_TRACE_ERROR_HEADER when only one of expert_nodes and max_nodes is set. */
 gboolean ms_trace_header_validate(const MsTraceHeader *header, GError **error);
 /* Sets the provenance line; FALSE with MS_TRACE_ERROR_LIMIT when too long or multi-line. */
 gboolean ms_trace_header_set_generator(MsTraceHeader *header, const char *text, GError **error);
@@ -82,10 +89,14 @@ gboolean ms_trace_header_equal(const MsTraceHeader *a, const MsTraceHeader *b);
 guint ms_trace_header_expert_bits(const MsTraceHeader *header);
 /* Number of expert ids in a token record: layers * top_k. */
 guint ms_trace_header_path_len(const MsTraceHeader *header);
+/* The number of distinct nodes among the top_k ids of one layer when experts sit on `nodes`
+ * nodes in contiguous blocks (nodes divides experts). */
+guint ms_trace_nodes_reached(guint32 experts, guint32 nodes, const guint32 *ids, guint top_k);
 
 /* Checks of one record's fields against a header, shared by MsRouting and the writer:
  * MS_TRACE_ERROR_RANGE for a layer, rank or expert id out of range, MS_TRACE_ERROR_PATH for an
- * expert chosen twice within one layer's top_k (experts holds layers * top_k ids, layer-major). */
+ * expert chosen twice within one layer's top_k or, under a declared node limit, a layer whose
+ * experts span more than max_nodes nodes (experts holds layers * top_k ids, layer-major). */
 gboolean ms_trace_check_count(const MsTraceHeader *header, guint64 layer, guint64 rank,
                               guint64 expert, GError **error);
 gboolean ms_trace_check_token(const MsTraceHeader *header, guint64 rank, const guint32 *experts,

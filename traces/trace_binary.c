@@ -10,6 +10,7 @@ enum {
     TAG_END = 0x00,
     TAG_COUNT = 0x01,
     TAG_TOKEN = 0x02,
+    TAG_NODES = 0x03, /* the header's node limit, right after the generator */
 };
 
 struct _MsTraceBinary {
@@ -187,6 +188,29 @@ read_generator(MsTraceBinary *b, MsTraceHeader *header, GError **error)
     return TRUE;
 }
 
+/* The optional node limit: tag 0x03, then expert_nodes and max_nodes; a trace without one has
+ * its first record (or end) here, which is put back. */
+static gboolean
+read_node_limit(MsTraceBinary *b, MsTraceHeader *header, GError **error)
+{
+    int tag = getc(b->file);
+    if (tag != TAG_NODES) {
+        if (tag != EOF) {
+            ungetc(tag, b->file);
+        }
+        return TRUE;
+    }
+    b->offset++;
+    guint64 nodes = 0, max = 0;
+    if (!read_varint(b, "node limit", "expert_nodes", MS_TRACE_MAX_EXPERTS, &nodes, error) ||
+        !read_varint(b, "node limit", "max_nodes", MS_TRACE_MAX_EXPERTS, &max, error)) {
+        return FALSE;
+    }
+    header->expert_nodes = (guint32)nodes;
+    header->max_nodes = (guint32)max;
+    return TRUE;
+}
+
 gboolean
 ms_trace_binary_read_header(MsTraceBinary *b, MsTraceHeader *header, GError **error)
 {
@@ -209,7 +233,7 @@ ms_trace_binary_read_header(MsTraceBinary *b, MsTraceHeader *header, GError **er
         }
         *fields[i] = (guint32)v;
     }
-    if (!read_generator(b, header, error)) {
+    if (!read_generator(b, header, error) || !read_node_limit(b, header, error)) {
         return FALSE;
     }
     if (!ms_trace_header_validate(header, error)) {
@@ -369,6 +393,10 @@ ms_trace_binary_read_record(MsTraceBinary *b, MsTraceRecord *rec, GError **error
     case TAG_TOKEN:
         b->records++;
         return read_token(b, rec, error);
+    case TAG_NODES:
+        fail(b, b->record_offset, error, MS_TRACE_ERROR_FORMAT,
+             "node limit (tag 0x03) among the records: it belongs right after the generator");
+        return MS_TRACE_READ_ERROR;
     default:
         fail(b, b->record_offset, error, MS_TRACE_ERROR_FORMAT,
              "unknown record tag 0x%02x (expected 0x00 end, 0x01 count or 0x02 token)", tag);
@@ -403,6 +431,11 @@ ms_trace_binary_encode_header(MsTraceBinary *b, GString *out, const MsTraceHeade
     gsize len = strlen(h->generator);
     put_varint(out, len);
     g_string_append_len(out, h->generator, (gssize)len);
+    if (h->max_nodes) {
+        g_string_append_c(out, TAG_NODES);
+        put_varint(out, h->expert_nodes);
+        put_varint(out, h->max_nodes);
+    }
     b->header = *h;
     b->bits = ms_trace_header_expert_bits(h);
     b->path_len = ms_trace_header_path_len(h);

@@ -1,6 +1,7 @@
 /* trace_gen: the generative model of docs/trace-format.md. Sampling is in 32-bit fixed point
- * (systematic sampling of top_k distinct experts with exact inclusion probabilities), driven by
- * xoshiro256** seeded through splitmix64, so the output depends only on the parameters. */
+ * (systematic sampling of top_k distinct experts with exact inclusion probabilities) or, under
+ * a node limit, by affinity keys and DeepSeek-V3's node selection; driven by xoshiro256** seeded
+ * through splitmix64, so the output depends only on the parameters. */
 #include "trace_gen.h"
 
 #include <math.h>
@@ -50,6 +51,8 @@ static const SpecKey spec_keys[] = {
     DOUBLE_KEY("drift", drift, 0.0, 1.0),
     UINT_KEY("seed", seed, 0, G_MAXUINT64),
     {"records", KEY_RECORDS, 0, 0, 0, 0, 0},
+    UINT_KEY("expert_nodes", expert_nodes, 1, MS_TRACE_MAX_EXPERTS),
+    UINT_KEY("max_nodes", max_nodes, 1, MS_TRACE_MAX_EXPERTS),
 };
 
 void
@@ -74,7 +77,7 @@ static const char *
 known_keys(void)
 {
     return "ranks, experts, layers, top_k, tokens, iterations, zipf, hot, corr, drift, seed, "
-           "records";
+           "records, expert_nodes, max_nodes";
 }
 
 static gboolean
@@ -207,6 +210,27 @@ check_ranges(const MsTraceGenParams *p, GError **error)
     return TRUE;
 }
 
+/* The node limit as the trace header will declare it (both keys or neither, a layout that
+ * divides the experts and holds top_k on max_nodes nodes). */
+static gboolean
+check_node_limit(const MsTraceGenParams *p, GError **error)
+{
+    if (p->expert_nodes == 0 && p->max_nodes == 0) {
+        return TRUE;
+    }
+    MsTraceHeader h;
+    ms_trace_header_init_shape(&h, p->experts, p->layers, p->ranks, p->top_k);
+    h.expert_nodes = p->expert_nodes;
+    h.max_nodes = p->max_nodes;
+    g_autoptr(GError) local = NULL;
+    if (!ms_trace_header_validate(&h, &local)) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
+                    "node-limited routing: %s", local->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean
 ms_trace_gen_params_validate(const MsTraceGenParams *p, GError **error)
 {
@@ -216,6 +240,9 @@ ms_trace_gen_params_validate(const MsTraceGenParams *p, GError **error)
     if (p->top_k > p->experts) {
         g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
                     "top_k=%u exceeds experts=%u", p->top_k, p->experts);
+        return FALSE;
+    }
+    if (!check_node_limit(p, error)) {
         return FALSE;
     }
     MsTraceHeader h;
@@ -267,6 +294,9 @@ ms_trace_gen_params_to_spec(const MsTraceGenParams *p)
     append_double(s, p->drift);
     g_string_append_printf(s, ",seed=%" G_GUINT64_FORMAT ",records=%s", p->seed,
                            p->counts ? "counts" : "tokens");
+    if (p->max_nodes) {
+        g_string_append_printf(s, ",expert_nodes=%u,max_nodes=%u", p->expert_nodes, p->max_nodes);
+    }
     return g_string_free(s, FALSE);
 }
 
@@ -283,6 +313,10 @@ struct _MsTraceGen {
     guint64 corr_below, drift_below; /* a 32-bit draw below this succeeds */
     guint32 next_iteration;
     guint32 *path;
+    /* Node-limited routing: 1 / p of each popularity rank, and per layer scratch: ordering
+     * value and popularity rank of each expert, score of each node, the chosen nodes. */
+    double *inv_p, *aff, *score, *pool;
+    guint32 *rank_of, *nodes;
 };
 
 static guint64
@@ -514,6 +548,19 @@ ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
         }
     }
     g->path = g_new(guint32, ms_trace_header_path_len(&g->header));
+    if (params->max_nodes) {
+        g->header.expert_nodes = params->expert_nodes;
+        g->header.max_nodes = params->max_nodes;
+        g->inv_p = g_new(double, n);
+        for (guint i = 0; i < n; i++) {
+            g->inv_p[i] = 1.0 / g->p[i]; /* INFINITY for a zero popularity: affinity 0 */
+        }
+        g->aff = g_new(double, n);
+        g->rank_of = g_new(guint32, n);
+        g->score = g_new(double, params->expert_nodes);
+        g->nodes = g_new(guint32, params->max_nodes);
+        g->pool = g_new(double, (gsize)params->max_nodes *(n / params->expert_nodes));
+    }
     return g;
 }
 
@@ -528,6 +575,12 @@ ms_trace_gen_free(MsTraceGen *g)
     g_free(g->cluster_cum);
     g_free(g->sigma);
     g_free(g->path);
+    g_free(g->inv_p);
+    g_free(g->aff);
+    g_free(g->rank_of);
+    g_free(g->score);
+    g_free(g->nodes);
+    g_free(g->pool);
     g_free(g);
 }
 
@@ -589,11 +642,98 @@ choose_layer(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *picks, g
     return cluster_of(picks[*primary], k, g->clusters);
 }
 
+/* The m largest of values[0..n) into best (indices, by value descending, ties to the lower
+ * index): a partial insertion sort, m is small. Returns how many it placed (min(m, n)). */
+static guint
+best_of(const double *values, guint n, guint m, guint32 *best)
+{
+    guint have = 0;
+    for (guint32 i = 0; i < n; i++) {
+        if (have == m && values[i] <= values[best[m - 1]]) {
+            continue;
+        }
+        guint at = have < m ? have++ : m - 1;
+        while (at > 0 && values[best[at - 1]] < values[i]) {
+            best[at] = best[at - 1];
+            at--;
+        }
+        best[at] = i;
+    }
+    return have;
+}
+
+static int
+compare_u32(const void *a, const void *b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The affinity behind an ordering value of choose_limited. */
+static inline double
+affinity(double v)
+{
+    return v > 0 ? v : exp(v);
+}
+
+/* One layer of node-limited routing, the DeepSeek-V3 way: every expert gets an affinity, a node
+ * scores the sum of its q = ceil(top_k / max_nodes) best affinities, the max_nodes best nodes
+ * are kept and the token takes the top_k best experts on them, best first. The affinity of
+ * popularity rank i is u^(1/p_i) for a uniform u (Efraimidis-Spirakis keys: the top_k of them
+ * are a popularity-weighted draw without replacement), plus 1 for the ranks of the group a
+ * following token follows, so that it prefers them wherever the limit allows. Experts are
+ * ordered by log(u) / p_i (or 1 + u^(1/p_i) when boosted), which orders them as the affinity
+ * does without an exp per expert. Returns the group of the best expert's rank, which the next
+ * layer follows. */
+static guint32
+choose_limited(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *out)
+{
+    guint n = g->params.experts, k = g->params.top_k, nodes = g->params.expert_nodes;
+    guint m = g->params.max_nodes, per = n / nodes, q = MIN((k + m - 1) / m, per);
+    const guint32 *sigma = g->sigma + (gsize)layer * n;
+    guint32 follow = G_MAXUINT32;
+    if (rand32(g) < g->corr_below) {
+        follow = layer == 0 ? find_interval(g->cluster_cum, g->clusters, rand32(g)) : prev_cluster;
+    }
+    double *v = g->aff;
+    for (guint i = 0; i < n; i++) {
+        double key = log(((double)rand32(g) + 0.5) / (double)ONE) * g->inv_p[i];
+        v[sigma[i]] = i / k == follow ? 1.0 + exp(key) : key;
+        g->rank_of[sigma[i]] = i;
+    }
+    guint32 top[MS_TRACE_MAX_TOP_K];
+    for (guint node = 0; node < nodes; node++) {
+        guint have = best_of(v + (gsize)node * per, per, q, top);
+        g->score[node] = 0;
+        for (guint i = 0; i < have; i++) {
+            g->score[node] += affinity(v[(gsize)node * per + top[i]]);
+        }
+    }
+    guint kept = best_of(g->score, nodes, m, g->nodes);
+    /* The top_k over the kept nodes' experts, gathered in expert order so that ties still go to
+     * the lower expert. */
+    qsort(g->nodes, kept, sizeof(guint32), compare_u32);
+    for (guint c = 0; c < kept; c++) {
+        memcpy(g->pool + (gsize)c * per, v + (gsize)g->nodes[c] * per, per * sizeof(double));
+    }
+    guint got = best_of(g->pool, kept * per, k, out);
+    for (guint i = 0; i < got; i++) {
+        out[i] = g->nodes[out[i] / per] * per + out[i] % per;
+    }
+    return cluster_of(g->rank_of[out[0]], k, g->clusters);
+}
+
 static void
 token_path(MsTraceGen *g, guint32 *path)
 {
     guint k = g->params.top_k, n = g->params.experts;
     guint32 picks[MS_TRACE_MAX_TOP_K], cluster = 0;
+    if (g->params.max_nodes) {
+        for (guint l = 0; l < g->params.layers; l++) {
+            cluster = choose_limited(g, l, cluster, path + (gsize)l * k);
+        }
+        return;
+    }
     for (guint l = 0; l < g->params.layers; l++) {
         guint primary = 0;
         cluster = choose_layer(g, l, cluster, picks, &primary);

@@ -1,7 +1,8 @@
 /* trace_gen: synthetic expert-selection traces. Expert popularity follows a Zipf law (or is
  * calibrated to a target hottest-expert share), a token's path is correlated across layers
- * through expert groups, and popularity drifts between iterations; all of it driven by a seeded
- * PRNG owned by the generator, so the same parameters always give the same trace. The model is
+ * through expert groups, popularity drifts between iterations, and tokens may be limited to the
+ * experts of a few nodes (DeepSeek-V3's node-limited routing); all of it driven by a seeded PRNG
+ * owned by the generator, so the same parameters always give the same trace. The model is
  * specified in docs/trace-format.md ("Generator"). Ignores sequence position and per-rank skew. */
 #pragma once
 
@@ -44,22 +45,27 @@ typedef struct {
     double drift; /* per-iteration probability that a popularity rank swaps, [0, 1] */
     guint64 seed;
     gboolean counts; /* records=counts: iterations carry counts only, no paths */
+    /* Node-limited routing (DeepSeek-V3): experts on expert_nodes nodes in contiguous blocks,
+     * each token's experts at a layer on at most max_nodes of them; 0 and 0: no limit. */
+    guint32 expert_nodes, max_nodes;
 } MsTraceGenParams;
 
 /* Defaults: ranks=16, experts=16, layers=12, top_k=2, tokens=256, iterations=1, zipf=1,
- * corr=0, drift=0, seed=1, records=tokens. */
+ * corr=0, drift=0, seed=1, records=tokens, no node limit. */
 void ms_trace_gen_params_init(MsTraceGenParams *params);
 /* Sets one parameter by its spec key (ranks experts layers top_k tokens iterations zipf hot corr
- * drift seed records). FALSE with MS_TRACE_GEN_ERROR_KEY for an unknown key or
- * MS_TRACE_GEN_ERROR_VALUE naming key and value. */
+ * drift seed records expert_nodes max_nodes). FALSE with MS_TRACE_GEN_ERROR_KEY for an unknown
+ * key or MS_TRACE_GEN_ERROR_VALUE naming key and value. */
 gboolean ms_trace_gen_params_set(MsTraceGenParams *params, const char *key, const char *value,
                                  GError **error);
 /* Parses "KEY=VALUE,KEY=VALUE..." over the defaults, then validates. Errors name the key:
- * _KEY (unknown, repeated, no '='), _VALUE, _CONFLICT (zipf with hot, top_k > experts), _LIMIT. */
+ * _KEY (unknown, repeated, no '='), _VALUE, _CONFLICT (zipf with hot, top_k > experts, a node
+ * limit the layout cannot meet or only half given), _LIMIT. */
 gboolean ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *params, GError **error);
 /* Cross-field checks and limits (see parse). */
 gboolean ms_trace_gen_params_validate(const MsTraceGenParams *params, GError **error);
-/* The canonical spec of params (every key, fixed order); parsing it gives params back. */
+/* The canonical spec of params (every key, fixed order; the node-limit keys only when set);
+ * parsing it gives params back. */
 char *ms_trace_gen_params_to_spec(const MsTraceGenParams *params);
 
 typedef struct _MsTraceGen MsTraceGen;

@@ -10,13 +10,17 @@ typedef struct {
     guint64 iterations; /* iterations with a non-zero load at this layer */
     double hot, hot_max, max_mean, gini, entropy;
     double path_num, path_den, base_num;
+    guint64 node_tokens, node_sum; /* tokens counted, and the nodes they reach */
+    guint32 node_max;
 } LayerSums;
 
 struct _MsTraceStats {
     MsTraceHeader header;
     guint64 iterations, tokens, path_iterations;
     LayerSums *layers;
-    guint64 *loads; /* scratch: [experts] */
+    guint64 *loads;      /* scratch: [experts] */
+    guint32 nodes;       /* expert layout over nodes, 0: none */
+    guint64 *nodes_hist; /* [nodes + 1] */
 };
 
 static int
@@ -69,7 +73,40 @@ ms_trace_stats_new(const MsTraceHeader *header)
     s->header = *header;
     s->layers = g_new0(LayerSums, header->layers);
     s->loads = g_new(guint64, header->experts);
+    if (header->max_nodes) {
+        s->nodes = header->expert_nodes;
+        s->nodes_hist = g_new0(guint64, s->nodes + 1);
+    }
     return s;
+}
+
+gboolean
+ms_trace_stats_set_expert_nodes(MsTraceStats *s, guint32 nodes, GError **error)
+{
+    g_return_val_if_fail(s->iterations == 0, FALSE);
+    if (nodes == 0 || s->header.experts % nodes != 0) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "expert nodes = %u does not divide experts = %u into equal blocks", nodes,
+                    s->header.experts);
+        return FALSE;
+    }
+    s->nodes = nodes;
+    g_free(s->nodes_hist);
+    s->nodes_hist = g_new0(guint64, nodes + 1);
+    return TRUE;
+}
+
+guint32
+ms_trace_stats_expert_nodes(const MsTraceStats *s)
+{
+    return s->nodes;
+}
+
+const guint64 *
+ms_trace_stats_nodes_histogram(const MsTraceStats *s, guint *n)
+{
+    *n = s->nodes ? s->nodes + 1 : 0;
+    return s->nodes_hist;
 }
 
 void
@@ -80,6 +117,7 @@ ms_trace_stats_free(MsTraceStats *s)
     }
     g_free(s->layers);
     g_free(s->loads);
+    g_free(s->nodes_hist);
     g_free(s);
 }
 
@@ -236,6 +274,30 @@ add_paths(MsTraceStats *s, const MsRouting *r)
     g_free(p.touched);
 }
 
+/* Nodes each token's experts reach at each layer, under the layout. */
+static void
+add_nodes(MsTraceStats *s, const MsRouting *r)
+{
+    guint k = s->header.top_k;
+    guint32 ids[MS_TRACE_MAX_TOP_K];
+    for (guint32 layer = 0; layer < s->header.layers; layer++) {
+        LayerSums *sum = &s->layers[layer];
+        for (guint32 rank = 0; rank < s->header.ranks; rank++) {
+            for (guint32 t = 0; t < ms_routing_n_tokens(r, rank); t++) {
+                const guint16 *e = ms_routing_token_experts(r, rank, t, layer);
+                for (guint i = 0; i < k; i++) {
+                    ids[i] = e[i];
+                }
+                guint reached = ms_trace_nodes_reached(s->header.experts, s->nodes, ids, k);
+                sum->node_tokens++;
+                sum->node_sum += reached;
+                sum->node_max = MAX(sum->node_max, reached);
+                s->nodes_hist[reached]++;
+            }
+        }
+    }
+}
+
 void
 ms_trace_stats_add(MsTraceStats *s, const MsRouting *r)
 {
@@ -250,6 +312,9 @@ ms_trace_stats_add(MsTraceStats *s, const MsRouting *r)
     if (ms_routing_has_paths(r)) {
         s->path_iterations++;
         add_paths(s, r);
+        if (s->nodes) {
+            add_nodes(s, r);
+        }
     }
 }
 
@@ -290,6 +355,11 @@ ms_trace_stats_layer(const MsTraceStats *s, guint32 layer, MsTraceLayerStats *ou
         out->path_consistency = sum->path_num / sum->path_den;
         out->path_baseline = sum->base_num / sum->path_den;
     }
+    out->has_nodes = sum->node_tokens > 0;
+    if (out->has_nodes) {
+        out->nodes_mean = (double)sum->node_sum / (double)sum->node_tokens;
+        out->nodes_max = sum->node_max;
+    }
 }
 
 void
@@ -297,6 +367,7 @@ ms_trace_stats_summary(const MsTraceStats *s, MsTraceLayerStats *out)
 {
     memset(out, 0, sizeof(*out));
     double num = 0, den = 0, base = 0;
+    guint64 node_tokens = 0, node_sum = 0;
     guint32 layers = s->header.layers;
     for (guint32 l = 0; l < layers; l++) {
         MsTraceLayerStats one;
@@ -310,10 +381,15 @@ ms_trace_stats_summary(const MsTraceStats *s, MsTraceLayerStats *out)
         num += s->layers[l].path_num;
         den += s->layers[l].path_den;
         base += s->layers[l].base_num;
+        node_tokens += s->layers[l].node_tokens;
+        node_sum += s->layers[l].node_sum;
+        out->nodes_max = MAX(out->nodes_max, s->layers[l].node_max);
     }
     out->has_paths = den > 0;
     if (out->has_paths) {
         out->path_consistency = num / den;
         out->path_baseline = base / den;
     }
+    out->has_nodes = node_tokens > 0;
+    out->nodes_mean = node_tokens ? (double)node_sum / (double)node_tokens : 0;
 }

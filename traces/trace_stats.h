@@ -1,7 +1,8 @@
 /* trace_stats: what a trace says about expert load and token paths, accumulated one iteration at
  * a time: per MoE layer the hottest expert's share, max/mean load, Gini coefficient and entropy of
- * the expert loads, and the cross-layer path consistency Lina's inference scheduler relies on.
- * Loads are token-expert assignments summed over source ranks; placement is ignored. */
+ * the expert loads, the cross-layer path consistency Lina's inference scheduler relies on, and,
+ * given an expert layout over nodes, how many nodes each token's experts reach. Loads are
+ * token-expert assignments summed over source ranks; placement is otherwise ignored. */
 #pragma once
 
 #include <glib.h>
@@ -35,11 +36,24 @@ typedef struct {
     gboolean has_paths;  /* path figures below are set (paths exist and a next layer exists) */
     double path_consistency;
     double path_baseline;
+    gboolean has_nodes; /* node figures are set (an expert layout and token paths) */
+    double nodes_mean;  /* distinct nodes a token's top_k experts sit on, mean over tokens */
+    guint32 nodes_max;  /* and the most */
 } MsTraceLayerStats;
 
 typedef struct _MsTraceStats MsTraceStats;
 
+/* Counts nodes reached with the header's expert_nodes layout when it declares a node limit. */
 MsTraceStats *ms_trace_stats_new(const MsTraceHeader *header);
+/* Counts nodes reached with experts on `nodes` nodes in contiguous blocks instead (before any
+ * iteration is added). FALSE with MS_TRACE_ERROR_LIMIT when nodes is 0 or does not divide the
+ * experts. */
+gboolean ms_trace_stats_set_expert_nodes(MsTraceStats *stats, guint32 nodes, GError **error);
+/* The layout in use, 0 for none. */
+guint32 ms_trace_stats_expert_nodes(const MsTraceStats *stats);
+/* Token-layers whose experts reach exactly i nodes, i = 0 .. expert_nodes (*n = expert_nodes +
+ * 1); NULL without a layout. Owned by stats. */
+const guint64 *ms_trace_stats_nodes_histogram(const MsTraceStats *stats, guint *n);
 void ms_trace_stats_free(MsTraceStats *stats);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsTraceStats, ms_trace_stats_free)
 

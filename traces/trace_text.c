@@ -217,6 +217,9 @@ static const HeaderKey header_keys[] = {
     {"top_k", G_STRUCT_OFFSET(MsTraceHeader, top_k), 1, MS_TRACE_MAX_TOP_K, TRUE},
     {"tokens_per_rank", G_STRUCT_OFFSET(MsTraceHeader, tokens_per_rank), 0,
      MS_TRACE_MAX_TOKENS_PER_RANK, FALSE},
+    /* A node limit: both or neither, checked with the rest by ms_trace_header_validate. */
+    {"expert_nodes", G_STRUCT_OFFSET(MsTraceHeader, expert_nodes), 1, MS_TRACE_MAX_EXPERTS, FALSE},
+    {"max_nodes", G_STRUCT_OFFSET(MsTraceHeader, max_nodes), 1, MS_TRACE_MAX_EXPERTS, FALSE},
 };
 
 /* A "# generator: TEXT" comment in the header carries provenance. */
@@ -252,7 +255,8 @@ header_key(MsTraceText *t, MsTraceHeader *header, guint64 *seen_line, GError **e
     }
     if (i == G_N_ELEMENTS(header_keys)) {
         fail(t, error, MS_TRACE_ERROR_HEADER,
-             "unknown header key '%.*s' (known: experts, layers, ranks, top_k, tokens_per_rank)",
+             "unknown header key '%.*s' (known: experts, layers, ranks, top_k, tokens_per_rank, "
+             "expert_nodes, max_nodes)",
              (int)MIN(t->lens[0], 64), t->fields[0]);
         return FALSE;
     }
@@ -463,6 +467,10 @@ ms_trace_text_encode_header(GString *out, const MsTraceHeader *h)
                            h->layers, h->ranks, h->top_k);
     if (h->tokens_per_rank) {
         g_string_append_printf(out, "tokens_per_rank %u\n", h->tokens_per_rank);
+    }
+    if (h->max_nodes) {
+        g_string_append_printf(out, "expert_nodes %u\nmax_nodes %u\n", h->expert_nodes,
+                               h->max_nodes);
     }
 }
 
