@@ -141,10 +141,10 @@ connect_channels(const MsNcclComm *c, const MsNcclConfig *cfg, guint graph_chann
 }
 
 /* Channels per peer (paths.cc ncclTopoGetNchannels, v2.18 :669-691): a local NVLink peer 2 x
- * links, any other local peer 2; a remote one 1 in 2.10 and 2.11 (v2.10 paths.cc:486),
+ * links, any other local peer 2; a remote one 1 in 2.10 and 2.11 (v2.10 paths.cc:491),
  * NCCL_NCHANNELS_PER_NET_PEER (2) from 2.12.7, an automatic count from 2.20.3 (v2.22
- * paths.cc:714-729: 2 halved while 2 x nRanks > 4 x p2pnChannels, at least the NICs needed to
- * carry the GPU's CPU link) and from 2.29.2 (v2.30 paths.cc:938-947: one per close NIC, more
+ * paths.cc:715-729: 2 halved while 2 x nRanks > 4 x p2pnChannels, at least the NICs needed to
+ * carry the GPU's CPU link) and from 2.29.2 (v2.30 paths.cc:941-951: one per close NIC, more
  * when their bandwidth exceeds NCCL_P2P_PER_CHANNEL_NET_BW = 14 GB/s each). */
 static guint
 peer_channels(const MsNcclComm *c, const MsNcclConfig *cfg, const NcclNode *nd, guint g, guint p2p)
@@ -204,7 +204,7 @@ pow2_up(guint v)
     return p;
 }
 
-/* p2pnChannels and p2pnChannelsPerPeer (v2.18 paths.cc:693-725, v2.22 :737-770, v2.30
+/* p2pnChannels and p2pnChannelsPerPeer (v2.18 paths.cc:702-733, v2.22 :737-770, v2.30
  * :960-1003). */
 static void
 p2p_channels(MsNcclComm *c, const MsNcclConfig *cfg, const NcclNode *nodes, guint n_nodes)
@@ -348,7 +348,7 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
         c->tree_bw_intra = tree.bw_intra;
         c->tree_bw_inter = tree.bw_inter;
         c->ll128 = ll128_enabled(version, arch, MAX(ring.type_intra, tree.type_intra), type_inter);
-        /* comm->nChannels = min(tree, ring) (v2.18 src/init.cc:922). */
+        /* comm->nChannels = min(tree, ring) (v2.18 src/init.cc:935). */
         c->channels = connect_channels(c, cfg, MIN(ring.channels, tree.channels));
         c->algo_mask = cfg->algo_mask ? cfg->algo_mask : (1u << MS_NCCL_N_ALGOS) - 1;
         c->proto_mask = cfg->proto_mask ? cfg->proto_mask : (1u << MS_NCCL_N_PROTOS) - 1;

@@ -242,7 +242,7 @@ nccl_search(const NcclNode *nd, const NcclSearch *s, NcclGraph *g)
     }
     if (s->tree) {
         /* Pass 2: a tree raises its intra-node speed up the list while it stays below twice the
-         * inter-node one and the channels still fit (v2.10 search.cc:846-853, v2.18 :965-972). */
+         * inter-node one and the channels still fit (v2.10 search.cc:848-853, v2.18 :965-972). */
         guint j = 0;
         while (j + 1 < list->n && list->speeds[j] > g->bw_inter) {
             j++;

@@ -63,7 +63,7 @@ pieces(const MsNcclComm *c, guint64 nbytes, gboolean same_node, MsNcclP2p *out, 
     } else {
         /* The split's step: NCCL_BUFFSIZE / 8 until 2.15, p2pChunkSize from 2.16.2; pieces of
          * step/8 (step/2 across nodes from 2.20.3) .. step across nodes, 32 x step on one
-         * (v2.13.4 and v2.18 enqueue.cc:658-659, v2.20.3 enqueue.cc). */
+         * (v2.18 enqueue.cc:667-668, v2.20.3 enqueue.cc). */
         guint64 split = v < V(2, 16, 0) ? 512 * KIB : p2p_chunk(c);
         guint64 min = c->n_nodes > 1 && v >= V(2, 20, 0) ? split / 2 : split / 8;
         guint64 max = c->n_nodes > 1 ? split : 32 * split;
@@ -124,13 +124,14 @@ ms_nccl_p2p(const MsNcclComm *comm, guint64 nbytes, gboolean same_node, MsNcclP2
     }
     gboolean network = !same_node && comm->n_nodes > 1;
     if (out->proto == MS_NCCL_PROTO_LL) {
-        /* An LL step is 512 KiB / 8 of lines, half of them data (v2.18 primitives.h:49-51). */
+        /* An LL step is 512 KiB / 8 of lines, half of them data (v2.18
+         * src/collectives/device/primitives.h:49-51). */
         step = 32 * KIB;
     }
     out->chunk = MAX(MIN(step, piece), MIN(nbytes, 1));
     if (network) {
         /* A network connection sends a quarter of the step below one step of bytes, half below
-         * eight (v2.10 proxy.cc:263-281, v2.18 proxy.cc:603-617, v2.22 enqueue.cc:853-857);
+         * eight (v2.10 proxy.cc:263-281, v2.18 proxy.cc:605-618, v2.22 enqueue.cc:855-860);
          * until 2.21 the piece is compared, from 2.22 the whole send. */
         guint64 size = v < V(2, 22, 0) ? piece : nbytes;
         guint64 msg = size < step ? step / 4 : size < 8 * step ? step / 2 : step;

@@ -371,7 +371,7 @@ thread_threshold(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p)
  * channels, then halve threads while fewer than nc x nt x threshold bytes; from 2.20.3 the two
  * reductions run one after the other (v2.22 enqueue.cc:1614-1650). Simple adds a sync warp to
  * rings and four warps to trees, at least 3 warps from 2.13.4; trees use all 640 threads from
- * 2.22.3 (v2.22 enqueue.cc:1648). */
+ * 2.22.3 (v2.22 enqueue.cc:1655). */
 static void
 channels_threads(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p, guint64 nbytes,
                  MsNcclChoice *out)

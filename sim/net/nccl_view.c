@@ -27,7 +27,7 @@ figure(const Build *b, guint link)
     switch (l->klass) {
     case MS_LINK_NVLINK:
     case MS_LINK_NVSWITCH:
-        /* count x ncclTopoNVLinkBw (v2.18 src/graph/topo.cc:533-534) */
+        /* count x ncclTopoNVLinkBw (v2.18 src/graph/topo.cc:528-530) */
         return ms_topology_link_count(b->topo, link) * ms_nccl_nvlink_bw(b->arch, b->version);
     case MS_LINK_PCIE:
         return isinf(gbps) ? INFINITY : ms_nccl_pci_bw(gbps);
