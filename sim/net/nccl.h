@@ -49,8 +49,9 @@ const char *ms_nccl_proto_name(MsNcclProto proto);                    /* "LL", "
 gboolean ms_nccl_algo_from_name(const char *name, MsNcclAlgo *out);   /* case-insensitive */
 gboolean ms_nccl_proto_from_name(const char *name, MsNcclProto *out); /* case-insensitive */
 
-/* Parses "2.18", "2.18.6" or a version code ("21806"). FALSE for anything else or a version
- * outside [MS_NCCL_VERSION_MIN, MS_NCCL_VERSION_MAX]. */
+/* Parses "2.18", "2.18.6" or a version code ("21806"); a minor alone ("2.18") stands for its
+ * newest patch release (code 21899), so that every rule a patch of it introduced applies. FALSE
+ * for anything else or a version outside [MS_NCCL_VERSION_MIN, MS_NCCL_VERSION_MAX]. */
 gboolean ms_nccl_parse_version(const char *text, guint *version);
 
 /* What the user (or a calibration) tells NCCL. Zero-initialised fields take NCCL's defaults. */
@@ -86,6 +87,12 @@ typedef struct {
     gboolean ll128;              /* LL128 enabled by NCCL's rule for this machine and version */
     guint graph_channels;        /* ring graph search result, before any duplication */
     double bw_intra, bw_inter;   /* the graph's bandwidth per channel, GB/s */
+    /* The tree graph (searched with the ring's channel count): its bandwidth per channel, which
+     * NCCL raises inside the node when it can, and whether the search fell back from the
+     * balanced tree to the simple one (the tuning model then takes 15% off). */
+    guint tree_channels;
+    double tree_bw_intra, tree_bw_inter;
+    gboolean tree_simple;
     guint channels;              /* comm->nChannels: after duplication and the user limits */
     guint p2p_channels;          /* comm->p2pnChannels */
     guint p2p_channels_per_peer; /* comm->p2pnChannelsPerPeer */
