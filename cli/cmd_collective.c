@@ -25,11 +25,15 @@ typedef struct {
     guint64 count; /* the count column: elements per call parameter */
     MsTime time;
     guint64 flows, events;
+    gboolean nccl; /* under the nccl model: NCCL's choice */
+    MsNcclAlgo algo;
+    MsNcclProto proto;
+    guint channels;
 } Row;
 
 typedef struct {
     char *topology, *op_name, *algo_name, *json, *minbytes, *maxbytes, *alpha, *delay;
-    char *calibration;
+    char *calibration, *net;
     double stepfactor;
     gint ranks, channels, window, per_node;
     gboolean check;
@@ -47,6 +51,7 @@ options_clear(Options *o)
     g_free(o->alpha);
     g_free(o->delay);
     g_free(o->calibration);
+    g_free(o->net);
 }
 
 /* nccl-tests' reading of a sweep size (its setupArgs and getCollByteCount): size / 4 float
@@ -66,9 +71,14 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
          gboolean check, Row *row, GError **error)
 {
     MsCollSpec copy = *spec_in, *spec = &copy;
-    g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, spec) : NULL;
+    /* The nccl model has its own latencies and protocol efficiencies: a calibration's
+     * per-collective figures are for the flow model. */
+    gboolean flow = ms_net_model_kind(spec->net) == MS_NET_FLOW;
+    g_autofree guint64 *scaled =
+        cal && flow ? ms_calibration_adjust_collective(cal, topo, spec) : NULL;
     (void)scaled; /* only holds memory to free */
     g_autoptr(MsSim) sim = ms_sim_new(topo);
+    ms_net_model_apply(spec->net, sim);
     ms_sim_set_check_invariants(sim, check);
     g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, error);
     if (coll == NULL) {
@@ -84,6 +94,13 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
     }
     MsSimStats st;
     ms_sim_stats(sim, &st);
+    const MsNcclChoice *ch = ms_coll_nccl_choice(coll);
+    if (ch) {
+        row->nccl = TRUE;
+        row->algo = ch->algo;
+        row->proto = ch->proto;
+        row->channels = ch->channels;
+    }
     row->flows = ms_coll_n_flows(coll);
     row->events = st.events;
     return TRUE;
@@ -153,6 +170,8 @@ parse_options(int *argc, char ***argv, Options *o)
          "Extra delay per ring step (default 0)", "TIME"},
         {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration,
          "Calibrated link and collective figures (moesim calibrate)", "FILE"},
+        {"net", 0, 0, G_OPTION_ARG_STRING, &o->net,
+         "Network model: flow (default) or nccl[:version=2.18,...] (docs/collectives.md)", "MODEL"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &o->json,
          "Also write the table as JSON (- for stdout, instead of the table)", "FILE"},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
@@ -233,6 +252,7 @@ check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
 typedef struct {
     const MsTopology *topo;
     const MsCalibration *cal;
+    const MsNetModel *net;
     const MsCollSpec *spec;
     MsCollAlgo algo;
     guint channels;
@@ -245,11 +265,19 @@ static void
 report_header(Report *r)
 {
     const MsCollSpec *spec = r->spec;
-    g_string_append_printf(
-        r->text, "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n#\n",
-        ms_coll_op_name(spec->op), ms_coll_algo_name(r->algo), ms_topology_name(r->topo),
-        spec->n_ranks, r->channels, r->channels == 1 ? "" : "s",
-        r->cal ? "calibrated figures" : "nominal link figures");
+    g_autofree char *net = ms_net_spec_to_string(ms_net_model_spec(r->net));
+    if (ms_net_model_kind(r->net) == MS_NET_NCCL) {
+        /* NCCL picks the channels per size: the rows give them. */
+        g_string_append_printf(r->text, "# moesim collective: %s on %s, %u ranks, %s, %s\n#\n",
+                               ms_coll_op_name(spec->op), ms_topology_name(r->topo), spec->n_ranks,
+                               net, r->cal ? "calibrated figures" : "NCCL's link figures");
+    } else {
+        g_string_append_printf(
+            r->text, "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n#\n",
+            ms_coll_op_name(spec->op), ms_coll_algo_name(r->algo), ms_topology_name(r->topo),
+            spec->n_ranks, r->channels, r->channels == 1 ? "" : "s",
+            r->cal ? "calibrated figures" : "nominal link figures");
+    }
     g_string_append(r->text,
                     "#                                                              out-of-place  "
                     "                     in-place          \n"
@@ -269,6 +297,8 @@ report_header(Report *r)
     json_builder_add_int_value(jb, spec->n_ranks);
     json_builder_set_member_name(jb, "channels");
     json_builder_add_int_value(jb, r->channels);
+    json_builder_set_member_name(jb, "net");
+    json_builder_add_string_value(jb, net);
     json_builder_set_member_name(jb, "rows");
     json_builder_begin_array(jb);
 }
@@ -297,6 +327,11 @@ report_row(Report *r, const Row *row)
     ms_json_member_double(r->json, "busbw_gbps", busbw);
     ms_json_member_int(r->json, "flows", row->flows);
     ms_json_member_int(r->json, "events", row->events);
+    if (row->nccl) {
+        ms_json_member_string(r->json, "nccl_algo", ms_nccl_algo_name(row->algo));
+        ms_json_member_string(r->json, "nccl_proto", ms_nccl_proto_name(row->proto));
+        ms_json_member_int(r->json, "nccl_channels", row->channels);
+    }
     json_builder_end_object(r->json);
     return busbw;
 }
@@ -361,12 +396,24 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
     }
     spec->channels = o->channels;
     spec->window = o->window;
+    MsNetSpec net_spec;
+    ms_net_spec_init(&net_spec);
+    if (o->net && !ms_net_spec_parse(o->net, &net_spec, &error)) {
+        g_prefix_error(&error, "--net: ");
+        return ms_cli_fail(error);
+    }
+    g_autoptr(MsNetModel) net = ms_net_model_new(&net_spec, topo, &error);
+    if (net == NULL) {
+        return ms_cli_fail(error);
+    }
+    spec->net = net;
     g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
     g_autoptr(GString) text = g_string_new(NULL);
     g_autoptr(JsonBuilder) jb = json_builder_new();
     Report r = {
         .topo = topo,
         .cal = cal,
+        .net = net,
         .spec = spec,
         .algo = spec->algo != MS_COLL_ALGO_AUTO ? spec->algo
                 : spec->op == MS_COLL_ALLTOALL  ? MS_COLL_ALGO_DIRECT

@@ -28,6 +28,7 @@ struct Engine {
     const MsSchedule *s;
     const MsTopology *topo;
     const MsEngineOptions *opts;
+    MsNetModel *net; /* the network model's state (communicators), per run */
     MsSim *sim;
     MsDispatcher *d;
     MsRecords *rec;
@@ -187,8 +188,11 @@ start_collective(Engine *e, guint32 id, GError **error)
         .matrix = c.matrix,
         .window = c.window,
     };
+    spec.net = e->net;
+    /* The nccl model has its own latencies and protocol efficiencies: a calibration's
+     * per-collective figures are for the flow model. */
     g_autofree guint64 *scaled =
-        e->opts->calibration
+        e->opts->calibration && ms_net_model_kind(e->net) == MS_NET_FLOW
             ? ms_calibration_adjust_collective(e->opts->calibration, e->topo, &spec)
             : NULL;
     (void)scaled; /* only holds memory to free */
@@ -302,6 +306,7 @@ engine_clear(Engine *e)
     }
     ms_dispatcher_free(e->d);
     ms_sim_free(e->sim);
+    ms_net_model_free(e->net);
     g_clear_error(&e->error);
 }
 
@@ -323,7 +328,15 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
         engine_clear(&e);
         return NULL;
     }
+    MsNetSpec flow;
+    ms_net_spec_init(&flow);
+    e.net = ms_net_model_new(e.opts->net ? e.opts->net : &flow, topo, error);
+    if (e.net == NULL) {
+        engine_clear(&e);
+        return NULL;
+    }
     e.sim = ms_sim_new(topo);
+    ms_net_model_apply(e.net, e.sim);
     ms_sim_set_check_invariants(e.sim, e.opts->check_invariants);
     e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
     e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));

@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "sim/net/net_model.h"
 #include "sim/runner.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/records.h"
@@ -27,6 +28,7 @@ typedef struct {
     const MsCalibration *calibration; /* NULL: nominal figures */
     /* Records each link's rate over time for utilisation plots (adds memory). */
     gboolean record_links;
+    const MsNetSpec *net; /* how collectives become flows; NULL: the flow model */
 } MsEngineOptions;
 
 /* Runs one iteration. Returns NULL with an error on a schedule/topology mismatch, a dispatcher

@@ -40,6 +40,15 @@ struct _MsColl {
     GArray *zero;     /* flows of zero bytes to complete (explicit stack, no recursion) */
     GArray *finished; /* participants in completion order, for the done callbacks */
     guint n_notified; /* of them, those whose callback has run */
+
+    /* Under the nccl network model (see nccl_setup): */
+    MsNetModel *net;             /* NULL: the flow model */
+    const MsNcclComm *comm;      /* NCCL's communicator over the participants */
+    MsNcclChoice choice;         /* for ring phases */
+    guint *node_of;              /* per participant: its node */
+    double wire;                 /* ring phases: wire bytes per payload byte of the protocol */
+    MsTime lat_intra, lat_inter; /* ring phases: latency of a step inside / across nodes */
+    double net_weight;           /* ring phases: share weight of a connection through a NIC */
 };
 
 double
@@ -170,16 +179,62 @@ check_finished(MsColl *coll, guint ph_id, guint part)
     finish_participant(coll, part);
 }
 
+/* How a flow of payload f crosses the network: the bytes on the wire, its share weight and its
+ * latency (MS_TIME_NEVER: its route's). The flow model moves the payload at the collective's
+ * weight after the route latency. The nccl model moves a ring step in the chosen protocol's
+ * format after NCCL's step latency, and a point-to-point send as NCCL cuts it: a connection per
+ * channel it spreads over (one flow of their summed weight: they start together on one route and
+ * move equal pieces, which max-min shares exactly as it would the pieces), Simple or LL. A flow
+ * between nodes crosses NICs, which serve connections by the bytes of their messages. */
+/* Payload bytes times a protocol's wire factor (>= 1, at most 8: payloads stay below 2^50 bytes,
+ * so the product is exact in a double and fits 64 bits). */
+static guint64
+wire_bytes(guint64 bytes, double factor)
+{
+    return (guint64)floor((double)bytes * factor + 0.5);
+}
+
+static void
+flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wire, double *weight,
+            MsTime *latency)
+{
+    *wire = f->bytes;
+    *weight = coll->weight;
+    *latency = coll->no_hop_latency ? 0 : MS_TIME_NEVER;
+    if (coll->comm == NULL) {
+        return;
+    }
+    gboolean same_node = coll->node_of[f->src] == coll->node_of[f->dst];
+    if (ph->kind == PHASE_RING) {
+        *wire = wire_bytes(f->bytes, coll->wire);
+        *weight *= same_node ? 1.0 : coll->net_weight;
+        *latency = same_node ? coll->lat_intra : coll->lat_inter;
+        return;
+    }
+    MsNcclP2p p2p;
+    ms_nccl_p2p(coll->comm, f->bytes, same_node, &p2p);
+    if (p2p.proto == MS_NCCL_PROTO_LL) {
+        /* An LL line carries 8 bytes of data and 8 of flags (NCCL's ncclLLFifoLine). */
+        *wire = wire_bytes(f->bytes, 2.0);
+    }
+    *weight *=
+        p2p.channels * (same_node ? 1.0 : ms_net_model_message_weight(coll->net, p2p.message));
+    *latency = ms_time_from_us(p2p.latency_us);
+}
+
 static void
 start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
 {
     guint64 arg = ((guint64)ph_id << IDX_BITS) | idx;
     coll->n_flows++;
     coll->sent[f->src] += f->bytes;
+    guint64 wire;
+    double weight;
+    MsTime latency;
+    flow_params(coll, &coll->plan.phases[ph_id], f, &wire, &weight, &latency);
     g_autoptr(GError) error = NULL;
-    if (!ms_sim_transfer_latency(coll->sim, coll->device[f->src], coll->device[f->dst], f->bytes,
-                                 coll->weight, coll->no_hop_latency ? 0 : MS_TIME_NEVER,
-                                 coll->handler, arg, &error)) {
+    if (!ms_sim_transfer_latency(coll->sim, coll->device[f->src], coll->device[f->dst], wire,
+                                 weight, latency, coll->handler, arg, &error)) {
         /* Topologies guarantee every GPU pair a route at load time. */
         g_critical("collective transfer without a route: %s", error->message);
     }
@@ -486,17 +541,100 @@ validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **erro
     return !uses_matrix || validate_matrix(spec, error);
 }
 
+/* What the nccl model decides for the whole call, once its phases exist: NCCL's fixed cost as
+ * the per-call overhead (unless the spec gives one), and for ring phases the chosen protocol's
+ * wire factor (its predicted time per byte over that of a Simple ring, whose bandwidth the links
+ * at NCCL's figures give), NCCL's step latencies inside and across nodes (with the size-dependent
+ * factor of its tuning model applied to all of them), and the weight of its network messages.
+ * A tree is run on the ring's flows at the tree's predicted bandwidth, its latency paid up
+ * front. */
+static void
+nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const MsNcclChoice *ch,
+           const guint *node_of)
+{
+    coll->net = spec->net;
+    coll->comm = comm;
+    coll->choice = *ch;
+    coll->node_of = g_memdup2(node_of, coll->n * sizeof(guint));
+    coll->wire = 1.0;
+    MsNcclCost c0;
+    if (spec->op == MS_COLL_ALLTOALL) {
+        /* A grouped send/receive is one kernel; NCCL's model gives a Simple kernel this cost. */
+        ms_nccl_cost(comm, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 0, &c0);
+        if (spec->alpha == 0) {
+            coll->alpha = ms_time_from_us(c0.base_us);
+        }
+        return;
+    }
+    ms_nccl_cost(comm, spec->op, ch->algo, ch->proto, 0, &c0);
+    double scale = c0.latency_us > 0 ? ch->cost.latency_us / c0.latency_us : 1.0;
+    MsNcclCost ref;
+    ms_nccl_cost(comm, spec->op, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, spec->bytes, &ref);
+    double t = ch->cost.time_us - ch->cost.latency_us, t_ref = ref.time_us - ref.latency_us;
+    if (spec->bytes && t > 0 && t_ref > 0) {
+        coll->wire = CLAMP(t / t_ref, 0.125, 8.0);
+    }
+    double base = c0.base_us * scale;
+    if (ch->algo == MS_NCCL_ALGO_RING) {
+        coll->lat_intra = ms_time_from_us(c0.intra_us * scale);
+        coll->lat_inter = ms_time_from_us(c0.inter_us * scale);
+    } else {
+        base = ch->cost.latency_us;
+    }
+    if (spec->alpha == 0) {
+        coll->alpha = ms_time_from_us(base);
+    }
+    coll->net_weight = ms_net_model_message_weight(spec->net, ch->message);
+}
+
+/* Peers a rank sends to at once in a grouped send/receive: every p2p channel runs a few peer
+ * operations at a time and a peer takes the channels it spreads over (0: all of them). */
+static guint
+nccl_window(const MsNcclComm *comm, guint n)
+{
+    MsNcclP2p p2p;
+    ms_nccl_p2p(comm, 0, FALSE, &p2p);
+    guint w = comm->p2p_channels * p2p.peers_per_channel / MAX(1, comm->p2p_channels_per_peer);
+    return w + 1 >= n ? 0 : MAX(w, 1);
+}
+
+/* Under the nccl model: NCCL's communicator, and its choice for the call. */
+static const MsNcclComm *
+nccl_choice(const MsCollSpec *spec, MsNcclChoice *ch, GError **error)
+{
+    if (spec->net == NULL || ms_net_model_kind(spec->net) != MS_NET_NCCL) {
+        return NULL;
+    }
+    const MsNcclComm *comm = ms_net_model_comm(spec->net, spec->ranks, spec->n_ranks, error);
+    if (comm && spec->op != MS_COLL_ALLTOALL && !ms_nccl_choose(comm, spec->op, spec->bytes, ch)) {
+        g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                    "%s of %" G_GUINT64_FORMAT " B: the network model allows NCCL no algorithm "
+                    "and protocol for it",
+                    ms_coll_op_name(spec->op), spec->bytes);
+        return NULL;
+    }
+    return comm;
+}
+
 MsColl *
 ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpointer ctx,
             GError **error)
 {
     const MsTopology *topo = ms_sim_topology(sim);
     MsCollSpec spec = *spec_in;
-    if (spec.channels == 0) {
-        spec.channels = MAX(1, ms_topology_nics_per_node(topo));
-    }
-    if (!validate(sim, spec_in, spec.channels, error)) {
+    guint default_channels = MAX(1, ms_topology_nics_per_node(topo));
+    if (!validate(sim, spec_in, spec.channels ? spec.channels : default_channels, error)) {
         return NULL;
+    }
+    MsNcclChoice choice = {0};
+    GError *nccl_error = NULL;
+    const MsNcclComm *comm = nccl_choice(&spec, &choice, &nccl_error);
+    if (nccl_error) {
+        g_propagate_error(error, nccl_error);
+        return NULL;
+    }
+    if (spec.channels == 0) {
+        spec.channels = comm && spec.op != MS_COLL_ALLTOALL ? choice.channels : default_channels;
     }
     guint n = spec.n_ranks;
     if (spec.algo == MS_COLL_ALGO_AUTO) {
@@ -536,12 +674,18 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
         }
         matrix = uniform;
     }
+    if (comm && spec.op == MS_COLL_ALLTOALL && spec.window == 0) {
+        spec.window = nccl_window(comm, n);
+    }
     if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
         ms_coll_free(coll);
         return NULL;
     }
     for (guint q = 0; q < coll->plan.n_phases; q++) {
         count_pending(&coll->plan.phases[q], n);
+    }
+    if (comm) {
+        nccl_setup(coll, &spec, comm, &choice, node_of);
     }
     coll->handler = ms_sim_add_handler(sim, on_transfer_done, coll);
     coll->launched = g_new0(guint8, n);
@@ -571,6 +715,7 @@ ms_coll_free(MsColl *coll)
     }
     g_free(coll->device);
     g_free(coll->copy_bw);
+    g_free(coll->node_of);
     g_free(coll->launched);
     g_free(coll->end);
     g_free(coll->sent);
@@ -644,6 +789,12 @@ guint64
 ms_coll_n_flows(const MsColl *coll)
 {
     return coll->n_flows;
+}
+
+const MsNcclChoice *
+ms_coll_nccl_choice(const MsColl *coll)
+{
+    return coll->comm && coll->op != MS_COLL_ALLTOALL ? &coll->choice : NULL;
 }
 
 /* A2A in index order (a window predecessor has a smaller index). A flow of zero bytes is not

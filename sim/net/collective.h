@@ -23,6 +23,7 @@
 
 #include <glib.h>
 
+#include "sim/net/net_model.h"
 #include "sim/schedule/coll_names.h"
 #include "sim/sim.h"
 
@@ -49,6 +50,10 @@ typedef struct {
     double weight;     /* share weight of this collective's flows; 0 = 1 */
     /* Transfers skip their route latency: a calibrated alpha already holds every hop's latency. */
     gboolean no_hop_latency;
+    /* How the collective becomes flows (net_model.h); NULL: the flow model. Under the nccl model
+     * the algorithm (auto), channels (0), alpha and every flow's latency, weight and wire bytes
+     * follow NCCL's choice for the call; an algorithm, channel count or alpha given here stays. */
+    MsNetModel *net;
 } MsCollSpec;
 
 /* Limits that reject an absurd spec before anything is allocated. A collective generating more
@@ -87,6 +92,9 @@ MsTime ms_coll_rank_end(const MsColl *coll, guint rank_index);
  * of flows the collective has generated so far. */
 guint64 ms_coll_bytes_sent(const MsColl *coll, guint rank_index);
 guint64 ms_coll_n_flows(const MsColl *coll);
+/* Under the nccl model, what NCCL chose for an allreduce, reducescatter or allgather; NULL
+ * otherwise. */
+const MsNcclChoice *ms_coll_nccl_choice(const MsColl *coll);
 
 /* Enumerates the flows of a single-phase collective (direct alltoall, ring allreduce,
  * reducescatter, allgather) whose participants all launch at once, in an order where every flow

@@ -1,0 +1,386 @@
+/* net_model: the spec of a network model, NCCL's link figures for a topology, the communicators
+ * a run needs (one per distinct rank set, made on first use) and the weight of a connection. */
+#include "net_model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(ms_net_model_error_quark, ms_net_model_error)
+
+struct _MsNetModel {
+    MsNetSpec spec;
+    const MsTopology *topo;
+    guint arch;
+    double *bandwidth; /* per link, bytes/s */
+    GHashTable *comms; /* rank list (GBytes) -> MsNcclComm */
+};
+
+void
+ms_net_spec_init(MsNetSpec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->kind = MS_NET_FLOW;
+    spec->message_exponent = 1.0;
+}
+
+#define SPEC_ERROR(...)                                                                            \
+    (g_set_error(error, MS_NET_MODEL_ERROR, MS_NET_MODEL_ERROR_SPEC, __VA_ARGS__), FALSE)
+
+static gboolean
+parse_uint(const char *key, const char *value, guint lo, guint hi, guint *out, GError **error)
+{
+    guint64 v = 0;
+    if (!g_ascii_string_to_unsigned(value, 10, lo, hi, &v, NULL)) {
+        return SPEC_ERROR("network model key '%s': '%s' is not a whole number in [%u, %u]", key,
+                          value, lo, hi);
+    }
+    *out = (guint)v;
+    return TRUE;
+}
+
+/* "ring", "tree+ring" ...: the bits of the names, each known to from_name. */
+static gboolean
+parse_mask(const char *key, const char *value, gboolean (*from_name)(const char *, guint *),
+           const char *known, guint *mask, GError **error)
+{
+    g_auto(GStrv) parts = g_strsplit(value, "+", -1);
+    guint m = 0;
+    for (guint i = 0; parts[i]; i++) {
+        guint bit = 0;
+        if (!from_name(parts[i], &bit)) {
+            return SPEC_ERROR("network model key '%s': unknown name '%s' (%s, joined by +)", key,
+                              parts[i], known);
+        }
+        m |= 1u << bit;
+    }
+    *mask = m;
+    return TRUE;
+}
+
+static gboolean
+algo_bit(const char *name, guint *bit)
+{
+    MsNcclAlgo a;
+    if (!ms_nccl_algo_from_name(name, &a)) {
+        return FALSE;
+    }
+    *bit = a;
+    return TRUE;
+}
+
+static gboolean
+proto_bit(const char *name, guint *bit)
+{
+    MsNcclProto p;
+    if (!ms_nccl_proto_from_name(name, &p)) {
+        return FALSE;
+    }
+    *bit = p;
+    return TRUE;
+}
+
+static gboolean
+parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
+{
+    MsNcclConfig *c = &spec->nccl;
+    if (strcmp(key, "version") == 0) {
+        if (!ms_nccl_parse_version(value, &c->version)) {
+            return SPEC_ERROR("network model key 'version': '%s' is not an NCCL version from 2.10 "
+                              "to 2.30 (2.18, 2.18.6 or 21806)",
+                              value);
+        }
+        return TRUE;
+    }
+    if (strcmp(key, "arch") == 0) {
+        const char *digits = g_str_has_prefix(value, "sm") ? value + 2 : value;
+        return parse_uint(key, digits, 60, 120, &c->arch, error);
+    }
+    if (strcmp(key, "cpu") == 0) {
+        if (strcmp(value, "intel") != 0 && strcmp(value, "amd") != 0) {
+            return SPEC_ERROR("network model key 'cpu': '%s' is not intel or amd", value);
+        }
+        c->amd_cpu = strcmp(value, "amd") == 0;
+        return TRUE;
+    }
+    if (strcmp(key, "algo") == 0) {
+        return parse_mask(key, value, algo_bit, "ring, tree", &c->algo_mask, error);
+    }
+    if (strcmp(key, "proto") == 0) {
+        return parse_mask(key, value, proto_bit, "ll, ll128, simple", &c->proto_mask, error);
+    }
+    if (strcmp(key, "min_channels") == 0) {
+        return parse_uint(key, value, 1, 64, &c->min_channels, error);
+    }
+    if (strcmp(key, "max_channels") == 0) {
+        return parse_uint(key, value, 1, 64, &c->max_channels, error);
+    }
+    if (strcmp(key, "net_peer_channels") == 0) {
+        return parse_uint(key, value, 1, 32, &c->net_peer_channels, error);
+    }
+    if (strcmp(key, "arbitration") == 0) {
+        if (strcmp(value, "message") == 0) {
+            spec->message_exponent = 1.0;
+        } else if (strcmp(value, "connection") == 0) {
+            spec->message_exponent = 0.0;
+        } else {
+            return SPEC_ERROR("network model key 'arbitration': '%s' is not message or connection",
+                              value);
+        }
+        return TRUE;
+    }
+    if (strcmp(key, "message_exponent") == 0) {
+        char *end = NULL;
+        double x = g_ascii_strtod(value, &end);
+        if (end == value || *end || !(x >= 0 && x <= 1)) {
+            return SPEC_ERROR("network model key 'message_exponent': '%s' is not a number in "
+                              "[0, 1]",
+                              value);
+        }
+        spec->message_exponent = x;
+        return TRUE;
+    }
+    return SPEC_ERROR("network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
+                      "min_channels, max_channels, net_peer_channels, arbitration, "
+                      "message_exponent)",
+                      key);
+}
+
+gboolean
+ms_net_spec_parse(const char *text, MsNetSpec *out, GError **error)
+{
+    MsNetSpec spec;
+    ms_net_spec_init(&spec);
+    const char *colon = strchr(text, ':');
+    g_autofree char *name = colon ? g_strndup(text, colon - text) : g_strdup(text);
+    if (strcmp(name, "flow") == 0) {
+        if (colon) {
+            return SPEC_ERROR("network model flow takes no keys ('%s')", text);
+        }
+    } else if (strcmp(name, "nccl") == 0) {
+        spec.kind = MS_NET_NCCL;
+        g_auto(GStrv) pairs = colon ? g_strsplit(colon + 1, ",", -1) : g_new0(char *, 1);
+        g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        for (guint i = 0; pairs[i]; i++) {
+            char *eq = strchr(pairs[i], '=');
+            if (eq == NULL || eq == pairs[i] || eq[1] == '\0') {
+                return SPEC_ERROR("network model nccl: '%s' is not key=value", pairs[i]);
+            }
+            *eq = '\0';
+            if (!g_hash_table_add(seen, g_strdup(pairs[i]))) {
+                return SPEC_ERROR("network model nccl: key '%s' is given twice", pairs[i]);
+            }
+            if (!parse_key(&spec, pairs[i], eq + 1, error)) {
+                return FALSE;
+            }
+        }
+        if (spec.nccl.min_channels && spec.nccl.max_channels &&
+            spec.nccl.min_channels > spec.nccl.max_channels) {
+            return SPEC_ERROR("network model nccl: min_channels %u is above max_channels %u",
+                              spec.nccl.min_channels, spec.nccl.max_channels);
+        }
+    } else {
+        return SPEC_ERROR("unknown network model '%s' (flow, nccl)", name);
+    }
+    *out = spec;
+    return TRUE;
+}
+
+static void
+append_mask(GString *s, const char *key, guint mask, const char *(*name)(guint), guint n)
+{
+    if (mask == 0) {
+        return;
+    }
+    g_string_append_printf(s, ",%s=", key);
+    gboolean first = TRUE;
+    for (guint i = 0; i < n; i++) {
+        if (mask & (1u << i)) {
+            g_string_append_printf(s, "%s%s", first ? "" : "+", name(i));
+            first = FALSE;
+        }
+    }
+}
+
+static const char *
+algo_name(guint i)
+{
+    return ms_nccl_algo_name(i);
+}
+
+static const char *
+proto_name(guint i)
+{
+    return ms_nccl_proto_name(i);
+}
+
+char *
+ms_net_spec_to_string(const MsNetSpec *spec)
+{
+    if (spec->kind == MS_NET_FLOW) {
+        return g_strdup("flow");
+    }
+    const MsNcclConfig *c = &spec->nccl;
+    guint v = c->version ? c->version : MS_NCCL_VERSION_DEFAULT;
+    GString *s = g_string_new(NULL);
+    g_string_printf(s, "nccl:version=%u.%u.%u", v / 10000, v / 100 % 100, v % 100);
+    if (c->arch) {
+        g_string_append_printf(s, ",arch=sm%u", c->arch);
+    }
+    if (c->amd_cpu) {
+        g_string_append(s, ",cpu=amd");
+    }
+    append_mask(s, "algo", c->algo_mask, algo_name, MS_NCCL_N_ALGOS);
+    append_mask(s, "proto", c->proto_mask, proto_name, MS_NCCL_N_PROTOS);
+    if (c->min_channels) {
+        g_string_append_printf(s, ",min_channels=%u", c->min_channels);
+    }
+    if (c->max_channels) {
+        g_string_append_printf(s, ",max_channels=%u", c->max_channels);
+    }
+    if (c->net_peer_channels) {
+        g_string_append_printf(s, ",net_peer_channels=%u", c->net_peer_channels);
+    }
+    if (spec->message_exponent != 1.0) {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        g_string_append_printf(s, ",message_exponent=%s",
+                               g_ascii_formatd(buf, sizeof buf, "%.6g", spec->message_exponent));
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* NCCL's count of a link (graph/topo.cc): an NVLink bundle is its links times the architecture's
+ * per-link figure, a PCIe link its lanes times its generation's rate (ms_nccl_pci_bw). NICs, CPU
+ * interconnects and fabric links keep their figures: NCCL counts a NIC at its line rate. A link
+ * already below NCCL's figure (a calibrated or derated one) keeps its own. */
+static double
+nccl_link_bandwidth(const MsTopology *topo, guint l, guint arch, guint version)
+{
+    const MsLink *link = ms_topology_link(topo, l);
+    double bw = link->bandwidth;
+    if (!isfinite(bw)) {
+        return bw;
+    }
+    double nccl = bw;
+    switch (link->klass) {
+    case MS_LINK_NVLINK:
+    case MS_LINK_NVSWITCH:
+        nccl = ms_topology_link_count(topo, l) * ms_nccl_nvlink_bw(arch, version) * 1e9;
+        break;
+    case MS_LINK_PCIE:
+        nccl = ms_nccl_pci_bw(bw / 1e9) * 1e9;
+        break;
+    default:
+        break;
+    }
+    return MIN(bw, nccl);
+}
+
+MsNetModel *
+ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
+{
+    guint arch = spec->nccl.arch;
+    if (spec->kind == MS_NET_NCCL && arch == 0 && ms_topology_n_gpus(topo) > 0 &&
+        !ms_nccl_arch_of_model(ms_topology_gpu_spec(topo, 0)->model, &arch)) {
+        g_set_error(error, MS_NCCL_ERROR, MS_NCCL_ERROR_ARCH,
+                    "network model nccl: the GPU model '%s' of topology '%s' names no known "
+                    "architecture; give it as arch=sm80 (or 70, 90, 100 ...)",
+                    ms_topology_gpu_spec(topo, 0)->model, ms_topology_name(topo));
+        return NULL;
+    }
+    MsNetModel *m = g_new0(MsNetModel, 1);
+    m->spec = *spec;
+    m->spec.nccl.arch = arch;
+    if (m->spec.nccl.version == 0) {
+        m->spec.nccl.version = MS_NCCL_VERSION_DEFAULT;
+    }
+    m->topo = topo;
+    m->arch = arch;
+    guint n = ms_topology_n_links(topo);
+    m->bandwidth = g_new(double, MAX(n, 1));
+    for (guint l = 0; l < n; l++) {
+        m->bandwidth[l] = spec->kind == MS_NET_NCCL
+                              ? nccl_link_bandwidth(topo, l, arch, m->spec.nccl.version)
+                              : ms_topology_link(topo, l)->bandwidth;
+    }
+    m->comms =
+        g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
+    return m;
+}
+
+void
+ms_net_model_free(MsNetModel *model)
+{
+    if (model == NULL) {
+        return;
+    }
+    g_free(model->bandwidth);
+    g_hash_table_unref(model->comms);
+    g_free(model);
+}
+
+const MsNetSpec *
+ms_net_model_spec(const MsNetModel *model)
+{
+    return &model->spec;
+}
+
+MsNetKind
+ms_net_model_kind(const MsNetModel *model)
+{
+    return model->spec.kind;
+}
+
+double
+ms_net_model_link_bandwidth(const MsNetModel *model, guint link)
+{
+    g_return_val_if_fail(link < ms_topology_n_links(model->topo), 0);
+    return model->bandwidth[link];
+}
+
+void
+ms_net_model_apply(const MsNetModel *model, MsSim *sim)
+{
+    g_return_if_fail(ms_sim_topology(sim) == model->topo);
+    MsNetwork *net = ms_sim_network(sim);
+    for (guint l = 0; l < ms_topology_n_links(model->topo); l++) {
+        double bw = model->bandwidth[l];
+        if (isfinite(bw) && bw != ms_network_link_bandwidth(net, l)) {
+            ms_network_set_link_bandwidth(net, l, ms_sim_now(sim), bw);
+        }
+    }
+}
+
+const MsNcclComm *
+ms_net_model_comm(MsNetModel *model, const guint *ranks, guint n, GError **error)
+{
+    if (model->spec.kind != MS_NET_NCCL) {
+        return NULL;
+    }
+    g_autofree guint *list = g_new(guint, MAX(n, 1));
+    for (guint i = 0; i < n; i++) {
+        list[i] = ranks ? ranks[i] : i;
+    }
+    g_autoptr(GBytes) key = g_bytes_new(list, n * sizeof(guint));
+    MsNcclComm *comm = g_hash_table_lookup(model->comms, key);
+    if (comm) {
+        return comm;
+    }
+    comm = g_new(MsNcclComm, 1);
+    if (!ms_nccl_comm_init(comm, model->topo, list, n, &model->spec.nccl, error)) {
+        g_free(comm);
+        return NULL;
+    }
+    g_hash_table_insert(model->comms, g_bytes_ref(key), comm);
+    return comm;
+}
+
+double
+ms_net_model_message_weight(const MsNetModel *model, guint64 message)
+{
+    double x = model->spec.message_exponent;
+    if (x == 0 || message == 0) {
+        return 1.0;
+    }
+    return pow((double)message / (double)MS_NET_REFERENCE_MESSAGE, x);
+}

@@ -1,0 +1,74 @@
+/* net_model: how collectives become flows on the network. Two models, chosen by name:
+ *   flow  a flow per algorithm step over the topology's links at their nominal bandwidth, each
+ *         paying its route's latency, every flow an equal share (moesim's first model, kept as
+ *         the reference the engine's exactness is checked with);
+ *   nccl  NCCL as it runs (sim/net/nccl.h): links at the bandwidth NCCL's detection counts, the
+ *         algorithm, protocol and channels NCCL's tuning picks at each size with its latencies,
+ *         a flow per connection, and each network link shared among connections by the bytes of
+ *         their messages (an RDMA NIC serves the queue pairs with work one message at a time).
+ * Specs: "flow", or "nccl[:key=value,...]" (docs/collectives.md lists the keys). */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/net/nccl.h"
+#include "sim/sim.h"
+
+G_BEGIN_DECLS
+
+#define MS_NET_MODEL_ERROR (ms_net_model_error_quark())
+GQuark ms_net_model_error_quark(void);
+typedef enum {
+    MS_NET_MODEL_ERROR_SPEC, /* an unknown model or key, a bad value */
+} MsNetModelError;
+
+typedef enum {
+    MS_NET_FLOW,
+    MS_NET_NCCL,
+} MsNetKind;
+
+/* How a network link shares its bandwidth among NCCL connections: a connection's weight is
+ * (message bytes / MS_NET_REFERENCE_MESSAGE) ^ exponent. 1: one message per connection in turn
+ * (the default); 0: every connection an equal share. */
+#define MS_NET_REFERENCE_MESSAGE (G_GUINT64_CONSTANT(64) * 1024)
+
+typedef struct {
+    MsNetKind kind;
+    MsNcclConfig nccl;
+    double message_exponent; /* in [0, 1] */
+} MsNetSpec;
+
+/* The default spec: the flow model. */
+void ms_net_spec_init(MsNetSpec *spec);
+/* Parses a spec. FALSE with MS_NET_MODEL_ERROR_SPEC naming the model, key or value. */
+gboolean ms_net_spec_parse(const char *text, MsNetSpec *out, GError **error);
+/* The spec in its parseable form, every key given explicitly shown ("nccl:version=2.10.3"). */
+char *ms_net_spec_to_string(const MsNetSpec *spec);
+
+typedef struct _MsNetModel MsNetModel;
+
+/* A model of spec for a topology (borrowed: it must outlive the model). FALSE/NULL with the NCCL
+ * model's error when the topology's GPUs are not modelled (an unknown architecture). */
+MsNetModel *ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error);
+void ms_net_model_free(MsNetModel *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsNetModel, ms_net_model_free)
+
+const MsNetSpec *ms_net_model_spec(const MsNetModel *model);
+MsNetKind ms_net_model_kind(const MsNetModel *model);
+
+/* The bandwidth the model gives topology link l, bytes/s (INFINITY for an unlimited link): the
+ * nominal figure for the flow model; for nccl, NCCL's count of it where that is lower (NVLink per
+ * link per architecture and version, PCIe by lanes and generation). */
+double ms_net_model_link_bandwidth(const MsNetModel *model, guint link);
+/* Gives every link of the simulation's network the model's bandwidth. Call before any flow. */
+void ms_net_model_apply(const MsNetModel *model, MsSim *sim);
+
+/* NCCL's communicator over these topology ranks (NULL = 0..n-1), made once per distinct rank set
+ * and kept by the model. NULL with the NCCL model's error; never for the flow model's calls
+ * (which have no communicator: NULL without an error). */
+const MsNcclComm *ms_net_model_comm(MsNetModel *model, const guint *ranks, guint n, GError **error);
+
+/* Share weight of a connection whose network messages carry message bytes. */
+double ms_net_model_message_weight(const MsNetModel *model, guint64 message);
+
+G_END_DECLS
