@@ -186,11 +186,20 @@ ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double 
     if (route == NULL) {
         return FALSE;
     }
-    MsTime lat =
-        latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n);
-    ms_network_start(sim->net, sim->now, lat, route, n, bytes, weight,
-                     ((guint64)handler << ARG_BITS) | arg);
+    ms_sim_transfer_route(sim, route, n, bytes, weight, latency, handler, arg);
     return TRUE;
+}
+
+void
+ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes, double weight,
+                      MsTime latency, guint32 handler, guint64 arg)
+{
+    g_return_if_fail(arg <= ARG_MASK);
+    g_return_if_fail(handler < sim->handlers->len);
+    MsTime lat =
+        latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n_links);
+    ms_network_start(sim->net, sim->now, lat, route, n_links, bytes, weight,
+                     ((guint64)handler << ARG_BITS) | arg);
 }
 
 static void

@@ -54,6 +54,11 @@ gboolean ms_sim_transfer(MsSim *sim, guint src, guint dst, guint64 bytes, double
 gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double weight,
                                  MsTime latency, guint32 handler, guint64 arg, GError **error);
 
+/* The same over an explicit route (links of the topology, in order from src to dst, owned by the
+ * caller and valid until the transfer is done); latency MS_TIME_NEVER: the route's. */
+void ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes,
+                           double weight, MsTime latency, guint32 handler, guint64 arg);
+
 /* Runs until nothing is left to happen. Returns FALSE with the error when an invariant check
  * failed (see ms_sim_set_check_invariants), or with MS_SIM_ERROR_CLOCK when the next event or
  * transfer completion lies at or beyond MS_SIM_CLOCK_END. */

@@ -233,9 +233,13 @@ start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
     MsTime latency;
     flow_params(coll, &coll->plan.phases[ph_id], f, &wire, &weight, &latency);
     g_autoptr(GError) error = NULL;
-    if (!ms_sim_transfer_latency(coll->sim, coll->device[f->src], coll->device[f->dst], wire,
-                                 weight, latency, coll->handler, arg, &error)) {
-        /* Topologies guarantee every GPU pair a route at load time. */
+    guint src = coll->device[f->src], dst = coll->device[f->dst], n = 0;
+    const guint32 *route =
+        coll->net ? ms_net_model_route(coll->net, src, dst, &n, &error)
+                  : ms_topology_route(ms_sim_topology(coll->sim), src, dst, &n, &error);
+    if (route) {
+        ms_sim_transfer_route(coll->sim, route, n, wire, weight, latency, coll->handler, arg);
+    } else {
         g_critical("collective transfer without a route: %s", error->message);
     }
 }

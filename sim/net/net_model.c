@@ -12,8 +12,9 @@ struct _MsNetModel {
     MsNetSpec spec;
     const MsTopology *topo;
     guint arch;
-    double *bandwidth; /* per link, bytes/s */
-    GHashTable *comms; /* rank list (GBytes) -> MsNcclComm */
+    double *bandwidth;  /* per link, bytes/s */
+    GHashTable *comms;  /* rank list (GBytes) -> MsNcclComm */
+    GHashTable *routes; /* src << 32 | dst -> GArray of guint32 links, for rerouted pairs */
 };
 
 void
@@ -316,6 +317,7 @@ ms_net_model_free(MsNetModel *model)
     }
     g_free(model->bandwidth);
     g_hash_table_unref(model->comms);
+    g_hash_table_unref(model->routes);
     g_free(model);
 }
 
@@ -373,6 +375,91 @@ ms_net_model_comm(MsNetModel *model, const guint *ranks, guint n, GError **error
     }
     g_hash_table_insert(model->comms, g_bytes_ref(key), comm);
     return comm;
+}
+
+static gboolean
+nvlink_route(const guint32 *route, guint n, const MsTopology *topo)
+{
+    for (guint i = 0; i < n; i++) {
+        MsLinkClass k = ms_topology_link(topo, route[i])->klass;
+        if (k != MS_LINK_NVLINK && k != MS_LINK_NVSWITCH) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The one direct NVLink from GPU device a to device b, or NULL. */
+static const guint32 *
+direct_nvlink(const MsTopology *topo, guint a, guint b)
+{
+    guint n = 0;
+    const guint32 *r = ms_topology_route(topo, a, b, &n, NULL);
+    return r && n == 1 && ms_topology_link(topo, r[0])->klass == MS_LINK_NVLINK ? r : NULL;
+}
+
+/* NCCL's P2P via an intermediate GPU (graph/paths.cc: a path may cross one GPU over NVLink). */
+static GArray *
+nvb_route(const MsNetModel *model, guint src, guint dst)
+{
+    const MsTopology *topo = model->topo;
+    guint best = G_MAXUINT;
+    double best_bw = 0;
+    const guint32 *first = NULL, *second = NULL;
+    for (guint r = 0; r < ms_topology_n_gpus(topo); r++) {
+        guint k = ms_topology_gpu_device(topo, r);
+        if (k == src || k == dst ||
+            ms_topology_device_node(topo, k) != ms_topology_device_node(topo, src)) {
+            continue;
+        }
+        const guint32 *a = direct_nvlink(topo, src, k), *b = direct_nvlink(topo, k, dst);
+        if (a && b) {
+            double bw = MIN(model->bandwidth[a[0]], model->bandwidth[b[0]]);
+            if (best == G_MAXUINT || bw > best_bw) {
+                best = k;
+                best_bw = bw;
+                first = a;
+                second = b;
+            }
+        }
+    }
+    if (best == G_MAXUINT) {
+        return NULL;
+    }
+    GArray *route = g_array_sized_new(FALSE, FALSE, sizeof(guint32), 2);
+    g_array_append_val(route, first[0]);
+    g_array_append_val(route, second[0]);
+    return route;
+}
+
+const guint32 *
+ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links, GError **error)
+{
+    const MsTopology *topo = model->topo;
+    const guint32 *route = ms_topology_route(topo, src, dst, n_links, error);
+    if (route == NULL || model->spec.kind != MS_NET_NCCL || *n_links == 0 ||
+        ms_topology_device_kind(topo, src) != MS_DEVICE_GPU ||
+        ms_topology_device_kind(topo, dst) != MS_DEVICE_GPU ||
+        ms_topology_device_node(topo, src) != ms_topology_device_node(topo, dst) ||
+        nvlink_route(route, *n_links, topo)) {
+        return route;
+    }
+    gint64 key = ((gint64)src << 32) | dst;
+    GArray *via = g_hash_table_lookup(model->routes, &key);
+    if (via == NULL) {
+        via = nvb_route(model, src, dst);
+        if (via == NULL) {
+            /* No GPU to go through: NCCL uses the PCIe path too. Remember that as an empty
+             * array so the search runs once. */
+            via = g_array_new(FALSE, FALSE, sizeof(guint32));
+        }
+        g_hash_table_insert(model->routes, g_memdup2(&key, sizeof key), via);
+    }
+    if (via->len == 0) {
+        return route;
+    }
+    *n_links = via->len;
+    return (const guint32 *)via->data;
 }
 
 double

@@ -68,6 +68,14 @@ void ms_net_model_apply(const MsNetModel *model, MsSim *sim);
  * (which have no communicator: NULL without an error). */
 const MsNcclComm *ms_net_model_comm(MsNetModel *model, const guint *ranks, guint n, GError **error);
 
+/* The route NCCL's transports take from device src to device dst: the topology's, except that
+ * under the nccl model two GPUs of one node whose route leaves NVLink (PCIe, a CPU link) talk
+ * through the GPU both have direct NVLinks to, when there is one (NCCL's P2P via an intermediate
+ * GPU, PATH_NVB, since 2.8.3; the widest such GPU, the lowest-numbered among equals). The array
+ * is owned by the model; NULL with MS_TOPOLOGY_ERROR_UNREACHABLE when there is no route. */
+const guint32 *ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links,
+                                  GError **error);
+
 /* Share weight of a connection whose network messages carry message bytes. */
 double ms_net_model_message_weight(const MsNetModel *model, guint64 message);
 
