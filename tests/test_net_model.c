@@ -1,0 +1,294 @@
+/* Tests of the network models: specs and their errors, NCCL's link figures, connection weights,
+ * NCCL's route through an intermediate GPU, and collectives under the nccl model against NCCL's
+ * own prediction and against closed forms of message-weighted sharing. */
+#include "ms_test.h"
+#include "sim/net/collective.h"
+#include "sim/net/net_model.h"
+
+static MsNetSpec
+parse_ok(const char *text)
+{
+    MsNetSpec spec;
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_net_spec_parse(text, &spec, &error));
+    if (error) {
+        fprintf(stderr, "\n  %s: %s\n", text, error->message);
+        g_clear_error(&error);
+    }
+    return spec;
+}
+
+static void
+test_spec_parse(void)
+{
+    MsNetSpec s = parse_ok("flow");
+    CU_ASSERT_EQUAL(s.kind, MS_NET_FLOW);
+    s = parse_ok("nccl");
+    CU_ASSERT_EQUAL(s.kind, MS_NET_NCCL);
+    CU_ASSERT_EQUAL(s.nccl.version, 0);
+    CU_ASSERT_EQUAL(s.message_exponent, 1.0);
+    s = parse_ok("nccl:version=2.10.3,arch=sm80,cpu=amd,algo=ring,proto=ll+simple,"
+                 "min_channels=2,max_channels=8,net_peer_channels=2,arbitration=connection");
+    CU_ASSERT_EQUAL(s.nccl.version, MS_NCCL_VERSION(2, 10, 3));
+    CU_ASSERT_EQUAL(s.nccl.arch, 80);
+    CU_ASSERT_TRUE(s.nccl.amd_cpu);
+    CU_ASSERT_EQUAL(s.nccl.algo_mask, 1u << MS_NCCL_ALGO_RING);
+    CU_ASSERT_EQUAL(s.nccl.proto_mask, (1u << MS_NCCL_PROTO_LL) | (1u << MS_NCCL_PROTO_SIMPLE));
+    CU_ASSERT_EQUAL(s.nccl.min_channels, 2);
+    CU_ASSERT_EQUAL(s.nccl.max_channels, 8);
+    CU_ASSERT_EQUAL(s.nccl.net_peer_channels, 2);
+    CU_ASSERT_EQUAL(s.message_exponent, 0.0);
+    g_autofree char *text = ms_net_spec_to_string(&s);
+    CU_ASSERT_STRING_EQUAL(text, "nccl:version=2.10.3,arch=sm80,cpu=amd,algo=ring,"
+                                 "proto=LL+Simple,min_channels=2,max_channels=8,"
+                                 "net_peer_channels=2,message_exponent=0");
+    MsNetSpec back = parse_ok(text);
+    CU_ASSERT_EQUAL(memcmp(&back, &s, sizeof s), 0);
+    s = parse_ok("nccl:message_exponent=0.5");
+    CU_ASSERT_EQUAL(s.message_exponent, 0.5);
+    g_autofree char *dflt = ms_net_spec_to_string(&(MsNetSpec){.kind = MS_NET_NCCL,
+                                                               .message_exponent = 1});
+    CU_ASSERT_STRING_EQUAL(dflt, "nccl:version=2.18.6");
+}
+
+static void
+test_spec_errors(void)
+{
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"nccl2", "unknown network model 'nccl2' (flow, nccl)"},
+        {"flow:version=2.10", "network model flow takes no keys"},
+        {"nccl:version", "'version' is not key=value"},
+        {"nccl:version=", "'version=' is not key=value"},
+        {"nccl:version=2.9", "key 'version': '2.9' is not an NCCL version"},
+        {"nccl:version=2.31", "key 'version': '2.31'"},
+        {"nccl:speed=3", "network model nccl has no key 'speed'"},
+        {"nccl:arch=sm8", "key 'arch': '8' is not a whole number in [60, 120]"},
+        {"nccl:cpu=arm", "key 'cpu': 'arm' is not intel or amd"},
+        {"nccl:algo=nvls", "key 'algo': unknown name 'nvls' (ring, tree, joined by +)"},
+        {"nccl:proto=ll256", "key 'proto': unknown name 'll256'"},
+        {"nccl:max_channels=65", "key 'max_channels': '65' is not a whole number in [1, 64]"},
+        {"nccl:min_channels=4,max_channels=2", "min_channels 4 is above max_channels 2"},
+        {"nccl:arbitration=fair", "'fair' is not message or connection"},
+        {"nccl:message_exponent=2", "'2' is not a number in [0, 1]"},
+        {"nccl:version=2.10,version=2.12", "key 'version' is given twice"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        MsNetSpec spec;
+        GError *error = NULL;
+        CU_ASSERT_FALSE(ms_net_spec_parse(bad[i].text, &spec, &error));
+        MS_ASSERT_ERROR(error, MS_NET_MODEL_ERROR, MS_NET_MODEL_ERROR_SPEC, bad[i].needle);
+    }
+}
+
+static MsTopology *
+load(const char *name)
+{
+    GError *error = NULL;
+    MsTopology *t = ms_topology_load(name, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    return t;
+}
+
+static MsNetModel *
+model(const char *spec_text, const MsTopology *topo)
+{
+    MsNetSpec spec = parse_ok(spec_text);
+    GError *error = NULL;
+    MsNetModel *m = ms_net_model_new(&spec, topo, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    return m;
+}
+
+/* NVLink and NVSwitch links at NCCL's per-link figure times their count, PCIe by NCCL's lane
+ * rate, NICs and unlimited links as they are; the flow model keeps every nominal figure. */
+static void
+test_link_figures(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100-2node");
+    g_autoptr(MsNetModel) flow = model("flow", topo);
+    g_autoptr(MsNetModel) nccl = model("nccl:version=2.18", topo);
+    guint nvswitch = 0, nic = 0;
+    for (guint l = 0; l < ms_topology_n_links(topo); l++) {
+        const MsLink *link = ms_topology_link(topo, l);
+        CU_ASSERT_EQUAL(ms_net_model_link_bandwidth(flow, l), link->bandwidth);
+        double got = ms_net_model_link_bandwidth(nccl, l);
+        if (link->klass == MS_LINK_NVSWITCH) {
+            MS_ASSERT_REL(got, ms_topology_link_count(topo, l) * ms_nccl_nvlink_bw(80, 21806) * 1e9,
+                          1e-12);
+            CU_ASSERT(got < link->bandwidth);
+            nvswitch++;
+        } else if (link->klass == MS_LINK_NIC) {
+            CU_ASSERT_EQUAL(got, link->bandwidth);
+            nic++;
+        }
+    }
+    CU_ASSERT(nvswitch > 0 && nic > 0);
+    MS_ASSERT_REL(ms_nccl_pci_bw(31.5), 24.0, 0.01);
+
+    MsNetSpec spec = parse_ok("nccl");
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    g_autoptr(MsNetModel) applied = ms_net_model_new(&spec, topo, NULL);
+    ms_net_model_apply(applied, sim);
+    for (guint l = 0; l < ms_topology_n_links(topo); l++) {
+        CU_ASSERT_EQUAL(ms_network_link_bandwidth(ms_sim_network(sim), l),
+                        ms_net_model_link_bandwidth(applied, l));
+    }
+}
+
+static void
+test_weights_and_comms(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100");
+    g_autoptr(MsNetModel) m = model("nccl", topo);
+    MS_ASSERT_REL(ms_net_model_message_weight(m, MS_NET_REFERENCE_MESSAGE), 1.0, 1e-12);
+    MS_ASSERT_REL(ms_net_model_message_weight(m, 1 << 20), 16.0, 1e-12);
+    MS_ASSERT_REL(ms_net_model_message_weight(m, 32 << 10), 0.5, 1e-12);
+    g_autoptr(MsNetModel) half = model("nccl:message_exponent=0.5", topo);
+    MS_ASSERT_REL(ms_net_model_message_weight(half, 1 << 20), 4.0, 1e-12);
+    g_autoptr(MsNetModel) fair = model("nccl:arbitration=connection", topo);
+    CU_ASSERT_EQUAL(ms_net_model_message_weight(fair, 1 << 20), 1.0);
+
+    /* One communicator per rank set, kept. */
+    GError *error = NULL;
+    const MsNcclComm *a = ms_net_model_comm(m, NULL, 8, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    guint ranks[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    CU_ASSERT_PTR_EQUAL(ms_net_model_comm(m, ranks, 8, &error), a);
+    const MsNcclComm *b = ms_net_model_comm(m, ranks, 4, &error);
+    CU_ASSERT_PTR_NOT_NULL(b);
+    CU_ASSERT_PTR_NOT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(a->n_ranks, 8);
+    CU_ASSERT_EQUAL(b->n_ranks, 4);
+    g_autoptr(MsNetModel) flow = model("flow", topo);
+    CU_ASSERT_PTR_NULL(ms_net_model_comm(flow, NULL, 8, &error));
+    CU_ASSERT_PTR_NULL(error);
+}
+
+static void
+test_unknown_arch(void)
+{
+    g_autofree char *path = ms_test_write_tmp(
+        "odd-gpu.ini", "[topology]\nformat = 1\nname = odd\n[gpu]\nmodel = Mystery-1\n"
+                       "peak = 100TFLOPS\nhbm = 1000GBps\nmemory = 16GiB\n"
+                       "launch_overhead = 4us\n[preset]\nnodes = 1\ngpus_per_node = 2\n"
+                       "intra = nvswitch\nintra_bandwidth = 100GBps\nintra_links = 4\n"
+                       "intra_latency = 1us\n");
+    g_autoptr(MsTopology) topo = load(path);
+    MsNetSpec spec = parse_ok("nccl");
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_net_model_new(&spec, topo, &error));
+    MS_ASSERT_ERROR(error, MS_NCCL_ERROR, MS_NCCL_ERROR_ARCH, "'Mystery-1'");
+    spec = parse_ok("nccl:arch=80");
+    g_autoptr(MsNetModel) m = ms_net_model_new(&spec, topo, &error);
+    CU_ASSERT_PTR_NOT_NULL(m);
+}
+
+/* dgx1-v100: GPUs 0 and 5 have no NVLink; NCCL goes through a GPU joined to both (1 or 4), and
+ * 0 and 3 (a double link) stay direct. The flow model keeps the PCIe/QPI route. */
+static void
+test_nvb_route(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx1-v100");
+    g_autoptr(MsNetModel) m = model("nccl", topo);
+    guint g0 = ms_topology_gpu_device(topo, 0), g5 = ms_topology_gpu_device(topo, 5);
+    guint g3 = ms_topology_gpu_device(topo, 3);
+    guint n = 0, n_topo = 0;
+    GError *error = NULL;
+    const guint32 *r = ms_net_model_route(m, g0, g5, &n, &error);
+    const guint32 *t = ms_topology_route(topo, g0, g5, &n_topo, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_EQUAL(ms_topology_link(topo, r[0])->klass, MS_LINK_NVLINK);
+    CU_ASSERT_EQUAL(ms_topology_link(topo, r[1])->klass, MS_LINK_NVLINK);
+    CU_ASSERT_EQUAL(ms_topology_link(topo, r[0])->from, g0);
+    CU_ASSERT_EQUAL(ms_topology_link(topo, r[1])->to, g5);
+    guint via = ms_topology_link(topo, r[0])->to;
+    CU_ASSERT(via == ms_topology_gpu_device(topo, 1) || via == ms_topology_gpu_device(topo, 4));
+    CU_ASSERT(n_topo > 2);
+    CU_ASSERT_PTR_EQUAL(ms_net_model_route(m, g0, g5, &n, &error), r);
+    const guint32 *d = ms_net_model_route(m, g0, g3, &n, &error);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_PTR_EQUAL(d, ms_topology_route(topo, g0, g3, &n_topo, &error));
+    g_autoptr(MsNetModel) flow = model("flow", topo);
+    CU_ASSERT_PTR_EQUAL(ms_net_model_route(flow, g0, g5, &n, &error), t);
+}
+
+/* Runs one collective alone from time 0; the time of its last rank. */
+static MsTime
+run_alone(const MsTopology *topo, MsNetModel *net, MsCollSpec spec)
+{
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    if (net) {
+        ms_net_model_apply(net, sim);
+    }
+    ms_sim_set_check_invariants(sim, TRUE);
+    spec.net = net;
+    GError *error = NULL;
+    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s\n", error->message);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
+    ms_coll_launch_all(coll);
+    CU_ASSERT_TRUE_FATAL(ms_sim_run(sim, &error));
+    MsTime end = 0;
+    for (guint i = 0; i < spec.n_ranks; i++) {
+        end = MAX(end, ms_coll_rank_end(coll, i));
+    }
+    return end;
+}
+
+/* Where nothing contends, a ring under the nccl model takes what NCCL's tuning model predicts
+ * for the algorithm and protocol it chose: its latency, and the size over its bandwidth. The
+ * channels and the links at NCCL's figures give a Simple ring the bandwidth NCCL's search found,
+ * and the other protocols follow from their wire factor. */
+static void
+test_ring_matches_nccl_prediction(void)
+{
+    static const char *const topos[] = {"dgx-a100", "dgx-a100-2node", "lina-testbed"};
+    static const char *const versions[] = {"nccl:version=2.10", "nccl:version=2.18",
+                                           "nccl:version=2.22"};
+    static const guint64 sizes[] = {8192, 1 << 20, 64 << 20, 1ull << 30};
+    for (guint t = 0; t < G_N_ELEMENTS(topos); t++) {
+        g_autoptr(MsTopology) topo = load(topos[t]);
+        for (guint v = 0; v < G_N_ELEMENTS(versions); v++) {
+            g_autoptr(MsNetModel) net = model(versions[v], topo);
+            for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
+                MsCollSpec spec = {
+                    .op = MS_COLL_ALLREDUCE,
+                    .n_ranks = ms_topology_n_gpus(topo),
+                    .bytes = sizes[s],
+                };
+                const MsNcclComm *comm = ms_net_model_comm(net, NULL, spec.n_ranks, NULL);
+                MsNcclChoice ch;
+                CU_ASSERT_TRUE_FATAL(ms_nccl_choose(comm, spec.op, spec.bytes, &ch));
+                double got = ms_time_to_us(run_alone(topo, net, spec));
+                if (fabs(got / ch.cost.time_us - 1) > 0.03) {
+                    fprintf(stderr, "\n  %s %s %" G_GUINT64_FORMAT " B: %s/%s %.2f us, NCCL %.2f",
+                            topos[t], versions[v], sizes[s], ms_nccl_algo_name(ch.algo),
+                            ms_nccl_proto_name(ch.proto), got, ch.cost.time_us);
+                }
+                MS_ASSERT_REL(got, ch.cost.time_us, 0.03);
+            }
+        }
+    }
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"specs: parse, print, read back", test_spec_parse},
+        {"specs: every error names the key and value", test_spec_errors},
+        {"nccl: NCCL's link figures, applied to a network", test_link_figures},
+        {"nccl: connection weights, one communicator per rank set", test_weights_and_comms},
+        {"nccl: a GPU model of no known architecture", test_unknown_arch},
+        {"nccl: P2P through an intermediate GPU on a hybrid cube mesh", test_nvb_route},
+        {"nccl: a ring alone takes NCCL's predicted time", test_ring_matches_nccl_prediction},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"net_model", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
