@@ -46,8 +46,8 @@ test_spec_parse(void)
     CU_ASSERT_EQUAL(memcmp(&back, &s, sizeof s), 0);
     s = parse_ok("nccl:message_exponent=0.5");
     CU_ASSERT_EQUAL(s.message_exponent, 0.5);
-    g_autofree char *dflt = ms_net_spec_to_string(&(MsNetSpec){.kind = MS_NET_NCCL,
-                                                               .message_exponent = 1});
+    g_autofree char *dflt =
+        ms_net_spec_to_string(&(MsNetSpec){.kind = MS_NET_NCCL, .message_exponent = 1});
     CU_ASSERT_STRING_EQUAL(dflt, "nccl:version=2.18.6");
 }
 

@@ -15,6 +15,7 @@ typedef struct {
     MsMeasurementSet *set; /* rows, NULL when unread or not loadable */
     char *load_error;      /* why loading failed, NULL when it did not */
     guint ranks, per_node;
+    guint nccl_version; /* from the log's "NCCL version" line, 0 when it has none */
 } Log;
 
 typedef struct {
@@ -86,10 +87,28 @@ list_dir(const char *dir, gboolean dirs, const char *suffix)
     return names;
 }
 
+/* The version the log's NCCL printed ("NCCL version 2.18.3+cuda12.2"), 0 when none. */
+static guint
+log_nccl_version(const char *path)
+{
+    g_autofree char *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+        return 0;
+    }
+    const char *at = strstr(text, "NCCL version ");
+    guint major = 0, minor = 0, patch = 0;
+    if (at == NULL ||
+        sscanf(at + strlen("NCCL version "), "%u.%u.%u", &major, &minor, &patch) != 3) {
+        return 0;
+    }
+    return MS_NCCL_VERSION(major, minor, patch);
+}
+
 /* A log is one nccl-tests run: every row shares the configuration. */
 static void
 load_log(Log *log)
 {
+    log->nccl_version = log_nccl_version(log->path);
     g_autoptr(GError) error = NULL;
     log->set = ms_measurement_set_load(log->path, &error);
     if (log->set == NULL) {
@@ -268,8 +287,8 @@ score_add(Score *into, const Score *from)
 
 /* Predicts every row of a log with a size (a 0-byte row has no bus bandwidth). */
 static gboolean
-score_log(const MsTopology *topo, const MsCalibration *cal, const Log *log, Score *s,
-          GError **error)
+score_log_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net, const Log *log,
+              Score *s, GError **error)
 {
     for (guint i = 0; i < ms_measurement_set_size(log->set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(log->set, i);
@@ -277,7 +296,7 @@ score_log(const MsTopology *topo, const MsCalibration *cal, const Log *log, Scor
             continue;
         }
         double t;
-        if (!ms_calibrate_predict(topo, cal, r, &t, error)) {
+        if (!ms_calibrate_predict_net(topo, cal, net, r, &t, error)) {
             return FALSE;
         }
         if (!(t > 0)) {
@@ -289,6 +308,24 @@ score_log(const MsTopology *topo, const MsCalibration *cal, const Log *log, Scor
         g_array_append_val(s->meas, meas);
     }
     return TRUE;
+}
+
+static gboolean
+score_log(const MsTopology *topo, const MsCalibration *cal, const Log *log, Score *s,
+          GError **error)
+{
+    return score_log_net(topo, cal, NULL, log, s, error);
+}
+
+/* The NCCL version a log is modelled with: its own, brought into the modelled range (the
+ * corpus has runs of 2.6 to 2.9, modelled as 2.10, the oldest modelled release), or the
+ * default when the log does not say. */
+static guint
+modelled_version(const Log *log)
+{
+    return log->nccl_version == 0
+               ? MS_NCCL_VERSION_DEFAULT
+               : CLAMP(log->nccl_version, MS_NCCL_VERSION_MIN, MS_NCCL_VERSION_MAX);
 }
 
 /* Median and p90 of the relative bus-bandwidth error; FALSE when nothing was scored. */
@@ -318,7 +355,7 @@ print_log_line(const char *what, const Log *log, const Score *s)
 typedef struct {
     const Machine *machine;
     guint logs;
-    Score nominal, calibrated;
+    Score nominal, calibrated, nccl;
     char *fitted; /* the allocation(s) the calibration was fitted on, or why there is none */
 } Result;
 
@@ -345,6 +382,19 @@ nominal_machine(const Machine *m, Result *res)
         score_add(&res->nominal, &one);
         score_clear(&one);
         res->logs++;
+
+        MsNetSpec spec = {.kind = MS_NET_NCCL, .message_exponent = 1.0};
+        spec.nccl.version = modelled_version(log);
+        g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, &error);
+        score_init(&one);
+        if (net == NULL || !score_log_net(topo, NULL, net, log, &one, &error)) {
+            fprintf(stderr, "\n  %s/%s: %s\n", m->name, log->name, error->message);
+            CU_FAIL("a log could not be predicted with the nccl model");
+            g_clear_error(&error);
+        }
+        print_log_line(log->nccl_version ? "nccl" : "nccl(2.18)", log, &one);
+        score_add(&res->nccl, &one);
+        score_clear(&one);
     }
 }
 
@@ -461,6 +511,22 @@ stat_cells(const Score *s)
 }
 
 static void
+print_nccl_table(const Result *res, guint n, const Score *all_flow, const Score *all_nccl)
+{
+    printf("\n| machine | flow model points | median | p90 | faster | nccl model points | median | "
+           "p90 | faster |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (guint i = 0; i < n; i++) {
+        g_autofree char *flow = stat_cells(&res[i].nominal);
+        g_autofree char *nccl = stat_cells(&res[i].nccl);
+        printf("| %s | %s | %s |\n", res[i].machine->name, flow, nccl);
+    }
+    g_autofree char *flow = stat_cells(all_flow);
+    g_autofree char *nccl = stat_cells(all_nccl);
+    printf("| **corpus** | %s | %s |\n", flow, nccl);
+}
+
+static void
 print_table(const Result *res, guint n, const Score *all_nominal, const Score *all_calibrated)
 {
     printf("\n| machine | logs | nominal points | median | p90 | faster | fitted on | predicted "
@@ -488,28 +554,34 @@ static void
 test_score(void)
 {
     g_autofree Result *res = g_new0(Result, machines->len);
-    Score all_nominal, all_calibrated;
+    Score all_nominal, all_calibrated, all_nccl;
     score_init(&all_nominal);
     score_init(&all_calibrated);
+    score_init(&all_nccl);
     for (guint i = 0; i < machines->len; i++) {
         const Machine *m = g_ptr_array_index(machines, i);
         res[i].machine = m;
         score_init(&res[i].nominal);
         score_init(&res[i].calibrated);
+        score_init(&res[i].nccl);
         printf("\n  %s\n", m->name);
         nominal_machine(m, &res[i]);
         calibrated_machine(m, &res[i]);
         score_add(&all_nominal, &res[i].nominal);
         score_add(&all_calibrated, &res[i].calibrated);
+        score_add(&all_nccl, &res[i].nccl);
     }
     print_table(res, machines->len, &all_nominal, &all_calibrated);
+    print_nccl_table(res, machines->len, &all_nominal, &all_nccl);
     for (guint i = 0; i < machines->len; i++) {
         score_clear(&res[i].nominal);
         score_clear(&res[i].calibrated);
+        score_clear(&res[i].nccl);
         g_free(res[i].fitted);
     }
     score_clear(&all_nominal);
     score_clear(&all_calibrated);
+    score_clear(&all_nccl);
 }
 
 int

@@ -118,14 +118,17 @@ coll_op(MsMeasurementKind kind, MsCollOp *op)
  * no_latency the transfers skip their route latency (the bandwidth part, which calibration
  * compares with data); a collective cal calibrates always does, its alpha holding the latency. */
 static gboolean
-simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, MsCollOp op,
-         const guint *ranks, guint n, guint64 bytes, double *seconds, GError **error)
+simulate_spec(const MsTopology *topo, const MsCalibration *cal, MsCollSpec spec, double *seconds,
+              GError **error)
 {
-    MsCollSpec spec = {
-        .op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes, .no_hop_latency = no_latency};
-    g_autofree guint64 *scaled = cal ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
+    gboolean nccl = spec.net && ms_net_model_kind(spec.net) == MS_NET_NCCL;
+    g_autofree guint64 *scaled =
+        cal && !nccl ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
     (void)scaled; /* only holds memory to free */
     g_autoptr(MsSim) sim = ms_sim_new(topo);
+    if (spec.net) {
+        ms_net_model_apply(spec.net, sim);
+    }
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
     if (coll == NULL) {
         return FALSE;
@@ -135,11 +138,20 @@ simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, 
         return FALSE;
     }
     MsTime end = 0;
-    for (guint i = 0; i < n; i++) {
+    for (guint i = 0; i < spec.n_ranks; i++) {
         end = MAX(end, ms_coll_rank_end(coll, i));
     }
     *seconds = ms_time_to_s(end);
     return TRUE;
+}
+
+static gboolean
+simulate(const MsTopology *topo, const MsCalibration *cal, gboolean no_latency, MsCollOp op,
+         const guint *ranks, guint n, guint64 bytes, double *seconds, GError **error)
+{
+    MsCollSpec spec = {
+        .op = op, .n_ranks = n, .ranks = ranks, .bytes = bytes, .no_hop_latency = no_latency};
+    return simulate_spec(topo, cal, spec, seconds, error);
 }
 
 static int
@@ -472,18 +484,47 @@ predict_sendrecv(const MsTopology *topo, const MsCalibration *cal, const MsMeasu
     return TRUE;
 }
 
+/* nccl-tests' sendrecv under the nccl model: rank i sends bytes to i + 1 in one group. */
+static gboolean
+predict_sendrecv_net(const MsTopology *topo, MsNetModel *net, const MsMeasurement *row,
+                     double *seconds, GError **error)
+{
+    guint n = row->ranks;
+    g_autofree guint *ranks = g_new(guint, n);
+    if (!place_row(topo, row, ranks, error)) {
+        return FALSE;
+    }
+    g_autofree guint64 *matrix = g_new0(guint64, (gsize)n * n);
+    for (guint i = 0; i < n; i++) {
+        matrix[(gsize)i * n + (i + 1) % n] += row->bytes;
+    }
+    MsCollSpec spec = {
+        .op = MS_COLL_ALLTOALL, .n_ranks = n, .ranks = ranks, .matrix = matrix, .net = net};
+    return simulate_spec(topo, NULL, spec, seconds, error);
+}
+
 gboolean
 ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsMeasurement *row,
                      double *seconds, GError **error)
 {
+    return ms_calibrate_predict_net(topo, cal, NULL, row, seconds, error);
+}
+
+gboolean
+ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
+                         const MsMeasurement *row, double *seconds, GError **error)
+{
+    gboolean nccl = net && ms_net_model_kind(net) == MS_NET_NCCL;
     MsCollOp op;
     if (coll_op(row->kind, &op)) {
         g_autofree guint *ranks = g_new(guint, row->ranks);
-        return place_row(topo, row, ranks, error) &&
-               simulate(topo, cal, FALSE, op, ranks, row->ranks, row->bytes, seconds, error);
+        MsCollSpec spec = {
+            .op = op, .n_ranks = row->ranks, .ranks = ranks, .bytes = row->bytes, .net = net};
+        return place_row(topo, row, ranks, error) && simulate_spec(topo, cal, spec, seconds, error);
     }
     if (row->kind == MS_MEASUREMENT_SENDRECV) {
-        return predict_sendrecv(topo, cal, row, seconds, error);
+        return nccl ? predict_sendrecv_net(topo, net, row, seconds, error)
+                    : predict_sendrecv(topo, cal, row, seconds, error);
     }
     const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
     g_autoptr(MsComputeModel) model =

@@ -12,6 +12,7 @@
 #include <glib.h>
 
 #include "sim/net/collective.h"
+#include "sim/net/net_model.h"
 #include "topologies/topology.h"
 #include "sim/calib/calibration.h"
 #include "validate/measurement.h"
@@ -56,6 +57,11 @@ gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node,
  * latency, as the engine's do. */
 gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
                               const MsMeasurement *row, double *seconds, GError **error);
+/* The same under a network model (NULL: the flow model). Under the nccl model a calibration's
+ * per-collective figures are not used (they are the flow model's), and a send/receive row is
+ * the nccl-tests pattern: every rank sends to the next and receives from the previous. */
+gboolean ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
+                                  const MsMeasurement *row, double *seconds, GError **error);
 
 /* The roofline of topo's first GPU, the baseline the expert GEMM curve corrects. */
 void ms_calibrate_roofline(const MsTopology *topo, MsRoofline *roof);
