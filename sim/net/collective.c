@@ -42,13 +42,13 @@ struct _MsColl {
     guint n_notified; /* of them, those whose callback has run */
 
     /* Under the nccl network model (see nccl_setup): */
-    MsNetModel *net;             /* NULL: the flow model */
-    const MsNcclComm *comm;      /* NCCL's communicator over the participants */
-    MsNcclChoice choice;         /* for ring phases */
-    guint *node_of;              /* per participant: its node */
-    double wire;                 /* ring phases: wire bytes per payload byte of the protocol */
-    MsTime lat_intra, lat_inter; /* ring phases: latency of a step inside / across nodes */
-    double net_weight;           /* ring phases: share weight of a connection through a NIC */
+    MsNetModel *net;        /* NULL: the flow model */
+    const MsNcclComm *comm; /* NCCL's communicator over the participants */
+    MsNcclChoice choice;    /* for ring phases */
+    guint *node_of;         /* per participant: its node */
+    double wire;            /* ring phases: wire bytes per payload byte of the protocol */
+    MsTime lat_step;        /* ring phases: latency of every step */
+    double net_weight;      /* ring phases: share weight of a connection through a NIC */
 };
 
 double
@@ -208,7 +208,7 @@ flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wir
     if (ph->kind == PHASE_RING) {
         *wire = wire_bytes(f->bytes, coll->wire);
         *weight *= same_node ? 1.0 : coll->net_weight;
-        *latency = same_node ? coll->lat_intra : coll->lat_inter;
+        *latency = coll->lat_step;
         return;
     }
     MsNcclP2p p2p;
@@ -545,11 +545,52 @@ validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **erro
     return !uses_matrix || validate_matrix(spec, error);
 }
 
+/* Bus bandwidth (bytes/s) of the collective's first ring phase on the links as the model gives
+ * them, alone: every hop of every channel moves its step at once, so the busiest link, counted
+ * in hops over its bandwidth, sets it; kept per communicator and channel count. 0 when the
+ * first phase is not one ring over all participants. */
+static double
+ring_bus_bandwidth(MsColl *coll, MsNetModel *net, const MsNcclComm *comm)
+{
+    const Phase *ph = &coll->plan.phases[0];
+    if (ph->kind != PHASE_RING || ph->n_groups != 1 || ph->m < 2) {
+        return 0;
+    }
+    double *slot = ms_net_model_ring_slot(net, comm, ph->channels);
+    if (!isnan(*slot)) {
+        return *slot;
+    }
+    const MsTopology *topo = ms_sim_topology(coll->sim);
+    g_autofree guint *hops = g_new0(guint, MAX(ms_topology_n_links(topo), 1));
+    guint m = ph->m;
+    for (guint c = 0; c < ph->channels; c++) {
+        const guint *order = &ph->order[(gsize)c * m];
+        for (guint i = 0; i < m; i++) {
+            guint src = coll->device[ph->members[order[i]]];
+            guint dst = coll->device[ph->members[order[(i + 1) % m]]];
+            guint n = 0;
+            const guint32 *route = ms_net_model_route(net, src, dst, &n, NULL);
+            for (guint k = 0; route && k < n; k++) {
+                hops[route[k]]++;
+            }
+        }
+    }
+    double worst = 0;
+    for (guint l = 0; l < ms_topology_n_links(topo); l++) {
+        double bw = ms_net_model_link_bandwidth(net, l);
+        if (hops[l] && isfinite(bw)) {
+            worst = MAX(worst, hops[l] / bw);
+        }
+    }
+    *slot = worst > 0 ? ph->channels / worst : 0;
+    return *slot;
+}
+
 /* What the nccl model decides for the whole call, once its phases exist: NCCL's fixed cost as
  * the per-call overhead (unless the spec gives one), and for ring phases the chosen protocol's
- * wire factor (its predicted time per byte over that of a Simple ring, whose bandwidth the links
- * at NCCL's figures give), NCCL's step latencies inside and across nodes (with the size-dependent
- * factor of its tuning model applied to all of them), and the weight of its network messages.
+ * wire factor (its predicted time per byte over that of the rings on the links at NCCL's
+ * figures), its latency (the size-dependent factor of its tuning model applied) and the weight of
+ * its network messages.
  * A tree is run on the ring's flows at the tree's predicted bandwidth, its latency paid up
  * front. */
 static void
@@ -572,16 +613,22 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     }
     ms_nccl_cost(comm, spec->op, ch->algo, ch->proto, 0, &c0);
     double scale = c0.latency_us > 0 ? ch->cost.latency_us / c0.latency_us : 1.0;
-    MsNcclCost ref;
-    ms_nccl_cost(comm, spec->op, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, spec->bytes, &ref);
-    double t = ch->cost.time_us - ch->cost.latency_us, t_ref = ref.time_us - ref.latency_us;
-    if (spec->bytes && t > 0 && t_ref > 0) {
-        coll->wire = CLAMP(t / t_ref, 0.125, 8.0);
+    /* Seconds per byte NCCL's model gives the choice, over those of the rings on the links. */
+    double t = (ch->cost.time_us - ch->cost.latency_us) * 1e-6;
+    double bus = ring_bus_bandwidth(coll, spec->net, comm);
+    if (spec->bytes && t > 0 && bus > 0) {
+        double t_rings = ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus;
+        coll->wire = CLAMP(t / t_rings, 0.125, 8.0);
     }
+    /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
+     * latency on the few steps that cross nodes, not on every step a NIC carries. Here a
+     * connection moves its steps one after another: the latency is spread evenly over the
+     * steps, so that any chain of them (the longest is every step) adds up to NCCL's. */
     double base = c0.base_us * scale;
-    if (ch->algo == MS_NCCL_ALGO_RING) {
-        coll->lat_intra = ms_time_from_us(c0.intra_us * scale);
-        coll->lat_inter = ms_time_from_us(c0.inter_us * scale);
+    const Phase *ph = &coll->plan.phases[0];
+    guint steps = ph->kind == PHASE_RING ? ph->steps : 0;
+    if (ch->algo == MS_NCCL_ALGO_RING && steps) {
+        coll->lat_step = ms_time_from_us((ch->cost.latency_us - base) / steps);
     } else {
         base = ch->cost.latency_us;
     }

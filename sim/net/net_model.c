@@ -15,7 +15,27 @@ struct _MsNetModel {
     double *bandwidth;  /* per link, bytes/s */
     GHashTable *comms;  /* rank list (GBytes) -> MsNcclComm */
     GHashTable *routes; /* src << 32 | dst -> GArray of guint32 links, for rerouted pairs */
+    GHashTable *rings;  /* (comm, channels) -> double */
 };
+
+typedef struct {
+    const MsNcclComm *comm;
+    guint channels;
+} RingKey;
+
+static guint
+ring_hash(gconstpointer p)
+{
+    const RingKey *k = p;
+    return g_direct_hash(k->comm) ^ (k->channels * 2654435761u);
+}
+
+static gboolean
+ring_equal(gconstpointer a, gconstpointer b)
+{
+    const RingKey *x = a, *y = b;
+    return x->comm == y->comm && x->channels == y->channels;
+}
 
 void
 ms_net_spec_init(MsNetSpec *spec)
@@ -306,6 +326,9 @@ ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
     }
     m->comms =
         g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
+    m->routes =
+        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    m->rings = g_hash_table_new_full(ring_hash, ring_equal, g_free, g_free);
     return m;
 }
 
@@ -318,6 +341,7 @@ ms_net_model_free(MsNetModel *model)
     g_free(model->bandwidth);
     g_hash_table_unref(model->comms);
     g_hash_table_unref(model->routes);
+    g_hash_table_unref(model->rings);
     g_free(model);
 }
 
@@ -460,6 +484,19 @@ ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links, GErr
     }
     *n_links = via->len;
     return (const guint32 *)via->data;
+}
+
+double *
+ms_net_model_ring_slot(MsNetModel *model, const MsNcclComm *comm, guint channels)
+{
+    RingKey key = {comm, channels};
+    double *slot = g_hash_table_lookup(model->rings, &key);
+    if (slot == NULL) {
+        slot = g_new(double, 1);
+        *slot = NAN;
+        g_hash_table_insert(model->rings, g_memdup2(&key, sizeof key), slot);
+    }
+    return slot;
 }
 
 double

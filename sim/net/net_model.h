@@ -76,6 +76,10 @@ const MsNcclComm *ms_net_model_comm(MsNetModel *model, const guint *ranks, guint
 const guint32 *ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links,
                                   GError **error);
 
+/* A number the model keeps per communicator and channel count for its collectives (the flow
+ * model's bus bandwidth of NCCL's rings over them): NAN until the caller stores it. */
+double *ms_net_model_ring_slot(MsNetModel *model, const MsNcclComm *comm, guint channels);
+
 /* Share weight of a connection whose network messages carry message bytes. */
 double ms_net_model_message_weight(const MsNetModel *model, guint64 message);
 
