@@ -87,7 +87,8 @@ list_dir(const char *dir, gboolean dirs, const char *suffix)
     return names;
 }
 
-/* The version the log's NCCL printed ("NCCL version 2.18.3+cuda12.2"), 0 when none. */
+/* The version the log's NCCL printed ("NCCL version 2.18.3+cuda12.2"), 0 when none (corpus.ini's
+ * [nccl] group then gives the machine's, from SOURCE.md). */
 static guint
 log_nccl_version(const char *path)
 {
@@ -145,6 +146,12 @@ load_machine(const char *name)
         log->unread = g_key_file_get_string(manifest, "unread", key, NULL);
         if (log->unread == NULL) {
             load_log(log);
+        }
+        g_autofree char *stated = g_key_file_get_string(manifest, "nccl", name, NULL);
+        guint major = 0, minor = 0, patch = 0;
+        if (log->nccl_version == 0 && stated &&
+            sscanf(stated, "%u.%u.%u", &major, &minor, &patch) == 3) {
+            log->nccl_version = MS_NCCL_VERSION(major, minor, patch);
         }
         g_ptr_array_add(m->logs, log);
     }
