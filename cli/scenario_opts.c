@@ -26,6 +26,8 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
         {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration,
          "Calibrated figures (moesim calibrate); default: nominal", "FILE"},
         {"backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "sim (default), cpu or cuda", "B"},
+        {"net", 0, 0, G_OPTION_ARG_STRING, &o->net,
+         "Network model: flow (default) or nccl[:version=2.18,...] (docs/collectives.md)", "MODEL"},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
          "Verify capacities, bytes, time order and op order during the run", NULL},
         {"policy", 'P', 0, G_OPTION_ARG_STRING, &o->policy,
@@ -91,11 +93,23 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
         return ms_cli_fail(error);
     }
     ms_inputs_fill(out->inputs, &out->sc);
+    MsNetSpec net;
+    ms_net_spec_init(&net);
+    if (o->net && !ms_net_spec_parse(o->net, &net, &error)) {
+        g_prefix_error(&error, "--net: ");
+        return ms_cli_fail(error);
+    }
+    if (o->net && o->backend && strcmp(o->backend, "sim") != 0) {
+        return ms_cli_usage("--net chooses the simulator's network model: it does not go with "
+                            "--backend %s",
+                            o->backend);
+    }
     if (o->backend == NULL || strcmp(o->backend, "sim") == 0) {
         MsEngineOptions eo = {
             .check_invariants = o->check,
             .calibration = ms_inputs_calibration(out->inputs),
             .record_links = record_links,
+            .net = &net,
         };
         out->runner = ms_engine_runner_new(&eo);
     } else {
@@ -123,15 +137,17 @@ ms_scenario_opts_clear(MsScenarioOpts *o)
     g_free(o->mode);
     g_free(o->calibration);
     g_free(o->backend);
+    g_free(o->net);
     memset(o, 0, sizeof *o);
 }
 
 char *
 ms_scenario_describe(const MsScenarioOpts *o, MsPlanMode mode)
 {
-    return g_strdup_printf("%s on %s, %s, routing %s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
-                           o->topology ? o->topology : MS_SCENARIO_TOPOLOGY,
-                           ms_plan_mode_name(mode), o->trace ? o->trace : "generated",
-                           o->calibration ? ", calibrated by " : ", nominal figures",
-                           o->calibration ? o->calibration : "");
+    return g_strdup_printf(
+        "%s on %s, %s, routing %s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
+        o->topology ? o->topology : MS_SCENARIO_TOPOLOGY, ms_plan_mode_name(mode),
+        o->trace ? o->trace : "generated",
+        o->calibration ? ", calibrated by " : ", nominal figures",
+        o->calibration ? o->calibration : "", o->net ? ", network " : "", o->net ? o->net : "");
 }

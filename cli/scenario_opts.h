@@ -13,7 +13,7 @@
 G_BEGIN_DECLS
 
 typedef struct {
-    char *topology, *model, *trace, *policy, *mode, *calibration, *backend;
+    char *topology, *model, *trace, *policy, *mode, *calibration, *backend, *net;
     gint iterations, warmup;
     gint64 seed;
     gboolean check;
@@ -35,7 +35,8 @@ typedef struct {
 } MsCliScenario;
 
 /* Checks the options (mode, counts: a usage message), loads the inputs they name and makes the
- * runner they choose: the engine (--backend sim or none, with the calibration, invariant checks
+ * runner they choose: the engine (--backend sim or none, with the calibration, the network model
+ * of --net, invariant checks
  * with --check-invariants, link series when record_links) or a backend. Returns MS_EXIT_OK, or
  * MS_EXIT_USAGE with the message printed. */
 int ms_scenario_opts_setup(const MsScenarioOpts *opts, gboolean record_links, MsCliScenario *out);

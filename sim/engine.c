@@ -368,11 +368,17 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     return ok ? g_steal_pointer(&rec) : NULL;
 }
 
+/* The engine as a runner: its options, with the network spec they point to kept here. */
+typedef struct {
+    MsEngineOptions opts;
+    MsNetSpec net;
+} EngineRunner;
+
 static MsRecords *
 engine_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
                GError **error)
 {
-    MsEngineOptions opts = *(const MsEngineOptions *)data;
+    MsEngineOptions opts = ((const EngineRunner *)data)->opts;
     opts.record_links = opts.record_links && detail;
     return ms_engine_run(s, topo, &opts, error);
 }
@@ -380,9 +386,13 @@ engine_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gbool
 MsRunner *
 ms_engine_runner_new(const MsEngineOptions *opts)
 {
-    MsEngineOptions *copy = g_new0(MsEngineOptions, 1);
+    EngineRunner *r = g_new0(EngineRunner, 1);
     if (opts) {
-        *copy = *opts;
+        r->opts = *opts;
     }
-    return ms_runner_new("sim", engine_execute, copy, g_free);
+    if (r->opts.net) {
+        r->net = *r->opts.net;
+        r->opts.net = &r->net;
+    }
+    return ms_runner_new("sim", engine_execute, r, g_free);
 }
