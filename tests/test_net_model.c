@@ -46,9 +46,19 @@ test_spec_parse(void)
     CU_ASSERT_EQUAL(memcmp(&back, &s, sizeof s), 0);
     s = parse_ok("nccl:message_exponent=0.5");
     CU_ASSERT_EQUAL(s.message_exponent, 0.5);
-    g_autofree char *dflt =
-        ms_net_spec_to_string(&(MsNetSpec){.kind = MS_NET_NCCL, .message_exponent = 1});
+    MsNetSpec d;
+    ms_net_spec_init(&d);
+    d.kind = MS_NET_NCCL;
+    g_autofree char *dflt = ms_net_spec_to_string(&d);
     CU_ASSERT_STRING_EQUAL(dflt, "nccl:version=2.18.6");
+    s = parse_ok("nccl:latency_scale=1.5,ll_efficiency=0.5,simple_efficiency=0.9");
+    CU_ASSERT_EQUAL(s.latency_scale, 1.5);
+    CU_ASSERT_EQUAL(s.proto_efficiency[MS_NCCL_PROTO_LL], 0.5);
+    CU_ASSERT_EQUAL(s.proto_efficiency[MS_NCCL_PROTO_LL128], 1.0);
+    CU_ASSERT_EQUAL(s.proto_efficiency[MS_NCCL_PROTO_SIMPLE], 0.9);
+    g_autofree char *fitted = ms_net_spec_to_string(&s);
+    CU_ASSERT_STRING_EQUAL(fitted, "nccl:version=2.18.6,latency_scale=1.5,ll_efficiency=0.5,"
+                                   "simple_efficiency=0.9");
 }
 
 static void
@@ -72,6 +82,8 @@ test_spec_errors(void)
         {"nccl:min_channels=4,max_channels=2", "min_channels 4 is above max_channels 2"},
         {"nccl:arbitration=fair", "'fair' is not message or connection"},
         {"nccl:message_exponent=2", "'2' is not a number in [0, 1]"},
+        {"nccl:latency_scale=-1", "key 'latency_scale': '-1' is not a number in [0, 100]"},
+        {"nccl:ll128_efficiency=0", "key 'll128_efficiency': '0' is not a number in [0.01, 1.5]"},
         {"nccl:version=2.10,version=2.12", "key 'version' is given twice"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -276,6 +288,27 @@ test_ring_matches_nccl_prediction(void)
     }
 }
 
+/* A calibration's factors act where they should: the latency scale on NCCL's whole latency, a
+ * protocol's efficiency on the time it spends moving bytes. */
+static void
+test_fitted_factors(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100");
+    g_autoptr(MsNetModel) plain = model("nccl", topo);
+    g_autoptr(MsNetModel) fitted = model("nccl:latency_scale=2,simple_efficiency=0.5", topo);
+    const MsNcclComm *comm = ms_net_model_comm(plain, NULL, 8, NULL);
+    static const guint64 sizes[] = {8, 1ull << 30};
+    for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        MsCollSpec spec = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = sizes[i]};
+        MsNcclChoice ch;
+        CU_ASSERT_TRUE_FATAL(ms_nccl_choose(comm, spec.op, spec.bytes, &ch));
+        double lat = ch.cost.latency_us, move = ch.cost.time_us - lat;
+        double factor = ch.proto == MS_NCCL_PROTO_SIMPLE ? 2.0 : 1.0;
+        double got = ms_time_to_us(run_alone(topo, fitted, spec));
+        MS_ASSERT_REL(got, 2 * lat + factor * move, 0.03);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -287,6 +320,7 @@ main(int argc, char **argv)
         {"nccl: a GPU model of no known architecture", test_unknown_arch},
         {"nccl: P2P through an intermediate GPU on a hybrid cube mesh", test_nvb_route},
         {"nccl: a ring alone takes NCCL's predicted time", test_ring_matches_nccl_prediction},
+        {"nccl: a calibration's latency scale and protocol efficiency", test_fitted_factors},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"net_model", NULL, NULL, tests}, {NULL}};

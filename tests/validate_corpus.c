@@ -390,7 +390,9 @@ nominal_machine(const Machine *m, Result *res)
         score_clear(&one);
         res->logs++;
 
-        MsNetSpec spec = {.kind = MS_NET_NCCL, .message_exponent = 1.0};
+        MsNetSpec spec;
+        ms_net_spec_init(&spec);
+        spec.kind = MS_NET_NCCL;
         spec.nccl.version = modelled_version(log);
         g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, &error);
         score_init(&one);

@@ -213,13 +213,13 @@ flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wir
     }
     MsNcclP2p p2p;
     ms_nccl_p2p(coll->comm, f->bytes, same_node, &p2p);
-    if (p2p.proto == MS_NCCL_PROTO_LL) {
-        /* An LL line carries 8 bytes of data and 8 of flags (NCCL's ncclLLFifoLine). */
-        *wire = wire_bytes(f->bytes, 2.0);
-    }
+    const MsNetSpec *net = ms_net_model_spec(coll->net);
+    /* An LL line carries 8 bytes of data and 8 of flags (NCCL's ncclLLFifoLine). */
+    double factor = p2p.proto == MS_NCCL_PROTO_LL ? 2.0 : 1.0;
+    *wire = wire_bytes(f->bytes, CLAMP(factor / net->proto_efficiency[p2p.proto], 0.125, 8.0));
     *weight *=
         p2p.channels * (same_node ? 1.0 : ms_net_model_message_weight(coll->net, p2p.message));
-    *latency = ms_time_from_us(p2p.latency_us);
+    *latency = ms_time_from_us(p2p.latency_us * net->latency_scale);
 }
 
 static void
@@ -602,12 +602,13 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     coll->choice = *ch;
     coll->node_of = g_memdup2(node_of, coll->n * sizeof(guint));
     coll->wire = 1.0;
+    const MsNetSpec *net = ms_net_model_spec(spec->net);
     MsNcclCost c0;
     if (spec->op == MS_COLL_ALLTOALL) {
         /* A grouped send/receive is one kernel; NCCL's model gives a Simple kernel this cost. */
         ms_nccl_cost(comm, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 0, &c0);
         if (spec->alpha == 0) {
-            coll->alpha = ms_time_from_us(c0.base_us);
+            coll->alpha = ms_time_from_us(c0.base_us * net->latency_scale);
         }
         return;
     }
@@ -618,19 +619,20 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     double bus = ring_bus_bandwidth(coll, spec->net, comm);
     if (spec->bytes && t > 0 && bus > 0) {
         double t_rings = ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus;
-        coll->wire = CLAMP(t / t_rings, 0.125, 8.0);
+        coll->wire = CLAMP(t / t_rings / net->proto_efficiency[ch->proto], 0.125, 8.0);
     }
     /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
      * latency on the few steps that cross nodes, not on every step a NIC carries. Here a
      * connection moves its steps one after another: the latency is spread evenly over the
      * steps, so that any chain of them (the longest is every step) adds up to NCCL's. */
+    scale *= net->latency_scale;
     double base = c0.base_us * scale;
     const Phase *ph = &coll->plan.phases[0];
     guint steps = ph->kind == PHASE_RING ? ph->steps : 0;
     if (ch->algo == MS_NCCL_ALGO_RING && steps) {
-        coll->lat_step = ms_time_from_us((ch->cost.latency_us - base) / steps);
+        coll->lat_step = ms_time_from_us((ch->cost.latency_us * net->latency_scale - base) / steps);
     } else {
-        base = ch->cost.latency_us;
+        base = ch->cost.latency_us * net->latency_scale;
     }
     if (spec->alpha == 0) {
         coll->alpha = ms_time_from_us(base);

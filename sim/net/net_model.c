@@ -43,6 +43,10 @@ ms_net_spec_init(MsNetSpec *spec)
     memset(spec, 0, sizeof *spec);
     spec->kind = MS_NET_FLOW;
     spec->message_exponent = 1.0;
+    spec->latency_scale = 1.0;
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        spec->proto_efficiency[p] = 1.0;
+    }
 }
 
 #define SPEC_ERROR(...)                                                                            \
@@ -57,6 +61,19 @@ parse_uint(const char *key, const char *value, guint lo, guint hi, guint *out, G
                           value, lo, hi);
     }
     *out = (guint)v;
+    return TRUE;
+}
+
+static gboolean
+parse_double(const char *key, const char *value, double lo, double hi, double *out, GError **error)
+{
+    char *end = NULL;
+    double x = g_ascii_strtod(value, &end);
+    if (end == value || *end || !(x >= lo && x <= hi)) {
+        return SPEC_ERROR("network model key '%s': '%s' is not a number in [%g, %g]", key, value,
+                          lo, hi);
+    }
+    *out = x;
     return TRUE;
 }
 
@@ -151,19 +168,22 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
         return TRUE;
     }
     if (strcmp(key, "message_exponent") == 0) {
-        char *end = NULL;
-        double x = g_ascii_strtod(value, &end);
-        if (end == value || *end || !(x >= 0 && x <= 1)) {
-            return SPEC_ERROR("network model key 'message_exponent': '%s' is not a number in "
-                              "[0, 1]",
-                              value);
+        return parse_double(key, value, 0, 1, &spec->message_exponent, error);
+    }
+    if (strcmp(key, "latency_scale") == 0) {
+        return parse_double(key, value, 0, 100, &spec->latency_scale, error);
+    }
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        g_autofree char *name = g_ascii_strdown(ms_nccl_proto_name(p), -1);
+        g_autofree char *k = g_strdup_printf("%s_efficiency", name);
+        if (strcmp(key, k) == 0) {
+            return parse_double(key, value, 0.01, 1.5, &spec->proto_efficiency[p], error);
         }
-        spec->message_exponent = x;
-        return TRUE;
     }
     return SPEC_ERROR("network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
                       "min_channels, max_channels, net_peer_channels, arbitration, "
-                      "message_exponent)",
+                      "message_exponent, latency_scale, ll_efficiency, ll128_efficiency, "
+                      "simple_efficiency)",
                       key);
 }
 
@@ -262,10 +282,22 @@ ms_net_spec_to_string(const MsNetSpec *spec)
     if (c->net_peer_channels) {
         g_string_append_printf(s, ",net_peer_channels=%u", c->net_peer_channels);
     }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
     if (spec->message_exponent != 1.0) {
-        char buf[G_ASCII_DTOSTR_BUF_SIZE];
         g_string_append_printf(s, ",message_exponent=%s",
                                g_ascii_formatd(buf, sizeof buf, "%.6g", spec->message_exponent));
+    }
+    if (spec->latency_scale != 1.0) {
+        g_string_append_printf(s, ",latency_scale=%s",
+                               g_ascii_formatd(buf, sizeof buf, "%.6g", spec->latency_scale));
+    }
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        if (spec->proto_efficiency[p] != 1.0) {
+            g_autofree char *name = g_ascii_strdown(ms_nccl_proto_name(p), -1);
+            g_string_append_printf(
+                s, ",%s_efficiency=%s", name,
+                g_ascii_formatd(buf, sizeof buf, "%.6g", spec->proto_efficiency[p]));
+        }
     }
     return g_string_free(s, FALSE);
 }

@@ -36,9 +36,14 @@ typedef struct {
     MsNetKind kind;
     MsNcclConfig nccl;
     double message_exponent; /* in [0, 1] */
+    /* What a calibration fits (validate/nccl_fit.h), 1 in NCCL's own model: a factor on every
+     * latency NCCL's tuning model charges, and per protocol the fraction of NCCL's predicted
+     * bandwidth the machine delivers. */
+    double latency_scale;                      /* in [0, 100] */
+    double proto_efficiency[MS_NCCL_N_PROTOS]; /* each in [0.01, 1.5] */
 } MsNetSpec;
 
-/* The default spec: the flow model. */
+/* The default spec: the flow model, every factor 1. Initialise specs with it. */
 void ms_net_spec_init(MsNetSpec *spec);
 /* Parses a spec. FALSE with MS_NET_MODEL_ERROR_SPEC naming the model, key or value. */
 gboolean ms_net_spec_parse(const char *text, MsNetSpec *out, GError **error);
