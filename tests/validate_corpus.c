@@ -7,6 +7,7 @@
  * are the ones later work tightens (docs/calibration.md, section 6). */
 #include "ms_test.h"
 #include "validate/calibrate.h"
+#include "validate/nccl_fit.h"
 
 typedef struct {
     char *name;            /* file name inside the machine folder */
@@ -362,7 +363,7 @@ print_log_line(const char *what, const Log *log, const Score *s)
 typedef struct {
     const Machine *machine;
     guint logs;
-    Score nominal, calibrated, nccl;
+    Score nominal, calibrated, nccl, nccl_fitted;
     char *fitted; /* the allocation(s) the calibration was fitted on, or why there is none */
 } Result;
 
@@ -495,6 +496,59 @@ calibrated_machine(const Machine *m, Result *res)
     }
 }
 
+/* The nccl model with its factors fitted on the smallest allocation (nccl_fit.h), predicting
+ * the larger ones; each log at its own release. */
+static void
+nccl_calibrated_machine(const Machine *m, Result *res)
+{
+    guint fewest = smallest_allocation(m);
+    if (fewest == 0 || !has_larger(m, fewest)) {
+        return;
+    }
+    g_autoptr(GString) configs = g_string_new(NULL);
+    g_autoptr(MsMeasurementSet) fit_rows = fit_set(m, fewest, configs);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsTopology) topo = load_topology(m, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
+    const Log *first = NULL;
+    for (guint k = 0; k < m->logs->len && first == NULL; k++) {
+        const Log *log = g_ptr_array_index(m->logs, k);
+        first = log->set && log->ranks == fewest ? log : NULL;
+    }
+    MsNetSpec base;
+    ms_net_spec_init(&base);
+    base.kind = MS_NET_NCCL;
+    base.nccl.version = modelled_version(first);
+    MsNcclFit fit;
+    if (!ms_nccl_fit(topo, fit_rows, &base, &fit, &error)) {
+        fprintf(stderr, "\n  %s: nccl fit on %s failed: %s\n", m->name, configs->str,
+                error->message);
+        CU_FAIL("the nccl model's fit on the smallest allocation failed");
+        return;
+    }
+    g_autofree char *text = ms_nccl_fit_describe(&fit);
+    printf("  nccl fitted on %s:\n%s", configs->str, text);
+    for (guint k = 0; k < m->logs->len; k++) {
+        const Log *log = g_ptr_array_index(m->logs, k);
+        if (log->set == NULL || log->ranks <= fewest) {
+            continue;
+        }
+        MsNetSpec spec = fit.spec;
+        spec.nccl.version = modelled_version(log);
+        g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, &error);
+        Score one;
+        score_init(&one);
+        if (net == NULL || !score_log_net(topo, NULL, net, log, &one, &error)) {
+            fprintf(stderr, "\n  %s/%s: %s\n", m->name, log->name, error->message);
+            CU_FAIL("a log could not be predicted with the fitted nccl model");
+            g_clear_error(&error);
+        }
+        print_log_line("nccl fit", log, &one);
+        score_add(&res->nccl_fitted, &one);
+        score_clear(&one);
+    }
+}
+
 /* Share of the scored points whose predicted bus bandwidth is above the measured one: an error
  * above 100% can only come from those, one below from either side. */
 static double
@@ -520,19 +574,22 @@ stat_cells(const Score *s)
 }
 
 static void
-print_nccl_table(const Result *res, guint n, const Score *all_flow, const Score *all_nccl)
+print_nccl_table(const Result *res, guint n, const Score *all_flow, const Score *all_nccl,
+                 const Score *all_fitted)
 {
     printf("\n| machine | flow model points | median | p90 | faster | nccl model points | median | "
-           "p90 | faster |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+           "p90 | faster | nccl fitted on the smallest, larger points | median | p90 | faster |\n");
+    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (guint i = 0; i < n; i++) {
         g_autofree char *flow = stat_cells(&res[i].nominal);
         g_autofree char *nccl = stat_cells(&res[i].nccl);
-        printf("| %s | %s | %s |\n", res[i].machine->name, flow, nccl);
+        g_autofree char *fitted = stat_cells(&res[i].nccl_fitted);
+        printf("| %s | %s | %s | %s |\n", res[i].machine->name, flow, nccl, fitted);
     }
     g_autofree char *flow = stat_cells(all_flow);
     g_autofree char *nccl = stat_cells(all_nccl);
-    printf("| **corpus** | %s | %s |\n", flow, nccl);
+    g_autofree char *fitted = stat_cells(all_fitted);
+    printf("| **corpus** | %s | %s | %s |\n", flow, nccl, fitted);
 }
 
 static void
@@ -563,34 +620,40 @@ static void
 test_score(void)
 {
     g_autofree Result *res = g_new0(Result, machines->len);
-    Score all_nominal, all_calibrated, all_nccl;
+    Score all_nominal, all_calibrated, all_nccl, all_fitted;
     score_init(&all_nominal);
     score_init(&all_calibrated);
     score_init(&all_nccl);
+    score_init(&all_fitted);
     for (guint i = 0; i < machines->len; i++) {
         const Machine *m = g_ptr_array_index(machines, i);
         res[i].machine = m;
         score_init(&res[i].nominal);
         score_init(&res[i].calibrated);
         score_init(&res[i].nccl);
+        score_init(&res[i].nccl_fitted);
         printf("\n  %s\n", m->name);
         nominal_machine(m, &res[i]);
         calibrated_machine(m, &res[i]);
+        nccl_calibrated_machine(m, &res[i]);
         score_add(&all_nominal, &res[i].nominal);
         score_add(&all_calibrated, &res[i].calibrated);
         score_add(&all_nccl, &res[i].nccl);
+        score_add(&all_fitted, &res[i].nccl_fitted);
     }
     print_table(res, machines->len, &all_nominal, &all_calibrated);
-    print_nccl_table(res, machines->len, &all_nominal, &all_nccl);
+    print_nccl_table(res, machines->len, &all_nominal, &all_nccl, &all_fitted);
     for (guint i = 0; i < machines->len; i++) {
         score_clear(&res[i].nominal);
         score_clear(&res[i].calibrated);
         score_clear(&res[i].nccl);
+        score_clear(&res[i].nccl_fitted);
         g_free(res[i].fitted);
     }
     score_clear(&all_nominal);
     score_clear(&all_calibrated);
     score_clear(&all_nccl);
+    score_clear(&all_fitted);
 }
 
 int

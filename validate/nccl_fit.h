@@ -1,0 +1,45 @@
+/* nccl_fit: calibrates the nccl network model on measured collectives (nccl-tests logs, the cuda
+ * backend's sweeps): a handful of physical factors instead of per-size tables, so that what is
+ * fitted on one allocation carries to others of the same machine. NCCL chooses its algorithm and
+ * protocol by its own model, not by what the machine delivers, so the choice stays NCCL's; what
+ * is fitted is how the machine departs from NCCL's predictions: one factor on every latency the
+ * model charges, and per protocol the fraction of the predicted bandwidth it delivers. Each
+ * measured time t is modelled as latency_scale x L + B / efficiency(protocol), with L and B the
+ * latency and the byte-moving parts of the simulated call; the factors come from a linear
+ * least-squares fit of the relative error, with their standard errors. */
+#pragma once
+
+#include <glib.h>
+
+#include "sim/net/net_model.h"
+#include "validate/measurement.h"
+
+G_BEGIN_DECLS
+
+#define MS_NCCL_FIT_ERROR (ms_nccl_fit_error_quark())
+GQuark ms_nccl_fit_error_quark(void);
+typedef enum {
+    MS_NCCL_FIT_ERROR_NO_DATA, /* no collective row to fit, or too few for the factors */
+    MS_NCCL_FIT_ERROR_SPEC,    /* the base spec is not of the nccl model */
+} MsNcclFitError;
+
+typedef struct {
+    MsNetSpec spec;          /* the base spec with the fitted factors */
+    double latency_scale_se; /* standard errors; NAN when not fitted */
+    double efficiency_se[MS_NCCL_N_PROTOS];
+    guint rows;                         /* rows fitted */
+    guint proto_rows[MS_NCCL_N_PROTOS]; /* of them, per protocol NCCL chose */
+    double median_before, median_after; /* relative time error of the rows, before and after */
+} MsNcclFit;
+
+/* Fits base (kind nccl) on the collective and send/receive rows of set, placed on topo as the
+ * calibration places them. A protocol no row used keeps its efficiency and a NAN error. FALSE
+ * with MS_NCCL_FIT_ERROR, or the simulation's error naming the row. */
+gboolean ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base,
+                     MsNcclFit *out, GError **error);
+
+/* One line per fitted factor with its error, e.g. "latency_scale 1.42 +- 0.05". Free with
+ * g_free. */
+char *ms_nccl_fit_describe(const MsNcclFit *fit);
+
+G_END_DECLS
