@@ -3,11 +3,14 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "validate/calibrate.h"
+#include "sim/base/json_output.h"
 #include "validate/holdout.h"
+#include "validate/nccl_fit.h"
 
 static void
 print_stats(const char *what, const MsErrorStats *s)
@@ -68,7 +71,7 @@ int
 ms_cmd_calibrate(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *out = NULL, *json = NULL, *expert = NULL;
-    g_autofree char *holdout_configs = NULL;
+    g_autofree char *holdout_configs = NULL, *net = NULL;
     gboolean holdout_sizes = FALSE;
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
@@ -82,6 +85,10 @@ ms_cmd_calibrate(int argc, char **argv)
          "Also fit without these configurations and report errors on them", "RxP,..."},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the fit report as JSON (- for stdout)",
          "FILE"},
+        {"net", 0, 0, G_OPTION_ARG_STRING, &net,
+         "Also fit the nccl network model's factors (latency scale, protocol efficiencies) and "
+         "print the fitted --net spec",
+         "nccl[:...]"},
         {NULL},
     };
     if (!ms_cli_parse(
@@ -124,8 +131,22 @@ ms_cmd_calibrate(int argc, char **argv)
         g_prefix_error(&error, "--holdout-configs: ");
         return ms_cli_fail(error);
     }
+    MsNetSpec net_spec;
+    ms_net_spec_init(&net_spec);
+    if (net && (!ms_net_spec_parse(net, &net_spec, &error) || net_spec.kind != MS_NET_NCCL)) {
+        return error ? (g_prefix_error(&error, "--net: "), ms_cli_fail(error))
+                     : ms_cli_usage("calibrate: --net '%s': only the nccl model has factors to "
+                                    "fit",
+                                    net);
+    }
     g_autoptr(MsTopology) topo = ms_topology_load(topology, &error);
     if (topo == NULL) {
+        return ms_cli_fail(error);
+    }
+    /* The nccl model's factors are fitted on the nominal topology, before the calibration's
+     * link figures change it. */
+    MsNcclFit fit;
+    if (net && !ms_nccl_fit(topo, set, &net_spec, &fit, &error)) {
         return ms_cli_fail(error);
     }
     g_autoptr(MsCalibration) cal = ms_calibration_new();
@@ -149,6 +170,36 @@ ms_cmd_calibrate(int argc, char **argv)
         json_builder_add_string_value(b, report->pdata[i]);
     }
     json_builder_end_array(b);
+    if (net) {
+        g_autofree char *text = ms_nccl_fit_describe(&fit);
+        g_autofree char *spec_text = ms_net_spec_to_string(&fit.spec);
+        printf("nccl network model fitted on %u collective rows:\n", fit.rows);
+        g_auto(GStrv) lines = g_strsplit(g_strchomp(text), "\n", -1);
+        for (guint i = 0; lines[i]; i++) {
+            printf("  %s\n", lines[i]);
+        }
+        printf("  --net '%s'\n", spec_text);
+        json_builder_set_member_name(b, "net");
+        json_builder_begin_object(b);
+        ms_json_member_string(b, "spec", spec_text);
+        ms_json_member_double(b, "latency_scale", fit.spec.latency_scale);
+        ms_json_member_double(b, "latency_scale_se", fit.latency_scale_se);
+        for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+            if (fit.proto_rows[p]) {
+                g_autofree char *name = g_ascii_strdown(ms_nccl_proto_name(p), -1);
+                g_autofree char *k = g_strdup_printf("%s_efficiency", name);
+                g_autofree char *k_se = g_strdup_printf("%s_efficiency_se", name);
+                ms_json_member_double(b, k, fit.spec.proto_efficiency[p]);
+                if (isfinite(fit.efficiency_se[p])) {
+                    ms_json_member_double(b, k_se, fit.efficiency_se[p]);
+                }
+            }
+        }
+        ms_json_member_int(b, "rows", fit.rows);
+        ms_json_member_double(b, "median_error_before", fit.median_before);
+        ms_json_member_double(b, "median_error_after", fit.median_after);
+        json_builder_end_object(b);
+    }
     g_autofree gboolean *held = g_new(gboolean, MAX(n, 1));
     MsErrorStats all;
     if (holdout_sizes) {

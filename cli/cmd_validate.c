@@ -46,8 +46,15 @@ print_tables(const MsValidationReport *r)
 
 /* The tables' report on the topology (calibrated when a calibration is given). */
 static MsValidationReport *
-tables_report(char **files, const char *topology, const char *calibration, GError **error)
+tables_report(char **files, const char *topology, const char *calibration, const char *net_text,
+              GError **error)
 {
+    MsNetSpec spec;
+    ms_net_spec_init(&spec);
+    if (net_text && !ms_net_spec_parse(net_text, &spec, error)) {
+        g_prefix_error(error, "--net: ");
+        return NULL;
+    }
     g_autoptr(MsTopology) topo = ms_inputs_load_topology(topology, NULL, error);
     if (topo == NULL) {
         return NULL;
@@ -61,7 +68,11 @@ tables_report(char **files, const char *topology, const char *calibration, GErro
     } else {
         printf("# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
     }
-    return ms_validation_report_tables((const char *const *)files, topo, cal, error);
+    g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, error);
+    if (net == NULL) {
+        return NULL;
+    }
+    return ms_validation_report_tables((const char *const *)files, topo, cal, net, error);
 }
 
 int
@@ -69,7 +80,7 @@ ms_cmd_validate(int argc, char **argv)
 {
     g_auto(GStrv) sims = NULL, meas = NULL;
     g_autofree char *topology = NULL, *calibration = NULL, *max_error = NULL, *stat = NULL;
-    g_autofree char *plot = NULL, *json = NULL, *min_op = NULL;
+    g_autofree char *plot = NULL, *json = NULL, *min_op = NULL, *net = NULL;
     const GOptionEntry entries[] = {
         {"simulated", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sims,
          "A simulated result (moesim run --json); repeat, paired in order with --measured", "FILE"},
@@ -79,6 +90,8 @@ ms_cmd_validate(int argc, char **argv)
          "Predict measurement tables on this topology", "T"},
         {"calibration", 'c', 0, G_OPTION_ARG_FILENAME, &calibration,
          "Calibration to predict with (default: nominal figures)", "FILE"},
+        {"net", 0, 0, G_OPTION_ARG_STRING, &net,
+         "Tables: network model to predict with, flow (default) or nccl[:...]", "MODEL"},
         {"min-op", 0, 0, G_OPTION_ARG_STRING, &min_op,
          "Leave out ops measured shorter than this (default 2us)", "TIME"},
         {"max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
@@ -122,7 +135,7 @@ ms_cmd_validate(int argc, char **argv)
         min_us = ms_time_to_us(t);
     }
     g_autoptr(MsValidationReport) r =
-        topology ? tables_report(meas, topology, calibration, &error)
+        topology ? tables_report(meas, topology, calibration, net, &error)
                  : ms_validation_report_runs((const char *const *)sims, (const char *const *)meas,
                                              min_us, &error);
     if (r == NULL) {

@@ -142,7 +142,7 @@ ms_validation_report_runs(const char *const *sims, const char *const *meas, doub
 /* One row per kind and configuration of a table, in the order they appear. */
 static gboolean
 predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopology *topo,
-              const MsCalibration *cal, GError **error)
+              const MsCalibration *cal, MsNetModel *net, GError **error)
 {
     guint n = ms_measurement_set_size(set);
     g_autofree guint8 *done = g_new0(guint8, MAX(n, 1));
@@ -161,7 +161,7 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
             }
             done[j] = 1;
             double s;
-            if (!ms_calibrate_predict(topo, cal, b, &s, error)) {
+            if (!ms_calibrate_predict_net(topo, cal, net, b, &s, error)) {
                 return FALSE;
             }
             s *= 1e6;
@@ -181,12 +181,12 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
 
 MsValidationReport *
 ms_validation_report_tables(const char *const *files, const MsTopology *topo,
-                            const MsCalibration *cal, GError **error)
+                            const MsCalibration *cal, MsNetModel *net, GError **error)
 {
     g_autoptr(MsValidationReport) r = report_new(FALSE);
     for (guint f = 0; files[f]; f++) {
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_load(files[f], error);
-        if (set == NULL || !predict_table(r, set, topo, cal, error)) {
+        if (set == NULL || !predict_table(r, set, topo, cal, net, error)) {
             return NULL;
         }
     }

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <glib.h>
+
+#include "sim/net/net_model.h"
 #include <json-glib/json-glib.h>
 
 #include "sim/calib/calibration.h"
@@ -31,11 +33,12 @@ MsValidationReport *ms_validation_report_runs(const char *const *simulated,
                                               const char *const *measured, double min_us,
                                               GError **error);
 /* Predicts every row of the measurement tables files (NULL-terminated) on topo with cal (may be
- * NULL: nominal figures), grouped by kind, ranks, ranks per node and label in the order they
- * appear. Fails with a table's or a prediction's error, or MS_VALIDATION_ERROR_EMPTY when the
- * tables hold nothing. */
+ * NULL: nominal figures) under the network model net (NULL: the flow model), grouped by kind,
+ * ranks, ranks per node and label in the order they appear. Fails with a table's or a prediction's
+ * error, or MS_VALIDATION_ERROR_EMPTY when the tables hold nothing. */
 MsValidationReport *ms_validation_report_tables(const char *const *files, const MsTopology *topo,
-                                                const MsCalibration *cal, GError **error);
+                                                const MsCalibration *cal, MsNetModel *net,
+                                                GError **error);
 void ms_validation_report_free(MsValidationReport *report);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsValidationReport, ms_validation_report_free)
 

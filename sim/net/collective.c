@@ -186,8 +186,8 @@ check_finished(MsColl *coll, guint ph_id, guint part)
  * channel it spreads over (one flow of their summed weight: they start together on one route and
  * move equal pieces, which max-min shares exactly as it would the pieces), Simple or LL. A flow
  * between nodes crosses NICs, which serve connections by the bytes of their messages. */
-/* Payload bytes times a protocol's wire factor (>= 1, at most 8: payloads stay below 2^50 bytes,
- * so the product is exact in a double and fits 64 bits). */
+/* Payload bytes times a protocol's wire factor (kept within [1/64, 64]: payloads stay below
+ * 2^50 bytes, so the product fits 64 bits). */
 static guint64
 wire_bytes(guint64 bytes, double factor)
 {
@@ -216,7 +216,7 @@ flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wir
     const MsNetSpec *net = ms_net_model_spec(coll->net);
     /* An LL line carries 8 bytes of data and 8 of flags (NCCL's ncclLLFifoLine). */
     double factor = p2p.proto == MS_NCCL_PROTO_LL ? 2.0 : 1.0;
-    *wire = wire_bytes(f->bytes, CLAMP(factor / net->proto_efficiency[p2p.proto], 0.125, 8.0));
+    *wire = wire_bytes(f->bytes, CLAMP(factor / net->proto_efficiency[p2p.proto], 1.0 / 64, 64.0));
     *weight *=
         p2p.channels * (same_node ? 1.0 : ms_net_model_message_weight(coll->net, p2p.message));
     *latency = ms_time_from_us(p2p.latency_us * net->latency_scale);
@@ -619,7 +619,7 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     double bus = ring_bus_bandwidth(coll, spec->net, comm);
     if (spec->bytes && t > 0 && bus > 0) {
         double t_rings = ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus;
-        coll->wire = CLAMP(t / t_rings / net->proto_efficiency[ch->proto], 0.125, 8.0);
+        coll->wire = CLAMP(t / t_rings / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
     }
     /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
      * latency on the few steps that cross nodes, not on every step a NIC carries. Here a

@@ -1,0 +1,97 @@
+/* Tests of the nccl model's calibration: factors recovered from times the model itself made with
+ * known factors, their errors, and what the fit refuses. */
+#include "ms_test.h"
+#include "validate/calibrate.h"
+#include "validate/nccl_fit.h"
+
+static MsTopology *
+load(const char *name)
+{
+    MsTopology *t = ms_topology_load(name, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    return t;
+}
+
+static MsNetSpec
+spec(const char *text)
+{
+    MsNetSpec s;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse(text, &s, NULL));
+    return s;
+}
+
+/* Allreduce rows from 8 B to 256 MiB on 8 GPUs, timed by the model under truth. */
+static MsMeasurementSet *
+synthetic(const MsTopology *topo, const MsNetSpec *truth)
+{
+    MsMeasurementSet *set = ms_measurement_set_new();
+    g_autoptr(MsNetModel) net = ms_net_model_new(truth, topo, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(net);
+    for (guint64 b = 8; b <= (256u << 20); b *= 4) {
+        MsMeasurement m = {
+            .kind = MS_MEASUREMENT_ALLREDUCE, .bytes = b, .ranks = 8, .ranks_per_node = 8};
+        GError *error = NULL;
+        CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(topo, NULL, net, &m, &m.seconds, &error));
+        m.median_s = m.seconds;
+        m.min_s = m.mean_s = NAN;
+        CU_ASSERT_TRUE_FATAL(ms_measurement_set_add(set, &m, NULL));
+    }
+    return set;
+}
+
+static void
+test_recovers_factors(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100");
+    MsNetSpec truth =
+        spec("nccl:latency_scale=1.7,ll_efficiency=0.4,ll128_efficiency=0.6,simple_efficiency=0.8");
+    g_autoptr(MsMeasurementSet) set = synthetic(topo, &truth);
+    MsNetSpec base = spec("nccl");
+    MsNcclFit fit;
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_fit(topo, set, &base, &fit, &error));
+    CU_ASSERT_EQUAL(fit.rows, ms_measurement_set_size(set));
+    MS_ASSERT_REL(fit.spec.latency_scale, 1.7, 0.02);
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        CU_ASSERT(fit.proto_rows[p] > 0);
+        MS_ASSERT_REL(fit.spec.proto_efficiency[p], truth.proto_efficiency[p], 0.02);
+        CU_ASSERT(isfinite(fit.efficiency_se[p]));
+    }
+    CU_ASSERT(fit.median_after < 0.01);
+    CU_ASSERT(fit.median_before > 0.2);
+    g_autofree char *text = ms_nccl_fit_describe(&fit);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "latency_scale 1.70"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "ll_efficiency 0.40"));
+}
+
+static void
+test_refusals(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100");
+    MsNetSpec truth = spec("nccl");
+    g_autoptr(MsMeasurementSet) set = synthetic(topo, &truth);
+    MsNcclFit fit;
+    GError *error = NULL;
+    MsNetSpec flow = spec("flow");
+    CU_ASSERT_FALSE(ms_nccl_fit(topo, set, &flow, &fit, &error));
+    MS_ASSERT_ERROR(error, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_SPEC, "only the nccl");
+    g_autoptr(MsMeasurementSet) two = ms_measurement_set_new();
+    for (guint i = 0; i < 2; i++) {
+        CU_ASSERT_TRUE(ms_measurement_set_add(two, ms_measurement_set_get(set, i), NULL));
+    }
+    CU_ASSERT_FALSE(ms_nccl_fit(topo, two, &truth, &fit, &error));
+    MS_ASSERT_ERROR(error, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_NO_DATA,
+                    "2 collective rows to fit 2 factors: at least 3 are needed");
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"factors made by the model are found again", test_recovers_factors},
+        {"a flow spec, too few rows", test_refusals},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"nccl_fit", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
