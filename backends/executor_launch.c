@@ -237,3 +237,22 @@ ms_launch_group_free(MsLaunchGroup *g)
     g_free(g->reaped);
     g_free(g);
 }
+
+gboolean
+ms_launch_device(guint local_rank, guint visible, guint *device, GError **error)
+{
+    if (visible == 0) {
+        g_set_error(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_ENV,
+                    "no GPU is visible to local rank %u", local_rank);
+        return FALSE;
+    }
+    if (local_rank < visible || visible == 1) {
+        *device = local_rank < visible ? local_rank : 0;
+        return TRUE;
+    }
+    g_set_error(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_ENV,
+                "local rank %u sees %u GPUs: give every task all of the node's GPUs or exactly one "
+                "(srun --gpus-per-task=1)",
+                local_rank, visible);
+    return FALSE;
+}

@@ -39,6 +39,14 @@ typedef struct {
  * RANK comes without WORLD_SIZE, or when MASTER_ADDR or MASTER_PORT is missing in a job. */
 gboolean ms_launch_env_read(const char *const *envp, MsLaunchEnv *out, GError **error);
 void ms_launch_env_clear(MsLaunchEnv *env);
+
+/* The GPU (index among the visible ones) a rank of local rank local_rank uses when visible GPUs
+ * are visible to its process: its local rank when every GPU of the node is visible (a plain
+ * srun or torchrun), the one GPU when the scheduler bound a single GPU to the task (srun
+ * --gpus-per-task=1, --gpu-bind, or CUDA_VISIBLE_DEVICES set per task). FALSE with
+ * MS_LAUNCH_ERROR_ENV when no GPU is visible, or when the task sees several GPUs but fewer than
+ * its local rank needs (which of them is ambiguous: bind one GPU per task). */
+gboolean ms_launch_device(guint local_rank, guint visible, guint *device, GError **error);
 const char *ms_launch_mode_name(MsLaunchMode mode);
 
 /* Workers started on this node: one process per rank running argv (argv[0] the program) with

@@ -150,11 +150,31 @@ test_group_failures(void)
                     "cannot start the worker of rank 0 (/nonexistent/moesim)");
 }
 
+/* Which visible GPU a local rank takes: its own when all are visible, the only one when the
+ * scheduler bound one to the task (srun --gpus-per-task=1), and a refusal when it is ambiguous. */
+static void
+test_device_choice(void)
+{
+    guint d = 99;
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_launch_device(3, 8, &d, &error));
+    CU_ASSERT_EQUAL(d, 3);
+    CU_ASSERT_TRUE(ms_launch_device(5, 1, &d, &error));
+    CU_ASSERT_EQUAL(d, 0);
+    CU_ASSERT_TRUE(ms_launch_device(0, 1, &d, &error));
+    CU_ASSERT_EQUAL(d, 0);
+    CU_ASSERT_FALSE(ms_launch_device(4, 2, &d, &error));
+    MS_ASSERT_ERROR(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_ENV, "local rank 4 sees 2 GPUs");
+    CU_ASSERT_FALSE(ms_launch_device(0, 0, &d, &error));
+    MS_ASSERT_ERROR(error, MS_LAUNCH_ERROR, MS_LAUNCH_ERROR_ENV, "no GPU is visible");
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"local, Slurm and torchrun environments", test_modes},
+        {"the GPU of a local rank, all GPUs or one per task visible", test_device_choice},
         {"malformed environments", test_env_errors},
         {"workers see their rank and the coordinator", test_group_environment},
         {"failed, killed, straggling and missing workers", test_group_failures},

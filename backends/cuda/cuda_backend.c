@@ -3,6 +3,7 @@
  * synchronise, so a dead peer ends in a timeout rather than a hang). Times in picoseconds. */
 #include "config.h"
 
+#include "backends/executor_launch.h"
 #include "cuda_private.h"
 
 #include <gmodule.h>
@@ -104,17 +105,14 @@ cuda_select(const MsExecPlace *place, int *sm, guint64 *memory, GError **error)
         g_propagate_error(error, local);
         return FALSE;
     }
-    if (place->local_rank >= count) {
-        g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_DEVICE,
-                    "local rank %u needs GPU %u, but %u CUDA device%s visible on %s",
-                    place->local_rank, place->local_rank, count, count == 1 ? " is" : "s are",
-                    g_get_host_name());
+    guint device = 0;
+    if (!ms_launch_device(place->local_rank, count, &device, error)) {
+        g_prefix_error(error, "%s: ", g_get_host_name());
         return FALSE;
     }
     struct cudaDeviceProp prop;
-    if (!cuda_ok(cudaSetDevice((int)place->local_rank), "cudaSetDevice", error) ||
-        !cuda_ok(cudaGetDeviceProperties(&prop, (int)place->local_rank), "cudaGetDeviceProperties",
-                 error) ||
+    if (!cuda_ok(cudaSetDevice((int)device), "cudaSetDevice", error) ||
+        !cuda_ok(cudaGetDeviceProperties(&prop, (int)device), "cudaGetDeviceProperties", error) ||
         !cuda_ok(cudaFree(NULL), "creating the CUDA context", error)) {
         return FALSE;
     }
