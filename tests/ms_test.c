@@ -126,3 +126,11 @@ ms_test_main(int argc, char **argv, const MsTestSuite *suites)
     }
     return ran == 0 ? 77 : 0;
 }
+
+double
+ms_test_time_factor(void)
+{
+    const char *v = g_getenv("MOESIM_TEST_TIME_FACTOR");
+    double f = v ? g_ascii_strtod(v, NULL) : 1.0;
+    return f >= 1.0 && f <= 1000.0 ? f : 1.0;
+}

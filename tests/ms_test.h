@@ -35,6 +35,10 @@ int ms_test_run_moesim(const char *const *args, char **out, char **err);
 /* Source tree root (MOESIM_SRCDIR), for golden files and shipped data. */
 const char *ms_test_srcdir(void);
 
+/* The factor every wall-clock limit of a test is multiplied by: MOESIM_TEST_TIME_FACTOR (a number
+ * >= 1; default 1), for machines slower or busier than the limits were made generous for. */
+double ms_test_time_factor(void);
+
 /* A fresh temporary directory for this test program, removed at exit. */
 const char *ms_test_tmpdir(void);
 

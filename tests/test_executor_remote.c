@@ -315,7 +315,8 @@ expect_failure(const char *fake_mode, double timeout_s, GQuark domain, int code,
     CU_ASSERT_PTR_NULL(ms_remote_execute(&fake_backend, s, &o, &error));
     MS_ASSERT_ERROR(error, domain, code, needle);
     /* the workers are gone well before their own timeout */
-    CU_ASSERT_TRUE(g_get_monotonic_time() - t0 < (gint64)((timeout_s + 8) * G_USEC_PER_SEC));
+    CU_ASSERT_TRUE(g_get_monotonic_time() - t0 <
+                   (gint64)((timeout_s + 8) * ms_test_time_factor() * G_USEC_PER_SEC));
     g_unsetenv("MS_FAKE_MODE");
 }
 
@@ -325,8 +326,10 @@ test_rank_failures(void)
     expect_failure("open-fail", 30, MS_REMOTE_ERROR, MS_REMOTE_ERROR_RANK,
                    "rank 1: fake device missing on rank 1");
     expect_failure("die", 30, MS_WIRE_ERROR, MS_WIRE_ERROR_CLOSED, "rank 1 closed the connection");
-    expect_failure("hang", 1.5, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_TIMEOUT,
-                   "did not finish within the 1.5 s timeout");
+    /* Long enough for three workers to start and connect on a loaded machine. */
+    double hang_s = 4 * ms_test_time_factor();
+    g_autofree char *hang_msg = g_strdup_printf("did not finish within the %g s timeout", hang_s);
+    expect_failure("hang", hang_s, MS_EXECUTOR_ERROR, MS_EXECUTOR_ERROR_TIMEOUT, hang_msg);
     expect_failure("liar", 30, MS_REMOTE_ERROR, MS_REMOTE_ERROR_JOB,
                    "of 5, but this run has 3 ranks");
     expect_failure("session-fail", 30, G_IO_ERROR, G_IO_ERROR_NOT_FOUND, "fake: no devices");
