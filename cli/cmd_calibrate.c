@@ -12,11 +12,15 @@
 #include "validate/holdout.h"
 #include "validate/nccl_fit.h"
 
+/* Where the human-readable report goes: standard output, or standard error when --json - makes
+ * standard output the JSON alone. */
+static FILE *out_text;
+
 static void
 print_stats(const char *what, const MsErrorStats *s)
 {
-    printf("  %-28s %5u points  median %6.2f%%  p90 %6.2f%%  max %7.2f%%\n", what, s->n,
-           100 * s->median, 100 * s->p90, 100 * s->max);
+    fprintf(out_text, "  %-28s %5u points  median %6.2f%%  p90 %6.2f%%  max %7.2f%%\n", what, s->n,
+            100 * s->median, 100 * s->p90, 100 * s->max);
 }
 
 /* Runs one held-out evaluation and prints its table; adds it to the JSON report. */
@@ -28,7 +32,7 @@ holdout(const char *name, const char *topology, const MsMeasurementSet *set, con
     if (!ms_calibrate_holdout(topology, set, held, opts, groups, all, error)) {
         return FALSE;
     }
-    printf("held out: %s\n", name);
+    fprintf(out_text, "held out: %s\n", name);
     json_builder_set_member_name(b, name);
     json_builder_begin_object(b);
     for (guint k = 0; k < groups->len; k++) {
@@ -100,6 +104,7 @@ ms_cmd_calibrate(int argc, char **argv)
             "See docs/calibration.md.")) {
         return MS_EXIT_USAGE;
     }
+    out_text = json && strcmp(json, "-") == 0 ? stderr : stdout;
     if (argc < 2) {
         return ms_cli_usage("calibrate: give at least one measurement INPUT");
     }
@@ -157,10 +162,10 @@ ms_cmd_calibrate(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         ms_calibration_add_source(cal, argv[i], NULL);
     }
-    printf("calibration of %s from %u measurements\n", ms_topology_name(topo),
-           ms_measurement_set_size(set));
+    fprintf(out_text, "calibration of %s from %u measurements\n", ms_topology_name(topo),
+            ms_measurement_set_size(set));
     for (guint i = 0; i < report->len; i++) {
-        printf("  %s\n", (const char *)report->pdata[i]);
+        fprintf(out_text, "  %s\n", (const char *)report->pdata[i]);
     }
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
@@ -173,12 +178,12 @@ ms_cmd_calibrate(int argc, char **argv)
     if (net) {
         g_autofree char *text = ms_nccl_fit_describe(&fit);
         g_autofree char *spec_text = ms_net_spec_to_string(&fit.spec);
-        printf("nccl network model fitted on %u collective rows:\n", fit.rows);
+        fprintf(out_text, "nccl network model fitted on %u collective rows:\n", fit.rows);
         g_auto(GStrv) lines = g_strsplit(g_strchomp(text), "\n", -1);
         for (guint i = 0; lines[i]; i++) {
-            printf("  %s\n", lines[i]);
+            fprintf(out_text, "  %s\n", lines[i]);
         }
-        printf("  --net '%s'\n", spec_text);
+        fprintf(out_text, "  --net '%s'\n", spec_text);
         json_builder_set_member_name(b, "net");
         json_builder_begin_object(b);
         ms_json_member_string(b, "spec", spec_text);
@@ -219,7 +224,7 @@ ms_cmd_calibrate(int argc, char **argv)
         if (!ms_calibration_save(cal, out, &error)) {
             return ms_cli_fail(error);
         }
-        printf("wrote %s\n", out);
+        fprintf(out_text, "wrote %s\n", out);
     }
     if (json) {
         g_autoptr(JsonNode) root = json_builder_get_root(b);

@@ -12,35 +12,40 @@
 #include "validate/validation.h"
 #include "validate/validation_report.h"
 
+/* Where the human-readable report goes: standard output, or standard error when --json - makes
+ * standard output the JSON alone. */
+static FILE *out_text;
+
 static void
 print_runs(const MsValidationReport *r)
 {
-    printf("%-12s %7s %9s %9s %9s %13s %13s %8s\n", "policy", "ops", "median", "p90", "max",
-           "step sim(us)", "step meas(us)", "step err");
+    fprintf(out_text, "%-12s %7s %9s %9s %9s %13s %13s %8s\n", "policy", "ops", "median", "p90",
+            "max", "step sim(us)", "step meas(us)", "step err");
     guint n = ms_validation_report_n_rows(r);
     for (guint i = 0; i < n; i++) {
         const MsReportRow *row = ms_validation_report_row(r, i);
         const MsErrorStats *st = &row->stats;
         double step_err =
             row->step_measured_us > 0 ? row->step_simulated_us / row->step_measured_us - 1 : NAN;
-        printf("%-12s %7u %8.2f%% %8.2f%% %8.2f%% %13.1f %13.1f %7.2f%%\n", row->name, st->n,
-               100 * st->median, 100 * st->p90, 100 * st->max, row->step_simulated_us,
-               row->step_measured_us, 100 * step_err);
+        fprintf(out_text, "%-12s %7u %8.2f%% %8.2f%% %8.2f%% %13.1f %13.1f %7.2f%%\n", row->name,
+                st->n, 100 * st->median, 100 * st->p90, 100 * st->max, row->step_simulated_us,
+                row->step_measured_us, 100 * step_err);
     }
     if (n >= 2) {
-        printf("ranking of the %u runs by step time: Kendall tau %.3f (1 = same order)\n", n,
-               ms_validation_report_tau(r));
+        fprintf(out_text,
+                "ranking of the %u runs by step time: Kendall tau %.3f (1 = same order)\n", n,
+                ms_validation_report_tau(r));
     }
 }
 
 static void
 print_tables(const MsValidationReport *r)
 {
-    printf("%-24s %7s %9s %9s %9s\n", "measurement", "points", "median", "p90", "max");
+    fprintf(out_text, "%-24s %7s %9s %9s %9s\n", "measurement", "points", "median", "p90", "max");
     for (guint i = 0; i < ms_validation_report_n_rows(r); i++) {
         const MsReportRow *row = ms_validation_report_row(r, i);
-        printf("%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", row->name, row->stats.n,
-               100 * row->stats.median, 100 * row->stats.p90, 100 * row->stats.max);
+        fprintf(out_text, "%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", row->name, row->stats.n,
+                100 * row->stats.median, 100 * row->stats.p90, 100 * row->stats.max);
     }
 }
 
@@ -66,7 +71,7 @@ tables_report(char **files, const char *topology, const char *calibration, const
             return NULL;
         }
     } else {
-        printf("# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
+        fprintf(out_text, "# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
     }
     g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, error);
     if (net == NULL) {
@@ -111,6 +116,7 @@ ms_cmd_validate(int argc, char **argv)
                       "--topology T [--calibration C] predicts every measured row.")) {
         return MS_EXIT_USAGE;
     }
+    out_text = json && strcmp(json, "-") == 0 ? stderr : stdout;
     if (argc > 1) {
         return ms_cli_usage("validate: unexpected argument '%s'", argv[1]);
     }
@@ -150,8 +156,8 @@ ms_cmd_validate(int argc, char **argv)
         print_runs(r);
     }
     const MsErrorStats *all = ms_validation_report_all(r);
-    printf("all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all->n, 100 * all->median,
-           100 * all->p90, 100 * all->max);
+    fprintf(out_text, "all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all->n,
+            100 * all->median, 100 * all->p90, 100 * all->max);
     guint n = 0;
     const double *pred = ms_validation_report_predicted(r, &n);
     const double *measd = ms_validation_report_measured(r, &n);

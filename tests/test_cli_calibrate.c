@@ -382,6 +382,36 @@ test_vidur_documented(void)
     CU_ASSERT_TRUE(has(r.out, "all: 6958 compared, median 0.68%"));
 }
 
+/* With --json -, standard output is the JSON alone (the report goes to standard error), for
+ * validate and calibrate, and calibrate --net nccl adds the fitted factors. */
+static void
+test_json_stdout(void)
+{
+    g_autofree char *log = g_build_filename(ms_test_srcdir(), "validate", "data", "corpus",
+                                            "dgx-h100", "all_reduce_1x2.log", NULL);
+    g_autofree char *topo = g_build_filename(ms_test_srcdir(), "validate", "data", "corpus",
+                                             "dgx-h100", "topology.ini", NULL);
+    const char *const *cmds[] = {
+        (const char *[]){"validate", "--measured", log, "--topology", topo, "--json", "-", NULL},
+        (const char *[]){"calibrate", "--topology", topo, log, "--net", "nccl:version=2.18.3",
+                         "--json", "-", NULL},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
+        g_auto(Cli) r = {0};
+        cli(&r, cmds[i]);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        g_autoptr(JsonParser) p = json_parser_new();
+        GError *error = NULL;
+        CU_ASSERT_TRUE(json_parser_load_from_data(p, r.out, -1, &error));
+        g_clear_error(&error);
+        CU_ASSERT(strlen(r.err) > 0);
+        if (i == 1) {
+            CU_ASSERT(has(r.out, "\"latency_scale\""));
+            CU_ASSERT(has(r.err, "--net 'nccl:version=2.18.3,latency_scale="));
+        }
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -390,6 +420,7 @@ main(int argc, char **argv)
         {"calibrate writes a file that loads", test_calibrate_writes_file},
         {"validate measurement tables", test_validate_tables},
         {"validate runs", test_validate_runs},
+        {"--json - gives JSON alone on standard output", test_json_stdout},
         {"validate usage and input errors", test_validate_usage},
         {"documented commands on the Vidur profiles", test_vidur_documented},
         {NULL, NULL},
