@@ -227,6 +227,62 @@ test_nvb_route(void)
     CU_ASSERT_PTR_EQUAL(ms_net_model_route(flow, g0, g5, &n, &error), t);
 }
 
+static MsTime run_alone(const MsTopology *topo, MsNetModel *net, MsCollSpec spec);
+
+/* A small rail-optimised tree whose spines carry a quarter of the leaves' NIC ports. */
+static const char rail_tree[] =
+    "[topology]\nformat = 1\nname = rails\n[gpu]\nmodel = H100-SXM5-80GB\npeak = 989TFLOPS\n"
+    "hbm = 3350GBps\nmemory = 80GiB\nlaunch_overhead = 4us\n[preset]\nnodes = 4\n"
+    "gpus_per_node = 4\nintra = nvswitch\nintra_bandwidth = 450GBps\nintra_links = 18\n"
+    "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 400Gbps\nnic_latency = 0.6us\n"
+    "fabric = fat_tree\nfabric_latency = 0.13us\nnodes_per_leaf = 4\nrail_optimised = true\n"
+    "oversubscription = 4\n";
+
+/* PXN (from 2.12.7): a send to another node crosses NVLink to the GPU on the destination's rail
+ * and leaves by its NIC, so it stays on its rail's leaf; before 2.12 it leaves by the sender's own
+ * NIC and crosses a spine. Rings keep their own NICs. */
+static void
+test_pxn_route(void)
+{
+    g_autoptr(MsTopology) topo =
+        ms_topology_load_data(rail_tree, sizeof rail_tree - 1, "rails", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
+    g_autoptr(MsNetModel) pxn = model("nccl:version=2.18", topo);
+    g_autoptr(MsNetModel) old = model("nccl:version=2.10", topo);
+    guint src = ms_topology_gpu_device(topo, 1), dst = ms_topology_gpu_device(topo, 4 + 2);
+    guint proxy = ms_topology_gpu_device(topo, 2);
+    guint n = 0, n_old = 0;
+    const guint32 *r = ms_net_model_p2p_route(pxn, src, dst, &n, NULL);
+    const guint32 *r_old = ms_net_model_p2p_route(old, src, dst, &n_old, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    gboolean via_proxy = FALSE, spine = FALSE, spine_old = FALSE;
+    for (guint i = 0; i < n; i++) {
+        via_proxy |= ms_topology_link(topo, r[i])->to == proxy;
+        spine |= strstr(ms_topology_link(topo, r[i])->name, "spine") != NULL;
+    }
+    for (guint i = 0; i < n_old; i++) {
+        spine_old |= strstr(ms_topology_link(topo, r_old[i])->name, "spine") != NULL;
+    }
+    CU_ASSERT_TRUE(via_proxy);
+    CU_ASSERT_FALSE(spine);
+    CU_ASSERT_TRUE(spine_old);
+    /* The same rail needs no PXN; rings keep the topology's route. */
+    guint same = ms_topology_gpu_device(topo, 4 + 1);
+    guint n_same = 0, n_topo = 0;
+    CU_ASSERT_PTR_EQUAL(ms_net_model_p2p_route(pxn, src, same, &n_same, NULL),
+                        ms_topology_route(topo, src, same, &n_topo, NULL));
+    CU_ASSERT_PTR_EQUAL(ms_net_model_route(pxn, src, dst, &n_same, NULL),
+                        ms_topology_route(topo, src, dst, &n_topo, NULL));
+    /* On the oversubscribed spines the all-to-all is faster with PXN. */
+    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .n_ranks = 16, .bytes = 64 << 20};
+    double t_pxn = ms_time_to_us(run_alone(topo, pxn, spec));
+    double t_old = ms_time_to_us(run_alone(topo, old, spec));
+    fprintf(stderr,
+            "\n  64 MiB all-to-all on 4 x 4 GPUs, 4:1 spines: %.0f us with PXN, %.0f without",
+            t_pxn, t_old);
+    CU_ASSERT(t_pxn < 0.8 * t_old);
+}
+
 /* Runs one collective alone from time 0; the time of its last rank. */
 static MsTime
 run_alone(const MsTopology *topo, MsNetModel *net, MsCollSpec spec)
@@ -320,6 +376,7 @@ main(int argc, char **argv)
         {"nccl: a GPU model of no known architecture", test_unknown_arch},
         {"nccl: P2P through an intermediate GPU on a hybrid cube mesh", test_nvb_route},
         {"nccl: a ring alone takes NCCL's predicted time", test_ring_matches_nccl_prediction},
+        {"nccl: PXN keeps a send on its rail", test_pxn_route},
         {"nccl: a calibration's latency scale and protocol efficiency", test_fitted_factors},
         {NULL, NULL},
     };

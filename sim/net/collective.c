@@ -235,7 +235,9 @@ start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
     g_autoptr(GError) error = NULL;
     guint src = coll->device[f->src], dst = coll->device[f->dst], n = 0;
     const guint32 *route =
-        coll->net ? ms_net_model_route(coll->net, src, dst, &n, &error)
+        coll->net ? (coll->plan.phases[ph_id].kind == PHASE_A2A
+                         ? ms_net_model_p2p_route(coll->net, src, dst, &n, &error)
+                         : ms_net_model_route(coll->net, src, dst, &n, &error))
                   : ms_topology_route(ms_sim_topology(coll->sim), src, dst, &n, &error);
     if (route) {
         ms_sim_transfer_route(coll->sim, route, n, wire, weight, latency, coll->handler, arg);

@@ -518,6 +518,87 @@ ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links, GErr
     return (const guint32 *)via->data;
 }
 
+/* The first NIC on a route, or G_MAXUINT. */
+static guint
+route_nic(const MsTopology *topo, const guint32 *route, guint n)
+{
+    for (guint i = 0; i < n; i++) {
+        const MsLink *l = ms_topology_link(topo, route[i]);
+        if (ms_topology_device_kind(topo, l->to) == MS_DEVICE_NIC) {
+            return l->to;
+        }
+    }
+    return G_MAXUINT;
+}
+
+/* The GPU of src's node with dst's local index (GPUs are numbered node-major), or G_MAXUINT. */
+static guint
+rail_peer(const MsTopology *topo, guint src, guint dst)
+{
+    gint rs = ms_topology_device_rank(topo, src), rd = ms_topology_device_rank(topo, dst);
+    guint g = ms_topology_gpus_per_node(topo);
+    if (rs < 0 || rd < 0 || g == 0) {
+        return G_MAXUINT;
+    }
+    guint peer = (guint)rs / g * g + (guint)rd % g;
+    return peer == (guint)rs ? G_MAXUINT : ms_topology_gpu_device(topo, peer);
+}
+
+/* PXN: the send goes over NVLink to the GPU on the destination's rail and leaves by its NIC
+ * (graph/paths.cc from 2.12.7; the GPU with the peer's device index from 2.18). Only when that
+ * GPU reaches it over NVLink and its NIC differs from the sender's. */
+static GArray *
+pxn_route(const MsNetModel *model, guint src, guint dst, const guint32 *direct, guint n_direct)
+{
+    const MsTopology *topo = model->topo;
+    guint proxy = rail_peer(topo, src, dst);
+    if (proxy == G_MAXUINT) {
+        return NULL;
+    }
+    guint n1 = 0, n2 = 0;
+    const guint32 *hop = ms_topology_route(topo, src, proxy, &n1, NULL);
+    const guint32 *out = ms_topology_route(topo, proxy, dst, &n2, NULL);
+    if (hop == NULL || out == NULL || !nvlink_route(hop, n1, topo) ||
+        route_nic(topo, out, n2) == route_nic(topo, direct, n_direct)) {
+        return NULL;
+    }
+    GArray *route = g_array_sized_new(FALSE, FALSE, sizeof(guint32), n1 + n2);
+    g_array_append_vals(route, hop, n1);
+    g_array_append_vals(route, out, n2);
+    return route;
+}
+
+const guint32 *
+ms_net_model_p2p_route(MsNetModel *model, guint src, guint dst, guint *n_links, GError **error)
+{
+    const MsTopology *topo = model->topo;
+    if (model->spec.kind != MS_NET_NCCL || model->spec.nccl.version < MS_NCCL_VERSION(2, 12, 7) ||
+        ms_topology_device_kind(topo, src) != MS_DEVICE_GPU ||
+        ms_topology_device_kind(topo, dst) != MS_DEVICE_GPU ||
+        ms_topology_device_node(topo, src) == ms_topology_device_node(topo, dst)) {
+        return ms_net_model_route(model, src, dst, n_links, error);
+    }
+    const guint32 *route = ms_topology_route(topo, src, dst, n_links, error);
+    if (route == NULL) {
+        return NULL;
+    }
+    /* Bit 63 tells PXN routes from the NVB ones in the cache. */
+    gint64 key = (gint64)((G_GUINT64_CONSTANT(1) << 63) | ((guint64)src << 32) | dst);
+    GArray *via = g_hash_table_lookup(model->routes, &key);
+    if (via == NULL) {
+        via = pxn_route(model, src, dst, route, *n_links);
+        if (via == NULL) {
+            via = g_array_new(FALSE, FALSE, sizeof(guint32));
+        }
+        g_hash_table_insert(model->routes, g_memdup2(&key, sizeof key), via);
+    }
+    if (via->len == 0) {
+        return route;
+    }
+    *n_links = via->len;
+    return (const guint32 *)via->data;
+}
+
 double *
 ms_net_model_ring_slot(MsNetModel *model, const MsNcclComm *comm, guint channels)
 {

@@ -81,6 +81,14 @@ const MsNcclComm *ms_net_model_comm(MsNetModel *model, const guint *ranks, guint
 const guint32 *ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links,
                                   GError **error);
 
+/* The route of a point-to-point send (an all-to-all's): ms_net_model_route's, except that under
+ * the nccl model from 2.12.7 a send to another node goes through PXN: over NVLink to the GPU of
+ * its own node on the destination's rail (the same local index), which posts it on its NIC, when
+ * that NIC is not the sender's. (NCCL's PXN also merges the messages of up to 8 GPUs per remote
+ * rank and channel into one queue pair; that is not modelled.) */
+const guint32 *ms_net_model_p2p_route(MsNetModel *model, guint src, guint dst, guint *n_links,
+                                      GError **error);
+
 /* A number the model keeps per communicator and channel count for its collectives (the flow
  * model's bus bandwidth of NCCL's rings over them): NAN until the caller stores it. */
 double *ms_net_model_ring_slot(MsNetModel *model, const MsNcclComm *comm, guint channels);
