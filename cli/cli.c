@@ -147,21 +147,3 @@ ms_cli_print_source(const char *what, GBytes *(*shipped)(const char *name))
     fwrite(text, 1, len, stdout);
     return MS_EXIT_OK;
 }
-
-void
-ms_cli_json_error_stats(JsonBuilder *b, const char *name, const MsErrorStats *s)
-{
-    if (name) {
-        json_builder_set_member_name(b, name);
-    }
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "points");
-    json_builder_add_int_value(b, s->n);
-    json_builder_set_member_name(b, "median");
-    json_builder_add_double_value(b, s->median);
-    json_builder_set_member_name(b, "p90");
-    json_builder_add_double_value(b, s->p90);
-    json_builder_set_member_name(b, "max");
-    json_builder_add_double_value(b, s->max);
-    json_builder_end_object(b);
-}

@@ -54,9 +54,6 @@ guint64 ms_cli_peak_rss(void);
  * copy that shipped(what) returns. */
 int ms_cli_print_source(const char *what, GBytes *(*shipped)(const char *name));
 
-/* Adds {"points", "median", "p90", "max"} of s as member name (name NULL: as an array element). */
-void ms_cli_json_error_stats(JsonBuilder *b, const char *name, const MsErrorStats *s);
-
 /* Writes node as pretty JSON to path ("-" = stdout). */
 gboolean ms_cli_write_json(const char *path, JsonNode *node, GError **error);
 

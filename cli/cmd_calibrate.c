@@ -43,10 +43,10 @@ holdout(const char *name, const char *topology, const MsMeasurementSet *set, con
                 : g_strdup_printf("%s %ux%u", ms_measurement_kind_name(g->kind), g->ranks,
                                   g->per_node);
         print_stats(label, &g->stats);
-        ms_cli_json_error_stats(b, label, &g->stats);
+        ms_error_stats_json(b, label, &g->stats);
     }
     print_stats("all communication", all);
-    ms_cli_json_error_stats(b, "all communication", all);
+    ms_error_stats_json(b, "all communication", all);
     json_builder_end_object(b);
     return TRUE;
 }

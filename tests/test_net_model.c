@@ -287,24 +287,15 @@ test_pxn_route(void)
 static MsTime
 run_alone(const MsTopology *topo, MsNetModel *net, MsCollSpec spec)
 {
-    g_autoptr(MsSim) sim = ms_sim_new(topo);
-    if (net) {
-        ms_net_model_apply(net, sim);
-    }
-    ms_sim_set_check_invariants(sim, TRUE);
     spec.net = net;
     GError *error = NULL;
-    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
-    if (error) {
-        fprintf(stderr, "\n  %s\n", error->message);
-    }
-    CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
-    ms_coll_launch_all(coll);
-    CU_ASSERT_TRUE_FATAL(ms_sim_run(sim, &error));
     MsTime end = 0;
-    for (guint i = 0; i < spec.n_ranks; i++) {
-        end = MAX(end, ms_coll_rank_end(coll, i));
+    gboolean ok = ms_coll_run_alone(topo, &spec, &end, &error);
+    if (!ok) {
+        fprintf(stderr, "\n  %s\n", error->message);
+        g_clear_error(&error);
     }
+    CU_ASSERT_TRUE_FATAL(ok);
     return end;
 }
 

@@ -125,21 +125,9 @@ simulate_spec(const MsTopology *topo, const MsCalibration *cal, MsCollSpec spec,
     g_autofree guint64 *scaled =
         cal && !nccl ? ms_calibration_adjust_collective(cal, topo, &spec) : NULL;
     (void)scaled; /* only holds memory to free */
-    g_autoptr(MsSim) sim = ms_sim_new(topo);
-    if (spec.net) {
-        ms_net_model_apply(spec.net, sim);
-    }
-    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
-    if (coll == NULL) {
+    MsTime end;
+    if (!ms_coll_run_alone(topo, &spec, &end, error)) {
         return FALSE;
-    }
-    ms_coll_launch_all(coll);
-    if (!ms_sim_run(sim, error)) {
-        return FALSE;
-    }
-    MsTime end = 0;
-    for (guint i = 0; i < spec.n_ranks; i++) {
-        end = MAX(end, ms_coll_rank_end(coll, i));
     }
     *seconds = ms_time_to_s(end);
     return TRUE;

@@ -3,6 +3,8 @@
  * Every routine is deterministic: ties are broken by input index, never by address or hash. */
 #include "fit.h"
 
+#include "sim/base/json_output.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,4 +534,18 @@ ms_holdout_gemm(const MsGemmPoint *points, guint n, const gboolean *held, const 
         }
     }
     return ms_error_stats(pred, meas, b, stats, error);
+}
+
+void
+ms_error_stats_json(JsonBuilder *b, const char *name, const MsErrorStats *s)
+{
+    if (name) {
+        json_builder_set_member_name(b, name);
+    }
+    json_builder_begin_object(b);
+    ms_json_member_int(b, "points", s->n);
+    ms_json_member_double(b, "median", s->median);
+    ms_json_member_double(b, "p90", s->p90);
+    ms_json_member_double(b, "max", s->max);
+    json_builder_end_object(b);
 }

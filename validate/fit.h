@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "sim/calib/eff_table.h"
 
@@ -95,6 +96,10 @@ typedef struct {
  * measured value <= 0 or a non-finite value. */
 gboolean ms_error_stats(const double *predicted, const double *measured, guint n, MsErrorStats *out,
                         GError **error);
+
+/* Adds the statistics as an object {"points", "median", "p90", "max"}, as member name of the
+ * object being built (name NULL: as the next array element). */
+void ms_error_stats_json(JsonBuilder *b, const char *name, const MsErrorStats *s);
 
 /* A deterministic split: held[i] = (i % k == offset) for i < n; k >= 2, offset < k. */
 void ms_holdout_every(gboolean *held, guint n, guint k, guint offset);

@@ -252,24 +252,6 @@ ms_validation_report_stat(const MsValidationReport *r, const char *stat, double 
     return TRUE;
 }
 
-static void
-add_stats(JsonBuilder *b, const char *name, const MsErrorStats *s)
-{
-    if (name) {
-        json_builder_set_member_name(b, name);
-    }
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "points");
-    json_builder_add_int_value(b, s->n);
-    json_builder_set_member_name(b, "median");
-    json_builder_add_double_value(b, s->median);
-    json_builder_set_member_name(b, "p90");
-    json_builder_add_double_value(b, s->p90);
-    json_builder_set_member_name(b, "max");
-    json_builder_add_double_value(b, s->max);
-    json_builder_end_object(b);
-}
-
 JsonNode *
 ms_validation_report_to_json(const MsValidationReport *r)
 {
@@ -284,13 +266,13 @@ ms_validation_report_to_json(const MsValidationReport *r)
     for (guint i = 0; i < r->rows->len; i++) {
         const MsReportRow *row = ms_validation_report_row(r, i);
         if (!r->runs) {
-            add_stats(b, row->name, &row->stats);
+            ms_error_stats_json(b, row->name, &row->stats);
             continue;
         }
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "policy");
         json_builder_add_string_value(b, row->name);
-        add_stats(b, "ops", &row->stats);
+        ms_error_stats_json(b, "ops", &row->stats);
         json_builder_set_member_name(b, "step_simulated_us");
         json_builder_add_double_value(b, row->step_simulated_us);
         json_builder_set_member_name(b, "step_measured_us");
@@ -306,7 +288,7 @@ ms_validation_report_to_json(const MsValidationReport *r)
         json_builder_set_member_name(b, "kendall_tau");
         json_builder_add_double_value(b, r->tau);
     }
-    add_stats(b, "all", &r->all);
+    ms_error_stats_json(b, "all", &r->all);
     json_builder_end_object(b);
     return json_builder_get_root(b);
 }

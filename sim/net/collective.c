@@ -806,6 +806,28 @@ ms_coll_launch(MsColl *coll, guint part)
     ms_sim_after(coll->sim, coll->alpha, enter_roots, coll, part);
 }
 
+gboolean
+ms_coll_run_alone(const MsTopology *topo, const MsCollSpec *spec, MsTime *end, GError **error)
+{
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    if (spec->net) {
+        ms_net_model_apply(spec->net, sim);
+    }
+    g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, error);
+    if (coll == NULL) {
+        return FALSE;
+    }
+    ms_coll_launch_all(coll);
+    if (!ms_sim_run(sim, error)) {
+        return FALSE;
+    }
+    *end = 0;
+    for (guint i = 0; i < coll->n; i++) {
+        *end = MAX(*end, coll->end[i]);
+    }
+    return TRUE;
+}
+
 void
 ms_coll_launch_all(MsColl *coll)
 {

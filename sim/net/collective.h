@@ -79,6 +79,12 @@ MsColl *ms_coll_new(MsSim *sim, const MsCollSpec *spec, MsCollRankDoneFn done, g
 void ms_coll_free(MsColl *coll);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsColl, ms_coll_free)
 
+/* Runs the collective of spec alone on a fresh simulation of topo (with the link figures of
+ * spec->net's model when given), every participant launching at time 0; *end is when the last
+ * one finished. FALSE with ms_coll_new's or the simulation's error. */
+gboolean ms_coll_run_alone(const MsTopology *topo, const MsCollSpec *spec, MsTime *end,
+                           GError **error);
+
 /* Participant rank_index launches its part now (each exactly once). */
 void ms_coll_launch(MsColl *coll, guint rank_index);
 /* Convenience: launches every participant now. */

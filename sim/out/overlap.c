@@ -42,10 +42,6 @@ overlapped(const MsSchedule *s, const MsRecords *r, MsTime from, MsTime to, cons
 static gboolean
 alone(const MsTopology *topo, MsNetModel *net, const MsCollInfo *c, double *us, GError **error)
 {
-    g_autoptr(MsSim) sim = ms_sim_new(topo);
-    if (net) {
-        ms_net_model_apply(net, sim);
-    }
     MsCollSpec spec = {
         .op = MS_COLL_ALLTOALL,
         .algo = c->algo,
@@ -55,17 +51,9 @@ alone(const MsTopology *topo, MsNetModel *net, const MsCollInfo *c, double *us, 
         .window = c->window,
         .net = net,
     };
-    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, error);
-    if (coll == NULL) {
+    MsTime end;
+    if (!ms_coll_run_alone(topo, &spec, &end, error)) {
         return FALSE;
-    }
-    ms_coll_launch_all(coll);
-    if (!ms_sim_run(sim, error)) {
-        return FALSE;
-    }
-    MsTime end = 0;
-    for (guint i = 0; i < c->n_ranks; i++) {
-        end = MAX(end, ms_coll_rank_end(coll, i));
     }
     *us = ms_time_to_us(end);
     return TRUE;
