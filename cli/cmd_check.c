@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,14 +19,34 @@ typedef struct {
     MsGateReport *report;
 } Out;
 
+/* A figure's name in the table: the baseline's keys are in microseconds ("step_time_us"), the
+ * table is in milliseconds, so it names the quantity, not the key. */
+static const char *
+figure_name(const char *metric)
+{
+    static const char *const names[][2] = {
+        {"step_time_us", "step time"}, {"step_time_p95_us", "p95 step time"},
+        {"a2a_us", "all-to-all"},      {"exposed_comm_us", "exposed communication"},
+        {"allreduce_us", "allreduce"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        if (!strcmp(metric, names[i][0])) {
+            return names[i][1];
+        }
+    }
+    return metric;
+}
+
 static void
 print_figure(const MsGateFigure *f, gpointer ctx)
 {
     static const char *const verdicts[] = {"ok", "REGRESSED", "improved"};
     Out *o = ctx;
-    fprintf(o->text, "  %-28s %-17s %12.3f ms -> %12.3f ms  %+7.2f%%  %s\n",
-            f->first ? f->name : "", f->metric, f->expected_us / 1e3, f->measured_us / 1e3,
-            100 * f->change, verdicts[f->verdict]);
+    /* A change that rounds to 0.00% is printed +0.00%, not -0.00%. */
+    double change = fabs(f->change) < 5e-5 ? 0 : f->change;
+    fprintf(o->text, "  %-28s %-22s %10.3f ms -> %10.3f ms  %+7.2f%%  %s\n",
+            f->first ? f->name : "", figure_name(f->metric), f->expected_us / 1e3,
+            f->measured_us / 1e3, 100 * change, verdicts[f->verdict]);
     ms_gate_report_add(f, o->report);
 }
 
@@ -105,6 +126,8 @@ ms_cmd_check(int argc, char **argv)
         fprintf(o.text, "updated %s\n", baseline);
         return MS_EXIT_OK;
     }
+    fprintf(o.text, "  %-28s %-22s %13s    %13s  %8s  %s\n", "scenario", "figure", "baseline (ms)",
+            "now (ms)", "change", "verdict");
     MsGateSummary sum;
     if (!ms_gate_check(b, tol, print_figure, &o, &sum, &error) ||
         !write_reports(report, json, junit, &error)) {

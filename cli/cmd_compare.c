@@ -11,6 +11,45 @@
 
 #define DEFAULT_POLICIES "fifo,concurrent,priority,lina,schemoe"
 
+/* The expert-parallel degree a result's schedule was planned with (its meta "ep"). */
+static guint
+result_ep(const MsResult *res)
+{
+    const char *ep = ms_schedule_get_meta(ms_result_schedule(res), "ep");
+    return ep ? (guint)g_ascii_strtoull(ep, NULL, 10) : 0;
+}
+
+/* A line under the table for each policy whose all-to-alls span other GPUs than the model's
+ * expert-parallel degree gives (Lina's packing): without it the all-to-all column compares
+ * exchanges of different sizes as if they were one. */
+static gboolean
+note_degrees(FILE *text, const MsScenario *sc, const char *const *names, GPtrArray *results,
+             GError **error)
+{
+    guint model_ep = 0;
+    if (!ms_model_resolve_ep(sc->model, ms_topology_n_gpus(sc->topology), &model_ep, error)) {
+        return FALSE;
+    }
+    for (guint i = 0; i < results->len; i++) {
+        const MsSchedule *s = ms_result_schedule(results->pdata[i]);
+        guint ep = result_ep(results->pdata[i]);
+        if (ep == model_ep) {
+            continue;
+        }
+        const char *pack = ms_schedule_get_meta(s, "lina.pack");
+        const char *why = ms_schedule_get_meta(s, "lina.pack_reason");
+        fprintf(text, "%s: expert-parallel degree %u, not %u", names[i], ep, model_ep);
+        if (pack && why) {
+            fprintf(text, " (it packs %s experts per GPU: %s)", pack, why);
+        }
+        fprintf(text,
+                ": its all-to-alls span %u GPUs, and the allreduce adds the gradients of each "
+                "expert's %u copies\n",
+                ep, ep ? ms_topology_n_gpus(sc->topology) / ep : 0);
+    }
+    return TRUE;
+}
+
 int
 ms_cmd_compare(int argc, char **argv)
 {
@@ -69,11 +108,13 @@ ms_cmd_compare(int argc, char **argv)
     fprintf(text, "moesim compare: %s, %u iteration%s each\n", what,
             ms_result_n_iterations(results->pdata[0]),
             ms_result_n_iterations(results->pdata[0]) == 1 ? "" : "s");
+    /* ep: the GPUs an all-to-all spans. A policy that packs experts changes it, and with it
+     * what its all-to-all column measures: the table says so (note_degrees). */
     if (infer) {
-        fprintf(text, "%-24s %10s %10s %10s %10s %10s %8s\n", "policy", "mean(ms)", "p50(ms)",
-                "p95(ms)", "p99(ms)", "a2a(ms)", "speedup");
+        fprintf(text, "%-24s %10s %10s %10s %10s %4s %10s %8s\n", "policy", "mean(ms)", "p50(ms)",
+                "p95(ms)", "p99(ms)", "ep", "a2a(ms)", "speedup");
     } else {
-        fprintf(text, "%-24s %10s %10s %12s %13s %8s\n", "policy", "step(ms)", "a2a(ms)",
+        fprintf(text, "%-24s %10s %4s %10s %12s %13s %8s\n", "policy", "step(ms)", "ep", "a2a(ms)",
                 "exposed(ms)", "allreduce(ms)", "speedup");
     }
     g_autoptr(JsonBuilder) jb = json_builder_new();
@@ -92,16 +133,19 @@ ms_cmd_compare(int argc, char **argv)
         double p50 = ms_result_step_percentile(res, 50), p95 = ms_result_step_percentile(res, 95);
         double p99 = ms_result_step_percentile(res, 99);
         double speedup = infer ? base_p50 / p50 : base.step_us / m.step_us;
+        guint ep = result_ep(res);
         if (infer) {
-            fprintf(text, "%-24s %10.3f %10.3f %10.3f %10.3f %10.3f %7.2fx\n", names[i],
-                    m.step_us / 1e3, p50 / 1e3, p95 / 1e3, p99 / 1e3, m.a2a_us / 1e3, speedup);
+            fprintf(text, "%-24s %10.3f %10.3f %10.3f %10.3f %4u %10.3f %7.2fx\n", names[i],
+                    m.step_us / 1e3, p50 / 1e3, p95 / 1e3, p99 / 1e3, ep, m.a2a_us / 1e3, speedup);
         } else {
-            fprintf(text, "%-24s %10.3f %10.3f %12.3f %13.3f %7.2fx\n", names[i], m.step_us / 1e3,
-                    m.a2a_us / 1e3, m.exposed_comm_us / 1e3, m.allreduce_us / 1e3, speedup);
+            fprintf(text, "%-24s %10.3f %4u %10.3f %12.3f %13.3f %7.2fx\n", names[i],
+                    m.step_us / 1e3, ep, m.a2a_us / 1e3, m.exposed_comm_us / 1e3,
+                    m.allreduce_us / 1e3, speedup);
         }
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "policy");
         json_builder_add_string_value(jb, names[i]);
+        ms_json_member_int(jb, "ep", ep);
         ms_json_member_double(jb, "step_time_us", m.step_us);
         ms_json_member_double(jb, "a2a_us", m.a2a_us);
         ms_json_member_double(jb, "a2a_backward_us", m.a2a_bwd_us);
@@ -115,6 +159,9 @@ ms_cmd_compare(int argc, char **argv)
     }
     json_builder_end_array(jb);
     json_builder_end_object(jb);
+    if (!note_degrees(text, &cs.sc, (const char *const *)names, results, &error)) {
+        return ms_cli_fail(error);
+    }
     const char *dir = out ? out : "moesim-out";
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         return ms_cli_usage("compare: cannot create %s", dir);

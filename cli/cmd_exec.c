@@ -131,13 +131,15 @@ print_summary(const MsResult *res, const char *path)
     const MsRecords *r = ms_result_records(res);
     printf("executed   %s: %u ops on %u ranks, policy %s, backend %s\n", path, ms_schedule_n_ops(s),
            ms_schedule_n_ranks(s), ms_schedule_policy(s), ms_records_backend(r));
-    printf("step       %.3f us\n", m.step_us);
-    printf("compute    %.3f us per GPU\n", m.compute_us);
-    printf("all-to-all %.3f us per GPU (%" G_GUINT64_FORMAT " bytes in all)\n", m.a2a_us,
-           m.a2a_bytes);
-    printf("allreduce  %.3f us per GPU\n", m.allreduce_us);
-    printf("exposed    %.3f us of communication per GPU with no compute running\n",
-           m.exposed_comm_us);
+    /* Milliseconds, as run prints them: a real step is tens to thousands of them. */
+    char bytes[32];
+    printf("step       %.3f ms\n", m.step_us / 1e3);
+    printf("compute    %.3f ms per GPU\n", m.compute_us / 1e3);
+    printf("all-to-all %.3f ms per GPU (%s in all)\n", m.a2a_us / 1e3,
+           ms_format_bytes(m.a2a_bytes, bytes, sizeof bytes));
+    printf("allreduce  %.3f ms per GPU\n", m.allreduce_us / 1e3);
+    printf("exposed    %.3f ms of communication per GPU with no compute running\n",
+           m.exposed_comm_us / 1e3);
 }
 
 static int

@@ -7,9 +7,13 @@
 #include "cli.h"
 #include "sim/engine.h"
 
+/* --iterations before parsing: "not given", which 0 cannot mean since 0 is refused. */
+#define ITERATIONS_UNSET G_MININT
+
 GOptionEntry *
 ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
 {
+    o->iterations = ITERATIONS_UNSET;
     const GOptionEntry all[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
          "Cluster: shipped name or file (default " MS_SCENARIO_TOPOLOGY ")", "T"},
@@ -65,15 +69,24 @@ apply(const MsScenarioOpts *o, MsScenario *sc)
         ms_cli_usage("--mode '%s': use train or infer", o->mode);
         return FALSE;
     }
-    if (o->iterations < 0 || o->iterations > 1000000 || o->warmup < 0 || o->warmup > 1000000) {
-        ms_cli_usage("--iterations and --warmup must be between 0 and 1000000");
+    /* 0 used to run 1 iteration as if it had been asked for: a count given is a count run. */
+    if (o->iterations == 0) {
+        ms_cli_usage("--iterations 0: give at least 1 (without it a generated routing runs 1 "
+                     "iteration and a trace all that it holds)");
+        return FALSE;
+    }
+    gboolean given = o->iterations != ITERATIONS_UNSET;
+    if ((given && (o->iterations < 1 || o->iterations > 1000000)) || o->warmup < 0 ||
+        o->warmup > 1000000) {
+        ms_cli_usage("--iterations must be between 1 and 1000000 and --warmup between 0 and "
+                     "1000000");
         return FALSE;
     }
     if (o->seed < 0) {
         ms_cli_usage("--seed must not be negative");
         return FALSE;
     }
-    sc->iterations = o->iterations;
+    sc->iterations = given ? (guint)o->iterations : 0;
     sc->warmup = o->warmup;
     sc->seed = o->seed ? (guint64)o->seed : 1;
     return TRUE;

@@ -462,6 +462,12 @@ test_exec_cpu(void)
     JsonObject *summary = json_object_get_object_member(o, "summary");
     CU_ASSERT_TRUE(json_object_get_double_member(summary, "step_time_us") > 0);
     CU_ASSERT_EQUAL(json_object_get_int_member(summary, "a2a_bytes"), 30);
+    /* The summary in ms, as run prints it ("73247822.878 us" took counting digits). */
+    CU_ASSERT_PTR_NULL(strstr(out, " us"));
+    g_autofree char *step =
+        g_strdup_printf("%.3f ms", json_object_get_double_member(summary, "step_time_us") / 1e3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, step));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "30 B in all"));
     g_autoptr(JsonParser) tp = json_parser_new();
     CU_ASSERT_TRUE(json_parser_load_from_file(tp, trace, NULL));
     g_autofree char *text = NULL;

@@ -228,7 +228,7 @@ test_command(void)
     g_free(err);
     CU_ASSERT_EQUAL(ms_test_run_moesim(check, &out, &err), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "check: 2 scenarios from "));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  tiny fifo                    step_time_us"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  tiny fifo                    step time "));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "no regression\n"));
     g_autofree char *worse = scaled(path, 0, "exposed_comm_us", 0.5);
     const char *regressed[] = {"check", "--baseline", worse, NULL};
