@@ -176,13 +176,11 @@ ms_cmd_compare(int argc, char **argv)
                            (MsResult *const *)results->pdata, results->len, &error)) {
         return ms_cli_fail(error);
     }
-    if (infer) {
-        g_autofree char *cdf = g_build_filename(dir, "latency-cdf.png", NULL);
-        if (!ms_figure_latency_cdf(cdf, title, (const char *const *)names,
-                                   (MsResult *const *)results->pdata, results->len, &error)) {
-            return ms_cli_fail(error);
-        }
+    g_autofree char *cdf = infer ? g_build_filename(dir, "latency-cdf.png", NULL) : NULL;
+    if (cdf && !ms_figure_latency_cdf(cdf, title, (const char *const *)names,
+                                      (MsResult *const *)results->pdata, results->len, &error)) {
+        return ms_cli_fail(error);
     }
-    fprintf(text, "wrote %s and %s%s\n", json_path, bars, infer ? " and latency-cdf.png" : "");
+    fprintf(text, "wrote %s and %s%s%s\n", json_path, bars, cdf ? " and " : "", cdf ? cdf : "");
     return MS_EXIT_OK;
 }

@@ -81,18 +81,23 @@ ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const 
     const MsRecords *r = ms_result_records(res);
     g_autofree char *timeline = g_build_filename(plot_dir, "timeline.png", NULL);
     g_autofree char *links = g_build_filename(plot_dir, "links.png", NULL);
+    /* The timeline and the links show the detailed iteration, the CDF every iteration. */
+    guint n = ms_result_n_iterations(res);
+    const char *unit = !g_strcmp0(ms_schedule_get_meta(s, "mode"), "infer") ? "batches" : "steps";
+    g_autofree char *base = g_strdup_printf(
+        "moesim: %s, policy %s", ms_schedule_get_meta(s, "model"), ms_schedule_policy(s));
     g_autofree char *title =
-        g_strdup_printf("moesim: %s, policy %s (first iteration)", ms_schedule_get_meta(s, "model"),
-                        ms_schedule_policy(s));
+        n > 1 ? g_strdup_printf("%s (the first of %u %s)", base, n, unit) : g_strdup(base);
     if (!ms_figure_timeline(timeline, title, s, r, 8, error) ||
         !ms_figure_links(links, title, r, error)) {
         return FALSE;
     }
-    if (ms_result_n_iterations(res) > 1) {
+    if (n > 1) {
         g_autofree char *cdf = g_build_filename(plot_dir, "latency-cdf.png", NULL);
+        g_autofree char *all = g_strdup_printf("%s, %u %s", base, n, unit);
         const char *names[] = {ms_schedule_policy(s)};
         MsResult *one[] = {res};
-        return ms_figure_latency_cdf(cdf, title, names, one, 1, error);
+        return ms_figure_latency_cdf(cdf, all, names, one, 1, error);
     }
     return TRUE;
 }

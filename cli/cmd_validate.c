@@ -80,6 +80,70 @@ tables_report(char **files, const char *topology, const char *calibration, const
     return ms_validation_report_tables((const char *const *)files, topo, cal, net, error);
 }
 
+/* Appends part to a title after sep, on a new line where the current one (from *line on) would
+ * pass 90 characters; *line 0: the first part, which starts the title's second line. */
+static void
+add_title_part(GString *title, gsize *line, const char *part, const char *sep)
+{
+    if (*line == 0 || title->len - *line + strlen(sep) + strlen(part) > 90) {
+        /* The separator's punctuation ends the line it leaves. */
+        if (*line != 0) {
+            g_string_append(title, sep);
+            while (title->len && title->str[title->len - 1] == ' ') {
+                g_string_truncate(title, title->len - 1);
+            }
+        }
+        g_string_append_c(title, '\n');
+        *line = title->len;
+    } else {
+        g_string_append(title, sep);
+    }
+    g_string_append(title, part);
+}
+
+/* The plots, a colour per row of the report (a pair of runs, a configuration of a table) named
+ * in the legend, under a title that names the inputs. */
+static gboolean
+write_plots(const char *dir, const MsValidationReport *r, char **sims, char **meas,
+            const char *topology, const char *calibration, GError **error)
+{
+    guint rows = ms_validation_report_n_rows(r);
+    g_autofree MsPlotGroup *groups = g_new0(MsPlotGroup, MAX(rows, 1));
+    g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+    GString *title = g_string_new("moesim validate: predicted against measured");
+    /* The inputs by file name, a line of the title each time one would pass 90 characters. */
+    gsize line = 0;
+    for (guint i = 0; i < rows; i++) {
+        const MsReportRow *row = ms_validation_report_row(r, i);
+        /* Two pairs of one policy would share a name: a run's row names its measured file. */
+        g_autofree char *base = sims ? g_path_get_basename(meas[i]) : NULL;
+        char *name = sims ? g_strdup_printf("%s (%s)", row->name, base) : g_strdup(row->name);
+        g_ptr_array_add(names, name);
+        groups[i] = (MsPlotGroup){name, row->stats.n};
+        if (sims) {
+            g_autofree char *sim = g_path_get_basename(sims[i]);
+            g_autofree char *part = g_strdup_printf("%s against %s", sim, base);
+            add_title_part(title, &line, part, i ? "; " : "");
+        }
+    }
+    for (guint i = 0; !sims && meas[i]; i++) {
+        g_autofree char *file = g_path_get_basename(meas[i]);
+        add_title_part(title, &line, file, i ? ", " : "");
+    }
+    if (!sims) {
+        g_autofree char *cal = calibration ? g_path_get_basename(calibration) : NULL;
+        g_autofree char *part = g_strdup_printf(
+            "on %s, %s%s", topology, cal ? "calibration " : "nominal figures", cal ? cal : "");
+        add_title_part(title, &line, part, " ");
+    }
+    guint n = 0;
+    const double *pred = ms_validation_report_predicted(r, &n);
+    const double *measd = ms_validation_report_measured(r, &n);
+    gboolean ok = ms_validation_plots(dir, title->str, groups, rows, pred, measd, n, error);
+    g_string_free(title, TRUE);
+    return ok;
+}
+
 int
 ms_cmd_validate(int argc, char **argv)
 {
@@ -158,11 +222,7 @@ ms_cmd_validate(int argc, char **argv)
     const MsErrorStats *all = ms_validation_report_all(r);
     fprintf(out_text, "all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all->n,
             100 * all->median, 100 * all->p90, 100 * all->max);
-    guint n = 0;
-    const double *pred = ms_validation_report_predicted(r, &n);
-    const double *measd = ms_validation_report_measured(r, &n);
-    if (plot &&
-        !ms_validation_plots(plot, "moesim: predicted against measured", pred, measd, n, &error)) {
+    if (plot && !write_plots(plot, r, sims, meas, topology, calibration, &error)) {
         return ms_cli_fail(error);
     }
     if (json) {

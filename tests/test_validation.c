@@ -221,7 +221,7 @@ test_plots(void)
     const double pred[] = {10, 20, 45, 1000, 2.5}, meas[] = {11, 20, 40, 1200, 2};
     g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "plots", "deep", NULL);
     GError *error = NULL;
-    gboolean ok = ms_validation_plots(dir, "test", pred, meas, 5, &error);
+    gboolean ok = ms_validation_plots(dir, "test", NULL, 0, pred, meas, 5, &error);
     /* The scripts are written whether or not gnuplot can render them. */
     g_autofree char *gp = g_build_filename(dir, "scatter.png.gp", NULL);
     g_autofree char *text = NULL;
@@ -249,11 +249,51 @@ test_plots(void)
     /* A folder that cannot be created. */
     g_autofree char *file = ms_test_write_tmp("plain-file", "x");
     g_autofree char *under = g_build_filename(file, "sub", NULL);
-    CU_ASSERT_FALSE(ms_validation_plots(under, "t", pred, meas, 5, &error));
+    CU_ASSERT_FALSE(ms_validation_plots(under, "t", NULL, 0, pred, meas, 5, &error));
     CU_ASSERT_PTR_NOT_NULL_FATAL(error);
     CU_ASSERT_EQUAL(error->domain, G_FILE_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "cannot create"));
     g_clear_error(&error);
+}
+
+/* Every configuration had the one colour and no name: each has its own colour and legend
+ * entry, in the scatter and stacked in the histogram. */
+static void
+test_plots_per_configuration(void)
+{
+    const double pred[] = {10, 20, 45, 1000, 2.5}, meas[] = {11, 20, 40, 1200, 2};
+    const MsPlotGroup groups[] = {{"allreduce 8x8", 2}, {"alltoall 16x8", 3}};
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "groups", NULL);
+    GError *error = NULL;
+    if (!ms_validation_plots(dir, "moesim validate: a.csv on t", groups, 2, pred, meas, 5,
+                             &error)) {
+        MS_ASSERT_ERROR(error, MS_PLOT_ERROR, MS_PLOT_ERROR_GNUPLOT, "gnuplot");
+    }
+    g_autofree char *sc = g_build_filename(dir, "scatter.png.gp", NULL);
+    g_autofree char *hist = g_build_filename(dir, "errors.png.gp", NULL);
+    g_autofree char *text = NULL, *htext = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(sc, &text, NULL, NULL));
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(hist, &htext, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "set title 'moesim validate: a.csv on t'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "lc rgb '#1f77b4' title 'allreduce 8x8'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "lc rgb '#ff7f0e' title 'alltoall 16x8'"));
+    /* the first two items are the first group's, the other three the second's */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "$d0 << EOD\n11 10\n20 20\nEOD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "$d1 << EOD\n40 45\n1200 1000\n2 2.5\nEOD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(htext, "title 'allreduce 8x8'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(htext, "title 'alltoall 16x8'"));
+    /* Stacked: the second group (drawn first) reaches the total of a bin, the first its own:
+     * 0% (20 against 20) is the first group's, 12.5% the second's. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(htext, "$d0 << EOD\n"));
+    g_autofree char *d0 = g_strndup(strstr(htext, "$d0 << EOD\n"),
+                                    strstr(htext, "$d1 << EOD") - strstr(htext, "$d0 << EOD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d0, "\n0 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d0, "\n12 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(htext, "$d0 using 1:2 with boxes lc rgb '#ff7f0e'"));
+    const char *d1 = strstr(htext, "$d1 << EOD\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d1, "\n0 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d1, "\n12 0\n"));
 }
 
 int
@@ -265,6 +305,7 @@ main(int argc, char **argv)
         {"mismatched results", test_compare_mismatch},
         {"result file errors", test_load_errors},
         {"plots", test_plots},
+        {"plots: a colour and a name per configuration", test_plots_per_configuration},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"validation", NULL, NULL, tests}, {NULL}};

@@ -221,14 +221,24 @@ ms_kendall_tau(const double *a, const double *b, guint n)
     return denom > 0 ? (concordant - discordant) / denom : 0;
 }
 
+/* One colour and point type per configuration (matplotlib's tab10 colours). */
+static const char *const group_colour[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                           "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+static const guint group_point[] = {7, 5, 9, 11, 13};
+
 gboolean
-ms_validation_plots(const char *dir, const char *title, const double *predicted,
-                    const double *measured, guint n, GError **error)
+ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
+                    const double *predicted, const double *measured, guint n, GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s",
                     dir, g_strerror(errno));
         return FALSE;
+    }
+    MsPlotGroup all = {"operations", n};
+    if (n_groups == 0) {
+        groups = &all;
+        n_groups = 1;
     }
     g_autofree char *scatter_path = g_build_filename(dir, "scatter.png", NULL);
     g_autoptr(MsPlot) sc = ms_plot_new(scatter_path, title, 800, 700);
@@ -241,12 +251,17 @@ ms_validation_plots(const char *dir, const char *title, const double *predicted,
     ms_plot_set(sc, "set xlabel 'measured (us)'");
     ms_plot_set(sc, "set ylabel 'predicted (us)'");
     ms_plot_set(sc, "set key top left");
-    guint pts = ms_plot_series(sc, "operations", "1:2", "points pt 7 ps 0.5 lc rgb '#1f77b4'");
-    for (guint i = 0; i < n; i++) {
-        double row[2] = {measured[i], predicted[i]};
-        ms_plot_row(sc, pts, row, 2, NULL);
+    for (guint g = 0, first = 0; g < n_groups; first += groups[g].n, g++) {
+        g_autofree char *style = g_strdup_printf("points pt %u ps 0.6 lc rgb '%s'",
+                                                 group_point[g % G_N_ELEMENTS(group_point)],
+                                                 group_colour[g % G_N_ELEMENTS(group_colour)]);
+        guint pts = ms_plot_series(sc, groups[g].name, "1:2", style);
+        for (guint i = first; i < first + groups[g].n && i < n; i++) {
+            double row[2] = {measured[i], predicted[i]};
+            ms_plot_row(sc, pts, row, 2, NULL);
+        }
     }
-    guint diag = ms_plot_series(sc, "y = x", "1:2", "lines lw 2 lc rgb '#d62728'");
+    guint diag = ms_plot_series(sc, "y = x", "1:2", "lines lw 2 lc rgb '#000000'");
     double a[2] = {lo, lo}, b[2] = {hi, hi};
     ms_plot_row(sc, diag, a, 2, NULL);
     ms_plot_row(sc, diag, b, 2, NULL);
@@ -255,21 +270,33 @@ ms_validation_plots(const char *dir, const char *title, const double *predicted,
     }
     g_autofree char *hist_path = g_build_filename(dir, "errors.png", NULL);
     g_autoptr(MsPlot) h = ms_plot_new(hist_path, title, 800, 500);
-    ms_plot_set(h, "set xlabel 'relative error: predicted / measured - 1 (%%)'");
+    ms_plot_set(h, "set xlabel 'relative error: predicted / measured - 1 (%%), clamped to +-50%%'");
     ms_plot_set(h, "set ylabel 'operations'");
-    ms_plot_set(h, "set style fill solid 0.6");
+    ms_plot_set(h, "set style fill solid 0.8 border -1");
     ms_plot_set(h, "set boxwidth 1.8");
+    /* Stacked: each configuration's boxes reach its running total, the last drawn first so
+     * every one shows; the legend is inverted back into the groups' order. */
+    ms_plot_set(h, "set key invert");
     guint bins = 51;
-    g_autofree double *count = g_new0(double, bins);
-    for (guint i = 0; i < n; i++) {
-        double e = 100 * (predicted[i] / measured[i] - 1);
-        gint k = (gint)floor((CLAMP(e, -50, 50) + 51) / 2);
-        count[CLAMP(k, 0, (gint)bins - 1)]++;
+    g_autofree double *count = g_new0(double, (gsize)bins *n_groups);
+    for (guint g = 0, first = 0; g < n_groups; first += groups[g].n, g++) {
+        for (guint i = first; i < first + groups[g].n && i < n; i++) {
+            double e = 100 * (predicted[i] / measured[i] - 1);
+            gint k = (gint)floor((CLAMP(e, -50, 50) + 51) / 2);
+            count[(gsize)g * bins + CLAMP(k, 0, (gint)bins - 1)]++;
+        }
+        for (guint k = 0; g > 0 && k < bins; k++) {
+            count[(gsize)g * bins + k] += count[(gsize)(g - 1) * bins + k];
+        }
     }
-    guint hs = ms_plot_series(h, "errors (clamped to +-50%)", "1:2", "boxes lc rgb '#2ca02c'");
-    for (guint k = 0; k < bins; k++) {
-        double row[2] = {-50.0 + 2.0 * k, count[k]};
-        ms_plot_row(h, hs, row, 2, NULL);
+    for (guint g = n_groups; g-- > 0;) {
+        g_autofree char *style =
+            g_strdup_printf("boxes lc rgb '%s'", group_colour[g % G_N_ELEMENTS(group_colour)]);
+        guint hs = ms_plot_series(h, groups[g].name, "1:2", style);
+        for (guint k = 0; k < bins; k++) {
+            double row[2] = {-50.0 + 2.0 * k, count[(gsize)g * bins + k]};
+            ms_plot_row(h, hs, row, 2, NULL);
+        }
     }
     return ms_plot_render(h, error);
 }

@@ -49,9 +49,18 @@ void ms_run_comparison_clear(MsRunComparison *cmp);
 /* Kendall's tau-b between two rankings (n >= 2; ties handled); 1 = same order. */
 double ms_kendall_tau(const double *a, const double *b, guint n);
 
+/* A configuration of the plots (a pair of runs, a group of a table): its legend entry and how
+ * many of the items, taken in order, are its. */
+typedef struct {
+    const char *name;
+    guint n;
+} MsPlotGroup;
+
 /* Writes DIR/scatter.png (predicted against measured, log-log, with y = x) and DIR/errors.png
- * (histogram of relative errors in percent). */
-gboolean ms_validation_plots(const char *dir, const char *title, const double *predicted,
-                             const double *measured, guint n, GError **error);
+ * (histogram of relative errors in percent, stacked by configuration), a colour and a legend
+ * entry per group (n_groups of them, their n adding up to n; none: one unnamed group). */
+gboolean ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *groups,
+                             guint n_groups, const double *predicted, const double *measured,
+                             guint n, GError **error);
 
 G_END_DECLS

@@ -96,14 +96,39 @@ quote(const char *text)
     return g_string_free(o, FALSE);
 }
 
+/* A title for gnuplot: single quotes, or double quotes with escapes when it has several lines
+ * (gnuplot reads \n as a line break only there). */
+static char *
+quote_title(const char *text)
+{
+    if (strchr(text, '\n') == NULL) {
+        return quote(text);
+    }
+    GString *o = g_string_new("\"");
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n') {
+            g_string_append(o, "\\n");
+        } else if (*c == '"' || *c == '\\') {
+            g_string_append_c(o, '\\');
+            g_string_append_c(o, *c);
+        } else {
+            g_string_append_c(o, *c);
+        }
+    }
+    g_string_append_c(o, '"');
+    return g_string_free(o, FALSE);
+}
+
 void
 ms_plot_row(MsPlot *p, guint series, const double *values, guint n, const char *label)
 {
     g_return_if_fail(series < p->series->len);
     Series *s = p->series->pdata[series];
+    /* Ten digits are more than a plot resolves and keep the inline data readable. */
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
     for (guint i = 0; i < n; i++) {
-        const char *v = isfinite(values[i]) ? g_ascii_dtostr(buf, sizeof buf, values[i]) : "NaN";
+        const char *v =
+            isfinite(values[i]) ? g_ascii_formatd(buf, sizeof buf, "%.10g", values[i]) : "NaN";
         g_string_append_printf(s->data, "%s%s", i ? " " : "", v);
     }
     if (label) {
@@ -130,7 +155,7 @@ script(const MsPlot *p, gboolean svg)
 {
     GString *g = g_string_new("# moesim figure: run `gnuplot THIS_FILE` to render it again\n");
     g_autofree char *out = quote(p->path);
-    g_autofree char *title = quote(p->title);
+    g_autofree char *title = quote_title(p->title);
     g_string_append_printf(g, "set terminal %s size %u,%u font 'Sans,11'%s\n",
                            svg ? "svg" : "pngcairo", p->width, p->height,
                            svg ? " dynamic background rgb 'white'" : " background rgb 'white'");

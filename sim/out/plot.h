@@ -17,7 +17,7 @@ typedef enum {
 
 typedef struct _MsPlot MsPlot;
 
-/* path ends in .png or .svg; width x height in pixels. */
+/* path ends in .png or .svg; width x height in pixels; a title may have several lines. */
 MsPlot *ms_plot_new(const char *path, const char *title, guint width, guint height);
 void ms_plot_free(MsPlot *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsPlot, ms_plot_free)
