@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "scenario_opts.h"
+#include "sim/out/chrome_trace.h"
 #include "sim/out/figures.h"
 
 static void
@@ -37,10 +38,8 @@ print_metrics(FILE *out, const MsResult *res, MsPlanMode mode)
     }
 }
 
-/* Writes the requested outputs of a result; plot_dir gets the run's figures. */
-/* Creates the folder a file will be written to (nothing for "-" or a bare name). */
-static gboolean
-make_parent(const char *path, GError **error)
+gboolean
+ms_cli_make_parent(const char *path, GError **error)
 {
     if (path == NULL || !strcmp(path, "-")) {
         return TRUE;
@@ -57,7 +56,8 @@ gboolean
 ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const char *csv,
                      const char *plot_dir, GError **error)
 {
-    if (!make_parent(json, error) || !make_parent(chrome, error) || !make_parent(csv, error)) {
+    if (!ms_cli_make_parent(json, error) || !ms_cli_make_parent(chrome, error) ||
+        !ms_cli_make_parent(csv, error)) {
         return FALSE;
     }
     if (json) {
@@ -102,18 +102,52 @@ ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const 
     return TRUE;
 }
 
+/* The Chrome trace as a sink of the run: the iterations selected, written as they finish. */
+typedef struct {
+    MsChromeTrace *trace;
+    guint first, count;
+} ChromeSink;
+
+static gboolean
+chrome_wants(gpointer data, guint iteration)
+{
+    const ChromeSink *c = data;
+    return iteration >= c->first && iteration - c->first < c->count;
+}
+
+static gboolean
+chrome_each(gpointer data, guint iteration, const MsSchedule *s, const MsRecords *r, GError **error)
+{
+    return ms_chrome_trace_add(((ChromeSink *)data)->trace, iteration, s, r, error);
+}
+
+/* Ends the trace: the selection must have been run whole (a count asked for is a count run). */
+static gboolean
+chrome_finish(ChromeSink *c, const char *spec, guint ran, GError **error)
+{
+    if (c->count != G_MAXUINT && (c->first >= ran || c->count > ran - c->first)) {
+        g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--chrome-iterations %s: the run has %u iteration%s (0 to %u)", spec, ran,
+                    ran == 1 ? "" : "s", ran - 1);
+        return FALSE;
+    }
+    return ms_chrome_trace_close(c->trace, error);
+}
+
 int
 ms_cmd_run(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
-    g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL;
+    g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL, *which = NULL;
     const GOptionEntry outputs[] = {
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Summary and per-op records as JSON (- for standard output, the text going to standard "
          "error)",
          "FILE"},
         {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &chrome,
-         "Chrome trace-event JSON of the first iteration (Perfetto)", "FILE"},
+         "Chrome trace-event JSON of every iteration (Perfetto), written as the run goes", "FILE"},
+        {"chrome-iterations", 0, 0, G_OPTION_ARG_STRING, &which,
+         "The iterations of --chrome-trace: all (default), N or A-B, counted from 0", "SPEC"},
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "Per-op CSV of the first iteration", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
@@ -129,15 +163,33 @@ ms_cmd_run(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("run: unexpected argument '%s'", argv[1]);
     }
+    g_autoptr(GError) error = NULL;
+    ChromeSink sink = {NULL, 0, G_MAXUINT};
+    if (which && (chrome == NULL ||
+                  !ms_chrome_trace_parse_iterations(which, &sink.first, &sink.count, &error))) {
+        return ms_cli_usage("run: --chrome-iterations: %s",
+                            error ? error->message : "give --chrome-trace FILE too");
+    }
     g_auto(MsCliScenario) cs = {0};
-    int rc = ms_scenario_opts_setup(&o, plot != NULL, &cs);
+    /* Link series feed the plots and the trace's utilisation counters. */
+    int rc = ms_scenario_opts_setup(&o, plot != NULL || chrome != NULL, &cs);
     if (rc != MS_EXIT_OK) {
         return rc;
     }
-    g_autoptr(GError) error = NULL;
+    g_autoptr(MsChromeTrace) trace = NULL;
+    const MsIterationSink to_chrome = {chrome_wants, chrome_each, &sink};
+    if (chrome) {
+        trace = ms_cli_make_parent(chrome, &error) ? ms_chrome_trace_open(chrome, &error) : NULL;
+        if (trace == NULL) {
+            return ms_cli_fail(error);
+        }
+        sink.trace = trace;
+        cs.sc.sink = &to_chrome;
+    }
     double t0 = ms_cli_wall_seconds();
     g_autoptr(MsResult) res = ms_scenario_run(&cs.sc, &error);
-    if (res == NULL) {
+    if (res == NULL ||
+        (trace && !chrome_finish(&sink, which, ms_result_n_iterations(res), &error))) {
         return ms_cli_fail(error);
     }
     double wall = ms_cli_wall_seconds() - t0;
@@ -148,7 +200,7 @@ ms_cmd_run(int argc, char **argv)
             ms_schedule_policy(ms_result_schedule(res)), ms_result_n_iterations(res),
             ms_result_n_iterations(res) == 1 ? "" : "s");
     print_metrics(text, res, cs.sc.mode);
-    if (!ms_cli_write_outputs(res, json, chrome, csv, plot, &error)) {
+    if (!ms_cli_write_outputs(res, json, NULL, csv, plot, &error)) {
         return ms_cli_fail(error);
     }
     /* Wall-clock figures go to standard error: outputs are identical for identical inputs. */

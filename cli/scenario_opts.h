@@ -43,6 +43,9 @@ int ms_scenario_opts_setup(const MsScenarioOpts *opts, gboolean record_links, Ms
 void ms_cli_scenario_clear(MsCliScenario *cs);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsCliScenario, ms_cli_scenario_clear)
 
+/* Creates the folder a file will be written to (nothing for "-" or a bare name). */
+gboolean ms_cli_make_parent(const char *path, GError **error);
+
 /* Writes a result's outputs: summary JSON, Chrome trace and CSV of the first iteration, and into
  * plot_dir the run's figures (any may be NULL). */
 gboolean ms_cli_write_outputs(MsResult *res, const char *json, const char *chrome, const char *csv,

@@ -21,15 +21,18 @@ typedef struct {
     double events, flows;
 } Counters;
 
-/* Plans and runs one measured iteration; the first one's schedule and records are kept whole. */
+/* Plans and runs one measured iteration; the first one's schedule and records are kept whole,
+ * and the sink gets those it wants. */
 static gboolean
 run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing, MsResult *res,
               Counters *c, GError **error)
 {
     g_autoptr(MsSchedule) s = ms_planner_plan(planner, routing, error);
-    gboolean detail = ms_result_n_iterations(res) == 0;
+    guint index = ms_result_n_iterations(res);
+    gboolean detail = index == 0;
+    gboolean sink = sc->sink && sc->sink->wants(sc->sink->data, index);
     g_autoptr(MsRecords) r =
-        s ? ms_runner_execute(sc->runner, s, sc->topology, detail, error) : NULL;
+        s ? ms_runner_execute(sc->runner, s, sc->topology, detail || sink, error) : NULL;
     if (r == NULL) {
         return FALSE;
     }
@@ -39,6 +42,9 @@ run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing
     c->events += ev;
     c->flows += fl;
     ms_result_add(res, s, r);
+    if (sink && !sc->sink->each(sc->sink->data, index, s, r, error)) {
+        return FALSE;
+    }
     if (detail) {
         ms_result_set_detail(res, g_steal_pointer(&s), g_steal_pointer(&r));
     }

@@ -33,6 +33,17 @@ typedef enum {
 
 typedef struct _MsCalibration MsCalibration; /* sim/calib/calibration.h */
 
+/* Where a run can hand each measured iteration's schedule and records as it finishes (a Chrome
+ * trace written as the run goes, sim/out/chrome_trace.h), so that nothing needs to keep them all.
+ * wants says whether an iteration (measured, from 0) goes to each; the runner then records it in
+ * detail (link series). each returning FALSE with an error stops the run with that error. */
+typedef struct {
+    gboolean (*wants)(gpointer data, guint iteration);
+    gboolean (*each)(gpointer data, guint iteration, const MsSchedule *s, const MsRecords *r,
+                     GError **error);
+    gpointer data;
+} MsIterationSink;
+
 /* Everything is borrowed for the run. Several scenarios may run at once on the same objects. */
 typedef struct {
     const MsTopology *topology; /* calibrated already when calibration is given */
@@ -47,6 +58,7 @@ typedef struct {
     guint warmup;       /* iterations read first only to teach Lina's path profile */
     guint64 seed;       /* generated routing (0: 1) */
     const gint *cancel; /* stop between iterations when *cancel != 0 (may be NULL) */
+    const MsIterationSink *sink; /* NULL: none */
 } MsScenario;
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (the routing, its shape

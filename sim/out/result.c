@@ -1,6 +1,8 @@
 /* result: metrics from records, and the summary JSON / Chrome trace / CSV outputs. */
 #include "result.h"
 
+#include "sim/out/chrome_trace.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <errno.h>
@@ -302,9 +304,8 @@ metrics_members(JsonBuilder *b, const MsMetrics *m)
     json_builder_add_int_value(b, (gint64)m->dropped_tokens);
 }
 
-/* Bytes a comm op's rank sends (all-to-all) or reduces (allreduce). */
-static guint64
-op_bytes(const MsSchedule *s, const MsOpInfo *i)
+guint64
+ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i)
 {
     if (i->kind == MS_OP_COMPUTE) {
         return (guint64)i->bytes;
@@ -350,7 +351,7 @@ ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
         json_builder_set_member_name(b, "chunk");
         json_builder_add_int_value(b, i.chunk);
         json_builder_set_member_name(b, "bytes");
-        json_builder_add_int_value(b, (gint64)op_bytes(s, &i));
+        json_builder_add_int_value(b, (gint64)ms_result_op_bytes(s, &i));
         json_builder_set_member_name(b, "flops");
         json_builder_add_double_value(b, i.flops);
         json_builder_set_member_name(b, "start_us");
@@ -454,25 +455,6 @@ close_out(FILE *f, const char *path, GError **error)
     return ok;
 }
 
-/* A JSON string literal body: quotes, backslashes and control characters escaped. */
-static char *
-json_escape(const char *text)
-{
-    GString *o = g_string_new(NULL);
-    for (const char *p = text; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == '"' || c == '\\') {
-            g_string_append_c(o, '\\');
-            g_string_append_c(o, c);
-        } else if (c < 0x20) {
-            g_string_append_printf(o, "\\u%04x", c);
-        } else {
-            g_string_append_c(o, c);
-        }
-    }
-    return g_string_free(o, FALSE);
-}
-
 static gboolean
 need_detail(const MsResult *res, GError **error)
 {
@@ -489,44 +471,9 @@ ms_result_write_chrome(const MsResult *res, const char *path, GError **error)
     if (!need_detail(res, error)) {
         return FALSE;
     }
-    const MsSchedule *s = res->schedule;
-    FILE *f = open_out(path, error);
-    if (f == NULL) {
-        return FALSE;
-    }
-    fprintf(f, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
-    gboolean first = TRUE;
-    for (guint rank = 0; rank < ms_schedule_n_ranks(s); rank++) {
-        fprintf(f,
-                "%s{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, \"args\": "
-                "{\"name\": \"GPU %u\"}}",
-                first ? "" : ",\n", rank, rank);
-        first = FALSE;
-        for (guint st = 0; st < ms_schedule_n_streams(s); st++) {
-            fprintf(f,
-                    ",\n{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, \"tid\": %u, "
-                    "\"args\": {\"name\": \"%s\"}}",
-                    rank, st, ms_schedule_stream_name(s, st));
-        }
-    }
-    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
-        MsOpInfo i;
-        ms_schedule_op(s, op, &i);
-        MsTime a = ms_records_start(res->records, op), z = ms_records_end(res->records, op);
-        if (a == MS_TIME_NEVER) {
-            continue;
-        }
-        g_autofree char *label = json_escape(i.label);
-        fprintf(f,
-                ",\n{\"ph\": \"X\", \"name\": \"%s\", \"cat\": \"%s\", \"pid\": %u, \"tid\": %u, "
-                "\"ts\": %.6f, \"dur\": %.6f, \"args\": {\"op\": %u, \"layer\": %d, \"chunk\": %d, "
-                "\"phase\": \"%s\", \"bytes\": %" G_GUINT64_FORMAT ", \"flops\": %.17g}}",
-                label, ms_role_name(i.role), i.rank, i.stream, ms_time_to_us(a),
-                ms_time_to_us(z - a), op, i.layer, i.chunk, ms_phase_name(i.phase), op_bytes(s, &i),
-                i.flops);
-    }
-    fprintf(f, "\n]}\n");
-    return close_out(f, path, error);
+    g_autoptr(MsChromeTrace) t = ms_chrome_trace_open(path, error);
+    return t && ms_chrome_trace_add(t, 0, res->schedule, res->records, error) &&
+           ms_chrome_trace_close(t, error);
 }
 
 gboolean
@@ -552,8 +499,8 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
         fprintf(f, "%u,%u,%s,%s,%s,%s,%d,%d,%s,%" G_GUINT64_FORMAT ",%.17g,%.6f,%.6f,%.6f\n", op,
                 i.rank, ms_schedule_stream_name(s, i.stream),
                 i.kind == MS_OP_COMM ? "comm" : "compute", ms_role_name(i.role),
-                ms_phase_name(i.phase), i.layer, i.chunk, i.label, op_bytes(s, &i), i.flops,
-                ms_time_to_us(a), ms_time_to_us(z), ms_time_to_us(z - a));
+                ms_phase_name(i.phase), i.layer, i.chunk, i.label, ms_result_op_bytes(s, &i),
+                i.flops, ms_time_to_us(a), ms_time_to_us(z), ms_time_to_us(z - a));
     }
     return close_out(f, path, error);
 }

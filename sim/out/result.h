@@ -1,8 +1,8 @@
 /* result: what a run reports. Metrics of each iteration (step time, compute, all-to-all and
  * allreduce time, exposed communication), summaries over iterations (means; latency percentiles
  * for inference), and the per-op records of the first iteration in three forms: the summary JSON
- * (which `moesim validate` compares), a Chrome trace-event file (pid = GPU, tid = stream; opens in
- * Perfetto) and a CSV. The same code serves simulated and measured runs. */
+ * (which `moesim validate` compares), a Chrome trace-event file (sim/out/chrome_trace.h) and a
+ * CSV. The same code serves simulated and measured runs. */
 #pragma once
 
 #include <glib.h>
@@ -51,8 +51,14 @@ void ms_result_mean(const MsResult *res, MsMetrics *out);
 double ms_result_step_percentile(const MsResult *res, double p);
 
 JsonNode *ms_result_to_json(const MsResult *res);
+/* The detailed iteration as a Chrome trace (sim/out/chrome_trace.h); a run streams every
+ * iteration it is asked for through chrome_trace.h itself. */
 gboolean ms_result_write_chrome(const MsResult *res, const char *path, GError **error);
 gboolean ms_result_write_csv(const MsResult *res, const char *path, GError **error);
+
+/* The bytes of an op as the outputs give them: what a comm op's rank sends to the others (an
+ * all-to-all's row less the diagonal) or its buffer (allreduce); a compute op's memory traffic. */
+guint64 ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i);
 
 /* The detailed iteration's schedule and records (NULL when none was set). */
 const MsSchedule *ms_result_schedule(const MsResult *res);
