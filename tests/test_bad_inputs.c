@@ -5,7 +5,23 @@
 #include "ms_test.h"
 
 #include <glib/gstdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+/* Under AddressSanitizer the address space is its shadow's: no limit can be set on it. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+/* What the case's file is: written from content, a FIFO, or content followed by a hole up to
+ * size bytes (a large file that takes no disk space). */
+typedef enum { FILE_PLAIN, FILE_FIFO, FILE_SPARSE } FileKind;
 
 typedef struct {
     const char *section; /* a parser or command; cases of a section are consecutive */
@@ -16,6 +32,9 @@ typedef struct {
     gsize fill; /* then this many 'x' bytes (long lines) */
     const char *args[12];
     int exit;
+    const char *expect; /* text the message must contain, or NULL */
+    FileKind kind;
+    guint64 size; /* FILE_SPARSE: the file's length */
 } BadInput;
 
 #define HEAD                                                                                       \
@@ -93,6 +112,45 @@ static const BadInput cases[] = {
     {"Command line", "an unknown option", NULL, NULL, 0, 0, {"topo", "show", "--colour", NULL}, 2},
     {"Command line", "a number option that is not a number", COLL("--op", "alltoall", "-n", "x"),
      2},
+
+    {.section = "Input files (any command)",
+     .what = "a character device that never ends",
+     .args = {"topo", "show", "/dev/zero", NULL},
+     .exit = 2,
+     .expect = "/dev/zero: not a regular file"},
+    {.section = "Input files (any command)",
+     .what = "a character device given as a trace",
+     .args = {"trace", "info", "/dev/zero", NULL},
+     .exit = 2,
+     .expect = "/dev/zero: not a regular file"},
+    {.section = "Input files (any command)",
+     .what = "a folder given as a calibration",
+     .args = {"collective", "--op", "allreduce", "--calibration", ".", NULL},
+     .exit = 2,
+     .expect = ".: not a regular file"},
+    {.section = "Input files (any command)",
+     .what = "a 3 GiB trace given as a topology",
+     .file = "t.trace",
+     .content = "moe-trace 1\n",
+     .args = {"topo", "show", "t.trace", NULL},
+     .exit = 2,
+     .expect = "t.trace: 3221225472 bytes",
+     .kind = FILE_SPARSE,
+     .size = G_GUINT64_CONSTANT(3) << 30},
+    {.section = "Input files (any command)",
+     .what = "a FIFO given as a topology",
+     .file = "t.ini",
+     .args = {"topo", "show", "t.ini", NULL},
+     .exit = 2,
+     .expect = "t.ini: not a regular file",
+     .kind = FILE_FIFO},
+    {.section = "Input files (any command)",
+     .what = "a FIFO given as measurements",
+     .file = "m.csv",
+     .args = {"calibrate", "-t", "dgx-a100", "m.csv", NULL},
+     .exit = 2,
+     .expect = "m.csv: not a regular file",
+     .kind = FILE_FIFO},
 
     {"Topology files (`moesim topo show t.ini`)", "a value without a unit: `peak = 312`",
      TOPO("[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312\n"), 2},
@@ -330,6 +388,14 @@ static const BadInput cases[] = {
      CAL(CAL_HEAD "[collective allreduce]\nalpha = 10us\nsizes = 1MB;1KB\n"
                   "efficiency = 0.5;0.9\n"),
      2},
+    {.section = "Calibration files (`moesim collective --calibration c.ini`)",
+     .what = "an efficiency so small that stretched transfers would overflow",
+     .file = "c.ini",
+     .content = CAL_HEAD "[collective alltoall]\nalpha = 10us\nsizes = 1KB;1GB\n"
+                         "efficiency = 1e-15;1e-15\n",
+     .args = {"run", "-t", "dgx-a100", "-m", "switch-base-8", "--calibration", "c.ini", NULL},
+     .exit = 2,
+     .expect = "out of range"},
 
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a file in no known format",
      MEAS("m.txt", "size,time\n8,1.5\n"), 2},
@@ -385,6 +451,38 @@ static const BadInput cases[] = {
     {NULL},
 };
 
+/* moesim answers bad input without needing much memory: an input it read whole before checking
+ * it (an endless device, a huge file) makes it fail here instead of exhausting the machine. 2 GiB
+ * of address space is ten times what a run of the shipped models maps. */
+static void
+limit_memory(gpointer data)
+{
+    (void)data;
+#ifndef UNDER_ASAN
+    struct rlimit lim = {.rlim_cur = G_GUINT64_CONSTANT(2) << 30, .rlim_max = RLIM_INFINITY};
+    setrlimit(RLIMIT_AS, &lim);
+#endif
+}
+
+static void
+write_input(const BadInput *c, const char *dir)
+{
+    g_autofree char *path = g_build_filename(dir, c->file, NULL);
+    if (c->kind == FILE_FIFO) {
+        g_assert(mkfifo(path, 0600) == 0);
+        return;
+    }
+    GString *data = g_string_new_len(c->content, c->len ? (gssize)c->len : -1);
+    for (gsize i = 0; i < c->fill; i++) {
+        g_string_append_c(data, 'x');
+    }
+    g_assert(g_file_set_contents(path, data->str, (gssize)data->len, NULL));
+    g_string_free(data, TRUE);
+    if (c->kind == FILE_SPARSE) {
+        g_assert(truncate(path, (off_t)c->size) == 0);
+    }
+}
+
 /* Runs one case in a fresh folder; returns the exit status (-1 for a signal) and stderr. */
 static int
 run_case(const BadInput *c, char **err)
@@ -392,13 +490,7 @@ run_case(const BadInput *c, char **err)
     g_autofree char *dir = g_dir_make_tmp("moesim-bad-XXXXXX", NULL);
     g_assert(dir != NULL);
     if (c->file) {
-        g_autofree char *path = g_build_filename(dir, c->file, NULL);
-        GString *data = g_string_new_len(c->content, c->len ? (gssize)c->len : -1);
-        for (gsize i = 0; i < c->fill; i++) {
-            g_string_append_c(data, 'x');
-        }
-        g_assert(g_file_set_contents(path, data->str, (gssize)data->len, NULL));
-        g_string_free(data, TRUE);
+        write_input(c, dir);
     }
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)ms_test_moesim());
@@ -409,8 +501,8 @@ run_case(const BadInput *c, char **err)
     g_auto(GStrv) env = g_environ_setenv(g_get_environ(), "LC_ALL", "C", TRUE);
     int status = 0;
     g_autofree char *out = NULL;
-    gboolean ok = g_spawn_sync(dir, (char **)argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
-                               err, &status, NULL);
+    gboolean ok = g_spawn_sync(dir, (char **)argv->pdata, env, G_SPAWN_DEFAULT, limit_memory, NULL,
+                               &out, err, &status, NULL);
     g_ptr_array_free(argv, TRUE);
     g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
     const char *name;
@@ -473,7 +565,8 @@ test_cases(void)
         char *err = NULL;
         int rc = run_case(&cases[i], &err);
         if (rc != cases[i].exit || !g_str_has_prefix(err, "moesim") || strstr(err, "CRITICAL") ||
-            strstr(err, "WARNING") || strstr(err, "Sanitizer") || strstr(err, "runtime error")) {
+            strstr(err, "WARNING") || strstr(err, "Sanitizer") || strstr(err, "runtime error") ||
+            (cases[i].expect && strstr(err, cases[i].expect) == NULL)) {
             fprintf(stderr, "\n  case '%s' (%s): exit %d, stderr:\n%s\n", cases[i].what,
                     cases[i].section, rc, err);
             CU_FAIL("unexpected answer to bad input");

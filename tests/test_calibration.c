@@ -553,11 +553,33 @@ test_long_list(void)
     g_string_free(s, TRUE);
 }
 
+/* Values that parse but would overflow what is computed from them later: an efficiency of 1e-15
+ * stretches a 4.9 MB transfer to 4.9e21 bytes, beyond 2^64. Such values are refused where they
+ * are read, and the stretch saturates instead of converting an out-of-range double. */
+static void
+test_extreme_efficiencies(void)
+{
+    static const char *const texts[] = {
+        HEAD AR "sizes = 1KB;1GB\nefficiency = 1e-15;0.5\n",
+        HEAD AR "sizes = 1KB;1GB\nefficiency = 0.5;1e-300\n",
+        HEAD "[gemm]\ntokens = 1;1024\nefficiency = 1e-15;0.5\n",
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
+        GError *error = NULL;
+        CU_ASSERT_PTR_NULL(ms_calibration_load_data(texts[i], strlen(texts[i]), "c.ini", &error));
+        MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE, "out of range");
+    }
+    CU_ASSERT_EQUAL(ms_calibration_stretch(G_GUINT64_CONSTANT(1) << 62, 1e-3), G_MAXUINT64);
+    CU_ASSERT_EQUAL(ms_calibration_stretch(G_MAXUINT64, 0.5), G_MAXUINT64);
+    CU_ASSERT_EQUAL(ms_calibration_stretch(1000, 0.5), 2000);
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"read the documented example", test_read_example},
+        {"extreme efficiencies refused, stretch saturates", test_extreme_efficiencies},
         {"writer bytes and round trip", test_write},
         {"writer units and exactness", test_write_units},
         {"API validation", test_api_errors},
