@@ -125,14 +125,14 @@ ms_cli_peak_rss(void)
 }
 
 int
-ms_cli_print_source(const char *what, GBytes *(*shipped)(const char *name))
+ms_cli_print_source(const char *what, MsInputKind kind, GBytes *(*shipped)(const char *name))
 {
     g_autoptr(GBytes) data = NULL;
     if (g_file_test(what, G_FILE_TEST_EXISTS)) {
         g_autoptr(GError) error = NULL;
         char *text = NULL;
         gsize len = 0;
-        if (!g_file_get_contents(what, &text, &len, &error)) {
+        if (!ms_input_file_read(what, kind, &text, &len, &error)) {
             return ms_cli_fail(error);
         }
         data = g_bytes_new_take(text, len);

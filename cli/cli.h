@@ -7,6 +7,7 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
+#include "sim/base/input_file.h"
 #include "validate/fit.h"
 
 G_BEGIN_DECLS
@@ -50,9 +51,9 @@ double ms_cli_wall_seconds(void);
 /* Peak resident set size of this process in bytes (0 when unknown). */
 guint64 ms_cli_peak_rss(void);
 
-/* Prints the text a named input was read from: the file `what` when it exists, else the shipped
- * copy that shipped(what) returns. */
-int ms_cli_print_source(const char *what, GBytes *(*shipped)(const char *name));
+/* Prints the text a named input was read from: the file `what` when it exists (read as an input
+ * of that kind, sim/base/input_file.h), else the shipped copy that shipped(what) returns. */
+int ms_cli_print_source(const char *what, MsInputKind kind, GBytes *(*shipped)(const char *name));
 
 /* Writes node as pretty JSON to path ("-" = stdout). */
 gboolean ms_cli_write_json(const char *path, JsonNode *node, GError **error);

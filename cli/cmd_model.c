@@ -174,7 +174,7 @@ model_show(const char *what, const char *json, gboolean source)
         return ms_cli_fail(error);
     }
     if (source) {
-        return ms_cli_print_source(what, ms_model_shipped_data);
+        return ms_cli_print_source(what, MS_INPUT_MODEL, ms_model_shipped_data);
     }
     Params p;
     count_params(m, &p);

@@ -317,7 +317,7 @@ topo_show(const char *what, const char *json, gboolean all, gboolean source)
         return ms_cli_fail(error);
     }
     if (source) {
-        return ms_cli_print_source(what, ms_topology_shipped_data);
+        return ms_cli_print_source(what, MS_INPUT_TOPOLOGY, ms_topology_shipped_data);
     }
     Summary s;
     summarise(topo, &s);

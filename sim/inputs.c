@@ -2,6 +2,8 @@
  * when it exists, else a shipped copy); the texts for variants follow the same rule. */
 #include "inputs.h"
 
+#include "sim/base/input_file.h"
+
 struct _MsInputs {
     MsInputNames names;
     char *strings[5]; /* the names' copies */
@@ -128,13 +130,13 @@ ms_inputs_fill(const MsInputs *in, MsScenario *sc)
 }
 
 static GBytes *
-text_of(const char *name, GBytes *shipped, GQuark domain, gint code, const char *kind,
-        GError **error)
+text_of(const char *name, MsInputKind file_kind, GBytes *shipped, GQuark domain, gint code,
+        const char *kind, GError **error)
 {
     if (g_file_test(name, G_FILE_TEST_EXISTS)) {
         char *text = NULL;
         gsize len = 0;
-        if (!g_file_get_contents(name, &text, &len, error)) {
+        if (!ms_input_file_read(name, file_kind, &text, &len, error)) {
             return NULL;
         }
         return g_bytes_new_take(text, len);
@@ -152,7 +154,8 @@ ms_inputs_topology_text(const char *name, GError **error)
 {
     g_autoptr(GBytes) shipped =
         g_file_test(name, G_FILE_TEST_EXISTS) ? NULL : ms_topology_shipped_data(name);
-    return text_of(name, shipped, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN, "topology", error);
+    return text_of(name, MS_INPUT_TOPOLOGY, shipped, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
+                   "topology", error);
 }
 
 GBytes *
@@ -160,5 +163,6 @@ ms_inputs_model_text(const char *name, GError **error)
 {
     g_autoptr(GBytes) shipped =
         g_file_test(name, G_FILE_TEST_EXISTS) ? NULL : ms_model_shipped_data(name);
-    return text_of(name, shipped, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN, "model", error);
+    return text_of(name, MS_INPUT_MODEL, shipped, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN, "model",
+                   error);
 }

@@ -49,8 +49,9 @@ void ms_inputs_fill(const MsInputs *inputs, MsScenario *sc);
 MsTopology *ms_inputs_load_topology(const char *name, const MsCalibration *cal, GError **error);
 MsModel *ms_inputs_load_model(const char *name, GError **error);
 /* The text a named topology or model was loaded from: the file's contents when name is an
- * existing file, else the shipped copy (G_FILE_ERROR naming the file, or MS_TOPOLOGY_ERROR /
- * MS_MODEL_ERROR _UNKNOWN for a name that is neither). Free with g_bytes_unref. */
+ * existing file (read as a topology or model file, sim/base/input_file.h), else the shipped copy
+ * (MS_INPUT_FILE_ERROR naming the file, or MS_TOPOLOGY_ERROR / MS_MODEL_ERROR _UNKNOWN for a
+ * name that is neither). Free with g_bytes_unref. */
 GBytes *ms_inputs_topology_text(const char *name, GError **error);
 GBytes *ms_inputs_model_text(const char *name, GError **error);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/base/input_file.h"
 #include "sim/base/units.h"
 #include "sim/sweep_csv.h"
 #include "sim/sweep_shards.h"
@@ -160,7 +161,7 @@ ms_sweep_resume(MsSweep *sw, const char *path, guint shard, guint shards, guint 
     }
     g_autofree char *text = NULL;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &local)) {
+    if (!ms_input_file_read(path, MS_INPUT_SWEEP_CSV, &text, NULL, &local)) {
         g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "%s", local->message);
         return FALSE;
     }

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "sim/base/input_file.h"
 #include "sim/base/units.h"
 #include "sim/out/plot.h"
 
@@ -171,7 +172,7 @@ ms_sweep_csv_plot(const char *csv, const char *dir, GError **error)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(csv, &text, NULL, &local)) {
+    if (!ms_input_file_read(csv, MS_INPUT_SWEEP_CSV, &text, NULL, &local)) {
         g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_IO, "%s", local->message);
         return FALSE;
     }
@@ -242,7 +243,7 @@ ms_sweep_csv_to_json(const char *path, GError **error)
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &local)) {
+    if (!ms_input_file_read(path, MS_INPUT_SWEEP_CSV, &text, NULL, &local)) {
         g_set_error(error, MS_SWEEP_CSV_ERROR, MS_SWEEP_CSV_ERROR_IO, "%s", local->message);
         return NULL;
     }

@@ -5,6 +5,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
 #include "sim/base/units.h"
 #include "sim/sweep_grid.h"
@@ -159,7 +160,7 @@ ms_sweep_manifest_load(const char *path, MsSweepManifest *m, GError **error)
     }
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!ms_json_input_load_file(p, path, &local)) {
+    if (!ms_json_input_load_file(p, path, MS_INPUT_SWEEP_MANIFEST, &local)) {
         g_set_error(error, MS_SWEEP_SHARDS_ERROR, MS_SWEEP_SHARDS_ERROR_MANIFEST, "%s",
                     local->message);
         return FALSE;
@@ -228,7 +229,7 @@ read_shard(const char *path, const char *first, char **header, GArray *rows, GEr
 {
     g_autofree char *text = NULL;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &text, NULL, &local)) {
+    if (!ms_input_file_read(path, MS_INPUT_SWEEP_CSV, &text, NULL, &local)) {
         g_set_error(error, MS_SWEEP_SHARDS_ERROR, MS_SWEEP_SHARDS_ERROR_IO, "%s", local->message);
         return FALSE;
     }
@@ -271,7 +272,7 @@ static guint
 part_rows(const char *path)
 {
     g_autofree char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL)) {
+    if (!ms_input_file_read(path, MS_INPUT_SWEEP_CSV, &text, NULL, NULL)) {
         return 0;
     }
     guint n = 0;

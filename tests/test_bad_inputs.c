@@ -10,6 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sim/base/input_file.h"
+#include "sim/base/units.h"
+
 /* Under AddressSanitizer the address space is its shadow's: no limit can be set on it. */
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -525,6 +528,29 @@ table_cell(const char *text)
     return g_strjoinv("\\|", parts);
 }
 
+/* The kinds of input file and their limits, from sim/base/input_file.c. */
+static void
+render_limits(GString *md)
+{
+    g_string_append(md, "\n## Input files and their limits\n\n"
+                        "Every file moesim reads is checked before it is read: it must be a "
+                        "regular file (a\ndevice, FIFO or folder is refused, so nothing blocks or "
+                        "reads without end), and a kind\nread whole must be within its limit; the "
+                        "message names the file and the limit.\n\n"
+                        "| input | read by | limit | why |\n| --- | --- | --- | --- |\n");
+    for (guint k = 0; k < MS_INPUT_N_KINDS; k++) {
+        const MsInputKindInfo *info = ms_input_kind_info(k);
+        char limit[32];
+        if (info->max_bytes) {
+            ms_format_bytes(info->max_bytes, limit, sizeof limit);
+        } else {
+            g_strlcpy(limit, "none (streamed)", sizeof limit);
+        }
+        g_string_append_printf(md, "| %s | %s | %s | %s |\n", info->name + 2, info->read_by, limit,
+                               info->reason);
+    }
+}
+
 static char *
 render(GPtrArray *answers)
 {
@@ -539,6 +565,7 @@ render(GPtrArray *answers)
         "```\n\n"
         "The fuzz targets in `tests/fuzz/` try far more inputs than these; the limits that keep\n"
         "absurd sizes from being allocated are listed in each format's documentation.\n");
+    render_limits(md);
     const char *section = NULL;
     for (guint i = 0; cases[i].section; i++) {
         if (section == NULL || strcmp(section, cases[i].section) != 0) {

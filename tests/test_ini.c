@@ -98,7 +98,7 @@ test_structure_errors(void)
     GError *error = NULL;
     CU_ASSERT_PTR_NULL(ms_ini_load_data("[a]\n\0x", 6, "bin", &error));
     MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_PARSE, "NUL byte");
-    CU_ASSERT_PTR_NULL(ms_ini_load_file("/nonexistent/x.ini", &error));
+    CU_ASSERT_PTR_NULL(ms_ini_load_file("/nonexistent/x.ini", MS_INPUT_TOPOLOGY, &error));
     MS_ASSERT_ERROR(error, MS_INI_ERROR, MS_INI_ERROR_IO, "x.ini");
 }
 

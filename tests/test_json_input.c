@@ -108,14 +108,14 @@ test_syntax_and_io(void)
     MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX,
                     "<data>:2:2: Parse error");
     g_autofree char *path = ms_test_write_tmp("f.json", "{\"x\": [1, {\"y\": 2}]}");
-    CU_ASSERT_TRUE(ms_json_input_load_file(p, path, &error));
+    CU_ASSERT_TRUE(ms_json_input_load_file(p, path, MS_INPUT_SCHEDULE, &error));
     CU_ASSERT_PTR_NULL(error);
     CU_ASSERT_TRUE(JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)));
-    CU_ASSERT_FALSE(ms_json_input_load_file(p, "/nonexistent/f.json", &error));
+    CU_ASSERT_FALSE(ms_json_input_load_file(p, "/nonexistent/f.json", MS_INPUT_SCHEDULE, &error));
     MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_IO, "/nonexistent/f.json");
     g_autofree char *deep = nested(100000);
     g_autofree char *deep_path = ms_test_write_tmp("deep.json", deep);
-    CU_ASSERT_FALSE(ms_json_input_load_file(p, deep_path, &error));
+    CU_ASSERT_FALSE(ms_json_input_load_file(p, deep_path, MS_INPUT_SCHEDULE, &error));
     MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_DEPTH,
                     "deep.json:1: JSON nested deeper than 512 levels");
 }

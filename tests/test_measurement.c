@@ -249,7 +249,7 @@ test_load_errors(void)
     fclose(f);
     CU_ASSERT_PTR_NULL(ms_measurement_set_load(big, &error));
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
-                    "big.csv: 314572801 bytes is too large for a measurement file");
+                    "big.csv: 314572801 bytes, more than the 256 MiB limit for a measurement file");
 }
 
 static void

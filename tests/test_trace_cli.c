@@ -232,7 +232,7 @@ test_errors(void)
     CU_ASSERT_FALSE(g_file_test(out, G_FILE_TEST_EXISTS));
     expect_fail((const char *[]){"trace", "info", NULL}, "trace info takes one trace");
     expect_fail((const char *[]){"trace", "info", "/nonexistent/t.trace", NULL},
-                "moesim: cannot open /nonexistent/t.trace");
+                "moesim: /nonexistent/t.trace: cannot open: No such file");
     expect_fail((const char *[]){"trace", "info", "sample:nope", NULL}, "unknown sample 'nope'");
     g_autofree char *bad = ms_test_write_tmp("bad.trace", "moe-trace 1\nexperts 4\nlayers 1\n"
                                                           "ranks 1\ntop_k 1\nc 0 0 0 9 1\n");

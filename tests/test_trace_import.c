@@ -325,7 +325,7 @@ test_io_errors(void)
     CU_ASSERT_FALSE(ms_trace_import("/nonexistent/in.csv", MS_TRACE_IMPORT_CSV, &opt,
                                     "/nonexistent/out.trace", MS_TRACE_FORMAT_TEXT, NULL, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_IO,
-                    "cannot open /nonexistent/in.csv");
+                    "/nonexistent/in.csv: cannot open: No such file");
     g_autofree char *in = ms_test_write_tmp("ok.csv", "layer,experts\n0,1\n");
     CU_ASSERT_FALSE(ms_trace_import(in, MS_TRACE_IMPORT_CSV, &opt, "/nonexistent/out.trace",
                                     MS_TRACE_FORMAT_TEXT, NULL, &error));

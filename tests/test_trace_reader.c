@@ -227,7 +227,8 @@ test_open_errors(void)
 {
     GError *error = NULL;
     CU_ASSERT_PTR_NULL(ms_trace_reader_open("/nonexistent/x.trace", &error));
-    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot open /nonexistent/x.trace");
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO,
+                    "/nonexistent/x.trace: cannot open: No such file");
     g_autofree char *bad = ms_test_write_tmp("bad.trace", "moe-trace 1\nexperts 4\nlayers x\n");
     CU_ASSERT_PTR_NULL(ms_trace_reader_open(bad, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_SYNTAX, "bad.trace:3: layers is not");

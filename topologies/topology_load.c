@@ -360,7 +360,7 @@ ms_topology_load(const char *name_or_path, GError **error)
 {
     g_return_val_if_fail(name_or_path != NULL, NULL);
     if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
-        g_autoptr(MsIni) ini = ms_ini_load_file(name_or_path, error);
+        g_autoptr(MsIni) ini = ms_ini_load_file(name_or_path, MS_INPUT_TOPOLOGY, error);
         return ini ? parse(ini, error) : NULL;
     }
     if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {

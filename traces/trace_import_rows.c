@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
 #include "trace_lines.h"
 
@@ -261,11 +262,10 @@ read_csv_header(MsTraceImportRows *r, GError **error)
 MsTraceImportRows *
 ms_trace_import_rows_open(const char *path, MsTraceImportFormat format, GError **error)
 {
-    FILE *f = fopen(path, "rb");
+    g_autoptr(GError) local = NULL;
+    FILE *f = ms_input_file_open(path, MS_INPUT_TRACE_IMPORT, &local);
     if (f == NULL) {
-        int e = errno;
-        g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_IO, "cannot open %s: %s",
-                    path, g_strerror(e));
+        g_set_error_literal(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_IO, local->message);
         return NULL;
     }
     g_autoptr(MsTraceImportRows) r = g_new0(MsTraceImportRows, 1);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/base/input_file.h"
 #include "trace_binary.h"
 #include "trace_gen.h"
 #include "trace_text.h"
@@ -114,16 +115,11 @@ open_sample(MsTraceReader *r, const char *name, GError **error)
 static gboolean
 open_file(MsTraceReader *r, const char *path, GError **error)
 {
-    if (strcmp(path, "-") == 0) {
-        r->file = stdin;
-        return TRUE;
-    }
-    r->file = fopen(path, "rb");
-    r->own_file = TRUE;
+    g_autoptr(GError) local = NULL;
+    r->file = ms_input_file_open(path, MS_INPUT_TRACE, &local);
+    r->own_file = r->file != stdin;
     if (r->file == NULL) {
-        int e = errno;
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot open %s: %s", path,
-                    g_strerror(e));
+        g_set_error_literal(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, local->message);
         return FALSE;
     }
     return TRUE;

@@ -152,11 +152,8 @@ ms_baseline_load(const char *path, GError **error)
     b->path = g_strdup(path);
     b->parser = json_parser_new();
     GError *local = NULL;
-    if (!ms_json_input_load_file(b->parser, path, &local)) {
-        /* Syntax and nesting errors name the file and line already. */
-        if (g_error_matches(local, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_IO)) {
-            g_prefix_error(&local, "%s: ", path);
-        }
+    if (!ms_json_input_load_file(b->parser, path, MS_INPUT_BASELINE, &local)) {
+        /* Every message names the file (and the line, for syntax and nesting) already. */
         g_propagate_error(error, local);
         return NULL;
     }

@@ -3,10 +3,10 @@
  * moesim_csv.c, nccl_tests.c and vidur.c. */
 #include "measurement.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
+#include "sim/base/input_file.h"
 #include "sim/compute.h"
 #include "sim/base/units.h"
 #include "validate/moesim_csv.h"
@@ -16,8 +16,6 @@
 
 G_DEFINE_QUARK(ms_measurement_error_quark, ms_measurement_error)
 
-/* Inputs over this size are refused before reading: the largest real profile is a few MiB. */
-#define MEASUREMENT_MAX_BYTES (256u << 20)
 #define RANKS_MAX (1u << 20)
 #define SHAPE_MAX (G_GUINT64_CONSTANT(1) << 32)
 #define LABEL_MAX 256
@@ -384,7 +382,8 @@ ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len,
 {
     g_return_val_if_fail(set != NULL && (data != NULL || len == 0), FALSE);
     source = source ? source : "<input>";
-    if (len > MEASUREMENT_MAX_BYTES) {
+    /* Text from memory has the limit of a file (sim/base/input_file.h). */
+    if (len > ms_input_kind_info(MS_INPUT_MEASUREMENT)->max_bytes) {
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
                     "%s: %" G_GSIZE_FORMAT " bytes is too large for a measurement file (limit "
                     "256 MiB)",
@@ -444,18 +443,10 @@ shipped_data(const char *name)
 static GBytes *
 read_file(const char *path, GError **error)
 {
-    GStatBuf st;
-    if (g_stat(path, &st) == 0 && st.st_size > (goffset)MEASUREMENT_MAX_BYTES) {
-        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO,
-                    "%s: %" G_GINT64_FORMAT " bytes is too large for a measurement file (limit "
-                    "256 MiB)",
-                    path, (gint64)st.st_size);
-        return NULL;
-    }
     char *data = NULL;
     gsize len = 0;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &data, &len, &local)) {
+    if (!ms_input_file_read(path, MS_INPUT_MEASUREMENT, &data, &len, &local)) {
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "%s", local->message);
         return NULL;
     }

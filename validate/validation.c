@@ -99,7 +99,7 @@ ms_result_file_load(const char *path, GError **error)
 {
     g_autoptr(JsonParser) p = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!ms_json_input_load_file(p, path, &local)) {
+    if (!ms_json_input_load_file(p, path, MS_INPUT_RESULT, &local)) {
         format_error(error, path, "%s", local->message);
         return NULL;
     }

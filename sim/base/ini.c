@@ -194,12 +194,12 @@ ms_ini_load_data(const char *data, gsize len, const char *source, GError **error
 }
 
 MsIni *
-ms_ini_load_file(const char *path, GError **error)
+ms_ini_load_file(const char *path, MsInputKind kind, GError **error)
 {
     g_autofree char *data = NULL;
     gsize len = 0;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &data, &len, &local)) {
+    if (!ms_input_file_read(path, kind, &data, &len, &local)) {
         g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_IO, "%s", local->message);
         return NULL;
     }

@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "input_file.h"
 #include "units.h"
 
 G_BEGIN_DECLS
@@ -24,9 +25,11 @@ typedef enum {
 typedef struct _MsIni MsIni;
 
 /* Load from a file or from memory. source names the input in messages (a path, or e.g.
- * "topology dgx-a100"). Returns NULL with MS_INI_ERROR_IO/PARSE/DUPLICATE on failure. Inputs over
- * 64 MiB are refused: no configuration file is that large. */
-MsIni *ms_ini_load_file(const char *path, GError **error);
+ * "topology dgx-a100"). Returns NULL with MS_INI_ERROR_IO/PARSE/DUPLICATE on failure. A file is
+ * read through sim/base/input_file.h as the given kind (a regular file within its limit: the
+ * message of MS_INI_ERROR_IO says which check failed); data over 64 MiB is refused: no
+ * configuration file is that large. */
+MsIni *ms_ini_load_file(const char *path, MsInputKind kind, GError **error);
 MsIni *ms_ini_load_data(const char *data, gsize len, const char *source, GError **error);
 void ms_ini_free(MsIni *ini);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsIni, ms_ini_free)

@@ -85,12 +85,12 @@ ms_json_input_load_data(JsonParser *parser, const char *data, gsize len, const c
 }
 
 gboolean
-ms_json_input_load_file(JsonParser *parser, const char *path, GError **error)
+ms_json_input_load_file(JsonParser *parser, const char *path, MsInputKind kind, GError **error)
 {
     g_autofree char *data = NULL;
     gsize len = 0;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &data, &len, &local)) {
+    if (!ms_input_file_read(path, kind, &data, &len, &local)) {
         g_set_error(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_IO, "%s", local->message);
         return FALSE;
     }

@@ -7,6 +7,8 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "input_file.h"
+
 G_BEGIN_DECLS
 
 #define MS_JSON_INPUT_ERROR (ms_json_input_error_quark())
@@ -32,7 +34,10 @@ gboolean ms_json_input_check(const char *data, gsize len, const char *source, GE
  */
 gboolean ms_json_input_load_data(JsonParser *parser, const char *data, gsize len,
                                  const char *source, GError **error);
-/* The same for the contents of path (MS_JSON_INPUT_ERROR_IO when unreadable). */
-gboolean ms_json_input_load_file(JsonParser *parser, const char *path, GError **error);
+/* The same for the contents of path, read through sim/base/input_file.h as the given kind
+ * (MS_JSON_INPUT_ERROR_IO when it is not a regular file within the kind's limit, or unreadable;
+ * the message says which and names the limit). */
+gboolean ms_json_input_load_file(JsonParser *parser, const char *path, MsInputKind kind,
+                                 GError **error);
 
 G_END_DECLS

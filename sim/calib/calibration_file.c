@@ -321,7 +321,7 @@ ms_calibration_load_data(const char *data, gsize len, const char *source, GError
 MsCalibration *
 ms_calibration_load(const char *path, GError **error)
 {
-    g_autoptr(MsIni) ini = ms_ini_load_file(path, error);
+    g_autoptr(MsIni) ini = ms_ini_load_file(path, MS_INPUT_CALIBRATION, error);
     return ini ? from_ini(ini, error) : NULL;
 }
 

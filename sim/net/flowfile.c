@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/base/graph.h"
+#include "sim/base/input_file.h"
 
 G_DEFINE_QUARK(ms_flowfile_error_quark, ms_flowfile_error)
 
@@ -397,7 +398,7 @@ ms_flow_list_load_file(const char *path, const MsTopology *topo, GError **error)
     g_autofree char *data = NULL;
     gsize len = 0;
     g_autoptr(GError) local = NULL;
-    if (!g_file_get_contents(path, &data, &len, &local)) {
+    if (!ms_input_file_read(path, MS_INPUT_FLOWS, &data, &len, &local)) {
         g_set_error(error, MS_FLOWFILE_ERROR, MS_FLOWFILE_ERROR_IO, "%s", local->message);
         return NULL;
     }

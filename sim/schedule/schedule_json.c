@@ -610,11 +610,9 @@ ms_schedule_load(const char *path, GError **error)
 {
     g_autoptr(JsonParser) parser = json_parser_new();
     g_autoptr(GError) local = NULL;
-    if (!ms_json_input_load_file(parser, path, &local)) {
+    if (!ms_json_input_load_file(parser, path, MS_INPUT_SCHEDULE, &local)) {
+        /* Every message names the file already (input_file.h, json_input.h). */
         gboolean io = local->code == MS_JSON_INPUT_ERROR_IO;
-        if (io) {
-            g_prefix_error(&local, "%s: ", path);
-        }
         g_set_error_literal(error, MS_SCHEDULE_ERROR,
                             io ? MS_SCHEDULE_ERROR_IO : MS_SCHEDULE_ERROR_PARSE, local->message);
         return NULL;
