@@ -43,7 +43,7 @@ typedef struct {
 #define HEAD                                                                                       \
     "[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 312TFLOPS\nhbm = 2TBps\n"          \
     "memory = 80GB\nlaunch_overhead = 4us\n"
-/* HEAD with a GPU of 1 FLOPS: any real step takes longer than the clock can count. */
+/* HEAD with a GPU of 1 FLOPS: refused, below the slowest GPU a topology may give. */
 #define HEAD_SLOW                                                                                  \
     "[topology]\nformat = 1\nname = t\n[gpu]\nmodel = X\npeak = 1FLOPS\nhbm = 2TBps\n"             \
     "memory = 80GB\nlaunch_overhead = 4us\n"
@@ -345,7 +345,7 @@ static const BadInput cases[] = {
      {"run", "-T", "t.trace", "--warmup", "1", NULL},
      2},
     {"Policies and runs (`moesim run`)",
-     "a GPU so slow that a step outlasts the clock",
+     "a GPU of 1 FLOPS (slower than any GPU with tensor cores)",
      "t.ini",
      HEAD_SLOW PRESET("1", "8") "intra = nvswitch\nintra_bandwidth = 300GBps\n"
                                 "intra_latency = 0.7us\n",

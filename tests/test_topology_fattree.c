@@ -364,7 +364,8 @@ test_errors(void)
         {RAIL(16, "oversubscription = 1\ntiers = 3\nswitch_radix = 4\n"),
          "t.ini:26: [preset] switch_radix: 16 pods of 2 leaves need a fourth switch tier with "
          "switches of 4 ports"},
-        {RAIL(4, "oversubscription = 1\ntiers = 4\n"), "t.ini:25: [preset] tiers: 4 out of range"},
+        {RAIL(4, "oversubscription = 1\ntiers = 4\n"),
+         "t.ini:25: [preset] tiers: '4' out of range (must be between 2 and 3)"},
         {RAIL(4, "oversubscription = 1\nfabric_routing = random\n"),
          "t.ini:25: [preset] fabric_routing: 'random' is not one of: d_mod_k, ecmp"},
         {NODES(4, 4, "nvswitch", PER_NODE) "fabric = fat_tree\nnodes_per_leaf = 2\n"

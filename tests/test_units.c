@@ -117,6 +117,47 @@ test_format(void)
     CU_ASSERT_STRING_EQUAL(ms_format_time(1500000, buf, sizeof buf), "1.5 us");
 }
 
+/* Conversions that saturate instead of wrapping or invoking undefined behaviour. */
+static void
+test_saturate(void)
+{
+    CU_ASSERT_EQUAL(ms_u64_saturate(2.5), 3);
+    CU_ASSERT_EQUAL(ms_u64_saturate(2.49), 2);
+    CU_ASSERT_EQUAL(ms_u64_saturate(-1), 0);
+    CU_ASSERT_EQUAL(ms_u64_saturate(NAN), 0);
+    CU_ASSERT_EQUAL(ms_u64_saturate(INFINITY), G_MAXUINT64);
+    CU_ASSERT_EQUAL(ms_u64_saturate(4.9e21), G_MAXUINT64);
+    /* 2^64 is the first double a guint64 cannot hold; the one below it converts exactly. */
+    CU_ASSERT_EQUAL(ms_u64_saturate(18446744073709551616.0), G_MAXUINT64);
+    CU_ASSERT_EQUAL(ms_u64_saturate(18446744073709549568.0),
+                    G_GUINT64_CONSTANT(18446744073709549568));
+    CU_ASSERT_EQUAL(ms_u32_saturate(4294967295.4), G_MAXUINT32);
+    CU_ASSERT_EQUAL(ms_u32_saturate(4294967296.0), G_MAXUINT32);
+    CU_ASSERT_EQUAL(ms_u32_saturate(1e300), G_MAXUINT32);
+    CU_ASSERT_EQUAL(ms_u32_saturate(7.0), 7);
+    CU_ASSERT_EQUAL(ms_time_from_s(1e300), MS_TIME_NEVER - 1);
+}
+
+/* The raw parser ranges.h builds on: units applied, no range but finiteness. */
+static void
+test_unit_value(void)
+{
+    double v = 0;
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_parse_unit_value("2KiB", MS_UNIT_BYTES, &v, &error));
+    CU_ASSERT_EQUAL(v, 2048);
+    CU_ASSERT_TRUE(ms_parse_unit_value("-3us", MS_UNIT_TIME, &v, &error));
+    CU_ASSERT_DOUBLE_EQUAL(v, -3e-6, 1e-20);
+    CU_ASSERT_TRUE(ms_parse_unit_value("8Gbps", MS_UNIT_BANDWIDTH, &v, &error));
+    CU_ASSERT_EQUAL(v, 1e9);
+    CU_ASSERT_TRUE(ms_parse_unit_value("1e30PFLOPS", MS_UNIT_FLOPS, &v, &error));
+    MS_ASSERT_REL(v, 1e45, 1e-15);
+    CU_ASSERT_FALSE(ms_parse_unit_value("5", MS_UNIT_TIME, &v, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_UNIT, "time '5' has no unit");
+    CU_ASSERT_FALSE(ms_parse_unit_value("infGBps", MS_UNIT_BANDWIDTH, &v, &error));
+    MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "not a finite number");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -127,6 +168,8 @@ main(int argc, char **argv)
         {"flops and bytes", test_flops_and_bytes},
         {"plain numbers", test_plain_numbers},
         {"format", test_format},
+        {"saturating conversions", test_saturate},
+        {"unit values without a range", test_unit_value},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"units", NULL, NULL, tests}, {NULL}};

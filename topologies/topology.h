@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "sim/base/ranges.h"
 #include "sim/base/units.h"
 
 G_BEGIN_DECLS
@@ -63,6 +64,17 @@ typedef struct {
 } MsLink;
 
 typedef struct _MsTopology MsTopology;
+
+/* A link's bandwidth (per physical link) wherever a file gives one (topologies, calibrations):
+ * 1 MB/s is below 10 Mb/s Ethernet, 1 PB/s over 100 times the fastest HBM; rates the bandwidth
+ * solver shares then stay within 9 decades of each other, and 1 PiB crosses the slowest link in
+ * 36 years of modelled time, beyond the clock's 213 days only for transfers a model could not
+ * make (the engine reports that). */
+#define MS_TOPOLOGY_BANDWIDTH_MIN 1e6
+#define MS_TOPOLOGY_BANDWIDTH_MAX 1e15
+
+/* Every number a topology file carries, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_topology_ranges(void);
 
 /* Loads a shipped topology by name (e.g. "dgx-a100") or, when name_or_path names an existing
  * file or contains '/' or ends in ".ini", that file. Unknown names list the shipped ones in the

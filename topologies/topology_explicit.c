@@ -42,7 +42,7 @@ read_device(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *d
     guint64 node = G_MAXUINT64;
     if (!ms_ini_check_keys(ini, group, keys, error) ||
         !topo_get_enum(ini, group, "kind", TRUE, topo_kind_names, &kind, error) ||
-        !ms_ini_opt_uint(ini, group, "node", 0, TOPO_MAX_NODES - 1, &node, error)) {
+        !ms_ini_range_uint(ini, group, topo_field("[device NAME]", "node"), FALSE, &node, error)) {
         return FALSE;
     }
     if (node == G_MAXUINT64 && kind != MS_DEVICE_SWITCH) {
@@ -155,9 +155,12 @@ read_link(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *lin
     gboolean both = TRUE;
     if (!ms_ini_check_keys(ini, group, keys, error) ||
         !topo_get_enum(ini, group, "class", TRUE, topo_class_names, &klass, error) ||
-        !topo_get_bandwidth(ini, group, "bandwidth", TRUE, TRUE, &bw, error) ||
-        !topo_get_latency(ini, group, "latency", TRUE, &lat, error) ||
-        !ms_ini_opt_uint(ini, group, "count", 1, TOPO_MAX_LINK_COUNT, &count, error) ||
+        !topo_get_bandwidth(ini, group, topo_field("[link FROM TO]", "bandwidth"), TRUE, TRUE, &bw,
+                            error) ||
+        !ms_ini_range_time(ini, group, topo_field("[link FROM TO]", "latency"), TRUE, &lat,
+                           error) ||
+        !ms_ini_range_uint(ini, group, topo_field("[link FROM TO]", "count"), FALSE, &count,
+                           error) ||
         !ms_ini_opt_bool(ini, group, "bidirectional", &both, error)) {
         return FALSE;
     }

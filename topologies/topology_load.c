@@ -13,6 +13,74 @@
 
 #define RESOURCE_DIR "/moesim/topologies"
 
+#define BW_MIN MS_TOPOLOGY_BANDWIDTH_MIN
+#define BW_MAX MS_TOPOLOGY_BANDWIDTH_MAX
+#define LINK_BW "the bandwidth of one link in one direction"
+#define LINK_BW_OR "the bandwidth of one link in one direction, or `unlimited`"
+#define LINK_LAT "paid once per flow that crosses the link; a second is a unit typo (ms for us)"
+
+/* Every number a topology file carries (docs/bad-inputs.md is generated from this table, and
+ * tests/test_input_ranges.c walks it). Bounds that depend on other keys are checked after. */
+static const MsRange fields[] = {
+    {"[gpu]", "peak", MS_RANGE_FLOPS, 1e9, 1e18,
+     "dense tensor-core peak: 1 GFLOPS is below any GPU with tensor cores, 1 EFLOPS 500 times an "
+     "H200's"},
+    {"[gpu]", "hbm", MS_RANGE_BANDWIDTH, 1e9, BW_MAX,
+     "memory bandwidth: 1 GB/s is below any GPU's, 1 PB/s over 100 times HBM3e's"},
+    {"[gpu]", "memory", MS_RANGE_BYTES, 1 << 20, (double)MS_BYTES_MAX,
+     "GPU memory (Lina's packing compares expert weights with it); 1 MiB to 1 PiB"},
+    {"[gpu]", "launch_overhead", MS_RANGE_TIME, 0, 1,
+     "a kernel launch costs a few microseconds; a second is a unit typo"},
+    {"[preset]", "nodes", MS_RANGE_COUNT, 1, TOPO_MAX_NODES,
+     "and nodes x gpus_per_node at most 65536 GPUs, the largest machine moesim models"},
+    {"[preset]", "gpus_per_node", MS_RANGE_COUNT, 1, TOPO_MAX_GPUS_PER_NODE,
+     "a node of 1024 GPUs is 14 times the largest NVLink domain built (72)"},
+    {"[preset]", "intra_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW},
+    {"[preset]", "intra_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[preset]", "intra_links", MS_RANGE_COUNT, 1, TOPO_MAX_LINK_COUNT,
+     "physical links bundled per GPU (18 on an H100); 1024 keeps count x bandwidth finite"},
+    {"[preset]", "nic_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW},
+    {"[preset]", "nic_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[preset]", "gpu_nic_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW_OR},
+    {"[preset]", "gpu_nic_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[preset]", "fabric_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[preset]", "nodes_per_leaf", MS_RANGE_COUNT, 1, TOPO_MAX_NODES,
+     "the nodes of a leaf group (a scalable unit of 32 in a DGX SuperPOD); the last group may be "
+     "partly filled, so it may exceed nodes"},
+    {"[preset]", "oversubscription", MS_RANGE_NUMBER, 1, 1000,
+     "a leaf's NIC ports over its uplink ports, a whole number of them; real fabrics are 1 to 4"},
+    {"[preset]", "tiers", MS_RANGE_COUNT, 2, 3,
+     "leaves and spines, or leaves in pods, spines and cores (sized by switch_radix); no fourth "
+     "tier is built"},
+    {"[preset]", "spines", MS_RANGE_COUNT, 1, TOPO_MAX_GPUS,
+     "and a divisor of a leaf's uplink ports, of which there are at most 65536 (a NIC per GPU); "
+     "32 on dgx-h100-256node"},
+    {"[preset]", "switch_radix", MS_RANGE_COUNT, 2, TOPO_MAX_GPUS,
+     "ports per switch at nic_bandwidth (64 on Quantum-2 QM9700, 128 on Spectrum-4 at 400 GbE); "
+     "a switch of fewer than 2 joins nothing"},
+    {"[device NAME]", "node", MS_RANGE_COUNT, 0, TOPO_MAX_NODES - 1,
+     "nodes are numbered 0..N-1, N at most 65536"},
+    {"[link FROM TO]", "bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW_OR},
+    {"[link FROM TO]", "latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[link FROM TO]", "count", MS_RANGE_COUNT, 1, TOPO_MAX_LINK_COUNT,
+     "physical links bundled in the link; 1024 keeps count x bandwidth finite"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Topology files", fields};
+
+const MsRangeTable *
+ms_topology_ranges(void)
+{
+    return &ranges;
+}
+
+const MsRange *
+topo_field(const char *where, const char *key)
+{
+    return ms_range_find(fields, where, key);
+}
+
 void
 topo_error(const MsIni *ini, const char *group, const char *key, GError **error,
            MsTopologyError code, const char *format, ...)
@@ -28,13 +96,13 @@ topo_error(const MsIni *ini, const char *group, const char *key, GError **error,
 }
 
 gboolean
-topo_get_bandwidth(const MsIni *ini, const char *group, const char *key, gboolean required,
+topo_get_bandwidth(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
                    gboolean allow_unlimited, MsBandwidth *out, GError **error)
 {
-    if (!required && !ms_ini_has_key(ini, group, key)) {
+    if (!required && !ms_ini_has_key(ini, group, range->key)) {
         return TRUE;
     }
-    const char *text = ms_ini_get_string(ini, group, key, error);
+    const char *text = ms_ini_get_string(ini, group, range->key, error);
     if (text == NULL) {
         return FALSE;
     }
@@ -42,27 +110,7 @@ topo_get_bandwidth(const MsIni *ini, const char *group, const char *key, gboolea
         *out = INFINITY;
         return TRUE;
     }
-    return ms_ini_get_bandwidth(ini, group, key, out, error);
-}
-
-gboolean
-topo_get_latency(const MsIni *ini, const char *group, const char *key, gboolean required,
-                 MsTime *out, GError **error)
-{
-    MsTime t = *out;
-    gboolean ok = required ? ms_ini_get_time(ini, group, key, &t, error)
-                           : ms_ini_opt_time(ini, group, key, &t, error);
-    if (!ok) {
-        return FALSE;
-    }
-    if (t > TOPO_MAX_LATENCY) {
-        ms_ini_set_error(ini, group, key, error, MS_INI_ERROR_VALUE,
-                         "latency '%s' is absurd for one link (at most 1 s)",
-                         ms_ini_get_string(ini, group, key, NULL));
-        return FALSE;
-    }
-    *out = t;
-    return TRUE;
+    return ms_ini_range_double(ini, group, range, TRUE, out, error);
 }
 
 gboolean
@@ -187,19 +235,15 @@ read_gpu(const MsIni *ini, MsGpuSpec *gpu, GError **error)
         return FALSE;
     }
     gpu->model = ms_ini_get_string(ini, "gpu", "model", error);
-    if (gpu->model == NULL || !ms_ini_get_flops(ini, "gpu", "peak", &gpu->peak_flops, error) ||
-        !ms_ini_get_bandwidth(ini, "gpu", "hbm", &gpu->hbm_bandwidth, error) ||
-        !ms_ini_get_bytes(ini, "gpu", "memory", &gpu->memory_bytes, error) ||
-        !ms_ini_get_time(ini, "gpu", "launch_overhead", &gpu->launch_overhead, error)) {
-        return FALSE;
-    }
-    if (gpu->memory_bytes == 0) {
-        ms_ini_set_error(ini, "gpu", "memory", error, MS_INI_ERROR_VALUE,
-                         "'%s': a GPU needs memory (> 0)",
-                         ms_ini_get_string(ini, "gpu", "memory", NULL));
-        return FALSE;
-    }
-    return TRUE;
+    return gpu->model != NULL &&
+           ms_ini_range_double(ini, "gpu", topo_field("[gpu]", "peak"), TRUE, &gpu->peak_flops,
+                               error) &&
+           ms_ini_range_double(ini, "gpu", topo_field("[gpu]", "hbm"), TRUE, &gpu->hbm_bandwidth,
+                               error) &&
+           ms_ini_range_uint(ini, "gpu", topo_field("[gpu]", "memory"), TRUE, &gpu->memory_bytes,
+                             error) &&
+           ms_ini_range_time(ini, "gpu", topo_field("[gpu]", "launch_overhead"), TRUE,
+                             &gpu->launch_overhead, error);
 }
 
 gboolean

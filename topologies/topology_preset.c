@@ -41,6 +41,12 @@ typedef struct {
 
 #define G "preset"
 
+static const MsRange *
+F(const char *key)
+{
+    return topo_field("[preset]", key);
+}
+
 /* Keys that exist but do not apply to the shape chosen: naming one is a mistake worth reporting,
  * e.g. oversubscription with fabric = switch would otherwise be silently ignored. */
 static gboolean
@@ -84,8 +90,8 @@ check_applicable(const MsIni *ini, const Preset *p, GError **error)
 static gboolean
 read_shape(const MsIni *ini, Preset *p, GError **error)
 {
-    if (!ms_ini_get_uint(ini, G, "nodes", 1, TOPO_MAX_NODES, &p->nodes, error) ||
-        !ms_ini_get_uint(ini, G, "gpus_per_node", 1, TOPO_MAX_GPUS_PER_NODE, &p->gpn, error)) {
+    if (!ms_ini_range_uint(ini, G, F("nodes"), TRUE, &p->nodes, error) ||
+        !ms_ini_range_uint(ini, G, F("gpus_per_node"), TRUE, &p->gpn, error)) {
         return FALSE;
     }
     if (p->nodes * p->gpn > TOPO_MAX_GPUS) {
@@ -133,29 +139,29 @@ read_figures(const MsIni *ini, Preset *p, GError **error)
     p->oversub = 1;
     p->tiers = 2;
     if (p->intra != INTRA_NONE &&
-        (!topo_get_bandwidth(ini, G, "intra_bandwidth", TRUE, FALSE, &p->intra_bw, error) ||
-         !topo_get_latency(ini, G, "intra_latency", TRUE, &p->intra_lat, error) ||
-         !ms_ini_opt_uint(ini, G, "intra_links", 1, TOPO_MAX_LINK_COUNT, &p->intra_links, error))) {
+        (!topo_get_bandwidth(ini, G, F("intra_bandwidth"), TRUE, FALSE, &p->intra_bw, error) ||
+         !ms_ini_range_time(ini, G, F("intra_latency"), TRUE, &p->intra_lat, error) ||
+         !ms_ini_range_uint(ini, G, F("intra_links"), FALSE, &p->intra_links, error))) {
         return FALSE;
     }
     if (p->nics == NICS_NONE) {
         return TRUE;
     }
-    if (!topo_get_bandwidth(ini, G, "nic_bandwidth", TRUE, FALSE, &p->nic_bw, error) ||
-        !topo_get_latency(ini, G, "nic_latency", TRUE, &p->nic_lat, error) ||
-        !topo_get_bandwidth(ini, G, "gpu_nic_bandwidth", p->nics == NICS_PER_NODE, TRUE,
+    if (!topo_get_bandwidth(ini, G, F("nic_bandwidth"), TRUE, FALSE, &p->nic_bw, error) ||
+        !ms_ini_range_time(ini, G, F("nic_latency"), TRUE, &p->nic_lat, error) ||
+        !topo_get_bandwidth(ini, G, F("gpu_nic_bandwidth"), p->nics == NICS_PER_NODE, TRUE,
                             &p->gpu_nic_bw, error) ||
-        !topo_get_latency(ini, G, "gpu_nic_latency", FALSE, &p->gpu_nic_lat, error) ||
-        !topo_get_latency(ini, G, "fabric_latency", TRUE, &p->fabric_lat, error)) {
+        !ms_ini_range_time(ini, G, F("gpu_nic_latency"), FALSE, &p->gpu_nic_lat, error) ||
+        !ms_ini_range_time(ini, G, F("fabric_latency"), TRUE, &p->fabric_lat, error)) {
         return FALSE;
     }
     return p->fabric != FABRIC_FAT_TREE ||
-           (ms_ini_get_uint(ini, G, "nodes_per_leaf", 1, TOPO_MAX_NODES, &p->per_leaf, error) &&
-            ms_ini_get_double(ini, G, "oversubscription", 1, 1000, &p->oversub, error) &&
+           (ms_ini_range_uint(ini, G, F("nodes_per_leaf"), TRUE, &p->per_leaf, error) &&
+            ms_ini_range_double(ini, G, F("oversubscription"), TRUE, &p->oversub, error) &&
             ms_ini_opt_bool(ini, G, "rail_optimised", &p->rail, error) &&
-            ms_ini_opt_uint(ini, G, "tiers", 2, 3, &p->tiers, error) &&
-            ms_ini_opt_uint(ini, G, "switch_radix", 2, 65536, &p->radix, error) &&
-            ms_ini_opt_uint(ini, G, "spines", 1, 65536, &p->spines, error) &&
+            ms_ini_range_uint(ini, G, F("tiers"), FALSE, &p->tiers, error) &&
+            ms_ini_range_uint(ini, G, F("switch_radix"), FALSE, &p->radix, error) &&
+            ms_ini_range_uint(ini, G, F("spines"), FALSE, &p->spines, error) &&
             topo_get_enum(ini, G, "fabric_routing", FALSE, routing_names, &p->routing, error));
 }
 

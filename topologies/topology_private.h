@@ -18,8 +18,6 @@ G_BEGIN_DECLS
 #define TOPO_MAX_LINKS (1u << 22)
 #define TOPO_MAX_LINK_COUNT 1024u
 #define TOPO_MAX_NAME 64u
-/* A link latency above this is a typo (ms for us), not a machine. */
-#define TOPO_MAX_LATENCY MS_PS_PER_S
 /* Routes (computed or given) have at most this many links. */
 #define TOPO_MAX_HOPS 64
 
@@ -169,13 +167,14 @@ topo_link(const MsTopology *topo, guint i)
  * topo_error sets a MS_TOPOLOGY_ERROR with that location. */
 void topo_error(const MsIni *ini, const char *group, const char *key, GError **error,
                 MsTopologyError code, const char *format, ...) G_GNUC_PRINTF(6, 7);
-/* A bandwidth with a unit, or "unlimited" (INFINITY) when allow_unlimited. Absent: MISSING when
- * required, else *out is left alone. */
-gboolean topo_get_bandwidth(const MsIni *ini, const char *group, const char *key, gboolean required,
-                            gboolean allow_unlimited, MsBandwidth *out, GError **error);
-/* A link latency with a unit, at most TOPO_MAX_LATENCY. */
-gboolean topo_get_latency(const MsIni *ini, const char *group, const char *key, gboolean required,
-                          MsTime *out, GError **error);
+/* The range of a field of the file (topology_load.c's table); where is the group as the table
+ * names it ("[preset]", "[link FROM TO]"). */
+const MsRange *topo_field(const char *where, const char *key);
+/* A bandwidth with a unit in range, or "unlimited" (INFINITY) when allow_unlimited. Absent:
+ * MISSING when required, else *out is left alone. */
+gboolean topo_get_bandwidth(const MsIni *ini, const char *group, const MsRange *range,
+                            gboolean required, gboolean allow_unlimited, MsBandwidth *out,
+                            GError **error);
 /* One of names (NULL-terminated); *out is its index. */
 gboolean topo_get_enum(const MsIni *ini, const char *group, const char *key, gboolean required,
                        const char *const *names, guint *out, GError **error);

@@ -470,3 +470,54 @@ gboolean ms_ini_check_keys(const MsIni *ini, const char *group, const char *cons
     }
     return TRUE;
 }
+
+gboolean
+ms_ini_range_double(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
+                    double *out, GError **error)
+{
+    g_return_val_if_fail(range != NULL, FALSE);
+    const char *t = value_of(ini, group, range->key);
+    if (t == NULL) {
+        return !required || ms_ini_get_string(ini, group, range->key, error) != NULL;
+    }
+    GError *local = NULL;
+    double v;
+    gboolean ok = ms_range_parse(range, t, &v, &local);
+    if (ok) {
+        *out = v;
+    }
+    return located(ini, group, range->key, ok, local, error);
+}
+
+gboolean
+ms_ini_range_uint(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
+                  guint64 *out, GError **error)
+{
+    g_return_val_if_fail(range->unit == MS_RANGE_COUNT || range->unit == MS_RANGE_BYTES, FALSE);
+    /* The ranges of counts and sizes stay below 2^53: the double holds them exactly. */
+    double v = 0;
+    gboolean present = value_of(ini, group, range->key) != NULL;
+    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+        return FALSE;
+    }
+    if (present) {
+        *out = (guint64)v;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_ini_range_time(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
+                  MsTime *out, GError **error)
+{
+    g_return_val_if_fail(range->unit == MS_RANGE_TIME, FALSE);
+    double v = 0;
+    gboolean present = value_of(ini, group, range->key) != NULL;
+    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+        return FALSE;
+    }
+    if (present) {
+        *out = ms_time_from_s(v);
+    }
+    return TRUE;
+}

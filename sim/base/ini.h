@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "input_file.h"
+#include "ranges.h"
 #include "units.h"
 
 G_BEGIN_DECLS
@@ -85,6 +86,18 @@ gboolean ms_ini_opt_double(const MsIni *ini, const char *group, const char *key,
                            double max, double *out, GError **error);
 gboolean ms_ini_opt_bool(const MsIni *ini, const char *group, const char *key, gboolean *out,
                          GError **error);
+
+/* Range-checked getters (sim/base/ranges.h): the key is range->key, the value is parsed as the
+ * range's unit says and checked against its bounds (MS_INI_ERROR_VALUE, located, quoting the
+ * value and the bounds). With required FALSE an absent key leaves *out alone and returns TRUE,
+ * with required TRUE it is MS_INI_ERROR_MISSING. _double gives the value in the unit's base
+ * (bytes, seconds, bytes/s, FLOP/s), _uint a count or a size, _time picoseconds. */
+gboolean ms_ini_range_double(const MsIni *ini, const char *group, const MsRange *range,
+                             gboolean required, double *out, GError **error);
+gboolean ms_ini_range_uint(const MsIni *ini, const char *group, const MsRange *range,
+                           gboolean required, guint64 *out, GError **error);
+gboolean ms_ini_range_time(const MsIni *ini, const char *group, const MsRange *range,
+                           gboolean required, MsTime *out, GError **error);
 
 /* Refuses keys of group not in allowed (NULL-terminated): the error names the key, its line and
  * the allowed keys, so a typo like "bandwith" is caught instead of falling back to a default. */

@@ -107,6 +107,23 @@ parse_with_unit(const char *text, const Unit *units, const char *what, const cha
 }
 
 gboolean
+ms_parse_unit_value(const char *text, MsUnitKind kind, double *out, GError **error)
+{
+    switch (kind) {
+    case MS_UNIT_BYTES:
+        return parse_with_unit(text, bytes_units, "size", "30MB or 64KiB", out, error);
+    case MS_UNIT_TIME:
+        return parse_with_unit(text, time_units, "time", "1.5us", out, error);
+    case MS_UNIT_BANDWIDTH:
+        return parse_with_unit(text, bandwidth_units, "bandwidth", "300GBps or 200Gbps", out,
+                               error);
+    case MS_UNIT_FLOPS:
+        return parse_with_unit(text, flops_units, "compute rate", "312TFLOPS", out, error);
+    }
+    g_return_val_if_reached(FALSE);
+}
+
+gboolean
 ms_parse_bandwidth(const char *text, MsBandwidth *out, GError **error)
 {
     double v;
@@ -236,6 +253,30 @@ ms_time_from_s(double seconds)
         return MS_TIME_NEVER - 1;
     }
     return (MsTime)ps;
+}
+
+/* 2^64 and 2^32 as doubles (exact): the first values the types cannot hold. */
+#define U64_LIMIT 18446744073709551616.0
+#define U32_LIMIT 4294967296.0
+
+guint64
+ms_u64_saturate(double v)
+{
+    if (!(v > 0)) {
+        return 0;
+    }
+    double r = floor(v + 0.5);
+    return r >= U64_LIMIT ? G_MAXUINT64 : (guint64)r;
+}
+
+guint32
+ms_u32_saturate(double v)
+{
+    if (!(v > 0)) {
+        return 0;
+    }
+    double r = floor(v + 0.5);
+    return r >= U32_LIMIT ? G_MAXUINT32 : (guint32)r;
 }
 
 const char *

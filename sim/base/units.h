@@ -75,11 +75,24 @@ gboolean ms_parse_time(const char *text, MsTime *out, GError **error);
 gboolean ms_parse_flops(const char *text, MsFlops *out, GError **error);
 gboolean ms_parse_bytes(const char *text, guint64 *out, GError **error);
 
+/* The number and unit of text in the kind's base unit (bytes, seconds, bytes/s, FLOP/s), checked
+ * only to be a finite number with a known unit: for callers that check a range of their own
+ * (sim/base/ranges.h). Errors as above (SYNTAX, UNIT, RANGE for infinities and NaN). */
+typedef enum { MS_UNIT_BYTES, MS_UNIT_TIME, MS_UNIT_BANDWIDTH, MS_UNIT_FLOPS } MsUnitKind;
+gboolean ms_parse_unit_value(const char *text, MsUnitKind kind, double *out, GError **error);
+
 /* A plain finite number with optional bounds, for unit-less fields (ratios, counts given as
  * floats). Rejects NaN, infinities and trailing garbage. */
 gboolean ms_parse_double(const char *text, double min, double max, double *out, GError **error);
 /* An unsigned integer in [min, max]; rejects signs, blanks inside, and overflow. */
 gboolean ms_parse_uint(const char *text, guint64 min, guint64 max, guint64 *out, GError **error);
+
+/* Conversions from floating point that never wrap nor invoke undefined behaviour: v rounded to
+ * the nearest integer, NaN and values below 0 give 0, values at or beyond the type's largest give
+ * the largest. For sizes and counts computed from accepted inputs, where the inputs' ranges keep
+ * the result in range, saturation is a last defence, not a result. */
+guint64 ms_u64_saturate(double v);
+guint32 ms_u32_saturate(double v);
 
 /* Formatting helpers used by reports; they write into buf (at least 32 bytes) and return it. */
 const char *ms_format_bytes(guint64 bytes, char *buf, gsize len);

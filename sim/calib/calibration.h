@@ -27,6 +27,8 @@ typedef enum {
 } MsCalibrationError;
 
 #define MS_CALIBRATION_FORMAT 1
+/* The smallest GEMM efficiency a file may give (its table, calibration_file.c, says why). */
+#define MS_CALIBRATION_GEMM_EFFICIENCY_MIN 1e-4
 
 typedef struct {
     MsBandwidth bandwidth; /* effective, per direction, > 0 */
@@ -48,6 +50,8 @@ MsCalibration *ms_calibration_load(const char *path, GError **error);
 MsCalibration *ms_calibration_load_data(const char *data, gsize len, const char *source,
                                         GError **error);
 void ms_calibration_free(MsCalibration *cal);
+/* Every number a calibration file carries, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_calibration_ranges(void);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsCalibration, ms_calibration_free)
 
 /* The file text: groups in a fixed order ([calibration], links by class, collectives by kind,
@@ -139,7 +143,8 @@ guint64 *ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopo
  * 1; FALSE when the topology has no such pair. */
 gboolean ms_calibration_scope_pair(const MsTopology *topo, gboolean inter, guint *a, guint *b);
 /* Bytes that take 1 / eff times as long, to the nearest byte: truncating would drop a byte
- * whenever eff is a hair above 1, 1/1000 of a kilobyte transfer. */
+ * whenever eff is a hair above 1, 1/1000 of a kilobyte transfer. Saturates at G_MAXUINT64 (a file's
+ * efficiencies, at least MS_EFF_RATIO_MIN, keep any size up to 1 PiB far below it). */
 guint64 ms_calibration_stretch(guint64 bytes, double eff);
 /* The route standing for a scope (two GPUs of node 0; with inter, the first GPUs of nodes 0 and
  * 1), its length in *n and its bottleneck link (the first of the narrowest) in *neck; NULL when

@@ -98,7 +98,7 @@ spec_ranks_per_node(const MsTopology *topo, const MsCollSpec *spec)
 guint64
 ms_calibration_stretch(guint64 bytes, double eff)
 {
-    return (guint64)floor((double)bytes / eff + 0.5);
+    return ms_u64_saturate((double)bytes / eff);
 }
 
 guint64 *
@@ -117,15 +117,17 @@ ms_calibration_adjust_collective(const MsCalibration *cal, const MsTopology *top
     spec->alpha = alpha;
     spec->no_hop_latency = TRUE;
     gsize cells = (gsize)spec->n_ranks * spec->n_ranks;
-    guint64 size = spec->bytes;
+    /* The mean bytes a rank sends, summed in floating point: the whole matrix of a large
+     * all-to-all can hold more than 2^64 bytes between all its ranks. */
+    double size = (double)spec->bytes;
     if (spec->matrix) {
-        guint64 total = 0;
+        double total = 0;
         for (gsize k = 0; k < cells; k++) {
-            total += spec->matrix[k];
+            total += (double)spec->matrix[k];
         }
-        size = total / spec->n_ranks;
+        size = floor(total / spec->n_ranks);
     }
-    double eff = table ? ms_eff_table_eval(table, (double)size) : 1.0;
+    double eff = table ? ms_eff_table_eval(table, size) : 1.0;
     if (!(eff > 0) || eff == 1.0) {
         return NULL;
     }

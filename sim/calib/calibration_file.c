@@ -9,6 +9,46 @@
 /* Entries in one list: tables are a few dozen; thousands is a broken file. */
 #define LIST_MAX 4096
 
+/* Every number a calibration file carries (docs/bad-inputs.md is generated from this table, and
+ * tests/test_input_ranges.c walks it). Lists check each item. */
+static const MsRange fields[] = {
+    {"[link CLASS]", "bandwidth", MS_RANGE_BANDWIDTH, MS_TOPOLOGY_BANDWIDTH_MIN,
+     MS_TOPOLOGY_BANDWIDTH_MAX, "as a topology link's"},
+    {"[link CLASS]", "latency", MS_RANGE_TIME, 0, 1,
+     "as a topology link's: a second is a unit typo (ms for us), not a link"},
+    {"[link CLASS]", "r2", MS_RANGE_NUMBER, -1e9, 1,
+     "a fit's coefficient of determination is at most 1; recorded, not used"},
+    {"[link CLASS]", "max_residual", MS_RANGE_NUMBER, 0, 1e9,
+     "a relative residual; recorded, not used"},
+    {"[link CLASS]", "points", MS_RANGE_COUNT, 1, G_MAXUINT32, "a count of measurements"},
+    {"[collective NAME]", "alpha", MS_RANGE_TIME, 0, 1,
+     "a per-call overhead; measured ones are a few to a few hundred microseconds"},
+    {"[collective NAME]", "sizes", MS_RANGE_BYTES, 1, (double)MS_BYTES_MAX,
+     "call sizes, as every size moesim reads"},
+    {"[collective NAME]", "efficiency", MS_RANGE_NUMBER, MS_EFF_RATIO_MIN, MS_EFF_RATIO_MAX,
+     "the fit keeps efficiencies in this range (docs/calibration.md); transfers are stretched "
+     "by 1 / efficiency, at most 100x, so 1 PiB stays far inside 64 bits"},
+    {"[gemm]", "tokens", MS_RANGE_NUMBER, 1, 1e12, "a GEMM has at least one token"},
+    {"[gemm]", "efficiency", MS_RANGE_NUMBER, MS_CALIBRATION_GEMM_EFFICIENCY_MIN,
+     MS_COMPUTE_EFFICIENCY_MAX,
+     "achieved over peak FLOP/s; a memory-bound point stores flops x hbm / (peak x bytes), "
+     "above 1e-3 for one token of an fp32 expert on any GPU so far; above 1 only for a peak "
+     "quoted too low"},
+    {"[gemm]", "overlap_slowdown", MS_RANGE_NUMBER, 1, MS_COMPUTE_SLOWDOWN_MAX,
+     "a slowdown of compute overlapped with communication; never a speedup"},
+    {"[gemm]", "launch", MS_RANGE_TIME, 0, 1,
+     "a kernel launch overhead; a few microseconds on real GPUs"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Calibration files", fields};
+
+const MsRangeTable *
+ms_calibration_ranges(void)
+{
+    return &ranges;
+}
+
 /* ---- reader ---------------------------------------------------------------------------------- */
 
 /* A located error in this module's domain: "FILE:LINE: [group] key: message". */
@@ -26,54 +66,19 @@ static gboolean G_GNUC_PRINTF(6, 7)
     return FALSE;
 }
 
-typedef gboolean (*ItemParser)(const char *text, double *out, GError **error);
-
-static gboolean
-parse_size_item(const char *text, double *out, GError **error)
+static const MsRange *
+field(const char *where, const char *key)
 {
-    guint64 v;
-    if (!ms_parse_bytes(text, &v, error)) {
-        return FALSE;
-    }
-    if (v == 0) {
-        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "size '%s' must be > 0", text);
-        return FALSE;
-    }
-    *out = (double)v;
-    return TRUE;
+    return ms_range_find(fields, where, key);
 }
 
-/* A plain number in (0, max]. */
-static gboolean
-parse_positive(const char *text, const char *what, double max, double *out, GError **error)
-{
-    if (!ms_parse_double(text, -G_MAXDOUBLE, G_MAXDOUBLE, out, error)) {
-        return FALSE;
-    }
-    if (!(*out > 0) || *out > max) {
-        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "%s '%s' is outside (0, %g]", what,
-                    text, max);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static gboolean
-parse_tokens_item(const char *text, double *out, GError **error)
-{
-    return parse_positive(text, "token count", 1e12, out, error);
-}
-
-static gboolean
-parse_efficiency_item(const char *text, double *out, GError **error)
-{
-    return parse_positive(text, "efficiency", MS_COMPUTE_EFFICIENCY_MAX, out, error);
-}
-
-/* A ';'-separated list (a trailing ';' allowed, as GKeyFile writes lists), each item parsed. */
+/* A ';'-separated list (a trailing ';' allowed, as GKeyFile writes lists), each item checked
+ * against range; all but efficiencies must increase. */
 static GArray *
-read_list(const MsIni *ini, const char *group, const char *key, ItemParser parse, GError **error)
+read_list(const MsIni *ini, const char *group, const MsRange *range, GError **error)
 {
+    const char *key = range->key;
+    gboolean increasing = strcmp(key, "efficiency") != 0;
     const char *text = ms_ini_get_string(ini, group, key, error);
     if (text == NULL) {
         return NULL;
@@ -96,13 +101,12 @@ read_list(const MsIni *ini, const char *group, const char *key, ItemParser parse
             ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_LIST, "item %u is empty", i + 1);
             return NULL;
         }
-        if (!parse(items[i], &v, &local)) {
+        if (!ms_range_parse(range, items[i], &v, &local)) {
             ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_VALUE, "item %u: %s", i + 1,
                       local->message);
             return NULL;
         }
-        if (out->len > 0 && parse != parse_efficiency_item &&
-            !(v > g_array_index(out, double, out->len - 1))) {
+        if (out->len > 0 && increasing && !(v > g_array_index(out, double, out->len - 1))) {
             ini_error(ini, group, key, error, MS_CALIBRATION_ERROR_LIST,
                       "item %u: '%s' is not larger than the item before it (the list must "
                       "increase)",
@@ -114,9 +118,10 @@ read_list(const MsIni *ini, const char *group, const char *key, ItemParser parse
     return g_steal_pointer(&out);
 }
 
-/* Reads the paired lists xkey and efficiency; both absent is fine (*x = NULL). */
+/* Reads the paired lists xkey and efficiency of the table's row where; both absent is fine
+ * (*x = NULL). */
 static gboolean
-read_table(const MsIni *ini, const char *group, const char *xkey, ItemParser parse, GArray **x,
+read_table(const MsIni *ini, const char *group, const char *where, const char *xkey, GArray **x,
            GArray **eff, GError **error)
 {
     gboolean has_x = ms_ini_has_key(ini, group, xkey);
@@ -129,8 +134,8 @@ read_table(const MsIni *ini, const char *group, const char *xkey, ItemParser par
     if (!has_x) {
         return TRUE;
     }
-    *x = read_list(ini, group, xkey, parse, error);
-    *eff = *x ? read_list(ini, group, "efficiency", parse_efficiency_item, error) : NULL;
+    *x = read_list(ini, group, field(where, xkey), error);
+    *eff = *x ? read_list(ini, group, field(where, "efficiency"), error) : NULL;
     if (*eff == NULL) {
         g_clear_pointer(x, g_array_unref);
         return FALSE;
@@ -194,12 +199,13 @@ read_link(MsCalibration *cal, const MsIni *ini, const char *group, const char *n
     }
     MsCalibrationLink l = {.r2 = NAN, .max_residual = NAN};
     guint64 points = 0;
+    const char *w = "[link CLASS]";
     if (!ms_ini_check_keys(ini, group, keys, error) ||
-        !ms_ini_get_bandwidth(ini, group, "bandwidth", &l.bandwidth, error) ||
-        !ms_ini_get_time(ini, group, "latency", &l.latency, error) ||
-        !ms_ini_opt_double(ini, group, "r2", -1e9, 1.0, &l.r2, error) ||
-        !ms_ini_opt_double(ini, group, "max_residual", 0, 1e9, &l.max_residual, error) ||
-        !ms_ini_opt_uint(ini, group, "points", 1, G_MAXUINT32, &points, error)) {
+        !ms_ini_range_double(ini, group, field(w, "bandwidth"), TRUE, &l.bandwidth, error) ||
+        !ms_ini_range_time(ini, group, field(w, "latency"), TRUE, &l.latency, error) ||
+        !ms_ini_range_double(ini, group, field(w, "r2"), FALSE, &l.r2, error) ||
+        !ms_ini_range_double(ini, group, field(w, "max_residual"), FALSE, &l.max_residual, error) ||
+        !ms_ini_range_uint(ini, group, field(w, "points"), FALSE, &points, error)) {
         return FALSE;
     }
     l.points = (guint)points;
@@ -234,8 +240,8 @@ read_collective(MsCalibration *cal, const MsIni *ini, const char *group, const c
     g_autoptr(GArray) sizes = NULL;
     g_autoptr(GArray) eff = NULL;
     if (!ms_ini_check_keys(ini, group, keys, error) ||
-        !ms_ini_get_time(ini, group, "alpha", &alpha, error) ||
-        !read_table(ini, group, "sizes", parse_size_item, &sizes, &eff, error)) {
+        !ms_ini_range_time(ini, group, field("[collective NAME]", "alpha"), TRUE, &alpha, error) ||
+        !read_table(ini, group, "[collective NAME]", "sizes", &sizes, &eff, error)) {
         return FALSE;
     }
     /* The lists were checked as they were read; the table is a view of them, copied by the
@@ -259,10 +265,10 @@ read_gemm(MsCalibration *cal, const MsIni *ini, GError **error)
     g_autoptr(GArray) tokens = NULL;
     g_autoptr(GArray) eff = NULL;
     if (!ms_ini_check_keys(ini, "gemm", keys, error) ||
-        !ms_ini_opt_double(ini, "gemm", "overlap_slowdown", 1.0, MS_COMPUTE_SLOWDOWN_MAX, &slowdown,
-                           error) ||
-        !ms_ini_opt_time(ini, "gemm", "launch", &launch, error) ||
-        !read_table(ini, "gemm", "tokens", parse_tokens_item, &tokens, &eff, error)) {
+        !ms_ini_range_double(ini, "gemm", field("[gemm]", "overlap_slowdown"), FALSE, &slowdown,
+                             error) ||
+        !ms_ini_range_time(ini, "gemm", field("[gemm]", "launch"), FALSE, &launch, error) ||
+        !read_table(ini, "gemm", "[gemm]", "tokens", &tokens, &eff, error)) {
         return FALSE;
     }
     MsGemmCurve curve = {0};

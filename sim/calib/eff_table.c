@@ -35,9 +35,10 @@ check_table(const double *sizes, const double *ratios, guint n, GError **error)
                         sizes[i]);
             return FALSE;
         }
-        if (!(ratios[i] > 0) || !(ratios[i] <= MS_EFF_RATIO_MAX)) {
+        if (!(ratios[i] >= MS_EFF_RATIO_MIN) || !(ratios[i] <= MS_EFF_RATIO_MAX)) {
             g_set_error(error, MS_EFF_TABLE_ERROR, MS_EFF_TABLE_ERROR_INPUT,
-                        "entry %u: ratio %g is outside (0, %g]", i, ratios[i], MS_EFF_RATIO_MAX);
+                        "entry %u: ratio %g is outside [%g, %g]", i, ratios[i], MS_EFF_RATIO_MIN,
+                        MS_EFF_RATIO_MAX);
             return FALSE;
         }
     }

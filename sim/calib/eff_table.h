@@ -20,15 +20,18 @@ typedef enum {
 typedef struct {
     guint n;
     double *sizes;  /* bytes, strictly increasing, > 0 */
-    double *ratios; /* in (0, MS_EFF_RATIO_MAX] */
+    double *ratios; /* in [MS_EFF_RATIO_MIN, MS_EFF_RATIO_MAX] */
 } MsEffTable;
 
+/* The fit keeps ratios within these (docs/calibration.md): a transfer is stretched by at most
+ * 100x, so no size up to 1 PiB stretches past 64 bits. */
+#define MS_EFF_RATIO_MIN 0.01
 #define MS_EFF_RATIO_MAX 1.5
 /* Tables are reduced to at most this many entries when max_points is 0. */
 #define MS_EFF_TABLE_POINTS 24
 
 /* Builds a table from given sizes and ratios (copied). Returns NULL with MS_EFF_TABLE_ERROR_INPUT
- * when n == 0, sizes are not strictly increasing and > 0, or a ratio is outside (0, 1.5]. */
+ * when n == 0, sizes are not strictly increasing and > 0, or a ratio is outside [0.01, 1.5]. */
 MsEffTable *ms_eff_table_new(const double *sizes, const double *ratios, guint n, GError **error);
 void ms_eff_table_free(MsEffTable *table);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsEffTable, ms_eff_table_free)
