@@ -88,11 +88,75 @@ static const char *const allowed_keys[] = {
     NULL,
 };
 
+#define LAYERS_REASON "40 times GPT-3's 96 layers"
+#define FFN_REASON                                                                                 \
+    "20 times Llama 3 405B's 53248; an expert's 3 x d_model x d_ffn weights stay below 2^38"
+#define TOKENS_REASON                                                                              \
+    "the trace format's limit per rank; 2^26 x top_k 64 x d_model 65536 x 4 B is 1 PiB, the "      \
+    "largest all-to-all a GPU can send in one layer"
+#define FLOPS_REASON "per token and layer; over 10^5 times a layer of Llama 3 405B (6.4e9)"
+
+/* Every number a model file carries (docs/bad-inputs.md is generated from this table, and
+ * tests/test_input_ranges.c walks it). The maxima together keep every size the planner derives
+ * (a token's bytes, a GPU's all-to-all, an expert's weights, gradients) within 1 PiB per op.
+ * Bounds that depend on other keys (top_k at most experts) are checked after. */
+static const MsRange fields[] = {
+    {"[model]", "layers", MS_RANGE_COUNT, 1, MS_MODEL_MAX_LAYERS, LAYERS_REASON},
+    {"[model]", "moe_layers", MS_RANGE_COUNT, 0, MS_MODEL_MAX_LAYERS - 1,
+     "each item a layer index below layers"},
+    {"[model]", "moe_every", MS_RANGE_COUNT, 1, MS_MODEL_MAX_LAYERS, "and at most layers"},
+    {"[model]", "moe_first", MS_RANGE_COUNT, 0, MS_MODEL_MAX_LAYERS - 1, "and below layers"},
+    {"[model]", "d_model", MS_RANGE_COUNT, 1, MS_MODEL_MAX_D_MODEL,
+     "4 times the widest published model (16384, Llama 3 405B); a token is at most 256 KiB"},
+    {"[model]", "d_ffn", MS_RANGE_COUNT, 1, MS_MODEL_MAX_DIM, FFN_REASON},
+    {"[model]", "d_ffn_dense", MS_RANGE_COUNT, 1, MS_MODEL_MAX_DIM, FFN_REASON},
+    {"[model]", "experts", MS_RANGE_COUNT, 1, MS_MODEL_MAX_EXPERTS, "the trace format's limit"},
+    {"[model]", "top_k", MS_RANGE_COUNT, 1, MS_MODEL_MAX_TOP_K,
+     "and at most experts; the trace format's limit"},
+    {"[model]", "top_k_infer", MS_RANGE_COUNT, 1, MS_MODEL_MAX_TOP_K,
+     "and at most experts; the trace format's limit"},
+    {"[model]", "capacity_factor", MS_RANGE_NUMBER, 0, 64,
+     "0 is dropless; a capacity of top_k x factor x tokens / experts slots stays below 2^38"},
+    {"[model]", "heads", MS_RANGE_COUNT, 1, MS_MODEL_MAX_D_MODEL, "and divides d_model"},
+    {"[model]", "kv_heads", MS_RANGE_COUNT, 1, MS_MODEL_MAX_D_MODEL, "and divides heads"},
+    {"[model]", "seq_len", MS_RANGE_COUNT, 1, MS_MODEL_MAX_SEQ_LEN,
+     "16.7 million tokens of context; attention's 4 x seq_len x d_model flops per token stay "
+     "below 2^44"},
+    {"[model]", "tokens_per_gpu", MS_RANGE_COUNT, 1, MS_MODEL_MAX_TOKENS, TOKENS_REASON},
+    {"[model]", "tokens_per_gpu_infer", MS_RANGE_COUNT, 1, MS_MODEL_MAX_TOKENS, TOKENS_REASON},
+    {"[model]", "ep", MS_RANGE_COUNT, 1, MS_MODEL_MAX_EXPERTS,
+     "and divides both the GPUs and the experts"},
+    {"[model]", "grad_bucket", MS_RANGE_BYTES, 1, (double)MS_BYTES_MAX,
+     "one allreduce; as every size moesim reads"},
+    {"[model]", "vocab", MS_RANGE_COUNT, 0, MS_MODEL_MAX_VOCAB,
+     "0 leaves the embedding and head out; 2^24 is 64 times the largest vocabularies (256k)"},
+    {"[model]", "attention_flops", MS_RANGE_NUMBER, 0, 1e15, FLOPS_REASON},
+    {"[model]", "dense_flops", MS_RANGE_NUMBER, 0, 1e15, FLOPS_REASON},
+    {"[model]", "backward_factor", MS_RANGE_NUMBER, 0.5, 8,
+     "backward over forward cost, about 2 (docs/models.md)"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Model files", fields};
+
+const MsRangeTable *
+ms_model_ranges(void)
+{
+    return &ranges;
+}
+
+static const MsRange *
+F(const char *key)
+{
+    return ms_range_find(fields, "[model]", key);
+}
+
+/* A count of the table; *out is left alone when the key is absent and not required. */
 static gboolean
-get_uint(const MsIni *ini, const char *key, guint64 min, guint64 max, guint *out, GError **error)
+get_count(const MsIni *ini, const char *key, gboolean required, guint *out, GError **error)
 {
     guint64 v = *out;
-    if (!ms_ini_get_uint(ini, GROUP, key, min, max, &v, error)) {
+    if (!ms_ini_range_uint(ini, GROUP, F(key), required, &v, error)) {
         return FALSE;
     }
     *out = (guint)v;
@@ -100,14 +164,27 @@ get_uint(const MsIni *ini, const char *key, guint64 min, guint64 max, guint *out
 }
 
 static gboolean
-opt_uint(const MsIni *ini, const char *key, guint64 min, guint64 max, guint *out, GError **error)
+get_uint(const MsIni *ini, const char *key, guint *out, GError **error)
 {
-    guint64 v = *out;
-    if (!ms_ini_opt_uint(ini, GROUP, key, min, max, &v, error)) {
-        return FALSE;
+    return get_count(ini, key, TRUE, out, error);
+}
+
+static gboolean
+opt_uint(const MsIni *ini, const char *key, guint *out, GError **error)
+{
+    return get_count(ini, key, FALSE, out, error);
+}
+
+/* A bound that depends on another key. */
+static gboolean
+at_most(const MsIni *ini, const char *key, guint v, guint max, const char *what, GError **error)
+{
+    if (v <= max) {
+        return TRUE;
     }
-    *out = (guint)v;
-    return TRUE;
+    ms_ini_set_error(ini, GROUP, key, error, MS_INI_ERROR_VALUE, "%u is more than %s (%u)", v, what,
+                     max);
+    return FALSE;
 }
 
 static gboolean
@@ -130,14 +207,14 @@ read_header(MsModel *m, const MsIni *ini, GError **error)
     if (!ms_ini_check_keys(ini, GROUP, allowed_keys, error)) {
         return FALSE;
     }
-    guint format = 0;
-    if (!get_uint(ini, "format", 0, G_MAXUINT32, &format, error)) {
+    guint64 format = 0;
+    if (!ms_ini_get_uint(ini, GROUP, "format", 0, G_MAXUINT32, &format, error)) {
         return FALSE;
     }
     if (format != MS_MODEL_FORMAT) {
         ms_ini_set_error(ini, GROUP, "format", error, MS_INI_ERROR_VALUE,
-                         "format %u is not one this moesim reads (it reads %d)", format,
-                         MS_MODEL_FORMAT);
+                         "format %" G_GUINT64_FORMAT " is not one this moesim reads (it reads %d)",
+                         format, MS_MODEL_FORMAT);
         return FALSE;
     }
     const char *name = ms_ini_get_string(ini, GROUP, "name", error);
@@ -168,7 +245,9 @@ read_moe_list(MsModel *m, const MsIni *ini, GError **error)
         guint64 layer = 0;
         GError *local = NULL;
         g_strstrip(items[i]);
-        if (!ms_parse_uint(items[i], 0, m->spec.layers - 1, &layer, &local)) {
+        double v = 0;
+        if (!ms_range_parse(F("moe_layers"), items[i], &v, &local) ||
+            !ms_parse_uint(items[i], 0, m->spec.layers - 1, &layer, &local)) {
             ms_ini_set_error(ini, GROUP, "moe_layers", error, MS_INI_ERROR_VALUE,
                              "item %u: %s (layers are numbered 0 to %u)", i + 1, local->message,
                              m->spec.layers - 1);
@@ -192,7 +271,7 @@ read_moe_list(MsModel *m, const MsIni *ini, GError **error)
 static gboolean
 read_layers(MsModel *m, const MsIni *ini, GError **error)
 {
-    if (!get_uint(ini, "layers", 1, MS_MODEL_MAX_LAYERS, &m->spec.layers, error)) {
+    if (!get_uint(ini, "layers", &m->spec.layers, error)) {
         return FALSE;
     }
     m->is_moe = g_new0(gboolean, m->spec.layers);
@@ -211,8 +290,10 @@ read_layers(MsModel *m, const MsIni *ini, GError **error)
         }
     } else {
         guint every = 1, first = 0;
-        if (!opt_uint(ini, "moe_every", 1, m->spec.layers, &every, error) ||
-            !opt_uint(ini, "moe_first", 0, m->spec.layers - 1, &first, error)) {
+        if (!opt_uint(ini, "moe_every", &every, error) ||
+            !at_most(ini, "moe_every", every, m->spec.layers, "layers", error) ||
+            !opt_uint(ini, "moe_first", &first, error) ||
+            !at_most(ini, "moe_first", first, m->spec.layers - 1, "layers - 1", error)) {
             return FALSE;
         }
         for (guint l = first; l < m->spec.layers; l += every) {
@@ -253,28 +334,28 @@ read_dims(MsModel *m, const MsIni *ini, GError **error)
 {
     MsModelSpec *s = &m->spec;
     guint d_model = 0, d_ffn = 0;
-    if (!get_uint(ini, "d_model", 1, MS_MODEL_MAX_DIM, &d_model, error) ||
-        !get_uint(ini, "d_ffn", 1, MS_MODEL_MAX_DIM, &d_ffn, error)) {
+    if (!get_uint(ini, "d_model", &d_model, error) || !get_uint(ini, "d_ffn", &d_ffn, error)) {
         return FALSE;
     }
     guint dense = d_ffn;
-    if (!opt_uint(ini, "d_ffn_dense", 1, MS_MODEL_MAX_DIM, &dense, error)) {
+    if (!opt_uint(ini, "d_ffn_dense", &dense, error)) {
         return FALSE;
     }
     s->d_model = d_model;
     s->d_ffn = d_ffn;
     s->d_ffn_dense = dense;
-    if (!get_uint(ini, "experts", 1, MS_MODEL_MAX_EXPERTS, &s->experts, error) ||
-        !get_uint(ini, "top_k", 1, MIN(s->experts, MS_MODEL_MAX_TOP_K), &s->top_k, error)) {
+    if (!get_uint(ini, "experts", &s->experts, error) ||
+        !get_uint(ini, "top_k", &s->top_k, error) ||
+        !at_most(ini, "top_k", s->top_k, s->experts, "experts", error)) {
         return FALSE;
     }
     s->top_k_infer = s->top_k;
-    if (!opt_uint(ini, "top_k_infer", 1, MIN(s->experts, MS_MODEL_MAX_TOP_K), &s->top_k_infer,
-                  error)) {
+    if (!opt_uint(ini, "top_k_infer", &s->top_k_infer, error) ||
+        !at_most(ini, "top_k_infer", s->top_k_infer, s->experts, "experts", error)) {
         return FALSE;
     }
     if (!ms_ini_opt_bool(ini, GROUP, "gated", &s->gated, error) ||
-        !ms_ini_opt_double(ini, GROUP, "capacity_factor", 0, 64, &s->capacity_factor, error)) {
+        !ms_ini_range_double(ini, GROUP, F("capacity_factor"), FALSE, &s->capacity_factor, error)) {
         return FALSE;
     }
     return read_dtype(m, ini, error);
@@ -284,7 +365,7 @@ static gboolean
 read_attention(MsModel *m, const MsIni *ini, GError **error)
 {
     MsModelSpec *s = &m->spec;
-    if (!get_uint(ini, "heads", 1, MS_MODEL_MAX_DIM, &s->heads, error)) {
+    if (!get_uint(ini, "heads", &s->heads, error)) {
         return FALSE;
     }
     if (s->d_model % s->heads != 0) {
@@ -293,7 +374,8 @@ read_attention(MsModel *m, const MsIni *ini, GError **error)
         return FALSE;
     }
     s->kv_heads = s->heads;
-    if (!opt_uint(ini, "kv_heads", 1, s->heads, &s->kv_heads, error)) {
+    if (!opt_uint(ini, "kv_heads", &s->kv_heads, error) ||
+        !at_most(ini, "kv_heads", s->kv_heads, s->heads, "heads", error)) {
         return FALSE;
     }
     if (s->heads % s->kv_heads != 0) {
@@ -301,39 +383,33 @@ read_attention(MsModel *m, const MsIni *ini, GError **error)
                          "%u kv_heads do not divide %u heads", s->kv_heads, s->heads);
         return FALSE;
     }
-    return get_uint(ini, "seq_len", 1, MS_MODEL_MAX_SEQ_LEN, &s->seq_len, error);
+    return get_uint(ini, "seq_len", &s->seq_len, error);
 }
 
 static gboolean
 read_run(MsModel *m, const MsIni *ini, GError **error)
 {
     MsModelSpec *s = &m->spec;
-    if (!get_uint(ini, "tokens_per_gpu", 1, MS_MODEL_MAX_TOKENS, &s->tokens_per_gpu, error)) {
+    if (!get_uint(ini, "tokens_per_gpu", &s->tokens_per_gpu, error)) {
         return FALSE;
     }
     s->tokens_per_gpu_infer = s->tokens_per_gpu;
-    if (!opt_uint(ini, "tokens_per_gpu_infer", 1, MS_MODEL_MAX_TOKENS, &s->tokens_per_gpu_infer,
-                  error) ||
-        !opt_uint(ini, "ep", 1, MS_MODEL_MAX_EXPERTS, &s->ep, error)) {
+    if (!opt_uint(ini, "tokens_per_gpu_infer", &s->tokens_per_gpu_infer, error) ||
+        !opt_uint(ini, "ep", &s->ep, error)) {
         return FALSE;
     }
     m->ep_line = ms_ini_line(ini, GROUP, "ep");
     s->grad_bucket = 25 * 1024 * 1024;
-    if (!ms_ini_opt_bytes(ini, GROUP, "grad_bucket", &s->grad_bucket, error)) {
-        return FALSE;
-    }
-    if (s->grad_bucket == 0) {
-        ms_ini_set_error(ini, GROUP, "grad_bucket", error, MS_INI_ERROR_VALUE,
-                         "a gradient bucket of 0 bytes holds nothing");
+    if (!ms_ini_range_uint(ini, GROUP, F("grad_bucket"), FALSE, &s->grad_bucket, error)) {
         return FALSE;
     }
     guint vocab = 0;
-    if (!opt_uint(ini, "vocab", 0, MS_MODEL_MAX_VOCAB, &vocab, error)) {
+    if (!opt_uint(ini, "vocab", &vocab, error)) {
         return FALSE;
     }
     s->vocab = vocab;
     s->backward_factor = 2.0;
-    return ms_ini_opt_double(ini, GROUP, "backward_factor", 0.5, 8, &s->backward_factor, error);
+    return ms_ini_range_double(ini, GROUP, F("backward_factor"), FALSE, &s->backward_factor, error);
 }
 
 /* Forward flops per token; docs/models.md. */
@@ -349,8 +425,9 @@ derive_flops(MsModel *m)
 static gboolean
 read_overrides(MsModel *m, const MsIni *ini, GError **error)
 {
-    return ms_ini_opt_double(ini, GROUP, "attention_flops", 0, 1e15, &m->attention_flops, error) &&
-           ms_ini_opt_double(ini, GROUP, "dense_flops", 0, 1e15, &m->dense_flops, error);
+    return ms_ini_range_double(ini, GROUP, F("attention_flops"), FALSE, &m->attention_flops,
+                               error) &&
+           ms_ini_range_double(ini, GROUP, F("dense_flops"), FALSE, &m->dense_flops, error);
 }
 
 static MsModel *

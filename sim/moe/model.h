@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "sim/base/ranges.h"
 #include "sim/base/units.h"
 
 G_BEGIN_DECLS
@@ -22,7 +23,8 @@ typedef enum {
 #define MS_MODEL_FORMAT 1
 /* Limits (docs/models.md): beyond them a file is refused before anything is allocated. */
 #define MS_MODEL_MAX_LAYERS 4096u
-#define MS_MODEL_MAX_DIM (1u << 20) /* d_model, d_ffn */
+#define MS_MODEL_MAX_DIM (1u << 20)     /* d_ffn, d_ffn_dense */
+#define MS_MODEL_MAX_D_MODEL (1u << 16) /* d_model, heads */
 #define MS_MODEL_MAX_EXPERTS 65536u
 #define MS_MODEL_MAX_TOP_K 64u
 #define MS_MODEL_MAX_SEQ_LEN (1u << 24)
@@ -73,6 +75,8 @@ MsModel *ms_model_load(const char *name_or_path, GError **error);
 /* Same from memory; source names the input in messages. */
 MsModel *ms_model_load_data(const char *data, gsize len, const char *source, GError **error);
 void ms_model_free(MsModel *model);
+/* Every number a model file carries, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_model_ranges(void);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsModel, ms_model_free)
 
 /* Names of the shipped models, sorted; free with g_strfreev. */

@@ -8,8 +8,35 @@
 
 #include "sim/base/graph.h"
 #include "sim/base/input_file.h"
+#include "sim/base/ranges.h"
 
 G_DEFINE_QUARK(ms_flowfile_error_quark, ms_flowfile_error)
+
+/* Every number a flow line carries (docs/bad-inputs.md is generated from this table, and
+ * tests/test_input_ranges.c walks it). */
+static const MsRange fields[] = {
+    {"a flow line", "bytes", MS_RANGE_BYTES, 0, (double)MS_BYTES_MAX,
+     "as every size moesim reads; 0 is a flow that only pays its latency"},
+    {"a flow line", "start", MS_RANGE_TIME, 0, 1e6,
+     "11.6 days, far inside the clock's 213 days, so that what follows the start fits too"},
+    {"a flow line", "weight", MS_RANGE_NUMBER, 1e-6, 1e6,
+     "a flow's share against others on a link; 12 decades keep the solver's levels finite"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Flow lists", fields};
+
+const MsRangeTable *
+ms_flow_list_ranges(void)
+{
+    return &ranges;
+}
+
+static const MsRange *
+F(const char *key)
+{
+    return ms_range_find(fields, "a flow line", key);
+}
 
 typedef struct {
     const char *id;
@@ -197,7 +224,7 @@ parse_option(Parser *p, const char *opt, Flow *f, gboolean *weight_given, char *
             return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "weight= given twice");
         }
         *weight_given = TRUE;
-        if (!ms_parse_double(opt + 7, 1e-6, 1e6, &f->weight, &local)) {
+        if (!ms_range_parse(F("weight"), opt + 7, &f->weight, &local)) {
             return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "weight: %s", local->message);
         }
         return TRUE;
@@ -274,12 +301,16 @@ parse_line(Parser *p, char *line, GError **error)
         return FALSE;
     }
     g_autoptr(GError) local = NULL;
-    if (!ms_parse_bytes(tok[3], &f.bytes, &local)) {
+    double bytes = 0, start = 0;
+    if (!ms_range_parse(F("bytes"), tok[3], &bytes, &local)) {
         return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "bytes: %s", local->message);
     }
-    if (!ms_parse_time(tok[4], &f.start, &local)) {
+    if (!ms_range_parse(F("start"), tok[4], &start, &local)) {
         return fail(p, error, MS_FLOWFILE_ERROR_SYNTAX, "start: %s", local->message);
     }
+    /* Both in range: exact below 2^53 bytes, and far from the clock's end. */
+    f.bytes = (guint64)bytes;
+    f.start = ms_time_from_s(start);
     char **after = NULL;
     gboolean weight_given = FALSE;
     for (guint i = 5; i < n; i++) {

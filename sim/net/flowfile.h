@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "sim/base/ranges.h"
 #include "sim/sim.h"
 #include "topologies/topology.h"
 
@@ -29,6 +30,9 @@ typedef enum {
 #define MS_FLOWFILE_MAX_DEPS 64u
 
 typedef struct _MsFlowList MsFlowList;
+
+/* Every number a flow line carries, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_flow_list_ranges(void);
 
 /* Parses a flow list, resolving device names against topo (device names like "gpu3" or
  * "n0.nic1", or a bare GPU rank "3"). Every error names SOURCE:LINE and the bad field: SYNTAX
