@@ -1,7 +1,8 @@
 /* Tests of what every command answers to bad input: each case writes a bad file into a fresh
  * folder, runs moesim there and asserts the exit code, a one-line "moesim..." message and no
  * crash or sanitizer report. The cases are also docs/bad-inputs.md: the table is rendered from
- * these runs and must equal the file (run with MS_BAD_INPUTS_WRITE=PATH to write it instead). */
+ * these runs, with the input files' limits (sim/base/input_file.c) and every field's range
+ * (range_tables.h), and must equal the file (run with MS_BAD_INPUTS_WRITE=PATH to write it). */
 #include "ms_test.h"
 
 #include <glib/gstdio.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "range_tables.h"
 #include "sim/base/input_file.h"
 #include "sim/base/units.h"
 
@@ -563,9 +565,12 @@ render(GPtrArray *answers)
         "```sh\n"
         "MS_BAD_INPUTS_WRITE=$PWD/docs/bad-inputs.md meson test -C build bad_inputs\n"
         "```\n\n"
-        "The fuzz targets in `tests/fuzz/` try far more inputs than these; the limits that keep\n"
-        "absurd sizes from being allocated are listed in each format's documentation.\n");
+        "The fuzz targets in `tests/fuzz/` try far more inputs than these (and the `sim` target\n"
+        "runs what they accept); the limits that keep absurd sizes from being allocated are\n"
+        "listed in each format's documentation, the limits on files and the range of every\n"
+        "number below.\n");
     render_limits(md);
+    render_ranges(md);
     const char *section = NULL;
     for (guint i = 0; cases[i].section; i++) {
         if (section == NULL || strcmp(section, cases[i].section) != 0) {

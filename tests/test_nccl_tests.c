@@ -144,7 +144,8 @@ test_errors(void)
         {PRE HDR
          "        1024           256     float     sum      -1   -20.01    0.05    0.05      0"
          "    20.05    0.05    0.05      0\n",
-         MS_MEASUREMENT_ERROR_VALUE, "t.log:7: time: '-20.01' us is not a positive time"},
+         MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:7: time: '-20.01' out of range (must be between 0.001 and 1e+12)"},
         {PRE HDR
          "        1024           256     float     sum      -1    20.01    0.05    0.05     12"
          "    20.05    0.05    0.05      0\n",

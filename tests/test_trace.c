@@ -34,7 +34,7 @@ test_header_limits(void)
         {4, 1, 1, 5, 0, "top_k = 5 is outside 1..4"},
         {128, 1, 1, 65, 0, "top_k = 65 is outside 1..64"},
         {4, 1, 1, 0, 0, "top_k = 0 is outside"},
-        {4, 1, 1, 1, (1u << 26) + 1, "tokens_per_rank = 67108865 exceeds the limit of 67108864"},
+        {4, 1, 1, 1, (1u << 26) + 1, "tokens_per_rank = 67108865 is outside 0..67108864"},
         {65536, 4096, 1, 1, 0, "layers x ranks x experts = 4096 x 1 x 65536 = 268435456 exceeds"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {

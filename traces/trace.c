@@ -40,13 +40,44 @@ ms_trace_header_init_shape(MsTraceHeader *header, guint32 experts, guint32 layer
     header->top_k = top_k;
 }
 
+#define HEADER "a trace header"
+
+/* Every number a trace header carries (docs/bad-inputs.md is generated from this table, and
+ * tests/test_input_ranges.c walks it): the limits above, which bound what a reader allocates. */
+static const MsRange fields[] = {
+    {HEADER, "experts", MS_RANGE_COUNT, 1, MS_TRACE_MAX_EXPERTS,
+     "as a model's; and layers x ranks x experts at most 2^26 count cells"},
+    {HEADER, "layers", MS_RANGE_COUNT, 1, MS_TRACE_MAX_LAYERS, "MoE layers, as a model's layers"},
+    {HEADER, "ranks", MS_RANGE_COUNT, 1, MS_TRACE_MAX_RANKS, "as a topology's GPUs"},
+    {HEADER, "top_k", MS_RANGE_COUNT, 1, MS_TRACE_MAX_TOP_K, "and at most experts"},
+    {HEADER, "tokens_per_rank", MS_RANGE_COUNT, 0, MS_TRACE_MAX_TOKENS_PER_RANK,
+     "0: not fixed; a rank's tokens per iteration are at most 2^26 either way"},
+    {HEADER, "expert_nodes", MS_RANGE_COUNT, 1, MS_TRACE_MAX_EXPERTS,
+     "with max_nodes or not at all (no node limit); and a divisor of experts, which sit on the "
+     "nodes in equal blocks"},
+    {HEADER, "max_nodes", MS_RANGE_COUNT, 1, MS_TRACE_MAX_EXPERTS,
+     "with expert_nodes, at most expert_nodes, and enough nodes to hold top_k experts "
+     "(DeepSeek-V3: 4 of 8)"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Trace headers", fields};
+
+const MsRangeTable *
+ms_trace_ranges(void)
+{
+    return &ranges;
+}
+
+/* The table's range for field, narrowed to max when another field bounds it. */
 static gboolean
 check_limit(const char *field, guint64 value, guint64 max, GError **error)
 {
-    if (value == 0 || value > max) {
+    const MsRange *r = ms_range_find(fields, HEADER, field);
+    double hi = MIN(r->max, (double)max);
+    if ((double)value < r->min || (double)value > hi) {
         g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
-                    "%s = %" G_GUINT64_FORMAT " is outside 1..%" G_GUINT64_FORMAT, field, value,
-                    max);
+                    "%s = %" G_GUINT64_FORMAT " is outside %.0f..%.0f", field, value, r->min, hi);
         return FALSE;
     }
     return TRUE;
@@ -92,16 +123,17 @@ gboolean
 ms_trace_header_validate(const MsTraceHeader *header, GError **error)
 {
     g_return_val_if_fail(header != NULL, FALSE);
-    if (!check_limit("experts", header->experts, MS_TRACE_MAX_EXPERTS, error) ||
-        !check_limit("layers", header->layers, MS_TRACE_MAX_LAYERS, error) ||
-        !check_limit("ranks", header->ranks, MS_TRACE_MAX_RANKS, error) ||
-        !check_limit("top_k", header->top_k, MIN(MS_TRACE_MAX_TOP_K, header->experts), error)) {
+    if (!check_limit("experts", header->experts, G_MAXUINT64, error) ||
+        !check_limit("layers", header->layers, G_MAXUINT64, error) ||
+        !check_limit("ranks", header->ranks, G_MAXUINT64, error) ||
+        !check_limit("top_k", header->top_k, header->experts, error) ||
+        !check_limit("tokens_per_rank", header->tokens_per_rank, G_MAXUINT64, error)) {
         return FALSE;
     }
-    if (header->tokens_per_rank > MS_TRACE_MAX_TOKENS_PER_RANK) {
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
-                    "tokens_per_rank = %u exceeds the limit of %u", header->tokens_per_rank,
-                    MS_TRACE_MAX_TOKENS_PER_RANK);
+    /* 0 is no node limit; the bounds between the two and experts are check_node_limit's. */
+    if ((header->expert_nodes &&
+         !check_limit("expert_nodes", header->expert_nodes, G_MAXUINT64, error)) ||
+        (header->max_nodes && !check_limit("max_nodes", header->max_nodes, G_MAXUINT64, error))) {
         return FALSE;
     }
     guint64 cells = (guint64)header->layers * header->ranks * header->experts;

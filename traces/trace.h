@@ -7,6 +7,8 @@
 
 #include <glib.h>
 
+#include "sim/base/ranges.h"
+
 G_BEGIN_DECLS
 
 /* The one error domain of the trace format: the header, MsRouting, the reader and the writer all
@@ -53,6 +55,9 @@ typedef enum {
 } MsTraceFormat;
 
 const char *ms_trace_format_name(MsTraceFormat format);
+
+/* Every number a trace header carries, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_trace_ranges(void);
 
 /* A plain value record (copy it freely). tokens_per_rank 0 means "not fixed": when non-zero every
  * rank routes exactly that many tokens in every iteration. A node limit (DeepSeek-V3's

@@ -19,6 +19,42 @@ G_DEFINE_QUARK(ms_measurement_error_quark, ms_measurement_error)
 #define RANKS_MAX (1u << 20)
 #define SHAPE_MAX (G_GUINT64_CONSTANT(1) << 32)
 #define LABEL_MAX 256
+#define ROW "a measurement row"
+#define TIME_REASON                                                                                \
+    "no kernel or NCCL call takes under a nanosecond or over 11.6 days; bytes / time stays finite"
+
+/* Every number a measurement row carries, whatever format it was read from (docs/bad-inputs.md
+ * is generated from this table, and tests/test_input_ranges.c walks it). The formats' readers
+ * check their own columns first (nccl_tests.c has its table). */
+static const MsRange row_fields[] = {
+    {ROW, "time", MS_RANGE_TIME, 1e-9, 1e6, TIME_REASON},
+    {ROW, "min", MS_RANGE_TIME, 1e-9, 1e6, TIME_REASON},
+    {ROW, "median", MS_RANGE_TIME, 1e-9, 1e6, TIME_REASON},
+    {ROW, "mean", MS_RANGE_TIME, 1e-9, 1e6, TIME_REASON},
+    {ROW, "ranks", MS_RANGE_COUNT, 1, RANKS_MAX,
+     "2^20 GPUs, 16 times the largest machine moesim models"},
+    {ROW, "ranks_per_node", MS_RANGE_COUNT, 1, RANKS_MAX, "and at most ranks"},
+    {ROW, "bytes", MS_RANGE_BYTES, 0, (double)MS_BYTES_MAX, "as every size moesim reads"},
+    {ROW, "m", MS_RANGE_COUNT, 0, (double)SHAPE_MAX,
+     "a GEMM's rows (tokens); at least 1 for a GEMM, 0 for other kinds"},
+    {ROW, "n", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m; 2 m n k flops stay below 2^98"},
+    {ROW, "k", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Measurements", row_fields};
+
+const MsRangeTable *
+ms_measurement_ranges(void)
+{
+    return &ranges;
+}
+
+static const MsRange *
+F(const char *key)
+{
+    return ms_range_find(row_fields, ROW, key);
+}
 #define SHIPPED_PREFIX "/org/moesim/validate/data/"
 
 struct _MsMeasurementSet {
@@ -100,16 +136,29 @@ static gboolean G_GNUC_PRINTF(4, 5)
     return FALSE;
 }
 
+/* A value of the table; text quotes it in the message. */
+static gboolean
+check_field(const MsMeasurement *row, const char *key, double v, const char *unit, GError **error)
+{
+    gboolean whole = v == floor(v) && fabs(v) < 1e17;
+    g_autofree char *text = g_strdup_printf(whole ? "%.0f%s" : "%.9g%s", v, unit);
+    g_autoptr(GError) local = NULL;
+    if (!ms_range_check(F(key), v, text, &local)) {
+        return row_error(row, error, key, "%s", local->message);
+    }
+    return TRUE;
+}
+
 static gboolean
 check_time(const MsMeasurement *row, const char *field, double v, gboolean optional, GError **error)
 {
     if (optional && isnan(v)) {
         return TRUE;
     }
-    if (!(v > 0) || !isfinite(v)) {
+    if (isnan(v)) {
         return row_error(row, error, field, "%g s is not a positive finite time", v);
     }
-    return TRUE;
+    return check_field(row, field, v, " s", error);
 }
 
 static gboolean
@@ -142,7 +191,10 @@ check_shape(const MsMeasurement *row, GError **error)
                              dims[i], ms_measurement_kind_name(row->kind));
         }
         gboolean needed = row->kind == MS_MEASUREMENT_GEMM;
-        if ((needed && dims[i] == 0) || dims[i] > SHAPE_MAX) {
+        if (!check_field(row, names[i], (double)dims[i], "", error)) {
+            return FALSE;
+        }
+        if (needed && dims[i] == 0) {
             return row_error(row, error, names[i],
                              "%" G_GUINT64_FORMAT " is outside [1, 2^32] for a %s row", dims[i],
                              ms_measurement_kind_name(row->kind));
@@ -166,15 +218,14 @@ check_row(const MsMeasurement *row, GError **error)
         !check_time(row, "mean", row->mean_s, TRUE, error)) {
         return FALSE;
     }
-    if (row->ranks < 1 || row->ranks > RANKS_MAX) {
-        return row_error(row, error, "ranks", "%u is outside [1, %u]", row->ranks, RANKS_MAX);
+    if (!check_field(row, "ranks", row->ranks, "", error) ||
+        !check_field(row, "ranks_per_node", row->ranks_per_node, "", error) ||
+        !check_field(row, "bytes", (double)row->bytes, " B", error)) {
+        return FALSE;
     }
-    if (row->ranks_per_node < 1 || row->ranks_per_node > row->ranks) {
+    if (row->ranks_per_node > row->ranks) {
         return row_error(row, error, "ranks_per_node", "%u is outside [1, ranks = %u]",
                          row->ranks_per_node, row->ranks);
-    }
-    if (row->bytes > MS_BYTES_MAX) {
-        return row_error(row, error, "bytes", "%" G_GUINT64_FORMAT " exceeds 1 PiB", row->bytes);
     }
     if (row->kind == MS_MEASUREMENT_ELEMENTWISE && row->bytes == 0) {
         return row_error(row, error, "bytes", "an elementwise row needs the bytes it moves");

@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "sim/base/ranges.h"
 #include "sim/calib/meas_csv.h"
 #include <stdio.h>
 
@@ -32,6 +33,9 @@ guint ms_dtype_size(const char *dtype);
  * strings of the rows it holds. */
 
 typedef struct _MsMeasurementSet MsMeasurementSet;
+
+/* Every number a measurement row carries, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_measurement_ranges(void);
 
 MsMeasurementSet *ms_measurement_set_new(void);
 void ms_measurement_set_free(MsMeasurementSet *set);

@@ -10,7 +10,26 @@
 #include "sim/base/units.h"
 
 #define RANKS_MAX (1u << 20)
-#define US_MAX 1e12
+#define LOG "an nccl-tests line"
+
+/* Every number moesim reads from an nccl-tests log (docs/bad-inputs.md is generated from this
+ * table, and tests/test_input_ranges.c walks it); the rows then meet measurement.c's table. */
+static const MsRange fields[] = {
+    {LOG, "Rank", MS_RANGE_COUNT, 0, RANKS_MAX - 1, "ranks are numbered from 0; at most 2^20"},
+    {LOG, "size", MS_RANGE_COUNT, 0, (double)MS_BYTES_MAX,
+     "bytes, as nccl-tests prints them; at most 1 PiB, as every size moesim reads"},
+    {LOG, "time", MS_RANGE_NUMBER, 1e-3, 1e12,
+     "microseconds: 1 ns to 11.6 days, as a measurement row's time"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"nccl-tests logs", fields};
+
+const MsRangeTable *
+ms_nccl_tests_ranges(void)
+{
+    return &ranges;
+}
 
 static const struct {
     const char *pattern;
@@ -80,6 +99,17 @@ begin_run(Parser *p, MsMeasurementKind kind)
 #define FAIL_AT(error, code, r, ...)                                                               \
     ms_measurement_fail(error, code, (r)->source, (r)->line, __VA_ARGS__)
 
+/* A field of the table, located at the line being read. */
+static gboolean
+parse_field(const Parser *p, const char *key, const char *text, double *out, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (!ms_range_parse(ms_range_find(fields, LOG, key), text, out, &local)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p, "%s: %s", key, local->message);
+    }
+    return TRUE;
+}
+
 /* Strips mpirun --tag-output's "[1,0]<stdout>:" prefix. */
 static const char *
 untag(const char *line)
@@ -136,14 +166,14 @@ ms_nccl_tests_sniff(const char *data, gsize len)
 static gboolean
 read_rank(Parser *p, char **tok, guint n, GError **error)
 {
-    guint64 rank;
     if (n < 2) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p, "'Rank' without a number");
     }
-    if (!ms_measurement_parse_uint(p->source, p->line, "Rank", tok[1], 0, RANKS_MAX - 1, &rank,
-                                   error)) {
+    double v = 0;
+    if (!parse_field(p, "Rank", tok[1], &v, error)) {
         return FALSE;
     }
+    guint64 rank = (guint64)v;
     guint on = 2;
     while (on < n && strcmp(tok[on], "on") != 0) {
         on++;
@@ -305,19 +335,13 @@ read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
                          .label = "",
                          .min_s = NAN,
                          .median_s = NAN};
-    double us;
-    if (!ms_measurement_parse_uint(p->source, p->line, "size", tok[p->col_size], 0, MS_BYTES_MAX,
-                                   &row.bytes, error) ||
+    double size = 0, us = 0;
+    if (!parse_field(p, "size", tok[p->col_size], &size, error) ||
         (p->col_type >= 0 && !read_dtype(p, tok[p->col_type], &row.dtype, error)) ||
-        !ms_measurement_parse_double(p->source, p->line, "time", tok[p->col_time], -US_MAX, US_MAX,
-                                     &us, error) ||
-        !read_wrong(p, tok, error)) {
+        !parse_field(p, "time", tok[p->col_time], &us, error) || !read_wrong(p, tok, error)) {
         return FALSE;
     }
-    if (!(us > 0)) {
-        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p, "time: '%s' us is not a positive time",
-                       tok[p->col_time]);
-    }
+    row.bytes = (guint64)size;
     row.seconds = row.mean_s = us * 1e-6;
     row.ranks = g_hash_table_size(p->ranks);
     row.ranks_per_node = ranks_per_node(p);

@@ -11,6 +11,9 @@
 
 G_BEGIN_DECLS
 
+/* Every number moesim reads from an nccl-tests log, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_nccl_tests_ranges(void);
+
 /* The collective a test binary, log file name or "# Collective test starting:" name refers to:
  * a case-insensitive search for all_reduce/allreduce, alltoall/all_to_all,
  * all_gather/allgather, reduce_scatter/reducescatter, sendrecv/send_recv. FALSE for anything
