@@ -185,6 +185,13 @@ ms_sweep_manifest_load(const char *path, MsSweepManifest *m, GError **error)
     return TRUE;
 }
 
+/* g_ptr_array_sort passes pointers to the elements, not the elements. */
+static int
+compare_paths(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 GPtrArray *
 ms_sweep_shard_files(const char *dir, GError **error)
 {
@@ -201,7 +208,7 @@ ms_sweep_shard_files(const char *dir, GError **error)
             g_ptr_array_add(files, g_build_filename(dir, name, NULL));
         }
     }
-    g_ptr_array_sort(files, (GCompareFunc)g_strcmp0);
+    g_ptr_array_sort(files, compare_paths);
     return files;
 }
 
