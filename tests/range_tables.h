@@ -34,15 +34,24 @@ range_tables(void)
     return tables;
 }
 
-static inline const char *
-range_unit_name(MsRangeUnit unit)
+/* The unit column; a choice lists its spellings (free with g_free). */
+static inline char *
+range_unit_name(const MsRange *r)
 {
     static const char *const names[] = {
         [MS_RANGE_COUNT] = "count",         [MS_RANGE_NUMBER] = "number",
         [MS_RANGE_BYTES] = "size",          [MS_RANGE_TIME] = "time",
         [MS_RANGE_BANDWIDTH] = "bandwidth", [MS_RANGE_FLOPS] = "compute rate",
+        [MS_RANGE_BOOLEAN] = "boolean",
     };
-    return names[unit];
+    if (r->unit != MS_RANGE_CHOICE) {
+        return g_strdup(names[r->unit]);
+    }
+    GString *s = g_string_new("one of");
+    for (guint i = 0; r->names[i]; i++) {
+        g_string_append_printf(s, "%s `%s`", i ? "," : "", r->names[i]);
+    }
+    return g_string_free(s, FALSE);
 }
 
 /* The numeric parameters of a policy spec as a range (TIME bounds in seconds); FALSE for the
@@ -72,8 +81,11 @@ render_row(GString *md, const char *where, const MsRange *r)
 {
     g_autofree char *lo = ms_range_format(r, r->min);
     g_autofree char *hi = ms_range_format(r, r->max);
-    g_string_append_printf(md, "| %s | `%s` | %s | %s | %s | %s |\n", where, r->key,
-                           range_unit_name(r->unit), lo, hi, r->reason);
+    g_autofree char *unit = range_unit_name(r);
+    gboolean code = r->unit == MS_RANGE_CHOICE;
+    g_string_append_printf(md, "| %s | `%s` | %s | %s%s%s | %s%s%s | %s |\n", where, r->key, unit,
+                           code ? "`" : "", lo, code ? "`" : "", code ? "`" : "", hi,
+                           code ? "`" : "", r->reason);
 }
 
 /* The section of docs/bad-inputs.md with every table. */
@@ -89,7 +101,9 @@ render_ranges(GString *md)
             "parsers check against, and `tests/test_input_ranges.c` walks them: for\nevery "
             "bound, the bound itself is accepted and the nearest value past it is refused. "
             "Bounds\nare inclusive; a bound that depends on another field is in the last "
-            "column.\n");
+            "column. Booleans and choices\nare in the tables too: a boolean is `true` or "
+            "`false` (`yes`/`no` and `1`/`0` also), a choice\none of its spellings, each of "
+            "which the walk accepts, and anything else is refused.\n");
     for (const MsRangeTable *const *t = range_tables(); *t; t++) {
         g_string_append_printf(md,
                                "\n### %s\n\n| where | key | unit | min | max | why |\n"

@@ -3,7 +3,8 @@
  * holding the nearest value past it refused with a message naming the field. Inputs accepted at a
  * bound are then used as far as a short run can: a calibration is applied and simulated, a
  * topology carries a collective, a model's costs are computed, so that the sanitizer build shows
- * no overflow behind the bounds. Every field of every table must have an input here. */
+ * no overflow behind the bounds. A boolean's both values and every spelling of a choice are
+ * accepted, anything else refused. Every field of every table must have an input here. */
 #include "ms_test.h"
 
 #include "range_tables.h"
@@ -47,49 +48,82 @@ static const char nccl_log[] =
     "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
     "        @SIZE          2048     float     sum      -1    @TIME    0.27    0.00      0\n";
 
-/* Other keys a field's bounds need (a bound that depends on another key), "" to delete one; at
- * the upper bound only, or at both. */
+/* Where a value sits in a field's range: at or below the lower bound, between the bounds (a
+ * choice's middle spellings), at or past the upper one. */
+typedef enum { POS_LOWER = -1, POS_MIDDLE = 0, POS_UPPER = 1 } Pos;
+
+/* Other keys a field's value needs (a bound that depends on another key, a choice that leaves
+ * keys without use), "" to delete one; at both bounds, the upper only or the lower only. A group
+ * that is not there is added at the end. */
+typedef enum { AT_BOTH, AT_UPPER, AT_LOWER } At;
 typedef struct {
     const char *table, *where, *key;
-    gboolean upper_only;
+    At at;
     const char *group, *other, *value;
 } Needs;
 
 #define NODES_65536(key)                                                                           \
-    {"Topology files", "[preset]", key, TRUE, "preset", "gpus_per_node", "1"},                     \
-        {"Topology files", "[preset]", key, TRUE, "preset", "intra", "none"},                      \
-        {"Topology files", "[preset]", key, TRUE, "preset", "intra_bandwidth", ""},                \
-        {"Topology files", "[preset]", key, TRUE, "preset", "intra_latency", ""},                  \
+    {"Topology files", "[preset]", key, AT_UPPER, "preset", "gpus_per_node", "1"},                 \
+        {"Topology files", "[preset]", key, AT_UPPER, "preset", "intra", "none"},                  \
+        {"Topology files", "[preset]", key, AT_UPPER, "preset", "intra_bandwidth", ""},            \
+        {"Topology files", "[preset]", key, AT_UPPER, "preset", "intra_latency", ""},              \
     {                                                                                              \
-        "Topology files", "[preset]", key, TRUE, "preset", "intra_links", ""                       \
+        "Topology files", "[preset]", key, AT_UPPER, "preset", "intra_links", ""                   \
     }
 
 static const Needs needs[] = {
     NODES_65536("nodes"),
-    {"Topology files", "[preset]", "nodes", TRUE, "preset", "nodes_per_leaf", "65536"},
+    {"Topology files", "[preset]", "nodes", AT_UPPER, "preset", "nodes_per_leaf", "65536"},
     /* A leaf's 1000 NIC ports over 1000 are one uplink; 65536 of them spread over 65536 spines;
      * three tiers are sized by the radix. */
-    {"Topology files", "[preset]", "oversubscription", TRUE, "preset", "nodes_per_leaf", "1000"},
-    {"Topology files", "[preset]", "spines", TRUE, "preset", "nodes_per_leaf", "65536"},
-    {"Topology files", "[preset]", "tiers", TRUE, "preset", "switch_radix", "64"},
-    {"Topology files", "[preset]", "gpus_per_node", TRUE, "preset", "nodes", "1"},
-    {"Model files", "[model]", "moe_layers", TRUE, "model", "layers", "4096"},
-    {"Model files", "[model]", "moe_every", TRUE, "model", "layers", "4096"},
-    {"Model files", "[model]", "moe_first", TRUE, "model", "layers", "4096"},
-    {"Model files", "[model]", "d_model", FALSE, "model", "heads", "1"},
-    {"Model files", "[model]", "d_model", FALSE, "model", "kv_heads", "1"},
-    {"Model files", "[model]", "experts", FALSE, "model", "top_k", "1"},
-    {"Model files", "[model]", "top_k", FALSE, "model", "top_k_infer", "1"},
-    {"Model files", "[model]", "heads", FALSE, "model", "d_model", "65536"},
-    {"Model files", "[model]", "heads", FALSE, "model", "kv_heads", "1"},
-    {"Model files", "[model]", "kv_heads", FALSE, "model", "d_model", "65536"},
-    {"Model files", "[model]", "kv_heads", FALSE, "model", "heads", "65536"},
+    {"Topology files", "[preset]", "oversubscription", AT_UPPER, "preset", "nodes_per_leaf",
+     "1000"},
+    {"Topology files", "[preset]", "spines", AT_UPPER, "preset", "nodes_per_leaf", "65536"},
+    {"Topology files", "[preset]", "tiers", AT_UPPER, "preset", "switch_radix", "64"},
+    {"Topology files", "[preset]", "gpus_per_node", AT_UPPER, "preset", "nodes", "1"},
+    {"Model files", "[model]", "moe_layers", AT_UPPER, "model", "layers", "4096"},
+    {"Model files", "[model]", "moe_every", AT_UPPER, "model", "layers", "4096"},
+    {"Model files", "[model]", "moe_first", AT_UPPER, "model", "layers", "4096"},
+    {"Model files", "[model]", "d_model", AT_BOTH, "model", "heads", "1"},
+    {"Model files", "[model]", "d_model", AT_BOTH, "model", "kv_heads", "1"},
+    {"Model files", "[model]", "experts", AT_BOTH, "model", "top_k", "1"},
+    {"Model files", "[model]", "top_k", AT_BOTH, "model", "top_k_infer", "1"},
+    {"Model files", "[model]", "heads", AT_BOTH, "model", "d_model", "65536"},
+    {"Model files", "[model]", "heads", AT_BOTH, "model", "kv_heads", "1"},
+    {"Model files", "[model]", "kv_heads", AT_BOTH, "model", "d_model", "65536"},
+    {"Model files", "[model]", "kv_heads", AT_BOTH, "model", "heads", "65536"},
     /* A node limit is both keys; at 65536 nodes as many experts, one on each. */
-    {"Trace headers", "a trace header", "expert_nodes", FALSE, "", "max_nodes", "1"},
-    {"Trace headers", "a trace header", "expert_nodes", TRUE, "", "experts", "65536"},
-    {"Trace headers", "a trace header", "max_nodes", FALSE, "", "expert_nodes", "1"},
-    {"Trace headers", "a trace header", "max_nodes", TRUE, "", "expert_nodes", "65536"},
-    {"Trace headers", "a trace header", "max_nodes", TRUE, "", "experts", "65536"},
+    {"Trace headers", "a trace header", "expert_nodes", AT_BOTH, "", "max_nodes", "1"},
+    {"Trace headers", "a trace header", "expert_nodes", AT_UPPER, "", "experts", "65536"},
+    {"Trace headers", "a trace header", "max_nodes", AT_BOTH, "", "expert_nodes", "1"},
+    {"Trace headers", "a trace header", "max_nodes", AT_UPPER, "", "expert_nodes", "65536"},
+    {"Trace headers", "a trace header", "max_nodes", AT_UPPER, "", "experts", "65536"},
+    /* intra = none: one GPU a node, no intra keys; nics = none: one node, no network keys;
+     * fabric = switch: no fat-tree keys; rails need a NIC per GPU; a link one way only needs the
+     * way back as a link of its own. */
+    {"Topology files", "[preset]", "intra", AT_LOWER, "preset", "gpus_per_node", "1"},
+    {"Topology files", "[preset]", "intra", AT_LOWER, "preset", "intra_bandwidth", ""},
+    {"Topology files", "[preset]", "intra", AT_LOWER, "preset", "intra_latency", ""},
+    {"Topology files", "[preset]", "intra", AT_LOWER, "preset", "intra_links", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "nodes", "1"},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "nic_bandwidth", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "nic_latency", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "gpu_nic_bandwidth", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "gpu_nic_latency", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "fabric", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "fabric_latency", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "nodes_per_leaf", ""},
+    {"Topology files", "[preset]", "nics", AT_LOWER, "preset", "oversubscription", ""},
+    {"Topology files", "[preset]", "fabric", AT_LOWER, "preset", "nodes_per_leaf", ""},
+    {"Topology files", "[preset]", "fabric", AT_LOWER, "preset", "oversubscription", ""},
+    {"Topology files", "[preset]", "rail_optimised", AT_BOTH, "preset", "nics", "per_gpu"},
+    {"Topology files", "[link FROM TO]", "bidirectional", AT_LOWER, "link sw g0", "class",
+     "nvswitch"},
+    {"Topology files", "[link FROM TO]", "bidirectional", AT_LOWER, "link sw g0", "bandwidth",
+     "300GBps"},
+    {"Topology files", "[link FROM TO]", "bidirectional", AT_LOWER, "link sw g0", "latency", "1us"},
+    {"Topology files", "[link FROM TO]", "bidirectional", AT_LOWER, "link sw g0", "bidirectional",
+     "false"},
 };
 
 /* base with key = value in [group] (replaced, or added at the group's end; value "" deletes). */
@@ -122,16 +156,26 @@ ini_with(const char *base, const char *group, const char *key, const char *value
             g_string_append_printf(out, "%s%s", l, last ? "" : "\n");
         }
     }
+    if (!done && *value) {
+        g_string_append_printf(out, "%s\n%s%s\n", header, prefix, value);
+    }
     return g_string_free(out, FALSE);
 }
 
+static gboolean
+applies(const Needs *n, Pos pos)
+{
+    return n->at == AT_BOTH || (n->at == AT_UPPER && pos == POS_UPPER) ||
+           (n->at == AT_LOWER && pos == POS_LOWER);
+}
+
 static char *
-with_needs(const char *base, const char *table, const MsRange *r, gboolean upper)
+with_needs(const char *base, const char *table, const MsRange *r, Pos pos)
 {
     char *text = g_strdup(base);
     for (guint i = 0; i < G_N_ELEMENTS(needs); i++) {
         if (strcmp(needs[i].table, table) == 0 && strcmp(needs[i].where, r->where) == 0 &&
-            strcmp(needs[i].key, r->key) == 0 && (upper || !needs[i].upper_only)) {
+            strcmp(needs[i].key, r->key) == 0 && applies(&needs[i], pos)) {
             char *next = ini_with(text, needs[i].group, needs[i].other, needs[i].value);
             g_free(text);
             text = next;
@@ -163,12 +207,12 @@ header_with(const char *base, const char *key, const char *value)
 }
 
 static char *
-header_with_needs(const MsRange *r, gboolean upper)
+header_with_needs(const MsRange *r, Pos pos)
 {
     char *text = g_strdup(trace_header);
     for (guint i = 0; i < G_N_ELEMENTS(needs); i++) {
         if (strcmp(needs[i].table, "Trace headers") == 0 && strcmp(needs[i].key, r->key) == 0 &&
-            (upper || !needs[i].upper_only)) {
+            applies(&needs[i], pos)) {
             char *next = header_with(text, needs[i].other, needs[i].value);
             g_free(text);
             text = next;
@@ -328,20 +372,24 @@ load_nccl(const char *text, GError **error)
 
 /* The input for field r holding text, or NULL for tables walked through an API. */
 static char *
-input_for(const MsRangeTable *t, const MsRange *r, const char *text, gboolean upper)
+input_for(const MsRangeTable *t, const MsRange *r, const char *text, Pos pos)
 {
     const char *in = t->input;
     if (strcmp(in, "Topology files") == 0) {
-        if (strcmp(r->where, "[device NAME]") == 0) {
+        gboolean device = strcmp(r->where, "[device NAME]") == 0;
+        if (device && strcmp(r->key, "node") == 0) {
             return explicit_with_node(text);
         }
         gboolean link = strcmp(r->where, "[link FROM TO]") == 0;
-        g_autofree char *base = with_needs(link ? explicit_form : preset, in, r, upper);
-        const char *group = link ? "link g0 sw" : strcmp(r->where, "[gpu]") == 0 ? "gpu" : "preset";
+        g_autofree char *base = with_needs(link || device ? explicit_form : preset, in, r, pos);
+        const char *group = device                           ? "device g0"
+                            : link                           ? "link g0 sw"
+                            : strcmp(r->where, "[gpu]") == 0 ? "gpu"
+                                                             : "preset";
         return ini_with(base, group, r->key, text);
     }
     if (strcmp(in, "Model files") == 0) {
-        g_autofree char *base = with_needs(model, in, r, upper);
+        g_autofree char *base = with_needs(model, in, r, pos);
         return ini_with(base, "model", r->key, text);
     }
     if (strcmp(in, "Calibration files") == 0) {
@@ -351,7 +399,7 @@ input_for(const MsRangeTable *t, const MsRange *r, const char *text, gboolean up
         return ini_with(calibration, group, r->key, text);
     }
     if (strcmp(in, "Trace headers") == 0) {
-        g_autofree char *base = header_with_needs(r, upper);
+        g_autofree char *base = header_with_needs(r, pos);
         return header_with(base, r->key, text);
     }
     if (strcmp(in, "Flow lists") == 0) {
@@ -440,7 +488,9 @@ add_row(const MsRange *r, double v, GError **error)
 static gboolean
 integral(MsRangeUnit unit)
 {
-    return unit == MS_RANGE_COUNT || unit == MS_RANGE_BYTES;
+    /* A boolean's and a choice's values are 0, 1 ... their last index. */
+    return unit == MS_RANGE_COUNT || unit == MS_RANGE_BYTES || unit == MS_RANGE_BOOLEAN ||
+           unit == MS_RANGE_CHOICE;
 }
 
 /* The nearest value past a bound: the next integer, or the next double (in seconds, bytes/s and
@@ -467,7 +517,8 @@ expect(const MsRangeTable *t, const MsRange *r, double v, gboolean accepted, gui
     if (strcmp(t->input, "Measurements") == 0) {
         ok = add_row(r, v, &error);
     } else {
-        g_autofree char *input = input_for(t, r, text, v >= r->max);
+        Pos pos = v >= r->max ? POS_UPPER : v <= r->min ? POS_LOWER : POS_MIDDLE;
+        g_autofree char *input = input_for(t, r, text, pos);
         CU_ASSERT_PTR_NOT_NULL_FATAL(input);
         ok = load(t, input, &error);
     }
@@ -475,8 +526,10 @@ expect(const MsRangeTable *t, const MsRange *r, double v, gboolean accepted, gui
     if (g_getenv("WALK_TIME")) {
         fprintf(stderr, "%s %s = %s\n", t->input, r->key, text);
     }
-    gboolean named = error && strstr(error->message, r->key) &&
-                     (strstr(error->message, "out of range") || strstr(error->message, "outside"));
+    gboolean named =
+        error && strstr(error->message, r->key) &&
+        (strstr(error->message, "out of range") || strstr(error->message, "outside") ||
+         strstr(error->message, "is not a boolean") || strstr(error->message, "is not one of"));
     if (ok != accepted || (!accepted && !named)) {
         fprintf(stderr, "\n  %s %s %s = %s: %s (%s)\n", t->input, r->where, r->key, text,
                 ok ? "accepted" : "refused", error ? error->message : "no error");
@@ -499,6 +552,13 @@ test_walk_tables(void)
                 expect(*t, r, past(r, FALSE), FALSE, &walked);
             }
             expect(*t, r, past(r, TRUE), FALSE, &walked);
+            if (r->unit == MS_RANGE_CHOICE) {
+                /* Every spelling is accepted, and max is the last one. */
+                CU_ASSERT_TRUE(r->names[(gsize)r->max] && !r->names[(gsize)r->max + 1]);
+                for (double v = r->min + 1; v < r->max; v++) {
+                    expect(*t, r, v, TRUE, &walked);
+                }
+            }
         }
     }
     CU_ASSERT_TRUE(fields > 60);

@@ -220,7 +220,7 @@ test_errors(void)
         {NULL, "kv_heads = 3", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] kv_heads: 3 kv_heads do not divide 4 heads"},
         {NULL, "dtype = int8", MS_INI_ERROR_VALUE,
-         "m.ini:13: [model] dtype: unknown dtype 'int8' (expected fp32, fp16 or bf16)"},
+         "m.ini:13: [model] dtype: 'int8' is not one of: fp32, fp16, bf16"},
         {NULL, "grad_bucket = 0B", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] grad_bucket: '0B' out of range"},
         {NULL, "grad_bucket = 25", MS_INI_ERROR_VALUE, "m.ini:13: [model] grad_bucket:"},

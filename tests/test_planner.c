@@ -199,7 +199,7 @@ test_cli(void)
     g_autofree char *bad_text = g_strconcat(sample_model, "dtype = fp8\n", NULL);
     g_autofree char *bad = ms_test_write_tmp("bad.ini", bad_text);
     g_autofree char *want =
-        g_strdup_printf("moesim: %s:12: [model] dtype: unknown dtype 'fp8'", bad);
+        g_strdup_printf("moesim: %s:12: [model] dtype: 'fp8' is not one of: fp32, fp16, bf16", bad);
     const char *bad_model[] = {"plan", "--model", bad, "--out", "-", NULL};
     fx_expect_run(bad_model, 2, NULL, want);
     const char *no_out[] = {"plan", NULL};

@@ -1,8 +1,10 @@
-/* Tests of ranges: every unit parsed and checked at and just past both bounds, the messages and
- * formats, the exact text the walk of the tables writes, and lookups. */
+/* Tests of ranges: every unit (booleans and choices too) parsed and checked at and just past both
+ * bounds, the messages and formats, the exact text the walk of the tables writes, and lookups. */
 #include "ms_test.h"
 #include "sim/base/ranges.h"
 #include "sim/base/units.h"
+
+static const char *const colours[] = {"red", "green", "blue", NULL};
 
 static const MsRange table[] = {
     {"[a]", "count", MS_RANGE_COUNT, 1, 64, "r"},
@@ -11,6 +13,8 @@ static const MsRange table[] = {
     {"[b]", "latency", MS_RANGE_TIME, 0, 1, "r"},
     {"[b]", "bandwidth", MS_RANGE_BANDWIDTH, 1e6, 1e15, "r"},
     {"[b]", "peak", MS_RANGE_FLOPS, 1e9, 1e18, "r"},
+    {"[c]", "on", MS_RANGE_BOOLEAN, 0, 1, "r"},
+    {"[c]", "colour", MS_RANGE_CHOICE, 0, 2, "r", colours},
     {NULL},
 };
 
@@ -46,6 +50,16 @@ test_parse(void)
         {"bandwidth", "7.9Mbps", NAN, "out of range (must be between 1 MB/s and 1 PB/s)"},
         {"peak", "1GFLOPS", 1e9, NULL},
         {"peak", "1FLOPS", NAN, "(must be between 1 GFLOPS and 1 EFLOPS)"},
+        {"on", "true", 1, NULL},
+        {"on", "NO", 0, NULL},
+        {"on", "1", 1, NULL},
+        {"on", "0", 0, NULL},
+        {"on", "2", NAN, "'2' is not a boolean (true/false)"},
+        {"on", "", NAN, "'' is not a boolean"},
+        {"colour", "red", 0, NULL},
+        {"colour", "blue", 2, NULL},
+        {"colour", "Blue", NAN, "'Blue' is not one of: red, green, blue"},
+        {"colour", "1", NAN, "'1' is not one of"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         const MsRange *r = NULL;
@@ -84,7 +98,8 @@ test_text_round_trip(void)
     for (const MsRange *r = table; r->key; r++) {
         const double values[] = {r->min, r->max, nextafter(r->max, INFINITY), r->max + 1};
         for (guint i = 0; i < G_N_ELEMENTS(values); i++) {
-            gboolean integral = r->unit == MS_RANGE_COUNT || r->unit == MS_RANGE_BYTES;
+            gboolean integral = r->unit == MS_RANGE_COUNT || r->unit == MS_RANGE_BYTES ||
+                                r->unit == MS_RANGE_BOOLEAN || r->unit == MS_RANGE_CHOICE;
             if (integral && values[i] != floor(values[i])) {
                 continue;
             }
@@ -122,6 +137,12 @@ test_format(void)
         {4, 3e11, "300 GB/s"},
         {5, 1e18, "1 EFLOPS"},
         {5, 312e12, "312 TFLOPS"},
+        {6, 0, "false"},
+        {6, 1, "true"},
+        {6, 2, "(neither)"},
+        {7, 1, "green"},
+        {7, 3, "(none of these)"},
+        {7, -1, "(none of these)"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *t = ms_range_format(&table[cases[i].row], cases[i].v);

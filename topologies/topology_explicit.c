@@ -41,7 +41,7 @@ read_device(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *d
     guint kind = 0;
     guint64 node = G_MAXUINT64;
     if (!ms_ini_check_keys(ini, group, keys, error) ||
-        !topo_get_enum(ini, group, "kind", TRUE, topo_kind_names, &kind, error) ||
+        !ms_ini_range_choice(ini, group, topo_field("[device NAME]", "kind"), TRUE, &kind, error) ||
         !ms_ini_range_uint(ini, group, topo_field("[device NAME]", "node"), FALSE, &node, error)) {
         return FALSE;
     }
@@ -154,14 +154,16 @@ read_link(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *lin
     guint64 count = 1;
     gboolean both = TRUE;
     if (!ms_ini_check_keys(ini, group, keys, error) ||
-        !topo_get_enum(ini, group, "class", TRUE, topo_class_names, &klass, error) ||
+        !ms_ini_range_choice(ini, group, topo_field("[link FROM TO]", "class"), TRUE, &klass,
+                             error) ||
         !topo_get_bandwidth(ini, group, topo_field("[link FROM TO]", "bandwidth"), TRUE, TRUE, &bw,
                             error) ||
         !ms_ini_range_time(ini, group, topo_field("[link FROM TO]", "latency"), TRUE, &lat,
                            error) ||
         !ms_ini_range_uint(ini, group, topo_field("[link FROM TO]", "count"), FALSE, &count,
                            error) ||
-        !ms_ini_opt_bool(ini, group, "bidirectional", &both, error)) {
+        !ms_ini_range_bool(ini, group, topo_field("[link FROM TO]", "bidirectional"), FALSE, &both,
+                           error)) {
         return FALSE;
     }
     bw *= count;

@@ -19,8 +19,9 @@
 #define LINK_BW_OR "the bandwidth of one link in one direction, or `unlimited`"
 #define LINK_LAT "paid once per flow that crosses the link; a second is a unit typo (ms for us)"
 
-/* Every number a topology file carries (docs/bad-inputs.md is generated from this table, and
- * tests/test_input_ranges.c walks it). Bounds that depend on other keys are checked after. */
+/* Every number, boolean and choice a topology file carries (docs/bad-inputs.md is generated from
+ * this table, and tests/test_input_ranges.c walks it). Bounds that depend on other keys are
+ * checked after. A choice's max is its last index. */
 static const MsRange fields[] = {
     {"[gpu]", "peak", MS_RANGE_FLOPS, 1e9, 1e18,
      "dense tensor-core peak: 1 GFLOPS is below any GPU with tensor cores, 1 EFLOPS 500 times an "
@@ -35,14 +36,24 @@ static const MsRange fields[] = {
      "and nodes x gpus_per_node at most 65536 GPUs, the largest machine moesim models"},
     {"[preset]", "gpus_per_node", MS_RANGE_COUNT, 1, TOPO_MAX_GPUS_PER_NODE,
      "a node of 1024 GPUs is 14 times the largest NVLink domain built (72)"},
+    {"[preset]", "intra", MS_RANGE_CHOICE, 0, 3,
+     "inside a node: nothing (one GPU), an NVSwitch, an NVLink mesh or a PCIe switch; required "
+     "with more than one GPU per node",
+     topo_intra_names},
     {"[preset]", "intra_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW},
     {"[preset]", "intra_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
     {"[preset]", "intra_links", MS_RANGE_COUNT, 1, TOPO_MAX_LINK_COUNT,
      "physical links bundled per GPU (18 on an H100); 1024 keeps count x bandwidth finite"},
+    {"[preset]", "nics", MS_RANGE_CHOICE, 0, 2,
+     "none (one node), a NIC per GPU (DGX) or one per node; required with more than one node",
+     topo_nics_names},
     {"[preset]", "nic_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW},
     {"[preset]", "nic_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
     {"[preset]", "gpu_nic_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW_OR},
     {"[preset]", "gpu_nic_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[preset]", "fabric", MS_RANGE_CHOICE, 0, 1,
+     "between nodes: one non-blocking switch, or a fat tree of leaves and spines",
+     topo_fabric_names},
     {"[preset]", "fabric_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
     {"[preset]", "nodes_per_leaf", MS_RANGE_COUNT, 1, TOPO_MAX_NODES,
      "the nodes of a leaf group (a scalable unit of 32 in a DGX SuperPOD); the last group may be "
@@ -58,12 +69,26 @@ static const MsRange fields[] = {
     {"[preset]", "switch_radix", MS_RANGE_COUNT, 2, TOPO_MAX_GPUS,
      "ports per switch at nic_bandwidth (64 on Quantum-2 QM9700, 128 on Spectrum-4 at 400 GbE); "
      "a switch of fewer than 2 joins nothing"},
+    {"[preset]", "rail_optimised", MS_RANGE_BOOLEAN, 0, 1,
+     "fat_tree with per_gpu NICs: NIC i of every node of a group on the group's leaf i, the DGX "
+     "SuperPOD's rails (default false)"},
+    {"[preset]", "fabric_routing", MS_RANGE_CHOICE, 0, 1,
+     "how routes spread over equal spines: by destination (an InfiniBand subnet manager's "
+     "D-mod-k, the default) or by a fixed hash of the pair, as Ethernet switches spread (ECMP)",
+     topo_routing_names},
+    {"[device NAME]", "kind", MS_RANGE_CHOICE, 0, 3,
+     "what the device is; only a switch may stand outside every node", topo_kind_names},
     {"[device NAME]", "node", MS_RANGE_COUNT, 0, TOPO_MAX_NODES - 1,
      "nodes are numbered 0..N-1, N at most 65536"},
+    {"[link FROM TO]", "class", MS_RANGE_CHOICE, 0, MS_LINK_N_CLASSES - 1,
+     "the kind of link, as reports and a calibration's [link CLASS] groups name it",
+     topo_class_names},
     {"[link FROM TO]", "bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW_OR},
     {"[link FROM TO]", "latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
     {"[link FROM TO]", "count", MS_RANGE_COUNT, 1, TOPO_MAX_LINK_COUNT,
      "physical links bundled in the link; 1024 keeps count x bandwidth finite"},
+    {"[link FROM TO]", "bidirectional", MS_RANGE_BOOLEAN, 0, 1,
+     "false: a link in the direction named only (default true: both directions)"},
     {NULL},
 };
 
@@ -111,28 +136,6 @@ topo_get_bandwidth(const MsIni *ini, const char *group, const MsRange *range, gb
         return TRUE;
     }
     return ms_ini_range_double(ini, group, range, TRUE, out, error);
-}
-
-gboolean
-topo_get_enum(const MsIni *ini, const char *group, const char *key, gboolean required,
-              const char *const *names, guint *out, GError **error)
-{
-    if (!required && !ms_ini_has_key(ini, group, key)) {
-        return TRUE;
-    }
-    const char *text = ms_ini_get_string(ini, group, key, error);
-    if (text == NULL) {
-        return FALSE;
-    }
-    gint i = topo_name_index(names, text);
-    if (i >= 0) {
-        *out = i;
-        return TRUE;
-    }
-    g_autofree char *list = g_strjoinv(", ", (char **)names);
-    ms_ini_set_error(ini, group, key, error, MS_INI_ERROR_VALUE, "'%s' is not one of: %s", text,
-                     list);
-    return FALSE;
 }
 
 char **

@@ -13,10 +13,11 @@ typedef enum { INTRA_NONE, INTRA_NVSWITCH, INTRA_NVLINK_MESH, INTRA_PCIE_SWITCH 
 typedef enum { NICS_NONE, NICS_PER_GPU, NICS_PER_NODE } Nics;
 typedef enum { FABRIC_SWITCH, FABRIC_FAT_TREE } Fabric;
 
-static const char *const intra_names[] = {"none", "nvswitch", "nvlink_mesh", "pcie_switch", NULL};
-static const char *const nics_names[] = {"none", "per_gpu", "per_node", NULL};
-static const char *const fabric_names[] = {"switch", "fat_tree", NULL};
-static const char *const routing_names[] = {"d_mod_k", "ecmp", NULL};
+/* Spellings in the order of the enums above (topology_load.c's table reads them). */
+const char *const topo_intra_names[] = {"none", "nvswitch", "nvlink_mesh", "pcie_switch", NULL};
+const char *const topo_nics_names[] = {"none", "per_gpu", "per_node", NULL};
+const char *const topo_fabric_names[] = {"switch", "fat_tree", NULL};
+const char *const topo_routing_names[] = {"d_mod_k", "ecmp", NULL};
 
 typedef struct {
     guint64 nodes, gpn;
@@ -104,8 +105,8 @@ read_shape(const MsIni *ini, Preset *p, GError **error)
     p->intra = INTRA_NONE;
     p->nics = NICS_NONE;
     p->fabric = FABRIC_SWITCH;
-    if (!topo_get_enum(ini, G, "intra", p->gpn > 1, intra_names, &p->intra, error) ||
-        !topo_get_enum(ini, G, "nics", p->nodes > 1, nics_names, &p->nics, error)) {
+    if (!ms_ini_range_choice(ini, G, F("intra"), p->gpn > 1, &p->intra, error) ||
+        !ms_ini_range_choice(ini, G, F("nics"), p->nodes > 1, &p->nics, error)) {
         return FALSE;
     }
     if (p->intra == INTRA_NONE && p->gpn > 1) {
@@ -126,7 +127,7 @@ read_shape(const MsIni *ini, Preset *p, GError **error)
         return FALSE;
     }
     return p->nics == NICS_NONE ||
-           topo_get_enum(ini, G, "fabric", TRUE, fabric_names, &p->fabric, error);
+           ms_ini_range_choice(ini, G, F("fabric"), TRUE, &p->fabric, error);
 }
 
 static gboolean
@@ -158,11 +159,11 @@ read_figures(const MsIni *ini, Preset *p, GError **error)
     return p->fabric != FABRIC_FAT_TREE ||
            (ms_ini_range_uint(ini, G, F("nodes_per_leaf"), TRUE, &p->per_leaf, error) &&
             ms_ini_range_double(ini, G, F("oversubscription"), TRUE, &p->oversub, error) &&
-            ms_ini_opt_bool(ini, G, "rail_optimised", &p->rail, error) &&
+            ms_ini_range_bool(ini, G, F("rail_optimised"), FALSE, &p->rail, error) &&
             ms_ini_range_uint(ini, G, F("tiers"), FALSE, &p->tiers, error) &&
             ms_ini_range_uint(ini, G, F("switch_radix"), FALSE, &p->radix, error) &&
             ms_ini_range_uint(ini, G, F("spines"), FALSE, &p->spines, error) &&
-            topo_get_enum(ini, G, "fabric_routing", FALSE, routing_names, &p->routing, error));
+            ms_ini_range_choice(ini, G, F("fabric_routing"), FALSE, &p->routing, error));
 }
 
 /* The smallest divisor d of `ports` for which `fan` switches x ports / d links fit a switch of

@@ -26,6 +26,11 @@ G_BEGIN_DECLS
 /* Spellings of the enums in files, NULL-terminated, indexed by enum value. */
 extern const char *const topo_class_names[MS_LINK_N_CLASSES + 1];
 extern const char *const topo_kind_names[];
+/* The preset's choices (topology_preset.c): intra, nics, fabric, fabric_routing. */
+extern const char *const topo_intra_names[];
+extern const char *const topo_nics_names[];
+extern const char *const topo_fabric_names[];
+extern const char *const topo_routing_names[];
 /* Index of name in a NULL-terminated table, or -1. */
 gint topo_name_index(const char *const *names, const char *name);
 
@@ -175,9 +180,6 @@ const MsRange *topo_field(const char *where, const char *key);
 gboolean topo_get_bandwidth(const MsIni *ini, const char *group, const MsRange *range,
                             gboolean required, gboolean allow_unlimited, MsBandwidth *out,
                             GError **error);
-/* One of names (NULL-terminated); *out is its index. */
-gboolean topo_get_enum(const MsIni *ini, const char *group, const char *key, gboolean required,
-                       const char *const *names, guint *out, GError **error);
 /* The blank-separated words of a group header ("link a b" -> {"link", "a", "b"}), NULL-ended;
  * free with g_strfreev. Groups are checked to have the right number of words before use. */
 char **topo_group_words(const char *group);

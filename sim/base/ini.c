@@ -521,3 +521,35 @@ ms_ini_range_time(const MsIni *ini, const char *group, const MsRange *range, gbo
     }
     return TRUE;
 }
+
+gboolean
+ms_ini_range_bool(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
+                  gboolean *out, GError **error)
+{
+    g_return_val_if_fail(range->unit == MS_RANGE_BOOLEAN, FALSE);
+    double v = 0;
+    gboolean present = value_of(ini, group, range->key) != NULL;
+    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+        return FALSE;
+    }
+    if (present) {
+        *out = v != 0;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_ini_range_choice(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
+                    guint *out, GError **error)
+{
+    g_return_val_if_fail(range->unit == MS_RANGE_CHOICE && range->names != NULL, FALSE);
+    double v = 0;
+    gboolean present = value_of(ini, group, range->key) != NULL;
+    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+        return FALSE;
+    }
+    if (present) {
+        *out = (guint)v;
+    }
+    return TRUE;
+}

@@ -98,6 +98,11 @@ gboolean ms_ini_range_uint(const MsIni *ini, const char *group, const MsRange *r
                            gboolean required, guint64 *out, GError **error);
 gboolean ms_ini_range_time(const MsIni *ini, const char *group, const MsRange *range,
                            gboolean required, MsTime *out, GError **error);
+/* A boolean, or the index of a choice among range->names (MS_RANGE_BOOLEAN, MS_RANGE_CHOICE). */
+gboolean ms_ini_range_bool(const MsIni *ini, const char *group, const MsRange *range,
+                           gboolean required, gboolean *out, GError **error);
+gboolean ms_ini_range_choice(const MsIni *ini, const char *group, const MsRange *range,
+                             gboolean required, guint *out, GError **error);
 
 /* Refuses keys of group not in allowed (NULL-terminated): the error names the key, its line and
  * the allowed keys, so a typo like "bandwith" is caught instead of falling back to a default. */

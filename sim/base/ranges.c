@@ -95,6 +95,9 @@ ms_range_format(const MsRange *range, double v)
         return scaled(bandwidth, v);
     case MS_RANGE_FLOPS:
         return scaled(flops, v);
+    case MS_RANGE_BOOLEAN:
+    case MS_RANGE_CHOICE:
+        return ms_range_text(range, v);
     }
     g_return_val_if_reached(NULL);
 }
@@ -116,6 +119,12 @@ ms_range_text(const MsRange *range, double v)
         return g_strconcat(g_ascii_formatd(num, sizeof num, "%.17g", v), "Bps", NULL);
     case MS_RANGE_FLOPS:
         return g_strconcat(g_ascii_formatd(num, sizeof num, "%.17g", v), "FLOPS", NULL);
+    /* A value past the bounds (a walk's beyond the last) is no spelling at all. */
+    case MS_RANGE_BOOLEAN:
+        return g_strdup(v == 1 ? "true" : v == 0 ? "false" : "(neither)");
+    case MS_RANGE_CHOICE:
+        return v >= 0 && v <= range->max && v == floor(v) ? g_strdup(range->names[(gsize)v])
+                                                          : g_strdup("(none of these)");
     }
     g_return_val_if_reached(NULL);
 }
@@ -144,6 +153,32 @@ parse_value(const MsRange *range, const char *text, double *v, GError **error)
     };
     guint64 u = 0;
     switch (range->unit) {
+    case MS_RANGE_BOOLEAN:
+        if (text && (g_ascii_strcasecmp(text, "true") == 0 || strcmp(text, "1") == 0 ||
+                     g_ascii_strcasecmp(text, "yes") == 0)) {
+            *v = 1;
+            return TRUE;
+        }
+        if (text && (g_ascii_strcasecmp(text, "false") == 0 || strcmp(text, "0") == 0 ||
+                     g_ascii_strcasecmp(text, "no") == 0)) {
+            *v = 0;
+            return TRUE;
+        }
+        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX,
+                    "'%s' is not a boolean (true/false)", text ? text : "");
+        return FALSE;
+    case MS_RANGE_CHOICE: {
+        for (guint i = 0; text && range->names[i]; i++) {
+            if (strcmp(text, range->names[i]) == 0) {
+                *v = i;
+                return TRUE;
+            }
+        }
+        g_autofree char *list = g_strjoinv(", ", (char **)range->names);
+        g_set_error(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "'%s' is not one of: %s",
+                    text ? text : "", list);
+        return FALSE;
+    }
     case MS_RANGE_COUNT:
         /* A sign is refused as a syntax error by the parser; say what the range is instead. */
         if (text && text[0] == '-' && g_ascii_isdigit(text[1])) {

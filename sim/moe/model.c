@@ -28,12 +28,12 @@ struct _MsModel {
     double dense_flops;     /* per token, forward */
 };
 
-static const char *const dtype_names[] = {"fp32", "fp16", "bf16"};
+static const char *const dtype_names[] = {"fp32", "fp16", "bf16", NULL};
 
 const char *
 ms_dtype_name(MsDtype dtype)
 {
-    return dtype < G_N_ELEMENTS(dtype_names) ? dtype_names[dtype] : "?";
+    return dtype < G_N_ELEMENTS(dtype_names) - 1 ? dtype_names[dtype] : "?";
 }
 
 guint
@@ -96,10 +96,10 @@ static const char *const allowed_keys[] = {
     "largest all-to-all a GPU can send in one layer"
 #define FLOPS_REASON "per token and layer; over 10^5 times a layer of Llama 3 405B (6.4e9)"
 
-/* Every number a model file carries (docs/bad-inputs.md is generated from this table, and
- * tests/test_input_ranges.c walks it). The maxima together keep every size the planner derives
- * (a token's bytes, a GPU's all-to-all, an expert's weights, gradients) within 1 PiB per op.
- * Bounds that depend on other keys (top_k at most experts) are checked after. */
+/* Every number, boolean and choice a model file carries (docs/bad-inputs.md is generated from this
+ * table, and tests/test_input_ranges.c walks it). The maxima together keep every size the planner
+ * derives (a token's bytes, a GPU's all-to-all, an expert's weights, gradients) within 1 PiB per
+ * op. Bounds that depend on other keys (top_k at most experts) are checked after. */
 static const MsRange fields[] = {
     {"[model]", "layers", MS_RANGE_COUNT, 1, MS_MODEL_MAX_LAYERS, LAYERS_REASON},
     {"[model]", "moe_layers", MS_RANGE_COUNT, 0, MS_MODEL_MAX_LAYERS - 1,
@@ -134,6 +134,10 @@ static const MsRange fields[] = {
     {"[model]", "dense_flops", MS_RANGE_NUMBER, 0, 1e15, FLOPS_REASON},
     {"[model]", "backward_factor", MS_RANGE_NUMBER, 0.5, 8,
      "backward over forward cost, about 2 (docs/models.md)"},
+    {"[model]", "gated", MS_RANGE_BOOLEAN, 0, 1,
+     "a SwiGLU-style FFN of three matrices instead of two (default false)"},
+    {"[model]", "dtype", MS_RANGE_CHOICE, 0, 2,
+     "activations, weights and gradients: 4 bytes or 2 (default bf16)", dtype_names},
     {NULL},
 };
 
@@ -314,19 +318,12 @@ read_layers(MsModel *m, const MsIni *ini, GError **error)
 static gboolean
 read_dtype(MsModel *m, const MsIni *ini, GError **error)
 {
-    const char *text = "bf16";
-    if (!ms_ini_opt_string(ini, GROUP, "dtype", &text, error)) {
+    guint dtype = MS_DTYPE_BF16;
+    if (!ms_ini_range_choice(ini, GROUP, F("dtype"), FALSE, &dtype, error)) {
         return FALSE;
     }
-    for (guint i = 0; i < G_N_ELEMENTS(dtype_names); i++) {
-        if (strcmp(text, dtype_names[i]) == 0) {
-            m->spec.dtype = i;
-            return TRUE;
-        }
-    }
-    ms_ini_set_error(ini, GROUP, "dtype", error, MS_INI_ERROR_VALUE,
-                     "unknown dtype '%s' (expected fp32, fp16 or bf16)", text);
-    return FALSE;
+    m->spec.dtype = dtype;
+    return TRUE;
 }
 
 static gboolean
@@ -354,7 +351,7 @@ read_dims(MsModel *m, const MsIni *ini, GError **error)
         !at_most(ini, "top_k_infer", s->top_k_infer, s->experts, "experts", error)) {
         return FALSE;
     }
-    if (!ms_ini_opt_bool(ini, GROUP, "gated", &s->gated, error) ||
+    if (!ms_ini_range_bool(ini, GROUP, F("gated"), FALSE, &s->gated, error) ||
         !ms_ini_range_double(ini, GROUP, F("capacity_factor"), FALSE, &s->capacity_factor, error)) {
         return FALSE;
     }
