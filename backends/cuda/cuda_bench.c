@@ -29,6 +29,7 @@ typedef struct {
     guint8 *send, *recv, *a, *b, *c;
     float *scalar;
     GString *csv; /* rank 0: the rows written so far */
+    guint csv_version;
 } Bench;
 
 static void
@@ -225,7 +226,7 @@ add_row(Bench *b, MsMeasurement *row)
     row->ranks_per_node = MAX(row->ranks_per_node, 1);
     row->ranks = MAX(row->ranks, 1);
     if (b->place.rank == 0) {
-        ms_meas_csv_write_row(b->csv, row);
+        ms_meas_csv_write_row(b->csv, row, b->csv_version);
     }
 }
 
@@ -418,9 +419,10 @@ cuda_bench_run(GBytes *spec_bytes, const MsExecOptions *opts, const MsExecPlace 
     b.deadline = g_get_monotonic_time() + (gint64)(opts->timeout_s * G_USEC_PER_SEC);
     b.bf16 = strcmp(spec->dtype, "fp16") != 0;
     b.dt = b.bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    b.csv_version = MS_MOESIM_CSV_OLDEST;
     if (place->rank == 0) {
         b.csv = g_string_new(NULL);
-        ms_meas_csv_write_header(b.csv);
+        ms_meas_csv_write_header(b.csv, b.csv_version);
     }
     gboolean ok = bench_setup(&b, error) && bench_comm(&b, error) &&
                   (place->rank != 0 || bench_kernels(&b, error));
