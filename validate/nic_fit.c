@@ -65,10 +65,8 @@ same_config(const MsMeasurement *a, const MsMeasurement *u)
            a->ranks_per_node == u->ranks_per_node && a->channels == u->channels && a->qps == u->qps;
 }
 
-/* Row i's all-to-all alone: the last alltoall row of the same size and configuration before it in
- * its own file (the benchmark writes it just before), else the first such row anywhere. */
-static const MsMeasurement *
-alone_row(const MsMeasurementSet *set, guint i)
+const MsMeasurement *
+ms_nic_fit_alone_row(const MsMeasurementSet *set, guint i)
 {
     const MsMeasurement *u = ms_measurement_set_get(set, i), *any = NULL;
     for (guint j = i; j-- > 0;) {
@@ -150,7 +148,7 @@ collect(Fit *f, const MsMeasurementSet *set, GError **error)
         if (m->kind != MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE) {
             continue;
         }
-        const MsMeasurement *a = alone_row(set, i);
+        const MsMeasurement *a = ms_nic_fit_alone_row(set, i);
         if (a == NULL) {
             g_set_error(error, MS_NIC_FIT_ERROR, MS_NIC_FIT_ERROR_ALONE,
                         "%s:%u: alltoall_under_allreduce of %" G_GUINT64_FORMAT
@@ -409,7 +407,7 @@ ms_nic_fit_describe(const MsNicFit *fit)
         append_config(s, g->channels, g->qps);
         /* Rounded first, so that a residual of nothing reads +0.0%, never -0.0%. */
         double pct = round(1000 * (exp(g->mean_log_error) - 1)) / 10;
-        g_string_append_printf(s, ": %u rows, predicted slowdown %+.1f%% off on average\n", g->rows,
+        g_string_append_printf(s, ": %u rows, mean slowdown error %+.1f%%\n", g->rows,
                                pct == 0 ? 0.0 : pct);
     }
     return g_string_free(s, FALSE);

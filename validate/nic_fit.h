@@ -48,6 +48,11 @@ typedef struct {
 
 /* Counts the alltoall_under_allreduce rows of set. */
 guint ms_nic_fit_count(const MsMeasurementSet *set);
+/* The all-to-all alone that alltoall_under_allreduce row i of set is compared with: the last
+ * alltoall row of the same size, ranks, ranks per node, channels and queue pairs before it in its
+ * own file (the benchmark writes it just before), else the first such row anywhere; NULL when
+ * there is none. */
+const MsMeasurement *ms_nic_fit_alone_row(const MsMeasurementSet *set, guint i);
 
 /* Fits base (kind nccl; its other keys stay) on the alltoall_under_allreduce rows of set and
  * their alltoall rows alone, placed on topo as the calibration places them. out is filled (free
