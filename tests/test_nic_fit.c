@@ -2,6 +2,9 @@
  * a known exponent (written as a measurement CSV and read back through the normal reader), its
  * error under noise, the per-configuration residuals, predictions, and every refusal. */
 #include "ms_test.h"
+
+#include <json-glib/json-glib.h>
+
 #include "validate/calibrate.h"
 #include "validate/moesim_csv.h"
 #include "validate/nic_fit.h"
@@ -71,7 +74,10 @@ synthetic(const MsTopology *topo, const MsNetSpec *truth, double noise, guint32 
                             .dtype = "bf16",
                             .channels = channels[c],
                             .qps = qps};
-        add(made, &ar, 4e-3);
+        g_autoptr(MsNetModel) net = ms_net_model_new(truth, topo, NULL);
+        double t = 0;
+        CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(topo, NULL, net, &ar, &t, NULL));
+        add(made, &ar, t);
     }
     gsize len = 0;
     g_autofree char *text = ms_moesim_csv_write(made, &len);
@@ -239,6 +245,102 @@ test_refusals(void)
                     "on the message exponent");
 }
 
+/* The commands: calibrate --net nccl finds the exponent, prints it with its error and puts it in
+ * the fitted spec and the JSON; validate --net with that spec predicts the rows, with NCCL's own
+ * exponent it does not. */
+static void
+test_commands(void)
+{
+    g_autoptr(MsTopology) topo = load("lina-testbed");
+    MsNetSpec truth = spec("nccl:message_exponent=0.3");
+    g_autoptr(MsMeasurementSet) set = synthetic(topo, &truth, 0, 0);
+    g_autofree char *text = ms_moesim_csv_write(set, NULL);
+    g_autofree char *path = ms_test_write_tmp("bench.csv", text);
+    const char *cal[] = {"calibrate", "--topology", "lina-testbed", path, "--net", "nccl", "--json",
+                         "-",         NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    CU_ASSERT_EQUAL_FATAL(ms_test_run_moesim(cal, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nccl network model fitted on 10 collective rows and the "
+                                       "all-to-alls under an allreduce:\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "  message_exponent 0.30"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err, "9 rows under forced NCCL channels or queue pairs left out"));
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(p, out, -1, NULL));
+    JsonObject *netj =
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "net");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(netj);
+    CU_ASSERT_DOUBLE_EQUAL(json_object_get_double_member(netj, "message_exponent"), 0.3, 0.01);
+    CU_ASSERT(json_object_get_double_member(netj, "message_exponent_se") < 0.01);
+    CU_ASSERT_EQUAL(json_object_get_int_member(netj, "concurrency_rows"), 8);
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(netj, "concurrency_groups")),
+                    2);
+    const char *fitted = json_object_get_string_member(netj, "spec");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(fitted, ",message_exponent=0.3"));
+    /* The fitted spec predicts the rows under the allreduce; NCCL's own exponent does not. */
+    const char *good[] = {"validate",     "--measured", path,   "--topology",
+                          "lina-testbed", "--net",      fitted, NULL};
+    g_autofree char *gout = NULL, *gerr = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(good, &gout, &gerr), 0);
+    const char *line = strstr(gout, "alltoall_under_allreduce 16x4");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    double median = 0;
+    CU_ASSERT_EQUAL(sscanf(line, "alltoall_under_allreduce 16x4 %*u %lf", &median), 1);
+    CU_ASSERT(median < 3);
+    const char *own[] = {"validate",     "--measured", path,   "--topology",
+                         "lina-testbed", "--net",      "nccl", NULL};
+    g_autofree char *oout = NULL, *oerr = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(own, &oout, &oerr), 0);
+    line = strstr(oout, "alltoall_under_allreduce 16x4");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    CU_ASSERT_EQUAL(sscanf(line, "alltoall_under_allreduce 16x4 %*u %lf", &median), 1);
+    CU_ASSERT(median > 20);
+}
+
+/* What calibrate says when the rows cannot tell the exponent (one node: no NIC), and when every
+ * row ran under forced NCCL settings (nothing for the flow model: no file to write). */
+static void
+test_command_notes(void)
+{
+    g_autofree char *node = ms_test_write_tmp(
+        "node.csv", "# moesim-measurements 2\n"
+                    "kind,bytes,ranks,ranks_per_node,time_us,background_bytes,channels\n"
+                    "allreduce,26214400,4,4,300,,2\n"
+                    "alltoall,1048576,4,4,20,,2\n"
+                    "alltoall_under_allreduce,1048576,4,4,30,26214400,2\n"
+                    "alltoall,4194304,4,4,60,,2\n"
+                    "alltoall_under_allreduce,4194304,4,4,90,26214400,2\n");
+    const char *args[] = {"calibrate", "--topology", "lina-testbed", node, "--net", "nccl", NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "no flow model figures: no point-to-point, collective or "
+                                       "expert GEMM measurements to fit"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "message_exponent not fitted: the simulated slowdowns of "
+                                       "the 2 alltoall_under_allreduce rows do not depend"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  --net 'nccl:version=2.18.6,latency_scale="));
+    CU_ASSERT_PTR_NULL(strstr(out, "message_exponent="));
+    g_autofree char *cal = g_build_filename(ms_test_tmpdir(), "node.ini", NULL);
+    const char *write[] = {
+        "calibrate", "--topology", "lina-testbed", node, "--net", "nccl", "--out", cal, NULL};
+    g_autofree char *wout = NULL, *werr = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(write, &wout, &werr), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(werr, "no point-to-point, collective or expert GEMM"));
+    /* A row under an allreduce without its all-to-all alone: named, exit 2. */
+    g_autofree char *orphan =
+        ms_test_write_tmp("orphan.csv", "# moesim-measurements 2\n"
+                                        "kind,bytes,ranks,ranks_per_node,time_us,background_bytes\n"
+                                        "allreduce,26214400,16,4,4000,\n"
+                                        "alltoall,1048576,16,4,300,\n"
+                                        "alltoall,2097152,16,4,500,\n"
+                                        "alltoall_under_allreduce,1048576,16,4,500,26214400\n"
+                                        "alltoall_under_allreduce,4194304,16,4,900,26214400\n");
+    const char *bad[] = {"calibrate", "--topology", "lina-testbed", orphan, "--net", "nccl", NULL};
+    g_autofree char *bout = NULL, *berr = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(bad, &bout, &berr), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(berr, "orphan.csv:7: alltoall_under_allreduce of 4194304 B "
+                                        "over 16x4 (channels 0, qps 0): no alltoall row"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -247,6 +349,8 @@ main(int argc, char **argv)
         {"an exponent of 1 made by the model is found again", test_recovers_1},
         {"noise: within three standard errors", test_noise},
         {"predictions of a row", test_predict},
+        {"calibrate --net nccl and validate --net", test_commands},
+        {"calibrate's notes and refusals", test_command_notes},
         {"a flow spec, too few rows, a row alone, a topology without NICs", test_refusals},
         {NULL, NULL},
     };
