@@ -9,8 +9,9 @@
  * Its standard error comes from the residuals and the slowdowns' sensitivity to x (Gauss-Newton,
  * as validate/nccl_fit.h gives its factors'). Queue pairs per connection are not in the model
  * (both collectives run under the same setting, which scales every NIC connection alike when
- * NCCL splits messages over its queue pairs); the fit reports its residuals per channel count
- * and queue pair setting so that a machine where they matter shows it. */
+ * NCCL splits messages over its queue pairs, as it does up to 2.19); the fit reports its
+ * residuals per channel count and queue pair setting so that a machine where they matter shows
+ * it. */
 #pragma once
 
 #include <glib.h>
