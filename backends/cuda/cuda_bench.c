@@ -37,8 +37,9 @@ typedef struct {
     cudaEvent_t *ev; /* iters + 1 */
     guint8 *send, *recv, *a, *b, *c;
     float *scalar;
-    /* The concurrency benchmark: the allreduce's communicator, stream and buffer (in place), and
-     * the events at the end of its warm-up calls and of its loop. */
+    /* The concurrency benchmark: the allreduce's communicator, stream and buffers (send, then
+     * receive: out of place, as the sweeps), and the events at the end of its warm-up calls and
+     * of its loop. */
     ncclComm_t comm2;
     cudaStream_t stream2;
     guint8 *bg;
@@ -146,22 +147,22 @@ concurrency_setup(Bench *b, int priority, GError **error)
     config.blocking = 0;
     config.splitShare = 0;
     guint64 bytes = b->spec->background_bytes / 2 * 2;
-    if (!check_sms(b, error) ||
-        !nccl_ok(ncclCommSplit(b->comm, 0, (int)b->place.rank, &b->comm2, &config), b->comm,
-                 "ncclCommSplit", error) ||
-        !nccl_settle(b->comm, b->deadline, "ncclCommSplit", error) ||
-        !nccl_settle(b->comm2, b->deadline, "ncclCommSplit", error) ||
-        !cuda_ok(cudaStreamCreateWithPriority(&b->stream2, cudaStreamNonBlocking, priority),
-                 "cudaStreamCreateWithPriority", error) ||
-        !alloc(bytes, &b->bg, b, error)) {
-        return FALSE;
-    }
     for (guint k = 0; k < G_N_ELEMENTS(b->mark); k++) {
         if (!cuda_ok(cudaEventCreate(&b->mark[k]), "cudaEventCreate", error)) {
             return FALSE;
         }
     }
-    return TRUE;
+    /* The buffers are filled on the first stream: the second waits for that. */
+    return check_sms(b, error) &&
+           nccl_ok(ncclCommSplit(b->comm, 0, (int)b->place.rank, &b->comm2, &config), b->comm,
+                   "ncclCommSplit", error) &&
+           nccl_settle(b->comm, b->deadline, "ncclCommSplit", error) &&
+           nccl_settle(b->comm2, b->deadline, "ncclCommSplit", error) &&
+           cuda_ok(cudaStreamCreateWithPriority(&b->stream2, cudaStreamNonBlocking, priority),
+                   "cudaStreamCreateWithPriority", error) &&
+           alloc(2 * bytes, &b->bg, b, error) &&
+           cuda_ok(cudaEventRecord(b->mark[0], b->stream), "cudaEventRecord", error) &&
+           cuda_ok(cudaStreamWaitEvent(b->stream2, b->mark[0], 0), "cudaStreamWaitEvent", error);
 }
 
 static gboolean
@@ -449,13 +450,14 @@ bench_comm(Bench *b, GError **error)
 
 /* --- concurrency --- */
 
-/* The looping allreduce: in place, on the second communicator and stream. */
+/* The looping allreduce, on the second communicator and stream. */
 static gboolean
 issue_background(Bench *b, gconstpointer arg, GError **error)
 {
     const Transfer *t = arg;
     ncclDataType_t dt = b->bf16 ? ncclBfloat16 : ncclFloat16;
-    return nccl_ok(ncclAllReduce(b->bg, b->bg, t->bytes / 2, dt, ncclSum, b->comm2, b->stream2),
+    return nccl_ok(ncclAllReduce(b->bg, b->bg + t->bytes, t->bytes / 2, dt, ncclSum, b->comm2,
+                                 b->stream2),
                    b->comm2, "ncclAllReduce", error) &&
            nccl_settle(b->comm2, b->deadline, "the looping allreduce", error);
 }
