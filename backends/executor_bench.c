@@ -1,5 +1,6 @@
 /* executor_bench: the microbenchmark spec (defaults, option parsing, checks, JSON form), the pairs
- * measured per link class, the expert kernel shapes and the text tables of results. */
+ * measured per link class, the expert kernel shapes, NCCL's settings as environment variables and
+ * nccl-tests' bandwidth figures. */
 #include "executor_bench.h"
 
 #include <json-glib/json-glib.h>
@@ -8,12 +9,14 @@
 
 #include "sim/base/json_input.h"
 #include "sim/base/json_output.h"
-#include "sim/net/collective.h"
 #include "sim/base/units.h"
+#include "sim/calib/meas_csv.h"
+#include "sim/net/collective.h"
 
 G_DEFINE_QUARK(ms_bench_error_quark, ms_bench_error)
 
-static const char *const what_names[] = {"p2p", "alltoall", "allreduce", "gemm", "launch"};
+static const char *const what_names[] = {"p2p",  "alltoall", "allreduce",
+                                         "gemm", "launch",   "concurrency"};
 
 static void
 pair_clear(gpointer data)
@@ -42,6 +45,11 @@ ms_bench_spec_new(void)
     }
     s->pairs = g_array_new(FALSE, FALSE, sizeof(MsBenchPair));
     g_array_set_clear_func(s->pairs, pair_clear);
+    s->concurrency_sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
+    for (guint64 v = 1u << 20; v <= (64u << 20); v *= 4) {
+        g_array_append_val(s->concurrency_sizes, v);
+    }
+    s->background_bytes = 25u << 20;
     return s;
 }
 
@@ -54,6 +62,7 @@ ms_bench_spec_free(MsBenchSpec *spec)
     g_free(spec->dtype);
     g_array_unref(spec->tokens);
     g_array_unref(spec->pairs);
+    g_array_unref(spec->concurrency_sizes);
     g_free(spec);
 }
 
@@ -88,7 +97,7 @@ ms_bench_parse_what(const char *list, guint32 *what, GError **error)
         } else {
             return spec_error(error,
                               "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
-                              "gemm, launch or all)",
+                              "gemm, launch, concurrency or all)",
                               item);
         }
     }
@@ -122,6 +131,83 @@ ms_bench_parse_tokens(const char *list, MsBenchSpec *spec, GError **error)
     }
     g_array_set_size(spec->tokens, 0);
     g_array_append_vals(spec->tokens, t->data, t->len);
+    return TRUE;
+}
+
+gboolean
+ms_bench_parse_concurrency_sizes(const char *list, MsBenchSpec *spec, GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(list, ",", -1);
+    g_autoptr(GArray) sizes = g_array_new(FALSE, FALSE, sizeof(guint64));
+    if (items[0] == NULL) {
+        return spec_error(error, "--concurrency-sizes: no size in '%s'", list);
+    }
+    for (guint i = 0; items[i]; i++) {
+        const char *item = g_strstrip(items[i]);
+        guint64 v = 0;
+        g_autoptr(GError) local = NULL;
+        gboolean digits = *item && strspn(item, "0123456789") == strlen(item);
+        if (!(digits ? ms_parse_uint(item, 1, MS_BENCH_MAX_BYTES, &v, &local)
+                     : ms_parse_bytes(item, &v, &local)) ||
+            v == 0 || v > MS_BENCH_MAX_BYTES) {
+            return spec_error(error,
+                              "--concurrency-sizes: item %u '%s' is not a size from 1 B to "
+                              "%" G_GUINT64_FORMAT " B%s%s",
+                              i + 1, item, MS_BENCH_MAX_BYTES, local ? ": " : "",
+                              local ? local->message : "");
+        }
+        if (sizes->len && v <= g_array_index(sizes, guint64, sizes->len - 1)) {
+            return spec_error(error,
+                              "--concurrency-sizes: %" G_GUINT64_FORMAT
+                              " does not increase after %" G_GUINT64_FORMAT,
+                              v, g_array_index(sizes, guint64, sizes->len - 1));
+        }
+        g_array_append_val(sizes, v);
+    }
+    if (sizes->len > MS_BENCH_MAX_POINTS) {
+        return spec_error(error, "--concurrency-sizes: %u sizes, at most %u", sizes->len,
+                          MS_BENCH_MAX_POINTS);
+    }
+    g_array_set_size(spec->concurrency_sizes, 0);
+    g_array_append_vals(spec->concurrency_sizes, sizes->data, sizes->len);
+    return TRUE;
+}
+
+/* The concurrency benchmark's sizes and NCCL's settings. */
+static gboolean
+check_concurrency(const MsBenchSpec *s, GError **error)
+{
+    GArray *c = s->concurrency_sizes;
+    if ((s->what & MS_BENCH_CONCURRENCY) && c->len == 0) {
+        return spec_error(error, "concurrency sizes: the benchmark needs at least one size");
+    }
+    for (guint k = 0; k < c->len; k++) {
+        guint64 v = g_array_index(c, guint64, k);
+        if (v == 0 || v > MS_BENCH_MAX_BYTES || (k && v <= g_array_index(c, guint64, k - 1)) ||
+            k >= MS_BENCH_MAX_POINTS) {
+            return spec_error(error,
+                              "concurrency sizes: %" G_GUINT64_FORMAT
+                              " (item %u) is not increasing within 1 to %" G_GUINT64_FORMAT
+                              " bytes",
+                              v, k + 1, MS_BENCH_MAX_BYTES);
+        }
+    }
+    if (s->background_bytes < 2 || s->background_bytes > MS_BENCH_MAX_BYTES) {
+        return spec_error(error,
+                          "background allreduce: %" G_GUINT64_FORMAT
+                          " bytes is not within 2 to %" G_GUINT64_FORMAT " (one element or more)",
+                          s->background_bytes, MS_BENCH_MAX_BYTES);
+    }
+    if (s->channels > MS_MEAS_MAX_CHANNELS) {
+        return spec_error(error, "channels: %u is not within 1 to %u (0: NCCL's own)", s->channels,
+                          MS_MEAS_MAX_CHANNELS);
+    }
+    if (s->qps > MS_MEAS_MAX_QPS) {
+        return spec_error(error,
+                          "queue pairs per connection: %u is not within 1 to %u (0: NCCL's "
+                          "default)",
+                          s->qps, MS_MEAS_MAX_QPS);
+    }
     return TRUE;
 }
 
@@ -184,7 +270,7 @@ ms_bench_spec_check(const MsBenchSpec *s, GError **error)
             return spec_error(error, "pair %u: ranks %u and %u of %u", k, p->a, p->b, s->world);
         }
     }
-    return check_sweep(s, error);
+    return check_sweep(s, error) && check_concurrency(s, error);
 }
 
 GArray *
@@ -198,6 +284,116 @@ ms_bench_sizes(const MsBenchSpec *spec)
         v = next > v ? next : v + 1;
     }
     return sizes;
+}
+
+/* --- NCCL's settings --- */
+
+#define MIN_CHANNELS "NCCL_MIN_NCHANNELS"
+#define MAX_CHANNELS "NCCL_MAX_NCHANNELS"
+#define QPS "NCCL_IB_QPS_PER_CONNECTION"
+/* NCCL's older names of the channel bounds (graph/connect.cc: NCHANNELS overrides them). */
+static const char *const legacy[] = {"NCCL_MIN_NRINGS", "NCCL_MAX_NRINGS"};
+
+/* A count in [1, max] from variable name (set), into out. */
+static gboolean
+env_count(const char *name, const char *value, guint max, guint32 *out, GError **error)
+{
+    guint64 v = 0;
+    if (!ms_parse_uint(value, 1, max, &v, NULL)) {
+        return spec_error(error, "environment: %s='%s' is not a count from 1 to %u", name, value,
+                          max);
+    }
+    *out = (guint32)v;
+    return TRUE;
+}
+
+gboolean
+ms_bench_nccl_env(MsBenchSpec *spec, const char *const *envp, GError **error)
+{
+    g_auto(GStrv) own = envp ? NULL : g_get_environ();
+    char **env = envp ? (char **)envp : own;
+    if (spec->channels == 0) {
+        for (guint k = 0; k < G_N_ELEMENTS(legacy); k++) {
+            const char *v = g_environ_getenv(env, legacy[k]);
+            if (v) {
+                return spec_error(error,
+                                  "environment: %s='%s' bounds NCCL's channels under its older "
+                                  "name: give --channels N (which sets " MIN_CHANNELS
+                                  " and " MAX_CHANNELS " alike) so that the rows record it",
+                                  legacy[k], v);
+            }
+        }
+        const char *lo = g_environ_getenv(env, MIN_CHANNELS);
+        const char *hi = g_environ_getenv(env, MAX_CHANNELS);
+        guint32 a = 0, b = 0;
+        if ((lo && !env_count(MIN_CHANNELS, lo, MS_MEAS_MAX_CHANNELS, &a, error)) ||
+            (hi && !env_count(MAX_CHANNELS, hi, MS_MEAS_MAX_CHANNELS, &b, error))) {
+            return FALSE;
+        }
+        if ((lo || hi) && a != b) {
+            return spec_error(error,
+                              "environment: " MIN_CHANNELS "=%s and " MAX_CHANNELS
+                              "=%s leave NCCL a range of channel counts, which a row cannot "
+                              "record: set both alike or give --channels N",
+                              lo ? lo : "(unset)", hi ? hi : "(unset)");
+        }
+        spec->channels = a;
+    }
+    const char *qps = g_environ_getenv(env, QPS);
+    return spec->qps || qps == NULL || env_count(QPS, qps, MS_MEAS_MAX_QPS, &spec->qps, error);
+}
+
+char **
+ms_bench_nccl_assignments(const MsBenchSpec *spec)
+{
+    GPtrArray *a = g_ptr_array_new();
+    if (spec->channels) {
+        g_ptr_array_add(a, g_strdup_printf(MIN_CHANNELS "=%u", spec->channels));
+        g_ptr_array_add(a, g_strdup_printf(MAX_CHANNELS "=%u", spec->channels));
+    }
+    if (spec->qps) {
+        g_ptr_array_add(a, g_strdup_printf(QPS "=%u", spec->qps));
+    }
+    g_ptr_array_add(a, NULL);
+    return (char **)g_ptr_array_free(a, FALSE);
+}
+
+/* Variable name holds want (0: is unset) in env. */
+static gboolean
+env_holds(char **env, const char *name, guint32 want, guint max, GError **error)
+{
+    const char *v = g_environ_getenv(env, name);
+    guint32 have = 0;
+    if (v == NULL ? want == 0 : env_count(name, v, max, &have, NULL) && have == want) {
+        return TRUE;
+    }
+    g_autofree char *asked = want ? g_strdup_printf("%u", want) : g_strdup("unset (NCCL's own)");
+    return spec_error(error,
+                      "environment: %s is %s%s%s here but %s in the benchmark: every rank's "
+                      "process must carry the same NCCL settings (moesim bench sets them from "
+                      "--channels and --qps; under srun every task runs the same command)",
+                      name, v ? "'" : "unset", v ? v : "", v ? "'" : "", asked);
+}
+
+gboolean
+ms_bench_nccl_env_check(const MsBenchSpec *spec, const char *const *envp, GError **error)
+{
+    g_auto(GStrv) own = envp ? NULL : g_get_environ();
+    char **env = envp ? (char **)envp : own;
+    for (guint k = 0; spec->channels == 0 && k < G_N_ELEMENTS(legacy); k++) {
+        if (!env_holds(env, legacy[k], 0, MS_MEAS_MAX_CHANNELS, error)) {
+            return FALSE;
+        }
+    }
+    return env_holds(env, MIN_CHANNELS, spec->channels, MS_MEAS_MAX_CHANNELS, error) &&
+           env_holds(env, MAX_CHANNELS, spec->channels, MS_MEAS_MAX_CHANNELS, error) &&
+           env_holds(env, QPS, spec->qps, MS_MEAS_MAX_QPS, error);
+}
+
+guint
+ms_bench_csv_version(const MsBenchSpec *spec)
+{
+    return (spec->what & MS_BENCH_CONCURRENCY) || spec->channels || spec->qps ? 2 : 1;
 }
 
 /* --- JSON --- */
@@ -241,6 +437,15 @@ ms_bench_spec_to_bytes(const MsBenchSpec *s)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
+    json_builder_set_member_name(b, "concurrency_sizes");
+    json_builder_begin_array(b);
+    for (guint k = 0; k < s->concurrency_sizes->len; k++) {
+        json_builder_add_int_value(b, (gint64)g_array_index(s->concurrency_sizes, guint64, k));
+    }
+    json_builder_end_array(b);
+    ms_json_member_int(b, "background_bytes", (gint64)s->background_bytes);
+    ms_json_member_int(b, "channels", s->channels);
+    ms_json_member_int(b, "qps", s->qps);
     json_builder_end_object(b);
     g_autoptr(JsonNode) root = json_builder_get_root(b);
     char *text = json_to_string(root, FALSE);
@@ -277,6 +482,16 @@ read_lists(JsonObject *o, MsBenchSpec *s, GError **error)
 {
     JsonArray *tokens = json_object_get_array_member(o, "tokens");
     JsonArray *pairs = json_object_get_array_member(o, "pairs");
+    JsonArray *sizes = json_object_get_array_member(o, "concurrency_sizes");
+    g_array_set_size(s->concurrency_sizes, 0);
+    for (guint k = 0; k < json_array_get_length(sizes); k++) {
+        JsonNode *n = json_array_get_element(sizes, k);
+        if (json_node_get_value_type(n) != G_TYPE_INT64 || json_node_get_int(n) < 0) {
+            return spec_error(error, "spec: concurrency size %u is not a size in bytes", k);
+        }
+        guint64 v = (guint64)json_node_get_int(n);
+        g_array_append_val(s->concurrency_sizes, v);
+    }
     g_array_set_size(s->tokens, 0);
     for (guint k = 0; k < json_array_get_length(tokens); k++) {
         JsonNode *n = json_array_get_element(tokens, k);
@@ -311,7 +526,9 @@ read_spec(JsonObject *o, MsBenchSpec *s, GError **error)
         !get_u32(o, "world", &s->world, error) ||
         !get_u32(o, "ranks_per_node", &s->ranks_per_node, error) ||
         !get_uint(o, "d_model", MS_BENCH_MAX_DIM, &d_model, error) ||
-        !get_uint(o, "d_ffn", MS_BENCH_MAX_DIM, &d_ffn, error)) {
+        !get_uint(o, "d_ffn", MS_BENCH_MAX_DIM, &d_ffn, error) ||
+        !get_uint(o, "background_bytes", MS_BENCH_MAX_BYTES, &s->background_bytes, error) ||
+        !get_u32(o, "channels", &s->channels, error) || !get_u32(o, "qps", &s->qps, error)) {
         return FALSE;
     }
     s->d_model = d_model;
@@ -323,8 +540,10 @@ read_spec(JsonObject *o, MsBenchSpec *s, GError **error)
         json_node_get_value_type(dtype) != G_TYPE_STRING || gated == NULL ||
         json_node_get_value_type(gated) != G_TYPE_BOOLEAN ||
         !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "tokens")) ||
-        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "pairs"))) {
-        return spec_error(error, "spec: step_factor, dtype, gated, tokens or pairs malformed");
+        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "pairs")) ||
+        !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "concurrency_sizes"))) {
+        return spec_error(error, "spec: step_factor, dtype, gated, tokens, pairs or "
+                                 "concurrency_sizes malformed");
     }
     s->step_factor = json_node_get_double(step);
     g_free(s->dtype);

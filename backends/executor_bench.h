@@ -1,9 +1,12 @@
 /* executor_bench: the calibration microbenchmarks a per-rank backend runs (its bench hook), in a
  * form every rank receives: point-to-point transfers between rank pairs chosen per link class,
  * all-to-all and allreduce size sweeps, GEMM sweeps over token counts for the shapes of an expert
- * (up projection, activation, down projection), and the launch overhead of an empty kernel. Also
- * nccl-tests' bandwidth figures of a communication row (validate/bench_report.h prints the
- * tables). Sizes in bytes, seconds in measurement rows (sim/calib/meas_csv.h). */
+ * (up projection, activation, down projection), the launch overhead of an empty kernel, and the
+ * concurrency benchmark (all-to-alls alone and while an allreduce loops on another communicator);
+ * the NCCL settings (channels, queue pairs per connection) a run is made under, as environment
+ * variables every rank's process must carry. Also nccl-tests' bandwidth figures of a
+ * communication row (validate/bench_report.h prints the tables). Sizes in bytes, seconds in
+ * measurement rows (sim/calib/meas_csv.h). */
 #pragma once
 
 #include <glib.h>
@@ -26,7 +29,8 @@ enum {
     MS_BENCH_ALLREDUCE = 1 << 2,
     MS_BENCH_GEMM = 1 << 3,
     MS_BENCH_LAUNCH = 1 << 4,
-    MS_BENCH_ALL = (1 << 5) - 1,
+    MS_BENCH_CONCURRENCY = 1 << 5,
+    MS_BENCH_ALL = (1 << 6) - 1,
 };
 
 /* Limits the spec is checked against. */
@@ -35,6 +39,8 @@ enum {
 #define MS_BENCH_MAX_TOKENS 1048576u
 #define MS_BENCH_MAX_DIM 262144u
 #define MS_BENCH_MAX_POINTS 4096u
+/* Allreduce calls the concurrency benchmark may loop under the all-to-alls of one size. */
+#define MS_BENCH_MAX_LOOP 1000000u
 
 /* One point-to-point measurement: rank a sends to rank b. */
 typedef struct {
@@ -54,19 +60,30 @@ typedef struct {
     gboolean gated;
     GArray *tokens; /* guint32, increasing */
     GArray *pairs;  /* MsBenchPair */
+    /* The concurrency benchmark: the all-to-all sizes (guint64, increasing) and the allreduce that
+     * loops under them on a second communicator. */
+    GArray *concurrency_sizes;
+    guint64 background_bytes;
+    /* NCCL's settings every rank runs under (ms_bench_nccl_env); 0: NCCL's own. */
+    guint32 channels, qps;
 } MsBenchSpec;
 
 /* Defaults: everything, 8 B to 128 MiB by 2x, 20 iterations after 5 warm-up ones, bf16, one
- * Mixtral-8x7B expert (d_model 4096, d_ffn 14336, gated) at 1, 2, 4 ... 8192 tokens. */
+ * Mixtral-8x7B expert (d_model 4096, d_ffn 14336, gated) at 1, 2, 4 ... 8192 tokens; all-to-alls
+ * of 1, 4, 16 and 64 MiB under a 25 MiB allreduce (PyTorch DDP's default gradient bucket,
+ * bucket_cap_mb = 25), NCCL's own channels and queue pairs. */
 MsBenchSpec *ms_bench_spec_new(void);
 void ms_bench_spec_free(MsBenchSpec *spec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsBenchSpec, ms_bench_spec_free)
 
-/* "p2p,alltoall,allreduce,gemm,launch" in any order and subset, or "all". FALSE with
+/* "p2p,alltoall,allreduce,gemm,launch,concurrency" in any order and subset, or "all". FALSE with
  * MS_BENCH_ERROR_SPEC naming the unknown item. */
 gboolean ms_bench_parse_what(const char *list, guint32 *what, GError **error);
 /* "1,16,256" (strictly increasing, 1 to MS_BENCH_MAX_TOKENS) into spec->tokens. */
 gboolean ms_bench_parse_tokens(const char *list, MsBenchSpec *spec, GError **error);
+/* "1M,4M,16M" (sizes with their unit or in bytes, strictly increasing, 1 to MS_BENCH_MAX_BYTES)
+ * into spec->concurrency_sizes; FALSE with MS_BENCH_ERROR_SPEC naming the item. */
+gboolean ms_bench_parse_concurrency_sizes(const char *list, MsBenchSpec *spec, GError **error);
 /* Every field in range (MS_BENCH_ERROR_SPEC naming the field and the value otherwise). */
 gboolean ms_bench_spec_check(const MsBenchSpec *spec, GError **error);
 
@@ -76,6 +93,30 @@ MsBenchSpec *ms_bench_spec_from_bytes(GBytes *bytes, GError **error);
 
 /* Sizes of the communication sweeps: min, min x step, ... up to max (guint64). */
 GArray *ms_bench_sizes(const MsBenchSpec *spec);
+
+/* NCCL reads NCCL_MIN_NCHANNELS, NCCL_MAX_NCHANNELS and NCCL_IB_QPS_PER_CONNECTION from the
+ * environment once per process, when its first communicator is made (src/include/param.h caches
+ * every NCCL_PARAM), so one run has one value of each, and every rank's process must carry it:
+ * spec->channels stands for NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS, spec->qps for
+ * NCCL_IB_QPS_PER_CONNECTION. */
+
+/* Where the options left spec->channels or ->qps at 0, takes them from envp (NULL: this
+ * process's environment): both channel bounds set and equal, the queue pairs set. FALSE with
+ * MS_BENCH_ERROR_SPEC naming the variable when the environment sets channels in a way a row
+ * cannot record (one bound alone, bounds that differ, the older NCCL_MIN_NRINGS and
+ * NCCL_MAX_NRINGS) or a value that is not a count in range. */
+gboolean ms_bench_nccl_env(MsBenchSpec *spec, const char *const *envp, GError **error);
+/* The variables spec's settings stand for as "NAME=VALUE" (free with g_strfreev): what a command
+ * sets in its environment before any rank starts. */
+char **ms_bench_nccl_assignments(const MsBenchSpec *spec);
+/* Whether envp (NULL: this process's environment) carries exactly spec's settings: each one's
+ * variables at its value, and none of the channel or queue pair variables where spec leaves them
+ * to NCCL. FALSE with MS_BENCH_ERROR_SPEC naming the variable, its value and the spec's. */
+gboolean ms_bench_nccl_env_check(const MsBenchSpec *spec, const char *const *envp, GError **error);
+
+/* The version of the measurement CSV (sim/calib/meas_csv.h) a run of spec writes: 2 with the
+ * concurrency benchmark or NCCL settings (their kind and columns), else 1. */
+guint ms_bench_csv_version(const MsBenchSpec *spec);
 
 /* Fills spec->world, ->ranks_per_node and ->pairs from the ranks' host names: rank 0 with the
  * first rank whose route from it has a link class not met yet, the class being that of the

@@ -1,8 +1,10 @@
 /* cmd_bench: `moesim bench` runs the calibration microbenchmarks of a backend that has them (the
  * registry's, backends/registry.h) on real GPUs: point-to-point per link class, all-to-all and
- * allreduce sweeps, expert GEMM sweeps, launch overhead. It prints them with nccl-tests columns
- * and writes the moesim measurement CSV that calibration reads. On one node it forks one rank per
- * device; under srun or torchrun every process runs it and rank 0 reports. */
+ * allreduce sweeps, expert GEMM sweeps, launch overhead, all-to-alls under a looping allreduce.
+ * It prints them with nccl-tests columns and writes the moesim measurement CSV that calibration
+ * reads. On one node it forks one rank per device; under srun or torchrun every process runs it
+ * and rank 0 reports. NCCL's channel and queue pair settings go into this process's environment
+ * before any rank starts, where NCCL reads them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 #include "backends/executor_launch.h"
 #include "backends/executor_remote.h"
 #include "backends/registry.h"
+#include "sim/calib/meas_csv.h"
 #include "cli.h"
 #include "commands.h"
 #include "validate/bench_report.h"
@@ -18,16 +21,17 @@
 
 typedef struct {
     char *backend, *topology, *out, *what, *minbytes, *maxbytes, *dtype, *tokens, *timeout;
+    char *conc_sizes, *background;
     double stepfactor;
-    gint ranks, iters, warmup, d_model, d_ffn;
+    gint ranks, iters, warmup, d_model, d_ffn, channels, qps;
     gboolean plain;
 } BenchArgs;
 
 static void
 bench_args_clear(BenchArgs *a)
 {
-    char *strs[] = {a->backend,  a->topology, a->out,    a->what,   a->minbytes,
-                    a->maxbytes, a->dtype,    a->tokens, a->timeout};
+    char *strs[] = {a->backend, a->topology, a->out,     a->what,       a->minbytes,  a->maxbytes,
+                    a->dtype,   a->tokens,   a->timeout, a->conc_sizes, a->background};
     for (guint k = 0; k < G_N_ELEMENTS(strs); k++) {
         g_free(strs[k]);
     }
@@ -54,6 +58,25 @@ fill_spec(const BenchArgs *a, MsBenchSpec *spec, GError **error)
     if (a->ranks == 0 || a->ranks < -1) {
         g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "--ranks: %d is not at least 1",
                     a->ranks);
+        return FALSE;
+    }
+    if (a->channels == 0 || a->channels < -1 || a->channels > (gint)MS_MEAS_MAX_CHANNELS ||
+        a->qps == 0 || a->qps < -1 || a->qps > (gint)MS_MEAS_MAX_QPS) {
+        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "--channels must be 1 to %u and --qps 1 to %u (got %d, %d)",
+                    MS_MEAS_MAX_CHANNELS, MS_MEAS_MAX_QPS, a->channels, a->qps);
+        return FALSE;
+    }
+    if ((a->conc_sizes && !ms_bench_parse_concurrency_sizes(a->conc_sizes, spec, error)) ||
+        (a->background &&
+         !ms_cli_parse_size("--background", a->background, &spec->background_bytes, error))) {
+        return FALSE;
+    }
+    spec->channels = a->channels > 0 ? (guint32)a->channels : 0;
+    spec->qps = a->qps > 0 ? (guint32)a->qps : 0;
+    /* Settings the options leave to the environment are read from it, so that the rows say what
+     * NCCL ran with. */
+    if (!ms_bench_nccl_env(spec, NULL, error)) {
         return FALSE;
     }
     spec->step_factor = a->stepfactor ? a->stepfactor : spec->step_factor;
@@ -184,6 +207,14 @@ bench(const BenchArgs *a)
     if (b == NULL) {
         return ms_cli_fail(error);
     }
+    /* Before any rank (and any thread) starts: the local launcher's workers inherit this
+     * environment, and under srun every task sets its own from the same options. */
+    g_auto(GStrv) assignments = ms_bench_nccl_assignments(spec);
+    for (guint k = 0; assignments[k]; k++) {
+        char *eq = strchr(assignments[k], '=');
+        *eq = '\0';
+        g_setenv(assignments[k], eq + 1, TRUE);
+    }
     guint world = 0;
     if (!world_size(a, b, &world, &error)) {
         return ms_cli_fail(error);
@@ -199,14 +230,26 @@ bench(const BenchArgs *a)
 int
 ms_cmd_bench(int argc, char **argv)
 {
-    BenchArgs a = {.ranks = -1, .iters = -1, .warmup = -1, .d_model = -1, .d_ffn = -1};
+    BenchArgs a = {.ranks = -1,
+                   .iters = -1,
+                   .warmup = -1,
+                   .d_model = -1,
+                   .d_ffn = -1,
+                   .channels = -1,
+                   .qps = -1};
     g_autoptr(GString) names = g_string_new(NULL);
     g_autoptr(GString) description = g_string_new(
         "Communication rows follow nccl-tests: size (B), count, type, redop, root, time (us,\n"
         "the mean of --iters calls on the slowest rank), algbw and busbw (GB/s). Point-to-\n"
         "point runs rank 0 to one rank per link class. GEMM rows time the up projection,\n"
         "activation and down projection of one expert at each token count on rank 0.\n"
-        "The CSV is 'moesim-measurements 1' (docs/calibration-format.md).\n"
+        "Concurrency times each --concurrency-sizes all-to-all alone and while a\n"
+        "--background allreduce loops on a second communicator and stream (calibrate\n"
+        "--net nccl fits NIC arbitration on them). --channels and --qps set\n"
+        "NCCL_MIN/MAX_NCHANNELS and NCCL_IB_QPS_PER_CONNECTION for the whole run (NCCL\n"
+        "reads them once per process: one value per run).\n"
+        "The CSV is 'moesim-measurements 1', or 2 with concurrency or NCCL settings\n"
+        "(docs/calibration-format.md).\n"
         "Backends with microbenchmarks:\n");
     for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
         if ((*b)->bench_summary == NULL) {
@@ -225,7 +268,7 @@ ms_cmd_bench(int argc, char **argv)
         {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
         {"what", 'w', 0, G_OPTION_ARG_STRING, &a.what,
-         "p2p,alltoall,allreduce,gemm,launch or all (default all)", "LIST"},
+         "p2p,alltoall,allreduce,gemm,launch,concurrency or all (default all)", "LIST"},
         {"ranks", 'n', 0, G_OPTION_ARG_INT, &a.ranks,
          "GPUs on this node (default: all visible; a job: its ranks)", "N"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
@@ -245,6 +288,14 @@ ms_cmd_bench(int argc, char **argv)
          "Plain expert MLP (the default is gated, SwiGLU)", NULL},
         {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens,
          "Token counts of the GEMM sweep (default 1,2,4,...,8192)", "LIST"},
+        {"concurrency-sizes", 0, 0, G_OPTION_ARG_STRING, &a.conc_sizes,
+         "All-to-all sizes of the concurrency benchmark (default 1M,4M,16M,64M)", "LIST"},
+        {"background", 0, 0, G_OPTION_ARG_STRING, &a.background,
+         "Size of the allreduce looping under them (default 25M)", "SIZE"},
+        {"channels", 0, 0, G_OPTION_ARG_INT, &a.channels,
+         "Run NCCL on N channels (NCCL_MIN/MAX_NCHANNELS; default NCCL's choice)", "N"},
+        {"qps", 0, 0, G_OPTION_ARG_INT, &a.qps,
+         "Queue pairs per network connection (NCCL_IB_QPS_PER_CONNECTION; default NCCL's)", "N"},
         {"timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give up after this long (default 600s)",
          "TIME"},
         {NULL},

@@ -405,7 +405,7 @@ static const BadInput cases[] = {
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a file in no known format",
      MEAS("m.txt", "size,time\n8,1.5\n"), 2},
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a moesim CSV of another version",
-     MEAS("m.csv", "# moesim-measurements 2\nkind,time_us\n"), 2},
+     MEAS("m.csv", "# moesim-measurements 3\nkind,time_us\n"), 2},
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a negative time",
      MEAS("m.csv", MCSV "allreduce,1048576,16,8,-4\n"), 2},
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a row with a field missing",

@@ -55,11 +55,54 @@ test_tables(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "    279.32    0.93\n"));
 }
 
+/* An all-to-all under an allreduce beside the all-to-all alone of its size and NCCL settings (the
+ * slowdown); without one, dashes. NCCL's settings follow the label. */
+static void
+test_concurrency(void)
+{
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    MsMeasurement rows[] = {
+        {.kind = MS_MEASUREMENT_ALLTOALL, .bytes = 1048576, .seconds = 200e-6},
+        {.kind = MS_MEASUREMENT_ALLTOALL, .bytes = 1048576, .seconds = 250e-6, .channels = 2},
+        {.kind = MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE,
+         .bytes = 1048576,
+         .background_bytes = 26214400,
+         .seconds = 500e-6,
+         .channels = 2},
+        {.kind = MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE,
+         .bytes = 4194304,
+         .background_bytes = 26214400,
+         .seconds = 900e-6,
+         .qps = 4},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(rows); k++) {
+        rows[k].ranks = 16;
+        rows[k].ranks_per_node = 4;
+        rows[k].label = "";
+        rows[k].min_s = rows[k].median_s = rows[k].mean_s = NAN;
+        rows[k].source = "t";
+        CU_ASSERT_TRUE(ms_measurement_set_add(set, &rows[k], NULL));
+    }
+    g_autofree char *text = ms_bench_report_format(set, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "#       size    background   alone(us)  together(us)  "
+                                        "slowdown  ranks  label\n"));
+    /* 500 us against the 250 us alone at the same 2 channels, not the 200 us at NCCL's own. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "     1048576      26214400      250.00        500.00     "
+                                        "2.00x     16  - channels=2\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(text, "     4194304      26214400           -        900.00         -     "
+                     "16  - qps=4\n"));
+    /* 1 MiB in 200 us: 5.24 GB/s algbw, x 15/16 busbw. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "-1     200.00     5.24     4.92     16  -\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "     16  - channels=2\n"));
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"nccl-tests columns, kernel figures, the model beside", test_tables},
+        {"an all-to-all under an allreduce beside its time alone", test_concurrency},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"bench report", NULL, NULL, tests}, {NULL}};

@@ -458,6 +458,54 @@ test_no_data(void)
     CU_ASSERT_EQUAL(ms_calibration_collective_configs(cal, MS_MEASUREMENT_ALLREDUCE), 1);
 }
 
+/* Rows under forced NCCL channels or queue pairs describe another configuration: the flow
+ * model's tables leave them out (and say so); under the nccl model a row's channels apply; an
+ * all-to-all under an allreduce is the NIC fit's to predict. */
+static void
+test_forced_configuration(void)
+{
+    g_autoptr(MsTopology) topo = load_topology(TOPOLOGY);
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    for (guint k = 0; k < 6; k++) {
+        MsMeasurement row = row_of(MS_MEASUREMENT_ALLREDUCE, 8, 8, 1024u << (2 * k), 20e-6, k + 1);
+        row.channels = 2;
+        row.qps = k % 2 ? 4 : 0;
+        CU_ASSERT_TRUE(ms_measurement_set_add(set, &row, NULL));
+    }
+    g_autoptr(GPtrArray) report = g_ptr_array_new_with_free_func(g_free);
+    GError *error = NULL;
+    CU_ASSERT_FALSE(ms_calibrate(topo, set, NULL, cal, report, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_NO_DATA,
+                    "(6 rows read; those under forced NCCL channels or queue pairs are for "
+                    "calibrate --net nccl)");
+    CU_ASSERT_EQUAL_FATAL(report->len, 1);
+    CU_ASSERT_STRING_EQUAL(report->pdata[0], "6 rows under forced NCCL channels or queue pairs "
+                                             "left out (the nccl model's fit uses them)");
+    /* NCCL's all-to-all over two DGX A100 on one channel: fewer connections, slower. */
+    g_autoptr(MsTopology) two = load_topology("dgx-a100-2node");
+    MsNetSpec spec;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl", &spec, NULL));
+    g_autoptr(MsNetModel) net = ms_net_model_new(&spec, two, NULL);
+    MsMeasurement row = row_of(MS_MEASUREMENT_ALLTOALL, 16, 8, 32u << 20, 1, 1);
+    double nccl_own = 0, one = 0;
+    CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(two, NULL, net, &row, &nccl_own, &error));
+    row.channels = 1;
+    CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(two, NULL, net, &row, &one, &error));
+    CU_ASSERT(one > 1.05 * nccl_own);
+    MsNetSpec forced;
+    ms_calibrate_row_spec(&spec, &row, &forced);
+    CU_ASSERT_EQUAL(forced.nccl.min_channels, 1);
+    CU_ASSERT_EQUAL(forced.nccl.max_channels, 1);
+    CU_ASSERT_TRUE(ms_calibrate_row_default(&(MsMeasurement){.kind = MS_MEASUREMENT_ALLTOALL}));
+    CU_ASSERT_FALSE(ms_calibrate_row_default(&row));
+    MsMeasurement under = row_of(MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE, 8, 8, 1u << 20, 1, 9);
+    under.background_bytes = 1u << 20;
+    CU_ASSERT_FALSE(ms_calibrate_predict_net(topo, NULL, net, &under, &one, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                    "synthetic:9: an alltoall_under_allreduce row is predicted by the NIC fit");
+}
+
 static void
 test_placement_errors(void)
 {
@@ -709,6 +757,7 @@ main(int argc, char **argv)
         {"nominal predictions", test_predict_nominal},
         {"no data", test_no_data},
         {"placement errors", test_placement_errors},
+        {"rows under forced NCCL channels or queue pairs", test_forced_configuration},
         {"expert shape", test_expert_shape},
         {"held-out sizes mask", test_holdout_alternate_sizes},
         {"held-out configurations mask", test_holdout_configs},

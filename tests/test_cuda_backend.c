@@ -2,7 +2,7 @@
  * backend): the backend as moesim finds it (the registry, its module), a one-rank schedule of
  * every op kind through the whole launch path (this moesim's workers), op times against the
  * compute model, fp16, two ranks' collectives when two GPUs are there, and the microbenchmarks'
- * rows. */
+ * rows (the concurrency benchmark's with two GPUs). */
 #include "backends/cuda/cuda_options.h"
 #include "backends/executor_bench.h"
 #include "backends/executor_remote.h"
@@ -196,6 +196,61 @@ test_bench(void)
     fprintf(stderr, "\n%s", table);
 }
 
+/* Two ranks: the concurrency benchmark at NCCL's own channels and at 2 (set in the environment
+ * the workers inherit, as moesim bench sets it): per size an all-to-all alone and under the
+ * looping allreduce, which cannot make it faster than alone by more than noise. */
+static void
+test_bench_concurrency(void)
+{
+    if (n_gpus < 2) {
+        fprintf(stderr, " (one GPU: skipped) ");
+        return;
+    }
+    for (guint32 channels = 0; channels <= 2; channels += 2) {
+        g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
+        spec->what = MS_BENCH_CONCURRENCY;
+        spec->iters = 5;
+        spec->warmup = 2;
+        spec->background_bytes = 16u << 20;
+        spec->channels = channels;
+        CU_ASSERT_TRUE_FATAL(ms_bench_parse_concurrency_sizes("1M,16M", spec, NULL));
+        g_auto(GStrv) vars = ms_bench_nccl_assignments(spec);
+        for (guint k = 0; vars[k]; k++) {
+            g_auto(GStrv) kv = g_strsplit(vars[k], "=", 2);
+            g_setenv(kv[0], kv[1], TRUE);
+        }
+        MsExecOptions o = options();
+        GError *error = NULL;
+        g_autoptr(GBytes) result = ms_remote_bench(cuda, 2, spec_for, spec, &o, &error);
+        g_unsetenv("NCCL_MIN_NCHANNELS");
+        g_unsetenv("NCCL_MAX_NCHANNELS");
+        if (error) {
+            fprintf(stderr, "\n  %s\n", error->message);
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+        g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+        gsize len = 0;
+        const char *text = g_bytes_get_data(result, &len);
+        CU_ASSERT_TRUE(g_str_has_prefix(text, "# moesim-measurements 2\n"));
+        CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, len, "bench", &error));
+        /* The allreduce alone, then per size the all-to-all alone and under it. */
+        CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 1 + 2 * 2);
+        CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->kind, MS_MEASUREMENT_ALLREDUCE);
+        for (guint k = 0; k < 2; k++) {
+            const MsMeasurement *a = ms_measurement_set_get(set, 1 + 2 * k);
+            const MsMeasurement *u = ms_measurement_set_get(set, 2 + 2 * k);
+            CU_ASSERT_EQUAL(a->kind, MS_MEASUREMENT_ALLTOALL);
+            CU_ASSERT_EQUAL(u->kind, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE);
+            CU_ASSERT_EQUAL(u->background_bytes, 16u << 20);
+            CU_ASSERT_EQUAL(u->bytes, a->bytes);
+            CU_ASSERT_EQUAL(u->channels, channels);
+            CU_ASSERT(u->seconds > 0.8 * a->seconds);
+        }
+        g_autofree char *table = ms_bench_report_format(set, NULL);
+        fprintf(stderr, "\n%s", table);
+    }
+}
+
 static int
 suite_init(void)
 {
@@ -219,6 +274,7 @@ main(int argc, char **argv)
         {"fp16 from the options record", test_fp16},
         {"two ranks: all-to-all and allreduce", test_two_ranks},
         {"microbenchmarks", test_bench},
+        {"two ranks: the concurrency benchmark", test_bench_concurrency},
         {NULL, NULL},
     };
     static const MsTestSuite with_gpu[] = {{"cuda backend", suite_init, NULL, tests}, {NULL}};

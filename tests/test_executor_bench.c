@@ -1,7 +1,8 @@
 /* Tests of the microbenchmark spec: defaults, option parsing and every refusal, the JSON form and
- * malformed specs, size sweeps, point-to-point pairs per link class (from a topology or from host
- * names), expert kernel shapes that calibration's expert fit accepts, nccl-tests bandwidths, the
- * text tables; and `moesim bench` errors (a GPU-less machine included). */
+ * malformed specs, size sweeps, the concurrency benchmark's sizes, NCCL's settings read from and
+ * checked against an environment, point-to-point pairs per link class (from a topology or from
+ * host names), expert kernel shapes that calibration's expert fit accepts, nccl-tests bandwidths,
+ * the text tables; and `moesim bench` errors (a GPU-less machine included). */
 #include "backends/executor_bench.h"
 #include "backends/registry.h"
 #include "ms_test.h"
@@ -276,6 +277,179 @@ test_bandwidth(void)
     MS_ASSERT_REL(bus, 1e9, 1e-12);
 }
 
+/* The concurrency benchmark's spec: defaults, its sizes, its checks, its JSON form. */
+static void
+test_concurrency_spec(void)
+{
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    GError *error = NULL;
+    CU_ASSERT_TRUE(s->what & MS_BENCH_CONCURRENCY);
+    CU_ASSERT_EQUAL_FATAL(s->concurrency_sizes->len, 4);
+    CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 0), 1u << 20);
+    CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 3), 64u << 20);
+    CU_ASSERT_EQUAL(s->background_bytes, 25u << 20);
+    CU_ASSERT_EQUAL(s->channels, 0);
+    guint32 what = 0;
+    CU_ASSERT_TRUE(ms_bench_parse_what("concurrency", &what, &error));
+    CU_ASSERT_EQUAL(what, MS_BENCH_CONCURRENCY);
+    CU_ASSERT_TRUE(ms_bench_parse_concurrency_sizes("512K, 2M,16777216", s, &error));
+    CU_ASSERT_EQUAL_FATAL(s->concurrency_sizes->len, 3);
+    CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 0), 512u << 10);
+    CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 2), 16u << 20);
+    const struct {
+        const char *list, *needle;
+    } bad[] = {
+        {"4M,1M", "--concurrency-sizes: 1048576 does not increase after 4194304"},
+        {"4M,x", "--concurrency-sizes: item 2 'x' is not a size from 1 B to 17179869184 B"},
+        {"0", "--concurrency-sizes: item 1 '0'"},
+        {"32G", "--concurrency-sizes: item 1 '32G'"},
+        {"", "--concurrency-sizes: no size in ''"},
+        {"1M,,4M", "--concurrency-sizes: item 2 ''"},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
+        CU_ASSERT_FALSE(ms_bench_parse_concurrency_sizes(bad[k].list, s, &error));
+        MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, bad[k].needle);
+    }
+    CU_ASSERT_EQUAL(s->concurrency_sizes->len, 3); /* unchanged by the refusals */
+    s->background_bytes = 1;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "background allreduce: 1 bytes is not within 2 to 17179869184");
+    s->background_bytes = 25u << 20;
+    s->channels = 65;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "channels: 65 is not within 1 to 64 (0: NCCL's own)");
+    s->channels = 4;
+    s->qps = 129;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "queue pairs per connection: 129 is not within 1 to 128");
+    s->qps = 2;
+    g_array_index(s->concurrency_sizes, guint64, 1) = 1;
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "concurrency sizes: 1 (item 2) is not increasing");
+    g_array_set_size(s->concurrency_sizes, 0);
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "concurrency sizes: the benchmark needs at least one size");
+    s->what = MS_BENCH_GEMM; /* not asked for: no sizes needed */
+    CU_ASSERT_TRUE(ms_bench_spec_check(s, &error));
+    CU_ASSERT_EQUAL(ms_bench_csv_version(s), 2); /* NCCL settings are version 2 columns */
+    s->channels = s->qps = 0;
+    CU_ASSERT_EQUAL(ms_bench_csv_version(s), 1);
+    s->what = MS_BENCH_ALL;
+    CU_ASSERT_EQUAL(ms_bench_csv_version(s), 2);
+    /* The JSON form carries every field. */
+    CU_ASSERT_TRUE_FATAL(ms_bench_parse_concurrency_sizes("1M,8M", s, &error));
+    s->background_bytes = 1u << 20;
+    s->channels = 8;
+    s->qps = 4;
+    g_autoptr(GBytes) bytes = ms_bench_spec_to_bytes(s);
+    g_autoptr(MsBenchSpec) back = ms_bench_spec_from_bytes(bytes, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL_FATAL(back->concurrency_sizes->len, 2);
+    CU_ASSERT_EQUAL(g_array_index(back->concurrency_sizes, guint64, 1), 8u << 20);
+    CU_ASSERT_EQUAL(back->background_bytes, 1u << 20);
+    CU_ASSERT_EQUAL(back->channels, 8);
+    CU_ASSERT_EQUAL(back->qps, 4);
+    g_autofree char *text = g_strndup(g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+    g_auto(GStrv) parts = g_strsplit(text, "\"concurrency_sizes\":[1048576,", 2);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(parts), 2);
+    g_autofree char *neg = g_strjoinv("\"concurrency_sizes\":[-1,", parts);
+    g_autoptr(GBytes) nb = g_bytes_new(neg, strlen(neg));
+    CU_ASSERT_PTR_NULL(ms_bench_spec_from_bytes(nb, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "spec: concurrency size 0 is not a size in bytes");
+}
+
+/* NCCL's settings from and to the environment, and every rank's check of its own. */
+static void
+test_nccl_env(void)
+{
+    GError *error = NULL;
+    const struct {
+        const char *env[4];
+        guint32 channels, qps; /* what the spec takes; G_MAXUINT32: refused */
+        const char *needle;
+    } cases[] = {
+        {{NULL}, 0, 0, NULL},
+        {{"NCCL_MIN_NCHANNELS=4", "NCCL_MAX_NCHANNELS=4", NULL}, 4, 0, NULL},
+        {{"NCCL_IB_QPS_PER_CONNECTION=2", "HOME=/x", NULL}, 0, 2, NULL},
+        {{"NCCL_MAX_NCHANNELS=4", NULL},
+         G_MAXUINT32,
+         0,
+         "environment: NCCL_MIN_NCHANNELS=(unset) and NCCL_MAX_NCHANNELS=4 leave NCCL a range of "
+         "channel counts, which a row cannot record: set both alike or give --channels N"},
+        {{"NCCL_MIN_NCHANNELS=2", "NCCL_MAX_NCHANNELS=8", NULL},
+         G_MAXUINT32,
+         0,
+         "NCCL_MIN_NCHANNELS=2 and NCCL_MAX_NCHANNELS=8 leave NCCL a range"},
+        {{"NCCL_MIN_NCHANNELS=two", NULL},
+         G_MAXUINT32,
+         0,
+         "environment: NCCL_MIN_NCHANNELS='two' is not a count from 1 to 64"},
+        {{"NCCL_MAX_NRINGS=4", NULL},
+         G_MAXUINT32,
+         0,
+         "environment: NCCL_MAX_NRINGS='4' bounds NCCL's channels under its older name"},
+        {{"NCCL_IB_QPS_PER_CONNECTION=0", NULL},
+         0,
+         G_MAXUINT32,
+         "environment: NCCL_IB_QPS_PER_CONNECTION='0' is not a count from 1 to 128"},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
+        g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+        gboolean ok = ms_bench_nccl_env(s, cases[k].env, &error);
+        if (cases[k].needle) {
+            CU_ASSERT_FALSE(ok);
+            MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, cases[k].needle);
+            continue;
+        }
+        CU_ASSERT_TRUE(ok);
+        CU_ASSERT_EQUAL(s->channels, cases[k].channels);
+        CU_ASSERT_EQUAL(s->qps, cases[k].qps);
+        /* What the spec took is what the environment it came from holds. */
+        CU_ASSERT_TRUE(ms_bench_nccl_env_check(s, cases[k].env, &error));
+    }
+    /* Options win over the environment (the command then sets it). */
+    g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
+    s->channels = 2;
+    s->qps = 4;
+    const char *const range[] = {"NCCL_MIN_NCHANNELS=1", "NCCL_MAX_NCHANNELS=8",
+                                 "NCCL_IB_QPS_PER_CONNECTION=1", NULL};
+    CU_ASSERT_TRUE(ms_bench_nccl_env(s, range, &error));
+    CU_ASSERT_EQUAL(s->channels, 2);
+    CU_ASSERT_EQUAL(s->qps, 4);
+    g_auto(GStrv) set = ms_bench_nccl_assignments(s);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(set), 3);
+    CU_ASSERT_STRING_EQUAL(set[0], "NCCL_MIN_NCHANNELS=2");
+    CU_ASSERT_STRING_EQUAL(set[1], "NCCL_MAX_NCHANNELS=2");
+    CU_ASSERT_STRING_EQUAL(set[2], "NCCL_IB_QPS_PER_CONNECTION=4");
+    CU_ASSERT_TRUE(ms_bench_nccl_env_check(s, (const char *const *)set, &error));
+    /* A rank whose process lacks a setting, or carries one the spec leaves to NCCL. */
+    CU_ASSERT_FALSE(ms_bench_nccl_env_check(s, range, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "environment: NCCL_MIN_NCHANNELS is '1' here but 2 in the benchmark: every "
+                    "rank's process must carry the same NCCL settings");
+    const char *const none[] = {NULL};
+    CU_ASSERT_FALSE(ms_bench_nccl_env_check(s, none, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "environment: NCCL_MIN_NCHANNELS is unset here but 2 in the benchmark");
+    g_autoptr(MsBenchSpec) plain = ms_bench_spec_new();
+    const char *const qps[] = {"NCCL_IB_QPS_PER_CONNECTION=4", NULL};
+    CU_ASSERT_FALSE(ms_bench_nccl_env_check(plain, qps, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "NCCL_IB_QPS_PER_CONNECTION is '4' here but unset (NCCL's own) in the "
+                    "benchmark");
+    const char *const rings[] = {"NCCL_MIN_NRINGS=2", NULL};
+    CU_ASSERT_FALSE(ms_bench_nccl_env_check(plain, rings, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "NCCL_MIN_NRINGS is '2' here");
+    g_auto(GStrv) nothing = ms_bench_nccl_assignments(plain);
+    CU_ASSERT_EQUAL(g_strv_length(nothing), 0);
+}
+
 /* Whether this machine can run the cuda backend (then the no-GPU refusals do not apply). */
 static gboolean
 have_gpu(void)
@@ -302,6 +476,14 @@ test_command_errors(void)
         {{"bench", "--topology", "no-such-topo", NULL}, "no-such-topo"},
         {{"bench", "--timeout", "5", NULL}, "--timeout: '5' is not a time above 0 with a unit"},
         {{"bench", "extra", NULL}, "unexpected argument 'extra'"},
+        {{"bench", "--channels", "0", NULL}, "--channels must be 1 to 64 and --qps 1 to 128"},
+        {{"bench", "--qps", "200", NULL}, "(got -1, 200)"},
+        {{"bench", "--concurrency-sizes", "4M,1M", NULL},
+         "--concurrency-sizes: 1048576 does not increase after 4194304"},
+        {{"bench", "--background", "1x", NULL}, "--background"},
+        {{"bench", "--background", "1", NULL}, "background allreduce: 1 bytes"},
+        {{"bench", "--what", "concurrency", "--concurrency-sizes", "", NULL},
+         "--concurrency-sizes: no size in ''"},
     };
     for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
         g_autofree char *out = NULL, *err = NULL;
@@ -312,6 +494,13 @@ test_command_errors(void)
             CU_FAIL("bench error message");
         }
     }
+    /* A channel bound in the environment that a row could not record. */
+    g_setenv("NCCL_MAX_NCHANNELS", "4", TRUE);
+    const char *bound[] = {"bench", "--what", "concurrency", NULL};
+    g_autofree char *bout = NULL, *berr = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(bound, &bout, &berr), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(berr, "NCCL_MAX_NCHANNELS=4 leave NCCL a range"));
+    g_unsetenv("NCCL_MAX_NCHANNELS");
     if (have_gpu()) {
         return;
     }
@@ -332,6 +521,8 @@ main(int argc, char **argv)
         {"spec checks", test_check_errors},
         {"JSON form", test_json},
         {"size sweeps", test_sizes},
+        {"the concurrency benchmark's spec", test_concurrency_spec},
+        {"NCCL's settings in the environment", test_nccl_env},
         {"point-to-point pairs per link class", test_pairs},
         {"expert kernels fit calibration's expert points", test_expert_kernels},
         {"nccl-tests bandwidths", test_bandwidth},

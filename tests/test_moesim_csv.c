@@ -108,6 +108,46 @@ test_round_trip(void)
     CU_ASSERT_STRING_EQUAL(again, golden);
 }
 
+/* Version 2: an all-to-all alone and under an allreduce, at 4 channels and 2 queue pairs, read
+ * back field by field; the set is written as version 2 and unchanged by a second round. */
+static void
+test_version_2(void)
+{
+    static const char text[] =
+        "# moesim-measurements 2\n"
+        "kind,bytes,ranks,ranks_per_node,m,n,k,dtype,label,time_us,min_us,median_us,mean_us,"
+        "background_bytes,channels,qps\n"
+        "alltoall,4194304,16,4,,,,,,1000,,,1000,,4,2\n"
+        "allreduce,26214400,16,4,,,,bf16,,4400,,,4400,,4,2\n"
+        "alltoall_under_allreduce,4194304,16,4,,,,,,1500,,,1500,26214400,4,2\n";
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, strlen(text), "v2.csv", &error));
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 3);
+    const MsMeasurement *u = ms_measurement_set_get(set, 2);
+    CU_ASSERT_EQUAL(u->kind, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE);
+    CU_ASSERT_EQUAL(u->bytes, 4194304);
+    CU_ASSERT_EQUAL(u->background_bytes, 26214400);
+    CU_ASSERT_EQUAL(u->channels, 4);
+    CU_ASSERT_EQUAL(u->qps, 2);
+    MS_ASSERT_REL(u->seconds, 1.5e-3, 1e-12);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->background_bytes, 0);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->channels, 4);
+    g_autofree char *out = ms_moesim_csv_write(set, NULL);
+    CU_ASSERT_STRING_EQUAL(out, text);
+    g_autoptr(MsMeasurementSet) back = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(back, out, strlen(out), "again.csv", &error));
+    g_autofree char *again = ms_moesim_csv_write(back, NULL);
+    CU_ASSERT_STRING_EQUAL(again, text);
+    /* A version 2 file of version 1's rows is written back as version 1. */
+    static const char old_rows[] = "# moesim-measurements 2\nkind,time_us\nlaunch,4\n";
+    g_autoptr(MsMeasurementSet) plain = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(
+        ms_moesim_csv_read(plain, old_rows, strlen(old_rows), "plain.csv", &error));
+    g_autofree char *v1 = ms_moesim_csv_write(plain, NULL);
+    CU_ASSERT_TRUE(g_str_has_prefix(v1, "# moesim-measurements 1\n"));
+}
+
 static void
 test_flexible_columns(void)
 {
@@ -134,6 +174,9 @@ test_flexible_columns(void)
 
 #define V "# moesim-measurements 1\n"
 #define H "kind,bytes,ranks,ranks_per_node,m,n,k,dtype,label,time_us\n"
+#define V2                                                                                         \
+    "# moesim-measurements 2\n"                                                                    \
+    "kind,bytes,ranks,ranks_per_node,time_us,background_bytes,channels,qps\n"
 
 static void
 test_errors(void)
@@ -144,8 +187,14 @@ test_errors(void)
         const char *needle;
     } cases[] = {
         {"kind,time_us\n", MS_MEASUREMENT_ERROR_FORMAT, "m.csv:1: a moesim CSV starts with"},
-        {"# moesim-measurements 2\n" H, MS_MEASUREMENT_ERROR_FORMAT,
-         "m.csv:1: version '2' is not one this moesim reads (it reads 1)"},
+        {"# moesim-measurements 3\n" H, MS_MEASUREMENT_ERROR_FORMAT,
+         "m.csv:1: version '3' is not one this moesim reads (it reads 1 to 2)"},
+        {"# moesim-measurements 0\n" H, MS_MEASUREMENT_ERROR_FORMAT, "version '0' is not one"},
+        {V "kind,bytes,time_us,channels\n", MS_MEASUREMENT_ERROR_SYNTAX,
+         "m.csv:2: column 'channels' is one of version 2, but the file says version 1"},
+        {V H "alltoall_under_allreduce,1024,8,8,,,,,,20\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: kind: 'alltoall_under_allreduce' is not one of allreduce, alltoall, "
+         "allgather, reducescatter, sendrecv, gemm, elementwise, launch (the kinds of version 1)"},
         {"# moesim-measurements one\n", MS_MEASUREMENT_ERROR_FORMAT, "version 'one'"},
         {V "# only comments\n", MS_MEASUREMENT_ERROR_MISSING,
          "m.csv:2: no column header after the version line"},
@@ -180,6 +229,26 @@ test_errors(void)
          "m.csv:3: k: 'x' is not a non-negative integer"},
         {V "kind,time_us,min_us\nlaunch,4,0\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: min_us: '0' is not a positive time"},
+        /* Version 2's fields. */
+        {V2 "alltoall_under_allreduce,1024,8,8,20,,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: background_bytes: 0: the allreduce's size is required, 1 B to 1 PiB"},
+        {V2 "alltoall_under_allreduce,1024,1,1,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: ranks: an alltoall_under_allreduce row needs an all-to-all of at least 1 byte"},
+        {V2 "alltoall_under_allreduce,0,8,8,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: bytes: an alltoall_under_allreduce row needs"},
+        {V2 "allreduce,1024,8,8,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: background_bytes: 4096: only an alltoall_under_allreduce row has a background"},
+        {V2 "alltoall,1024,8,8,20,,65,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: channels: 65: NCCL takes 1 to 64 channels (empty: NCCL's choice)"},
+        {V2 "alltoall,1024,8,8,20,,,129\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: qps: 129: NCCL takes 1 to 128 queue pairs per connection"},
+        {V2 "launch,0,1,1,4,,2,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: channels: 2: a launch row does not run NCCL"},
+        {V2 "launch,0,1,1,4,,,2\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: qps: 2: a launch row does not run NCCL"},
+        {V2 "alltoall,1024,8,8,20,,x,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: channels: 'x' is not a non-negative integer"},
+        {V2 "alltoall,1024,8,8,20,-1,,\n", MS_MEASUREMENT_ERROR_VALUE, "m.csv:3: background_bytes"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
@@ -200,6 +269,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"writer golden bytes", test_write_golden},
         {"save, load, write again", test_round_trip},
+        {"version 2: the concurrency kind, channels and queue pairs", test_version_2},
         {"column order, comments, optional columns", test_flexible_columns},
         {"error paths", test_errors},
         {NULL, NULL},

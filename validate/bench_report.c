@@ -1,9 +1,25 @@
 /* bench_report: measurement rows as text, in the columns nccl-tests prints for communication and
- * as shapes, TFLOP/s and GB/s for kernels, with a compute model's time beside each kernel's. */
+ * as shapes, TFLOP/s and GB/s for kernels, with a compute model's time beside each kernel's; an
+ * all-to-all under an allreduce beside its time alone. */
 #include "bench_report.h"
 
 #include "backends/executor_bench.h"
 #include "sim/base/units.h"
+#include "validate/nic_fit.h"
+
+/* The label, and NCCL's settings where the row has them. */
+static void
+append_label(GString *o, const MsMeasurement *r)
+{
+    g_string_append(o, *r->label ? r->label : "-");
+    if (r->channels) {
+        g_string_append_printf(o, " channels=%u", r->channels);
+    }
+    if (r->qps) {
+        g_string_append_printf(o, " qps=%u", r->qps);
+    }
+    g_string_append_c(o, '\n');
+}
 
 static void
 format_comm(GString *o, const MsMeasurement *r)
@@ -13,11 +29,34 @@ format_comm(GString *o, const MsMeasurement *r)
     guint es = r->dtype ? ms_dtype_size(r->dtype) : 1;
     g_string_append_printf(o,
                            "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT
-                           "  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %5u  %s\n",
+                           "  %8s  %6s  %6d  %9.2f  %7.2f  %7.2f  %5u  ",
                            r->bytes, r->bytes / MAX(es, 1), r->dtype ? r->dtype : "int8",
                            r->kind == MS_MEASUREMENT_ALLREDUCE ? "sum" : "none", -1,
-                           r->seconds * 1e6, algbw / 1e9, busbw / 1e9, r->ranks,
-                           *r->label ? r->label : "-");
+                           r->seconds * 1e6, algbw / 1e9, busbw / 1e9, r->ranks);
+    append_label(o, r);
+}
+
+/* Row i, an all-to-all under an allreduce, beside the all-to-all alone it is compared with. */
+static void
+format_under(GString *o, const MsMeasurementSet *set, guint i)
+{
+    const MsMeasurement *r = ms_measurement_set_get(set, i);
+    const MsMeasurement *a = ms_nic_fit_alone_row(set, i);
+    g_string_append_printf(o, "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT "  ", r->bytes,
+                           r->background_bytes);
+    if (a) {
+        g_string_append_printf(o, "%10.2f", a->seconds * 1e6);
+    } else {
+        g_string_append_printf(o, "%10s", "-");
+    }
+    g_string_append_printf(o, "  %12.2f  ", r->seconds * 1e6);
+    if (a) {
+        g_string_append_printf(o, "%7.2fx", r->seconds / a->seconds);
+    } else {
+        g_string_append_printf(o, "%8s", "-");
+    }
+    g_string_append_printf(o, "  %5u  ", r->ranks);
+    append_label(o, r);
 }
 
 static void
@@ -56,6 +95,13 @@ ms_bench_report_format(const MsMeasurementSet *set, const MsComputeModel *model)
                 g_string_append(o, "# launch\n");
                 header = TRUE;
             }
+            if (!header && r->kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE) {
+                g_string_append(o, "# alltoall_under_allreduce: an all-to-all alone and while an "
+                                   "allreduce of background bytes loops beside it\n"
+                                   "#       size    background   alone(us)  together(us)  "
+                                   "slowdown  ranks  label\n");
+                header = TRUE;
+            }
             if (!header) {
                 g_string_append_printf(o, "# %s\n", ms_measurement_kind_name(r->kind));
                 g_string_append(o, comm ? "#       size         count      type   redop    root"
@@ -68,6 +114,8 @@ ms_bench_report_format(const MsMeasurementSet *set, const MsComputeModel *model)
             }
             if (r->kind == MS_MEASUREMENT_LAUNCH) {
                 g_string_append_printf(o, "# one empty kernel: %.3f us\n", r->seconds * 1e6);
+            } else if (r->kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE) {
+                format_under(o, set, i);
             } else if (comm) {
                 format_comm(o, r);
             } else {

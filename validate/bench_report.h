@@ -1,6 +1,7 @@
 /* bench_report: the tables `moesim bench` prints from its measurement rows: nccl-tests columns
  * (size, count, type, redop, root, time, algbw, busbw) for communication, shapes, TFLOP/s and GB/s
- * for kernels, one table per kind. Times in microseconds, bandwidths in GB/s. */
+ * for kernels, an all-to-all under an allreduce beside its time alone (the slowdown), one table
+ * per kind. Times in microseconds, bandwidths in GB/s. */
 #pragma once
 
 #include <glib.h>

@@ -49,7 +49,8 @@ fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPt
         for (guint i = 0; i < ms_measurement_set_size(set); i++) {
             const MsMeasurement *r = ms_measurement_set_get(set, i);
             if (r->kind == MS_MEASUREMENT_SENDRECV && r->ranks == 2 &&
-                (r->ranks_per_node < r->ranks) == (scope == 1) && r->bytes > 0) {
+                ms_calibrate_row_default(r) && (r->ranks_per_node < r->ranks) == (scope == 1) &&
+                r->bytes > 0) {
                 double bb = (double)r->bytes;
                 g_array_append_val(bytes, bb);
                 g_array_append_val(secs, r->seconds);
@@ -220,7 +221,7 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(set, i);
         if (r->kind != cfg->kind || r->ranks != cfg->ranks || r->ranks_per_node != cfg->per_node ||
-            r->bytes == 0) {
+            r->bytes == 0 || !ms_calibrate_row_default(r)) {
             continue;
         }
         double t;
@@ -299,7 +300,8 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(set, i);
         MsCollOp op;
-        if (!coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) {
+        if ((!coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) ||
+            !ms_calibrate_row_default(r)) {
             continue;
         }
         Config c = {r->kind, r->ranks, r->ranks_per_node, r};
@@ -397,11 +399,23 @@ ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOpt
         !fit_gemm(topo, used, opts, cal, report, &any, error)) {
         return FALSE;
     }
+    guint forced = 0;
+    for (guint i = 0; i < ms_measurement_set_size(used); i++) {
+        forced += !ms_calibrate_row_default(ms_measurement_set_get(used, i));
+    }
+    if (forced && report) {
+        g_ptr_array_add(report, g_strdup_printf("%u rows under forced NCCL channels or queue pairs "
+                                                "left out (the nccl model's fit uses them)",
+                                                forced));
+    }
     if (!any) {
         g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_NO_DATA,
                     "no point-to-point, collective or expert GEMM measurements to fit "
-                    "(%u rows read)",
-                    ms_measurement_set_size(set));
+                    "(%u rows read%s)",
+                    ms_measurement_set_size(set),
+                    forced ? "; those under forced NCCL channels or queue pairs are for "
+                             "calibrate --net nccl"
+                           : "");
         return FALSE;
     }
     ms_calibration_set_topology(cal, ms_topology_name(topo), NULL);
@@ -498,11 +512,42 @@ ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal, const MsM
     return ms_calibrate_predict_net(topo, cal, NULL, row, seconds, error);
 }
 
+void
+ms_calibrate_row_spec(const MsNetSpec *base, const MsMeasurement *row, MsNetSpec *out)
+{
+    *out = *base;
+    if (base->kind == MS_NET_NCCL && row->channels) {
+        out->nccl.min_channels = out->nccl.max_channels = row->channels;
+    }
+}
+
+gboolean
+ms_calibrate_row_default(const MsMeasurement *row)
+{
+    return row->channels == 0 && row->qps == 0;
+}
+
 gboolean
 ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
                          const MsMeasurement *row, double *seconds, GError **error)
 {
     gboolean nccl = net && ms_net_model_kind(net) == MS_NET_NCCL;
+    if (row->kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_ARGUMENT,
+                    "%s:%u: an alltoall_under_allreduce row is predicted by the NIC fit",
+                    row->source ? row->source : "<memory>", row->line);
+        return FALSE;
+    }
+    /* A row under forced channels runs on a model of its own with them. */
+    g_autoptr(MsNetModel) own = NULL;
+    if (nccl && row->channels) {
+        MsNetSpec spec;
+        ms_calibrate_row_spec(ms_net_model_spec(net), row, &spec);
+        if ((own = ms_net_model_new(&spec, topo, error)) == NULL) {
+            return FALSE;
+        }
+        net = own;
+    }
     MsCollOp op;
     if (coll_op(row->kind, &op)) {
         g_autofree guint *ranks = g_new(guint, row->ranks);

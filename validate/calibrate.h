@@ -58,10 +58,21 @@ gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node,
 gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
                               const MsMeasurement *row, double *seconds, GError **error);
 /* The same under a network model (NULL: the flow model). Under the nccl model a calibration's
- * per-collective figures are not used (they are the flow model's), and a send/receive row is
- * the nccl-tests pattern: every rank sends to the next and receives from the previous. */
+ * per-collective figures are not used (they are the flow model's), a send/receive row is the
+ * nccl-tests pattern (every rank sends to the next and receives from the previous), and a row's
+ * forced channels apply (ms_calibrate_row_spec). An alltoall_under_allreduce row is refused
+ * (MS_CALIBRATE_ERROR_ARGUMENT): validate/nic_fit.h predicts it. */
 gboolean ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
                                   const MsMeasurement *row, double *seconds, GError **error);
+
+/* The network spec a measured row ran under: base, with the row's forced channel count (NCCL_MIN
+ * and NCCL_MAX_NCHANNELS) as NCCL's minimum and maximum under the nccl model. Queue pairs per
+ * connection are not modelled; the flow model has neither. */
+void ms_calibrate_row_spec(const MsNetSpec *base, const MsMeasurement *row, MsNetSpec *out);
+
+/* TRUE when the row ran under NCCL's own channels and queue pairs (neither forced): the rows the
+ * flow model's link and collective figures are fitted on. */
+gboolean ms_calibrate_row_default(const MsMeasurement *row);
 
 /* The roofline of topo's first GPU, the baseline the expert GEMM curve corrects. */
 void ms_calibrate_roofline(const MsTopology *topo, MsRoofline *roof);

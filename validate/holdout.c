@@ -148,7 +148,7 @@ ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set, const gb
     guint first = groups->len;
     for (guint i = 0; i < n; i++) {
         const MsMeasurement *m = ms_measurement_set_get(set, i);
-        if (!held[i] || !ms_measurement_kind_is_comm(m->kind)) {
+        if (!held[i] || !ms_measurement_kind_is_comm(m->kind) || !ms_calibrate_row_default(m)) {
             continue;
         }
         double t;

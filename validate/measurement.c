@@ -209,6 +209,42 @@ check_shape(const MsMeasurement *row, GError **error)
     return TRUE;
 }
 
+/* The concurrency kind's sizes, and NCCL's configuration on the kinds that run NCCL. */
+static gboolean
+check_network(const MsMeasurement *row, GError **error)
+{
+    const char *kind = ms_measurement_kind_name(row->kind);
+    gboolean under = row->kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE;
+    if (under && (row->bytes == 0 || row->ranks < 2)) {
+        return row_error(row, error, row->bytes == 0 ? "bytes" : "ranks",
+                         "an alltoall_under_allreduce row needs an all-to-all of at least 1 byte "
+                         "over at least 2 ranks");
+    }
+    if (under != (row->background_bytes > 0) || row->background_bytes > MS_BYTES_MAX) {
+        return row_error(row, error, "background_bytes", "%" G_GUINT64_FORMAT ": %s",
+                         row->background_bytes,
+                         under ? "the allreduce's size is required, 1 B to 1 PiB"
+                               : "only an alltoall_under_allreduce row has a background");
+    }
+    gboolean nccl = ms_measurement_kind_is_network(row->kind);
+    if (row->channels > (nccl ? MS_MEAS_MAX_CHANNELS : 0)) {
+        return nccl ? row_error(row, error, "channels",
+                                "%u: NCCL takes 1 to %u channels (empty: NCCL's choice)",
+                                row->channels, MS_MEAS_MAX_CHANNELS)
+                    : row_error(row, error, "channels", "%u: a %s row does not run NCCL",
+                                row->channels, kind);
+    }
+    if (row->qps > (nccl ? MS_MEAS_MAX_QPS : 0)) {
+        return nccl
+                   ? row_error(row, error, "qps",
+                               "%u: NCCL takes 1 to %u queue pairs per connection (empty: its "
+                               "default)",
+                               row->qps, MS_MEAS_MAX_QPS)
+                   : row_error(row, error, "qps", "%u: a %s row does not run NCCL", row->qps, kind);
+    }
+    return TRUE;
+}
+
 static gboolean
 check_row(const MsMeasurement *row, GError **error)
 {
@@ -233,7 +269,7 @@ check_row(const MsMeasurement *row, GError **error)
     if (row->dtype && ms_dtype_size(row->dtype) == 0) {
         return row_error(row, error, "dtype", "'%s' is not a dtype moesim knows", row->dtype);
     }
-    return check_shape(row, error) && check_label(row, error);
+    return check_shape(row, error) && check_network(row, error) && check_label(row, error);
 }
 
 static void

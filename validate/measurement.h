@@ -49,13 +49,16 @@ const MsMeasurement *ms_measurement_set_get(const MsMeasurementSet *set, guint i
  * MS_MEASUREMENT_ERROR_VALUE naming row->source:row->line, the field and the bad value, and the
  * set is unchanged. Rules: seconds > 0 and finite; ranks in [1, 2^20] and ranks_per_node in
  * [1, ranks]; gemm needs m, n, k in [1, 2^32] and a known dtype; elementwise needs bytes;
- * sizes at most MS_BYTES_MAX; label without ',', '"' or control characters. */
+ * sizes at most MS_BYTES_MAX; label without ',', '"' or control characters; an
+ * alltoall_under_allreduce row needs bytes, at least 2 ranks and background_bytes (which no
+ * other kind has); channels (at most MS_MEAS_MAX_CHANNELS) and qps (at most MS_MEAS_MAX_QPS) only
+ * on the kinds that run NCCL. */
 gboolean ms_measurement_set_add(MsMeasurementSet *set, const MsMeasurement *row, GError **error);
 
 /* The formats ms_measurement_set_load recognises. */
 typedef enum {
     MS_MEASUREMENT_FORMAT_UNKNOWN,
-    MS_MEASUREMENT_FORMAT_MOESIM,        /* "# moesim-measurements 1" CSV */
+    MS_MEASUREMENT_FORMAT_MOESIM,        /* "# moesim-measurements N" CSV */
     MS_MEASUREMENT_FORMAT_NCCL_TESTS,    /* stdout of nccl-tests *_perf */
     MS_MEASUREMENT_FORMAT_VIDUR_NETWORK, /* Vidur time_stats.<op>.* with num_workers, size */
     MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE, /* Vidur per-operator MLP profile with num_tokens */

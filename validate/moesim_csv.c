@@ -1,6 +1,7 @@
-/* moesim_csv: the reader of "# moesim-measurements 1" files into a measurement set, and the set
- * written as one. The format itself (columns, version line, how a row is written) is
- * sim/calib/meas_csv.h's: an empty field means "not measured", no field is ever quoted. */
+/* moesim_csv: the reader of "# moesim-measurements N" files (versions 1 and 2) into a measurement
+ * set, and the set written as one, in the oldest version that holds its rows. The format itself
+ * (columns, version line, how a row is written) is sim/calib/meas_csv.h's: an empty field means
+ * "not measured", no field is ever quoted. */
 #include "moesim_csv.h"
 
 #include <math.h>
@@ -13,6 +14,7 @@
 typedef struct {
     const char *source;
     guint line;
+    guint version;
     gint index[MS_MEAS_N_COLS]; /* field index of each column, -1 when absent */
     guint n_fields;
 } Reader;
@@ -32,11 +34,12 @@ read_version(Reader *r, const char *line, GError **error)
     }
     g_autofree char *rest = g_strstrip(g_strdup(line + strlen(MS_MOESIM_CSV_PREFIX)));
     guint64 v = 0;
-    if (!ms_parse_uint(rest, 0, G_MAXUINT32, &v, NULL) || v != MS_MOESIM_CSV_VERSION) {
+    if (!ms_parse_uint(rest, MS_MOESIM_CSV_OLDEST, MS_MOESIM_CSV_VERSION, &v, NULL)) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_FORMAT, r,
-                       "version '%s' is not one this moesim reads (it reads %d)", rest,
-                       MS_MOESIM_CSV_VERSION);
+                       "version '%s' is not one this moesim reads (it reads %d to %d)", rest,
+                       MS_MOESIM_CSV_OLDEST, MS_MOESIM_CSV_VERSION);
     }
+    r->version = (guint)v;
     return TRUE;
 }
 
@@ -61,6 +64,11 @@ read_header(Reader *r, const char *line, GError **error)
         if (r->index[c] >= 0) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "column '%s' given twice",
                            names[i]);
+        }
+        if (ms_meas_csv_column_version(c) > r->version) {
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r,
+                           "column '%s' is one of version %u, but the file says version %u",
+                           names[i], ms_meas_csv_column_version(c), r->version);
         }
         r->index[c] = (gint)i;
     }
@@ -136,6 +144,15 @@ read_counts(const Reader *r, char **f, MsMeasurement *row, GError **error)
             return FALSE;
         }
     }
+    guint64 channels, qps;
+    if (!uint_field(r, f, MS_MEAS_COL_BACKGROUND_BYTES, MS_BYTES_MAX, 0, &row->background_bytes,
+                    error) ||
+        !uint_field(r, f, MS_MEAS_COL_CHANNELS, G_MAXUINT32, 0, &channels, error) ||
+        !uint_field(r, f, MS_MEAS_COL_QPS, G_MAXUINT32, 0, &qps, error)) {
+        return FALSE;
+    }
+    row->channels = (guint32)channels;
+    row->qps = (guint32)qps;
     row->ranks = (guint32)ranks;
     row->ranks_per_node = (guint32)rpn;
     row->m = dims[0];
@@ -155,11 +172,17 @@ read_row(MsMeasurementSet *set, const Reader *r, const char *line, GError **erro
     }
     MsMeasurement row = {.source = r->source, .line = r->line};
     const char *kind = field(r, f, MS_MEAS_COL_KIND);
-    if (!ms_measurement_kind_from_name(kind, &row.kind)) {
+    if (!ms_measurement_kind_from_name(kind, &row.kind) ||
+        ms_meas_csv_kind_version(row.kind) > r->version) {
+        g_autoptr(GString) known = g_string_new(NULL);
+        for (guint k = 0; k < MS_MEASUREMENT_N_KINDS; k++) {
+            if (ms_meas_csv_kind_version(k) <= r->version) {
+                g_string_append_printf(known, "%s%s", k ? ", " : "", ms_measurement_kind_name(k));
+            }
+        }
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, r,
-                       "kind: '%s' is not one of allreduce, alltoall, allgather, reducescatter, "
-                       "sendrecv, gemm, elementwise, launch",
-                       kind);
+                       "kind: '%s' is not one of %s (the kinds of version %u)", kind, known->str,
+                       r->version);
     }
     if (!read_counts(r, f, &row, error) ||
         !time_field(r, f, MS_MEAS_COL_TIME, TRUE, &row.seconds, error) ||
@@ -209,9 +232,13 @@ char *
 ms_moesim_csv_write(const MsMeasurementSet *set, gsize *len)
 {
     GString *s = g_string_new(NULL);
-    ms_meas_csv_write_header(s);
+    guint version = MS_MOESIM_CSV_OLDEST;
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
-        ms_meas_csv_write_row(s, ms_measurement_set_get(set, i));
+        version = MAX(version, ms_meas_csv_row_version(ms_measurement_set_get(set, i)));
+    }
+    ms_meas_csv_write_header(s, version);
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        ms_meas_csv_write_row(s, ms_measurement_set_get(set, i), version);
     }
     if (len) {
         *len = s->len;

@@ -35,6 +35,16 @@ row_proto(const MsTopology *topo, MsNetModel *model, const MsMeasurement *m, MsN
     if (!ms_calibrate_place(topo, m->ranks, m->ranks_per_node, ranks, error)) {
         return FALSE;
     }
+    /* NCCL's choice under the row's forced channels, as ms_calibrate_predict_net simulates it. */
+    g_autoptr(MsNetModel) own = NULL;
+    if (m->channels) {
+        MsNetSpec spec;
+        ms_calibrate_row_spec(ms_net_model_spec(model), m, &spec);
+        if ((own = ms_net_model_new(&spec, topo, error)) == NULL) {
+            return FALSE;
+        }
+        model = own;
+    }
     const MsNcclComm *comm = ms_net_model_comm(model, ranks, m->ranks, error);
     if (comm == NULL) {
         return FALSE;

@@ -34,8 +34,10 @@ MsValidationReport *ms_validation_report_runs(const char *const *simulated,
                                               GError **error);
 /* Predicts every row of the measurement tables files (NULL-terminated) on topo with cal (may be
  * NULL: nominal figures) under the network model net (NULL: the flow model), grouped by kind,
- * ranks, ranks per node and label in the order they appear. Fails with a table's or a prediction's
- * error, or MS_VALIDATION_ERROR_EMPTY when the tables hold nothing. */
+ * ranks, ranks per node and label in the order they appear; an alltoall_under_allreduce row by
+ * its time under the allreduce (validate/nic_fit.h, without cal's per-collective figures). Fails
+ * with a table's or a prediction's error, or MS_VALIDATION_ERROR_EMPTY when the tables hold
+ * nothing. */
 MsValidationReport *ms_validation_report_tables(const char *const *files, const MsTopology *topo,
                                                 const MsCalibration *cal, MsNetModel *net,
                                                 GError **error);

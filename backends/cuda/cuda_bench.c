@@ -1,8 +1,10 @@
 /* cuda_bench: the calibration microbenchmarks on one rank, in step with the others. Communication
  * is timed as nccl-tests times it (warm-up calls, then iters back-to-back calls between two
  * events, the mean per call) and the slowest rank's time is kept (ncclMax over the ranks);
- * kernels on rank 0 are timed one by one (min, median, mean). Rank 0 returns the rows as a
- * moesim measurement CSV (sim/calib/meas_csv.h), which the command validates as it reads it. */
+ * kernels on rank 0 are timed one by one (min, median, mean). The concurrency benchmark times
+ * all-to-alls the same way while an allreduce loops on a second communicator and stream. Rank 0
+ * returns the rows as a moesim measurement CSV (sim/calib/meas_csv.h), which the command
+ * validates as it reads it. */
 #include "cuda_private.h"
 
 #include <math.h>
@@ -15,6 +17,13 @@
 /* Empty kernels timed back to back for the launch overhead. */
 #define LAUNCHES 1000u
 #define SOURCE "moesim bench --backend cuda"
+/* The looping allreduce is sized to outlast the all-to-alls at this many times their time alone
+ * (Lina, USENIX ATC'23, measured up to 4.14x; twice that), and run again twice as long, up to
+ * ATTEMPTS times, should it end first on some rank. LEAD of its calls are queued before the
+ * all-to-alls, so that its stream is busy while the host queues them. */
+#define MARGIN 8.0
+#define ATTEMPTS 3u
+#define LEAD 32u
 
 typedef struct {
     const MsBenchSpec *spec;
@@ -28,13 +37,37 @@ typedef struct {
     cudaEvent_t *ev; /* iters + 1 */
     guint8 *send, *recv, *a, *b, *c;
     float *scalar;
+    /* The concurrency benchmark: the allreduce's communicator, stream and buffers (send, then
+     * receive: out of place, as the sweeps), and the events at the end of its warm-up calls and
+     * of its loop. */
+    ncclComm_t comm2;
+    cudaStream_t stream2;
+    guint8 *bg;
+    cudaEvent_t mark[2];
     GString *csv; /* rank 0: the rows written so far */
+    guint csv_version;
 } Bench;
+
+static gboolean
+concurrent(const Bench *b)
+{
+    return (b->spec->what & MS_BENCH_CONCURRENCY) && b->spec->world > 1;
+}
 
 static void
 bench_clear(Bench *b)
 {
+    nccl_drop(b->comm2);
     nccl_drop(b->comm);
+    for (guint k = 0; k < G_N_ELEMENTS(b->mark); k++) {
+        if (b->mark[k]) {
+            cudaEventDestroy(b->mark[k]);
+        }
+    }
+    cudaFree(b->bg);
+    if (b->stream2) {
+        cudaStreamDestroy(b->stream2);
+    }
     if (b->blas) {
         cublasDestroy(b->blas);
     }
@@ -82,6 +115,56 @@ alloc(guint64 bytes, guint8 **out, Bench *b, GError **error)
                                   "filling a buffer", error));
 }
 
+/* Both collectives' kernels must be resident at once, one block per channel: forced channels on
+ * two communicators must fit the GPU's SMs, or the kernels would wait for each other. */
+static gboolean
+check_sms(const Bench *b, GError **error)
+{
+    int device = 0, sms = 0;
+    if (!cuda_ok(cudaGetDevice(&device), "cudaGetDevice", error) ||
+        !cuda_ok(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
+                 "cudaDeviceGetAttribute", error)) {
+        return FALSE;
+    }
+    if (b->spec->channels && 2 * b->spec->channels > (guint)sms) {
+        g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_DEVICE,
+                    "the concurrency benchmark at %u channels runs two communicators' kernels of "
+                    "%u blocks at once, and this GPU has %d SMs: give at most %d channels",
+                    b->spec->channels, b->spec->channels, sms, sms / 2);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* The second communicator: split from the first over the same ranks, sharing none of its
+ * resources (NCCL's default, splitShare 0), so that it has channels and connections of its own
+ * as a second framework's communicator does; its stream has the first one's priority, so that
+ * neither collective is favoured. */
+static gboolean
+concurrency_setup(Bench *b, int priority, GError **error)
+{
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    config.splitShare = 0;
+    guint64 bytes = b->spec->background_bytes / 2 * 2;
+    for (guint k = 0; k < G_N_ELEMENTS(b->mark); k++) {
+        if (!cuda_ok(cudaEventCreate(&b->mark[k]), "cudaEventCreate", error)) {
+            return FALSE;
+        }
+    }
+    /* The buffers are filled on the first stream: the second waits for that. */
+    return check_sms(b, error) &&
+           nccl_ok(ncclCommSplit(b->comm, 0, (int)b->place.rank, &b->comm2, &config), b->comm,
+                   "ncclCommSplit", error) &&
+           nccl_settle(b->comm, b->deadline, "ncclCommSplit", error) &&
+           nccl_settle(b->comm2, b->deadline, "ncclCommSplit", error) &&
+           cuda_ok(cudaStreamCreateWithPriority(&b->stream2, cudaStreamNonBlocking, priority),
+                   "cudaStreamCreateWithPriority", error) &&
+           alloc(2 * bytes, &b->bg, b, error) &&
+           cuda_ok(cudaEventRecord(b->mark[0], b->stream), "cudaEventRecord", error) &&
+           cuda_ok(cudaStreamWaitEvent(b->stream2, b->mark[0], 0), "cudaStreamWaitEvent", error);
+}
+
 static gboolean
 bench_setup(Bench *b, GError **error)
 {
@@ -108,6 +191,10 @@ bench_setup(Bench *b, GError **error)
     }
     guint64 comm =
         (s->what & (MS_BENCH_P2P | MS_BENCH_ALLTOALL | MS_BENCH_ALLREDUCE)) ? s->max_bytes + 2 : 0;
+    GArray *conc = s->concurrency_sizes;
+    if (concurrent(b) && conc->len) {
+        comm = MAX(comm, g_array_index(conc, guint64, conc->len - 1));
+    }
     guint64 ga = 0, gb = 0, gc = 0;
     if ((s->what & MS_BENCH_GEMM) && b->place.rank == 0) {
         gemm_sizes(s, &ga, &gb, &gc);
@@ -115,7 +202,8 @@ bench_setup(Bench *b, GError **error)
     return cuda_ok(cudaMalloc((void **)&b->scalar, sizeof(float)), "cudaMalloc", error) &&
            alloc(comm, &b->send, b, error) && alloc(comm, &b->recv, b, error) &&
            alloc(ga * 2, &b->a, b, error) && alloc(gb * 2, &b->b, b, error) &&
-           alloc(gc * 2, &b->c, b, error);
+           alloc(gc * 2, &b->c, b, error) &&
+           (!concurrent(b) || concurrency_setup(b, greatest, error));
 }
 
 /* --- timing --- */
@@ -155,27 +243,50 @@ slowest(Bench *b, double mine, double *out, GError **error)
     return TRUE;
 }
 
-/* nccl-tests' way: warm-up calls, then iters calls between two events; the mean per call. */
+/* Issues count calls. */
 static gboolean
-time_comm(Bench *b, IssueFn issue, gconstpointer arg, double *seconds, GError **error)
+repeat(Bench *b, IssueFn issue, gconstpointer arg, guint64 count, GError **error)
+{
+    for (guint64 k = 0; k < count; k++) {
+        if (!issue(b, arg, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* nccl-tests' way: warm-up calls, then iters calls between events 0 and 1 on the stream the calls
+ * run on; queued, not waited for. */
+static gboolean
+queue_timed(Bench *b, cudaStream_t stream, IssueFn issue, gconstpointer arg, GError **error)
 {
     const MsBenchSpec *s = b->spec;
-    for (guint k = 0; k < s->warmup; k++) {
-        if (!issue(b, arg, error)) {
-            return FALSE;
-        }
-    }
-    if (!cuda_ok(cudaEventRecord(b->ev[0], b->stream), "cudaEventRecord", error)) {
+    return repeat(b, issue, arg, s->warmup, error) &&
+           cuda_ok(cudaEventRecord(b->ev[0], stream), "cudaEventRecord", error) &&
+           repeat(b, issue, arg, s->iters, error) &&
+           cuda_ok(cudaEventRecord(b->ev[1], stream), "cudaEventRecord", error);
+}
+
+/* The mean per call on this rank of what queue_timed queued. */
+static gboolean
+timed_mean(Bench *b, double *mine, GError **error)
+{
+    double total = 0;
+    if (!elapsed(b, 0, 1, &total, error)) {
         return FALSE;
     }
-    for (guint k = 0; k < s->iters; k++) {
-        if (!issue(b, arg, error)) {
-            return FALSE;
-        }
-    }
-    double total = 0;
-    return cuda_ok(cudaEventRecord(b->ev[1], b->stream), "cudaEventRecord", error) &&
-           elapsed(b, 0, 1, &total, error) && slowest(b, total / s->iters, seconds, error);
+    *mine = total / b->spec->iters;
+    return TRUE;
+}
+
+/* The same, the slowest rank's. */
+static gboolean
+time_comm(Bench *b, cudaStream_t stream, IssueFn issue, gconstpointer arg, double *seconds,
+          GError **error)
+{
+    double mine = 0;
+    return queue_timed(b, stream, issue, arg, error) && timed_mean(b, &mine, error) &&
+           slowest(b, mine, seconds, error);
 }
 
 static int
@@ -217,15 +328,20 @@ time_kernel(Bench *b, IssueFn issue, gconstpointer arg, double stats[3], GError 
     return TRUE;
 }
 
-/* Rank 0 writes the row; the others only took part in timing it. */
+/* Rank 0 writes the row; the others only took part in timing it. Communication rows carry the
+ * NCCL settings the run is made under. */
 static void
 add_row(Bench *b, MsMeasurement *row)
 {
     row->source = SOURCE;
+    if (ms_measurement_kind_is_network(row->kind)) {
+        row->channels = b->spec->channels;
+        row->qps = b->spec->qps;
+    }
     row->ranks_per_node = MAX(row->ranks_per_node, 1);
     row->ranks = MAX(row->ranks, 1);
     if (b->place.rank == 0) {
-        ms_meas_csv_write_row(b->csv, row);
+        ms_meas_csv_write_row(b->csv, row, b->csv_version);
     }
 }
 
@@ -297,7 +413,7 @@ sweep(Bench *b, MsMeasurementKind kind, IssueFn issue, const MsBenchPair *pair, 
         if (t.bytes == 0) {
             continue;
         }
-        if (!time_comm(b, issue, &t, &sec, error)) {
+        if (!time_comm(b, b->stream, issue, &t, &sec, error)) {
             return FALSE;
         }
         MsMeasurement row = {.kind = kind,
@@ -330,6 +446,133 @@ bench_comm(Bench *b, GError **error)
             sweep(b, MS_MEASUREMENT_ALLTOALL, issue_alltoall, NULL, error)) &&
            (!(s->what & MS_BENCH_ALLREDUCE) ||
             sweep(b, MS_MEASUREMENT_ALLREDUCE, issue_allreduce, NULL, error));
+}
+
+/* --- concurrency --- */
+
+/* The looping allreduce, on the second communicator and stream. */
+static gboolean
+issue_background(Bench *b, gconstpointer arg, GError **error)
+{
+    const Transfer *t = arg;
+    ncclDataType_t dt = b->bf16 ? ncclBfloat16 : ncclFloat16;
+    return nccl_ok(ncclAllReduce(b->bg, b->bg + t->bytes, t->bytes / 2, dt, ncclSum, b->comm2,
+                                 b->stream2),
+                   b->comm2, "ncclAllReduce", error) &&
+           nccl_settle(b->comm2, b->deadline, "the looping allreduce", error);
+}
+
+/* One run: the allreduce's warm-up calls; then the all-to-alls timed as time_comm times them, on
+ * their stream after those warm-ups (a stream wait on an event), while the allreduce's loop calls
+ * run on the other stream. Everything is queued before anything is waited for, and every rank
+ * queues the same calls in the same order, so that neither communicator waits on a rank busy with
+ * the other. outlasted: the loop ended after the last all-to-all on this rank. */
+static gboolean
+run_under(Bench *b, const Transfer *t, const Transfer *bg, guint64 loop, double *mine,
+          gboolean *outlasted, GError **error)
+{
+    guint64 lead = MIN(loop, LEAD);
+    float ms = 0;
+    if (!repeat(b, issue_background, bg, b->spec->warmup, error) ||
+        !cuda_ok(cudaEventRecord(b->mark[0], b->stream2), "cudaEventRecord", error) ||
+        !repeat(b, issue_background, bg, lead, error) ||
+        !cuda_ok(cudaStreamWaitEvent(b->stream, b->mark[0], 0), "cudaStreamWaitEvent", error) ||
+        !queue_timed(b, b->stream, issue_alltoall, t, error) ||
+        !repeat(b, issue_background, bg, loop - lead, error) ||
+        !cuda_ok(cudaEventRecord(b->mark[1], b->stream2), "cudaEventRecord", error) ||
+        !timed_mean(b, mine, error) ||
+        !cuda_event_wait(b->mark[1], b->deadline, "the looping allreduce", error) ||
+        !cuda_ok(cudaEventElapsedTime(&ms, b->ev[1], b->mark[1]), "cudaEventElapsedTime", error)) {
+        return FALSE;
+    }
+    *outlasted = ms > 0;
+    return TRUE;
+}
+
+/* The all-to-all of t under the looping allreduce bg, the slowest rank's time per call. The loop
+ * is sized from the times alone (the same on every rank: they are the slowest rank's), so every
+ * rank makes the same calls. */
+static gboolean
+time_under(Bench *b, const Transfer *t, const Transfer *bg, double alone, double ar,
+           double *seconds, GError **error)
+{
+    const MsBenchSpec *s = b->spec;
+    double window = MARGIN * (s->warmup + s->iters) * alone;
+    double loop = ceil(window / MAX(ar, 1e-9)) + 1;
+    for (guint attempt = 0; attempt < ATTEMPTS; attempt++, loop *= 2) {
+        if (loop > MS_BENCH_MAX_LOOP) {
+            g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                        "concurrency: the all-to-all of %" G_GUINT64_FORMAT
+                        " B needs %.0f calls of the %" G_GUINT64_FORMAT
+                        " B allreduce to loop under it, more than %u: give a larger --background",
+                        t->bytes, loop, bg->bytes, MS_BENCH_MAX_LOOP);
+            return FALSE;
+        }
+        double mine = 0, short_anywhere = 0;
+        gboolean outlasted = FALSE;
+        if (!run_under(b, t, bg, (guint64)loop, &mine, &outlasted, error) ||
+            !slowest(b, outlasted ? 0 : 1, &short_anywhere, error)) {
+            return FALSE;
+        }
+        if (short_anywhere == 0) {
+            return slowest(b, mine, seconds, error);
+        }
+    }
+    g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                "concurrency: the all-to-all of %" G_GUINT64_FORMAT
+                " B outlasted %u runs of the looping allreduce, the last of %.0f calls",
+                t->bytes, ATTEMPTS, loop / 2);
+    return FALSE;
+}
+
+static MsMeasurement
+comm_row(const MsBenchSpec *s, MsMeasurementKind kind, guint64 bytes, double seconds)
+{
+    return (MsMeasurement){.kind = kind,
+                           .bytes = bytes,
+                           .ranks = s->world,
+                           .ranks_per_node = s->ranks_per_node,
+                           .dtype = kind == MS_MEASUREMENT_ALLREDUCE ? s->dtype : NULL,
+                           .label = "",
+                           .seconds = seconds,
+                           .min_s = NAN,
+                           .median_s = NAN,
+                           .mean_s = seconds};
+}
+
+/* The allreduce alone, then per size the all-to-all alone and under the allreduce. */
+static gboolean
+bench_concurrency(Bench *b, GError **error)
+{
+    const MsBenchSpec *s = b->spec;
+    if (!concurrent(b)) {
+        return TRUE;
+    }
+    Transfer bg = {NULL, s->background_bytes / 2 * 2}; /* whole elements */
+    double ar = 0;
+    if (!time_comm(b, b->stream2, issue_background, &bg, &ar, error)) {
+        return FALSE;
+    }
+    MsMeasurement row = comm_row(s, MS_MEASUREMENT_ALLREDUCE, bg.bytes, ar);
+    add_row(b, &row);
+    for (guint k = 0; k < s->concurrency_sizes->len; k++) {
+        guint64 size = g_array_index(s->concurrency_sizes, guint64, k);
+        Transfer t = {NULL, size / s->world * s->world}; /* whole bytes to every rank */
+        double alone = 0, under = 0;
+        if (t.bytes == 0) {
+            continue;
+        }
+        if (!time_comm(b, b->stream, issue_alltoall, &t, &alone, error) ||
+            !time_under(b, &t, &bg, alone, ar, &under, error)) {
+            return FALSE;
+        }
+        row = comm_row(s, MS_MEASUREMENT_ALLTOALL, t.bytes, alone);
+        add_row(b, &row);
+        row = comm_row(s, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE, t.bytes, under);
+        row.background_bytes = bg.bytes;
+        add_row(b, &row);
+    }
+    return TRUE;
 }
 
 /* --- kernels (rank 0) --- */
@@ -418,11 +661,15 @@ cuda_bench_run(GBytes *spec_bytes, const MsExecOptions *opts, const MsExecPlace 
     b.deadline = g_get_monotonic_time() + (gint64)(opts->timeout_s * G_USEC_PER_SEC);
     b.bf16 = strcmp(spec->dtype, "fp16") != 0;
     b.dt = b.bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    b.csv_version = ms_bench_csv_version(spec);
     if (place->rank == 0) {
         b.csv = g_string_new(NULL);
-        ms_meas_csv_write_header(b.csv);
+        ms_meas_csv_write_header(b.csv, b.csv_version);
     }
-    gboolean ok = bench_setup(&b, error) && bench_comm(&b, error) &&
+    /* NCCL takes its settings from this process's environment when the first communicator is
+     * made: they must be the ones the rows will say. */
+    gboolean ok = ms_bench_nccl_env_check(spec, NULL, error) && bench_setup(&b, error) &&
+                  bench_comm(&b, error) && bench_concurrency(&b, error) &&
                   (place->rank != 0 || bench_kernels(&b, error));
     GBytes *result = NULL;
     if (ok) {

@@ -55,7 +55,8 @@ const MsBackendInfo ms_cuda_backend_info = {
                "LOCAL_RANK) with MASTER_ADDR and MASTER_PORT every process runs this\n"
                "command and rank 0 coordinates and writes the outputs.\n",
     .bench_summary = "one process per GPU: point-to-point per link class, all-to-all and\n"
-                     "allreduce sweeps (NCCL), expert GEMM sweeps (cuBLAS), launch overhead\n",
+                     "allreduce sweeps (NCCL), expert GEMM sweeps (cuBLAS), launch overhead,\n"
+                     "all-to-alls alone and under an allreduce on a second communicator\n",
     .options = options,
     .parse = cuda_parse,
     .describe = cuda_describe,

@@ -1,4 +1,4 @@
-/* meas_csv: the columns and the writer of "# moesim-measurements 1" files. The columns carry their
+/* meas_csv: the columns and the writer of "# moesim-measurements N" files. The columns carry their
  * unit in their name (time_us), so values are plain numbers; an empty field means "not measured".
  * No field is ever quoted: labels may not contain commas (validate/measurement.h refuses them). */
 #include "meas_csv.h"
@@ -7,8 +7,9 @@
 #include <string.h>
 
 static const char *const col_names[MS_MEAS_N_COLS] = {
-    "kind",  "bytes", "ranks",   "ranks_per_node", "m",         "n",       "k",
-    "dtype", "label", "time_us", "min_us",         "median_us", "mean_us",
+    "kind",     "bytes", "ranks",   "ranks_per_node", "m",         "n",       "k",
+    "dtype",    "label", "time_us", "min_us",         "median_us", "mean_us", "background_bytes",
+    "channels", "qps",
 };
 
 const char *
@@ -30,12 +31,34 @@ ms_meas_csv_column_from_name(const char *name, MsMeasColumn *out)
     return FALSE;
 }
 
-void
-ms_meas_csv_write_header(GString *out)
+guint
+ms_meas_csv_column_version(MsMeasColumn column)
 {
-    g_string_append_printf(out, "%s %d\n", MS_MOESIM_CSV_PREFIX, MS_MOESIM_CSV_VERSION);
+    return column >= MS_MEAS_COL_BACKGROUND_BYTES ? 2 : 1;
+}
+
+guint
+ms_meas_csv_kind_version(MsMeasurementKind kind)
+{
+    return kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE ? 2 : 1;
+}
+
+guint
+ms_meas_csv_row_version(const MsMeasurement *row)
+{
+    guint v = ms_meas_csv_kind_version(row->kind);
+    return row->background_bytes || row->channels || row->qps ? MAX(v, 2) : v;
+}
+
+void
+ms_meas_csv_write_header(GString *out, guint version)
+{
+    g_return_if_fail(version >= MS_MOESIM_CSV_OLDEST && version <= MS_MOESIM_CSV_VERSION);
+    g_string_append_printf(out, "%s %u\n", MS_MOESIM_CSV_PREFIX, version);
     for (guint c = 0; c < MS_MEAS_N_COLS; c++) {
-        g_string_append_printf(out, "%s%s", c ? "," : "", col_names[c]);
+        if (ms_meas_csv_column_version(c) <= version) {
+            g_string_append_printf(out, "%s%s", c ? "," : "", col_names[c]);
+        }
     }
     g_string_append_c(out, '\n');
 }
@@ -60,8 +83,9 @@ append_dim(GString *s, gboolean shaped, guint64 v)
 }
 
 void
-ms_meas_csv_write_row(GString *out, const MsMeasurement *r)
+ms_meas_csv_write_row(GString *out, const MsMeasurement *r, guint version)
 {
+    g_return_if_fail(ms_meas_csv_row_version(r) <= version && version <= MS_MOESIM_CSV_VERSION);
     gboolean shaped = r->kind == MS_MEASUREMENT_GEMM || r->kind == MS_MEASUREMENT_ELEMENTWISE;
     g_string_append_printf(out, "%s,%" G_GUINT64_FORMAT ",%u,%u", ms_measurement_kind_name(r->kind),
                            r->bytes, r->ranks, r->ranks_per_node);
@@ -73,5 +97,10 @@ ms_meas_csv_write_row(GString *out, const MsMeasurement *r)
     append_time(out, r->min_s);
     append_time(out, r->median_s);
     append_time(out, r->mean_s);
+    if (version >= 2) {
+        append_dim(out, TRUE, r->background_bytes);
+        append_dim(out, TRUE, r->channels);
+        append_dim(out, TRUE, r->qps);
+    }
     g_string_append_c(out, '\n');
 }

@@ -4,8 +4,9 @@
 #include <string.h>
 
 static const char *const kind_names[MS_MEASUREMENT_N_KINDS] = {
-    "allreduce", "alltoall", "allgather",   "reducescatter",
-    "sendrecv",  "gemm",     "elementwise", "launch",
+    "allreduce",     "alltoall", "allgather",
+    "reducescatter", "sendrecv", "gemm",
+    "elementwise",   "launch",   "alltoall_under_allreduce",
 };
 
 const char *
@@ -31,4 +32,10 @@ gboolean
 ms_measurement_kind_is_comm(MsMeasurementKind kind)
 {
     return kind <= MS_MEASUREMENT_SENDRECV;
+}
+
+gboolean
+ms_measurement_kind_is_network(MsMeasurementKind kind)
+{
+    return ms_measurement_kind_is_comm(kind) || kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE;
 }
