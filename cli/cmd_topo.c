@@ -131,6 +131,16 @@ print_gpus(const MsTopology *topo)
            g->model, g->peak_flops / 1e12, fmt_bw(g->hbm_bandwidth, b1, sizeof b1),
            ms_format_bytes(g->memory_bytes, b2, sizeof b2),
            ms_format_time(g->launch_overhead, b3, sizeof b3));
+    printf("peaks       ");
+    for (guint d = 0; d < MS_DTYPE_N; d++) {
+        MsFlops peak = 0;
+        if (ms_gpu_spec_peak(g, d, &peak)) {
+            printf("%s %.4g", ms_dtype_name(d), peak / 1e12);
+        } else {
+            printf("%s none", ms_dtype_name(d));
+        }
+        printf(d + 1 < MS_DTYPE_N ? ", " : " TFLOPS dense\n");
+    }
 }
 
 static void
@@ -197,6 +207,19 @@ json_gpu(JsonBuilder *b, const MsGpuSpec *g)
     json_builder_add_string_value(b, g->model);
     json_builder_set_member_name(b, "peak_flops");
     json_builder_add_double_value(b, g->peak_flops);
+    /* Per datatype, null where the GPU has no figure (a model in that dtype is refused). */
+    json_builder_set_member_name(b, "dtype_peak_flops");
+    json_builder_begin_object(b);
+    for (guint d = 0; d < MS_DTYPE_N; d++) {
+        MsFlops peak = 0;
+        json_builder_set_member_name(b, ms_dtype_name(d));
+        if (ms_gpu_spec_peak(g, d, &peak)) {
+            json_builder_add_double_value(b, peak);
+        } else {
+            json_builder_add_null_value(b);
+        }
+    }
+    json_builder_end_object(b);
     json_bandwidth(b, "memory_bandwidth", g->hbm_bandwidth);
     ms_json_member_int(b, "memory_bytes", g->memory_bytes);
     json_builder_set_member_name(b, "launch_overhead_s");

@@ -8,6 +8,9 @@
 G_DEFINE_QUARK(ms_compute_error_quark, ms_compute_error)
 
 struct _MsComputeModel {
+    char *gpu; /* the GPU's name, for messages */
+    MsGpuSpec spec;
+    MsDtype dtype;
     MsFlops peak;
     MsBandwidth hbm;
     MsTime launch;
@@ -39,6 +42,10 @@ ms_compute_model_new(const MsGpuSpec *spec, GError **error)
         return NULL;
     }
     MsComputeModel *model = g_new0(MsComputeModel, 1);
+    model->gpu = g_strdup(spec->model ? spec->model : "(unnamed)");
+    model->spec = *spec;
+    model->spec.model = model->gpu;
+    model->dtype = MS_DTYPE_FP16;
     model->peak = spec->peak_flops;
     model->hbm = spec->hbm_bandwidth;
     model->launch = spec->launch_overhead;
@@ -54,7 +61,47 @@ ms_compute_model_free(MsComputeModel *model)
     }
     g_free(model->tokens);
     g_free(model->efficiency);
+    g_free(model->gpu);
     g_free(model);
+}
+
+gboolean
+ms_compute_model_set_dtype(MsComputeModel *model, MsDtype dtype, GError **error)
+{
+    g_return_val_if_fail(model != NULL && (guint)dtype < MS_DTYPE_N, FALSE);
+    MsFlops peak = 0;
+    if (!ms_gpu_spec_peak(&model->spec, dtype, &peak) || !(peak > 0) || !isfinite(peak)) {
+        g_set_error(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID,
+                    "GPU %s has no %s peak: the model computes in %s, so its topology's [gpu] "
+                    "group needs peak_%s (docs/topology.md)",
+                    model->gpu, ms_dtype_name(dtype), ms_dtype_name(dtype), ms_dtype_name(dtype));
+        return FALSE;
+    }
+    model->dtype = dtype;
+    model->peak = peak;
+    return TRUE;
+}
+
+MsDtype
+ms_compute_model_dtype(const MsComputeModel *model)
+{
+    return model->dtype;
+}
+
+gboolean
+ms_compute_model_apply_schedule(MsComputeModel *model, const MsSchedule *s, GError **error)
+{
+    const char *name = ms_schedule_get_meta(s, "dtype");
+    MsDtype dtype;
+    if (name == NULL) {
+        return TRUE;
+    }
+    if (!ms_dtype_from_name(name, &dtype)) {
+        g_set_error(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID,
+                    "the schedule's dtype '%s' is none of %s", name, ms_dtype_names_text());
+        return FALSE;
+    }
+    return ms_compute_model_set_dtype(model, dtype, error);
 }
 
 static gboolean

@@ -1,13 +1,16 @@
 /* compute: the GPU compute model, a roofline per kernel: launch + max(flops / (peak x eff(tokens)),
- * bytes / hbm), with eff a calibrated curve over token counts or a constant default, and a
- * slowdown while NCCL kernels run concurrently. Time is MsTime (ps); flops and bytes per kernel.
- * Ignores caches, clocks, tensor-core shape quantisation beyond what the curve captures, and
- * contention between concurrent compute kernels. */
+ * bytes / hbm), with peak that of the datatype the kernels compute in, eff a calibrated curve
+ * over token counts or a constant default, and a slowdown while NCCL kernels run concurrently. Time
+ * is MsTime (ps); flops and bytes per kernel. Ignores caches, clocks, tensor-core shape
+ * quantisation beyond what the curve captures, and contention between concurrent compute kernels.
+ */
 #pragma once
 
 #include <glib.h>
 
+#include "sim/base/dtype.h"
 #include "sim/base/units.h"
+#include "sim/schedule/schedule.h"
 #include "topologies/topology.h"
 
 G_BEGIN_DECLS
@@ -37,6 +40,17 @@ typedef struct _MsComputeModel MsComputeModel;
 MsComputeModel *ms_compute_model_new(const MsGpuSpec *spec, GError **error);
 void ms_compute_model_free(MsComputeModel *model);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsComputeModel, ms_compute_model_free)
+
+/* Prices kernels at the GPU's dense peak for dtype (ms_gpu_spec_peak; fp16/bf16, the spec's
+ * peak_flops, until set). FALSE with MS_COMPUTE_ERROR_INVALID, naming the GPU and the peak_DTYPE
+ * key its file lacks, when the GPU has no figure for dtype; the model is then unchanged. */
+gboolean ms_compute_model_set_dtype(MsComputeModel *model, MsDtype dtype, GError **error);
+MsDtype ms_compute_model_dtype(const MsComputeModel *model);
+/* Sets the dtype the schedule's metadata names ("dtype", written by the planner); a schedule
+ * without one (written before datatypes were recorded) keeps the fp16/bf16 peak. FALSE with
+ * MS_COMPUTE_ERROR_INVALID for an unknown name or a GPU without that peak. */
+gboolean ms_compute_model_apply_schedule(MsComputeModel *model, const MsSchedule *s,
+                                         GError **error);
 
 /* Replaces the efficiency with a curve over token counts (copied): tokens strictly increasing and
  * > 0, efficiencies in (0, 1.5], interpolated by ms_log_interp with log_y. n == 0 restores the

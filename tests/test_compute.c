@@ -44,6 +44,47 @@ test_regimes(void)
     CU_ASSERT_EQUAL(ms_compute_model_hbm(m), 2e12);
 }
 
+/* Kernels run at their datatype's peak: fp16/bf16 at `peak` unless given their own, fp32, tf32
+ * and fp8 only with their own, and a GPU without one refuses the datatype. */
+static void
+test_dtype_peaks(void)
+{
+    MsGpuSpec v100 = gpu;
+    v100.dtype_peak[MS_DTYPE_FP32] = 12.5e12;
+    v100.dtype_peak[MS_DTYPE_BF16] = 12.5e12;
+    GError *error = NULL;
+    g_autoptr(MsComputeModel) m = ms_compute_model_new(&v100, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(ms_compute_model_dtype(m), MS_DTYPE_FP16);
+    /* 70 GFLOP at 0.7 x 100 TFLOP/s: 1 ms; at 0.7 x 12.5 TFLOP/s: 8 ms. */
+    CU_ASSERT_EQUAL(ms_compute_time(m, 70e9, 0, 4096), 5 * MS_PS_PER_US + MS_PS_PER_MS);
+    CU_ASSERT_TRUE(ms_compute_model_set_dtype(m, MS_DTYPE_FP32, &error));
+    CU_ASSERT_EQUAL(ms_compute_model_peak(m), 12.5e12);
+    CU_ASSERT_EQUAL(ms_compute_time(m, 70e9, 0, 4096), 5 * MS_PS_PER_US + 8 * MS_PS_PER_MS);
+    CU_ASSERT_TRUE(ms_compute_model_set_dtype(m, MS_DTYPE_BF16, &error));
+    CU_ASSERT_EQUAL(ms_compute_model_peak(m), 12.5e12);
+    CU_ASSERT_TRUE(ms_compute_model_set_dtype(m, MS_DTYPE_FP16, &error));
+    CU_ASSERT_EQUAL(ms_compute_model_peak(m), 100e12);
+    /* No tf32 figure: refused, and the model keeps what it had. */
+    CU_ASSERT_FALSE(ms_compute_model_set_dtype(m, MS_DTYPE_TF32, &error));
+    MS_ASSERT_ERROR(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID,
+                    "GPU test-gpu has no tf32 peak: the model computes in tf32, so its "
+                    "topology's [gpu] group needs peak_tf32");
+    CU_ASSERT_EQUAL(ms_compute_model_dtype(m), MS_DTYPE_FP16);
+    CU_ASSERT_EQUAL(ms_compute_model_peak(m), 100e12);
+    /* From a schedule's metadata; none keeps the fp16 peak, an unknown name is refused. */
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    CU_ASSERT_TRUE(ms_compute_model_apply_schedule(m, s, &error));
+    CU_ASSERT_EQUAL(ms_compute_model_peak(m), 100e12);
+    ms_schedule_set_meta(s, "dtype", "fp32");
+    CU_ASSERT_TRUE(ms_compute_model_apply_schedule(m, s, &error));
+    CU_ASSERT_EQUAL(ms_compute_model_peak(m), 12.5e12);
+    ms_schedule_set_meta(s, "dtype", "fp4");
+    CU_ASSERT_FALSE(ms_compute_model_apply_schedule(m, s, &error));
+    MS_ASSERT_ERROR(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID,
+                    "the schedule's dtype 'fp4' is none of fp32, fp16, bf16, tf32 or fp8");
+}
+
 static void
 test_curve(void)
 {
@@ -213,6 +254,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"memory- and compute-bound closed forms", test_regimes},
+        {"peaks per datatype", test_dtype_peaks},
         {"efficiency curve", test_curve},
         {"log interpolation", test_interp},
         {"overlap slowdown", test_overlap},

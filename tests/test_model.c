@@ -141,6 +141,41 @@ test_formulas(void)
     CU_ASSERT_EQUAL(ms_dtype_bytes(MS_DTYPE_FP16), 2);
 }
 
+/* Bytes per element follow the datatype: tf32 is stored as fp32, fp8 in one byte, for tokens
+ * (all-to-all payloads), activations and weights alike. */
+static void
+test_dtypes(void)
+{
+    static const struct {
+        const char *name;
+        MsDtype dtype;
+        guint bytes;
+    } cases[] = {
+        {"fp32", MS_DTYPE_FP32, 4}, {"tf32", MS_DTYPE_TF32, 4}, {"fp16", MS_DTYPE_FP16, 2},
+        {"bf16", MS_DTYPE_BF16, 2}, {"fp8", MS_DTYPE_FP8, 1},
+    };
+    GError *error = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *line = g_strdup_printf("dtype = %s", cases[i].name);
+        g_autofree char *text = variant(NULL, line);
+        g_autoptr(MsModel) m = load_text(text, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        CU_ASSERT_EQUAL(ms_model_spec(m)->dtype, cases[i].dtype);
+        CU_ASSERT_STRING_EQUAL(ms_dtype_name(cases[i].dtype), cases[i].name);
+        CU_ASSERT_EQUAL(ms_dtype_bytes(cases[i].dtype), cases[i].bytes);
+        CU_ASSERT_EQUAL(ms_model_token_bytes(m), 64 * cases[i].bytes);
+        /* Weights: the gate's bytes at 10 tokens, top-2, scale with the element size. */
+        CU_ASSERT_EQUAL(ms_model_gate_bytes(m, 10, 2), cases[i].bytes * (512.0 + 640 + 80 + 2560));
+        MsDtype back;
+        CU_ASSERT_TRUE(ms_dtype_from_name(cases[i].name, &back) && back == cases[i].dtype);
+    }
+    MsDtype none;
+    CU_ASSERT_FALSE(ms_dtype_from_name("fp64", &none));
+    CU_ASSERT_FALSE(ms_dtype_from_name(NULL, &none));
+    CU_ASSERT_STRING_EQUAL(ms_dtype_name(MS_DTYPE_N), "?");
+    CU_ASSERT_EQUAL(ms_dtype_bytes(MS_DTYPE_N), 0);
+}
+
 static void
 test_moe_layers(void)
 {
@@ -220,7 +255,7 @@ test_errors(void)
         {NULL, "kv_heads = 3", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] kv_heads: 3 kv_heads do not divide 4 heads"},
         {NULL, "dtype = int8", MS_INI_ERROR_VALUE,
-         "m.ini:13: [model] dtype: 'int8' is not one of: fp32, fp16, bf16"},
+         "m.ini:13: [model] dtype: 'int8' is not one of: fp32, fp16, bf16, tf32, fp8"},
         {NULL, "grad_bucket = 0B", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] grad_bucket: '0B' out of range"},
         {NULL, "grad_bucket = 25", MS_INI_ERROR_VALUE, "m.ini:13: [model] grad_bucket:"},
@@ -304,6 +339,7 @@ main(int argc, char **argv)
         {"shipped models load", test_shipped},
         {"published figures of the shipped models", test_published_figures},
         {"parameter, flop and byte formulas", test_formulas},
+        {"datatypes and their sizes", test_dtypes},
         {"MoE layers: every/first and lists", test_moe_layers},
         {"capacity and expert-parallel degree", test_capacity_and_ep},
         {"every bad value names file:line", test_errors},

@@ -196,12 +196,22 @@ test_cli(void)
         "plan",    "--mode",       "infer",   "--policy",      "lina",  "--iteration", "1",
         "--model", "lina-gpt2-4e", "--trace", "gen:tokens=64", "--out", "-",           NULL};
     fx_expect_run(infer, 0, "\"lina.placement\"", NULL);
-    g_autofree char *bad_text = g_strconcat(sample_model, "dtype = fp8\n", NULL);
+    g_autofree char *bad_text = g_strconcat(sample_model, "dtype = int4\n", NULL);
     g_autofree char *bad = ms_test_write_tmp("bad.ini", bad_text);
     g_autofree char *want =
-        g_strdup_printf("moesim: %s:12: [model] dtype: 'fp8' is not one of: fp32, fp16, bf16", bad);
+        g_strdup_printf("moesim: %s:12: [model] dtype: 'int4' is not one of: fp32, fp16, bf16, "
+                        "tf32, fp8",
+                        bad);
     const char *bad_model[] = {"plan", "--model", bad, "--out", "-", NULL};
     fx_expect_run(bad_model, 2, NULL, want);
+    /* An fp8 model on A100s (no FP8 tensor cores) is refused, never priced at the fp16 peak. */
+    g_autofree char *fp8_text = g_strconcat(sample_model, "dtype = fp8\n", NULL);
+    g_autofree char *fp8 = ms_test_write_tmp("fp8.ini", fp8_text);
+    const char *fp8_model[] = {"plan",         "--model", fp8, "--topology",
+                               "lina-testbed", "--out",   "-", NULL};
+    fx_expect_run(fp8_model, 2, NULL,
+                  "computes in fp8 but topology lina-testbed's GPU A100-SXM4-40GB has no fp8 "
+                  "peak: add peak_fp8 to its [gpu] group");
     const char *no_out[] = {"plan", NULL};
     fx_expect_run(no_out, 2, NULL, "plan: --out FILE is required");
     const char *mode[] = {"plan", "--mode", "serve", "--out", "-", NULL};

@@ -143,6 +143,24 @@ test_shipped(void)
     CU_ASSERT_PTR_NULL(ms_topology_shipped_data("../x"));
 }
 
+/* Every shipped GPU's dense peak per datatype (docs/topology.md; 0: none, refused). */
+static void
+assert_peaks(const MsGpuSpec *g, double fp32, double fp16, double bf16, double tf32, double fp8)
+{
+    const double want[MS_DTYPE_N] = {
+        [MS_DTYPE_FP32] = fp32, [MS_DTYPE_FP16] = fp16, [MS_DTYPE_BF16] = bf16,
+        [MS_DTYPE_TF32] = tf32, [MS_DTYPE_FP8] = fp8,
+    };
+    for (guint d = 0; d < MS_DTYPE_N; d++) {
+        MsFlops peak = -1;
+        gboolean has = ms_gpu_spec_peak(g, d, &peak);
+        CU_ASSERT_EQUAL(has, want[d] > 0);
+        if (has) {
+            MS_ASSERT_REL(peak, want[d], 1e-12);
+        }
+    }
+}
+
 static void
 test_figures(void)
 {
@@ -202,6 +220,13 @@ test_figures(void)
     g_autoptr(MsTopology) nvl72 = load_ok("gb200-nvl72");
     g = ms_topology_gpu_spec(nvl72, 71);
     CU_ASSERT_EQUAL(g->peak_flops, 2.5e15);
+    assert_peaks(g, 80e12, 2.5e15, 2.5e15, 1.25e15, 5e15);
+    assert_peaks(ms_topology_gpu_spec(v100, 7), 15.7e12, 125e12, 15.7e12, 15.7e12, 0);
+    assert_peaks(ms_topology_gpu_spec(a100, 0), 19.5e12, 312e12, 312e12, 156e12, 0);
+    assert_peaks(ms_topology_gpu_spec(lina, 0), 19.5e12, 312e12, 312e12, 156e12, 0);
+    assert_peaks(ms_topology_gpu_spec(h100, 0), 67e12, 989e12, 989e12, 494.5e12, 1979e12);
+    assert_peaks(ms_topology_gpu_spec(h200, 0), 67e12, 989e12, 989e12, 494.5e12, 1979e12);
+    assert_peaks(ms_topology_gpu_spec(schemoe, 0), 13.4e12, 53.8e12, 13.4e12, 13.4e12, 0);
     CU_ASSERT_EQUAL(g->hbm_bandwidth, 8e12);
     CU_ASSERT_EQUAL(link_named(nvl72, "gpu71", "n0.nvswitch")->bandwidth, 900e9);
     CU_ASSERT_EQUAL(ms_topology_link_count(nvl72, 0), 18);
@@ -595,6 +620,12 @@ test_preset_errors(void)
          "t.ini:2: [topology] format: format 2 is not supported"},
         {0, "peak = 1TFLOPS", "peak = 312", INI, MS_INI_ERROR_VALUE,
          "t.ini:6: [gpu] peak: compute rate '312' has no unit"},
+        {0, "peak = 1TFLOPS", "peak = 1TFLOPS\npeak_fp32 = 15.7", INI, MS_INI_ERROR_VALUE,
+         "t.ini:7: [gpu] peak_fp32: compute rate '15.7' has no unit"},
+        {0, "peak = 1TFLOPS", "peak = 1TFLOPS\npeak_fp8 = 0TFLOPS", INI, MS_INI_ERROR_VALUE,
+         "t.ini:7: [gpu] peak_fp8: '0TFLOPS' out of range (must be between 1 GFLOPS and 1 EFLOPS)"},
+        {0, "peak = 1TFLOPS", "peak = 1TFLOPS\npeak_fp64 = 1TFLOPS", INI, MS_INI_ERROR_UNKNOWN_KEY,
+         "t.ini:7: [gpu] peak_fp64: unknown key"},
         {0, "memory = 1GB", "memory = 0GB", INI, MS_INI_ERROR_VALUE,
          "t.ini:8: [gpu] memory: '0GB' out of range (must be between 1 MiB and 1 PiB)"},
         {0, "hbm = 1TBps", "hbn = 1TBps", INI, MS_INI_ERROR_UNKNOWN_KEY,

@@ -427,3 +427,18 @@ ms_topology_set_class(MsTopology *topo, MsLinkClass klass, MsBandwidth bandwidth
     }
     return changed;
 }
+
+gboolean
+ms_gpu_spec_peak(const MsGpuSpec *spec, MsDtype dtype, MsFlops *out)
+{
+    g_return_val_if_fail(spec != NULL && (guint)dtype < MS_DTYPE_N, FALSE);
+    if (spec->dtype_peak[dtype] > 0) {
+        *out = spec->dtype_peak[dtype];
+        return TRUE;
+    }
+    if (dtype == MS_DTYPE_FP16 || dtype == MS_DTYPE_BF16) {
+        *out = spec->peak_flops;
+        return TRUE;
+    }
+    return FALSE;
+}

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "sim/base/ranges.h"
+#include "sim/base/dtype.h"
 #include "sim/base/units.h"
 
 G_BEGIN_DECLS
@@ -49,11 +50,19 @@ gboolean ms_link_class_from_name(const char *name, MsLinkClass *out);
 
 typedef struct {
     const char *model;  /* e.g. "A100-SXM4-80GB" */
-    MsFlops peak_flops; /* dense fp16/bf16 tensor-core peak */
+    MsFlops peak_flops; /* dense fp16/bf16 tensor-core peak (the file's `peak`) */
     MsBandwidth hbm_bandwidth;
     guint64 memory_bytes;
     MsTime launch_overhead; /* per kernel launch */
+    /* Dense peak per datatype (the file's peak_fp32 ...), 0 where the file gives none. */
+    MsFlops dtype_peak[MS_DTYPE_N];
 } MsGpuSpec;
+
+/* The dense peak a kernel computing in dtype runs at: the file's peak_DTYPE, else for fp16 and
+ * bf16 the plain `peak` (the tensor-core figure it has always stood for). FALSE for fp32, tf32
+ * and fp8 without their own key: pricing them at the fp16 peak would be 8 times too fast on a
+ * V100, so they are never guessed. */
+gboolean ms_gpu_spec_peak(const MsGpuSpec *spec, MsDtype dtype, MsFlops *out);
 
 typedef struct {
     guint32 from, to;      /* device indices */

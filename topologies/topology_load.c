@@ -32,6 +32,16 @@ static const MsRange fields[] = {
      "GPU memory (Lina's packing compares expert weights with it); 1 MiB to 1 PiB"},
     {"[gpu]", "launch_overhead", MS_RANGE_TIME, 0, 1,
      "a kernel launch costs a few microseconds; a second is a unit typo"},
+    {"[gpu]", "peak_fp32", MS_RANGE_FLOPS, 1e9, 1e18,
+     "dense FP32 peak (CUDA cores); without it an fp32 model is refused on this GPU"},
+    {"[gpu]", "peak_fp16", MS_RANGE_FLOPS, 1e9, 1e18,
+     "dense FP16 peak when it is not `peak` (the tensor-core figure)"},
+    {"[gpu]", "peak_bf16", MS_RANGE_FLOPS, 1e9, 1e18,
+     "dense BF16 peak when it is not `peak`: the FP32 rate on GPUs without BF16 tensor cores"},
+    {"[gpu]", "peak_tf32", MS_RANGE_FLOPS, 1e9, 1e18,
+     "dense TF32 tensor-core peak; without it a tf32 model is refused on this GPU"},
+    {"[gpu]", "peak_fp8", MS_RANGE_FLOPS, 1e9, 1e18,
+     "dense FP8 tensor-core peak; without it an fp8 model is refused on this GPU"},
     {"[preset]", "nodes", MS_RANGE_COUNT, 1, TOPO_MAX_NODES,
      "and nodes x gpus_per_node at most 65536 GPUs, the largest machine moesim models"},
     {"[preset]", "gpus_per_node", MS_RANGE_COUNT, 1, TOPO_MAX_GPUS_PER_NODE,
@@ -230,11 +240,27 @@ read_header(const MsIni *ini, const char **name, const char **description, GErro
     return ms_ini_opt_string(ini, "topology", "description", description, error);
 }
 
+/* peak_DTYPE: the dense peak of one datatype, optional, in the range of the table. */
+static gboolean
+read_dtype_peaks(const MsIni *ini, MsGpuSpec *gpu, GError **error)
+{
+    for (guint d = 0; d < MS_DTYPE_N; d++) {
+        g_autofree char *key = g_strdup_printf("peak_%s", ms_dtype_name(d));
+        if (!ms_ini_range_double(ini, "gpu", topo_field("[gpu]", key), FALSE, &gpu->dtype_peak[d],
+                                 error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 read_gpu(const MsIni *ini, MsGpuSpec *gpu, GError **error)
 {
-    static const char *const keys[] = {"model", "peak", "hbm", "memory", "launch_overhead", NULL};
-    if (!ms_ini_check_keys(ini, "gpu", keys, error)) {
+    static const char *const keys[] = {"model",           "peak",      "hbm",       "memory",
+                                       "launch_overhead", "peak_fp32", "peak_fp16", "peak_bf16",
+                                       "peak_tf32",       "peak_fp8",  NULL};
+    if (!ms_ini_check_keys(ini, "gpu", keys, error) || !read_dtype_peaks(ini, gpu, error)) {
         return FALSE;
     }
     gpu->model = ms_ini_get_string(ini, "gpu", "model", error);

@@ -568,6 +568,12 @@ ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNet
     double flops = 0, bytes = (double)row->bytes;
     if (row->kind == MS_MEASUREMENT_GEMM) {
         ms_measurement_gemm_cost(row, &flops, &bytes);
+        /* A GEMM runs at the peak of its own datatype (both fp8 formats at the fp8 peak). */
+        MsDtype dtype;
+        const char *name = row->dtype && g_str_has_prefix(row->dtype, "fp8") ? "fp8" : row->dtype;
+        if (ms_dtype_from_name(name, &dtype) && !ms_compute_model_set_dtype(model, dtype, error)) {
+            return FALSE;
+        }
     }
     *seconds = row->kind == MS_MEASUREMENT_LAUNCH
                    ? ms_time_to_s(ms_compute_model_launch(model))

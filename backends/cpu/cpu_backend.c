@@ -237,7 +237,8 @@ setup_models(CpuState *st, GError **error)
     st->models = g_new0(MsComputeModel *, st->n_ranks);
     for (guint r = 0; r < st->n_ranks; r++) {
         st->models[r] = ms_compute_model_new(ms_topology_gpu_spec(topo, r), error);
-        if (st->models[r] == NULL) {
+        if (st->models[r] == NULL ||
+            !ms_compute_model_apply_schedule(st->models[r], st->s, error)) {
             return FALSE;
         }
     }

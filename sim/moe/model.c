@@ -28,20 +28,6 @@ struct _MsModel {
     double dense_flops;     /* per token, forward */
 };
 
-static const char *const dtype_names[] = {"fp32", "fp16", "bf16", NULL};
-
-const char *
-ms_dtype_name(MsDtype dtype)
-{
-    return dtype < G_N_ELEMENTS(dtype_names) - 1 ? dtype_names[dtype] : "?";
-}
-
-guint
-ms_dtype_bytes(MsDtype dtype)
-{
-    return dtype == MS_DTYPE_FP32 ? 4 : 2;
-}
-
 void
 ms_model_free(MsModel *model)
 {
@@ -136,8 +122,10 @@ static const MsRange fields[] = {
      "backward over forward cost, about 2 (docs/models.md)"},
     {"[model]", "gated", MS_RANGE_BOOLEAN, 0, 1,
      "a SwiGLU-style FFN of three matrices instead of two (default false)"},
-    {"[model]", "dtype", MS_RANGE_CHOICE, 0, 2,
-     "activations, weights and gradients: 4 bytes or 2 (default bf16)", dtype_names},
+    {"[model]", "dtype", MS_RANGE_CHOICE, 0, MS_DTYPE_N - 1,
+     "the compute datatype: its peak prices every op, its size (4, 2 or 1 bytes) every element "
+     "moved or stored (default bf16)",
+     ms_dtype_names},
     {NULL},
 };
 

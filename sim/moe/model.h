@@ -9,6 +9,7 @@
 #include <glib.h>
 
 #include "sim/base/ranges.h"
+#include "sim/base/dtype.h"
 #include "sim/base/units.h"
 
 G_BEGIN_DECLS
@@ -30,15 +31,6 @@ typedef enum {
 #define MS_MODEL_MAX_SEQ_LEN (1u << 24)
 #define MS_MODEL_MAX_TOKENS (1u << 26) /* per GPU and step, as the trace's per-rank limit */
 #define MS_MODEL_MAX_VOCAB (1u << 24)
-
-typedef enum {
-    MS_DTYPE_FP32,
-    MS_DTYPE_FP16,
-    MS_DTYPE_BF16,
-} MsDtype;
-
-const char *ms_dtype_name(MsDtype dtype);
-guint ms_dtype_bytes(MsDtype dtype);
 
 /* The file's values (a plain value record; strings owned by the model). */
 typedef struct {

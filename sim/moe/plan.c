@@ -102,6 +102,18 @@ ms_plan_check_routing(const MsModel *model, const MsRouting *routing, const MsTo
         g_autofree char *gpus = g_strdup_printf("%s (GPUs)", t);
         return mismatch(error, "ranks", h->ranks, gpus, ms_topology_n_gpus(topo));
     }
+    MsFlops peak = 0;
+    for (guint r = 0; r < ms_topology_n_gpus(topo); r++) {
+        const MsGpuSpec *gpu = ms_topology_gpu_spec(topo, r);
+        if (!ms_gpu_spec_peak(gpu, s->dtype, &peak)) {
+            g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH,
+                        "model %s computes in %s but topology %s's GPU %s has no %s peak: add "
+                        "peak_%s to its [gpu] group (docs/topology.md)",
+                        s->name, ms_dtype_name(s->dtype), ms_topology_name(topo), gpu->model,
+                        ms_dtype_name(s->dtype), ms_dtype_name(s->dtype));
+            return FALSE;
+        }
+    }
     guint k = mode == MS_PLAN_TRAIN ? s->top_k : s->top_k_infer;
     if (h->top_k != k) {
         g_autofree char *which =
@@ -400,6 +412,8 @@ set_meta(Plan *p)
     ms_schedule_set_meta(p->s, "topology", ms_topology_name(p->topo));
     ms_schedule_set_meta(p->s, "policy", p->cfg->spec);
     ms_schedule_set_meta(p->s, "mode", ms_plan_mode_name(p->mode));
+    /* The executors price compute at this datatype's peak (ms_compute_model_apply_schedule). */
+    ms_schedule_set_meta(p->s, "dtype", ms_dtype_name(p->spec->dtype));
     g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, ms_routing_iteration(p->routing));
     ms_schedule_set_meta(p->s, "iteration", buf);
     g_snprintf(buf, sizeof buf, "%u", p->ep);

@@ -82,6 +82,9 @@ compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *
             bytes += by;
         }
         g_autoptr(MsComputeModel) cm = ms_compute_model_new(ms_topology_gpu_spec(topo, r), NULL);
+        /* At the model's datatype's peak, as the engine prices it (a GPU without that peak
+         * keeps the fp16 figure here; the engine refuses the run). */
+        ms_compute_model_set_dtype(cm, s->dtype, NULL);
         double flops = (double)tokens * ms_model_expert_flops(model);
         worst = MAX(worst, ms_time_to_s(ms_compute_time(cm, flops, bytes, tokens)));
     }
