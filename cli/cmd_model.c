@@ -91,6 +91,11 @@ print_text(const MsModel *m, const Params *p)
     }
     printf("parallel    ep %s, gradient buckets %s\n", ep,
            ms_format_bytes(s->grad_bucket, b1, sizeof b1));
+    const MsFramework *f = &s->framework;
+    printf("framework   %s: host %.4g us per op; per forward MoE layer %.4g us + %.4g us per local "
+           "expert + %u sync%s x %.4g us + %.4g us per token\n",
+           ms_framework_name(f->kind), f->op_s * 1e6, f->layer_s * 1e6, f->expert_s * 1e6, f->syncs,
+           f->syncs == 1 ? "" : "s", f->sync_s * 1e6, f->token_s * 1e6);
     printf("parameters  %.4g total: attention %.4g/layer, dense FFN %.4g/layer, expert %.4g, "
            "gate %.4g, head %.4g\n",
            (double)p->total, (double)p->attention, (double)p->dense, (double)p->expert,
@@ -136,6 +141,18 @@ json_spec(JsonBuilder *b, const MsModel *m)
     ms_json_member_int(b, "grad_bucket", s->grad_bucket);
     ms_json_member_int(b, "vocab", s->vocab);
     ms_json_member_double(b, "backward_factor", s->backward_factor);
+    const MsFramework *f = &s->framework;
+    json_builder_set_member_name(b, "framework");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "name");
+    json_builder_add_string_value(b, ms_framework_name(f->kind));
+    ms_json_member_double(b, "op_us", f->op_s * 1e6);
+    ms_json_member_double(b, "moe_layer_us", f->layer_s * 1e6);
+    ms_json_member_double(b, "expert_us", f->expert_s * 1e6);
+    ms_json_member_int(b, "syncs", f->syncs);
+    ms_json_member_double(b, "sync_us", f->sync_s * 1e6);
+    ms_json_member_double(b, "token_us", f->token_s * 1e6);
+    json_builder_end_object(b);
 }
 
 static JsonNode *

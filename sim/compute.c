@@ -255,6 +255,19 @@ ms_compute_time_overlapped(const MsComputeModel *model, double flops, guint64 by
     return ms_time_from_s(s);
 }
 
+MsTime
+ms_compute_op_time(const MsComputeModel *model, const MsOpInfo *op, gboolean overlapped)
+{
+    g_return_val_if_fail(model != NULL && op != NULL, 0);
+    if (op->role == MS_ROLE_HOST) {
+        return ms_time_from_s(op->host_s);
+    }
+    guint64 rows = op->gemm_m ? op->gemm_m : op->tokens;
+    double body = body_seconds(model, op->flops, (guint64)op->bytes, rows);
+    double s = ms_time_to_s(model->launch) + op->host_s + (overlapped ? model->slowdown : 1) * body;
+    return ms_time_from_s(s);
+}
+
 void
 ms_compute_expert_ffn_cost(guint64 tokens, guint64 d_model, guint64 d_ffn, gboolean gated,
                            guint dtype_bytes, double *flops, guint64 *bytes)

@@ -81,6 +81,13 @@ MsTime ms_compute_time(const MsComputeModel *model, double flops, guint64 bytes,
 MsTime ms_compute_time_overlapped(const MsComputeModel *model, double flops, guint64 bytes,
                                   guint64 tokens);
 
+/* The time of one compute op of a schedule: a host op (MS_ROLE_HOST) takes its host time alone
+ * (it launches no kernel); any other op takes launch + its host time + the kernel body, the body
+ * stretched by the overlap slowdown when overlapped (NCCL kernels running on the GPU). The
+ * efficiency curve is indexed by one GEMM's rows: the op's gemm_m when set (an expert op's GEMMs
+ * each have one expert's tokens), else its tokens. */
+MsTime ms_compute_op_time(const MsComputeModel *model, const MsOpInfo *op, gboolean overlapped);
+
 /* Cost of one expert's forward for tokens tokens: up projection (d_model x d_ffn, two such
  * matrices when gated), activation, down projection (d_ffn x d_model). flops = 2 tokens d_model
  * d_ffn per matrix; bytes = dtype_bytes x (weights + input + up output + activation read/write +

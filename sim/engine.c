@@ -229,13 +229,8 @@ launch(Engine *e, guint32 op, GError **error)
     MsTime now = ms_sim_now(e->sim);
     ms_records_set(e->rec, op, now, now);
     if (i.kind == MS_OP_COMPUTE) {
-        const MsComputeModel *m = e->compute[i.rank];
-        /* The efficiency curve is over one GEMM's rows: an expert op's GEMMs have one expert's
-         * tokens (its shape's m), not the op's, which are all its local experts'. */
-        guint64 rows = i.gemm_m ? i.gemm_m : i.tokens;
-        MsTime t = e->comm_running[i.rank]
-                       ? ms_compute_time_overlapped(m, i.flops, (guint64)i.bytes, rows)
-                       : ms_compute_time(m, i.flops, (guint64)i.bytes, rows);
+        /* Rows of one GEMM, host time and the overlap slowdown: ms_compute_op_time. */
+        MsTime t = ms_compute_op_time(e->compute[i.rank], &i, e->comm_running[i.rank] > 0);
         ms_sim_after(e->sim, t, compute_done, e, op);
         return TRUE;
     }

@@ -42,9 +42,13 @@ ms_inputs_load_topology(const char *name, const MsCalibration *cal, GError **err
 }
 
 MsModel *
-ms_inputs_load_model(const char *name, GError **error)
+ms_inputs_load_model(const char *name, const MsCalibration *cal, GError **error)
 {
-    return ms_model_load(name, error);
+    MsModel *model = ms_model_load(name, error);
+    if (model && cal) {
+        ms_calibration_apply_model(cal, model);
+    }
+    return model;
 }
 
 static const char *
@@ -74,7 +78,7 @@ ms_inputs_load(const MsInputNames *names, GError **error)
             return NULL;
         }
     }
-    in->model = ms_model_load(in->names.model, error);
+    in->model = ms_inputs_load_model(in->names.model, in->calibration, error);
     in->policy = in->model ? ms_policy_parse(in->names.policy, error) : NULL;
     in->routing = in->policy ? ms_routing_source_new(in->names.trace, error) : NULL;
     if (in->routing == NULL) {

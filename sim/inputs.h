@@ -44,10 +44,10 @@ const MsRoutingSource *ms_inputs_routing(const MsInputs *inputs);
  * the other fields are left as they are. */
 void ms_inputs_fill(const MsInputs *inputs, MsScenario *sc);
 
-/* The loaders ms_inputs_load uses, for inputs that vary (a sweep's axes). load_topology applies
- * cal (may be NULL) to the topology it loads. */
+/* The loaders ms_inputs_load uses, for inputs that vary (a sweep's axes). They apply cal (may be
+ * NULL): its links to the topology, its framework figures to the model. */
 MsTopology *ms_inputs_load_topology(const char *name, const MsCalibration *cal, GError **error);
-MsModel *ms_inputs_load_model(const char *name, GError **error);
+MsModel *ms_inputs_load_model(const char *name, const MsCalibration *cal, GError **error);
 /* The text a named topology or model was loaded from: the file's contents when name is an
  * existing file (read as a topology or model file, sim/base/input_file.h), else the shipped copy
  * (MS_INPUT_FILE_ERROR naming the file, or MS_TOPOLOGY_ERROR / MS_MODEL_ERROR _UNKNOWN for a

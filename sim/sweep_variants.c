@@ -209,7 +209,7 @@ build_models(MsSweepVariants *v, GError **error)
     for (guint m = 0; m < nm; m++) {
         const char *name = value_of(v, v->ax_model, m, ms_inputs_names(v->base)->model);
         if (v->ax_experts < 0) {
-            MsModel *model = ms_inputs_load_model(name, error);
+            MsModel *model = ms_inputs_load_model(name, ms_inputs_calibration(v->base), error);
             if (model == NULL) {
                 g_prefix_error(error, "sweep: model=%s: ", name);
                 return FALSE;
@@ -227,6 +227,9 @@ build_models(MsSweepVariants *v, GError **error)
                                           load_model_data, error);
             if (model == NULL) {
                 return FALSE;
+            }
+            if (ms_inputs_calibration(v->base)) {
+                ms_calibration_apply_model(ms_inputs_calibration(v->base), model);
             }
             v->models[m * ne + e] = own(v, model, (FreeFn)ms_model_free);
         }

@@ -307,6 +307,20 @@ test_read_errors(void)
          ms_ini_error_quark, MS_INI_ERROR_VALUE, "c.ini:6: [link nic] max_residual: '-1' out of"},
         {HEAD "[gemm]\nlaunch = 5us\nlaunch = 6us\n", ms_ini_error_quark, MS_INI_ERROR_DUPLICATE,
          "c.ini:5: [gemm] key 'launch' given twice"},
+        /* The framework group. */
+        {HEAD "[framework]\nname = fairseq\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [framework] name: 'fairseq' is not one of: custom, deepspeed, megatron, tutel, "
+         "vllm"},
+        {HEAD "[framework]\nmoe_layer = 9.7\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [framework] moe_layer: time '9.7' has no unit"},
+        {HEAD "[framework]\nexpert = 1.5s\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [framework] expert: '1.5s' out of range (must be between 0 s and 1 s)"},
+        {HEAD "[framework]\nsyncs = 65\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [framework] syncs: '65' out of range (must be between 0 and 64)"},
+        {HEAD "[framework]\nper_expert = 1us\n", ms_ini_error_quark, MS_INI_ERROR_UNKNOWN_KEY,
+         "c.ini:4: [framework] per_expert: unknown key"},
+        {HEAD "[framework]\npoints = 0\n", ms_ini_error_quark, MS_INI_ERROR_VALUE,
+         "c.ini:4: [framework] points: '0' out of range"},
         /* Configuration groups. */
         {HEAD "[collective allreduce 16y8]\nalpha = 1us\n", ms_calibration_error_quark,
          MS_CALIBRATION_ERROR_GROUP,
@@ -540,6 +554,50 @@ test_vidur_end_to_end(void)
 }
 
 /* A list longer than any table should be is refused before it is parsed. */
+/* The [framework] group: read, applied to a model (replacing its figures), written back byte for
+ * byte; the API refuses what the reader refuses. */
+static void
+test_framework_group(void)
+{
+    static const char text[] = "# moesim calibration (see docs/calibration-format.md)\n"
+                               "[calibration]\nformat = 1\n"
+                               "\n[framework]\nname = deepspeed\nop = 12.5us\nmoe_layer = 9700us\n"
+                               "expert = 650us\nsync = 0us\ntoken = 0.25us\nsyncs = 1\n"
+                               "points = 48\n";
+    GError *error = NULL;
+    g_autoptr(MsCalibration) cal = ms_calibration_load_data(text, strlen(text), "c.ini", &error);
+    g_assert_no_error(error);
+    MsFramework f;
+    guint points = 0;
+    CU_ASSERT_TRUE_FATAL(ms_calibration_framework(cal, &f, &points));
+    CU_ASSERT_EQUAL(f.kind, MS_FRAMEWORK_DEEPSPEED);
+    MS_ASSERT_REL(f.op_s, 12.5e-6, 1e-12);
+    MS_ASSERT_REL(f.layer_s, 9.7e-3, 1e-12);
+    MS_ASSERT_REL(f.expert_s, 650e-6, 1e-12);
+    MS_ASSERT_REL(f.token_s, 0.25e-6, 1e-12);
+    CU_ASSERT_EQUAL(f.syncs, 1);
+    CU_ASSERT_EQUAL(points, 48);
+    gsize len = 0;
+    g_autofree char *back = ms_calibration_to_data(cal, &len);
+    CU_ASSERT_STRING_EQUAL(back, text);
+    static const char model[] = "[model]\nformat = 1\nname = m\nlayers = 2\nd_model = 64\n"
+                                "d_ffn = 256\nexperts = 8\ntop_k = 2\nheads = 4\nseq_len = 128\n"
+                                "tokens_per_gpu = 1024\nhost_op = 1ms\n";
+    g_autoptr(MsModel) m = ms_model_load_data(model, strlen(model), "m.ini", &error);
+    g_assert_no_error(error);
+    MS_ASSERT_REL(ms_model_spec(m)->framework.op_s, 1e-3, 1e-12);
+    ms_calibration_apply_model(cal, m);
+    MS_ASSERT_REL(ms_model_spec(m)->framework.op_s, 12.5e-6, 1e-12);
+    MS_ASSERT_REL(ms_model_spec(m)->framework.layer_s, 9.7e-3, 1e-12);
+    /* A calibration without the group leaves the model alone; a bad figure is refused. */
+    g_autoptr(MsCalibration) empty = ms_calibration_new();
+    CU_ASSERT_FALSE(ms_calibration_framework(empty, &f, NULL));
+    MsFramework bad = {.layer_s = 2.0};
+    CU_ASSERT_FALSE(ms_calibration_set_framework(empty, &bad, 0, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_VALUE,
+                    "framework: moe_layer time 2 s is outside [0, 1] s");
+}
+
 static void
 test_long_list(void)
 {
@@ -587,6 +645,7 @@ main(int argc, char **argv)
         {"API validation", test_api_errors},
         {"reader errors name file:line", test_read_errors},
         {"overlong list", test_long_list},
+        {"framework group", test_framework_group},
         {"configuration groups round trip", test_config_groups_round_trip},
         {"nearest configuration", test_nearest_config},
         {"configuration API errors", test_config_errors},

@@ -39,7 +39,8 @@ static const char calibration[] =
     "[calibration]\nformat = 1\n[link nvswitch]\nbandwidth = 200GBps\nlatency = 2us\nr2 = 0.9\n"
     "max_residual = 0.1\npoints = 4\n[collective alltoall]\nalpha = 10us\nsizes = 1MiB\n"
     "efficiency = 0.5\n[gemm]\ntokens = 64\nefficiency = 0.5\noverlap_slowdown = 1.1\n"
-    "launch = 4us\n";
+    "launch = 4us\n[framework]\nname = deepspeed\nop = 10us\nmoe_layer = 1ms\nexpert = 100us\n"
+    "sync = 20us\ntoken = 0.1us\nsyncs = 1\npoints = 12\n";
 static const char trace_header[] =
     "moe-trace 1\nexperts 64\nlayers 2\nranks 2\ntop_k 1\ntokens_per_rank 8\n";
 static const char nccl_log[] =
@@ -395,6 +396,7 @@ input_for(const MsRangeTable *t, const MsRange *r, const char *text, Pos pos)
     if (strcmp(in, "Calibration files") == 0) {
         const char *group = strcmp(r->where, "[link CLASS]") == 0        ? "link nvswitch"
                             : strcmp(r->where, "[collective NAME]") == 0 ? "collective alltoall"
+                            : strcmp(r->where, "[framework]") == 0       ? "framework"
                                                                          : "gemm";
         return ini_with(calibration, group, r->key, text);
     }

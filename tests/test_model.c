@@ -141,6 +141,71 @@ test_formulas(void)
     CU_ASSERT_EQUAL(ms_dtype_bytes(MS_DTYPE_FP16), 2);
 }
 
+/* framework = NAME sets a framework's structure (syncs per layer, from its code) and no time;
+ * host_* keys set the times; a calibration may replace them all. */
+static void
+test_framework(void)
+{
+    GError *error = NULL;
+    g_autofree char *none = variant(NULL, "");
+    g_autoptr(MsModel) plain = load_text(none, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    const MsFramework *f = &ms_model_spec(plain)->framework;
+    CU_ASSERT_EQUAL(f->kind, MS_FRAMEWORK_CUSTOM);
+    CU_ASSERT_FALSE(ms_framework_has_time(f));
+    CU_ASSERT_EQUAL(f->syncs, 0);
+    static const struct {
+        const char *name;
+        guint dropless_syncs, capacity_syncs;
+    } named[] = {
+        {"custom", 0, 0}, {"deepspeed", 1, 1}, {"megatron", 1, 0}, {"tutel", 1, 0}, {"vllm", 0, 0},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(named); i++) {
+        g_autofree char *line = g_strdup_printf("framework = %s", named[i].name);
+        g_autofree char *cap =
+            g_strdup_printf("framework = %s\ncapacity_factor = 1.25", named[i].name);
+        g_autofree char *t1 = variant(NULL, line), *t2 = variant(NULL, cap);
+        g_autoptr(MsModel) a = load_text(t1, &error);
+        g_autoptr(MsModel) b = load_text(t2, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+        CU_ASSERT_STRING_EQUAL(ms_framework_name(ms_model_spec(a)->framework.kind), named[i].name);
+        CU_ASSERT_EQUAL(ms_model_spec(a)->framework.syncs, named[i].dropless_syncs);
+        CU_ASSERT_EQUAL(ms_model_spec(b)->framework.syncs, named[i].capacity_syncs);
+        CU_ASSERT_FALSE(ms_framework_has_time(&ms_model_spec(a)->framework));
+    }
+    g_autofree char *timed = variant(NULL, "framework = tutel\nhost_op = 12us\n"
+                                           "host_moe_layer = 9.7ms\nhost_expert = 650us\n"
+                                           "host_sync = 25us\nhost_syncs = 3\nhost_token = 0.5us");
+    g_autoptr(MsModel) t = load_text(timed, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    f = &ms_model_spec(t)->framework;
+    CU_ASSERT_EQUAL(f->kind, MS_FRAMEWORK_TUTEL);
+    MS_ASSERT_REL(f->op_s, 12e-6, 1e-12);
+    MS_ASSERT_REL(f->layer_s, 9.7e-3, 1e-12);
+    MS_ASSERT_REL(f->expert_s, 650e-6, 1e-12);
+    MS_ASSERT_REL(f->sync_s, 25e-6, 1e-12);
+    CU_ASSERT_EQUAL(f->syncs, 3);
+    MS_ASSERT_REL(f->token_s, 0.5e-6, 1e-12);
+    CU_ASSERT_TRUE(ms_framework_has_time(f));
+    /* 2 local experts, 100 tokens: 9.7 ms + 1.3 ms + 75 us + 50 us. */
+    MS_ASSERT_REL(ms_framework_layer_s(f, 2, 100), 9.7e-3 + 1.3e-3 + 75e-6 + 50e-6, 1e-12);
+    MsFramework other = {.kind = MS_FRAMEWORK_VLLM, .layer_s = 1e-3};
+    ms_model_set_framework(t, &other);
+    CU_ASSERT_EQUAL(ms_model_spec(t)->framework.kind, MS_FRAMEWORK_VLLM);
+    CU_ASSERT_EQUAL(ms_model_spec(t)->framework.op_s, 0);
+    char *problem = NULL;
+    other.token_s = -1;
+    CU_ASSERT_FALSE(ms_framework_check(&other, &problem));
+    CU_ASSERT_PTR_NOT_NULL(strstr(problem, "token time -1 s is outside [0, 1] s"));
+    g_free(problem);
+    other.token_s = 0;
+    other.syncs = 65;
+    CU_ASSERT_FALSE(ms_framework_check(&other, &problem));
+    CU_ASSERT_PTR_NOT_NULL(strstr(problem, "65 synchronisations per layer is more than 64"));
+    g_free(problem);
+}
+
 /* Bytes per element follow the datatype: tf32 is stored as fp32, fp8 in one byte, for tokens
  * (all-to-all payloads), activations and weights alike. */
 static void
@@ -256,6 +321,14 @@ test_errors(void)
          "m.ini:13: [model] kv_heads: 3 kv_heads do not divide 4 heads"},
         {NULL, "dtype = int8", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] dtype: 'int8' is not one of: fp32, fp16, bf16, tf32, fp8"},
+        {NULL, "framework = fairseq", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] framework: 'fairseq' is not one of: custom, deepspeed, megatron, "
+         "tutel, vllm"},
+        {NULL, "host_op = 12", MS_INI_ERROR_VALUE, "m.ini:13: [model] host_op:"},
+        {NULL, "host_moe_layer = 2s", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] host_moe_layer: '2s' out of range"},
+        {NULL, "host_syncs = 65", MS_INI_ERROR_VALUE, "m.ini:13: [model] host_syncs: '65' out of"},
+        {NULL, "host_expert = -1us", MS_INI_ERROR_VALUE, "m.ini:13: [model] host_expert:"},
         {NULL, "grad_bucket = 0B", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] grad_bucket: '0B' out of range"},
         {NULL, "grad_bucket = 25", MS_INI_ERROR_VALUE, "m.ini:13: [model] grad_bucket:"},
@@ -340,6 +413,7 @@ main(int argc, char **argv)
         {"published figures of the shipped models", test_published_figures},
         {"parameter, flop and byte formulas", test_formulas},
         {"datatypes and their sizes", test_dtypes},
+        {"framework overheads", test_framework},
         {"MoE layers: every/first and lists", test_moe_layers},
         {"capacity and expert-parallel degree", test_capacity_and_ep},
         {"every bad value names file:line", test_errors},

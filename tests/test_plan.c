@@ -149,6 +149,63 @@ cell(const MsSchedule *s, guint32 coll, guint src, guint dst)
     return c.matrix[(gsize)src * c.n_ranks + dst];
 }
 
+/* Framework overheads: every compute op carries the per-op host time; each forward MoE layer gets
+ * one host op per rank between its gate and its dispatch, lasting layer + local experts x expert
+ * + syncs x sync + tokens x token (closed form); backward gets none; no time, no host op. */
+static void
+test_framework_host(void)
+{
+    g_autoptr(MsSchedule) plain = train_step(NULL, NULL);
+    for (guint32 op = 0; op < ms_schedule_n_ops(plain); op++) {
+        MsOpInfo i = fx_op(plain, op);
+        CU_ASSERT_NOT_EQUAL(i.role, MS_ROLE_HOST);
+        CU_ASSERT_EQUAL(i.host_s, 0);
+    }
+    g_autoptr(MsSchedule) s =
+        train_step("framework = deepspeed\nhost_op = 20us\nhost_moe_layer = 9.7ms\n"
+                   "host_expert = 0.65ms\nhost_sync = 30us\nhost_token = 1us\n",
+                   NULL);
+    CU_ASSERT_EQUAL(ms_schedule_n_ops(s), ms_schedule_n_ops(plain) + 8);
+    for (guint rank = 0; rank < 8; rank++) {
+        CU_ASSERT_EQUAL(fx_count_ops(s, rank, 1, MS_ROLE_HOST, MS_PHASE_FORWARD), 1);
+        CU_ASSERT_EQUAL(fx_count_ops(s, rank, 1, MS_ROLE_HOST, MS_PHASE_BACKWARD), 0);
+    }
+    guint hosts = 0;
+    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
+        MsOpInfo i = fx_op(s, op);
+        if (i.kind != MS_OP_COMPUTE) {
+            continue;
+        }
+        if (i.role != MS_ROLE_HOST) {
+            MS_ASSERT_REL(i.host_s, 20e-6, 1e-12);
+            continue;
+        }
+        hosts++;
+        /* One expert per GPU (8 on 8); even ranks route 16 tokens, odd ones 24; DeepSpeed
+         * synchronises once per layer (its capacity is read back on the host). */
+        double tokens = i.rank % 2 ? 24 : 16;
+        MS_ASSERT_REL(i.host_s, 9.7e-3 + 0.65e-3 + 30e-6 + tokens * 1e-6, 1e-12);
+        CU_ASSERT_EQUAL(i.experts, 1);
+        CU_ASSERT_STRING_EQUAL(i.label, "L1.fwd.host");
+        /* Between the gate and the dispatch: it depends on the gate, the dispatch on it. */
+        CU_ASSERT_EQUAL(i.n_deps, 1);
+        CU_ASSERT_EQUAL(fx_op(s, i.deps[0]).role, MS_ROLE_GATE);
+        guint found = 0;
+        for (guint32 o = 0; o < ms_schedule_n_ops(s); o++) {
+            MsOpInfo d = fx_op(s, o);
+            for (guint k = 0;
+                 d.role == MS_ROLE_DISPATCH && d.phase == MS_PHASE_FORWARD && k < d.n_deps; k++) {
+                found += d.deps[k] == op;
+            }
+        }
+        CU_ASSERT_EQUAL(found, 1);
+    }
+    CU_ASSERT_EQUAL(hosts, 8);
+    /* A named framework alone sets structure, not time: nothing is added. */
+    g_autoptr(MsSchedule) named = train_step("framework = megatron\n", NULL);
+    CU_ASSERT_EQUAL(ms_schedule_n_ops(named), ms_schedule_n_ops(plain));
+}
+
 static void
 test_a2a_bytes(void)
 {
@@ -628,6 +685,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"op counts per layer and rank", test_op_counts},
         {"all-to-all bytes equal the routing's matrix", test_a2a_bytes},
+        {"framework host time per op and per MoE layer", test_framework_host},
         {"capacity padding and drops in closed form", test_capacity},
         {"backward costs backward_factor x forward", test_backward_twice_forward},
         {"gradient buckets in backward order", test_buckets},

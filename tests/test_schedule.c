@@ -3,6 +3,7 @@
  * errors, not crashes; validation names an op on a dependency cycle. */
 #include "ms_test.h"
 #include "sim/base/json_input.h"
+#include "sim/compute.h"
 #include "sim/schedule/schedule.h"
 
 /* A schedule of n ranks with one all-to-all over all of them whose matrix has n rows of `cols`
@@ -157,6 +158,54 @@ test_names(void)
         "stream 0: field 'kind': unknown value 'copy' (expected one of: compute, comm)");
 }
 
+/* Host time: written as host_us only when set, read back exactly, refused when negative; a host
+ * op costs its host time alone, any other op launch + host + body. */
+static void
+test_host_time(void)
+{
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    guint st = ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    guint32 a = ms_schedule_add_compute(s, 0, st, MS_ROLE_GATE, MS_PHASE_FORWARD, 0, -1, "g");
+    guint32 h = ms_schedule_add_compute(s, 0, st, MS_ROLE_HOST, MS_PHASE_FORWARD, 0, -1, "h");
+    ms_schedule_set_cost(s, a, MS_COMPUTE_ELEMENTWISE, 0, 2e6, 16);
+    ms_schedule_set_host(s, a, 20e-6);
+    ms_schedule_set_host(s, h, 9.7e-3);
+    ms_schedule_add_dep(s, h, a);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_schedule_validate(s, &error));
+    g_autoptr(JsonNode) root = ms_schedule_to_json(s);
+    g_autoptr(MsSchedule) back = ms_schedule_from_json(root, "s.json", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    MsOpInfo ia, ih;
+    ms_schedule_op(back, a, &ia);
+    ms_schedule_op(back, h, &ih);
+    MS_ASSERT_REL(ia.host_s, 20e-6, 1e-12);
+    MS_ASSERT_REL(ih.host_s, 9.7e-3, 1e-12);
+    CU_ASSERT_EQUAL(ih.role, MS_ROLE_HOST);
+    CU_ASSERT_STRING_EQUAL(ms_role_name(MS_ROLE_HOST), "host");
+    /* 2 MB at 2 TB/s is 1 us, launch 5 us: 26 us with the host time; the host op 9.7 ms. */
+    MsGpuSpec gpu = {.model = "g",
+                     .peak_flops = 1e14,
+                     .hbm_bandwidth = 2e12,
+                     .memory_bytes = 1,
+                     .launch_overhead = 5 * MS_PS_PER_US};
+    g_autoptr(MsComputeModel) m = ms_compute_model_new(&gpu, &error);
+    CU_ASSERT_EQUAL(ms_compute_op_time(m, &ia, FALSE), 26 * MS_PS_PER_US);
+    CU_ASSERT_EQUAL(ms_compute_op_time(m, &ih, TRUE), ms_time_from_s(9.7e-3));
+    /* No host time: no host_us member (schedules read as before). */
+    g_autoptr(MsSchedule) plain = ms_schedule_new(1);
+    guint ps = ms_schedule_add_stream(plain, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_compute(plain, 0, ps, MS_ROLE_GATE, MS_PHASE_FORWARD, 0, -1, "g");
+    g_autoptr(JsonNode) pj = ms_schedule_to_json(plain);
+    JsonObject *op0 = json_array_get_object_element(
+        json_object_get_array_member(json_node_get_object(pj), "ops"), 0);
+    CU_ASSERT_FALSE(json_object_has_member(op0, "host_us"));
+    ms_schedule_set_host(s, a, -1);
+    CU_ASSERT_FALSE(ms_schedule_validate(s, &error));
+    MS_ASSERT_ERROR(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_INVALID,
+                    "op 0 (g): host time -1 s out of range [0, 3600]");
+}
+
 /* The dispatcher's rules travel in version 2's "dispatch" object; version 1 named them by policy,
  * and its five names still read as the rules those policies chose. */
 static void
@@ -269,6 +318,7 @@ main(int argc, char **argv)
         {"a dependency cycle", test_cycle},
         {"one name table per enumeration", test_names},
         {"the dispatcher's rules, in versions 2 and 1", test_rules},
+        {"host time of ops", test_host_time},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"schedule", NULL, NULL, tests}, {NULL}};

@@ -74,7 +74,7 @@ busy(CpuWorker *w, MsTime duration)
 static MsTime
 compute_time(CpuState *st, const MsOpInfo *i)
 {
-    MsTime t = ms_compute_time(st->models[i->rank], i->flops, (guint64)i->bytes, i->tokens);
+    MsTime t = ms_compute_op_time(st->models[i->rank], i, FALSE);
     return (MsTime)((double)t * st->cpu.time_scale);
 }
 

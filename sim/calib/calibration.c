@@ -327,6 +327,33 @@ ms_calibration_set_gemm(MsCalibration *cal, const MsGemmCurve *curve, double ove
 }
 
 gboolean
+ms_calibration_set_framework(MsCalibration *cal, const MsFramework *framework, guint points,
+                             GError **error)
+{
+    g_autofree char *problem = NULL;
+    if (!ms_framework_check(framework, &problem)) {
+        return api_error(error, MS_CALIBRATION_ERROR_VALUE, "framework: %s", problem);
+    }
+    cal->has_framework = TRUE;
+    cal->framework = *framework;
+    cal->framework_points = points;
+    return TRUE;
+}
+
+gboolean
+ms_calibration_framework(const MsCalibration *cal, MsFramework *out, guint *points)
+{
+    if (!cal->has_framework) {
+        return FALSE;
+    }
+    *out = cal->framework;
+    if (points) {
+        *points = cal->framework_points;
+    }
+    return TRUE;
+}
+
+gboolean
 ms_calibration_has_gemm(const MsCalibration *cal)
 {
     return cal->has_gemm;

@@ -13,6 +13,7 @@
 #include "topologies/topology.h"
 #include "sim/calib/eff_table.h"
 #include "sim/calib/meas_kind.h"
+#include "sim/moe/model.h"
 
 G_BEGIN_DECLS
 
@@ -126,7 +127,19 @@ gboolean ms_calibration_apply_compute(const MsCalibration *cal, MsComputeModel *
 MsComputeModel *ms_calibration_compute_model(const MsCalibration *cal, const MsGpuSpec *spec,
                                              GError **error);
 
+/* Records the framework's host figures (a [framework] group), fitted on points MoE layers (0:
+ * not recorded). FALSE with MS_CALIBRATION_ERROR_VALUE for a figure ms_framework_check
+ * refuses. */
+gboolean ms_calibration_set_framework(MsCalibration *cal, const MsFramework *framework,
+                                      guint points, GError **error);
+/* FALSE when the calibration has no [framework] group. */
+gboolean ms_calibration_framework(const MsCalibration *cal, MsFramework *out, guint *points);
+
 /* ---- applying a calibration (calibration_apply.c) ---- */
+
+/* Gives the model the calibration's framework figures, which replace the model file's (all of
+ * them: a profile measured them together); a calibration without [framework] leaves it. */
+void ms_calibration_apply_model(const MsCalibration *cal, MsModel *model);
 
 /* Gives every link class that cal calibrates the per-link figures that make the class's
  * representative GPU-to-GPU route (same node; or first GPUs of the first two nodes) take the

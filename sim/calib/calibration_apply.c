@@ -95,6 +95,15 @@ spec_ranks_per_node(const MsTopology *topo, const MsCollSpec *spec)
     return most;
 }
 
+void
+ms_calibration_apply_model(const MsCalibration *cal, MsModel *model)
+{
+    MsFramework f;
+    if (ms_calibration_framework(cal, &f, NULL)) {
+        ms_model_set_framework(model, &f);
+    }
+}
+
 guint64
 ms_calibration_stretch(guint64 bytes, double eff)
 {

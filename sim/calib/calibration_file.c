@@ -9,6 +9,9 @@
 /* Entries in one list: tables are a few dozen; thousands is a broken file. */
 #define LIST_MAX 4096
 
+#define FRAMEWORK_TIME                                                                             \
+    "host time per occurrence (docs/models.md); a second per op or layer is a unit typo"
+
 /* Every number a calibration file carries (docs/bad-inputs.md is generated from this table, and
  * tests/test_input_ranges.c walks it). Lists check each item. */
 static const MsRange fields[] = {
@@ -38,6 +41,18 @@ static const MsRange fields[] = {
      "a slowdown of compute overlapped with communication; never a speedup"},
     {"[gemm]", "launch", MS_RANGE_TIME, 0, 1,
      "a kernel launch overhead; a few microseconds on real GPUs"},
+    {"[framework]", "name", MS_RANGE_CHOICE, 0, MS_FRAMEWORK_N - 1,
+     "the framework whose synchronisations per layer the group starts from (default custom)",
+     ms_framework_names},
+    {"[framework]", "op", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, FRAMEWORK_TIME},
+    {"[framework]", "moe_layer", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, FRAMEWORK_TIME},
+    {"[framework]", "expert", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, FRAMEWORK_TIME},
+    {"[framework]", "sync", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, FRAMEWORK_TIME},
+    {"[framework]", "token", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, FRAMEWORK_TIME},
+    {"[framework]", "syncs", MS_RANGE_COUNT, 0, MS_FRAMEWORK_MAX_SYNCS,
+     "host synchronisations per forward MoE layer"},
+    {"[framework]", "points", MS_RANGE_COUNT, 1, G_MAXUINT32,
+     "MoE layers the figures were fitted on; recorded, not used"},
     {NULL},
 };
 
@@ -280,11 +295,53 @@ read_gemm(MsCalibration *cal, const MsIni *ini, GError **error)
     return ms_calibration_set_gemm(cal, tokens ? &curve : NULL, slowdown, launch, error);
 }
 
+/* [framework]: name (the defaults it starts from), then each figure; docs/calibration-format.md. */
+static gboolean
+read_framework_time(const MsIni *ini, const char *key, double *out, GError **error)
+{
+    MsTime t = ms_time_from_s(*out);
+    if (!ms_ini_range_time(ini, "framework", field("[framework]", key), FALSE, &t, error)) {
+        return FALSE;
+    }
+    *out = ms_time_to_s(t);
+    return TRUE;
+}
+
+static gboolean
+read_framework(MsCalibration *cal, const MsIni *ini, GError **error)
+{
+    static const char *const keys[] = {"name",  "op",    "moe_layer", "expert", "sync",
+                                       "syncs", "token", "points",    NULL};
+    guint kind = MS_FRAMEWORK_CUSTOM;
+    if (!ms_ini_check_keys(ini, "framework", keys, error) ||
+        !ms_ini_range_choice(ini, "framework", field("[framework]", "name"), FALSE, &kind, error)) {
+        return FALSE;
+    }
+    MsFramework f;
+    ms_framework_defaults(kind, TRUE, &f);
+    guint64 syncs = f.syncs, points = 0;
+    if (!read_framework_time(ini, "op", &f.op_s, error) ||
+        !read_framework_time(ini, "moe_layer", &f.layer_s, error) ||
+        !read_framework_time(ini, "expert", &f.expert_s, error) ||
+        !read_framework_time(ini, "sync", &f.sync_s, error) ||
+        !read_framework_time(ini, "token", &f.token_s, error) ||
+        !ms_ini_range_uint(ini, "framework", field("[framework]", "syncs"), FALSE, &syncs, error) ||
+        !ms_ini_range_uint(ini, "framework", field("[framework]", "points"), FALSE, &points,
+                           error)) {
+        return FALSE;
+    }
+    f.syncs = (guint)syncs;
+    return ms_calibration_set_framework(cal, &f, (guint)points, error);
+}
+
 static gboolean
 read_group(MsCalibration *cal, const MsIni *ini, const char *group, GError **error)
 {
     if (strcmp(group, "calibration") == 0) {
         return TRUE;
+    }
+    if (strcmp(group, "framework") == 0) {
+        return read_framework(cal, ini, error);
     }
     if (strcmp(group, "gemm") == 0) {
         return read_gemm(cal, ini, error);
@@ -297,7 +354,7 @@ read_group(MsCalibration *cal, const MsIni *ini, const char *group, GError **err
     }
     return ini_error(ini, group, NULL, error, MS_CALIBRATION_ERROR_GROUP,
                      "unknown group (groups: [calibration], [link CLASS], [collective NAME], "
-                     "[gemm])");
+                     "[gemm], [framework])");
 }
 
 static MsCalibration *
@@ -463,6 +520,30 @@ write_gemm(GString *s, const MsCalibration *cal)
 }
 
 static void
+write_framework(GString *s, const MsCalibration *cal)
+{
+    const MsFramework *f = &cal->framework;
+    const struct {
+        const char *key;
+        double v;
+    } times[] = {{"op", f->op_s},
+                 {"moe_layer", f->layer_s},
+                 {"expert", f->expert_s},
+                 {"sync", f->sync_s},
+                 {"token", f->token_s}};
+    g_string_append_printf(s, "\n[framework]\nname = %s\n", ms_framework_name(f->kind));
+    for (guint i = 0; i < G_N_ELEMENTS(times); i++) {
+        g_string_append_printf(s, "%s = ", times[i].key);
+        append_time(s, ms_time_from_s(times[i].v));
+        g_string_append_c(s, '\n');
+    }
+    g_string_append_printf(s, "syncs = %u\n", f->syncs);
+    if (cal->framework_points) {
+        g_string_append_printf(s, "points = %u\n", cal->framework_points);
+    }
+}
+
+static void
 write_collective(GString *s, guint kind, const CollectiveEntry *e)
 {
     g_string_append_printf(s, "\n[collective %s", ms_measurement_kind_name(kind));
@@ -498,6 +579,9 @@ ms_calibration_to_data(const MsCalibration *cal, gsize *len)
     }
     if (cal->has_gemm) {
         write_gemm(s, cal);
+    }
+    if (cal->has_framework) {
+        write_framework(s, cal);
     }
     if (len) {
         *len = s->len;

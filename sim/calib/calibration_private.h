@@ -28,4 +28,7 @@ struct _MsCalibration {
     MsGemmCurve *curve; /* NULL: default efficiency */
     double slowdown;
     MsTime launch; /* MS_TIME_NEVER: not recorded */
+    gboolean has_framework;
+    MsFramework framework;
+    guint framework_points; /* layers the figures were fitted on; 0 when not recorded */
 };

@@ -71,6 +71,13 @@ static const char *const allowed_keys[] = {
     "attention_flops",
     "dense_flops",
     "backward_factor",
+    "framework",
+    "host_op",
+    "host_moe_layer",
+    "host_expert",
+    "host_sync",
+    "host_syncs",
+    "host_token",
     NULL,
 };
 
@@ -81,6 +88,10 @@ static const char *const allowed_keys[] = {
     "the trace format's limit per rank; 2^26 x top_k 64 x d_model 65536 x 4 B is 1 PiB, the "      \
     "largest all-to-all a GPU can send in one layer"
 #define FLOPS_REASON "per token and layer; over 10^5 times a layer of Llama 3 405B (6.4e9)"
+
+#define HOST_REASON                                                                                \
+    "host time per occurrence (docs/models.md, framework overheads); a second per op or layer is " \
+    "a unit typo (ms for us)"
 
 /* Every number, boolean and choice a model file carries (docs/bad-inputs.md is generated from this
  * table, and tests/test_input_ranges.c walks it). The maxima together keep every size the planner
@@ -120,6 +131,16 @@ static const MsRange fields[] = {
     {"[model]", "dense_flops", MS_RANGE_NUMBER, 0, 1e15, FLOPS_REASON},
     {"[model]", "backward_factor", MS_RANGE_NUMBER, 0.5, 8,
      "backward over forward cost, about 2 (docs/models.md)"},
+    {"[model]", "framework", MS_RANGE_CHOICE, 0, MS_FRAMEWORK_N - 1,
+     "the host synchronisations per MoE layer its code makes (docs/models.md; default custom)",
+     ms_framework_names},
+    {"[model]", "host_op", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, HOST_REASON},
+    {"[model]", "host_moe_layer", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, HOST_REASON},
+    {"[model]", "host_expert", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, HOST_REASON},
+    {"[model]", "host_sync", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, HOST_REASON},
+    {"[model]", "host_token", MS_RANGE_TIME, 0, MS_FRAMEWORK_MAX_S, HOST_REASON},
+    {"[model]", "host_syncs", MS_RANGE_COUNT, 0, MS_FRAMEWORK_MAX_SYNCS,
+     "host synchronisations per forward MoE layer (default the framework's)"},
     {"[model]", "gated", MS_RANGE_BOOLEAN, 0, 1,
      "a SwiGLU-style FFN of three matrices instead of two (default false)"},
     {"[model]", "dtype", MS_RANGE_CHOICE, 0, MS_DTYPE_N - 1,
@@ -407,6 +428,38 @@ derive_flops(MsModel *m)
     m->dense_flops = 2.0 * (double)ms_model_dense_ffn_params(m);
 }
 
+/* One host time: a time with a unit, in the table's range. */
+static gboolean
+read_host_time(const MsIni *ini, const char *key, double *out, GError **error)
+{
+    MsTime t = ms_time_from_s(*out);
+    if (!ms_ini_range_time(ini, GROUP, F(key), FALSE, &t, error)) {
+        return FALSE;
+    }
+    *out = ms_time_to_s(t);
+    return TRUE;
+}
+
+/* framework = NAME sets the defaults (framework.h); host_* keys set or override its figures. */
+static gboolean
+read_framework(MsModel *m, const MsIni *ini, GError **error)
+{
+    MsModelSpec *s = &m->spec;
+    guint kind = MS_FRAMEWORK_CUSTOM;
+    if (!ms_ini_range_choice(ini, GROUP, F("framework"), FALSE, &kind, error)) {
+        return FALSE;
+    }
+    ms_framework_defaults(kind, s->capacity_factor <= 0, &s->framework);
+    MsFramework *f = &s->framework;
+    guint syncs = f->syncs;
+    return read_host_time(ini, "host_op", &f->op_s, error) &&
+           read_host_time(ini, "host_moe_layer", &f->layer_s, error) &&
+           read_host_time(ini, "host_expert", &f->expert_s, error) &&
+           read_host_time(ini, "host_sync", &f->sync_s, error) &&
+           read_host_time(ini, "host_token", &f->token_s, error) &&
+           opt_uint(ini, "host_syncs", &syncs, error) && (f->syncs = syncs, TRUE);
+}
+
 static gboolean
 read_overrides(MsModel *m, const MsIni *ini, GError **error)
 {
@@ -421,7 +474,8 @@ parse(const MsIni *ini, GError **error)
     g_autoptr(MsModel) m = g_new0(MsModel, 1);
     m->source = g_strdup(ms_ini_source(ini));
     if (!read_header(m, ini, error) || !read_layers(m, ini, error) || !read_dims(m, ini, error) ||
-        !read_attention(m, ini, error) || !read_run(m, ini, error)) {
+        !read_attention(m, ini, error) || !read_run(m, ini, error) ||
+        !read_framework(m, ini, error)) {
         return NULL;
     }
     derive_flops(m);
@@ -485,6 +539,12 @@ const MsModelSpec *
 ms_model_spec(const MsModel *model)
 {
     return &model->spec;
+}
+
+void
+ms_model_set_framework(MsModel *model, const MsFramework *framework)
+{
+    model->spec.framework = *framework;
 }
 
 const char *

@@ -11,6 +11,7 @@
 #include "sim/base/ranges.h"
 #include "sim/base/dtype.h"
 #include "sim/base/units.h"
+#include "sim/moe/framework.h"
 
 G_BEGIN_DECLS
 
@@ -54,6 +55,7 @@ typedef struct {
     guint64 grad_bucket;        /* bytes */
     guint64 vocab;              /* 0 = embedding and output head left out */
     double backward_factor;     /* backward cost over forward cost */
+    MsFramework framework;      /* host-side overheads (framework.h) */
 } MsModelSpec;
 
 typedef struct _MsModel MsModel;
@@ -77,6 +79,8 @@ char **ms_model_list_shipped(void);
 GBytes *ms_model_shipped_data(const char *name);
 
 const MsModelSpec *ms_model_spec(const MsModel *model);
+/* Replaces the framework figures (a calibration fitted from a profile overrides the file's). */
+void ms_model_set_framework(MsModel *model, const MsFramework *framework);
 const char *ms_model_source(const MsModel *model);
 
 /* Whether transformer layer `layer` is an MoE layer; the MoE index of a layer (-1 for a dense

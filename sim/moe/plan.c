@@ -147,6 +147,8 @@ plan_compute(Plan *p, guint r, guint stream, MsRole role, MsPhase phase, gint la
 {
     guint32 op = ms_schedule_add_compute(p->s, r, stream, role, phase, layer, chunk, label);
     ms_schedule_set_cost(p->s, op, kind, flops, bytes, (guint32)MIN(tokens, G_MAXUINT32));
+    /* The framework's dispatch of every kernel it launches, on top of the GPU's launch. */
+    ms_schedule_set_host(p->s, op, p->spec->framework.op_s);
     ms_schedule_set_priority(p->s, op, p->prio[r]++);
     if (stream == p->st_compute) {
         plan_deps_on_front(p, r, op);

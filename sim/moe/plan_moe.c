@@ -465,6 +465,26 @@ gate(Plan *p, guint layer, MsPhase phase)
     }
 }
 
+/* The framework's host work of a forward MoE layer, after its gate (where dropless frameworks
+ * read the counts back and Python loops over the local experts): a host op on the compute
+ * stream, which the dispatch waits for. None when the framework has no such time. */
+static void
+host_work(Plan *p, guint layer, const MsPlacement *pl)
+{
+    const MsFramework *f = &p->spec->framework;
+    if (!(f->layer_s > 0 || f->expert_s > 0 || f->token_s > 0 || (f->syncs && f->sync_s > 0))) {
+        return;
+    }
+    g_autofree char *label = plan_label((gint)layer, MS_PHASE_FORWARD, "host", -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        guint64 t = ms_routing_rank_tokens(p->routing, r);
+        guint32 op = plan_compute(p, r, p->st_compute, MS_ROLE_HOST, MS_PHASE_FORWARD, (gint)layer,
+                                  -1, label, MS_COMPUTE_ELEMENTWISE, 0, 0, t);
+        ms_schedule_set_host(p->s, op, ms_framework_layer_s(f, ms_placement_n_local(pl, r), t));
+        ms_schedule_set_shape(p->s, op, 0, 0, 0, 0, ms_placement_n_local(pl, r));
+    }
+}
+
 /* Moves expert weights (an n x n byte matrix) on the weights stream; out gets each rank's op. */
 static void
 weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guint32 *deps,
@@ -537,6 +557,7 @@ plan_moe_forward(Plan *p, guint layer)
     }
     gate(p, layer, MS_PHASE_FORWARD);
     memcpy(p->gate, p->ids, sizeof(guint32) * p->n);
+    host_work(p, layer, placement_of(p, m));
     if (lp) {
         phase2(p, layer, lp, w2);
     }

@@ -20,6 +20,7 @@ static const char *const role_colour[MS_ROLE_N] = {
     "#e377c2", /* weights */
     "#bcbd22", /* replan */
     "#17becf", /* other */
+    "#393b79", /* host */
 };
 
 /* What an op's label names once its layer, phase, chunk and group are taken away:

@@ -11,8 +11,8 @@
 G_DEFINE_QUARK(ms_schedule_error_quark, ms_schedule_error)
 
 static const char *const role_names[MS_ROLE_N + 1] = {
-    "attention", "dense_ffn",  "gate",      "dispatch", "expert", "combine",
-    "compress",  "decompress", "allreduce", "weights",  "replan", "other",
+    "attention",  "dense_ffn", "gate",    "dispatch", "expert", "combine", "compress",
+    "decompress", "allreduce", "weights", "replan",   "other",  "host",
 };
 static const char *const compute_names[MS_COMPUTE_N_KINDS + 1] = {"gemm", "expert", "attention",
                                                                   "elementwise"};
@@ -285,6 +285,13 @@ ms_schedule_set_shape(MsSchedule *s, guint32 op, guint32 m, guint32 n, guint32 k
     o->experts = experts;
 }
 
+void
+ms_schedule_set_host(MsSchedule *s, guint32 op, double seconds)
+{
+    g_return_if_fail(op < s->ops->len);
+    SCHED_OP(s, op)->host = seconds;
+}
+
 guint32
 ms_schedule_new_coll(MsSchedule *s, MsCollKind kind, guint8 algo, guint32 window,
                      const guint32 *ranks, guint n, const char *label)
@@ -415,6 +422,11 @@ validate_op(const MsSchedule *s, guint32 i, GError **error)
         o->flops > 1e21 || o->bytes > 1e18) {
         return invalid(error, "op %u (%s): cost out of range (flops %g, bytes %g)", i, o->label,
                        o->flops, o->bytes);
+    }
+    /* An hour of host time for one op is a unit mistake, not a framework. */
+    if (!isfinite(o->host) || o->host < 0 || o->host > 3600) {
+        return invalid(error, "op %u (%s): host time %g s out of range [0, 3600]", i, o->label,
+                       o->host);
     }
     if (o->kind == MS_OP_COMM && o->coll >= s->colls->len) {
         return invalid(error, "op %u (%s): collective %u does not exist", i, o->label, o->coll);
@@ -569,6 +581,7 @@ ms_schedule_op(const MsSchedule *s, guint32 op, MsOpInfo *info)
         .gemm_k = o->k,
         .gemm_count = o->count,
         .experts = o->experts,
+        .host_s = o->host,
         .coll = o->coll,
     };
 }

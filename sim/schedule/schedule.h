@@ -62,6 +62,7 @@ typedef enum {
     MS_ROLE_WEIGHTS,   /* moving expert weights (inference re-placement) */
     MS_ROLE_REPLAN,    /* host-side re-planning cost (inference) */
     MS_ROLE_OTHER,
+    MS_ROLE_HOST, /* framework work on the host that the GPU waits for (a fixed time, no kernel) */
     MS_ROLE_N,
 } MsRole;
 
@@ -135,6 +136,8 @@ typedef struct {
      * expert op: of one local expert; the op's total is tokens). */
     guint32 gemm_m, gemm_n, gemm_k, gemm_count;
     guint32 experts; /* local experts of an expert op (grouped GEMMs) */
+    double host_s;   /* host (framework) time the op costs besides its kernel, seconds; a host op
+                        (MS_ROLE_HOST) costs exactly this */
     /* comm */
     guint32 coll; /* index of its collective */
 } MsOpInfo;
@@ -180,6 +183,8 @@ void ms_schedule_set_cost(MsSchedule *s, guint32 op, MsComputeKind kind, double 
                           guint32 tokens);
 void ms_schedule_set_shape(MsSchedule *s, guint32 op, guint32 m, guint32 n, guint32 k,
                            guint32 count, guint32 experts);
+/* Host (framework) seconds a compute op costs on top of its kernel; 0 until set. */
+void ms_schedule_set_host(MsSchedule *s, guint32 op, double seconds);
 
 /* Adds a collective and one comm op per participant (on the given stream of each participant);
  * the participants' op ids are written to ops_out (n_ranks entries) when not NULL. matrix is

@@ -49,6 +49,10 @@ op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
         json_builder_add_int_value(b, o->count);
         json_builder_end_array(b);
         ms_json_member_int(b, "experts", o->experts);
+        /* Only when set: schedules without framework overheads read as before. */
+        if (o->host > 0) {
+            ms_json_member_double(b, "host_us", o->host * 1e6);
+        }
     }
     json_builder_end_object(b);
 }
@@ -328,6 +332,11 @@ load_op(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
         op = ms_schedule_add_compute(s, rank, stream, role, phase, layer, chunk, label);
         ms_schedule_set_cost(s, op, compute, flops, bytes, (guint32)tokens);
         ms_schedule_set_shape(s, op, dims[0], dims[1], dims[2], dims[3], (guint32)experts);
+        double host_us = 0;
+        if (json_object_has_member(o, "host_us") && !get_num(c, o, "host_us", &host_us)) {
+            return FALSE;
+        }
+        ms_schedule_set_host(s, op, host_us / 1e6);
     }
     ms_schedule_set_priority(s, op, priority);
     ms_schedule_set_flags(s, op, (guint32)flags);

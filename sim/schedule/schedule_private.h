@@ -13,7 +13,7 @@ typedef struct {
     gint32 layer, chunk;
     const char *label; /* in the schedule's string chunk */
     GArray *deps;      /* guint32, may be NULL */
-    double flops, bytes;
+    double flops, bytes, host;
     guint32 tokens, m, n, k, count, experts;
     guint32 coll;
 } Op;
