@@ -50,11 +50,53 @@ note_degrees(FILE *text, const MsScenario *sc, const char *const *names, GPtrArr
     return TRUE;
 }
 
+/* DIR/layers.json ({"format": "moesim-layers-compare", "policies": [{"policy", "table"}]}) and
+ * DIR/layers.csv (one table, a policy column first). */
+static gboolean
+write_layers(const char *dir, const char *const *names, GPtrArray *results, GError **error)
+{
+    g_autofree char *json_path = g_build_filename(dir, "layers.json", NULL);
+    g_autofree char *csv_path = g_build_filename(dir, "layers.csv", NULL);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    ms_json_member_string(b, "format", "moesim-layers-compare");
+    ms_json_member_int(b, "version", MS_LAYERS_FORMAT);
+    json_builder_set_member_name(b, "policies");
+    json_builder_begin_array(b);
+    FILE *f = fopen(csv_path, "w");
+    if (f == NULL) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot write %s", csv_path);
+        return FALSE;
+    }
+    for (guint i = 0; i < results->len; i++) {
+        const MsLayerTable *t = ms_result_layers(results->pdata[i]);
+        json_builder_begin_object(b);
+        ms_json_member_string(b, "policy", names[i]);
+        json_builder_set_member_name(b, "table");
+        json_builder_add_value(b, ms_layer_table_to_json(t));
+        json_builder_end_object(b);
+        /* Policies with parameters hold commas: quote the column (RFC 4180). */
+        g_autofree char *quoted = g_strdup_printf("\"%s\"", names[i]);
+        ms_layer_table_write_csv(f, t, "policy", strchr(names[i], ',') ? quoted : names[i], i == 0);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    gboolean ok = !ferror(f);
+    ok = (fclose(f) == 0) && ok;
+    if (!ok) {
+        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "error writing %s", csv_path);
+        return FALSE;
+    }
+    g_autoptr(JsonNode) root = json_builder_get_root(b);
+    return ms_cli_write_json(json_path, root, error);
+}
+
 int
 ms_cmd_compare(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *policies = NULL, *out = NULL, *json = NULL;
+    gboolean layers = FALSE;
     const GOptionEntry own[] = {
         {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies,
          "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
@@ -64,6 +106,9 @@ ms_cmd_compare(int argc, char **argv)
          "Also write compare.json's report here (- for standard output, the text going to "
          "standard error)",
          "FILE"},
+        {"layers", 0, 0, G_OPTION_ARG_NONE, &layers,
+         "Also write every policy's per-iteration, per-layer figures: layers.json and layers.csv",
+         NULL},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, FALSE, own);
@@ -94,6 +139,7 @@ ms_cmd_compare(int argc, char **argv)
         g_autoptr(MsPolicy) policy = ms_policy_parse(names[i], &error);
         MsScenario sc = cs.sc;
         sc.policy = policy;
+        sc.layers = layers;
         MsResult *res = policy ? ms_scenario_run(&sc, &error) : NULL;
         if (res == NULL) {
             g_prefix_error(&error, "policy %s: ", names[i]);
@@ -181,6 +227,10 @@ ms_cmd_compare(int argc, char **argv)
                                       (MsResult *const *)results->pdata, results->len, &error)) {
         return ms_cli_fail(error);
     }
-    fprintf(text, "wrote %s and %s%s%s\n", json_path, bars, cdf ? " and " : "", cdf ? cdf : "");
+    if (layers && !write_layers(dir, (const char *const *)names, results, &error)) {
+        return ms_cli_fail(error);
+    }
+    fprintf(text, "wrote %s and %s%s%s%s\n", json_path, bars, cdf ? " and " : "", cdf ? cdf : "",
+            layers ? " and layers.json, layers.csv" : "");
     return MS_EXIT_OK;
 }

@@ -139,6 +139,7 @@ ms_cmd_run(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL, *which = NULL;
+    g_autofree char *layers = NULL;
     const GOptionEntry outputs[] = {
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Summary and per-op records as JSON (- for standard output, the text going to standard "
@@ -151,6 +152,8 @@ ms_cmd_run(int argc, char **argv)
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "Per-op CSV of the first iteration", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
+        {"layers", 0, 0, G_OPTION_ARG_FILENAME, &layers,
+         "Per-iteration, per-layer figures of every iteration (FILE.json or FILE.csv)", "FILE"},
         {NULL},
     };
     g_autofree GOptionEntry *entries = ms_scenario_opts_with(&o, TRUE, outputs);
@@ -186,6 +189,10 @@ ms_cmd_run(int argc, char **argv)
         sink.trace = trace;
         cs.sc.sink = &to_chrome;
     }
+    if (layers && !ms_cli_make_parent(layers, &error)) {
+        return ms_cli_fail(error);
+    }
+    cs.sc.layers = layers != NULL;
     double t0 = ms_cli_wall_seconds();
     g_autoptr(MsResult) res = ms_scenario_run(&cs.sc, &error);
     if (res == NULL ||
@@ -200,7 +207,8 @@ ms_cmd_run(int argc, char **argv)
             ms_schedule_policy(ms_result_schedule(res)), ms_result_n_iterations(res),
             ms_result_n_iterations(res) == 1 ? "" : "s");
     print_metrics(text, res, cs.sc.mode);
-    if (!ms_cli_write_outputs(res, json, NULL, csv, plot, &error)) {
+    if (!ms_cli_write_outputs(res, json, NULL, csv, plot, &error) ||
+        (layers && !ms_layer_table_save(ms_result_layers(res), layers, &error))) {
         return ms_cli_fail(error);
     }
     /* Wall-clock figures go to standard error: outputs are identical for identical inputs. */

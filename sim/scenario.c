@@ -70,6 +70,9 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         return NULL;
     }
     g_autoptr(MsResult) res = ms_result_new(ms_runner_name(sc->runner));
+    if (sc->layers) {
+        ms_result_keep_layers(res);
+    }
     gboolean ok = TRUE;
     Counters c = {0};
     /* 64 bits: "the whole trace" after warm-up iterations must not wrap around. */

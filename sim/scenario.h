@@ -57,6 +57,7 @@ typedef struct {
     guint iterations;   /* measured iterations; 0: 1 for generated routing, else the trace's */
     guint warmup;       /* iterations read first only to teach Lina's path profile */
     guint64 seed;       /* generated routing (0: 1) */
+    gboolean layers;    /* keep per-layer figures of every iteration (ms_result_layers) */
     const gint *cancel; /* stop between iterations when *cancel != 0 (may be NULL) */
     const MsIterationSink *sink; /* NULL: none */
 } MsScenario;

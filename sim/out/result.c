@@ -21,6 +21,7 @@ struct _MsResult {
     GPtrArray *stat_keys;
     GArray *stat_values;
     GPtrArray *notes;
+    MsLayerTable *layers; /* NULL unless kept */
 };
 
 static int
@@ -172,7 +173,23 @@ ms_result_free(MsResult *res)
     g_ptr_array_unref(res->stat_keys);
     g_array_unref(res->stat_values);
     g_ptr_array_unref(res->notes);
+    ms_layer_table_free(res->layers);
     g_free(res);
+}
+
+void
+ms_result_keep_layers(MsResult *res)
+{
+    if (res->layers == NULL) {
+        res->layers = ms_layer_table_new();
+        ms_layer_table_set_meta(res->layers, "backend", res->backend);
+    }
+}
+
+const MsLayerTable *
+ms_result_layers(const MsResult *res)
+{
+    return res->layers;
 }
 
 void
@@ -180,6 +197,11 @@ ms_result_add(MsResult *res, const MsSchedule *s, const MsRecords *r)
 {
     MsMetrics m;
     ms_metrics_compute(s, r, &m);
+    if (res->layers) {
+        const char *it = ms_schedule_get_meta(s, "iteration");
+        guint n = it ? (guint)g_ascii_strtoull(it, NULL, 10) : res->iterations->len;
+        ms_layer_table_add(res->layers, n, s, r);
+    }
     g_array_append_val(res->iterations, m);
 }
 

@@ -8,6 +8,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "sim/out/layers.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/records.h"
 
@@ -34,6 +35,11 @@ MsResult *ms_result_new(const char *backend);
 void ms_result_free(MsResult *res);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsResult, ms_result_free)
 
+/* Makes the result keep the per-layer figures of every iteration added from now on (layers.h),
+ * numbered by the schedule's "iteration" (the trace's) when it has one. */
+void ms_result_keep_layers(MsResult *res);
+/* The per-layer table, NULL unless kept. */
+const MsLayerTable *ms_result_layers(const MsResult *res);
 /* Adds one iteration's metrics. */
 void ms_result_add(MsResult *res, const MsSchedule *s, const MsRecords *r);
 /* Hands over (takes ownership of) the schedule and records whose per-op details the outputs
