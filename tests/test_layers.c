@@ -93,6 +93,9 @@ test_rows(void)
     CU_ASSERT_EQUAL(b->gpu, 1);
     MS_ASSERT_REL(a->layer_us, 50, 1e-12);
     MS_ASSERT_REL(b->layer_us, 70, 1e-12);
+    /* Ops back to back: GPU 1 is busy for all of its 70 us, GPU 0 for its 50. */
+    MS_ASSERT_REL(a->busy_us, 50, 1e-12);
+    MS_ASSERT_REL(b->busy_us, 70, 1e-12);
     MS_ASSERT_REL(a->part_us[MS_LAYER_ATTENTION], 10, 1e-12);
     MS_ASSERT_REL(a->part_us[MS_LAYER_GATE], 2, 1e-12);
     MS_ASSERT_REL(b->part_us[MS_LAYER_GATE], 3, 1e-12);
@@ -168,12 +171,13 @@ test_outputs(void)
     g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
     CU_ASSERT_EQUAL(g_strv_length(lines), 9); /* version, header, 6 rows, "" */
     CU_ASSERT_STRING_EQUAL(lines[0], "# moesim-layers 1");
-    CU_ASSERT_STRING_EQUAL(lines[1], "iteration,layer,phase,gpu,slowest,start_us,layer_us,"
+    CU_ASSERT_STRING_EQUAL(lines[1], "iteration,layer,phase,gpu,slowest,start_us,layer_us,busy_us,"
                                      "attention_us,gate_us,host_us,dispatch_us,expert_us,"
                                      "combine_us,ffn_us,other_us,experts,tokens");
-    CU_ASSERT_STRING_EQUAL(lines[3], "3,1,forward,1,1,0.000000,70.000000,10.000000,3.000000,"
-                                     "8.000000,15.000000,25.000000,10.000000,0.000000,0.000000,"
-                                     "4,97");
+    CU_ASSERT_STRING_EQUAL(lines[3],
+                           "3,1,forward,1,1,0.000000,70.000000,70.000000,10.000000,3.000000,"
+                           "8.000000,15.000000,25.000000,10.000000,0.000000,0.000000,"
+                           "4,97");
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, json, &error));
     JsonObject *o = json_node_get_object(json_parser_get_root(p));

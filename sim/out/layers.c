@@ -227,11 +227,15 @@ ms_layer_table_add(MsLayerTable *t, guint iteration, const MsSchedule *s, const 
                           .gpu = (guint32)(pc[lo].key & 0xffffff)};
         MsTime first = MS_TIME_NEVER, last = 0;
         guint hi = lo;
+        g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(Piece));
         while (hi < pieces->len && pc[hi].key == pc[lo].key) {
             guint end = hi;
             while (end < pieces->len && pc[end].key == pc[lo].key && pc[end].part == pc[hi].part) {
                 first = MIN(first, pc[end].a);
                 last = MAX(last, pc[end].b);
+                Piece any = pc[end];
+                any.part = 0;
+                g_array_append_val(all, any);
                 end++;
             }
             row.part_us[pc[hi].part] = ms_time_to_us(union_of(pc, hi, end));
@@ -243,6 +247,8 @@ ms_layer_table_add(MsLayerTable *t, guint iteration, const MsSchedule *s, const 
         row.tokens = f ? f[1] : 0;
         row.start_us = ms_time_to_us(first - t0);
         row.layer_us = ms_time_to_us(last - first);
+        g_array_sort(all, cmp_piece);
+        row.busy_us = ms_time_to_us(union_of((const Piece *)all->data, 0, all->len));
         g_array_append_val(t->rows, row);
         lo = hi;
     }
@@ -338,6 +344,7 @@ row_members(JsonBuilder *b, const MsLayerRow *r)
     ms_json_member_int(b, "gpu", r->gpu);
     ms_json_member_double(b, "start_us", r->start_us);
     ms_json_member_double(b, "layer_us", r->layer_us);
+    ms_json_member_double(b, "busy_us", r->busy_us);
     for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
         g_autofree char *name = g_strdup_printf("%s_us", part_names[p]);
         ms_json_member_double(b, name, r->part_us[p]);
@@ -411,7 +418,7 @@ ms_layer_table_write_csv(FILE *f, const MsLayerTable *t, const char *column, con
         if (column) {
             fprintf(f, "%s,", column);
         }
-        fprintf(f, "iteration,layer,phase,gpu,slowest,start_us,layer_us");
+        fprintf(f, "iteration,layer,phase,gpu,slowest,start_us,layer_us,busy_us");
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
             fprintf(f, ",%s_us", part_names[p]);
         }
@@ -422,8 +429,8 @@ ms_layer_table_write_csv(FILE *f, const MsLayerTable *t, const char *column, con
         if (column) {
             fprintf(f, "%s,", value);
         }
-        fprintf(f, "%u,%d,%s,%u,%d,%.6f,%.6f", r->iteration, r->layer, ms_phase_name(r->phase),
-                r->gpu, ms_layer_table_slowest(t, i) ? 1 : 0, r->start_us, r->layer_us);
+        fprintf(f, "%u,%d,%s,%u,%d,%.6f,%.6f,%.6f", r->iteration, r->layer, ms_phase_name(r->phase),
+                r->gpu, ms_layer_table_slowest(t, i) ? 1 : 0, r->start_us, r->layer_us, r->busy_us);
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
             fprintf(f, ",%.6f", r->part_us[p]);
         }

@@ -47,6 +47,7 @@ typedef struct {
     guint32 gpu;
     double start_us; /* the layer's first op start, from the iteration's first op */
     double layer_us; /* last op end - first op start */
+    double busy_us;  /* the union of all its ops: layer_us - busy_us is time between ops */
     double part_us[MS_LAYER_N_PARTS];
     guint32 part_ops[MS_LAYER_N_PARTS]; /* ops counted in each part */
     guint32 experts; /* local experts of the layer's expert op (0: a dense layer) */
@@ -80,7 +81,7 @@ const char *ms_layer_table_get_meta(const MsLayerTable *t, const char *key);
 
 /* JSON: {"format": "moesim-layers", "version": 1, "meta": {...}, "parts": [...], "layers": [
  * {"iteration", "layer", "phase", "slowest_gpu", "slowest_us", "gpus": [{"gpu", "start_us",
- * "layer_us", "<part>_us" ..., "experts", "tokens"}]}]}. */
+ * "layer_us", "busy_us", "<part>_us" ..., "experts", "tokens"}]}]}. */
 JsonNode *ms_layer_table_to_json(const MsLayerTable *t);
 /* CSV: "# moesim-layers 1", then the header, then one line per row; with column (not NULL) a
  * first column of that name holding value on every line (compare's policy). header FALSE leaves
