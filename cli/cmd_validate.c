@@ -9,6 +9,9 @@
 
 #include "sim/inputs.h"
 #include "validate/bound.h"
+#include "validate/kineto.h"
+#include "validate/layer_compare.h"
+#include "validate/layer_file.h"
 #include "validate/validation.h"
 #include "validate/validation_report.h"
 
@@ -144,12 +147,113 @@ write_plots(const char *dir, const MsValidationReport *r, char **sims, char **me
     return ok;
 }
 
+/* Options of the per-layer comparison. */
+typedef struct {
+    const char *iterations, *pattern;
+    gint gpu;
+} LayerArgs;
+
+static MsLayerTable *
+load_tables(char **files, const LayerArgs *la, GError **error)
+{
+    MsKinetoOptions ko = {.layer_pattern = la->pattern, .gpu = la->gpu};
+    g_autoptr(MsLayerTable) t = ms_layer_table_new();
+    for (guint i = 0; files[i]; i++) {
+        if (!ms_layer_file_load(t, files[i], &ko, error)) {
+            return NULL;
+        }
+    }
+    return g_steal_pointer(&t);
+}
+
+static void
+print_layers(const MsLayerComparison *c, const MsLayerSelect *sel)
+{
+    fprintf(out_text, "layers: %u pairs (%u simulated only, %u measured only)", c->pairs,
+            c->sim_only, c->meas_only);
+    if (sel->first > 0 || sel->last < G_MAXUINT32) {
+        fprintf(out_text, ", iterations %u to %u", sel->first, sel->last);
+    }
+    fprintf(out_text, "\n%-12s %7s %9s %9s %9s %14s %14s\n", "figure", "points", "median", "p90",
+            "max", "simulated(us)", "measured(us)");
+    for (guint m = 0; m < MS_LAYER_COMPARE_N_METRICS; m++) {
+        const MsLayerMetric *x = &c->metrics[m];
+        if (x->stats.n == 0 && x->sim_mean_us == 0) {
+            continue;
+        }
+        fprintf(out_text, "%-12s %7u %8.2f%% %8.2f%% %8.2f%% %14.3f %14.3f\n", x->name, x->stats.n,
+                100 * x->stats.median, 100 * x->stats.p90, 100 * x->stats.max, x->sim_mean_us,
+                x->meas_mean_us);
+    }
+    if (c->unmodelled->len) {
+        fprintf(out_text, "in the measurement and not in the simulation:\n");
+        for (guint i = 0; i < c->unmodelled->len; i++) {
+            fprintf(out_text, "  - %s\n", (const char *)c->unmodelled->pdata[i]);
+        }
+    }
+}
+
+/* validate --layers: per-layer tables (or profiler traces) compared. */
+static int
+validate_layers(char **sims, char **meas, const LayerArgs *la, double bound, const char *stat,
+                const char *plot, const char *json)
+{
+    g_autoptr(GError) error = NULL;
+    MsLayerSelect sel;
+    ms_layer_select_init(&sel);
+    if (la->iterations && !ms_layer_select_parse(&sel, la->iterations)) {
+        return ms_cli_usage("validate: --iterations '%s': expected A-B, A or A- (numbers of the "
+                            "measured iterations)",
+                            la->iterations);
+    }
+    g_autoptr(MsLayerTable) s = load_tables(sims, la, &error);
+    g_autoptr(MsLayerTable) m = s ? load_tables(meas, la, &error) : NULL;
+    if (m == NULL) {
+        return ms_cli_fail(error);
+    }
+    MsLayerComparison c;
+    if (!ms_layer_compare(s, m, &sel, &c, &error)) {
+        g_prefix_error(&error, "validate: ");
+        return ms_cli_fail(error);
+    }
+    print_layers(&c, &sel);
+    int rc = MS_EXIT_OK;
+    const MsPlotGroup one = {"layers (a point per GPU)", c.measured->len};
+    if (plot && !ms_validation_plots(plot,
+                                     "moesim validate --layers: per-layer time, predicted against "
+                                     "measured",
+                                     &one, 1, (const double *)c.predicted->data,
+                                     (const double *)c.measured->data, c.measured->len, &error)) {
+        rc = ms_cli_fail(error);
+    }
+    if (rc == MS_EXIT_OK && json) {
+        g_autoptr(JsonNode) root = ms_layer_comparison_to_json(&c);
+        if (!ms_cli_write_json(json, root, &error)) {
+            rc = ms_cli_fail(error);
+        }
+    }
+    const MsErrorStats *st = &c.metrics[0].stats;
+    double v = !strcmp(stat, "p90") ? st->p90 : !strcmp(stat, "max") ? st->max : st->median;
+    if (rc == MS_EXIT_OK && !isnan(bound) && v > bound) {
+        fprintf(stderr,
+                "moesim: validation failed: per-layer %s error %.2f%% exceeds --max-error "
+                "%.2f%%\n",
+                stat, 100 * v, 100 * bound);
+        rc = MS_EXIT_BOUND;
+    }
+    ms_layer_comparison_clear(&c);
+    return rc;
+}
+
 int
 ms_cmd_validate(int argc, char **argv)
 {
     g_auto(GStrv) sims = NULL, meas = NULL;
     g_autofree char *topology = NULL, *calibration = NULL, *max_error = NULL, *stat = NULL;
     g_autofree char *plot = NULL, *json = NULL, *min_op = NULL, *net = NULL;
+    g_autofree char *iterations = NULL, *pattern = NULL;
+    gboolean layers = FALSE;
+    gint gpu = -1;
     const GOptionEntry entries[] = {
         {"simulated", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sims,
          "A simulated result (moesim run --json); repeat, paired in order with --measured", "FILE"},
@@ -171,6 +275,18 @@ ms_cmd_validate(int argc, char **argv)
          "Write scatter.png and errors.png into this folder", "DIR"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the report as JSON (- for stdout)",
          "FILE"},
+        {"layers", 0, 0, G_OPTION_ARG_NONE, &layers,
+         "Compare per-layer figures: --simulated and --measured are run --layers tables or "
+         "PyTorch profiler traces",
+         NULL},
+        {"iterations", 0, 0, G_OPTION_ARG_STRING, &iterations,
+         "Layers: compare these measured iterations only (A-B, A or A-)", "A-B"},
+        {"layer-pattern", 0, 0, G_OPTION_ARG_STRING, &pattern,
+         "Layers: profiler ranges that are layers (a regex; group 1 the layer, group 2 the phase; "
+         "default " MS_KINETO_LAYER_PATTERN ")",
+         "RE"},
+        {"gpu", 0, 0, G_OPTION_ARG_INT, &gpu,
+         "Layers: the GPU of a profiler trace without distributedInfo.rank (default 0)", "N"},
         {NULL},
     };
     if (!ms_cli_parse(&argc, &argv, entries, NULL, "Compare simulated with measured times.",
@@ -185,7 +301,14 @@ ms_cmd_validate(int argc, char **argv)
         return ms_cli_usage("validate: unexpected argument '%s'", argv[1]);
     }
     guint ns = sims ? g_strv_length(sims) : 0, nm = meas ? g_strv_length(meas) : 0;
-    if (nm == 0 || (topology == NULL && ns != nm) || (topology && ns)) {
+    if (layers && (ns == 0 || nm == 0 || topology)) {
+        return ms_cli_usage("validate --layers: give --simulated and --measured tables (or "
+                            "traces), without --topology");
+    }
+    if (!layers && (iterations || pattern || gpu >= 0)) {
+        return ms_cli_usage("validate: --iterations, --layer-pattern and --gpu go with --layers");
+    }
+    if (nm == 0 || (topology == NULL && ns != nm && !layers) || (topology && ns)) {
         return ms_cli_usage("validate: give --simulated/--measured pairs, or --measured tables "
                             "with --topology (see --help)");
     }
@@ -203,6 +326,10 @@ ms_cmd_validate(int argc, char **argv)
             return ms_cli_usage("validate: --min-op: %s", error->message);
         }
         min_us = ms_time_to_us(t);
+    }
+    if (layers) {
+        LayerArgs la = {iterations, pattern, gpu};
+        return validate_layers(sims, meas, &la, bound, stat ? stat : "median", plot, json);
     }
     g_autoptr(MsValidationReport) r =
         topology ? tables_report(meas, topology, calibration, net, &error)

@@ -9,6 +9,8 @@
 #include "sim/base/input_file.h"
 #include "sim/compute.h"
 #include "sim/base/units.h"
+#include "sim/base/json_input.h"
+#include "validate/kineto.h"
 #include "validate/moesim_csv.h"
 #include "validate/ms-validate-data.h"
 #include "validate/nccl_tests.h"
@@ -387,6 +389,8 @@ ms_measurement_format_name(MsMeasurementFormat format)
         return "Vidur network profile";
     case MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE:
         return "Vidur compute profile";
+    case MS_MEASUREMENT_FORMAT_KINETO:
+        return "PyTorch profiler trace";
     case MS_MEASUREMENT_FORMAT_UNKNOWN:
         break;
     }
@@ -426,6 +430,9 @@ ms_measurement_sniff(const char *data, gsize len)
     if (f != MS_MEASUREMENT_FORMAT_UNKNOWN) {
         return f;
     }
+    if (ms_kineto_sniff(data, len)) {
+        return MS_MEASUREMENT_FORMAT_KINETO;
+    }
     return ms_nccl_tests_sniff(data, len) ? MS_MEASUREMENT_FORMAT_NCCL_TESTS
                                           : MS_MEASUREMENT_FORMAT_UNKNOWN;
 }
@@ -451,14 +458,25 @@ read_format(MsMeasurementSet *set, const char *data, gsize len, const char *sour
         return ms_vidur_read_network(set, data, len, source, error);
     case MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE:
         return ms_vidur_read_compute(set, data, len, source, error);
+    case MS_MEASUREMENT_FORMAT_KINETO: {
+        g_autoptr(JsonParser) p = json_parser_new();
+        g_autoptr(GError) local = NULL;
+        guint added = 0;
+        if (!ms_json_input_load_data(p, data, len, source, &local)) {
+            g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_SYNTAX, "%s",
+                        local->message);
+            return FALSE;
+        }
+        return ms_kineto_read_measurements(json_parser_get_root(p), source, set, &added, error);
+    }
     case MS_MEASUREMENT_FORMAT_UNKNOWN:
         break;
     }
     g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT,
                 "%s: not a measurement format moesim knows: expected an nccl-tests log "
                 "(all_reduce_perf, alltoall_perf, sendrecv_perf ... output), a Vidur profile CSV "
-                "(time_stats.* columns), or a moesim CSV whose first line is "
-                "'# moesim-measurements 1'",
+                "(time_stats.* columns), a PyTorch profiler trace (a JSON object with "
+                "traceEvents), or a moesim CSV whose first line is '# moesim-measurements 1'",
                 source);
     return FALSE;
 }

@@ -62,6 +62,7 @@ typedef enum {
     MS_MEASUREMENT_FORMAT_NCCL_TESTS,    /* stdout of nccl-tests *_perf */
     MS_MEASUREMENT_FORMAT_VIDUR_NETWORK, /* Vidur time_stats.<op>.* with num_workers, size */
     MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE, /* Vidur per-operator MLP profile with num_tokens */
+    MS_MEASUREMENT_FORMAT_KINETO,        /* a PyTorch profiler trace (validate/kineto.h) */
 } MsMeasurementFormat;
 
 const char *ms_measurement_format_name(MsMeasurementFormat format);

@@ -111,6 +111,26 @@ ms_layer_table_append(MsLayerTable *t, const MsLayerRow *row)
     invalidate(t);
 }
 
+void
+ms_layer_table_accumulate(MsLayerTable *t, const MsLayerRow *row)
+{
+    const MsLayerRow *found =
+        ms_layer_table_find(t, row->iteration, row->layer, row->phase, row->gpu);
+    if (found == NULL) {
+        ms_layer_table_append(t, row);
+        return;
+    }
+    MsLayerRow *old =
+        &g_array_index(t->rows, MsLayerRow, found - (const MsLayerRow *)t->rows->data);
+    old->layer_us += row->layer_us;
+    old->busy_us += row->busy_us;
+    for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
+        old->part_us[p] += row->part_us[p];
+        old->part_ops[p] += row->part_ops[p];
+    }
+    g_clear_pointer(&t->slowest, g_free); /* the index stays: keys did not change */
+}
+
 guint
 ms_layer_table_n_rows(const MsLayerTable *t)
 {

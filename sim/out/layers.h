@@ -66,6 +66,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsLayerTable, ms_layer_table_free)
 void ms_layer_table_add(MsLayerTable *t, guint iteration, const MsSchedule *s, const MsRecords *r);
 /* Appends one row as given (a reader's, or a measurement's); rows keep the order they came in. */
 void ms_layer_table_append(MsLayerTable *t, const MsLayerRow *row);
+/* Appends row, or, when the table has a row of its (iteration, layer, phase, gpu), adds its times
+ * and op counts to that row's (one layer run several times in an iteration). */
+void ms_layer_table_accumulate(MsLayerTable *t, const MsLayerRow *row);
 guint ms_layer_table_n_rows(const MsLayerTable *t);
 const MsLayerRow *ms_layer_table_row(const MsLayerTable *t, guint i);
 /* The row of (iteration, layer, phase, gpu), NULL when the table has none. */
