@@ -12,6 +12,9 @@
 #include "validate/calibrate.h"
 #include "sim/base/json_output.h"
 #include "validate/holdout.h"
+#include "validate/kineto.h"
+#include "validate/layer_file.h"
+#include "validate/layer_fit.h"
 #include "validate/nccl_fit.h"
 #include "validate/nic_fit.h"
 
@@ -184,11 +187,93 @@ parse_expert(const char *text, MsCalibrateOptions *opts, GError **error)
     return TRUE;
 }
 
+/* calibrate --layers: a measured run's per-layer figures against the same run simulated. */
+typedef struct {
+    char **measured;
+    const char *simulated, *iterations, *pattern, *topology, *out, *json;
+    gint gpu;
+} LayerFitArgs;
+
+static int
+calibrate_layers(const LayerFitArgs *a)
+{
+    g_autoptr(GError) error = NULL;
+    MsLayerSelect sel;
+    ms_layer_select_init(&sel);
+    if (a->iterations && !ms_layer_select_parse(&sel, a->iterations)) {
+        return ms_cli_usage("calibrate: --iterations '%s': expected A-B, A or A- (numbers of the "
+                            "measured iterations to fit on)",
+                            a->iterations);
+    }
+    g_autoptr(MsTopology) topo = ms_topology_load(a->topology, &error);
+    if (topo == NULL) {
+        return ms_cli_fail(error);
+    }
+    MsKinetoOptions ko = {.layer_pattern = a->pattern, .gpu = a->gpu};
+    g_autoptr(MsLayerTable) meas = ms_layer_table_new();
+    g_autoptr(MsLayerTable) sim = ms_layer_table_new();
+    for (guint i = 0; a->measured[i]; i++) {
+        if (!ms_layer_file_load(meas, a->measured[i], &ko, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    if (!ms_layer_file_load(sim, a->simulated, &ko, &error)) {
+        return ms_cli_fail(error);
+    }
+    MsLayerFit fit;
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    double launch = ms_time_to_s(ms_topology_gpu_spec(topo, 0)->launch_overhead);
+    if (!ms_layer_fit(sim, meas, &sel, launch, &fit, &error) ||
+        !ms_layer_fit_apply(&fit, cal, &error) ||
+        !ms_calibration_set_topology(cal, ms_topology_name(topo), &error)) {
+        return ms_cli_fail(error);
+    }
+    for (guint i = 0; a->measured[i]; i++) {
+        ms_calibration_add_source(cal, a->measured[i], NULL);
+    }
+    g_autoptr(GPtrArray) lines = ms_layer_fit_describe(&fit);
+    fprintf(out_text, "calibration of %s from per-layer figures (%s against %s)\n",
+            ms_topology_name(topo), a->measured[0], a->simulated);
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "fits");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < lines->len; i++) {
+        fprintf(out_text, "  %s\n", (const char *)lines->pdata[i]);
+        json_builder_add_string_value(b, lines->pdata[i]);
+    }
+    json_builder_end_array(b);
+    ms_json_member_double(b, "efficiency", fit.efficiency);
+    ms_json_member_double(b, "launch_us", fit.launch_s * 1e6);
+    ms_json_member_double(b, "host_op_us", fit.framework.op_s * 1e6);
+    ms_json_member_double(b, "host_moe_layer_us", fit.framework.layer_s * 1e6);
+    ms_json_member_double(b, "host_expert_us", fit.framework.expert_s * 1e6);
+    ms_json_member_double(b, "host_token_us", fit.framework.token_s * 1e6);
+    ms_error_stats_json(b, "fitted layers", &fit.layer_stats);
+    json_builder_end_object(b);
+    if (a->out) {
+        if (!ms_calibration_save(cal, a->out, &error)) {
+            return ms_cli_fail(error);
+        }
+        fprintf(out_text, "wrote %s\n", a->out);
+    }
+    if (a->json) {
+        g_autoptr(JsonNode) root = json_builder_get_root(b);
+        if (!ms_cli_write_json(a->json, root, &error)) {
+            return ms_cli_fail(error);
+        }
+    }
+    return MS_EXIT_OK;
+}
+
 int
 ms_cmd_calibrate(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *out = NULL, *json = NULL, *expert = NULL;
     g_autofree char *holdout_configs = NULL, *net = NULL;
+    g_autofree char *simulated = NULL, *iterations = NULL, *pattern = NULL;
+    g_auto(GStrv) layers = NULL;
+    gint gpu = -1;
     gboolean holdout_sizes = FALSE;
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
@@ -207,6 +292,20 @@ ms_cmd_calibrate(int argc, char **argv)
          "the NIC's message exponent from all-to-alls measured under an allreduce) and print "
          "the fitted --net spec",
          "nccl[:...]"},
+        {"layers", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &layers,
+         "Fit compute, all-to-all and framework figures to a measured run's per-layer figures "
+         "(run --layers on a backend, or a PyTorch profiler trace); repeat for several files",
+         "FILE"},
+        {"simulated", 0, 0, G_OPTION_ARG_FILENAME, &simulated,
+         "Layers: the same run simulated with nominal figures and no framework time "
+         "(run --layers)",
+         "FILE"},
+        {"iterations", 0, 0, G_OPTION_ARG_STRING, &iterations,
+         "Layers: fit on these measured iterations only (A-B, A or A-); hold out the rest", "A-B"},
+        {"layer-pattern", 0, 0, G_OPTION_ARG_STRING, &pattern,
+         "Layers: profiler ranges that are layers (default " MS_KINETO_LAYER_PATTERN ")", "RE"},
+        {"gpu", 0, 0, G_OPTION_ARG_INT, &gpu,
+         "Layers: the GPU of a profiler trace without distributedInfo.rank (default 0)", "N"},
         {NULL},
     };
     if (!ms_cli_parse(
@@ -219,6 +318,19 @@ ms_cmd_calibrate(int argc, char **argv)
         return MS_EXIT_USAGE;
     }
     out_text = json && strcmp(json, "-") == 0 ? stderr : stdout;
+    if (layers || simulated) {
+        if (layers == NULL || simulated == NULL || topology == NULL || argc > 1 || net ||
+            holdout_sizes || holdout_configs || expert) {
+            return ms_cli_usage("calibrate --layers: give the measured --layers FILE, the "
+                                "--simulated FILE and --topology, and no measurement INPUT or "
+                                "table options");
+        }
+        LayerFitArgs la = {layers, simulated, iterations, pattern, topology, out, json, gpu};
+        return calibrate_layers(&la);
+    }
+    if (iterations || pattern || gpu >= 0) {
+        return ms_cli_usage("calibrate: --iterations, --layer-pattern and --gpu go with --layers");
+    }
     if (argc < 2) {
         return ms_cli_usage("calibrate: give at least one measurement INPUT");
     }

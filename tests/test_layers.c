@@ -41,6 +41,8 @@ build(MsSchedule **s_out, MsRecords **r_out)
         ms_schedule_set_cost(s, gate[g], MS_COMPUTE_ELEMENTWISE, 1, 1, 64 + g);
         host[g] = compute(s, g, MS_ROLE_HOST, MS_PHASE_FORWARD, 1, "L1.fwd.host");
     }
+    /* GPU 0's gate carries 1 us of host time: its first microsecond is the host's. */
+    ms_schedule_set_host(s, gate[0], 1e-6);
     guint64 m[4] = {0, 100, 200, 0};
     ms_schedule_add_alltoall(s, 1, ranks2, 2, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 1, 0,
                              "L1.fwd.dispatch.c0", d0);
@@ -97,9 +99,10 @@ test_rows(void)
     MS_ASSERT_REL(a->busy_us, 50, 1e-12);
     MS_ASSERT_REL(b->busy_us, 70, 1e-12);
     MS_ASSERT_REL(a->part_us[MS_LAYER_ATTENTION], 10, 1e-12);
-    MS_ASSERT_REL(a->part_us[MS_LAYER_GATE], 2, 1e-12);
+    MS_ASSERT_REL(a->part_us[MS_LAYER_GATE], 1, 1e-12);
     MS_ASSERT_REL(b->part_us[MS_LAYER_GATE], 3, 1e-12);
-    MS_ASSERT_REL(a->part_us[MS_LAYER_HOST], 8, 1e-12);
+    MS_ASSERT_REL(a->part_us[MS_LAYER_HOST], 9, 1e-12);
+    MS_ASSERT_REL(b->part_us[MS_LAYER_HOST], 8, 1e-12);
     /* Two overlapping dispatch chunks [20,30] and [25,35]: 15 us busy, not 20. */
     MS_ASSERT_REL(a->part_us[MS_LAYER_DISPATCH], 15, 1e-12);
     CU_ASSERT_EQUAL(a->part_ops[MS_LAYER_DISPATCH], 2);
@@ -173,11 +176,13 @@ test_outputs(void)
     CU_ASSERT_STRING_EQUAL(lines[0], "# moesim-layers 1");
     CU_ASSERT_STRING_EQUAL(lines[1], "iteration,layer,phase,gpu,slowest,start_us,layer_us,busy_us,"
                                      "attention_us,gate_us,host_us,dispatch_us,expert_us,"
-                                     "combine_us,ffn_us,other_us,experts,tokens");
+                                     "combine_us,ffn_us,other_us,experts,tokens,attention_ops,"
+                                     "gate_ops,host_ops,dispatch_ops,expert_ops,combine_ops,"
+                                     "ffn_ops,other_ops");
     CU_ASSERT_STRING_EQUAL(lines[3],
                            "3,1,forward,1,1,0.000000,70.000000,70.000000,10.000000,3.000000,"
                            "8.000000,15.000000,25.000000,10.000000,0.000000,0.000000,"
-                           "4,97");
+                           "4,97,1,1,1,2,1,1,0,0");
     g_autoptr(JsonParser) p = json_parser_new();
     CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, json, &error));
     JsonObject *o = json_node_get_object(json_parser_get_root(p));

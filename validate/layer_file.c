@@ -83,9 +83,13 @@ json_gpu(JsonObject *layer, JsonNode *g, MsLayerRow *row, const char *where, GEr
     }
     for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
         g_autofree char *key = g_strdup_printf("%s_us", ms_layer_part_name(p));
-        if (!json_num(o, key, FALSE, MAX_US, &row->part_us[p], where, error)) {
+        g_autofree char *ops_key = g_strdup_printf("%s_ops", ms_layer_part_name(p));
+        double ops = 0;
+        if (!json_num(o, key, FALSE, MAX_US, &row->part_us[p], where, error) ||
+            !json_num(o, ops_key, FALSE, G_MAXUINT32, &ops, where, error)) {
             return FALSE;
         }
+        row->part_ops[p] = (guint32)ops;
     }
     row->gpu = (guint32)gpu;
     row->experts = (guint32)experts;
@@ -201,13 +205,15 @@ read_csv(MsLayerTable *t, const char *data, gsize len, const char *source, GErro
     enum { C_IT, C_LAYER, C_PHASE, C_GPU, C_START, C_LAYER_US, C_BUSY, C_EXPERTS, C_TOKENS, C_N };
     static const char *const names[C_N] = {"iteration", "layer",   "phase",   "gpu",   "start_us",
                                            "layer_us",  "busy_us", "experts", "tokens"};
-    gint col[C_N], part_col[MS_LAYER_N_PARTS];
+    gint col[C_N], part_col[MS_LAYER_N_PARTS], ops_col[MS_LAYER_N_PARTS];
     for (guint c = 0; c < C_N; c++) {
         col[c] = ms_measurement_column(h, names[c]);
     }
     for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
         g_autofree char *name = g_strdup_printf("%s_us", ms_layer_part_name(p));
+        g_autofree char *ops = g_strdup_printf("%s_ops", ms_layer_part_name(p));
         part_col[p] = ms_measurement_column(h, name);
+        ops_col[p] = ms_measurement_column(h, ops);
     }
     for (char *text; (text = ms_measurement_next_line(data, len, &pos)) != NULL;) {
         g_autofree char *l = text;
@@ -248,10 +254,15 @@ read_csv(MsLayerTable *t, const char *data, gsize len, const char *source, GErro
         }
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
             g_autofree char *name = g_strdup_printf("%s_us", ms_layer_part_name(p));
+            g_autofree char *ops_name = g_strdup_printf("%s_ops", ms_layer_part_name(p));
+            double ops = 0;
             if (!csv_field(f, part_col[p], name, MAX_US, FALSE, &row.part_us[p], source, line,
+                           error) ||
+                !csv_field(f, ops_col[p], ops_name, G_MAXUINT32, FALSE, &ops, source, line,
                            error)) {
                 return FALSE;
             }
+            row.part_ops[p] = (guint32)ops;
         }
         /* Whole numbers where the column is a count. */
         if (it != floor(it) || layer != floor(layer) || gpu != floor(gpu)) {

@@ -217,6 +217,14 @@ ms_layer_table_add(MsLayerTable *t, guint iteration, const MsSchedule *s, const 
             continue;
         }
         Piece p = {row_key((guint)i.layer, phase_slot(i.phase), i.rank), part, a, MAX(a, b)};
+        /* An op's host (framework) time comes first and is the host's, not its part's: the
+         * part keeps the kernel, as a profiler shows it. */
+        MsTime host = part == MS_LAYER_HOST ? 0 : MIN(ms_time_from_s(i.host_s), p.b - p.a);
+        if (host > 0) {
+            Piece h = {p.key, MS_LAYER_HOST, p.a, p.a + host};
+            g_array_append_val(pieces, h);
+            p.a += host;
+        }
         g_array_append_val(pieces, p);
         guint32 *f = g_hash_table_lookup(features, &p.key);
         if (f == NULL) {
@@ -371,6 +379,10 @@ row_members(JsonBuilder *b, const MsLayerRow *r)
     }
     ms_json_member_int(b, "experts", r->experts);
     ms_json_member_int(b, "tokens", r->tokens);
+    for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
+        g_autofree char *name = g_strdup_printf("%s_ops", part_names[p]);
+        ms_json_member_int(b, name, r->part_ops[p]);
+    }
 }
 
 static gboolean
@@ -442,7 +454,11 @@ ms_layer_table_write_csv(FILE *f, const MsLayerTable *t, const char *column, con
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
             fprintf(f, ",%s_us", part_names[p]);
         }
-        fprintf(f, ",experts,tokens\n");
+        fprintf(f, ",experts,tokens");
+        for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
+            fprintf(f, ",%s_ops", part_names[p]);
+        }
+        fprintf(f, "\n");
     }
     for (guint i = 0; i < t->rows->len; i++) {
         const MsLayerRow *r = ms_layer_table_row(t, i);
@@ -454,7 +470,11 @@ ms_layer_table_write_csv(FILE *f, const MsLayerTable *t, const char *column, con
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
             fprintf(f, ",%.6f", r->part_us[p]);
         }
-        fprintf(f, ",%u,%u\n", r->experts, r->tokens);
+        fprintf(f, ",%u,%u", r->experts, r->tokens);
+        for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
+            fprintf(f, ",%u", r->part_ops[p]);
+        }
+        fprintf(f, "\n");
     }
 }
 

@@ -39,7 +39,8 @@ gboolean ms_layer_part_from_name(const char *name, MsLayerPart *out);
 gboolean ms_layer_part_of_role(MsRole role, MsLayerPart *out);
 
 /* One (iteration, layer, phase, GPU): a plain value record. Ops of phase "other" (Lina's
- * re-planning) count in the forward row of their layer. */
+ * re-planning) count in the forward row of their layer. The host time an op carries
+ * (MsOpInfo.host_s, its first part) counts in the host part, the rest in the op's own. */
 typedef struct {
     guint32 iteration;
     gint32 layer;
@@ -84,7 +85,7 @@ const char *ms_layer_table_get_meta(const MsLayerTable *t, const char *key);
 
 /* JSON: {"format": "moesim-layers", "version": 1, "meta": {...}, "parts": [...], "layers": [
  * {"iteration", "layer", "phase", "slowest_gpu", "slowest_us", "gpus": [{"gpu", "start_us",
- * "layer_us", "busy_us", "<part>_us" ..., "experts", "tokens"}]}]}. */
+ * "layer_us", "busy_us", "<part>_us" ..., "experts", "tokens", "<part>_ops" ...}]}]}. */
 JsonNode *ms_layer_table_to_json(const MsLayerTable *t);
 /* CSV: "# moesim-layers 1", then the header, then one line per row; with column (not NULL) a
  * first column of that name holding value on every line (compare's policy). header FALSE leaves
