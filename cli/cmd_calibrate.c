@@ -189,10 +189,45 @@ parse_expert(const char *text, MsCalibrateOptions *opts, GError **error)
 
 /* calibrate --layers: a measured run's per-layer figures against the same run simulated. */
 typedef struct {
-    char **measured;
-    const char *simulated, *iterations, *pattern, *topology, *out, *json;
+    char **measured, **simulated;
+    const char *iterations, *pattern, *topology, *out, *json;
     gint gpu;
 } LayerFitArgs;
+
+/* Runs fitted together are told apart by their iterations: run k's become k x RUN_STRIDE + it. */
+#define RUN_STRIDE (1u << 24)
+
+/* Appends the selected rows of the k-th measured and simulated tables, renumbered. */
+static gboolean
+add_run(const LayerFitArgs *a, guint k, const MsLayerSelect *sel, MsLayerTable *meas,
+        MsLayerTable *sim, GError **error)
+{
+    MsKinetoOptions ko = {.layer_pattern = a->pattern, .gpu = a->gpu};
+    g_autoptr(MsLayerTable) m = ms_layer_table_new();
+    g_autoptr(MsLayerTable) s = ms_layer_table_new();
+    if (!ms_layer_file_load(m, a->measured[k], &ko, error) ||
+        !ms_layer_file_load(s, a->simulated[k], &ko, error)) {
+        return FALSE;
+    }
+    MsLayerTable *both[2] = {m, s}, *into[2] = {meas, sim};
+    for (guint t = 0; t < 2; t++) {
+        for (guint i = 0; i < ms_layer_table_n_rows(both[t]); i++) {
+            MsLayerRow r = *ms_layer_table_row(both[t], i);
+            if (r.iteration < sel->first || r.iteration > sel->last) {
+                continue;
+            }
+            if (r.iteration >= RUN_STRIDE) {
+                g_set_error(error, MS_LAYER_FILE_ERROR, MS_LAYER_FILE_ERROR_VALUE,
+                            "%s: iteration %u: runs fitted together are numbered below %u",
+                            t ? a->simulated[k] : a->measured[k], r.iteration, RUN_STRIDE);
+                return FALSE;
+            }
+            r.iteration += k * RUN_STRIDE;
+            ms_layer_table_append(into[t], &r);
+        }
+    }
+    return TRUE;
+}
 
 static int
 calibrate_layers(const LayerFitArgs *a)
@@ -209,21 +244,24 @@ calibrate_layers(const LayerFitArgs *a)
     if (topo == NULL) {
         return ms_cli_fail(error);
     }
-    MsKinetoOptions ko = {.layer_pattern = a->pattern, .gpu = a->gpu};
     g_autoptr(MsLayerTable) meas = ms_layer_table_new();
     g_autoptr(MsLayerTable) sim = ms_layer_table_new();
-    for (guint i = 0; a->measured[i]; i++) {
-        if (!ms_layer_file_load(meas, a->measured[i], &ko, &error)) {
+    guint runs = g_strv_length(a->measured);
+    if (runs != g_strv_length(a->simulated) || runs > 255) {
+        return ms_cli_usage("calibrate --layers: give one --simulated FILE per measured --layers "
+                            "FILE (in the same order, at most 255)");
+    }
+    for (guint k = 0; k < runs; k++) {
+        if (!add_run(a, k, &sel, meas, sim, &error)) {
             return ms_cli_fail(error);
         }
     }
-    if (!ms_layer_file_load(sim, a->simulated, &ko, &error)) {
-        return ms_cli_fail(error);
-    }
+    MsLayerSelect all;
+    ms_layer_select_init(&all);
     MsLayerFit fit;
     g_autoptr(MsCalibration) cal = ms_calibration_new();
     double launch = ms_time_to_s(ms_topology_gpu_spec(topo, 0)->launch_overhead);
-    if (!ms_layer_fit(sim, meas, &sel, launch, &fit, &error) ||
+    if (!ms_layer_fit(sim, meas, &all, launch, &fit, &error) ||
         !ms_layer_fit_apply(&fit, cal, &error) ||
         !ms_calibration_set_topology(cal, ms_topology_name(topo), &error)) {
         return ms_cli_fail(error);
@@ -232,8 +270,9 @@ calibrate_layers(const LayerFitArgs *a)
         ms_calibration_add_source(cal, a->measured[i], NULL);
     }
     g_autoptr(GPtrArray) lines = ms_layer_fit_describe(&fit);
-    fprintf(out_text, "calibration of %s from per-layer figures (%s against %s)\n",
-            ms_topology_name(topo), a->measured[0], a->simulated);
+    fprintf(out_text, "calibration of %s from per-layer figures (%s against %s%s)\n",
+            ms_topology_name(topo), a->measured[0], a->simulated[0],
+            runs > 1 ? ", and further runs" : "");
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "fits");
@@ -271,8 +310,8 @@ ms_cmd_calibrate(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *out = NULL, *json = NULL, *expert = NULL;
     g_autofree char *holdout_configs = NULL, *net = NULL;
-    g_autofree char *simulated = NULL, *iterations = NULL, *pattern = NULL;
-    g_auto(GStrv) layers = NULL;
+    g_autofree char *iterations = NULL, *pattern = NULL;
+    g_auto(GStrv) layers = NULL, simulated = NULL;
     gint gpu = -1;
     gboolean holdout_sizes = FALSE;
     const GOptionEntry entries[] = {
@@ -296,9 +335,9 @@ ms_cmd_calibrate(int argc, char **argv)
          "Fit compute, all-to-all and framework figures to a measured run's per-layer figures "
          "(run --layers on a backend, or a PyTorch profiler trace); repeat for several files",
          "FILE"},
-        {"simulated", 0, 0, G_OPTION_ARG_FILENAME, &simulated,
+        {"simulated", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &simulated,
          "Layers: the same run simulated with nominal figures and no framework time "
-         "(run --layers)",
+         "(run --layers); one per --layers, in the same order",
          "FILE"},
         {"iterations", 0, 0, G_OPTION_ARG_STRING, &iterations,
          "Layers: fit on these measured iterations only (A-B, A or A-); hold out the rest", "A-B"},
