@@ -3,6 +3,7 @@
  * whose every figure has a closed form, every malformed input named, moesim-layers files read
  * back as written, comparisons that name what the simulation lacks, and validate --layers. */
 #include "ms_test.h"
+#include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
 #include "validate/kineto.h"
 #include "validate/layer_compare.h"
@@ -115,7 +116,7 @@ test_measurements(void)
     g_autofree char *path = fixture();
     g_autoptr(JsonParser) p = json_parser_new();
     GError *error = NULL;
-    CU_ASSERT_TRUE_FATAL(ms_json_input_load_file(p, path, &error));
+    CU_ASSERT_TRUE_FATAL(ms_json_input_load_file(p, path, MS_INPUT_MEASUREMENT, &error));
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     guint added = 0;
     CU_ASSERT_TRUE(
@@ -218,7 +219,7 @@ test_malformed(void)
     GError *error = NULL;
     g_autoptr(MsLayerTable) t = ms_layer_table_new();
     CU_ASSERT_FALSE(ms_layer_file_load(t, "/nonexistent/l.json", NULL, &error));
-    MS_ASSERT_ERROR(error, MS_LAYER_FILE_ERROR, MS_LAYER_FILE_ERROR_IO, "/nonexistent/l.json: ");
+    MS_ASSERT_ERROR(error, MS_INPUT_FILE_ERROR, MS_INPUT_FILE_ERROR_NOENT, "/nonexistent/l.json");
 }
 
 /* A table written by the writers reads back row for row. */

@@ -2,10 +2,10 @@
  * (one line per GPU, columns by name), and profiler traces through kineto.c. */
 #include "layer_file.h"
 
-#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
+#include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
 #include "validate/kineto.h"
 #include "validate/measurement.h"
@@ -312,15 +312,9 @@ ms_layer_file_load(MsLayerTable *t, const char *path, const MsKinetoOptions *opt
 {
     g_autofree char *data = NULL;
     gsize len = 0;
-    g_autoptr(GError) local = NULL;
-    GStatBuf st;
-    if (g_stat(path, &st) == 0 && (guint64)st.st_size > MS_LAYER_FILE_MAX_BYTES) {
-        return fail(error, MS_LAYER_FILE_ERROR_IO, path,
-                    "%" G_GUINT64_FORMAT " bytes: larger than the %u MiB a layer file may be",
-                    (guint64)st.st_size, MS_LAYER_FILE_MAX_BYTES >> 20);
-    }
-    if (!g_file_get_contents(path, &data, &len, &local)) {
-        return fail(error, MS_LAYER_FILE_ERROR_IO, path, "%s", local->message);
+    /* Read whole into a JSON tree, as result files are (sim/base/input_file.h). */
+    if (!ms_input_file_read(path, MS_INPUT_RESULT, &data, &len, error)) {
+        return FALSE;
     }
     return ms_layer_file_read(t, data, len, path, opts, error);
 }

@@ -13,16 +13,13 @@ G_BEGIN_DECLS
 #define MS_LAYER_FILE_ERROR (ms_layer_file_error_quark())
 GQuark ms_layer_file_error_quark(void);
 typedef enum {
-    MS_LAYER_FILE_ERROR_IO,     /* unreadable, or over the size limit */
     MS_LAYER_FILE_ERROR_FORMAT, /* none of the formats, or another version */
     MS_LAYER_FILE_ERROR_VALUE,  /* a field missing, of the wrong type, or out of range */
 } MsLayerFileError;
 
-/* Files over this size are refused before they are read. */
-#define MS_LAYER_FILE_MAX_BYTES (1024u << 20)
-
 /* Appends path's rows to t: a moesim-layers JSON or CSV, or a PyTorch profiler trace (read
- * with opts, NULL for the defaults of kineto.h). Returns FALSE with MS_LAYER_FILE_ERROR or the
+ * with opts, NULL for the defaults of kineto.h). Returns FALSE with MS_INPUT_FILE_ERROR (path
+ * unreadable, not a regular file, over the limit of result files), MS_LAYER_FILE_ERROR or the
  * Kineto reader's error; t keeps the rows it had then. */
 typedef struct _MsKinetoOptions MsKinetoOptions;
 gboolean ms_layer_file_load(MsLayerTable *t, const char *path, const MsKinetoOptions *opts,

@@ -297,11 +297,13 @@ ms_layer_fit_apply(const MsLayerFit *fit, MsCalibration *cal, GError **error)
     if (fit->has_a2a) {
         const double sizes[] = {1 << 20}, ratio[] = {1 / fit->a2a_factor};
         MsEffTable table = {.n = 1, .sizes = (double *)sizes, .ratios = (double *)ratio};
-        if (!(ratio[0] <= MS_COMPUTE_EFFICIENCY_MAX)) {
+        if (!(ratio[0] <= MS_EFF_RATIO_MAX) || !(ratio[0] >= MS_EFF_RATIO_MIN)) {
             g_set_error(error, MS_LAYER_FIT_ERROR, MS_LAYER_FIT_ERROR_FIT,
-                        "the measured all-to-alls run %.3g times faster than the flow model "
-                        "predicts: check the topology's link figures",
-                        fit->a2a_factor > 0 ? 1 / fit->a2a_factor : INFINITY);
+                        "the measured all-to-alls take %.3g times what the flow model predicts "
+                        "(a calibration stretches them by %g to %g): the topology's link "
+                        "figures are far from the measured machine's; give it their measured "
+                        "bandwidth, or calibrate its links first (docs/calibration.md)",
+                        fit->a2a_factor, 1 / MS_EFF_RATIO_MAX, 1 / MS_EFF_RATIO_MIN);
             return FALSE;
         }
         if (!ms_calibration_set_collective(cal, MS_MEASUREMENT_ALLTOALL,

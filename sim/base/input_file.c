@@ -28,7 +28,10 @@ static const MsInputKindInfo kinds[MS_INPUT_N_KINDS] = {
     [MS_INPUT_SCHEDULE] = {"a schedule", "`exec`", 1 * GiB, FALSE,
                            "read whole into a JSON tree of about 9 times its size; a Mixtral "
                            "8x7B step under lina on 128 GPUs is 74 MB"},
-    [MS_INPUT_RESULT] = {"a result file", "`validate --simulated/--measured`", 1 * GiB, FALSE,
+    [MS_INPUT_RESULT] = {"a result file",
+                         "`validate --simulated/--measured`; per-layer tables and profiler "
+                         "traces of `validate --layers` and `calibrate --layers`",
+                         1 * GiB, FALSE,
                          "read whole into a JSON tree of about 9 times its size (a 51 MB result "
                          "read twice peaks at 946 MB); the 128-GPU Mixtral step's is 51 MB"},
     [MS_INPUT_BASELINE] = {"a baseline", "`check --baseline`", 16 * MiB, FALSE,
