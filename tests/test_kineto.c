@@ -349,6 +349,19 @@ test_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--iterations 'two': expected A-B"));
     g_free(out);
     g_free(err);
+    /* The trace's per-op rows: GEMMs of any shape fit the curve, kernel times (launch 0). */
+    g_autofree char *cal = g_build_filename(ms_test_tmpdir(), "kineto.ini", NULL);
+    const char *fit[] = {"calibrate", trace, "--topology", "dgx-a100", "--out", cal, NULL};
+    CU_ASSERT_EQUAL(ms_test_run_moesim(fit, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "gemm (3 bf16 rows, kernel times, launch 0): 2 row counts"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "collective alltoall        2x2      2 points  not fitted"));
+    g_free(out);
+    g_free(err);
+    const char *tables[] = {"validate", "--measured", trace, "--topology", "dgx-a100", NULL};
+    CU_ASSERT_EQUAL(ms_test_run_moesim(tables, &out, &err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "all: 16 compared"));
+    g_free(out);
+    g_free(err);
     const char *no_layers[] = {"validate", "--simulated",  sim, "--measured",
                                trace,      "--iterations", "4", NULL};
     CU_ASSERT_EQUAL(ms_test_run_moesim(no_layers, &out, &err), 2);

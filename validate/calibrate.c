@@ -333,16 +333,75 @@ ms_calibrate_roofline(const MsTopology *topo, MsRoofline *roof)
     roof->launch_s = ms_time_to_s(spec->launch_overhead);
 }
 
+/* GEMM rows of any shape (a profiler trace's aten::mm ...), as points at their row counts, on the
+ * roofline of their datatype with no launch (the rows are kernel times). FALSE when the rows mix
+ * datatypes or the GPU has no peak for theirs. */
+static gboolean
+fit_plain_gemms(const MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal,
+                GPtrArray *report, gboolean *any, GError **error)
+{
+    g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
+    const char *dtype = NULL;
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        if (r->kind != MS_MEASUREMENT_GEMM) {
+            continue;
+        }
+        if (dtype && strcmp(dtype, r->dtype) != 0) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT,
+                        "%s:%u: GEMM rows in %s and %s: fit one datatype at a time", r->source,
+                        r->line, dtype, r->dtype);
+            return FALSE;
+        }
+        dtype = r->dtype;
+        MsGemmPoint p = {.tokens = (double)r->m, .seconds = r->seconds};
+        ms_measurement_gemm_cost(r, &p.flops, &p.bytes);
+        g_array_append_val(points, p);
+    }
+    MsDtype d = MS_DTYPE_FP16;
+    const char *name = g_str_has_prefix(dtype, "fp8") ? "fp8" : dtype;
+    MsRoofline roof;
+    ms_calibrate_roofline(topo, &roof);
+    roof.launch_s = 0;
+    if (!ms_dtype_from_name(name, &d) ||
+        !ms_gpu_spec_peak(ms_topology_gpu_spec(topo, 0), d, &roof.peak_flops)) {
+        g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_FIT,
+                    "GEMM rows in %s: the topology's GPU has no peak for it (docs/topology.md)",
+                    dtype);
+        return FALSE;
+    }
+    g_autoptr(MsGemmCurve) curve =
+        ms_fit_gemm_curve((MsGemmPoint *)points->data, points->len, &roof, error);
+    if (curve == NULL || !ms_calibration_set_gemm(cal, curve, 1.0, 0, error)) {
+        return FALSE;
+    }
+    if (report) {
+        g_ptr_array_add(report,
+                        g_strdup_printf("gemm (%u %s rows, kernel times, launch 0): %u row counts, "
+                                        "efficiency %.3f at %g rows .. %.3f at %g rows",
+                                        points->len, dtype, curve->n, curve->efficiency[0],
+                                        curve->tokens[0], curve->efficiency[curve->n - 1],
+                                        curve->tokens[curve->n - 1]));
+    }
+    *any = TRUE;
+    return TRUE;
+}
+
 static gboolean
 fit_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
          MsCalibration *cal, GPtrArray *report, gboolean *any, GError **error)
 {
-    gboolean has = FALSE;
-    for (guint i = 0; i < ms_measurement_set_size(set) && !has; i++) {
-        has = ms_measurement_set_get(set, i)->kind == MS_MEASUREMENT_GEMM;
+    gboolean has = FALSE, expert = FALSE;
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        has |= r->kind == MS_MEASUREMENT_GEMM;
+        expert |= r->kind == MS_MEASUREMENT_GEMM && !g_strcmp0(r->label, "mlp_up_proj");
     }
     if (!has) {
         return TRUE;
+    }
+    if (!expert) {
+        return fit_plain_gemms(topo, set, cal, report, any, error);
     }
     g_autoptr(GArray) points = g_array_new(FALSE, FALSE, sizeof(MsGemmPoint));
     if (!ms_measurement_set_expert_points(set, opts->expert_d_model, opts->expert_d_ffn,

@@ -10,7 +10,6 @@ const char *const ms_framework_names[MS_FRAMEWORK_N + 1] = {
     [MS_FRAMEWORK_VLLM] = "vllm",         [MS_FRAMEWORK_N] = NULL,
 };
 
-
 const char *
 ms_framework_name(MsFrameworkKind kind)
 {
