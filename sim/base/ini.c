@@ -489,15 +489,26 @@ ms_ini_range_double(const MsIni *ini, const char *group, const MsRange *range, g
     return located(ini, group, range->key, ok, local, error);
 }
 
+/* The value of a key checked against its range; *present says whether the file gave it (when it
+ * did not, the caller's default stays). */
+static gboolean
+range_value(const MsIni *ini, const char *group, const MsRange *range, gboolean required, double *v,
+            gboolean *present, GError **error)
+{
+    *v = 0;
+    *present = value_of(ini, group, range->key) != NULL;
+    return ms_ini_range_double(ini, group, range, required, v, error);
+}
+
 gboolean
 ms_ini_range_uint(const MsIni *ini, const char *group, const MsRange *range, gboolean required,
                   guint64 *out, GError **error)
 {
     g_return_val_if_fail(range->unit == MS_RANGE_COUNT || range->unit == MS_RANGE_BYTES, FALSE);
     /* The ranges of counts and sizes stay below 2^53: the double holds them exactly. */
-    double v = 0;
-    gboolean present = value_of(ini, group, range->key) != NULL;
-    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+    double v;
+    gboolean present;
+    if (!range_value(ini, group, range, required, &v, &present, error)) {
         return FALSE;
     }
     if (present) {
@@ -511,9 +522,9 @@ ms_ini_range_time(const MsIni *ini, const char *group, const MsRange *range, gbo
                   MsTime *out, GError **error)
 {
     g_return_val_if_fail(range->unit == MS_RANGE_TIME, FALSE);
-    double v = 0;
-    gboolean present = value_of(ini, group, range->key) != NULL;
-    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+    double v;
+    gboolean present;
+    if (!range_value(ini, group, range, required, &v, &present, error)) {
         return FALSE;
     }
     if (present) {
@@ -527,9 +538,9 @@ ms_ini_range_bool(const MsIni *ini, const char *group, const MsRange *range, gbo
                   gboolean *out, GError **error)
 {
     g_return_val_if_fail(range->unit == MS_RANGE_BOOLEAN, FALSE);
-    double v = 0;
-    gboolean present = value_of(ini, group, range->key) != NULL;
-    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+    double v;
+    gboolean present;
+    if (!range_value(ini, group, range, required, &v, &present, error)) {
         return FALSE;
     }
     if (present) {
@@ -543,9 +554,9 @@ ms_ini_range_choice(const MsIni *ini, const char *group, const MsRange *range, g
                     guint *out, GError **error)
 {
     g_return_val_if_fail(range->unit == MS_RANGE_CHOICE && range->names != NULL, FALSE);
-    double v = 0;
-    gboolean present = value_of(ini, group, range->key) != NULL;
-    if (!ms_ini_range_double(ini, group, range, required, &v, error)) {
+    double v;
+    gboolean present;
+    if (!range_value(ini, group, range, required, &v, &present, error)) {
         return FALSE;
     }
     if (present) {
