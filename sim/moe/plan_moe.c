@@ -104,11 +104,11 @@ check_size(Plan *p)
     gboolean train = p->mode == MS_PLAN_TRAIN, comp = p->cfg->compress_ratio != 1.0;
     guint64 per_rank = 3 * (guint64)p->spec->layers + 2;
     for (guint m = 0; m < p->spec->n_moe; m++) {
-        per_rank += 4 + p->layer_plans[m].chunks * (comp ? 7 : 3);
+        per_rank += 5 + p->layer_plans[m].chunks * (comp ? 7 : 3);
     }
     per_rank *= train ? 2 : 1;
     guint64 params = (ms_model_attention_params(p->model) + ms_model_dense_ffn_params(p->model) +
-                      ms_model_expert_params(p->model)) *
+                      ms_model_expert_params(p->model) + ms_model_shared_params(p->model)) *
                      p->spec->layers;
     guint64 grads = params * ms_dtype_bytes(p->spec->dtype) / p->spec->grad_bucket + 2;
     guint64 ar = p->cfg->allreduce_chunk
@@ -485,6 +485,36 @@ host_work(Plan *p, guint layer, const MsPlacement *pl)
     }
 }
 
+/* The shared experts of an MoE layer (DeepSeekMoE) on every rank's own tokens: a dense FFN of
+ * shared_experts x d_ffn on the compute stream, placed before the section so that it runs while
+ * the dispatch is in flight (the expert op follows it in stream order), while the dispatch itself
+ * waits only for what it waited for before. */
+static void
+shared_experts(Plan *p, guint layer, MsPhase phase)
+{
+    const MsModelSpec *s = p->spec;
+    if (s->shared_experts == 0) {
+        return;
+    }
+    double f = phase == MS_PHASE_BACKWARD ? s->backward_factor : 1.0;
+    guint64 width = (guint64)s->shared_experts * s->d_ffn;
+    g_autofree char *label = plan_label((gint)layer, phase, "shared", -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        g_autoptr(GArray) before = g_array_copy(p->front[r]);
+        guint64 t = ms_routing_rank_tokens(p->routing, r), bytes = 0;
+        double flops = 0;
+        ms_compute_expert_ffn_cost(t, s->d_model, width, s->gated, ms_dtype_bytes(s->dtype), &flops,
+                                   &bytes);
+        p->ids[r] = plan_compute(
+            p, r, p->st_compute, MS_ROLE_DENSE_FFN, phase, (gint)layer, -1, label, MS_COMPUTE_GEMM,
+            f * (double)t * ms_model_shared_flops(p->model), f * (double)bytes, t);
+        ms_schedule_set_shape(p->s, p->ids[r], (guint32)t, (guint32)width, (guint32)s->d_model,
+                              s->gated ? 3 : 2, 0);
+        g_array_set_size(p->front[r], 0);
+        g_array_append_vals(p->front[r], before->data, before->len);
+    }
+}
+
 /* Moves expert weights (an n x n byte matrix) on the weights stream; out gets each rank's op. */
 static void
 weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guint32 *deps,
@@ -561,6 +591,7 @@ plan_moe_forward(Plan *p, guint layer)
     if (lp) {
         phase2(p, layer, lp, w2);
     }
+    shared_experts(p, layer, MS_PHASE_FORWARD);
     Section sec = {.layer = layer,
                    .m = m,
                    .phase = MS_PHASE_FORWARD,
@@ -577,6 +608,8 @@ gboolean
 plan_moe_backward(Plan *p, guint layer)
 {
     guint m = (guint)ms_model_moe_index(p->model, layer);
+    shared_experts(p, layer, MS_PHASE_BACKWARD);
+    g_autofree guint32 *shared = g_memdup2(p->ids, sizeof(guint32) * p->n);
     Section sec = {.layer = layer, .m = m, .phase = MS_PHASE_BACKWARD, .pl = placement_of(p, m)};
     chunks_init(p, m, &sec.ch);
     section(p, &sec);
@@ -588,6 +621,13 @@ plan_moe_backward(Plan *p, guint layer)
         if (!plan_bucket_add(p, &p->expert, TRUE, (gint)layer, bytes, p->expert_ops)) {
             return FALSE;
         }
+    }
+    /* The shared experts' gradients are replicated like the attention's (data parallel). */
+    if (p->spec->shared_experts > 0 &&
+        !plan_bucket_add(p, &p->dense, FALSE, (gint)layer,
+                         ms_model_shared_params(p->model) * ms_dtype_bytes(p->spec->dtype),
+                         shared)) {
+        return FALSE;
     }
     gate(p, layer, MS_PHASE_BACKWARD);
     return plan_bucket_add(p, &p->dense, FALSE, (gint)layer,
