@@ -465,6 +465,7 @@ plan_clear(Plan *p)
         ms_traffic_free(p->traffic[m]);
     }
     g_free(p->traffic);
+    g_free(p->node_of);
     g_free(p->layer_plans);
     g_free(p->front);
     g_free(p->prio);

@@ -10,12 +10,15 @@
 #include <string.h>
 
 #include "sim/compute.h"
+#include "sim/moe/dedup.h"
+#include "sim/net/collective.h"
 
 /* Per-chunk token sums of one section, per rank: what a rank sends and receives. */
 typedef struct {
     guint k;
     guint64 *sent, *recv; /* [c * n + r] */
     guint64 **matrix;     /* [c * groups + g]: group_size^2 tokens */
+    guint64 **rdma;       /* deepep: [c * groups + g]: the RDMA leg's tokens; else NULL */
 } Chunks;
 
 static const MsLayerPlacement *
@@ -125,6 +128,51 @@ check_size(Plan *p)
     return TRUE;
 }
 
+static gboolean
+deepep(const Plan *p)
+{
+    return p->cfg->a2a_algo == MS_COLL_ALGO_DEEPEP;
+}
+
+/* DeepEP counts each token once per GPU and node: that takes token paths, routed (not padded)
+ * tokens, and one home per expert in each group. */
+static gboolean
+check_deepep(Plan *p)
+{
+    if (!deepep(p)) {
+        return TRUE;
+    }
+    const char *why = NULL;
+    if (!ms_routing_has_paths(p->routing)) {
+        why = "needs token paths (a trace of token records, or gen:records=tokens): it sends a "
+              "token once per GPU and node, which counts per expert cannot tell";
+    } else if (p->spec->capacity_factor > 0) {
+        why = "sends the routed tokens (dropless), but the model pads to a capacity";
+    }
+    for (guint m = 0; why == NULL && m < p->spec->n_moe; m++) {
+        const MsPlacement *pl = placement_of(p, m);
+        for (guint g = 0; why == NULL && g < ms_placement_n_groups(pl); g++) {
+            for (guint e = 0; e < p->spec->experts; e++) {
+                guint k = 0;
+                ms_placement_replicas(pl, g, e, &k);
+                if (k != 1) {
+                    why = "needs one home per expert, but the placement replicates experts";
+                    break;
+                }
+            }
+        }
+    }
+    if (why) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID, "a2a=deepep %s", why);
+        return FALSE;
+    }
+    p->node_of = g_new(guint, p->n);
+    for (guint r = 0; r < p->n; r++) {
+        p->node_of[r] = ms_topology_gpu_node(p->topo, r);
+    }
+    return TRUE;
+}
+
 gboolean
 plan_moe_prepare(Plan *p)
 {
@@ -150,10 +198,16 @@ plan_moe_prepare(Plan *p)
             return FALSE;
         }
     }
-    return check_size(p);
+    return check_deepep(p) && check_size(p);
 }
 
 /* --- chunk bookkeeping --- */
+
+static guint64
+share_part(guint64 x, guint c, guint k)
+{
+    return x / k + (c < x % k ? 1 : 0);
+}
 
 static void
 chunks_init(Plan *p, guint m, Chunks *ch)
@@ -165,6 +219,17 @@ chunks_init(Plan *p, guint m, Chunks *ch)
     ch->sent = g_new0(guint64, (gsize)ch->k * p->n);
     ch->recv = g_new0(guint64, (gsize)ch->k * p->n);
     ch->matrix = g_new(guint64 *, (gsize)ch->k * groups);
+    ch->rdma = NULL;
+    g_autofree guint64 *pair = NULL, *rdma = NULL;
+    if (deepep(p)) {
+        ch->rdma = g_new(guint64 *, (gsize)ch->k * groups);
+        pair = g_new(guint64, (gsize)groups * size * size);
+        rdma = g_new(guint64, (gsize)groups * size * size);
+        for (guint g = 0; g < groups; g++) {
+            ms_dedup_matrices(p->routing, m, pl, g, p->node_of, pair + (gsize)g * size * size,
+                              rdma + (gsize)g * size * size);
+        }
+    }
     for (guint c = 0; c < ch->k; c++) {
         for (guint g = 0; g < groups; g++) {
             guint64 *mat = g_new(guint64, (gsize)size * size);
@@ -176,6 +241,16 @@ chunks_init(Plan *p, guint m, Chunks *ch)
                 }
             }
             ch->matrix[(gsize)c * groups + g] = mat;
+            if (deepep(p)) {
+                /* What goes on the wire: each token once per GPU, and over RDMA once per node,
+                 * cut into the chunks as the shares are. */
+                guint64 *r = g_new(guint64, (gsize)size * size);
+                for (gsize x = 0; x < (gsize)size * size; x++) {
+                    mat[x] = share_part(pair[(gsize)g * size * size + x], c, ch->k);
+                    r[x] = share_part(rdma[(gsize)g * size * size + x], c, ch->k);
+                }
+                ch->rdma[(gsize)c * groups + g] = r;
+            }
         }
     }
 }
@@ -185,8 +260,12 @@ chunks_clear(Chunks *ch, guint groups)
 {
     for (gsize i = 0; i < (gsize)ch->k * groups; i++) {
         g_free(ch->matrix[i]);
+        if (ch->rdma) {
+            g_free(ch->rdma[i]);
+        }
     }
     g_free(ch->matrix);
+    g_free(ch->rdma);
     g_free(ch->sent);
     g_free(ch->recv);
 }
@@ -262,9 +341,20 @@ alltoall(Plan *p, Section *sec, guint c, gboolean back, const guint32 *prod)
         g_autofree char *label = plan_label((gint)sec->layer, sec->phase,
                                             role == MS_ROLE_DISPATCH ? "dispatch" : "combine",
                                             chunk, groups > 1 ? (gint)g : -1);
-        ms_schedule_add_alltoall(p->s, p->st_a2a, p->ranks + g * size, size, bytes,
-                                 p->cfg->a2a_algo, p->cfg->window, role, sec->phase,
-                                 (gint)sec->layer, chunk, label, out + g * size);
+        guint32 cid = ms_schedule_add_alltoall(p->s, p->st_a2a, p->ranks + g * size, size, bytes,
+                                               p->cfg->a2a_algo, p->cfg->window, role, sec->phase,
+                                               (gint)sec->layer, chunk, label, out + g * size);
+        if (sec->ch.rdma) {
+            const guint64 *rt = sec->ch.rdma[(gsize)c * groups + g];
+            for (guint i = 0; i < size; i++) {
+                for (guint j = 0; j < size; j++) {
+                    /* The way back crosses the network between the same GPUs, reversed. */
+                    bytes[(gsize)i * size + j] =
+                        wire_bytes(p, back ? rt[(gsize)j * size + i] : rt[(gsize)i * size + j]);
+                }
+            }
+            ms_schedule_set_relay(p->s, cid, bytes, back);
+        }
         gint64 prio = plan_comm_priority(p, role, (gint)sec->layer);
         for (guint i = 0; i < size; i++) {
             guint r = g * size + i;
@@ -521,8 +611,10 @@ weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guin
         guint32 *out)
 {
     g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, what, -1, -1);
-    ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, p->cfg->a2a_algo, 0,
-                             MS_ROLE_WEIGHTS, MS_PHASE_OTHER, (gint)layer, -1, label, out);
+    /* Weights are not tokens: DeepEP has nothing to deduplicate, NCCL sends them. */
+    guint8 algo = deepep(p) ? MS_COLL_ALGO_DIRECT : p->cfg->a2a_algo;
+    ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, algo, 0, MS_ROLE_WEIGHTS,
+                             MS_PHASE_OTHER, (gint)layer, -1, label, out);
     gint64 prio = plan_comm_priority(p, MS_ROLE_WEIGHTS, (gint)layer);
     for (guint r = 0; r < p->n; r++) {
         ms_schedule_set_priority(p->s, out[r], prio);
