@@ -546,7 +546,8 @@ validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **erro
     }
     if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DEEPEP &&
         (spec->rdma == NULL || spec->matrix == NULL)) {
-        return INVALID("deepep needs the per-pair matrix and the deduplicated RDMA bytes");
+        return INVALID("deepep needs the per-pair matrix and the deduplicated RDMA bytes, which "
+                       "the plan counts from token paths (a2a=deepep of a policy)");
     }
     if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DEEPEP &&
         !validate_matrix(spec, spec->rdma, "rdma matrix", error)) {
