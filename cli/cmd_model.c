@@ -10,21 +10,21 @@
 #include "sim/moe/model.h"
 
 typedef struct {
-    guint64 attention, dense, expert, gate, head, total;
+    guint64 attention, dense, expert, shared, gate, head, embedding, total, active;
 } Params;
 
 static void
 count_params(const MsModel *m, Params *p)
 {
-    const MsModelSpec *s = ms_model_spec(m);
     p->attention = ms_model_attention_params(m);
     p->dense = ms_model_dense_ffn_params(m);
     p->expert = ms_model_expert_params(m);
     p->gate = ms_model_gate_params(m);
     p->head = ms_model_head_params(m);
-    guint64 n_dense = s->layers - s->n_moe;
-    p->total = s->layers * p->attention + n_dense * p->dense +
-               s->n_moe * (s->experts * p->expert + p->gate) + p->head;
+    p->shared = ms_model_shared_params(m);
+    p->embedding = ms_model_embedding_params(m);
+    p->total = ms_model_total_params(m);
+    p->active = ms_model_active_params(m);
 }
 
 static int
@@ -96,14 +96,16 @@ print_text(const MsModel *m, const Params *p)
            "expert + %u sync%s x %.4g us + %.4g us per token\n",
            ms_framework_name(f->kind), f->op_s * 1e6, f->layer_s * 1e6, f->expert_s * 1e6, f->syncs,
            f->syncs == 1 ? "" : "s", f->sync_s * 1e6, f->token_s * 1e6);
-    printf("parameters  %.4g total: attention %.4g/layer, dense FFN %.4g/layer, expert %.4g, "
-           "gate %.4g, head %.4g\n",
-           (double)p->total, (double)p->attention, (double)p->dense, (double)p->expert,
-           (double)p->gate, (double)p->head);
-    printf("flops/token attention %.4g, dense FFN %.4g, expert %.4g (per choice), gate %.4g, "
-           "head %.4g (forward; backward x%g)\n",
+    printf("parameters  %.4g total, %.4g active: attention %.4g/layer, dense FFN %.4g/layer, "
+           "expert %.4g, shared experts %.4g/layer, gate %.4g, head %.4g%s\n",
+           (double)p->total, (double)p->active, (double)p->attention, (double)p->dense,
+           (double)p->expert, (double)p->shared, (double)p->gate, (double)p->head,
+           p->embedding ? " (+ untied embedding)" : "");
+    printf("flops/token attention %.4g, dense FFN %.4g, expert %.4g (per choice), shared %.4g, "
+           "gate %.4g, head %.4g; %.4g per token through the model (forward; backward x%g)\n",
            ms_model_attention_flops(m), ms_model_dense_ffn_flops(m), ms_model_expert_flops(m),
-           ms_model_gate_flops(m), ms_model_head_flops(m), s->backward_factor);
+           ms_model_shared_flops(m), ms_model_gate_flops(m), ms_model_head_flops(m),
+           ms_model_token_flops(m), s->backward_factor);
 }
 
 static void
@@ -134,6 +136,10 @@ json_spec(JsonBuilder *b, const MsModel *m)
     json_builder_add_string_value(b, ms_dtype_name(s->dtype));
     ms_json_member_int(b, "heads", s->heads);
     ms_json_member_int(b, "kv_heads", s->kv_heads);
+    ms_json_member_int(b, "head_dim", s->head_dim);
+    ms_json_member_int(b, "shared_experts", s->shared_experts);
+    json_builder_set_member_name(b, "tie_embeddings");
+    json_builder_add_boolean_value(b, s->tied);
     ms_json_member_int(b, "seq_len", s->seq_len);
     ms_json_member_int(b, "tokens_per_gpu", s->tokens_per_gpu);
     ms_json_member_int(b, "tokens_per_gpu_infer", s->tokens_per_gpu_infer);
@@ -167,8 +173,11 @@ to_json(const MsModel *m, const Params *p)
     ms_json_member_int(b, "dense_ffn_per_layer", p->dense);
     ms_json_member_int(b, "expert", p->expert);
     ms_json_member_int(b, "gate", p->gate);
+    ms_json_member_int(b, "shared_experts", p->shared);
     ms_json_member_int(b, "head", p->head);
+    ms_json_member_int(b, "embedding", p->embedding);
     ms_json_member_int(b, "total", p->total);
+    ms_json_member_int(b, "active", p->active);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "flops_per_token");
     json_builder_begin_object(b);
@@ -176,7 +185,9 @@ to_json(const MsModel *m, const Params *p)
     ms_json_member_double(b, "dense_ffn", ms_model_dense_ffn_flops(m));
     ms_json_member_double(b, "expert", ms_model_expert_flops(m));
     ms_json_member_double(b, "gate", ms_model_gate_flops(m));
+    ms_json_member_double(b, "shared_experts", ms_model_shared_flops(m));
     ms_json_member_double(b, "head", ms_model_head_flops(m));
+    ms_json_member_double(b, "token", ms_model_token_flops(m));
     json_builder_end_object(b);
     json_builder_end_object(b);
     return json_builder_get_root(b);

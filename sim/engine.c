@@ -186,6 +186,8 @@ start_collective(Engine *e, guint32 id, GError **error)
         .ranks = c.ranks,
         .bytes = c.bytes,
         .matrix = c.matrix,
+        .rdma = c.rdma,
+        .returning = c.returning,
         .window = c.window,
     };
     spec.net = e->net;

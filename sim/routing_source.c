@@ -115,6 +115,32 @@ set_uint(MsTraceGenParams *p, const char *key, guint64 v, GError **error)
     return ms_trace_gen_params_set(p, key, buf, error);
 }
 
+/* The model's node-limited routing (max_nodes) in training: the experts of an expert-parallel
+ * group sit on the nodes its ranks span (contiguous blocks, as ms_placement_new_ep puts them),
+ * and a token picks them on at most max_nodes of those nodes. Nothing when the group spans no
+ * more nodes than the limit. */
+static gboolean
+node_limit(MsTraceGenParams *p, const MsRoutingShape *shape, GError **error)
+{
+    const MsModelSpec *m = ms_model_spec(shape->model);
+    guint n = ms_topology_n_gpus(shape->topology), ep = 0, nodes = 0;
+    if (m->max_nodes == 0 || shape->mode != MS_PLAN_TRAIN) {
+        return TRUE;
+    }
+    if (!ms_model_resolve_ep(shape->model, n, &ep, error)) {
+        return FALSE;
+    }
+    for (guint r = 0; r < ep; r++) {
+        nodes += r == 0 || ms_topology_gpu_node(shape->topology, r) !=
+                               ms_topology_gpu_node(shape->topology, r - 1);
+    }
+    if (nodes <= m->max_nodes) {
+        return TRUE;
+    }
+    return set_uint(p, "expert_nodes", nodes, error) &&
+           set_uint(p, "max_nodes", m->max_nodes, error);
+}
+
 gboolean
 ms_routing_source_gen_params(const MsRoutingSource *src, const MsRoutingShape *shape,
                              MsTraceGenParams *p, GError **error)
@@ -139,6 +165,9 @@ ms_routing_source_gen_params(const MsRoutingSource *src, const MsRoutingShape *s
         !ms_trace_gen_params_set(p, "corr", GEN_CORR, error) ||
         !ms_trace_gen_params_set(p, "drift", GEN_DRIFT, error) ||
         !ms_trace_gen_params_set(p, skew ? "hot" : "zipf", skew ? hot : "0", error)) {
+        return FALSE;
+    }
+    if (!node_limit(p, shape, error)) {
         return FALSE;
     }
     for (guint i = 0; i < src->keys->len; i++) {

@@ -358,6 +358,88 @@ test_2dh(void)
     CU_ASSERT_TRUE(phase1 > 0 && phase2 > 0);
 }
 
+/* DeepEP on 2 x 8: rank 0 (node 0, local 0) holds a token for every GPU of node 1, S bytes
+ * each. NCCL's direct all-to-all sends it 8 times through rank 0's NIC; DeepEP sends it once
+ * over RDMA to rank 8 (local index 0 of node 1), which forwards it over NVLink to ranks 9..15
+ * and keeps its own copy, both legs at once: T = max(S/NIC, 7 S/NVS) = S/NIC, 8 times less. The
+ * way back (returning) is the transpose: 9..15 gather to 8 over NVLink, 8 sends S to 0. */
+static void
+test_deepep(void)
+{
+    const guint64 S = GIB / 4;
+    guint64 m[16 * 16] = {0}, r[16 * 16] = {0}, mt[16 * 16] = {0}, rt[16 * 16] = {0};
+    for (guint d = 8; d < 16; d++) {
+        m[0 * 16 + d] = S;
+        mt[d * 16 + 0] = S;
+    }
+    r[0 * 16 + 8] = S;
+    rt[8 * 16 + 0] = S;
+    MsCollSpec direct = {
+        .op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_DIRECT, .n_ranks = 16, .matrix = m};
+    MsCollSpec dep = {
+        .op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_DEEPEP, .n_ranks = 16, .matrix = m, .rdma = r};
+    Outcome o;
+    run(two_node, &dep, &o);
+    MS_ASSERT_REL(ms_time_to_s(o.last), (double)S / NIC + lat(two_node, 0, 8), 1e-3);
+    /* Bytes per link: rank 0 sends S once (RDMA), rank 8 forwards 7 S over NVLink. */
+    CU_ASSERT_EQUAL(o.sent[0], S);
+    CU_ASSERT_EQUAL(o.sent[8], 7 * S);
+    for (guint i = 1; i < 16; i++) {
+        CU_ASSERT_EQUAL(o.sent[i], i == 8 ? 7 * S : 0);
+    }
+    /* The NVLink leg alone: rank 8 forwards 7 x S at 300 GB/s, done well before the RDMA leg. */
+    MS_ASSERT_REL(ms_time_to_s(o.end[9]), 7.0 * S / NVS + lat(two_node, 8, 9), 1e-3);
+    Outcome od;
+    run(two_node, &direct, &od);
+    MS_ASSERT_REL(ms_time_to_s(od.last), 8.0 * S / NIC + lat(two_node, 0, 8), 1e-3);
+    CU_ASSERT_EQUAL(od.sent[0], 8 * S);
+
+    /* Returning: the gather at rank 8 then one RDMA send to rank 0. */
+    dep.matrix = mt;
+    dep.rdma = rt;
+    dep.returning = TRUE;
+    run(two_node, &dep, &o);
+    MS_ASSERT_REL(ms_time_to_s(o.last), (double)S / NIC + lat(two_node, 8, 0), 1e-3);
+    CU_ASSERT_EQUAL(o.sent[8], S);
+    for (guint i = 9; i < 16; i++) {
+        CU_ASSERT_EQUAL(o.sent[i], S);
+    }
+    CU_ASSERT_EQUAL(o.sent[0], 0);
+
+    /* Uniform traffic with nothing to deduplicate (every pair S/16, each token for one GPU):
+     * the RDMA leg carries what crosses the node from each local index, 8 x S/16 to the other
+     * node's same index, the NIC-bound time of the direct all-to-all. */
+    guint64 u[16 * 16], ur[16 * 16] = {0};
+    for (guint i = 0; i < 16; i++) {
+        for (guint j = 0; j < 16; j++) {
+            u[i * 16 + j] = S / 16;
+        }
+        ur[i * 16 + (i + 8) % 16] = 8 * (S / 16);
+    }
+    MsCollSpec uni = {.op = MS_COLL_ALLTOALL,
+                      .algo = MS_COLL_ALGO_DEEPEP,
+                      .n_ranks = 16,
+                      .matrix = u,
+                      .rdma = ur};
+    MsCollSpec uni_direct = {.op = MS_COLL_ALLTOALL, .n_ranks = 16, .matrix = u};
+    MS_ASSERT_REL(run_s(two_node, &uni), run_s(two_node, &uni_direct), 1e-3);
+
+    /* RDMA bytes between GPUs that are not the same local index of two nodes, or none. */
+    GError *error = NULL;
+    g_autoptr(MsSim) sim = ms_sim_new(two_node);
+    r[0 * 16 + 9] = 1;
+    dep.matrix = m;
+    dep.rdma = r;
+    CU_ASSERT_PTR_NULL(ms_coll_new(sim, &dep, NULL, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                    "deepep: 1 RDMA bytes from participant 0 to 9, which are not GPUs of the same "
+                    "local index on two nodes");
+    dep.rdma = NULL;
+    CU_ASSERT_PTR_NULL(ms_coll_new(sim, &dep, NULL, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                    "deepep needs the per-pair matrix and the deduplicated RDMA bytes");
+}
+
 /* Direct all-to-all with a window of W rounds on one node: each round moves S/8 per GPU at the
  * full 300 GB/s when alone, so T = 7 S/8/B + ceil(7/W) a. */
 static void
@@ -847,6 +929,7 @@ main(int argc, char **argv)
         {"channels cross nodes through different NICs", test_channels_use_different_nics},
         {"hierarchical allreduce phases", test_hier_allreduce_phases},
         {"2DH phases, copies and byte conservation", test_2dh},
+        {"DeepEP: RDMA once per node, NVLink forwarding, against direct", test_deepep},
         {"all-to-all window", test_window},
         {"Pipe-A2A versus direct", test_pipe},
         {"alpha and step delay add exactly", test_alpha_and_step_delay},

@@ -39,7 +39,7 @@ static void
 test_shipped(void)
 {
     g_auto(GStrv) names = ms_model_list_shipped();
-    CU_ASSERT_EQUAL(g_strv_length(names), 19);
+    CU_ASSERT_EQUAL(g_strv_length(names), 24);
     static const char *const want[] = {
         "mixtral-8x7b",      "switch-base-8",     "lina-transformer-xl-2e", "lina-gpt2-16e",
         "lina-bert2gpt2-4e", "schemoe-ct-moe-20", "schemoe-ablation-layer"};
@@ -101,6 +101,79 @@ test_published_figures(void)
     CU_ASSERT_EQUAL(ms_model_spec(abl)->tokens_per_gpu, 8 * 2048);
     CU_ASSERT_EQUAL(ms_model_spec(abl)->capacity_factor, 1.2);
     CU_ASSERT_EQUAL(ms_model_spec(abl)->experts, 32);
+}
+
+/* Today's models against their model cards' published totals and active counts. The published
+ * figures are rounded to two or three significant digits (22B, 36B), so a count within 2.5% of
+ * the figure is the configuration's; every part is counted from the file's dimensions by hand
+ * here, independently of ms_model_total_params, and the two must agree exactly. */
+static void
+test_todays_models(void)
+{
+    static const struct {
+        const char *name;
+        double total, active;
+        guint64 attention; /* one layer's attention, by hand from config.json */
+        guint dense_layers, shared;
+    } cases[] = {
+        /* MLA: q_a + q_b + kv_a + kv_b + o (the model file's comment) */
+        {"deepseek-v3", 671e9, 36.6e9,
+         7168ull * 1536 + 1536ull * 128 * 192 + 7168ull * 576 + 512ull * 128 * 256 +
+             128ull * 128 * 7168,
+         3, 1},
+        {"qwen3-235b-a22b", 235e9, 22e9, 4096ull * (2 * 64 * 128 + 2 * 4 * 128), 0, 0},
+        {"mixtral-8x22b", 141e9, 39e9, 6144ull * (2 * 6144 + 2 * 1024), 0, 0},
+        {"dbrx", 132e9, 36e9, 6144ull * (2 * 6144 + 2 * 1024), 0, 0},
+        {"gpt-oss-120b", 116.83e9, 5.13e9, 2880ull * (2 * 64 * 64 + 2 * 8 * 64), 0, 0},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *error = NULL;
+        g_autoptr(MsModel) m = ms_model_load(cases[i].name, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+        const MsModelSpec *s = ms_model_spec(m);
+        CU_ASSERT_EQUAL(ms_model_attention_params(m), cases[i].attention);
+        CU_ASSERT_EQUAL(s->layers - s->n_moe, cases[i].dense_layers);
+        CU_ASSERT_EQUAL(s->shared_experts, cases[i].shared);
+        CU_ASSERT_FALSE(s->tied);
+        guint64 expert = 3ull * s->d_model * s->d_ffn, head = s->vocab * s->d_model;
+        guint64 moe = (s->experts + s->shared_experts) * expert + s->d_model * s->experts;
+        guint64 moe_active = (s->top_k + s->shared_experts) * expert + s->d_model * s->experts;
+        guint64 dense = 3ull * s->d_model * s->d_ffn_dense;
+        guint64 total = s->layers * cases[i].attention + s->n_moe * moe +
+                        cases[i].dense_layers * dense + 2 * head;
+        guint64 active = s->layers * cases[i].attention + s->n_moe * moe_active +
+                         cases[i].dense_layers * dense + head;
+        CU_ASSERT_EQUAL(ms_model_total_params(m), total);
+        CU_ASSERT_EQUAL(ms_model_active_params(m), active);
+        MS_ASSERT_REL((double)total, cases[i].total, 0.025);
+        MS_ASSERT_REL((double)active, cases[i].active, 0.025);
+        /* Forward flops per token: 2 per weight a token runs through, plus attention's scores. */
+        double scores = ms_model_attention_flops(m) - 2.0 * (double)cases[i].attention;
+        MS_ASSERT_REL(ms_model_token_flops(m), 2.0 * (double)active + s->layers * scores, 1e-12);
+    }
+    /* DeepSeek-V3's shape as the task states it, and its node limit. */
+    GError *error = NULL;
+    g_autoptr(MsModel) ds = ms_model_load("deepseek-v3", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ds);
+    const MsModelSpec *s = ms_model_spec(ds);
+    CU_ASSERT_EQUAL(s->layers, 61);
+    CU_ASSERT_EQUAL(s->n_moe, 58);
+    CU_ASSERT_FALSE(ms_model_is_moe(ds, 2));
+    CU_ASSERT_TRUE(ms_model_is_moe(ds, 3));
+    CU_ASSERT_EQUAL(s->experts, 256);
+    CU_ASSERT_EQUAL(s->top_k, 8);
+    CU_ASSERT_EQUAL(s->max_nodes, 4);
+    CU_ASSERT_EQUAL(s->d_model, 7168);
+    CU_ASSERT_EQUAL(s->d_ffn, 2048);
+    CU_ASSERT_EQUAL(s->ep, 64);
+    /* MLA's forward flops per token (the file's comment): weights, scores and values. */
+    MS_ASSERT_REL(ms_model_attention_flops(ds),
+                  2.0 * 187105280 + 2.0 * 4096 * 128 * 192 + 2.0 * 4096 * 128 * 128, 1e-15);
+    /* Qwen3's heads are wider than d_model / heads: 64 x 128 query channels on d_model 4096,
+     * and attention's scores follow the query channels. */
+    g_autoptr(MsModel) qw = ms_model_load("qwen3-235b-a22b", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(qw);
+    MS_ASSERT_REL(ms_model_attention_flops(qw), 2.0 * 71303168 + 4.0 * 4096 * 64 * 128, 1e-15);
 }
 
 static void
@@ -351,6 +424,21 @@ test_errors(void)
         {NULL, "tokens_per_gpu_infer = 0", MS_INI_ERROR_VALUE,
          "m.ini:13: [model] tokens_per_gpu_infer: '0' out of range"},
         {NULL, "attention_flops = nan", MS_INI_ERROR_VALUE, "m.ini:13: [model] attention_flops"},
+        {NULL, "head_dim = 0", MS_INI_ERROR_VALUE, "m.ini:13: [model] head_dim: '0' out of"},
+        {"heads = 4", "heads = 64\nhead_dim = 4097", MS_INI_ERROR_VALUE,
+         "m.ini:10: [model] head_dim: '4097' out of range"},
+        {"d_model = 64\nd_ffn = 256\nexperts = 8\ntop_k = 2\nheads = 4",
+         "d_model = 128\nd_ffn = 256\nexperts = 8\ntop_k = 2\nheads = 128\nhead_dim = 4096",
+         MS_INI_ERROR_VALUE,
+         "m.ini:10: [model] head_dim: 128 heads of 4096 make 524288 query channels (at most "
+         "262144)"},
+        {NULL, "attention_params = 0", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] attention_params: '0' out of range"},
+        {NULL, "attention_params = 1e3", MS_INI_ERROR_VALUE, "m.ini:13: [model] attention_params"},
+        {NULL, "shared_experts = 65", MS_INI_ERROR_VALUE,
+         "m.ini:13: [model] shared_experts: '65' out of range"},
+        {NULL, "max_nodes = -1", MS_INI_ERROR_VALUE, "m.ini:13: [model] max_nodes"},
+        {NULL, "tie_embeddings = maybe", MS_INI_ERROR_VALUE, "m.ini:13: [model] tie_embeddings"},
         {"[model]", "[modell]", MS_INI_ERROR_MISSING, "m.ini: no [model] group"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -372,7 +460,7 @@ test_load_by_name(void)
     CU_ASSERT_PTR_NULL(ms_model_load("mixtral-8x8b", &error));
     MS_ASSERT_ERROR(error, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN,
                     "unknown model 'mixtral-8x8b': no such file, and no shipped model has that "
-                    "name (shipped: lina-bert2gpt2-16e,");
+                    "name (shipped: dbrx, deepseek-v3, gpt-oss-120b, lina-bert2gpt2-16e,");
     CU_ASSERT_PTR_NULL(ms_model_load("nowhere/m.ini", &error));
     MS_ASSERT_ERROR(error, MS_MODEL_ERROR, MS_MODEL_ERROR_UNKNOWN, "nowhere/m.ini: no such");
     CU_ASSERT_PTR_NULL(ms_model_shipped_data("../models/x"));
@@ -411,6 +499,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"shipped models load", test_shipped},
         {"published figures of the shipped models", test_published_figures},
+        {"today's models: published total and active parameters", test_todays_models},
         {"parameter, flop and byte formulas", test_formulas},
         {"datatypes and their sizes", test_dtypes},
         {"framework overheads", test_framework},

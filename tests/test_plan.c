@@ -140,6 +140,65 @@ test_op_counts(void)
     CU_ASSERT_STRING_EQUAL(first.label, "L0.fwd.attn");
 }
 
+/* Bytes of every gradient allreduce of a schedule. */
+static guint64
+allreduce_bytes(const MsSchedule *s)
+{
+    guint64 sum = 0;
+    g_autoptr(GArray) ar = fx_colls(s, MS_ROLE_ALLREDUCE, MS_PHASE_BACKWARD, -2);
+    for (guint k = 0; k < ar->len; k++) {
+        MsCollInfo c;
+        ms_schedule_coll(s, g_array_index(ar, guint32, k), &c);
+        sum += c.bytes;
+    }
+    return sum;
+}
+
+/* Two shared experts (DeepSeekMoE): one dense FFN of 2 x 128 on every rank's tokens in the MoE
+ * layer, forward and backward, 2 x 2 x 64 x 256 = 65536 flops per token forward; the dispatch
+ * waits for the gate, not for it, and the expert op follows it on the stream; its 32768
+ * weights (65536 bf16 bytes) join the dense gradients. An untied embedding adds its
+ * 100 x 64 x 2 bytes. */
+static void
+test_shared_experts(void)
+{
+    g_autoptr(MsSchedule) plain = train_step(NULL, NULL);
+    g_autoptr(MsSchedule) s = train_step("shared_experts = 2\n", NULL);
+    for (guint rank = 0; rank < 8; rank++) {
+        guint64 tokens = rank % 2 ? 24 : 16;
+        for (MsPhase ph = MS_PHASE_FORWARD; ph <= MS_PHASE_BACKWARD; ph++) {
+            CU_ASSERT_EQUAL(fx_count_ops(s, rank, 1, MS_ROLE_DENSE_FFN, ph), 1);
+        }
+        guint n = 0;
+        const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
+        guint32 shared = G_MAXUINT32, gate = G_MAXUINT32;
+        for (guint k = 0; k < n; k++) {
+            MsOpInfo i = fx_op(s, ops[k]);
+            if (i.layer != 1 || i.phase != MS_PHASE_FORWARD) {
+                continue;
+            }
+            if (i.role == MS_ROLE_GATE) {
+                gate = ops[k];
+            } else if (i.role == MS_ROLE_DENSE_FFN) {
+                shared = ops[k];
+                CU_ASSERT_STRING_EQUAL(i.label, "L1.fwd.shared");
+                MS_ASSERT_REL(i.flops, (double)tokens * 65536, 1e-12);
+                CU_ASSERT_EQUAL(i.tokens, tokens);
+            } else if (i.role == MS_ROLE_DISPATCH) {
+                CU_ASSERT_EQUAL(i.n_deps, 1);
+                CU_ASSERT_EQUAL(i.deps[0], gate);
+            } else if (i.role == MS_ROLE_EXPERT) {
+                CU_ASSERT_TRUE(shared != G_MAXUINT32 && i.priority > fx_op(s, shared).priority);
+            }
+        }
+        CU_ASSERT_NOT_EQUAL(shared, G_MAXUINT32);
+    }
+    CU_ASSERT_EQUAL(allreduce_bytes(s), allreduce_bytes(plain) + 65536);
+    g_autoptr(MsSchedule) tied = train_step("vocab = 100\n", NULL);
+    g_autoptr(MsSchedule) untied = train_step("vocab = 100\ntie_embeddings = false\n", NULL);
+    CU_ASSERT_EQUAL(allreduce_bytes(untied), allreduce_bytes(tied) + 100 * 64 * 2);
+}
+
 /* Bytes of one collective's matrix cell. */
 static guint64
 cell(const MsSchedule *s, guint32 coll, guint src, guint dst)
@@ -684,6 +743,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"op counts per layer and rank", test_op_counts},
+        {"shared experts and an untied embedding", test_shared_experts},
         {"all-to-all bytes equal the routing's matrix", test_a2a_bytes},
         {"framework host time per op and per MoE layer", test_framework_host},
         {"capacity padding and drops in closed form", test_capacity},

@@ -111,6 +111,38 @@ test_overrides(void)
     CU_ASSERT_STRING_EQUAL(ms_routing_source_spec(one), "gen:corr=0.9");
 }
 
+/* A model's node-limited routing: 16 experts in one group over 16 GPUs on two nodes (experts
+ * 0-7 on node 0, 8-15 on node 1), each token's experts on one of them in training; nothing when
+ * the group's nodes are within the limit, or in inference. */
+static void
+test_node_limit(void)
+{
+    static const char text[] = "[model]\nformat = 1\nname = nl\nlayers = 2\nd_model = 64\n"
+                               "d_ffn = 64\nexperts = 16\ntop_k = 4\nheads = 1\nseq_len = 8\n"
+                               "tokens_per_gpu = 8\nmax_nodes = ";
+    GError *error = NULL;
+    g_autoptr(MsTopology) t = ms_topology_load("dgx-a100-2node", NULL);
+    g_autoptr(MsRoutingSource) src = ms_routing_source_new(NULL, &error);
+    g_assert_no_error(error);
+    static const struct {
+        const char *max;
+        MsPlanMode mode;
+        guint expert_nodes, max_nodes;
+    } cases[] = {{"1\n", MS_PLAN_TRAIN, 2, 1},
+                 {"2\n", MS_PLAN_TRAIN, 0, 0},
+                 {"1\n", MS_PLAN_INFER, 0, 0},
+                 {"1\nep = 8\n", MS_PLAN_TRAIN, 0, 0}};
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *full = g_strconcat(text, cases[i].max, NULL);
+        g_autoptr(MsModel) m = model(full);
+        MsRoutingShape shape = {m, t, cases[i].mode, 1, 1};
+        MsTraceGenParams p;
+        CU_ASSERT_TRUE_FATAL(ms_routing_source_gen_params(src, &shape, &p, &error));
+        CU_ASSERT_EQUAL(p.expert_nodes, cases[i].expert_nodes);
+        CU_ASSERT_EQUAL(p.max_nodes, cases[i].max_nodes);
+    }
+}
+
 static void
 test_errors(void)
 {
@@ -145,6 +177,7 @@ main(int argc, char **argv)
         {"trace files and samples", test_trace},
         {"the generator's defaults for a model and a topology", test_defaults},
         {"keys given override them", test_overrides},
+        {"the model's node-limited routing", test_node_limit},
         {"refused items", test_errors},
         {NULL, NULL},
     };

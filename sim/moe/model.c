@@ -20,12 +20,13 @@ struct _MsModel {
     char *source;
     char *name;
     char *description;
-    guint ep_line;          /* line of the file's ep key (0: not given) */
-    gboolean *is_moe;       /* per layer */
-    gint *moe_index;        /* per layer, -1 for dense */
-    guint *moe_layer;       /* per MoE index */
-    double attention_flops; /* per token, forward */
-    double dense_flops;     /* per token, forward */
+    guint ep_line;            /* line of the file's ep key (0: not given) */
+    gboolean *is_moe;         /* per layer */
+    gint *moe_index;          /* per layer, -1 for dense */
+    guint *moe_layer;         /* per MoE index */
+    guint64 attention_params; /* the file's override, 0: the Q, K, V, O formula */
+    double attention_flops;   /* per token, forward */
+    double dense_flops;       /* per token, forward */
 };
 
 void
@@ -62,6 +63,11 @@ static const char *const allowed_keys[] = {
     "dtype",
     "heads",
     "kv_heads",
+    "head_dim",
+    "attention_params",
+    "shared_experts",
+    "tie_embeddings",
+    "max_nodes",
     "seq_len",
     "tokens_per_gpu",
     "tokens_per_gpu_infer",
@@ -116,6 +122,19 @@ static const MsRange fields[] = {
      "0 is dropless; a capacity of top_k x factor x tokens / experts slots stays below 2^38"},
     {"[model]", "heads", MS_RANGE_COUNT, 1, MS_MODEL_MAX_D_MODEL, "and divides d_model"},
     {"[model]", "kv_heads", MS_RANGE_COUNT, 1, MS_MODEL_MAX_D_MODEL, "and divides heads"},
+    {"[model]", "head_dim", MS_RANGE_COUNT, 1, MS_MODEL_MAX_HEAD_DIM,
+     "16 times the widest published head (256); heads x head_dim at most 4 x 65536"},
+    {"[model]", "attention_params", MS_RANGE_COUNT, 1, MS_MODEL_MAX_ATTENTION_PARAMS,
+     "one layer's attention weights (for attention the Q, K, V, O formula does not describe, "
+     "such as multi-head latent attention); 2^38 is 500 times Llama 3 405B's 0.5e9"},
+    {"[model]", "shared_experts", MS_RANGE_COUNT, 0, MS_MODEL_MAX_TOP_K,
+     "experts every token of an MoE layer runs (DeepSeekMoE: 1 in V3, 2 in V2); at most top_k's "
+     "limit"},
+    {"[model]", "max_nodes", MS_RANGE_COUNT, 0, MS_MODEL_MAX_EXPERTS,
+     "node-limited routing: a token's experts on at most this many nodes (DeepSeek-V3: 4); 0 is "
+     "no limit"},
+    {"[model]", "tie_embeddings", MS_RANGE_BOOLEAN, 0, 1,
+     "whether the input embedding is the output head's matrix (default true)"},
     {"[model]", "seq_len", MS_RANGE_COUNT, 1, MS_MODEL_MAX_SEQ_LEN,
      "16.7 million tokens of context; attention's 4 x seq_len x d_model flops per token stay "
      "below 2^44"},
@@ -360,6 +379,10 @@ read_dims(MsModel *m, const MsIni *ini, GError **error)
         !at_most(ini, "top_k_infer", s->top_k_infer, s->experts, "experts", error)) {
         return FALSE;
     }
+    if (!opt_uint(ini, "shared_experts", &s->shared_experts, error) ||
+        !opt_uint(ini, "max_nodes", &s->max_nodes, error)) {
+        return FALSE;
+    }
     if (!ms_ini_range_bool(ini, GROUP, F("gated"), FALSE, &s->gated, error) ||
         !ms_ini_range_double(ini, GROUP, F("capacity_factor"), FALSE, &s->capacity_factor, error)) {
         return FALSE;
@@ -389,6 +412,22 @@ read_attention(MsModel *m, const MsIni *ini, GError **error)
                          "%u kv_heads do not divide %u heads", s->kv_heads, s->heads);
         return FALSE;
     }
+    s->head_dim = (guint)(s->d_model / s->heads);
+    if (!opt_uint(ini, "head_dim", &s->head_dim, error)) {
+        return FALSE;
+    }
+    if ((guint64)s->heads * s->head_dim > 4 * (guint64)MS_MODEL_MAX_D_MODEL) {
+        ms_ini_set_error(ini, GROUP, "head_dim", error, MS_INI_ERROR_VALUE,
+                         "%u heads of %u make %" G_GUINT64_FORMAT " query channels (at most %u)",
+                         s->heads, s->head_dim, (guint64)s->heads * s->head_dim,
+                         4 * MS_MODEL_MAX_D_MODEL);
+        return FALSE;
+    }
+    guint64 params = 0;
+    if (!ms_ini_range_uint(ini, GROUP, F("attention_params"), FALSE, &params, error)) {
+        return FALSE;
+    }
+    m->attention_params = params;
     return get_uint(ini, "seq_len", &s->seq_len, error);
 }
 
@@ -414,6 +453,10 @@ read_run(MsModel *m, const MsIni *ini, GError **error)
         return FALSE;
     }
     s->vocab = vocab;
+    s->tied = TRUE;
+    if (!ms_ini_range_bool(ini, GROUP, F("tie_embeddings"), FALSE, &s->tied, error)) {
+        return FALSE;
+    }
     s->backward_factor = 2.0;
     return ms_ini_range_double(ini, GROUP, F("backward_factor"), FALSE, &s->backward_factor, error);
 }
@@ -423,8 +466,9 @@ static void
 derive_flops(MsModel *m)
 {
     const MsModelSpec *s = &m->spec;
-    m->attention_flops =
-        2.0 * (double)ms_model_attention_params(m) + 4.0 * (double)s->seq_len * (double)s->d_model;
+    /* Scores and values: 2 x seq_len x (heads x head_dim) flops each. */
+    m->attention_flops = 2.0 * (double)ms_model_attention_params(m) +
+                         4.0 * (double)s->seq_len * (double)s->heads * (double)s->head_dim;
     m->dense_flops = 2.0 * (double)ms_model_dense_ffn_params(m);
 }
 
@@ -584,9 +628,12 @@ guint64
 ms_model_attention_params(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    guint64 kv_dim = s->d_model / s->heads * s->kv_heads;
-    /* Q and O are d_model x d_model; K and V d_model x kv_dim each (grouped-query attention). */
-    return s->d_model * (2 * s->d_model + 2 * kv_dim);
+    if (model->attention_params > 0) {
+        return model->attention_params;
+    }
+    guint64 q_dim = (guint64)s->heads * s->head_dim, kv_dim = (guint64)s->kv_heads * s->head_dim;
+    /* Q and O are d_model x q_dim; K and V d_model x kv_dim each (grouped-query attention). */
+    return s->d_model * (2 * q_dim + 2 * kv_dim);
 }
 
 guint64
@@ -599,6 +646,45 @@ guint64
 ms_model_expert_params(const MsModel *model)
 {
     return ffn_matrices(model) * model->spec.d_model * model->spec.d_ffn;
+}
+
+guint64
+ms_model_shared_params(const MsModel *model)
+{
+    return model->spec.shared_experts * ms_model_expert_params(model);
+}
+
+guint64
+ms_model_embedding_params(const MsModel *model)
+{
+    return model->spec.tied ? 0 : ms_model_head_params(model);
+}
+
+/* One MoE layer's FFN part with `experts` of its routed experts. */
+static guint64
+moe_ffn_params(const MsModel *model, guint experts)
+{
+    return experts * ms_model_expert_params(model) + ms_model_shared_params(model) +
+           ms_model_gate_params(model);
+}
+
+guint64
+ms_model_total_params(const MsModel *model)
+{
+    const MsModelSpec *s = &model->spec;
+    return s->layers * ms_model_attention_params(model) +
+           (s->layers - s->n_moe) * ms_model_dense_ffn_params(model) +
+           s->n_moe * moe_ffn_params(model, s->experts) + ms_model_head_params(model) +
+           ms_model_embedding_params(model);
+}
+
+guint64
+ms_model_active_params(const MsModel *model)
+{
+    const MsModelSpec *s = &model->spec;
+    return s->layers * ms_model_attention_params(model) +
+           (s->layers - s->n_moe) * ms_model_dense_ffn_params(model) +
+           s->n_moe * moe_ffn_params(model, s->top_k) + ms_model_head_params(model);
 }
 
 guint64
@@ -644,12 +730,29 @@ ms_model_head_flops(const MsModel *model)
 }
 
 double
+ms_model_shared_flops(const MsModel *model)
+{
+    return 2.0 * (double)ms_model_shared_params(model);
+}
+
+double
+ms_model_token_flops(const MsModel *model)
+{
+    const MsModelSpec *s = &model->spec;
+    return s->layers * ms_model_attention_flops(model) +
+           (s->layers - s->n_moe) * ms_model_dense_ffn_flops(model) +
+           s->n_moe * (s->top_k * ms_model_expert_flops(model) + ms_model_shared_flops(model) +
+                       ms_model_gate_flops(model)) +
+           (s->vocab > 0 ? ms_model_head_flops(model) : 0);
+}
+
+double
 ms_model_attention_bytes(const MsModel *model, guint64 tokens)
 {
     const MsModelSpec *s = &model->spec;
-    double kv_dim = (double)(s->d_model / s->heads * s->kv_heads);
+    double q_dim = (double)s->heads * s->head_dim, kv_dim = (double)s->kv_heads * s->head_dim;
     /* Weights read once; input, Q, K, V, context and output each written once and read once. */
-    double act = 2.0 * (double)tokens * (4.0 * (double)s->d_model + 2.0 * kv_dim);
+    double act = 2.0 * (double)tokens * (2.0 * (double)s->d_model + 2.0 * q_dim + 2.0 * kv_dim);
     return (double)ms_dtype_bytes(s->dtype) * ((double)ms_model_attention_params(model) + act);
 }
 

@@ -32,6 +32,8 @@ typedef enum {
 #define MS_MODEL_MAX_SEQ_LEN (1u << 24)
 #define MS_MODEL_MAX_TOKENS (1u << 26) /* per GPU and step, as the trace's per-rank limit */
 #define MS_MODEL_MAX_VOCAB (1u << 24)
+#define MS_MODEL_MAX_HEAD_DIM 4096u
+#define MS_MODEL_MAX_ATTENTION_PARAMS (G_GUINT64_CONSTANT(1) << 38)
 
 /* The file's values (a plain value record; strings owned by the model). */
 typedef struct {
@@ -48,6 +50,10 @@ typedef struct {
     double capacity_factor; /* 0 = dropless */
     MsDtype dtype;
     guint heads, kv_heads;
+    guint head_dim;       /* per attention head; d_model / heads unless the file says */
+    guint shared_experts; /* experts of d_ffn every token of an MoE layer runs (DeepSeekMoE) */
+    gboolean tied;        /* embedding and output head share one vocab x d_model matrix */
+    guint max_nodes;      /* node-limited routing: nodes a token's experts span; 0: no limit */
     guint seq_len;
     guint tokens_per_gpu;       /* per training step */
     guint tokens_per_gpu_infer; /* per inference batch */
@@ -94,7 +100,16 @@ guint64 ms_model_attention_params(const MsModel *model);
 guint64 ms_model_dense_ffn_params(const MsModel *model);
 guint64 ms_model_expert_params(const MsModel *model); /* one expert */
 guint64 ms_model_gate_params(const MsModel *model);
-guint64 ms_model_head_params(const MsModel *model); /* vocab x d_model (tied) */
+guint64 ms_model_head_params(const MsModel *model); /* vocab x d_model (the output head) */
+/* The shared experts of one MoE layer together (0 without any). */
+guint64 ms_model_shared_params(const MsModel *model);
+/* The untied input embedding (vocab x d_model), 0 when tied or without vocab. */
+guint64 ms_model_embedding_params(const MsModel *model);
+/* Every parameter of the model, and those one token runs through (top_k routed experts, the
+ * shared ones, the output head; the embedding lookup is not a product): the figures model cards
+ * publish as total and active. */
+guint64 ms_model_total_params(const MsModel *model);
+guint64 ms_model_active_params(const MsModel *model);
 
 /* Forward flops per token (docs/models.md gives the formulas; attention and dense FFN may be
  * overridden in the file). Expert flops are per routed token-expert assignment. */
@@ -103,6 +118,9 @@ double ms_model_dense_ffn_flops(const MsModel *model);
 double ms_model_expert_flops(const MsModel *model);
 double ms_model_gate_flops(const MsModel *model);
 double ms_model_head_flops(const MsModel *model);
+double ms_model_shared_flops(const MsModel *model); /* all shared experts of a layer */
+/* Forward flops of one token through the whole model (training's top_k). */
+double ms_model_token_flops(const MsModel *model);
 
 /* Forward memory traffic (bytes) of an op over `tokens` tokens. */
 double ms_model_attention_bytes(const MsModel *model, guint64 tokens);

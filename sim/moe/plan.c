@@ -353,7 +353,8 @@ backward(Plan *p)
 {
     if (p->spec->vocab > 0) {
         head(p, MS_PHASE_BACKWARD);
-        /* A tied embedding is needed first by the next forward: its bucket counts as layer 0. */
+        /* The head (tied: also the embedding) is needed first by the next forward when tied:
+         * its bucket counts as layer 0. */
         if (!plan_bucket_add(p, &p->dense, FALSE, 0, grad_bytes(p, ms_model_head_params(p->model)),
                              p->ids)) {
             return FALSE;
@@ -376,6 +377,12 @@ backward(Plan *p)
                              grad_bytes(p, ms_model_attention_params(p->model)), p->ids)) {
             return FALSE;
         }
+    }
+    /* An untied input embedding's gradient comes last (the lookup's backward, after layer 0). */
+    if (ms_model_embedding_params(p->model) > 0 &&
+        !plan_bucket_add(p, &p->dense, FALSE, 0, grad_bytes(p, ms_model_embedding_params(p->model)),
+                         p->ids)) {
+        return FALSE;
     }
     return plan_bucket_flush(p, &p->dense, FALSE) && plan_bucket_flush(p, &p->expert, TRUE);
 }
@@ -458,6 +465,7 @@ plan_clear(Plan *p)
         ms_traffic_free(p->traffic[m]);
     }
     g_free(p->traffic);
+    g_free(p->node_of);
     g_free(p->layer_plans);
     g_free(p->front);
     g_free(p->prio);

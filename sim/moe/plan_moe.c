@@ -10,12 +10,15 @@
 #include <string.h>
 
 #include "sim/compute.h"
+#include "sim/moe/dedup.h"
+#include "sim/net/collective.h"
 
 /* Per-chunk token sums of one section, per rank: what a rank sends and receives. */
 typedef struct {
     guint k;
     guint64 *sent, *recv; /* [c * n + r] */
     guint64 **matrix;     /* [c * groups + g]: group_size^2 tokens */
+    guint64 **rdma;       /* deepep: [c * groups + g]: the RDMA leg's tokens; else NULL */
 } Chunks;
 
 static const MsLayerPlacement *
@@ -104,11 +107,11 @@ check_size(Plan *p)
     gboolean train = p->mode == MS_PLAN_TRAIN, comp = p->cfg->compress_ratio != 1.0;
     guint64 per_rank = 3 * (guint64)p->spec->layers + 2;
     for (guint m = 0; m < p->spec->n_moe; m++) {
-        per_rank += 4 + p->layer_plans[m].chunks * (comp ? 7 : 3);
+        per_rank += 5 + p->layer_plans[m].chunks * (comp ? 7 : 3);
     }
     per_rank *= train ? 2 : 1;
     guint64 params = (ms_model_attention_params(p->model) + ms_model_dense_ffn_params(p->model) +
-                      ms_model_expert_params(p->model)) *
+                      ms_model_expert_params(p->model) + ms_model_shared_params(p->model)) *
                      p->spec->layers;
     guint64 grads = params * ms_dtype_bytes(p->spec->dtype) / p->spec->grad_bucket + 2;
     guint64 ar = p->cfg->allreduce_chunk
@@ -121,6 +124,51 @@ check_size(Plan *p)
                     "larger chunks, fewer layers or fewer GPUs",
                     ops, MS_PLAN_MAX_OPS);
         return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean
+deepep(const Plan *p)
+{
+    return p->cfg->a2a_algo == MS_COLL_ALGO_DEEPEP;
+}
+
+/* DeepEP counts each token once per GPU and node: that takes token paths, routed (not padded)
+ * tokens, and one home per expert in each group. */
+static gboolean
+check_deepep(Plan *p)
+{
+    if (!deepep(p)) {
+        return TRUE;
+    }
+    const char *why = NULL;
+    if (!ms_routing_has_paths(p->routing)) {
+        why = "needs token paths (a trace of token records, or gen:records=tokens): it sends a "
+              "token once per GPU and node, which counts per expert cannot tell";
+    } else if (p->spec->capacity_factor > 0) {
+        why = "sends the routed tokens (dropless), but the model pads to a capacity";
+    }
+    for (guint m = 0; why == NULL && m < p->spec->n_moe; m++) {
+        const MsPlacement *pl = placement_of(p, m);
+        for (guint g = 0; why == NULL && g < ms_placement_n_groups(pl); g++) {
+            for (guint e = 0; e < p->spec->experts; e++) {
+                guint k = 0;
+                ms_placement_replicas(pl, g, e, &k);
+                if (k != 1) {
+                    why = "needs one home per expert, but the placement replicates experts";
+                    break;
+                }
+            }
+        }
+    }
+    if (why) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID, "a2a=deepep %s", why);
+        return FALSE;
+    }
+    p->node_of = g_new(guint, p->n);
+    for (guint r = 0; r < p->n; r++) {
+        p->node_of[r] = ms_topology_gpu_node(p->topo, r);
     }
     return TRUE;
 }
@@ -150,10 +198,16 @@ plan_moe_prepare(Plan *p)
             return FALSE;
         }
     }
-    return check_size(p);
+    return check_deepep(p) && check_size(p);
 }
 
 /* --- chunk bookkeeping --- */
+
+static guint64
+share_part(guint64 x, guint c, guint k)
+{
+    return x / k + (c < x % k ? 1 : 0);
+}
 
 static void
 chunks_init(Plan *p, guint m, Chunks *ch)
@@ -165,6 +219,17 @@ chunks_init(Plan *p, guint m, Chunks *ch)
     ch->sent = g_new0(guint64, (gsize)ch->k * p->n);
     ch->recv = g_new0(guint64, (gsize)ch->k * p->n);
     ch->matrix = g_new(guint64 *, (gsize)ch->k * groups);
+    ch->rdma = NULL;
+    g_autofree guint64 *pair = NULL, *rdma = NULL;
+    if (deepep(p)) {
+        ch->rdma = g_new(guint64 *, (gsize)ch->k * groups);
+        pair = g_new(guint64, (gsize)groups * size * size);
+        rdma = g_new(guint64, (gsize)groups * size * size);
+        for (guint g = 0; g < groups; g++) {
+            ms_dedup_matrices(p->routing, m, pl, g, p->node_of, pair + (gsize)g * size * size,
+                              rdma + (gsize)g * size * size);
+        }
+    }
     for (guint c = 0; c < ch->k; c++) {
         for (guint g = 0; g < groups; g++) {
             guint64 *mat = g_new(guint64, (gsize)size * size);
@@ -176,6 +241,16 @@ chunks_init(Plan *p, guint m, Chunks *ch)
                 }
             }
             ch->matrix[(gsize)c * groups + g] = mat;
+            if (deepep(p)) {
+                /* What goes on the wire: each token once per GPU, and over RDMA once per node,
+                 * cut into the chunks as the shares are. */
+                guint64 *r = g_new(guint64, (gsize)size * size);
+                for (gsize x = 0; x < (gsize)size * size; x++) {
+                    mat[x] = share_part(pair[(gsize)g * size * size + x], c, ch->k);
+                    r[x] = share_part(rdma[(gsize)g * size * size + x], c, ch->k);
+                }
+                ch->rdma[(gsize)c * groups + g] = r;
+            }
         }
     }
 }
@@ -185,8 +260,12 @@ chunks_clear(Chunks *ch, guint groups)
 {
     for (gsize i = 0; i < (gsize)ch->k * groups; i++) {
         g_free(ch->matrix[i]);
+        if (ch->rdma) {
+            g_free(ch->rdma[i]);
+        }
     }
     g_free(ch->matrix);
+    g_free(ch->rdma);
     g_free(ch->sent);
     g_free(ch->recv);
 }
@@ -262,9 +341,20 @@ alltoall(Plan *p, Section *sec, guint c, gboolean back, const guint32 *prod)
         g_autofree char *label = plan_label((gint)sec->layer, sec->phase,
                                             role == MS_ROLE_DISPATCH ? "dispatch" : "combine",
                                             chunk, groups > 1 ? (gint)g : -1);
-        ms_schedule_add_alltoall(p->s, p->st_a2a, p->ranks + g * size, size, bytes,
-                                 p->cfg->a2a_algo, p->cfg->window, role, sec->phase,
-                                 (gint)sec->layer, chunk, label, out + g * size);
+        guint32 cid = ms_schedule_add_alltoall(p->s, p->st_a2a, p->ranks + g * size, size, bytes,
+                                               p->cfg->a2a_algo, p->cfg->window, role, sec->phase,
+                                               (gint)sec->layer, chunk, label, out + g * size);
+        if (sec->ch.rdma) {
+            const guint64 *rt = sec->ch.rdma[(gsize)c * groups + g];
+            for (guint i = 0; i < size; i++) {
+                for (guint j = 0; j < size; j++) {
+                    /* The way back crosses the network between the same GPUs, reversed. */
+                    bytes[(gsize)i * size + j] =
+                        wire_bytes(p, back ? rt[(gsize)j * size + i] : rt[(gsize)i * size + j]);
+                }
+            }
+            ms_schedule_set_relay(p->s, cid, bytes, back);
+        }
         gint64 prio = plan_comm_priority(p, role, (gint)sec->layer);
         for (guint i = 0; i < size; i++) {
             guint r = g * size + i;
@@ -485,14 +575,46 @@ host_work(Plan *p, guint layer, const MsPlacement *pl)
     }
 }
 
+/* The shared experts of an MoE layer (DeepSeekMoE) on every rank's own tokens: a dense FFN of
+ * shared_experts x d_ffn on the compute stream, placed before the section so that it runs while
+ * the dispatch is in flight (the expert op follows it in stream order), while the dispatch itself
+ * waits only for what it waited for before. */
+static void
+shared_experts(Plan *p, guint layer, MsPhase phase)
+{
+    const MsModelSpec *s = p->spec;
+    if (s->shared_experts == 0) {
+        return;
+    }
+    double f = phase == MS_PHASE_BACKWARD ? s->backward_factor : 1.0;
+    guint64 width = (guint64)s->shared_experts * s->d_ffn;
+    g_autofree char *label = plan_label((gint)layer, phase, "shared", -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        g_autoptr(GArray) before = g_array_copy(p->front[r]);
+        guint64 t = ms_routing_rank_tokens(p->routing, r), bytes = 0;
+        double flops = 0;
+        ms_compute_expert_ffn_cost(t, s->d_model, width, s->gated, ms_dtype_bytes(s->dtype), &flops,
+                                   &bytes);
+        p->ids[r] = plan_compute(
+            p, r, p->st_compute, MS_ROLE_DENSE_FFN, phase, (gint)layer, -1, label, MS_COMPUTE_GEMM,
+            f * (double)t * ms_model_shared_flops(p->model), f * (double)bytes, t);
+        ms_schedule_set_shape(p->s, p->ids[r], (guint32)t, (guint32)width, (guint32)s->d_model,
+                              s->gated ? 3 : 2, 0);
+        g_array_set_size(p->front[r], 0);
+        g_array_append_vals(p->front[r], before->data, before->len);
+    }
+}
+
 /* Moves expert weights (an n x n byte matrix) on the weights stream; out gets each rank's op. */
 static void
 weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guint32 *deps,
         guint32 *out)
 {
     g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, what, -1, -1);
-    ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, p->cfg->a2a_algo, 0,
-                             MS_ROLE_WEIGHTS, MS_PHASE_OTHER, (gint)layer, -1, label, out);
+    /* Weights are not tokens: DeepEP has nothing to deduplicate, NCCL sends them. */
+    guint8 algo = deepep(p) ? MS_COLL_ALGO_DIRECT : p->cfg->a2a_algo;
+    ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, algo, 0, MS_ROLE_WEIGHTS,
+                             MS_PHASE_OTHER, (gint)layer, -1, label, out);
     gint64 prio = plan_comm_priority(p, MS_ROLE_WEIGHTS, (gint)layer);
     for (guint r = 0; r < p->n; r++) {
         ms_schedule_set_priority(p->s, out[r], prio);
@@ -561,6 +683,7 @@ plan_moe_forward(Plan *p, guint layer)
     if (lp) {
         phase2(p, layer, lp, w2);
     }
+    shared_experts(p, layer, MS_PHASE_FORWARD);
     Section sec = {.layer = layer,
                    .m = m,
                    .phase = MS_PHASE_FORWARD,
@@ -577,6 +700,8 @@ gboolean
 plan_moe_backward(Plan *p, guint layer)
 {
     guint m = (guint)ms_model_moe_index(p->model, layer);
+    shared_experts(p, layer, MS_PHASE_BACKWARD);
+    g_autofree guint32 *shared = g_memdup2(p->ids, sizeof(guint32) * p->n);
     Section sec = {.layer = layer, .m = m, .phase = MS_PHASE_BACKWARD, .pl = placement_of(p, m)};
     chunks_init(p, m, &sec.ch);
     section(p, &sec);
@@ -588,6 +713,13 @@ plan_moe_backward(Plan *p, guint layer)
         if (!plan_bucket_add(p, &p->expert, TRUE, (gint)layer, bytes, p->expert_ops)) {
             return FALSE;
         }
+    }
+    /* The shared experts' gradients are replicated like the attention's (data parallel). */
+    if (p->spec->shared_experts > 0 &&
+        !plan_bucket_add(p, &p->dense, FALSE, (gint)layer,
+                         ms_model_shared_params(p->model) * ms_dtype_bytes(p->spec->dtype),
+                         shared)) {
+        return FALSE;
     }
     gate(p, layer, MS_PHASE_BACKWARD);
     return plan_bucket_add(p, &p->dense, FALSE, (gint)layer,

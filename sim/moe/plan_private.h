@@ -39,6 +39,7 @@ typedef struct {
     guint64 dropped;
     MsPlacement *base;           /* training layout, or inference static placement */
     MsTraffic **traffic;         /* per MoE layer */
+    guint *node_of;              /* a2a=deepep: the node of every rank; else NULL */
     MsMoeLayerPlan *layer_plans; /* per MoE layer: the policy's decisions */
     guint32 *ids;                /* scratch: one op id per rank */
     guint32 *cids;               /* scratch: the participant ops of a new collective */

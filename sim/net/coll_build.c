@@ -67,6 +67,7 @@ typedef struct {
     const guint *local; /* per participant: local index within its node */
     guint *table;       /* [a * G + k]: participant at node a, local k (only when G != 0) */
     const guint64 *matrix;
+    const guint64 *rdma; /* deepep: the RDMA leg's bytes, per pair */
 } Layout;
 
 static void
@@ -165,6 +166,26 @@ dh_intra_bytes(const Layout *l, guint src, guint dst)
     guint64 sum = 0;
     for (guint b = 0; b < l->N; b++) {
         sum += mat(l, src, l->table[b * l->G + l->local[dst]]);
+    }
+    return sum;
+}
+
+/* DeepEP's RDMA leg (a,j) -> (b,j): the tokens counted once per node (the plan's rdma). */
+static guint64
+rdma_bytes(const Layout *l, guint src, guint dst)
+{
+    return l->rdma[(gsize)src * l->n + dst];
+}
+
+/* DeepEP dispatch, NVLink leg (b,j) -> (b,k): what every GPU (a,j) of local index j, on any
+ * node a, has for (b,k): its own tokens (a = b) and those (b,j) received over RDMA to forward.
+ * Also what (b,j) keeps (k = j). */
+static guint64
+deepep_forward_bytes(const Layout *l, guint src, guint dst)
+{
+    guint64 sum = 0;
+    for (guint a = 0; a < l->N; a++) {
+        sum += mat(l, l->table[a * l->G + l->local[src]], dst);
     }
     return sum;
 }
@@ -306,6 +327,40 @@ ms_coll_ring_chunk(const Phase *ph, guint c, guint s, guint i)
     return slice / m + (k < slice % m ? 1 : 0);
 }
 
+/* DeepEP's two legs as concurrent phases. RDMA among the GPUs of each local index; NVLink within
+ * each node: in the dispatch (b,j) forwards to (b,k) what local index j of every node has for
+ * (b,k) (deepep_forward_bytes), in the combine (b,k) gathers to (b,j) what it returns to local
+ * index j of every node (dh_intra_bytes), each keeping its own share as a local copy. */
+static gboolean
+build_deepep(PhasePlan *plan, const MsCollSpec *spec, const Layout *l, GError **error)
+{
+    guint n = l->n;
+    for (guint i = 0; i < n; i++) {
+        for (guint j = 0; j < n; j++) {
+            if (l->rdma[(gsize)i * n + j] > 0 &&
+                (l->node_idx[i] == l->node_idx[j] || l->local[i] != l->local[j])) {
+                g_set_error(error, MS_COLL_ERROR, MS_COLL_ERROR_INVALID,
+                            "deepep: %" G_GUINT64_FORMAT " RDMA bytes from participant %u to %u, "
+                            "which are not GPUs of the same local index on two nodes",
+                            l->rdma[(gsize)i * n + j], i, j);
+                return FALSE;
+            }
+        }
+    }
+    Phase *ph = plan->phases;
+    PairBytesFn nvl = spec->returning ? dh_intra_bytes : deepep_forward_bytes;
+    phase_groups(&ph[0], PHASE_A2A, l, GROUPS_LOCALS);
+    fill_a2a(&ph[0], l, rdma_bytes, spec->window, FALSE);
+    phase_groups(&ph[1], PHASE_A2A, l, GROUPS_NODES);
+    fill_a2a(&ph[1], l, nvl, spec->window, FALSE);
+    ph[1].self_bytes = g_new0(guint64, n);
+    for (guint i = 0; i < n; i++) {
+        ph[1].self_bytes[i] = nvl(l, i, i);
+    }
+    plan->n_phases = 2;
+    return TRUE;
+}
+
 static void
 chain(Phase *ph, guint pred)
 {
@@ -341,6 +396,9 @@ ms_coll_build_phases(PhasePlan *plan, const MsCollSpec *spec, const guint64 *mat
             phase_groups(&ph[0], PHASE_A2A, &l, GROUPS_ALL);
             fill_a2a(&ph[0], &l, direct_bytes, spec->window, TRUE);
             plan->n_phases = 1;
+        } else if (spec->algo == MS_COLL_ALGO_DEEPEP) {
+            l.rdma = spec->rdma;
+            ok = need_uniform(&l, "deepep", error) && build_deepep(plan, spec, &l, error);
         } else if (spec->algo == MS_COLL_ALGO_PIPE) {
             if (!(ok = need_uniform(&l, "pipe", error))) {
                 break;

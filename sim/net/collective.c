@@ -471,14 +471,14 @@ validate_algo(const MsCollSpec *spec, GError **error)
         return INVALID("unknown operation %u", (guint)spec->op);
     }
     gboolean a2a_algo = spec->algo == MS_COLL_ALGO_DIRECT || spec->algo == MS_COLL_ALGO_2DH ||
-                        spec->algo == MS_COLL_ALGO_PIPE;
+                        spec->algo == MS_COLL_ALGO_PIPE || spec->algo == MS_COLL_ALGO_DEEPEP;
     gboolean ok = spec->algo == MS_COLL_ALGO_AUTO ||
                   (spec->op == MS_COLL_ALLTOALL
                        ? a2a_algo
                        : spec->algo == MS_COLL_ALGO_RING ||
                              (spec->algo == MS_COLL_ALGO_HIER && spec->op == MS_COLL_ALLREDUCE));
     if (!ok) {
-        return INVALID("algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe; "
+        return INVALID("algorithm '%s' does not apply to %s (alltoall: direct, 2dh, pipe, deepep; "
                        "allreduce: ring, hier; reducescatter, allgather: ring)",
                        ms_coll_algo_name(spec->algo), ms_coll_op_name(spec->op));
     }
@@ -488,21 +488,21 @@ validate_algo(const MsCollSpec *spec, GError **error)
 /* Every rank's row (bytes it sends, its local copy included) and column (bytes it receives) of
  * a per-pair matrix stay within MS_BYTES_MAX, so that no sum over the matrix can overflow. */
 static gboolean
-validate_matrix(const MsCollSpec *spec, GError **error)
+validate_matrix(const MsCollSpec *spec, const guint64 *matrix, const char *what, GError **error)
 {
     guint n = spec->n_ranks;
     for (guint i = 0; i < n; i++) {
         guint64 row = 0, col = 0;
         for (guint j = 0; j < n; j++) {
-            guint64 out = spec->matrix[(gsize)i * n + j], in = spec->matrix[(gsize)j * n + i];
+            guint64 out = matrix[(gsize)i * n + j], in = matrix[(gsize)j * n + i];
             row = out > MS_BYTES_MAX - row ? MS_BYTES_MAX + 1 : row + out;
             col = in > MS_BYTES_MAX - col ? MS_BYTES_MAX + 1 : col + in;
         }
         if (row > MS_BYTES_MAX) {
-            return INVALID("alltoall matrix: rank %u sends more than 1 PiB in total", i);
+            return INVALID("alltoall %s: rank %u sends more than 1 PiB in total", what, i);
         }
         if (col > MS_BYTES_MAX) {
-            return INVALID("alltoall matrix: rank %u receives more than 1 PiB in total", i);
+            return INVALID("alltoall %s: rank %u receives more than 1 PiB in total", what, i);
         }
     }
     return TRUE;
@@ -544,7 +544,16 @@ validate(const MsSim *sim, const MsCollSpec *spec, guint channels, GError **erro
                        ms_coll_op_name(spec->op), spec->n_ranks, channels, channels == 1 ? "" : "s",
                        flows, MS_COLL_MAX_FLOWS);
     }
-    return !uses_matrix || validate_matrix(spec, error);
+    if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DEEPEP &&
+        (spec->rdma == NULL || spec->matrix == NULL)) {
+        return INVALID("deepep needs the per-pair matrix and the deduplicated RDMA bytes, which "
+                       "the plan counts from token paths (a2a=deepep of a policy)");
+    }
+    if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DEEPEP &&
+        !validate_matrix(spec, spec->rdma, "rdma matrix", error)) {
+        return FALSE;
+    }
+    return !uses_matrix || validate_matrix(spec, spec->matrix, "matrix", error);
 }
 
 /* Bus bandwidth (bytes/s) of the collective's first ring phase on the links as the model gives

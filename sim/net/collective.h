@@ -11,6 +11,12 @@
  *                     rank, layout copy, inter-node a2a among equal local ranks, layout copy
  *             pipe    ScheMoE's Pipe-A2A: intra-node and inter-node pairs as two concurrent calls
  *                     on separate communicators/streams (each with its own window)
+ *             deepep  DeepEP's normal (high-throughput) kernels: a token for another node crosses
+ *                     the network once per node (the deduplicated bytes of `rdma`) between GPUs
+ *                     of the same local index, and NVLink carries it within the nodes: after
+ *                     the RDMA hop on the receiving node (dispatch), before it on the sending
+ *                     node (`returning`: the combine). Both legs run at once, as DeepEP's
+ *                     forwarding pipelines them chunk by chunk.
  *   allreduce ring    NCCL ring with C channels; channel c crosses nodes through a different NIC;
  *                     a step waits for the chunk it forwards and for its connection's last step
  *             hier    intra-node reduce-scatter, inter-node ring allreduce per local rank,
@@ -43,6 +49,13 @@ typedef struct {
     guint64 bytes;      /* nccl-tests size (see above); ignored when matrix is given */
     /* alltoall only: n_ranks x n_ranks bytes, matrix[src * n + dst]; copied. NULL = uniform. */
     const guint64 *matrix;
+    /* deepep only: n_ranks x n_ranks bytes the RDMA leg carries [src * n + dst], non-zero only
+     * between GPUs of the same local index on different nodes; and whether the tokens return
+     * to their home GPUs (the combine: gathered over NVLink on the sending node, then sent over
+     * RDMA to the GPU of the home's local index) rather than leave them (the dispatch: sent
+     * over RDMA to the GPU of the home's local index on the expert's node, then over NVLink). */
+    const guint64 *rdma;
+    gboolean returning;
     guint channels;    /* ring channels; 0 = one per NIC of a node (at least 1) */
     guint window;      /* alltoall direct/pipe: rounds in flight per rank; 0 = all */
     MsTime alpha;      /* per-call overhead before a rank's first transfer */
@@ -73,7 +86,8 @@ typedef void (*MsCollRankDoneFn)(MsColl *coll, guint rank_index, gpointer ctx);
  * op/algo combination, zero ranks or more than the topology's GPUs, a rank out of range or
  * repeated, a size above MS_BYTES_MAX (or a matrix row or column summing above it), a negative
  * or non-finite weight, more than MS_COLL_MAX_CHANNELS channels or MS_COLL_MAX_FLOWS flows, or
- * 2dh/pipe/hier over ranks not spread evenly over their nodes. */
+ * 2dh/pipe/hier/deepep over ranks not spread evenly over their nodes, or deepep without an rdma
+ * matrix or with RDMA bytes between GPUs that are not the same local index of two nodes. */
 MsColl *ms_coll_new(MsSim *sim, const MsCollSpec *spec, MsCollRankDoneFn done, gpointer ctx,
                     GError **error);
 void ms_coll_free(MsColl *coll);

@@ -12,9 +12,10 @@
 G_DEFINE_QUARK(ms_policy_error_quark, ms_policy_error)
 
 static const MsParamSpec common_params[] = {
-    {"a2a", MS_PARAM_CHOICE, "direct", 0, 0, "direct|2dh|pipe",
+    {"a2a", MS_PARAM_CHOICE, "direct", 0, 0, "direct|2dh|pipe|deepep",
      "all-to-all algorithm: direct (NCCL grouped send/recv), 2dh (Tutel's 2D-hierarchical), "
-     "pipe (ScheMoE's Pipe-A2A)"},
+     "pipe (ScheMoE's Pipe-A2A), deepep (DeepEP: RDMA once per node, NVLink forwarding; needs "
+     "token paths)"},
     {"window", MS_PARAM_UINT, "0", 0, 65536, NULL,
      "all-to-all rounds in flight per rank for direct and pipe (0 = all at once)"},
     {"allreduce", MS_PARAM_CHOICE, "ring", 0, 0, "ring|hier",

@@ -2,7 +2,7 @@
 #include "coll_names.h"
 
 static const char *const op_names[] = {"alltoall", "allreduce", "reducescatter", "allgather", NULL};
-static const char *const algo_names[] = {"auto", "direct", "2dh", "pipe", "ring", "hier"};
+static const char *const algo_names[] = {"auto", "direct", "2dh", "pipe", "ring", "hier", "deepep"};
 
 const char *
 ms_coll_op_name(MsCollOp op)

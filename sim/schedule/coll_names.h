@@ -1,6 +1,6 @@
 /* coll_names: the collective operations and algorithms a schedule names (alltoall, allreduce,
- * reducescatter, allgather; direct, 2dh, pipe, ring, hier), with their names in files. What each
- * algorithm does on the network is sim/net/collective.h's business. */
+ * reducescatter, allgather; direct, 2dh, pipe, ring, hier, deepep), with their names in files. What
+ * each algorithm does on the network is sim/net/collective.h's business. */
 #pragma once
 
 #include <glib.h>
@@ -21,6 +21,7 @@ typedef enum {
     MS_COLL_ALGO_PIPE,
     MS_COLL_ALGO_RING,
     MS_COLL_ALGO_HIER,
+    MS_COLL_ALGO_DEEPEP, /* DeepEP's normal kernels: RDMA once per node, NVLink forwarding */
 } MsCollAlgo;
 
 const char *ms_coll_op_name(MsCollOp op);

@@ -163,6 +163,7 @@ ms_schedule_free(MsSchedule *s)
         g_free(c->ranks);
         g_free(c->ops);
         g_free(c->matrix);
+        g_free(c->rdma);
     }
     for (guint i = 0; i < s->streams->len; i++) {
         g_free(g_array_index(s->streams, Stream, i).name);
@@ -350,6 +351,17 @@ ms_schedule_add_alltoall(MsSchedule *s, guint stream, const guint32 *ranks, guin
     return add_coll_ops(s, c, stream, role, phase, layer, chunk, label, ops_out);
 }
 
+void
+ms_schedule_set_relay(MsSchedule *s, guint32 coll, const guint64 *rdma, gboolean returning)
+{
+    g_return_if_fail(coll < s->colls->len);
+    Coll *c = SCHED_COLL(s, coll);
+    g_return_if_fail(c->kind == MS_COLL_KIND_ALLTOALL);
+    g_free(c->rdma);
+    c->rdma = g_memdup2(rdma, (gsize)c->n * c->n * sizeof(guint64));
+    c->returning = returning;
+}
+
 guint32
 ms_schedule_add_allreduce(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
                           guint64 bytes, guint8 algo, MsPhase phase, gint layer, gint chunk,
@@ -470,6 +482,11 @@ validate_coll(const MsSchedule *s, guint32 c, GError **error)
     }
     if (coll->kind == MS_COLL_KIND_ALLTOALL && coll->matrix == NULL) {
         return invalid(error, "collective %u (%s): all-to-all without a byte matrix", c,
+                       coll->label);
+    }
+    if (coll->kind == MS_COLL_KIND_ALLTOALL && coll->algo == MS_COLL_ALGO_DEEPEP &&
+        coll->rdma == NULL) {
+        return invalid(error, "collective %u (%s): deepep all-to-all without its RDMA bytes", c,
                        coll->label);
     }
     return TRUE;
@@ -601,6 +618,8 @@ ms_schedule_coll(const MsSchedule *s, guint32 coll, MsCollInfo *info)
         .ops = c->ops,
         .bytes = c->bytes,
         .matrix = c->matrix,
+        .rdma = c->rdma,
+        .returning = c->returning,
         .label = c->label,
     };
 }

@@ -152,6 +152,8 @@ typedef struct {
     const guint32 *ops;    /* the op of each participant, same order */
     guint64 bytes;         /* allreduce: buffer per rank */
     const guint64 *matrix; /* alltoall: n_ranks x n_ranks bytes [src * n + dst] */
+    const guint64 *rdma;   /* deepep alltoall: the RDMA leg's bytes per pair (collective.h) */
+    gboolean returning;    /* deepep: the combine's direction */
     const char *label;
 } MsCollInfo;
 
@@ -193,6 +195,9 @@ guint32 ms_schedule_add_alltoall(MsSchedule *s, guint stream, const guint32 *ran
                                  const guint64 *matrix, guint8 algo, guint32 window, MsRole role,
                                  MsPhase phase, gint layer, gint chunk, const char *label,
                                  guint32 *ops_out);
+/* A deepep all-to-all's RDMA bytes (n_ranks x n_ranks, copied) and direction
+ * (sim/net/collective.h, MsCollSpec's rdma and returning). */
+void ms_schedule_set_relay(MsSchedule *s, guint32 coll, const guint64 *rdma, gboolean returning);
 guint32 ms_schedule_add_allreduce(MsSchedule *s, guint stream, const guint32 *ranks, guint n_ranks,
                                   guint64 bytes, guint8 algo, MsPhase phase, gint layer, gint chunk,
                                   const char *label, guint32 *ops_out);

@@ -58,6 +58,21 @@ op_to_json(const MsSchedule *s, guint32 i, JsonBuilder *b)
 }
 
 static void
+matrix_to_json(JsonBuilder *b, const char *name, const guint64 *matrix, guint n)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_begin_array(b);
+    for (guint i = 0; i < n; i++) {
+        json_builder_begin_array(b);
+        for (guint j = 0; j < n; j++) {
+            json_builder_add_int_value(b, (gint64)matrix[(gsize)i * n + j]);
+        }
+        json_builder_end_array(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void
 coll_to_json(const MsSchedule *s, guint32 c, JsonBuilder *b)
 {
     const Coll *coll = SCHED_COLL(s, c);
@@ -80,16 +95,12 @@ coll_to_json(const MsSchedule *s, guint32 c, JsonBuilder *b)
     }
     json_builder_end_array(b);
     if (coll->kind == MS_COLL_KIND_ALLTOALL) {
-        json_builder_set_member_name(b, "matrix");
-        json_builder_begin_array(b);
-        for (guint i = 0; i < coll->n; i++) {
-            json_builder_begin_array(b);
-            for (guint j = 0; j < coll->n; j++) {
-                json_builder_add_int_value(b, (gint64)coll->matrix[(gsize)i * coll->n + j]);
-            }
-            json_builder_end_array(b);
+        matrix_to_json(b, "matrix", coll->matrix, coll->n);
+        if (coll->rdma) {
+            matrix_to_json(b, "rdma", coll->rdma, coll->n);
+            json_builder_set_member_name(b, "returning");
+            json_builder_add_boolean_value(b, coll->returning);
         }
-        json_builder_end_array(b);
     } else {
         ms_json_member_int(b, "bytes", (gint64)coll->bytes);
     }
@@ -377,6 +388,8 @@ uint_array(Ctx *c, JsonObject *o, const char *field, guint n, guint64 max, guint
     return node && uint_elems(c, field, json_node_get_array(node), n, max, out);
 }
 
+static gboolean load_matrix(Ctx *c, JsonObject *o, const char *name, guint n, guint64 **out);
+
 static gboolean
 load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
 {
@@ -424,32 +437,53 @@ load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
         coll->bytes = (guint64)bytes;
         return TRUE;
     }
-    JsonNode *m = member(c, o, "matrix", JSON_NODE_ARRAY);
+    if (!load_matrix(c, o, "matrix", n, &coll->matrix)) {
+        return FALSE;
+    }
+    if (algo != MS_COLL_ALGO_DEEPEP) {
+        return TRUE;
+    }
+    JsonNode *ret = member(c, o, "returning", JSON_NODE_VALUE);
+    if (ret == NULL) {
+        return FALSE;
+    }
+    if (json_node_get_value_type(ret) != G_TYPE_BOOLEAN) {
+        return bad(c, "returning", "expected true or false");
+    }
+    coll->returning = json_node_get_boolean(ret);
+    return load_matrix(c, o, "rdma", n, &coll->rdma);
+}
+
+/* An n x n byte matrix, rows of n unsigned integers within MS_BYTES_MAX. */
+static gboolean
+load_matrix(Ctx *c, JsonObject *o, const char *name, guint n, guint64 **out)
+{
+    JsonNode *m = member(c, o, name, JSON_NODE_ARRAY);
     if (m == NULL) {
         return FALSE;
     }
     JsonArray *rows = json_node_get_array(m);
     if (json_array_get_length(rows) != n) {
-        return bad(c, "matrix", "expected %u rows", n);
+        return bad(c, name, "expected %u rows", n);
     }
     /* Every row's shape is checked before the n x n matrix is allocated, so that its size is
      * bounded by the text's and not only by the participant count. */
     for (guint i = 0; i < n; i++) {
         JsonNode *row = json_array_get_element(rows, i);
         if (JSON_NODE_TYPE(row) != JSON_NODE_ARRAY) {
-            return bad(c, "matrix", "row %u is not an array", i);
+            return bad(c, name, "row %u is not an array", i);
         }
         if (json_array_get_length(json_node_get_array(row)) != n) {
-            return bad(c, "matrix", "row %u has %u elements, expected %u", i,
+            return bad(c, name, "row %u has %u elements, expected %u", i,
                        json_array_get_length(json_node_get_array(row)), n);
         }
     }
-    coll->matrix = g_new(guint64, (gsize)n * n);
+    *out = g_new(guint64, (gsize)n * n);
     for (guint i = 0; i < n; i++) {
         JsonNode *row = json_array_get_element(rows, i);
-        g_autofree char *field = g_strdup_printf("matrix row %u", i);
-        gboolean ok = uint_elems(c, field, json_node_get_array(row), n, MS_BYTES_MAX,
-                                 &coll->matrix[(gsize)i * n]);
+        g_autofree char *field = g_strdup_printf("%s row %u", name, i);
+        gboolean ok =
+            uint_elems(c, field, json_node_get_array(row), n, MS_BYTES_MAX, &(*out)[(gsize)i * n]);
         if (!ok) {
             return FALSE;
         }

@@ -25,6 +25,8 @@ typedef struct {
     guint32 *ranks, *ops;
     guint64 bytes;
     guint64 *matrix;
+    guint64 *rdma;      /* deepep all-to-all: the RDMA leg's bytes per pair */
+    gboolean returning; /* deepep: tokens return home (the combine's direction) */
     const char *label;
 } Coll;
 

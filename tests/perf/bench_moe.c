@@ -1,6 +1,8 @@
 /* bench_moe: speed and memory of whole MoE scenarios, from routing to results. One training step
  * of a 16-layer, 64-expert model on 256 GPUs (32 DGX A100 nodes) under each policy, and 10,000
  * inference batches of the default model on its 16-GPU testbed under static and Lina placement.
+ * On request (--deepseek=NODES, not part of the default run), one training step of the shipped
+ * deepseek-v3 (EP 64 x DP) on the shipped dgx-h100-NODESnode cluster.
  * Each point runs in a child process so that its peak memory is its own. Prints wall and CPU time,
  * events, flows, peak resident memory and the simulated step time; asserts nothing about time. */
 #include <glib.h>
@@ -184,18 +186,40 @@ bench_infer(guint batches, char **policies)
     return rc;
 }
 
+/* One training step of deepseek-v3 on the shipped DGX H100 cluster of that many nodes. */
+static int
+bench_deepseek(guint nodes, char **policies)
+{
+    g_autofree char *topo = g_strdup_printf("dgx-h100-%unode", nodes);
+    g_autofree char *what = g_strdup_printf("deepseek-v3, %u H100s", nodes * 8);
+    int rc = 0;
+    for (guint i = 0; policies[i]; i++) {
+        Bench b = {
+            {.topology = topo, .model = "deepseek-v3", .policy = policies[i]}, MS_PLAN_TRAIN, 1};
+        Point p = in_child(&b);
+        print_point(what, policies[i], &p);
+        rc |= !p.ok;
+    }
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
     g_autofree char *train = g_strdup("fifo,concurrent,priority,lina,schemoe");
     g_autofree char *infer = g_strdup("concurrent,lina");
-    gint nodes = 32, batches = 10000;
+    gint nodes = 32, batches = 10000, deepseek = 0;
+    g_autofree char *deepseek_policies = g_strdup("fifo");
     GOptionEntry entries[] = {
         {"train", 0, 0, G_OPTION_ARG_STRING, &train, "Policies of the training step ('' = none)",
          "LIST"},
         {"infer", 0, 0, G_OPTION_ARG_STRING, &infer, "Policies of the inference replay", "LIST"},
         {"nodes", 0, 0, G_OPTION_ARG_INT, &nodes, "DGX A100 nodes of the training cluster", "N"},
         {"batches", 0, 0, G_OPTION_ARG_INT, &batches, "Inference batches", "N"},
+        {"deepseek", 0, 0, G_OPTION_ARG_INT, &deepseek,
+         "Also one deepseek-v3 training step on the shipped dgx-h100-Nnode (32, 256 or 2048)", "N"},
+        {"deepseek-policies", 0, 0, G_OPTION_ARG_STRING, &deepseek_policies,
+         "Policies of the deepseek-v3 step (default fifo)", "LIST"},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- whole-scenario benchmark");
@@ -224,6 +248,10 @@ main(int argc, char **argv)
     }
     if (*infer) {
         rc |= bench_infer((guint)batches, ip);
+    }
+    if (deepseek > 0) {
+        g_auto(GStrv) dp = g_strsplit(deepseek_policies, ",", -1);
+        rc |= bench_deepseek((guint)deepseek, dp);
     }
     g_rmdir(dir);
     printf("wall and cpu are the whole scenario (routing generation, planning, simulation); base\n"
