@@ -239,9 +239,9 @@ test_errors(void)
         {V2 "allreduce,1024,8,8,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: background_bytes: 4096: only an alltoall_under_allreduce row has a background"},
         {V2 "alltoall,1024,8,8,20,,65,\n", MS_MEASUREMENT_ERROR_VALUE,
-         "m.csv:3: channels: 65: NCCL takes 1 to 64 channels (empty: NCCL's choice)"},
+         "m.csv:3: channels: 65 out of range (must be between 0 and 64)"},
         {V2 "alltoall,1024,8,8,20,,,129\n", MS_MEASUREMENT_ERROR_VALUE,
-         "m.csv:3: qps: 129: NCCL takes 1 to 128 queue pairs per connection"},
+         "m.csv:3: qps: 129 out of range (must be between 0 and 128)"},
         {V2 "launch,0,1,1,4,,2,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: channels: 2: a launch row does not run NCCL"},
         {V2 "launch,0,1,1,4,,,2\n", MS_MEASUREMENT_ERROR_VALUE,
@@ -249,6 +249,9 @@ test_errors(void)
         {V2 "alltoall,1024,8,8,20,,x,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: channels: 'x' is not a non-negative integer"},
         {V2 "alltoall,1024,8,8,20,-1,,\n", MS_MEASUREMENT_ERROR_VALUE, "m.csv:3: background_bytes"},
+        {V2 "alltoall_under_allreduce,1024,8,8,20,1125899906842625,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: background_bytes: 1125899906842625 out of range (must be between 0 and "
+         "1125899906842624)"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;

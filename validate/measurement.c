@@ -41,6 +41,14 @@ static const MsRange row_fields[] = {
      "a GEMM's rows (tokens); at least 1 for a GEMM, 0 for other kinds"},
     {ROW, "n", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m; 2 m n k flops stay below 2^98"},
     {ROW, "k", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m"},
+    {ROW, "background_bytes", MS_RANGE_BYTES, 0, (double)MS_BYTES_MAX,
+     "the allreduce looping under an all-to-all; at least 1 B on an alltoall_under_allreduce "
+     "row, 0 on the others"},
+    {ROW, "channels", MS_RANGE_COUNT, 0, MS_MEAS_MAX_CHANNELS,
+     "NCCL's MAXCHANNELS (64 since 2.19); 0: NCCL's choice, the only value of a kind without "
+     "NCCL"},
+    {ROW, "qps", MS_RANGE_COUNT, 0, MS_MEAS_MAX_QPS,
+     "NCCL_IB_MAX_QPS (128); 0: NCCL's default, the only value of a kind without NCCL"},
     {NULL},
 };
 
@@ -222,27 +230,25 @@ check_network(const MsMeasurement *row, GError **error)
                          "an alltoall_under_allreduce row needs an all-to-all of at least 1 byte "
                          "over at least 2 ranks");
     }
-    if (under != (row->background_bytes > 0) || row->background_bytes > MS_BYTES_MAX) {
+    /* The table's ranges first, then what each kind allows within them. */
+    if (!check_field(row, "background_bytes", (double)row->background_bytes, " B", error) ||
+        !check_field(row, "channels", row->channels, "", error) ||
+        !check_field(row, "qps", row->qps, "", error)) {
+        return FALSE;
+    }
+    if (under != (row->background_bytes > 0)) {
         return row_error(row, error, "background_bytes", "%" G_GUINT64_FORMAT ": %s",
                          row->background_bytes,
                          under ? "the allreduce's size is required, 1 B to 1 PiB"
                                : "only an alltoall_under_allreduce row has a background");
     }
     gboolean nccl = ms_measurement_kind_is_network(row->kind);
-    if (row->channels > (nccl ? MS_MEAS_MAX_CHANNELS : 0)) {
-        return nccl ? row_error(row, error, "channels",
-                                "%u: NCCL takes 1 to %u channels (empty: NCCL's choice)",
-                                row->channels, MS_MEAS_MAX_CHANNELS)
-                    : row_error(row, error, "channels", "%u: a %s row does not run NCCL",
-                                row->channels, kind);
+    if (!nccl && row->channels) {
+        return row_error(row, error, "channels", "%u: a %s row does not run NCCL", row->channels,
+                         kind);
     }
-    if (row->qps > (nccl ? MS_MEAS_MAX_QPS : 0)) {
-        return nccl
-                   ? row_error(row, error, "qps",
-                               "%u: NCCL takes 1 to %u queue pairs per connection (empty: its "
-                               "default)",
-                               row->qps, MS_MEAS_MAX_QPS)
-                   : row_error(row, error, "qps", "%u: a %s row does not run NCCL", row->qps, kind);
+    if (!nccl && row->qps) {
+        return row_error(row, error, "qps", "%u: a %s row does not run NCCL", row->qps, kind);
     }
     return TRUE;
 }

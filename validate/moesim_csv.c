@@ -147,8 +147,8 @@ read_counts(const Reader *r, char **f, MsMeasurement *row, GError **error)
     guint64 channels, qps;
     if (!uint_field(r, f, MS_MEAS_COL_BACKGROUND_BYTES, MS_BYTES_MAX, 0, &row->background_bytes,
                     error) ||
-        !uint_field(r, f, MS_MEAS_COL_CHANNELS, G_MAXUINT32, 0, &channels, error) ||
-        !uint_field(r, f, MS_MEAS_COL_QPS, G_MAXUINT32, 0, &qps, error)) {
+        !uint_field(r, f, MS_MEAS_COL_CHANNELS, MS_MEAS_MAX_CHANNELS, 0, &channels, error) ||
+        !uint_field(r, f, MS_MEAS_COL_QPS, MS_MEAS_MAX_QPS, 0, &qps, error)) {
         return FALSE;
     }
     row->channels = (guint32)channels;
