@@ -4,7 +4,8 @@
  * It prints them with nccl-tests columns and writes the moesim measurement CSV that calibration
  * reads. On one node it forks one rank per device; under srun or torchrun every process runs it
  * and rank 0 reports. NCCL's channel and queue pair settings go into this process's environment
- * before any rank starts, where NCCL reads them. */
+ * before any rank starts, where NCCL reads them. Short options are nccl-tests' where the meaning is
+ * the same (-b -e -f -g -n -w -d); its other letters are taken for nothing else here. */
 #include <stdio.h>
 #include <string.h>
 
@@ -256,12 +257,13 @@ ms_cmd_bench(int argc, char **argv)
         g_strdup_printf("%s (default %s)", names->str, default_backend());
     const GOptionEntry entries[] = {
         {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
-        {"what", 'w', 0, G_OPTION_ARG_STRING, &a.what,
+        {"out", 0, 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
+        {"what", 0, 0, G_OPTION_ARG_STRING, &a.what,
          "p2p,alltoall,allreduce,gemm,launch,concurrency or all (default all)", "LIST"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &a.ranks,
-         "GPUs on this node (default: all visible; a job: its ranks)", "N"},
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
+        {"ranks", 'g', 0, G_OPTION_ARG_INT, &a.ranks,
+         "GPUs on this node (default: all visible; a job: its ranks; nccl-tests' --ngpus)", "N"},
+        {"ngpus", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &a.ranks, NULL, "N"},
+        {"topology", 0, 0, G_OPTION_ARG_STRING, &a.topology,
          "Label point-to-point pairs by its link classes; show its GPU's modelled kernel times",
          "NAME|FILE"},
         {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.values[V_MINBYTES],
@@ -270,11 +272,15 @@ ms_cmd_bench(int argc, char **argv)
          "Largest size (default 128M)", "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &a.stepfactor,
          "Multiply the size by this each step (default 2)", "F"},
-        {"iters", 0, 0, G_OPTION_ARG_STRING, &a.values[V_ITERS], "Timed iterations (default 20)",
+        {"iters", 'n', 0, G_OPTION_ARG_STRING, &a.values[V_ITERS], "Timed iterations (default 20)",
          "N"},
-        {"warmup", 0, 0, G_OPTION_ARG_STRING, &a.values[V_WARMUP], "Warm-up iterations (default 5)",
+        {"warmup", 'w', 0, G_OPTION_ARG_STRING, &a.values[V_WARMUP],
+         "Warm-up iterations (default 5)", "N"},
+        {"warmup_iters", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &a.values[V_WARMUP], NULL,
          "N"},
-        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.values[V_DTYPE], "bf16 (default) or fp16", "T"},
+        {"dtype", 'd', 0, G_OPTION_ARG_STRING, &a.values[V_DTYPE],
+         "bf16 (default) or fp16 (nccl-tests' bfloat16, half)", "T"},
+        {"datatype", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &a.values[V_DTYPE], NULL, "T"},
         {"d-model", 0, 0, G_OPTION_ARG_STRING, &a.values[V_D_MODEL],
          "Expert input width (default 4096)", "N"},
         {"d-ffn", 0, 0, G_OPTION_ARG_STRING, &a.values[V_D_FFN],

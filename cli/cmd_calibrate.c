@@ -394,7 +394,11 @@ ms_cmd_calibrate(int argc, char **argv)
             }
         }
     }
-    /* A bad held-out list is refused before the (long) fits. */
+    /* Rows of one configuration in two datatypes, or a bad held-out list, are refused before
+     * the (long) fits. */
+    if (!ms_calibrate_check_dtypes(set, &error)) {
+        return ms_cli_fail(error);
+    }
     guint n = ms_measurement_set_size(set);
     g_autofree gboolean *held_configs = g_new(gboolean, MAX(n, 1));
     if (holdout_configs && !ms_holdout_configs(set, holdout_configs, held_configs, &error)) {

@@ -86,7 +86,7 @@ ms_cmd_flows(int argc, char **argv)
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Write per-flow results and the summary as JSON (- for stdout, instead of the text)",
          "FILE"},
-        {"summary", 's', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary line", NULL},
+        {"summary", 0, 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary line", NULL},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check,
          "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},

@@ -105,7 +105,7 @@ trace_gen(int argc, char **argv)
         "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the trace to FILE ('-' = stdout)",
         "FILE"};
     entries[n++] = (GOptionEntry){
-        "binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL};
+        "binary", 0, 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL};
     entries[n++] =
         (GOptionEntry){"counts", 0,
                        0,        G_OPTION_ARG_NONE,
@@ -373,7 +373,7 @@ trace_info(int argc, char **argv)
     g_autofree char *json = NULL;
     gint64 expert_nodes = -1;
     GOptionEntry entries[] = {
-        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "also write the figures as JSON ('-' = "
          "stdout, instead of the table)",
          "FILE"},
@@ -450,10 +450,10 @@ trace_import(int argc, char **argv)
     char *counts[4] = {NULL};
     gboolean binary = FALSE;
     GOptionEntry entries[] = {
-        {"from", 'f', 0, G_OPTION_ARG_STRING, &from, "input format: csv, jsonl or counts-csv",
+        {"from", 0, 0, G_OPTION_ARG_STRING, &from, "input format: csv, jsonl or counts-csv",
          "FORMAT"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output trace ('-' = stdout)", "FILE"},
-        {"binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
+        {"binary", 0, 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
         {"experts", 0, 0, G_OPTION_ARG_STRING, &counts[0], "experts (default: largest id + 1)",
          "N"},
         {"layers", 0, 0, G_OPTION_ARG_STRING, &counts[1], "MoE layers (default: largest + 1)", "N"},
