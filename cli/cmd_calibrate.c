@@ -275,6 +275,7 @@ calibrate_layers(const LayerFitArgs *a)
             runs > 1 ? ", and further runs" : "");
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.calibrate-layers/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "fits");
     json_builder_begin_array(b);
     for (guint i = 0; i < lines->len; i++) {
@@ -448,6 +449,7 @@ ms_cmd_calibrate(int argc, char **argv)
     }
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.calibrate/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "fits");
     json_builder_begin_array(b);
     for (guint i = 0; i < report->len; i++) {

@@ -363,6 +363,8 @@ report_header(Report *r)
                     "           (us)  (GB/s)  (GB/s)       \n");
     JsonBuilder *jb = r->json;
     json_builder_begin_object(jb);
+    ms_json_member_string(jb, "schema", "moesim.collective/1"); /* docs/outputs.md */
+
     json_builder_set_member_name(jb, "topology");
     json_builder_add_string_value(jb, ms_topology_name(r->topo));
     json_builder_set_member_name(jb, "op");

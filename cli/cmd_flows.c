@@ -1,6 +1,7 @@
 /* cmd_flows: `moesim flows`: replays a flow list on a topology and prints when each flow
  * finished. */
 #include "cli.h"
+#include "sim/base/json_output.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -53,6 +54,7 @@ to_json(const MsTopology *topo, const MsFlowList *list, const MsTime *begin, con
     guint n = ms_flow_list_len(list);
     g_autoptr(JsonBuilder) jb = json_builder_new();
     json_builder_begin_object(jb);
+    ms_json_member_string(jb, "schema", "moesim.flows/1"); /* docs/outputs.md */
     json_builder_set_member_name(jb, "topology");
     json_builder_add_string_value(jb, ms_topology_name(topo));
     add_summary(jb, st, makespan, n);

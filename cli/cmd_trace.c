@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sim/base/json_output.h"
 #include "commands.h"
 #include "sim/base/units.h"
 #include "traces/trace_gen.h"
@@ -298,6 +299,7 @@ info_json(MsTraceReader *reader, const MsTraceStats *stats)
     const MsTraceHeader *h = ms_trace_reader_header(reader);
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.trace-info/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "source");
     json_builder_add_string_value(b, ms_trace_reader_source(reader));
     json_builder_set_member_name(b, "format");
