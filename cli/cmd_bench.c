@@ -44,7 +44,7 @@ static const char *const value_options[N_VALUES] = {
 };
 
 typedef struct {
-    char *backend, *topology, *out, *what, *timeout;
+    char *backend, *topology, *out, *json, *what, *timeout;
     char *values[N_VALUES];
     double stepfactor;
     gint ranks;
@@ -54,7 +54,7 @@ typedef struct {
 static void
 bench_args_clear(BenchArgs *a)
 {
-    char *strs[] = {a->backend, a->topology, a->out, a->what, a->timeout};
+    char *strs[] = {a->backend, a->topology, a->out, a->json, a->what, a->timeout};
     for (guint k = 0; k < G_N_ELEMENTS(strs); k++) {
         g_free(strs[k]);
     }
@@ -171,10 +171,19 @@ report(const BenchArgs *a, GBytes *result, const MsTopology *topo)
     if (topo && model == NULL) {
         return ms_cli_fail(error);
     }
+    /* "--json -": standard output holds the JSON alone, the table goes to standard error. */
+    FILE *text_out = a->json && strcmp(a->json, "-") == 0 ? stderr : stdout;
     g_autofree char *table = ms_bench_report_format(set, model);
-    fputs(table, stdout);
+    fputs(table, text_out);
     if (a->out) {
-        printf("# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
+        fprintf(text_out, "# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
+    }
+    if (a->json) {
+        g_autoptr(JsonNode) root =
+            ms_bench_report_to_json(set, a->backend ? a->backend : default_backend());
+        if (!ms_cli_write_json(a->json, root, &error)) {
+            return ms_cli_fail(error);
+        }
     }
     return MS_EXIT_OK;
 }
@@ -258,6 +267,9 @@ ms_cmd_bench(int argc, char **argv)
     const GOptionEntry entries[] = {
         {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
         {"out", 0, 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json,
+         "Also write the rows as JSON (- for standard output, the tables going to standard error)",
+         "FILE"},
         {"what", 0, 0, G_OPTION_ARG_STRING, &a.what,
          "p2p,alltoall,allreduce,gemm,launch,concurrency or all (default all)", "LIST"},
         {"ranks", 'g', 0, G_OPTION_ARG_INT, &a.ranks,

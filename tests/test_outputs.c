@@ -7,6 +7,9 @@
 
 #include <json-glib/json-glib.h>
 
+#include "validate/bench_report.h"
+#include "validate/measurement.h"
+
 /* --- the validator --- */
 
 static const char *
@@ -254,11 +257,51 @@ static const Case cases[] = {
     {"model", {"model", "show", "lina-gpt2-16e", "--json", "-", NULL}},
 };
 
+/* moesim bench needs GPUs: its document is built here from rows of every shape it measures
+ * (a collective with its dtype, a transfer without, a GEMM with min/median/mean, an all-to-all
+ * under an allreduce with NCCL settings), as its report does from rank 0's CSV. */
+static void
+check_bench(GHashTable *seen)
+{
+    g_autofree char *csv = ms_test_write_tmp(
+        "bench.csv", "# moesim-measurements 2\n"
+                     "kind,bytes,ranks,ranks_per_node,m,n,k,dtype,label,time_us,min_us,median_us,"
+                     "mean_us,background_bytes,channels,qps\n"
+                     "sendrecv,1048576,2,2,,,,,nvswitch,12.5,,,12.5,,,\n"
+                     "allreduce,26214400,8,8,,,,bf16,,440,,,440,,,\n"
+                     "gemm,0,1,1,1024,28672,4096,bf16,mlp_up_proj,610,600,610,615,,,\n"
+                     "alltoall_under_allreduce,4194304,8,8,,,,,,150,,,150,26214400,4,2\n");
+    GError *error = NULL;
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_load(csv, &error);
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+    g_autoptr(JsonNode) doc = ms_bench_report_to_json(set, "cuda");
+    g_autofree char *why = validate("bench", doc);
+    if (*why) {
+        fprintf(stderr, "\n  bench against its schema:\n%s", why);
+    }
+    CU_ASSERT_STRING_EQUAL(why, "");
+    JsonArray *rows = json_object_get_array_member(json_node_get_object(doc), "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(rows), 4);
+    JsonObject *p2p = json_array_get_object_element(rows, 0);
+    CU_ASSERT_TRUE(json_object_get_null_member(p2p, "dtype"));
+    CU_ASSERT_TRUE(json_object_get_null_member(p2p, "min_us"));
+    MS_ASSERT_REL(json_object_get_double_member(p2p, "time_us"), 12.5, 1e-12);
+    JsonObject *gemm = json_array_get_object_element(rows, 2);
+    CU_ASSERT_EQUAL(json_object_get_int_member(gemm, "n"), 28672);
+    MS_ASSERT_REL(json_object_get_double_member(gemm, "min_us"), 600, 1e-12);
+    JsonObject *under = json_array_get_object_element(rows, 3);
+    CU_ASSERT_EQUAL(json_object_get_int_member(under, "background_bytes"), 26214400);
+    CU_ASSERT_EQUAL(json_object_get_int_member(under, "qps"), 2);
+    g_hash_table_add(seen, (gpointer) "bench");
+}
+
 /* Standard output with --json - is one JSON document that its schema accepts. */
 static void
 test_every_output(void)
 {
     g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+    check_bench(seen);
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         const Case *c = &cases[i];
         g_autofree char *out = NULL, *err = NULL;
@@ -339,6 +382,7 @@ test_documented(void)
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_hash_table_add(names, (gpointer)cases[i].schema);
     }
+    g_hash_table_add(names, (gpointer) "bench");
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, names);
