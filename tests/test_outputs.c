@@ -255,6 +255,8 @@ static const Case cases[] = {
      {"trace", "info", "gen:experts=16,ranks=16,expert_nodes=4,max_nodes=2", "--json", "-", NULL}},
     {"topology", {"topo", "show", "dgx-a100-2node", "--json", "-", NULL}},
     {"model", {"model", "show", "lina-gpt2-16e", "--json", "-", NULL}},
+    {"model", {"model", "show", "deepseek-v3", "--json", "-", NULL}},
+    {"topology", {"topo", "show", "dgx-h100", "--json", "-", NULL}},
 };
 
 /* moesim bench needs GPUs: its document is built here from rows of every shape it measures
