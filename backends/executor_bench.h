@@ -79,11 +79,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsBenchSpec, ms_bench_spec_free)
 /* "p2p,alltoall,allreduce,gemm,launch,concurrency" in any order and subset, or "all". FALSE with
  * MS_BENCH_ERROR_SPEC naming the unknown item. */
 gboolean ms_bench_parse_what(const char *list, guint32 *what, GError **error);
-/* "1,16,256" (strictly increasing, 1 to MS_BENCH_MAX_TOKENS) into spec->tokens. */
-gboolean ms_bench_parse_tokens(const char *list, MsBenchSpec *spec, GError **error);
-/* "1M,4M,16M" (sizes with their unit or in bytes, strictly increasing, 1 to MS_BENCH_MAX_BYTES)
- * into spec->concurrency_sizes; FALSE with MS_BENCH_ERROR_SPEC naming the item. */
-gboolean ms_bench_parse_concurrency_sizes(const char *list, MsBenchSpec *spec, GError **error);
 /* Every field in range (MS_BENCH_ERROR_SPEC naming the field and the value otherwise). */
 gboolean ms_bench_spec_check(const MsBenchSpec *spec, GError **error);
 

@@ -4,12 +4,14 @@
  * It prints them with nccl-tests columns and writes the moesim measurement CSV that calibration
  * reads. On one node it forks one rank per device; under srun or torchrun every process runs it
  * and rank 0 reports. NCCL's channel and queue pair settings go into this process's environment
- * before any rank starts, where NCCL reads them. */
+ * before any rank starts, where NCCL reads them. Short options are nccl-tests' where the meaning is
+ * the same (-b -e -f -g -n -w -d); its other letters are taken for nothing else here. */
 #include <stdio.h>
 #include <string.h>
 
 #include "backends/executor.h"
 #include "backends/executor_bench.h"
+#include "backends/bench_options.h"
 #include "backends/executor_launch.h"
 #include "backends/executor_remote.h"
 #include "backends/registry.h"
@@ -19,76 +21,71 @@
 #include "validate/bench_report.h"
 #include "validate/moesim_csv.h"
 
+/* The options whose values bench_options.h parses against its ranges, by index. */
+enum {
+    V_ITERS,
+    V_WARMUP,
+    V_MINBYTES,
+    V_MAXBYTES,
+    V_TOKENS,
+    V_D_MODEL,
+    V_D_FFN,
+    V_CONC_SIZES,
+    V_BACKGROUND,
+    V_CHANNELS,
+    V_QPS,
+    V_DTYPE,
+    N_VALUES
+};
+static const char *const value_options[N_VALUES] = {
+    "--iters",      "--warmup",   "--minbytes", "--maxbytes",
+    "--tokens",     "--d-model",  "--d-ffn",    "--concurrency-sizes",
+    "--background", "--channels", "--qps",      "--dtype",
+};
+
 typedef struct {
-    char *backend, *topology, *out, *what, *minbytes, *maxbytes, *dtype, *tokens, *timeout;
-    char *conc_sizes, *background;
+    char *backend, *topology, *out, *json, *what, *timeout;
+    char *values[N_VALUES];
     double stepfactor;
-    gint ranks, iters, warmup, d_model, d_ffn, channels, qps;
+    gint ranks;
     gboolean plain;
 } BenchArgs;
 
 static void
 bench_args_clear(BenchArgs *a)
 {
-    char *strs[] = {a->backend, a->topology, a->out,     a->what,       a->minbytes,  a->maxbytes,
-                    a->dtype,   a->tokens,   a->timeout, a->conc_sizes, a->background};
+    char *strs[] = {a->backend, a->topology, a->out, a->json, a->what, a->timeout};
     for (guint k = 0; k < G_N_ELEMENTS(strs); k++) {
         g_free(strs[k]);
+    }
+    for (guint k = 0; k < N_VALUES; k++) {
+        g_free(a->values[k]);
     }
 }
 
 static gboolean
 fill_spec(const BenchArgs *a, MsBenchSpec *spec, GError **error)
 {
-    if ((a->what && !ms_bench_parse_what(a->what, &spec->what, error)) ||
-        (a->tokens && !ms_bench_parse_tokens(a->tokens, spec, error)) ||
-        (a->minbytes && !ms_cli_parse_size("--minbytes", a->minbytes, &spec->min_bytes, error)) ||
-        (a->maxbytes && !ms_cli_parse_size("--maxbytes", a->maxbytes, &spec->max_bytes, error))) {
+    if (a->what && !ms_bench_parse_what(a->what, &spec->what, error)) {
         return FALSE;
     }
-    /* -1: not given */
-    if (a->iters == 0 || a->iters < -1 || a->warmup < -1 || a->d_model == 0 || a->d_model < -1 ||
-        a->d_ffn == 0 || a->d_ffn < -1) {
-        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
-                    "--iters, --d-model and --d-ffn must be at least 1, --warmup at least 0 "
-                    "(got %d, %d, %d, %d)",
-                    a->iters, a->d_model, a->d_ffn, a->warmup);
-        return FALSE;
+    for (guint k = 0; k < N_VALUES; k++) {
+        if (a->values[k] && !ms_bench_option_set(spec, value_options[k], a->values[k], error)) {
+            return FALSE;
+        }
     }
     if (a->ranks == 0 || a->ranks < -1) {
         g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "--ranks: %d is not at least 1",
                     a->ranks);
         return FALSE;
     }
-    if (a->channels == 0 || a->channels < -1 || a->channels > (gint)MS_MEAS_MAX_CHANNELS ||
-        a->qps == 0 || a->qps < -1 || a->qps > (gint)MS_MEAS_MAX_QPS) {
-        g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
-                    "--channels must be 1 to %u and --qps 1 to %u (got %d, %d)",
-                    MS_MEAS_MAX_CHANNELS, MS_MEAS_MAX_QPS, a->channels, a->qps);
-        return FALSE;
-    }
-    if ((a->conc_sizes && !ms_bench_parse_concurrency_sizes(a->conc_sizes, spec, error)) ||
-        (a->background &&
-         !ms_cli_parse_size("--background", a->background, &spec->background_bytes, error))) {
-        return FALSE;
-    }
-    spec->channels = a->channels > 0 ? (guint32)a->channels : 0;
-    spec->qps = a->qps > 0 ? (guint32)a->qps : 0;
     /* Settings the options leave to the environment are read from it, so that the rows say what
      * NCCL ran with. */
     if (!ms_bench_nccl_env(spec, NULL, error)) {
         return FALSE;
     }
     spec->step_factor = a->stepfactor ? a->stepfactor : spec->step_factor;
-    spec->iters = a->iters > 0 ? (guint32)a->iters : spec->iters;
-    spec->warmup = a->warmup >= 0 ? (guint32)a->warmup : spec->warmup;
-    spec->d_model = a->d_model > 0 ? (guint64)a->d_model : spec->d_model;
-    spec->d_ffn = a->d_ffn > 0 ? (guint64)a->d_ffn : spec->d_ffn;
     spec->gated = !a->plain;
-    if (a->dtype) {
-        g_free(spec->dtype);
-        spec->dtype = g_strdup(a->dtype);
-    }
     return ms_bench_spec_check(spec, error);
 }
 
@@ -174,10 +171,19 @@ report(const BenchArgs *a, GBytes *result, const MsTopology *topo)
     if (topo && model == NULL) {
         return ms_cli_fail(error);
     }
+    /* "--json -": standard output holds the JSON alone, the table goes to standard error. */
+    FILE *text_out = a->json && strcmp(a->json, "-") == 0 ? stderr : stdout;
     g_autofree char *table = ms_bench_report_format(set, model);
-    fputs(table, stdout);
+    fputs(table, text_out);
     if (a->out) {
-        printf("# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
+        fprintf(text_out, "# %u rows written to %s\n", ms_measurement_set_size(set), a->out);
+    }
+    if (a->json) {
+        g_autoptr(JsonNode) root =
+            ms_bench_report_to_json(set, a->backend ? a->backend : default_backend());
+        if (!ms_cli_write_json(a->json, root, &error)) {
+            return ms_cli_fail(error);
+        }
     }
     return MS_EXIT_OK;
 }
@@ -230,13 +236,7 @@ bench(const BenchArgs *a)
 int
 ms_cmd_bench(int argc, char **argv)
 {
-    BenchArgs a = {.ranks = -1,
-                   .iters = -1,
-                   .warmup = -1,
-                   .d_model = -1,
-                   .d_ffn = -1,
-                   .channels = -1,
-                   .qps = -1};
+    BenchArgs a = {.ranks = -1};
     g_autoptr(GString) names = g_string_new(NULL);
     g_autoptr(GString) description = g_string_new(
         "Communication rows follow nccl-tests: size (B), count, type, redop, root, time (us,\n"
@@ -266,35 +266,48 @@ ms_cmd_bench(int argc, char **argv)
         g_strdup_printf("%s (default %s)", names->str, default_backend());
     const GOptionEntry entries[] = {
         {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
-        {"what", 'w', 0, G_OPTION_ARG_STRING, &a.what,
+        {"out", 0, 0, G_OPTION_ARG_FILENAME, &a.out, "Write the measurement CSV to FILE", "FILE"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json,
+         "Also write the rows as JSON (- for standard output, the tables going to standard error)",
+         "FILE"},
+        {"what", 0, 0, G_OPTION_ARG_STRING, &a.what,
          "p2p,alltoall,allreduce,gemm,launch,concurrency or all (default all)", "LIST"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &a.ranks,
-         "GPUs on this node (default: all visible; a job: its ranks)", "N"},
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &a.topology,
+        {"ranks", 'g', 0, G_OPTION_ARG_INT, &a.ranks,
+         "GPUs on this node (default: all visible; a job: its ranks; nccl-tests' --ngpus)", "N"},
+        {"ngpus", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &a.ranks, NULL, "N"},
+        {"topology", 0, 0, G_OPTION_ARG_STRING, &a.topology,
          "Label point-to-point pairs by its link classes; show its GPU's modelled kernel times",
          "NAME|FILE"},
-        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.minbytes, "Smallest size (default 8)", "SIZE"},
-        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.maxbytes, "Largest size (default 128M)",
-         "SIZE"},
+        {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &a.values[V_MINBYTES],
+         "Smallest size (default 8)", "SIZE"},
+        {"maxbytes", 'e', 0, G_OPTION_ARG_STRING, &a.values[V_MAXBYTES],
+         "Largest size (default 128M)", "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &a.stepfactor,
          "Multiply the size by this each step (default 2)", "F"},
-        {"iters", 0, 0, G_OPTION_ARG_INT, &a.iters, "Timed iterations (default 20)", "N"},
-        {"warmup", 0, 0, G_OPTION_ARG_INT, &a.warmup, "Warm-up iterations (default 5)", "N"},
-        {"dtype", 0, 0, G_OPTION_ARG_STRING, &a.dtype, "bf16 (default) or fp16", "T"},
-        {"d-model", 0, 0, G_OPTION_ARG_INT, &a.d_model, "Expert input width (default 4096)", "N"},
-        {"d-ffn", 0, 0, G_OPTION_ARG_INT, &a.d_ffn, "Expert hidden width (default 14336)", "N"},
+        {"iters", 'n', 0, G_OPTION_ARG_STRING, &a.values[V_ITERS], "Timed iterations (default 20)",
+         "N"},
+        {"warmup", 'w', 0, G_OPTION_ARG_STRING, &a.values[V_WARMUP],
+         "Warm-up iterations (default 5)", "N"},
+        {"warmup_iters", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &a.values[V_WARMUP], NULL,
+         "N"},
+        {"dtype", 'd', 0, G_OPTION_ARG_STRING, &a.values[V_DTYPE],
+         "bf16 (default) or fp16 (nccl-tests' bfloat16, half)", "T"},
+        {"datatype", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &a.values[V_DTYPE], NULL, "T"},
+        {"d-model", 0, 0, G_OPTION_ARG_STRING, &a.values[V_D_MODEL],
+         "Expert input width (default 4096)", "N"},
+        {"d-ffn", 0, 0, G_OPTION_ARG_STRING, &a.values[V_D_FFN],
+         "Expert hidden width (default 14336)", "N"},
         {"no-gated", 0, 0, G_OPTION_ARG_NONE, &a.plain,
          "Plain expert MLP (the default is gated, SwiGLU)", NULL},
-        {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.tokens,
+        {"tokens", 0, 0, G_OPTION_ARG_STRING, &a.values[V_TOKENS],
          "Token counts of the GEMM sweep (default 1,2,4,...,8192)", "LIST"},
-        {"concurrency-sizes", 0, 0, G_OPTION_ARG_STRING, &a.conc_sizes,
+        {"concurrency-sizes", 0, 0, G_OPTION_ARG_STRING, &a.values[V_CONC_SIZES],
          "All-to-all sizes of the concurrency benchmark (default 1M,4M,16M,64M)", "LIST"},
-        {"background", 0, 0, G_OPTION_ARG_STRING, &a.background,
+        {"background", 0, 0, G_OPTION_ARG_STRING, &a.values[V_BACKGROUND],
          "Size of the allreduce looping under them (default 25M)", "SIZE"},
-        {"channels", 0, 0, G_OPTION_ARG_INT, &a.channels,
+        {"channels", 0, 0, G_OPTION_ARG_STRING, &a.values[V_CHANNELS],
          "Run NCCL on N channels (NCCL_MIN/MAX_NCHANNELS; default NCCL's choice)", "N"},
-        {"qps", 0, 0, G_OPTION_ARG_INT, &a.qps,
+        {"qps", 0, 0, G_OPTION_ARG_STRING, &a.values[V_QPS],
          "Queue pairs per network connection (NCCL_IB_QPS_PER_CONNECTION; default NCCL's)", "N"},
         {"timeout", 0, 0, G_OPTION_ARG_STRING, &a.timeout, "Give up after this long (default 600s)",
          "TIME"},

@@ -275,6 +275,7 @@ calibrate_layers(const LayerFitArgs *a)
             runs > 1 ? ", and further runs" : "");
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.calibrate-layers/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "fits");
     json_builder_begin_array(b);
     for (guint i = 0; i < lines->len; i++) {
@@ -394,7 +395,11 @@ ms_cmd_calibrate(int argc, char **argv)
             }
         }
     }
-    /* A bad held-out list is refused before the (long) fits. */
+    /* Rows of one configuration in two datatypes, or a bad held-out list, are refused before
+     * the (long) fits. */
+    if (!ms_calibrate_check_dtypes(set, &error)) {
+        return ms_cli_fail(error);
+    }
     guint n = ms_measurement_set_size(set);
     g_autofree gboolean *held_configs = g_new(gboolean, MAX(n, 1));
     if (holdout_configs && !ms_holdout_configs(set, holdout_configs, held_configs, &error)) {
@@ -444,6 +449,7 @@ ms_cmd_calibrate(int argc, char **argv)
     }
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.calibrate/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "fits");
     json_builder_begin_array(b);
     for (guint i = 0; i < report->len; i++) {

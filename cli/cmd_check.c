@@ -76,9 +76,9 @@ ms_cmd_check(int argc, char **argv)
     g_autofree char *baseline = NULL, *tolerance = NULL, *json = NULL, *junit = NULL;
     gboolean update = FALSE;
     const GOptionEntry entries[] = {
-        {"baseline", 'b', 0, G_OPTION_ARG_FILENAME, &baseline,
+        {"baseline", 0, 0, G_OPTION_ARG_FILENAME, &baseline,
          "Baseline JSON: scenarios and their expected figures (required)", "FILE"},
-        {"tolerance", 't', 0, G_OPTION_ARG_STRING, &tolerance,
+        {"tolerance", 0, 0, G_OPTION_ARG_STRING, &tolerance,
          "Allowed worsening, e.g. 2% (default 2%)", "T"},
         {"update", 0, 0, G_OPTION_ARG_NONE, &update, "Record the current figures as the baseline",
          NULL},

@@ -1,7 +1,8 @@
 /* cmd_collective: `moesim collective`: a simulated nccl-tests sweep, printed in nccl-tests'
  * columns so that it can sit beside a real all_reduce_perf / alltoall_perf log. Sizes follow
- * nccl-tests: float elements, and for alltoall, reducescatter and allgather a whole number of
- * elements per rank. */
+ * nccl-tests: elements of the --dtype (float by default), and for alltoall, reducescatter and
+ * allgather a whole number of elements per rank. Short options are nccl-tests' where the meaning
+ * is the same (-b -e -f -i -g -d); its others are not taken for anything else. */
 #include "cli.h"
 #include "commands.h"
 
@@ -18,7 +19,30 @@
 /* Sweeps longer than this are refused: a step factor barely above 1 would otherwise simulate
  * millions of sizes. */
 #define MAX_SIZES 10000u
-#define FLOAT_BYTES 4u
+
+/* nccl-tests' data types (src/common.cu, test_typenames, and its fp8 types since 2.19) as it
+ * prints them, their element sizes, and the other spellings taken for them: NCCL's and moesim's
+ * (validate/measurement.c). The model moves bytes: the type only sets the count column and how a
+ * size rounds to whole elements. */
+static const struct {
+    const char *name;
+    guint bytes;
+    const char *other[3];
+} dtypes[] = {
+    {"int8", 1, {"char"}},
+    {"uint8", 1, {NULL}},
+    {"int32", 4, {"int"}},
+    {"uint32", 4, {NULL}},
+    {"int64", 8, {NULL}},
+    {"uint64", 8, {NULL}},
+    {"half", 2, {"fp16", "float16"}},
+    {"float", 4, {"fp32", "float32"}},
+    {"double", 8, {"fp64", "float64"}},
+    {"bfloat16", 2, {"bf16"}},
+    {"f8e4m3", 1, {"fp8_e4m3"}},
+    {"f8e5m2", 1, {"fp8_e5m2"}},
+};
+#define DTYPE_FLOAT 7u
 
 typedef struct {
     guint64 size;  /* the size column: bytes of the buffer nccl-tests reports */
@@ -33,10 +57,12 @@ typedef struct {
 
 typedef struct {
     char *topology, *op_name, *algo_name, *json, *minbytes, *maxbytes, *alpha, *delay;
-    char *calibration, *net;
+    char *calibration, *net, *stepbytes, *dtype_name;
     double stepfactor;
     gint ranks, channels, window, per_node;
     gboolean check;
+    guint dtype;  /* index in dtypes */
+    guint64 step; /* --stepbytes; 0: multiply by stepfactor */
 } Options;
 
 static void
@@ -52,17 +78,35 @@ options_clear(Options *o)
     g_free(o->delay);
     g_free(o->calibration);
     g_free(o->net);
+    g_free(o->stepbytes);
+    g_free(o->dtype_name);
 }
 
-/* nccl-tests' reading of a sweep size (its setupArgs and getCollByteCount): size / 4 float
- * elements; allreduce passes them all as the count, the others count/n per rank, and the size
+/* nccl-tests' reading of a sweep size (its setupArgs and getCollByteCount): size / the element
+ * size; allreduce passes them all as the count, the others count/n per rank, and the size
  * column is the buffer those counts make. */
 static void
-nccl_tests_size(MsCollOp op, guint n, guint64 size, Row *row)
+nccl_tests_size(MsCollOp op, guint n, guint elem, guint64 size, Row *row)
 {
-    guint64 count = size / FLOAT_BYTES;
+    guint64 count = size / elem;
     row->count = op == MS_COLL_ALLREDUCE ? count : count / n;
-    row->size = (op == MS_COLL_ALLREDUCE ? row->count : row->count * n) * FLOAT_BYTES;
+    row->size = (op == MS_COLL_ALLREDUCE ? row->count : row->count * n) * elem;
+}
+
+static gboolean
+dtype_from_name(const char *name, guint *out)
+{
+    for (guint i = 0; i < G_N_ELEMENTS(dtypes); i++) {
+        gboolean match = strcmp(name, dtypes[i].name) == 0;
+        for (guint k = 0; k < G_N_ELEMENTS(dtypes[i].other) && dtypes[i].other[k]; k++) {
+            match |= strcmp(name, dtypes[i].other[k]) == 0;
+        }
+        if (match) {
+            *out = i;
+            return TRUE;
+        }
+    }
+    return FALSE;
 }
 
 /* Simulates one size from scratch; the time is from launch to the last rank's completion. */
@@ -106,11 +150,15 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
     return TRUE;
 }
 
-/* The size after `size` (< hi) in a sweep: size x factor rounded down, at least size + 1; past
- * hi (also where a guint64 could not hold it) the sweep ends: returns hi + 1. */
+/* The size after `size` (< hi) in a sweep: size + step when step is not 0 (nccl-tests' -i), else
+ * size x factor rounded down, at least size + 1; past hi (also where a guint64 could not hold
+ * it) the sweep ends: returns hi + 1. */
 static guint64
-next_size(guint64 size, guint64 hi, double factor)
+next_size(guint64 size, guint64 hi, double factor, guint64 step)
 {
+    if (step) {
+        return step > hi - size ? hi + 1 : size + step;
+    }
     double next = floor((double)size * factor);
     if (next > (double)hi) {
         return hi + 1;
@@ -119,10 +167,11 @@ next_size(guint64 size, guint64 hi, double factor)
 }
 
 static guint
-count_sizes(guint64 lo, guint64 hi, double factor)
+count_sizes(guint64 lo, guint64 hi, double factor, guint64 step)
 {
     guint n = 0;
-    for (guint64 size = lo; size <= hi && n <= MAX_SIZES; size = next_size(size, hi, factor)) {
+    for (guint64 size = lo; size <= hi && n <= MAX_SIZES;
+         size = next_size(size, hi, factor, step)) {
         n++;
     }
     return n;
@@ -144,12 +193,17 @@ format_time(double us, char *buf, gsize len)
 static gboolean
 parse_options(int *argc, char ***argv, Options *o)
 {
+    /* nccl-tests' letters and long names where the meaning is the same (src/common.cu); hidden
+     * entries take its long spellings. Its -t -n -w -c -o -a -p ... mean things moesim does not
+     * model here, so no option of this command takes those letters. */
     const GOptionEntry entries[] = {
-        {"topology", 't', 0, G_OPTION_ARG_STRING, &o->topology,
+        {"topology", 0, 0, G_OPTION_ARG_STRING, &o->topology,
          "Topology name or file (default dgx-a100)", "T"},
-        {"op", 'o', 0, G_OPTION_ARG_STRING, &o->op_name,
-         "alltoall, allreduce, reducescatter or allgather", "OP"},
-        {"algo", 'a', 0, G_OPTION_ARG_STRING, &o->algo_name,
+        {"op", 0, 0, G_OPTION_ARG_STRING, &o->op_name,
+         "alltoall, allreduce, reducescatter or allgather (also nccl-tests' all_reduce, "
+         "all_to_all, all_reduce_perf ...)",
+         "OP"},
+        {"algo", 0, 0, G_OPTION_ARG_STRING, &o->algo_name,
          "direct, 2dh, pipe (alltoall); ring, hier (allreduce); default auto", "A"},
         {"minbytes", 'b', 0, G_OPTION_ARG_STRING, &o->minbytes, "Smallest size (default 8)",
          "SIZE"},
@@ -157,12 +211,20 @@ parse_options(int *argc, char ***argv, Options *o)
          "SIZE"},
         {"stepfactor", 'f', 0, G_OPTION_ARG_DOUBLE, &o->stepfactor,
          "Multiply the size by this factor each step (default 2)", "F"},
-        {"ranks", 'n', 0, G_OPTION_ARG_INT, &o->ranks, "Use GPUs 0..N-1 (default: all)", "N"},
-        {"per-node", 'p', 0, G_OPTION_ARG_INT, &o->per_node,
+        {"stepbytes", 'i', 0, G_OPTION_ARG_STRING, &o->stepbytes,
+         "Add this to the size each step instead", "SIZE"},
+        {"ranks", 'g', 0, G_OPTION_ARG_INT, &o->ranks,
+         "Use GPUs 0..N-1 (default: all; nccl-tests' -g, --ngpus)", "N"},
+        {"ngpus", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &o->ranks, NULL, "N"},
+        {"dtype", 'd', 0, G_OPTION_ARG_STRING, &o->dtype_name,
+         "Element type, nccl-tests' names: float (default), half, bfloat16, double, int8, ...",
+         "T"},
+        {"datatype", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &o->dtype_name, NULL, "T"},
+        {"per-node", 0, 0, G_OPTION_ARG_INT, &o->per_node,
          "Use the first P GPUs of each node (with --ranks: as many nodes as needed)", "P"},
-        {"channels", 'c', 0, G_OPTION_ARG_INT, &o->channels,
-         "Ring channels (default: NICs per node)", "C"},
-        {"window", 'w', 0, G_OPTION_ARG_INT, &o->window,
+        {"channels", 0, 0, G_OPTION_ARG_INT, &o->channels, "Ring channels (default: NICs per node)",
+         "C"},
+        {"window", 0, 0, G_OPTION_ARG_INT, &o->window,
          "alltoall rounds in flight per rank (default 0: all)", "W"},
         {"alpha", 0, 0, G_OPTION_ARG_STRING, &o->alpha, "Per-call overhead, e.g. 10us (default 0)",
          "TIME"},
@@ -180,23 +242,24 @@ parse_options(int *argc, char ***argv, Options *o)
     };
     return ms_cli_parse(
         argc, argv, entries, NULL, "Simulate an nccl-tests size sweep of one collective.",
-        "Output columns follow NVIDIA nccl-tests: size (B), count (float elements), type, "
-        "redop, root, time (us), algbw and busbw (GB/s), for out-of-place and in-place "
-        "(identical in the model). As in nccl-tests, alltoall, reducescatter and "
-        "allgather round the size down to a whole number of floats per rank.\n"
+        "Output columns follow NVIDIA nccl-tests: size (B), count (elements), type, "
+        "redop, root, time (us), algbw and busbw (GB/s), #wrong (0: no data is checked), for "
+        "out-of-place and in-place (identical in the model). As in nccl-tests, alltoall, "
+        "reducescatter and allgather round the size down to a whole number of elements per "
+        "rank.\n"
         "See docs/collectives.md.");
 }
 
 /* Checks what needs no topology; fills spec's op, algo, alpha and step delay and the sweep. */
 static int
-check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
+check_options(Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
 {
     g_autoptr(GError) error = NULL;
     if (o->op_name == NULL) {
         return ms_cli_usage("collective: --op is required (alltoall, allreduce, reducescatter, "
                             "allgather)");
     }
-    if (!ms_coll_op_from_name(o->op_name, &spec->op)) {
+    if (!ms_coll_op_from_alias(o->op_name, &spec->op)) {
         return ms_cli_usage("collective: unknown --op '%s' (alltoall, allreduce, reducescatter, "
                             "allgather)",
                             o->op_name);
@@ -209,6 +272,17 @@ check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
         (o->maxbytes && !ms_cli_parse_size("--maxbytes", o->maxbytes, hi, &error))) {
         return ms_cli_fail(error);
     }
+    if (o->stepbytes && !ms_cli_parse_size("--stepbytes", o->stepbytes, &o->step, &error)) {
+        return ms_cli_fail(error);
+    }
+    if (o->stepbytes && o->step == 0) {
+        return ms_cli_usage("collective: --stepbytes must be at least 1 (got %s)", o->stepbytes);
+    }
+    if (o->dtype_name && !dtype_from_name(o->dtype_name, &o->dtype)) {
+        return ms_cli_usage("collective: unknown --dtype '%s' (int8, uint8, int32, uint32, int64, "
+                            "uint64, half, float, double, bfloat16, f8e4m3, f8e5m2)",
+                            o->dtype_name);
+    }
     if (*lo > *hi) {
         return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT
                             " is larger than --maxbytes %" G_GUINT64_FORMAT,
@@ -219,11 +293,12 @@ check_options(const Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
                             "(got %g)",
                             o->stepfactor);
     }
-    if (count_sizes(*lo, *hi, o->stepfactor) > MAX_SIZES) {
+    if (count_sizes(*lo, *hi, o->stepfactor, o->step) > MAX_SIZES) {
+        g_autofree char *by = o->step ? g_strdup_printf("--stepbytes %" G_GUINT64_FORMAT, o->step)
+                                      : g_strdup_printf("--stepfactor %.10g", o->stepfactor);
         return ms_cli_usage("collective: --minbytes %" G_GUINT64_FORMAT
-                            " to --maxbytes %" G_GUINT64_FORMAT
-                            " by --stepfactor %.10g makes more than %u sizes",
-                            *lo, *hi, o->stepfactor, MAX_SIZES);
+                            " to --maxbytes %" G_GUINT64_FORMAT " by %s makes more than %u sizes",
+                            *lo, *hi, by, MAX_SIZES);
     }
     if (o->ranks < 0) {
         return ms_cli_usage("collective: --ranks must be >= 0 (got %d)", o->ranks);
@@ -256,6 +331,7 @@ typedef struct {
     const MsCollSpec *spec;
     MsCollAlgo algo;
     guint channels;
+    guint dtype;
     GArray *rows;
     GString *text;
     JsonBuilder *json;
@@ -287,6 +363,8 @@ report_header(Report *r)
                     "           (us)  (GB/s)  (GB/s)       \n");
     JsonBuilder *jb = r->json;
     json_builder_begin_object(jb);
+    ms_json_member_string(jb, "schema", "moesim.collective/1"); /* docs/outputs.md */
+
     json_builder_set_member_name(jb, "topology");
     json_builder_add_string_value(jb, ms_topology_name(r->topo));
     json_builder_set_member_name(jb, "op");
@@ -299,11 +377,14 @@ report_header(Report *r)
     json_builder_add_int_value(jb, r->channels);
     json_builder_set_member_name(jb, "net");
     json_builder_add_string_value(jb, net);
+    json_builder_set_member_name(jb, "type");
+    json_builder_add_string_value(jb, dtypes[r->dtype].name);
     json_builder_set_member_name(jb, "rows");
     json_builder_begin_array(jb);
 }
 
-/* Adds a row; returns its bus bandwidth. */
+/* Adds a row; returns its bus bandwidth. #wrong is 0, as nccl-tests prints it when it checks:
+ * the model moves no data, so none can be wrong (nccl-tests' N/A means "not checked"). */
 static double
 report_row(Report *r, const Row *row)
 {
@@ -317,8 +398,8 @@ report_row(Report *r, const Row *row)
     g_string_append_printf(r->text,
                            "%12" G_GUINT64_FORMAT "  %12" G_GUINT64_FORMAT
                            "  %8s  %6s  %6i  %7s  %6.2f  %6.2f  %5s  %7s  %6.2f  %6.2f  %5s\n",
-                           row->size, row->count, "float", redop, -1, t, algbw, busbw, "N/A", t,
-                           algbw, busbw, "N/A");
+                           row->size, row->count, dtypes[r->dtype].name, redop, -1, t, algbw, busbw,
+                           "0", t, algbw, busbw, "0");
     json_builder_begin_object(r->json);
     ms_json_member_int(r->json, "size", row->size);
     ms_json_member_int(r->json, "count", row->count);
@@ -348,14 +429,13 @@ report_footer(Report *r, double avg_busbw)
 
 /* Simulates every size of the sweep into r->rows. */
 static gboolean
-sweep(Report *r, MsCollSpec *spec, guint64 lo, guint64 hi, double factor, gboolean check,
-      GError **error)
+sweep(Report *r, MsCollSpec *spec, guint64 lo, guint64 hi, const Options *o, GError **error)
 {
-    for (guint64 size = lo; size <= hi; size = next_size(size, hi, factor)) {
+    for (guint64 size = lo; size <= hi; size = next_size(size, hi, o->stepfactor, o->step)) {
         Row row = {0};
-        nccl_tests_size(spec->op, spec->n_ranks, size, &row);
+        nccl_tests_size(spec->op, spec->n_ranks, dtypes[o->dtype].bytes, size, &row);
         spec->bytes = row.size;
-        if (!simulate(r->topo, r->cal, spec, check, &row, error)) {
+        if (!simulate(r->topo, r->cal, spec, o->check, &row, error)) {
             return FALSE;
         }
         g_array_append_val(r->rows, row);
@@ -419,12 +499,13 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
                 : spec->op == MS_COLL_ALLTOALL  ? MS_COLL_ALGO_DIRECT
                                                 : MS_COLL_ALGO_RING,
         .channels = o->channels ? (guint)o->channels : MAX(1, ms_topology_nics_per_node(topo)),
+        .dtype = o->dtype,
         .rows = rows,
         .text = text,
         .json = jb,
     };
     double t0 = ms_cli_wall_seconds();
-    if (!sweep(&r, spec, lo, hi, o->stepfactor, o->check, &error)) {
+    if (!sweep(&r, spec, lo, hi, o, &error)) {
         return ms_cli_fail(error);
     }
     double wall = ms_cli_wall_seconds() - t0;
@@ -453,7 +534,7 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
 int
 ms_cmd_collective(int argc, char **argv)
 {
-    Options o = {.stepfactor = 2.0};
+    Options o = {.stepfactor = 2.0, .dtype = DTYPE_FLOAT};
     int rc = MS_EXIT_USAGE;
     if (parse_options(&argc, &argv, &o)) {
         MsCollSpec spec = {0};

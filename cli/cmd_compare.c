@@ -165,6 +165,7 @@ ms_cmd_compare(int argc, char **argv)
     }
     g_autoptr(JsonBuilder) jb = json_builder_new();
     json_builder_begin_object(jb);
+    ms_json_member_string(jb, "schema", "moesim.compare/1"); /* docs/outputs.md */
     json_builder_set_member_name(jb, "scenario");
     json_builder_add_string_value(jb, what);
     json_builder_set_member_name(jb, "policies");

@@ -302,7 +302,7 @@ ms_cmd_exec(int argc, char **argv)
         backend_help = g_strdup_printf("%s (default %s)", names->str, DEFAULT_BACKEND);
     }
     const GOptionEntry own[] = {
-        {"backend", 'b', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
+        {"backend", 'B', 0, G_OPTION_ARG_STRING, &a.backend, backend_help, "NAME"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json, "Write the summary JSON (- for stdout)",
          "FILE"},
         {"chrome-trace", 0, 0, G_OPTION_ARG_FILENAME, &a.chrome,

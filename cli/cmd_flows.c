@@ -1,6 +1,7 @@
 /* cmd_flows: `moesim flows`: replays a flow list on a topology and prints when each flow
  * finished. */
 #include "cli.h"
+#include "sim/base/json_output.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -53,6 +54,7 @@ to_json(const MsTopology *topo, const MsFlowList *list, const MsTime *begin, con
     guint n = ms_flow_list_len(list);
     g_autoptr(JsonBuilder) jb = json_builder_new();
     json_builder_begin_object(jb);
+    ms_json_member_string(jb, "schema", "moesim.flows/1"); /* docs/outputs.md */
     json_builder_set_member_name(jb, "topology");
     json_builder_add_string_value(jb, ms_topology_name(topo));
     add_summary(jb, st, makespan, n);
@@ -86,7 +88,7 @@ ms_cmd_flows(int argc, char **argv)
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Write per-flow results and the summary as JSON (- for stdout, instead of the text)",
          "FILE"},
-        {"summary", 's', 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary line", NULL},
+        {"summary", 0, 0, G_OPTION_ARG_NONE, &quiet, "Print only the summary line", NULL},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &check,
          "Verify link capacities, bytes and time order during the run", NULL},
         {NULL},

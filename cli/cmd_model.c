@@ -166,6 +166,7 @@ to_json(const MsModel *m, const Params *p)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.model/1"); /* docs/outputs.md */
     json_spec(b, m);
     json_builder_set_member_name(b, "params");
     json_builder_begin_object(b);

@@ -117,7 +117,7 @@ ms_cmd_plan(int argc, char **argv)
          "P[:params]"},
         {"mode", 0, 0, G_OPTION_ARG_STRING, &mode_name, "train (a step) or infer (a batch)",
          "train|infer"},
-        {"iteration", 'i', 0, G_OPTION_ARG_INT64, &iteration,
+        {"iteration", 0, 0, G_OPTION_ARG_INT64, &iteration,
          "the trace iteration to plan (default 0)", "N"},
         {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "seed of a generated trace (default 1)", "S"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the schedule JSON here (- = stdout)",

@@ -276,6 +276,7 @@ to_json(const MsTopology *topo, const Summary *s, gboolean all)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.topology/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "name");
     json_builder_add_string_value(b, ms_topology_name(topo));
     json_builder_set_member_name(b, "description");

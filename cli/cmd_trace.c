@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sim/base/json_output.h"
 #include "commands.h"
 #include "sim/base/units.h"
 #include "traces/trace_gen.h"
@@ -105,7 +106,7 @@ trace_gen(int argc, char **argv)
         "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the trace to FILE ('-' = stdout)",
         "FILE"};
     entries[n++] = (GOptionEntry){
-        "binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL};
+        "binary", 0, 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL};
     entries[n++] =
         (GOptionEntry){"counts", 0,
                        0,        G_OPTION_ARG_NONE,
@@ -298,6 +299,7 @@ info_json(MsTraceReader *reader, const MsTraceStats *stats)
     const MsTraceHeader *h = ms_trace_reader_header(reader);
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.trace-info/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "source");
     json_builder_add_string_value(b, ms_trace_reader_source(reader));
     json_builder_set_member_name(b, "format");
@@ -373,7 +375,7 @@ trace_info(int argc, char **argv)
     g_autofree char *json = NULL;
     gint64 expert_nodes = -1;
     GOptionEntry entries[] = {
-        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &json,
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "also write the figures as JSON ('-' = "
          "stdout, instead of the table)",
          "FILE"},
@@ -450,10 +452,10 @@ trace_import(int argc, char **argv)
     char *counts[4] = {NULL};
     gboolean binary = FALSE;
     GOptionEntry entries[] = {
-        {"from", 'f', 0, G_OPTION_ARG_STRING, &from, "input format: csv, jsonl or counts-csv",
+        {"from", 0, 0, G_OPTION_ARG_STRING, &from, "input format: csv, jsonl or counts-csv",
          "FORMAT"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output trace ('-' = stdout)", "FILE"},
-        {"binary", 'b', 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
+        {"binary", 0, 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
         {"experts", 0, 0, G_OPTION_ARG_STRING, &counts[0], "experts (default: largest id + 1)",
          "N"},
         {"layers", 0, 0, G_OPTION_ARG_STRING, &counts[1], "MoE layers (default: largest + 1)", "N"},

@@ -257,7 +257,7 @@ ms_cmd_validate(int argc, char **argv)
     const GOptionEntry entries[] = {
         {"simulated", 's', 0, G_OPTION_ARG_FILENAME_ARRAY, &sims,
          "A simulated result (moesim run --json); repeat, paired in order with --measured", "FILE"},
-        {"measured", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &meas,
+        {"measured", 'M', 0, G_OPTION_ARG_FILENAME_ARRAY, &meas,
          "A measured result (moesim exec --json), or with --topology a measurement table", "FILE"},
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
          "Predict measurement tables on this topology", "T"},
@@ -271,7 +271,7 @@ ms_cmd_validate(int argc, char **argv)
          "Exit 1 when the error statistic exceeds this percentage, e.g. 10%", "E"},
         {"stat", 0, 0, G_OPTION_ARG_STRING, &stat,
          "Statistic --max-error bounds: median (default), p90 or max", "S"},
-        {"plot", 'p', 0, G_OPTION_ARG_FILENAME, &plot,
+        {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write scatter.png and errors.png into this folder", "DIR"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the report as JSON (- for stdout)",
          "FILE"},

@@ -24,7 +24,7 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
         {"mode", 0, 0, G_OPTION_ARG_STRING, &o->mode, "train (default) or infer", "MODE"},
         {"iterations", 'n', 0, G_OPTION_ARG_INT, &o->iterations,
          "Training steps or inference batches to run (default 1, or the whole trace)", "N"},
-        {"warmup", 0, 0, G_OPTION_ARG_INT, &o->warmup,
+        {"warmup", 'w', 0, G_OPTION_ARG_INT, &o->warmup,
          "Iterations read first only to teach Lina's path profile (default 0)", "N"},
         {"seed", 0, 0, G_OPTION_ARG_INT64, &o->seed, "Seed of generated routing (default 1)", "S"},
         {"calibration", 0, 0, G_OPTION_ARG_FILENAME, &o->calibration,

@@ -1,5 +1,6 @@
 /* sweep_csv: formatting, splitting and plotting sweep tables. */
 #include "sweep_csv.h"
+#include "sim/base/json_output.h"
 
 #include <string.h>
 
@@ -257,6 +258,7 @@ ms_sweep_csv_to_json(const char *path, GError **error)
     }
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.sweep/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "format");
     json_builder_add_string_value(b, "moesim-sweep");
     json_builder_set_member_name(b, "version");

@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "backends/bench_options.h"
 #include "sim/base/ranges.h"
 #include "sim/calib/calibration.h"
 #include "sim/moe/model.h"
@@ -20,12 +21,12 @@
 static inline const MsRangeTable *const *
 range_tables(void)
 {
-    static const MsRangeTable *tables[9];
+    static const MsRangeTable *tables[10];
     if (tables[0] == NULL) {
         const MsRangeTable *all[] = {
             ms_topology_ranges(),   ms_model_ranges(),     ms_calibration_ranges(),
             ms_trace_ranges(),      ms_flow_list_ranges(), ms_measurement_ranges(),
-            ms_nccl_tests_ranges(),
+            ms_nccl_tests_ranges(), ms_bench_ranges(),
         };
         for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
             tables[i] = all[i];

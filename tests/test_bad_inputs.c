@@ -94,7 +94,7 @@ typedef struct {
 #define VALIDATE(...)                                                                              \
     "r.json", __VA_ARGS__, 0, 0,                                                                   \
     {                                                                                              \
-        "validate", "-s", "r.json", "-m", "r.json", NULL                                           \
+        "validate", "-s", "r.json", "-M", "r.json", NULL                                           \
     }
 #define MODEL(...)                                                                                 \
     "m.ini", __VA_ARGS__, 0, 0,                                                                    \
@@ -115,7 +115,7 @@ typedef struct {
 static const BadInput cases[] = {
     {"Command line", "an unknown command", NULL, NULL, 0, 0, {"simulate", NULL}, 2},
     {"Command line", "an unknown option", NULL, NULL, 0, 0, {"topo", "show", "--colour", NULL}, 2},
-    {"Command line", "a number option that is not a number", COLL("--op", "alltoall", "-n", "x"),
+    {"Command line", "a number option that is not a number", COLL("--op", "alltoall", "-g", "x"),
      2},
 
     {.section = "Input files (any command)",
@@ -282,7 +282,7 @@ static const BadInput cases[] = {
      "iteration,rank,experts\n0,0,1 2\n",
      0,
      0,
-     {"trace", "import", "-f", "csv", "in.csv", "-o", "out.trace", NULL},
+     {"trace", "import", "--from", "csv", "in.csv", "-o", "out.trace", NULL},
      2},
     {"Trace import (`moesim trace import`)",
      "a JSON line that is not JSON",
@@ -290,7 +290,7 @@ static const BadInput cases[] = {
      "{\"layer\": 0, \"experts\": [1, 2]}\n{\"layer\": 1, \"experts\": [1, 2}\n",
      0,
      0,
-     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL},
+     {"trace", "import", "--from", "jsonl", "in.jsonl", "-o", "out.trace", NULL},
      2},
     {"Trace import (`moesim trace import`)",
      "a JSON line nested 512 deep",
@@ -298,7 +298,7 @@ static const BadInput cases[] = {
      "{\"layer\": 0, \"experts\": " DEEP512 "\n",
      0,
      0,
-     {"trace", "import", "-f", "jsonl", "in.jsonl", "-o", "out.trace", NULL},
+     {"trace", "import", "--from", "jsonl", "in.jsonl", "-o", "out.trace", NULL},
      2},
     {"Trace import (`moesim trace import`)",
      "counts without `--top-k`",
@@ -306,7 +306,7 @@ static const BadInput cases[] = {
      "layer,rank,e0,e1\n0,0,2,2\n",
      0,
      0,
-     {"trace", "import", "-f", "counts-csv", "in.csv", "-o", "out.trace", NULL},
+     {"trace", "import", "--from", "counts-csv", "in.csv", "-o", "out.trace", NULL},
      2},
 
     {"Model files (`moesim plan -m m.ini -o s.json`)", "a required key missing",
@@ -381,7 +381,7 @@ static const BadInput cases[] = {
     {"Collective sweeps (`moesim collective`)", "a size beyond 1 PiB",
      COLL("--op", "alltoall", "-e", "2048TiB"), 2},
     {"Collective sweeps (`moesim collective`)", "more ranks than the topology has GPUs",
-     COLL("--op", "alltoall", "-n", "17"), 2},
+     COLL("--op", "alltoall", "-g", "17"), 2},
 
     {"Calibration files (`moesim collective --calibration c.ini`)",
      "a format this moesim does not read", CAL("[calibration]\nformat = 2\n"), 2},

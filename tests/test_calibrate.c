@@ -421,6 +421,41 @@ test_predict_nominal(void)
     MS_ASSERT_REL(t, 4e-6, 1e-9);
 }
 
+/* Rows of one configuration in two datatypes are refused, naming both rows and datatypes;
+ * another kind or configuration in another datatype, and rows without one, mix freely. */
+static void
+test_mixed_dtypes(void)
+{
+    static const struct {
+        MsMeasurementKind kind;
+        guint ranks;
+        const char *dtype;
+    } rows[] = {
+        {MS_MEASUREMENT_ALLREDUCE, 8, "fp32"},  {MS_MEASUREMENT_ALLREDUCE, 8, "fp32"},
+        {MS_MEASUREMENT_ALLREDUCE, 8, NULL},    {MS_MEASUREMENT_ALLTOALL, 8, "fp16"},
+        {MS_MEASUREMENT_ALLREDUCE, 16, "fp16"}, {MS_MEASUREMENT_ALLREDUCE, 8, "bf16"},
+    };
+    g_autoptr(MsTopology) topo = load_topology(TOPOLOGY);
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    GError *error = NULL;
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        if (i == G_N_ELEMENTS(rows) - 1) {
+            CU_ASSERT_TRUE(ms_calibrate_check_dtypes(set, &error));
+            CU_ASSERT_PTR_NULL(error);
+        }
+        MsMeasurement row = row_of(rows[i].kind, rows[i].ranks, 8, 1024u << i, 20e-6, i + 1);
+        row.dtype = rows[i].dtype;
+        CU_ASSERT_TRUE(ms_measurement_set_add(set, &row, &error));
+    }
+    CU_ASSERT_FALSE(ms_calibrate_check_dtypes(set, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_MIXED,
+                    "synthetic:6: allreduce rows of 8 ranks (8 per node) in fp32 and in bf16 "
+                    "(synthetic:1)");
+    CU_ASSERT_FALSE(ms_calibrate(topo, set, NULL, cal, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_MIXED, "fp32 and in bf16");
+}
+
 static void
 test_no_data(void)
 {
@@ -756,6 +791,7 @@ main(int argc, char **argv)
         {"collective adjustment", test_adjust_collective},
         {"nominal predictions", test_predict_nominal},
         {"no data", test_no_data},
+        {"rows of one configuration in two datatypes", test_mixed_dtypes},
         {"placement errors", test_placement_errors},
         {"rows under forced NCCL channels or queue pairs", test_forced_configuration},
         {"expert shape", test_expert_shape},

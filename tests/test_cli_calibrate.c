@@ -140,6 +140,25 @@ test_calibrate_usage(void)
     g_autofree char *bad = ms_test_write_tmp("bad.csv", "# moesim-measurements 1\n"
                                                         "kind,bytes,time_us\nallreduce,1KB,4\n");
     expect((const char *[]){"calibrate", bad, "--topology", "dgx-a100", NULL}, 2, "bad.csv:3:");
+    /* Allreduce rows in two datatypes (an nccl-tests log, and one run with -d half): refused,
+     * both named, before anything is fitted; also under the nccl model's fit. */
+    g_autofree char *log =
+        g_build_filename(ms_test_srcdir(), "tests", "data", "all_reduce_perf.log", NULL);
+    g_autofree char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(log, &text, NULL, NULL));
+    g_auto(GStrv) parts = g_strsplit(text, "     float", -1);
+    g_autofree char *joined = g_strjoinv("      half", parts);
+    g_autofree char *half = ms_test_write_tmp("all_reduce_half.log", joined);
+    g_autofree char *mixed = g_strdup_printf("moesim: %s:20: allreduce rows of 8 ranks (4 per "
+                                             "node) in fp32 and in fp16 (%s:20)",
+                                             half, log);
+    expect((const char *[]){"calibrate", log, half, "--topology", "dgx-a100-2node", NULL}, 2,
+           mixed);
+    expect((const char *[]){"calibrate", log, half, "--topology", "dgx-a100-2node", "--net", "nccl",
+                            NULL},
+           2, mixed);
+    expect((const char *[]){"calibrate", half, "--topology", "dgx-a100-2node", NULL}, 0,
+           "allreduce");
 }
 
 static void
@@ -293,7 +312,7 @@ test_validate_runs(void)
     g_autofree char *m2 = result("m2.json", "lina", 80, 44, 900);
     g_autofree char *json = tmp("runs.json");
     g_auto(Cli) r = {0};
-    cli(&r, (const char *[]){"validate", "-s", s1, "-m", m1, "-s", s2, "-m", m2, "--json", json,
+    cli(&r, (const char *[]){"validate", "-s", s1, "-M", m1, "-s", s2, "-M", m2, "--json", json,
                              "--max-error", "10%", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_TRUE(has(r.out, "fifo               2 "));
@@ -308,15 +327,15 @@ test_validate_runs(void)
     MS_ASSERT_REL(json_object_get_double_member(o, "kendall_tau"), 1.0, 1e-12);
     CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(o, "runs")), 2);
     /* Past the bound: exit 1 and why. */
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--max-error", "4%", NULL}, 1,
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--max-error", "4%", NULL}, 1,
            "moesim: validation failed: median error 4.55% exceeds --max-error 4.00%\n");
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--max-error", "5%", NULL}, 0,
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--max-error", "5%", NULL}, 0,
            "all: 2 compared");
     /* Ops at most --min-op long are left out: nothing left is an error, not a pass. */
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--min-op", "200us", "--max-error",
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--min-op", "200us", "--max-error",
                             "1%", NULL},
            2, "no op measured longer than --min-op (200 us): nothing to compare");
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--min-op", "60us", NULL}, 0,
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--min-op", "60us", NULL}, 0,
            "all: 1 compared");
 }
 
@@ -333,32 +352,32 @@ test_validate_usage(void)
                         "--topology (see --help)";
     expect((const char *[]){"validate", NULL}, 2, pairs);
     expect((const char *[]){"validate", "-s", s1, NULL}, 2, pairs);
-    expect((const char *[]){"validate", "-s", s1, "-s", s1, "-m", m1, NULL}, 2, pairs);
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--topology", "dgx-a100", NULL}, 2,
+    expect((const char *[]){"validate", "-s", s1, "-s", s1, "-M", m1, NULL}, 2, pairs);
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--topology", "dgx-a100", NULL}, 2,
            pairs);
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "extra", NULL}, 2,
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "extra", NULL}, 2,
            "validate: unexpected argument 'extra'");
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--stat", "mean", "--max-error", "5%",
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--stat", "mean", "--max-error", "5%",
                             NULL},
            2, "validate: --stat 'mean': use median, p90 or max");
     static const char *const bad_bounds[] = {"abc", "-5%", "5%%", "", "1e7"};
     for (guint i = 0; i < G_N_ELEMENTS(bad_bounds); i++) {
         g_autofree char *needle = g_strdup_printf("validate: --max-error '%s': ", bad_bounds[i]);
-        expect((const char *[]){"validate", "-s", s1, "-m", m1, "--max-error", bad_bounds[i], NULL},
+        expect((const char *[]){"validate", "-s", s1, "-M", m1, "--max-error", bad_bounds[i], NULL},
                2, needle);
     }
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--min-op", "2", NULL}, 2,
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--min-op", "2", NULL}, 2,
            "validate: --min-op: time '2' has no unit");
-    expect((const char *[]){"validate", "-s", s1, "-m", "/nonexistent-dir/m.json", NULL}, 2,
+    expect((const char *[]){"validate", "-s", s1, "-M", "/nonexistent-dir/m.json", NULL}, 2,
            "moesim: /nonexistent-dir/m.json: ");
-    expect((const char *[]){"validate", "-s", s1, "-m", other, NULL}, 2,
+    expect((const char *[]){"validate", "-s", s1, "-M", other, NULL}, 2,
            "the results have 2 and 1 ops: they come from different schedules");
     g_autofree char *no_ops = ms_test_write_tmp("no-ops.json", "{\"format\": \"moesim-result\"}");
-    expect((const char *[]){"validate", "-s", no_ops, "-m", m1, NULL}, 2,
+    expect((const char *[]){"validate", "-s", no_ops, "-M", m1, NULL}, 2,
            "no-ops.json: the result has no per-op records");
     g_autofree char *plots = ms_test_write_tmp("not-a-dir", "x");
     g_autofree char *under = g_build_filename(plots, "sub", NULL);
-    expect((const char *[]){"validate", "-s", s1, "-m", m1, "--plot", under, NULL}, 2,
+    expect((const char *[]){"validate", "-s", s1, "-M", m1, "--plot", under, NULL}, 2,
            "cannot create");
 }
 

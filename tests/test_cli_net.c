@@ -78,6 +78,17 @@ test_collective_figures(void)
     CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 1);
     NcclRow row;
     CU_ASSERT_TRUE_FATAL(parse_row(lines[0], &row));
+    /* #wrong is 0 in both halves, as nccl-tests prints it for a checked run. */
+    g_auto(GStrv) fields = g_strsplit_set(lines[0], " ", -1);
+    g_autoptr(GPtrArray) cols = g_ptr_array_new();
+    for (guint i = 0; fields[i]; i++) {
+        if (*fields[i]) {
+            g_ptr_array_add(cols, fields[i]);
+        }
+    }
+    CU_ASSERT_EQUAL_FATAL(cols->len, 13);
+    CU_ASSERT_STRING_EQUAL(g_ptr_array_index(cols, 8), "0");
+    CU_ASSERT_STRING_EQUAL(g_ptr_array_index(cols, 12), "0");
     double S = 1073741824.0, want_us = (1.75 * S / 300e9 + 14 * 1.4e-6) * 1e6;
     CU_ASSERT_EQUAL(row.size, 1073741824);
     CU_ASSERT_EQUAL(row.count, 268435456);
@@ -91,8 +102,8 @@ test_collective_figures(void)
 
     /* 2 nodes, all-to-all: bound by the 25 GB/s NICs (S/2 each) plus 1.33 us of latency; the
      * count column is per rank, as in nccl-tests. */
-    r = moesim("collective", "-t", "dgx-a100-2node", "-o", "alltoall", "-b", "1G", "-e", "1G",
-               NULL);
+    r = moesim("collective", "--topology", "dgx-a100-2node", "--op", "alltoall", "-b", "1G", "-e",
+               "1G", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_auto(GStrv) a2a = rows(r.out);
     CU_ASSERT_TRUE_FATAL(a2a[0] && parse_row(a2a[0], &row));
@@ -117,15 +128,74 @@ test_collective_figures(void)
     result_clear(&r);
 
     /* Options reach the model: one channel across two nodes is about 8x slower; alpha adds. */
-    r = moesim("collective", "-t", "dgx-a100-2node", "-o", "allreduce", "-b", "1G", "-e", "1G",
-               "-c", "1", "--alpha", "10us", "--step-delay", "0us", "-n", "16", "-w", "2",
-               "--check-invariants", NULL);
+    r = moesim("collective", "--topology", "dgx-a100-2node", "--op", "allreduce", "-b", "1G", "-e",
+               "1G", "--channels", "1", "--alpha", "10us", "--step-delay", "0us", "-g", "16",
+               "--window", "2", "--check-invariants", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_auto(GStrv) one = rows(r.out);
     CU_ASSERT_TRUE_FATAL(one[0] && parse_row(one[0], &row));
     CU_ASSERT_TRUE(row.busbw > 0.95 * 25 && row.busbw < 25);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "16 ranks, 1 channel,"));
     result_clear(&r);
+}
+
+/* nccl-tests' habits: its short options where the meaning is the same, its long spellings, its
+ * op and type names; the table matches the one moesim's own spellings give. */
+static void
+test_nccl_tests_habits(void)
+{
+    Result mine =
+        moesim("collective", "--topology", "dgx-a100", "--op", "allreduce", "--ranks", "4",
+               "--dtype", "fp16", "--minbytes", "8", "--maxbytes", "64", "--stepbytes", "24", NULL);
+    CU_ASSERT_EQUAL(mine.rc, 0);
+    g_auto(GStrv) lines = rows(mine.out);
+    /* 8, 32, 56 bytes added 24 at a time; half: 2-byte elements. */
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(lines), 3);
+    const guint64 sizes[] = {8, 32, 56};
+    for (guint i = 0; i < 3; i++) {
+        NcclRow row;
+        CU_ASSERT_TRUE_FATAL(parse_row(lines[i], &row));
+        CU_ASSERT_EQUAL(row.size, sizes[i]);
+        CU_ASSERT_EQUAL(row.count, sizes[i] / 2);
+        CU_ASSERT_STRING_EQUAL(row.type, "half");
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(mine.out, "allreduce (ring) on dgx-a100, 4 ranks"));
+    const char *const spellings[][12] = {
+        {"--op", "all_reduce", "-g", "4", "-d", "half", "-b", "8", "-e", "64", "-i", "24"},
+        {"--op", "all_reduce_perf", "--ngpus", "4", "--datatype", "half", "-b", "8", "-e", "64",
+         "-i", "24"},
+        {"--op", "AllReduce", "-g", "4", "-d", "float16", "-b", "8", "-e", "64", "-i", "24"},
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(spellings); k++) {
+        const char *args[16] = {"collective", "--topology", "dgx-a100"};
+        memcpy(args + 3, spellings[k], sizeof spellings[k]);
+        char *out = NULL, *err = NULL;
+        CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 0);
+        CU_ASSERT_STRING_EQUAL(out, mine.out);
+        g_free(out);
+        g_free(err);
+    }
+    result_clear(&mine);
+    /* The element size sets count and rounding: double over 8 ranks of alltoall. */
+    Result r =
+        moesim("collective", "--op", "all_to_all", "-d", "double", "-b", "100", "-e", "100", NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    g_auto(GStrv) a2a = rows(r.out);
+    NcclRow row;
+    CU_ASSERT_TRUE_FATAL(a2a[0] && parse_row(a2a[0], &row));
+    CU_ASSERT_EQUAL(row.count, 1); /* 100 / 8 B = 12 elements, 1 per rank */
+    CU_ASSERT_EQUAL(row.size, 64);
+    CU_ASSERT_STRING_EQUAL(row.type, "double");
+    result_clear(&r);
+    /* nccl-tests' letters for what the model has not are refused, never read as another option. */
+    const char *const refused[] = {"-t", "-n", "-w", "-c", "-o", "-a", "-p", "-z", "-G", "-C"};
+    for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
+        r = moesim("collective", "--op", "allreduce", refused[i], "1", NULL);
+        CU_ASSERT_EQUAL(r.rc, 2);
+        g_autofree char *want = g_strdup_printf("Unknown option %s", refused[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, want));
+        result_clear(&r);
+    }
 }
 
 static void
@@ -148,19 +218,20 @@ expect_same_output(const char *const *args)
 static void
 test_determinism(void)
 {
-    const char *const coll[] = {"collective", "-t",       "dgx-a100-2node",
-                                "-o",         "alltoall", "-a",
-                                "2dh",        "-b",       "1K",
-                                "-e",         "64M",      "-f",
+    const char *const coll[] = {"collective", "--topology", "dgx-a100-2node",
+                                "--op",       "alltoall",   "--algo",
+                                "2dh",        "-b",         "1K",
+                                "-e",         "64M",        "-f",
                                 "4",          NULL};
     expect_same_output(coll);
-    const char *const hier[] = {"collective", "-t", "dgx-a100-2node", "-o", "allreduce", "-a",
-                                "hier",       "-b", "1000",           "-e", "10M",       "-f",
-                                "3.3",        NULL};
+    const char *const hier[] = {
+        "collective", "--topology", "dgx-a100-2node", "--op", "allreduce", "--algo",
+        "hier",       "-b",         "1000",           "-e",   "10M",       "-f",
+        "3.3",        NULL};
     expect_same_output(hier);
     g_autofree char *path =
         g_build_filename(ms_test_srcdir(), "docs", "examples", "two-flows.txt", NULL);
-    const char *const flows[] = {"flows", "-t", "dgx-a100-2node", path, NULL};
+    const char *const flows[] = {"flows", "--topology", "dgx-a100-2node", path, NULL};
     expect_same_output(flows);
 }
 
@@ -181,7 +252,7 @@ test_collective_json(void)
 {
     g_autofree char *file = g_build_filename(ms_test_tmpdir(), "coll.json", NULL);
     Result r =
-        moesim("collective", "-o", "allgather", "-b", "1M", "-e", "4M", "--json", file, NULL);
+        moesim("collective", "--op", "allgather", "-b", "1M", "-e", "4M", "--json", file, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# Avg bus bandwidth")); /* the table as well */
     g_autofree char *text = NULL;
@@ -206,7 +277,7 @@ test_collective_json(void)
     result_clear(&r);
 
     /* "-": standard output is the JSON alone. */
-    r = moesim("collective", "-o", "allgather", "-b", "1M", "-e", "4M", "--json", "-", NULL);
+    r = moesim("collective", "--op", "allgather", "-b", "1M", "-e", "4M", "--json", "-", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_autoptr(JsonNode) again = parse_json(r.out);
     CU_ASSERT_PTR_NOT_NULL(again);
@@ -230,13 +301,14 @@ test_flows_command(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "# wall time"));
     result_clear(&r);
 
-    r = moesim("flows", "-t", "dgx-a100-2node", "--summary", "--check-invariants", path, NULL);
+    r = moesim("flows", "--topology", "dgx-a100-2node", "--summary", "--check-invariants", path,
+               NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_TRUE(g_str_has_prefix(r.out, "# flows 3, makespan 2042.660 us"));
     CU_ASSERT_PTR_NULL(strstr(r.out, "gpu0"));
     result_clear(&r);
 
-    r = moesim("flows", "-t", "dgx-a100-2node", "--json", "-", path, NULL);
+    r = moesim("flows", "--topology", "dgx-a100-2node", "--json", "-", path, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_autoptr(JsonNode) root = parse_json(r.out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
@@ -322,23 +394,31 @@ test_collective_errors(void)
         {{"collective", "--op", "allreduce", "-f", "abc", NULL}, "Cannot parse double value"},
         {{"collective", "--op", "allreduce", "-b", "1", "-e", "1G", "-f", "1.0001", NULL},
          "makes more than 10000 sizes"},
-        {{"collective", "--op", "allreduce", "-t", "dgx-z", NULL}, "dgx-z"},
-        {{"collective", "--op", "allreduce", "-t", bad_topo, NULL},
+        {{"collective", "--op", "allreduce", "--topology", "dgx-z", NULL}, "dgx-z"},
+        {{"collective", "--op", "allreduce", "--topology", bad_topo, NULL},
          "bad.ini:14: [preset] intra_bandwidth"},
-        {{"collective", "--op", "allreduce", "-n", "9", NULL},
+        {{"collective", "--op", "allreduce", "-g", "9", NULL},
          "--ranks 9 but topology 'dgx-a100' has 8 GPUs"},
-        {{"collective", "--op", "allreduce", "-n", "-1", NULL}, "--ranks must be >= 0 (got -1)"},
-        {{"collective", "--op", "allreduce", "-c", "300", NULL},
+        {{"collective", "--op", "allreduce", "-g", "-1", NULL}, "--ranks must be >= 0 (got -1)"},
+        {{"collective", "--op", "allreduce", "--channels", "300", NULL},
          "--channels must be between 0 and 256 (got 300)"},
-        {{"collective", "--op", "alltoall", "-w", "-2", NULL}, "--window must be >= 0 (got -2)"},
+        {{"collective", "--op", "alltoall", "--window", "-2", NULL},
+         "--window must be >= 0 (got -2)"},
         {{"collective", "--op", "allreduce", "--alpha", "5", NULL},
          "--alpha: time '5' has no unit"},
         {{"collective", "--op", "allreduce", "--step-delay", "-1us", NULL},
          "--step-delay: time '-1us' out of range"},
-        {{"collective", "--op", "alltoall", "-a", "2dh", "-t", "dgx-a100-2node", "-n", "9", NULL},
+        {{"collective", "--op", "alltoall", "--algo", "2dh", "--topology", "dgx-a100-2node", "-g",
+          "9", NULL},
          "2dh needs the same number of ranks on every node (9 ranks on 2 nodes)"},
         {{"collective", "--op", "allreduce", "extra", NULL}, "unexpected argument 'extra'"},
         {{"collective", "--bogus", NULL}, "Unknown option --bogus"},
+        {{"collective", "--op", "all_reduce_perfx", NULL}, "unknown --op 'all_reduce_perfx'"},
+        {{"collective", "--op", "allreduce", "-d", "all", NULL}, "unknown --dtype 'all' (int8,"},
+        {{"collective", "--op", "allreduce", "-i", "0", NULL}, "--stepbytes must be at least 1"},
+        {{"collective", "--op", "allreduce", "-i", "1x", NULL}, "--stepbytes"},
+        {{"collective", "--op", "allreduce", "-b", "1", "-e", "1G", "-i", "1K", NULL},
+         "by --stepbytes 1024 makes more than 10000 sizes"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         expect_usage(cases[i].args, cases[i].needle);
@@ -358,11 +438,11 @@ test_flows_errors(void)
         {{"flows", NULL}, "flows: expected exactly one FILE"},
         {{"flows", ok, ok, NULL}, "flows: expected exactly one FILE"},
         {{"flows", "/nonexistent/f.txt", NULL}, "/nonexistent/f.txt"},
-        {{"flows", "-t", "dgx-a100-2node", bad, NULL},
+        {{"flows", "--topology", "dgx-a100-2node", bad, NULL},
          "bad-flows.txt:2: destination: unknown device 'gpu99'"},
         {{"flows", unit, NULL}, "unit-flows.txt:1: bytes: size '25' has no unit"},
         {{"flows", cycle, NULL}, "cycle-flows.txt:1: flow 'a' depends on itself"},
-        {{"flows", "-t", "nowhere", ok, NULL}, "nowhere"},
+        {{"flows", "--topology", "nowhere", ok, NULL}, "nowhere"},
         {{"flows", "--json", "/nonexistent/dir/out.json", ok, NULL}, "/nonexistent/dir/out.json"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -376,6 +456,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"collective figures and nccl-tests columns", test_collective_figures},
         {"identical output on reruns", test_determinism},
+        {"collective: nccl-tests' options, op and type names", test_nccl_tests_habits},
         {"collective --json", test_collective_json},
         {"flows: table, summary, JSON", test_flows_command},
         {"--help", test_help},

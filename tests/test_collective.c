@@ -131,6 +131,29 @@ test_names(void)
     CU_ASSERT_FALSE(ms_coll_op_from_name("all_reduce", &op));
     CU_ASSERT_FALSE(ms_coll_op_from_name(NULL, &op));
     CU_ASSERT_EQUAL(op, MS_COLL_ALLGATHER);
+    /* nccl-tests' and NCCL's spellings, for the command line only. */
+    static const struct {
+        const char *name;
+        MsCollOp op;
+    } aliases[] = {
+        {"all_reduce", MS_COLL_ALLREDUCE},         {"all_reduce_perf", MS_COLL_ALLREDUCE},
+        {"AllReduce", MS_COLL_ALLREDUCE},          {"alltoall_perf", MS_COLL_ALLTOALL},
+        {"all_to_all", MS_COLL_ALLTOALL},          {"all-to-all", MS_COLL_ALLTOALL},
+        {"reduce_scatter", MS_COLL_REDUCESCATTER}, {"ReduceScatter", MS_COLL_REDUCESCATTER},
+        {"all_gather_perf", MS_COLL_ALLGATHER},    {"allgather", MS_COLL_ALLGATHER},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(aliases); i++) {
+        op = 99;
+        CU_ASSERT_TRUE(ms_coll_op_from_alias(aliases[i].name, &op));
+        CU_ASSERT_EQUAL(op, aliases[i].op);
+    }
+    static const char *const not_ops[] = {"perf", "all_reduce_perf_perf", "broadcast", "sum", ""};
+    for (guint i = 0; i < G_N_ELEMENTS(not_ops); i++) {
+        op = MS_COLL_ALLGATHER;
+        CU_ASSERT_FALSE(ms_coll_op_from_alias(not_ops[i], &op));
+        CU_ASSERT_EQUAL(op, MS_COLL_ALLGATHER);
+    }
+    CU_ASSERT_FALSE(ms_coll_op_from_alias(NULL, &op));
     MsCollAlgo algo = MS_COLL_ALGO_HIER;
     CU_ASSERT_FALSE(ms_coll_algo_from_name("Ring", &algo));
     CU_ASSERT_EQUAL(algo, MS_COLL_ALGO_HIER);

@@ -4,6 +4,7 @@
  * compute model, fp16, two ranks' collectives when two GPUs are there, and the microbenchmarks'
  * rows (the concurrency benchmark's with two GPUs). */
 #include "backends/cuda/cuda_options.h"
+#include "backends/bench_options.h"
 #include "backends/executor_bench.h"
 #include "backends/executor_remote.h"
 #include "backends/registry.h"
@@ -178,7 +179,7 @@ test_bench(void)
     spec->max_bytes = 1 << 20;
     spec->iters = 5;
     spec->warmup = 2;
-    CU_ASSERT_TRUE_FATAL(ms_bench_parse_tokens("1,256", spec, NULL));
+    CU_ASSERT_TRUE_FATAL(ms_bench_option_set(spec, "--tokens", "1,256", NULL));
     MsExecOptions o = options();
     GError *error = NULL;
     g_autoptr(GBytes) result = ms_remote_bench(cuda, 1, spec_for, spec, &o, &error);
@@ -213,7 +214,7 @@ test_bench_concurrency(void)
         spec->warmup = 2;
         spec->background_bytes = 16u << 20;
         spec->channels = channels;
-        CU_ASSERT_TRUE_FATAL(ms_bench_parse_concurrency_sizes("1M,16M", spec, NULL));
+        CU_ASSERT_TRUE_FATAL(ms_bench_option_set(spec, "--concurrency-sizes", "1M,16M", NULL));
         g_auto(GStrv) vars = ms_bench_nccl_assignments(spec);
         for (guint k = 0; vars[k]; k++) {
             g_auto(GStrv) kv = g_strsplit(vars[k], "=", 2);

@@ -3,6 +3,7 @@
  * checked against an environment, point-to-point pairs per link class (from a topology or from
  * host names), expert kernel shapes that calibration's expert fit accepts, nccl-tests bandwidths,
  * the text tables; and `moesim bench` errors (a GPU-less machine included). */
+#include "backends/bench_options.h"
 #include "backends/executor_bench.h"
 #include "backends/registry.h"
 #include "ms_test.h"
@@ -31,21 +32,44 @@ test_defaults_and_parsing(void)
                     "--what: unknown benchmark 'nvlink'");
     CU_ASSERT_FALSE(ms_bench_parse_what(" , ", &what, &error));
     MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, "unknown benchmark ''");
-    CU_ASSERT_TRUE(ms_bench_parse_tokens("16, 256,4096", s, &error));
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--tokens", "16, 256,4096", &error));
     CU_ASSERT_EQUAL(s->tokens->len, 3);
     CU_ASSERT_EQUAL(g_array_index(s->tokens, guint32, 1), 256);
     const struct {
-        const char *list, *needle;
+        const char *option, *text, *needle;
     } bad[] = {
-        {"16,8", "--tokens: 8 does not increase after 16"},
-        {"0", "--tokens: item 1 '0'"},
-        {"4,x", "--tokens: item 2 'x'"},
-        {"2000000", "--tokens: item 1 '2000000'"},
+        {"--tokens", "16,8", "--tokens: item 2, 8, does not increase after 16"},
+        {"--tokens", "0", "--tokens: item 1: '0' out of range (must be between 1 and 1048576)"},
+        {"--tokens", "4,x", "--tokens: item 2: 'x' is not a non-negative integer"},
+        {"--tokens", "2000000", "--tokens: item 1: '2000000' out of range"},
+        {"--iters", "0", "--iters: '0' out of range (must be between 1 and 100000)"},
+        {"--iters", "-3", "--iters: '-3' out of range"},
+        {"--warmup", "100001", "--warmup: '100001' out of range (must be between 0 and 100000)"},
+        {"--minbytes", "0", "--minbytes: '0' out of range (must be between 1 B and 16 GiB)"},
+        {"--maxbytes", "17G", "--maxbytes: '17G' out of range (must be between 1 B and 16 GiB)"},
+        {"--maxbytes", "8Q", "--maxbytes: size '8Q': unknown unit 'Q'"},
+        {"--d-model", "262145", "--d-model: '262145' out of range"},
+        {"--d-ffn", "1.5", "--d-ffn: '1.5' is not a non-negative integer"},
+        {"--channels", "0", "--channels: '0' out of range (must be between 1 and 64)"},
+        {"--qps", "129", "--qps: '129' out of range (must be between 1 and 128)"},
+        {"--dtype", "fp32", "--dtype: 'fp32' is not one of: bf16, fp16, bfloat16, half"},
     };
     for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
-        CU_ASSERT_FALSE(ms_bench_parse_tokens(bad[k].list, s, &error));
+        CU_ASSERT_FALSE(ms_bench_option_set(s, bad[k].option, bad[k].text, &error));
         MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, bad[k].needle);
     }
+    /* Sizes in digits or with a unit, and nccl-tests' spellings of the types. */
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--minbytes", "8", &error));
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--maxbytes", "128M", &error));
+    CU_ASSERT_EQUAL(s->min_bytes, 8);
+    CU_ASSERT_EQUAL(s->max_bytes, 128u << 20);
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--dtype", "half", &error));
+    CU_ASSERT_STRING_EQUAL(s->dtype, "fp16");
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--dtype", "bfloat16", &error));
+    CU_ASSERT_STRING_EQUAL(s->dtype, "bf16");
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--iters", "7", &error));
+    CU_ASSERT_EQUAL(s->iters, 7);
+    CU_ASSERT_TRUE(ms_bench_spec_check(s, &error));
     CU_ASSERT_EQUAL(s->tokens->len, 3); /* unchanged by the refusals */
 }
 
@@ -292,24 +316,34 @@ test_concurrency_spec(void)
     guint32 what = 0;
     CU_ASSERT_TRUE(ms_bench_parse_what("concurrency", &what, &error));
     CU_ASSERT_EQUAL(what, MS_BENCH_CONCURRENCY);
-    CU_ASSERT_TRUE(ms_bench_parse_concurrency_sizes("512K, 2M,16777216", s, &error));
+    CU_ASSERT_TRUE(ms_bench_option_set(s, "--concurrency-sizes", "512K, 2M,16777216", &error));
     CU_ASSERT_EQUAL_FATAL(s->concurrency_sizes->len, 3);
     CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 0), 512u << 10);
     CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 2), 16u << 20);
     const struct {
         const char *list, *needle;
     } bad[] = {
-        {"4M,1M", "--concurrency-sizes: 1048576 does not increase after 4194304"},
-        {"4M,x", "--concurrency-sizes: item 2 'x' is not a size from 1 B to 17179869184 B"},
-        {"0", "--concurrency-sizes: item 1 '0'"},
-        {"32G", "--concurrency-sizes: item 1 '32G'"},
-        {"", "--concurrency-sizes: no size in ''"},
-        {"1M,,4M", "--concurrency-sizes: item 2 ''"},
+        {"4M,1M", "--concurrency-sizes: item 2, 1048576, does not increase after 4194304"},
+        {"4M,x", "--concurrency-sizes: item 2: bad size 'x'"},
+        {"0", "--concurrency-sizes: item 1: '0' out of range (must be between 1 B and 16 GiB)"},
+        {"32G", "--concurrency-sizes: item 1: '32G' out of range"},
+        {"", "--concurrency-sizes: no value in ''"},
+        {"1M,,4M", "--concurrency-sizes: item 2: bad size ''"},
     };
     for (guint k = 0; k < G_N_ELEMENTS(bad); k++) {
-        CU_ASSERT_FALSE(ms_bench_parse_concurrency_sizes(bad[k].list, s, &error));
+        CU_ASSERT_FALSE(ms_bench_option_set(s, "--concurrency-sizes", bad[k].list, &error));
         MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, bad[k].needle);
     }
+    CU_ASSERT_FALSE(ms_bench_option_set(s, "--background", "1", &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "--background: '1' out of range (must be between 2 B and 16 GiB)");
+    /* The loop under the all-to-all: a million calls at most. */
+    CU_ASSERT_TRUE(ms_bench_loop_check(1e6, 1 << 20, 8, &error));
+    CU_ASSERT_FALSE(ms_bench_loop_check(1e6 + 1, 1 << 20, 8, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "concurrency: allreduce calls: '1000001' out of range (must be between 1 and "
+                    "1000000): the all-to-all of 1048576 B needs that many calls of the 8 B "
+                    "allreduce to loop under it: give a larger --background");
     CU_ASSERT_EQUAL(s->concurrency_sizes->len, 3); /* unchanged by the refusals */
     s->background_bytes = 1;
     CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
@@ -342,7 +376,7 @@ test_concurrency_spec(void)
     s->what = MS_BENCH_ALL;
     CU_ASSERT_EQUAL(ms_bench_csv_version(s), 2);
     /* The JSON form carries every field. */
-    CU_ASSERT_TRUE_FATAL(ms_bench_parse_concurrency_sizes("1M,8M", s, &error));
+    CU_ASSERT_TRUE_FATAL(ms_bench_option_set(s, "--concurrency-sizes", "1M,8M", &error));
     s->background_bytes = 1u << 20;
     s->channels = 8;
     s->qps = 4;
@@ -468,22 +502,26 @@ test_command_errors(void)
         {{"bench", "--backend", "cpu", NULL}, "backend 'cpu' has no microbenchmarks"},
         {{"bench", "--backend", "tpu", NULL}, "unknown backend 'tpu'"},
         {{"bench", "--what", "p2p,foo", NULL}, "--what: unknown benchmark 'foo'"},
-        {{"bench", "--iters", "0", NULL}, "--iters, --d-model and --d-ffn must be at least 1"},
+        {{"bench", "--iters", "0", NULL},
+         "--iters: '0' out of range (must be between 1 and 100000)"},
         {{"bench", "--ranks", "0", NULL}, "--ranks: 0 is not at least 1"},
-        {{"bench", "--tokens", "8,4", NULL}, "--tokens: 4 does not increase after 8"},
+        {{"bench", "--tokens", "8,4", NULL}, "--tokens: item 2, 4, does not increase after 8"},
         {{"bench", "--minbytes", "1x", NULL}, "--minbytes"},
-        {{"bench", "--dtype", "fp32", NULL}, "dtype: 'fp32' is not bf16 or fp16"},
+        {{"bench", "--dtype", "fp32", NULL},
+         "--dtype: 'fp32' is not one of: bf16, fp16, bfloat16, half"},
         {{"bench", "--topology", "no-such-topo", NULL}, "no-such-topo"},
         {{"bench", "--timeout", "5", NULL}, "--timeout: '5' is not a time above 0 with a unit"},
         {{"bench", "extra", NULL}, "unexpected argument 'extra'"},
-        {{"bench", "--channels", "0", NULL}, "--channels must be 1 to 64 and --qps 1 to 128"},
-        {{"bench", "--qps", "200", NULL}, "(got -1, 200)"},
+        {{"bench", "--channels", "0", NULL},
+         "--channels: '0' out of range (must be between 1 and 64)"},
+        {{"bench", "--qps", "200", NULL}, "--qps: '200' out of range (must be between 1 and 128)"},
         {{"bench", "--concurrency-sizes", "4M,1M", NULL},
-         "--concurrency-sizes: 1048576 does not increase after 4194304"},
+         "--concurrency-sizes: item 2, 1048576, does not increase after 4194304"},
         {{"bench", "--background", "1x", NULL}, "--background"},
-        {{"bench", "--background", "1", NULL}, "background allreduce: 1 bytes"},
+        {{"bench", "--background", "1", NULL},
+         "--background: '1' out of range (must be between 2 B"},
         {{"bench", "--what", "concurrency", "--concurrency-sizes", "", NULL},
-         "--concurrency-sizes: no size in ''"},
+         "--concurrency-sizes: no value in ''"},
     };
     for (guint k = 0; k < G_N_ELEMENTS(cases); k++) {
         g_autofree char *out = NULL, *err = NULL;

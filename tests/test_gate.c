@@ -334,6 +334,146 @@ test_reports(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(small, "<system-out>improved beyond the tolerance"));
 }
 
+/* The JUnit report read back as XML (GMarkup): elements nest as JUnit readers expect, the counts
+ * on <testsuites> and <testsuite> match the cases and failures inside, names come back
+ * unescaped. */
+typedef struct {
+    GPtrArray *stack; /* element names, outermost first */
+    guint suites, cases, failures, outs;
+    guint declared_tests, declared_failures;
+    GPtrArray *classnames;
+    gboolean nesting_ok;
+} Junit;
+
+static const char *
+attr(const char **names, const char **values, const char *name)
+{
+    for (guint i = 0; names[i]; i++) {
+        if (strcmp(names[i], name) == 0) {
+            return values[i];
+        }
+    }
+    return NULL;
+}
+
+static void
+junit_start(GMarkupParseContext *ctx, const char *el, const char **names, const char **values,
+            gpointer data, GError **error)
+{
+    (void)ctx;
+    (void)error;
+    Junit *j = data;
+    const char *parent = j->stack->len ? g_ptr_array_index(j->stack, j->stack->len - 1) : "";
+    static const char *const parents[][2] = {{"testsuites", ""},
+                                             {"testsuite", "testsuites"},
+                                             {"testcase", "testsuite"},
+                                             {"failure", "testcase"},
+                                             {"system-out", "testcase"}};
+    gboolean known = FALSE;
+    for (guint i = 0; i < G_N_ELEMENTS(parents); i++) {
+        if (strcmp(el, parents[i][0]) == 0) {
+            known = TRUE;
+            j->nesting_ok &= strcmp(parent, parents[i][1]) == 0;
+        }
+    }
+    j->nesting_ok &= known;
+    if (strcmp(el, "testsuites") == 0) {
+        const char *tests = attr(names, values, "tests");
+        const char *failures = attr(names, values, "failures");
+        j->nesting_ok &= tests && failures;
+        j->declared_tests = tests ? atoi(tests) : 0;
+        j->declared_failures = failures ? atoi(failures) : 0;
+    } else if (strcmp(el, "testsuite") == 0) {
+        j->suites++;
+    } else if (strcmp(el, "testcase") == 0) {
+        j->cases++;
+        g_ptr_array_add(j->classnames, g_strdup(attr(names, values, "classname")));
+        j->nesting_ok &= attr(names, values, "name") != NULL;
+    } else if (strcmp(el, "failure") == 0) {
+        j->failures++;
+        j->nesting_ok &= attr(names, values, "message") != NULL;
+    } else if (strcmp(el, "system-out") == 0) {
+        j->outs++;
+    }
+    g_ptr_array_add(j->stack, g_strdup(el));
+}
+
+static void
+junit_end(GMarkupParseContext *ctx, const char *el, gpointer data, GError **error)
+{
+    (void)ctx;
+    (void)el;
+    (void)error;
+    Junit *j = data;
+    g_ptr_array_remove_index(j->stack, j->stack->len - 1);
+}
+
+static gboolean
+parse_junit(const char *xml, Junit *j, GError **error)
+{
+    static const GMarkupParser parser = {junit_start, junit_end, NULL, NULL, NULL};
+    memset(j, 0, sizeof *j);
+    j->stack = g_ptr_array_new_with_free_func(g_free);
+    j->classnames = g_ptr_array_new_with_free_func(g_free);
+    j->nesting_ok = TRUE;
+    g_autoptr(GMarkupParseContext) ctx = g_markup_parse_context_new(&parser, 0, j, NULL);
+    return g_markup_parse_context_parse(ctx, xml, -1, error) &&
+           g_markup_parse_context_end_parse(ctx, error);
+}
+
+static void
+junit_clear(Junit *j)
+{
+    g_ptr_array_free(j->stack, TRUE);
+    g_ptr_array_free(j->classnames, TRUE);
+}
+
+static void
+test_junit_parses(void)
+{
+    g_autofree char *base =
+        g_build_filename(ms_test_srcdir(), "tests", "golden", "baseline.json", NULL);
+    g_autofree char *path = g_build_filename(ms_test_tmpdir(), "golden.xml", NULL);
+    const char *args[] = {"check", "--baseline", base, "--junit", path, NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 0);
+    g_autofree char *xml = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &xml, NULL, NULL));
+    Junit j;
+    GError *error = NULL;
+    CU_ASSERT_TRUE(parse_junit(xml, &j, &error));
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_TRUE(j.nesting_ok);
+    CU_ASSERT_EQUAL(j.suites, 1);
+    CU_ASSERT_TRUE(j.cases >= 5);
+    CU_ASSERT_EQUAL(j.cases, j.declared_tests);
+    CU_ASSERT_EQUAL(j.failures, 0);
+    CU_ASSERT_EQUAL(j.declared_failures, 0);
+    junit_clear(&j);
+    /* A regression and an improvement, with names to escape. */
+    g_autoptr(MsGateReport) r = ms_gate_report_new("a<b>.json", 0.05);
+    MsGateFigure worse = {0, "x & \"y\"", TRUE, "step_time_us", 100, 120, 0.2, MS_GATE_REGRESSED};
+    MsGateFigure better = {0, "z", TRUE, "a2a_us", 100, 90, -0.1, MS_GATE_IMPROVED};
+    ms_gate_report_add(&worse, r);
+    ms_gate_report_add(&better, r);
+    g_autofree char *small = ms_gate_report_to_junit(r);
+    CU_ASSERT_TRUE(parse_junit(small, &j, &error));
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_TRUE(j.nesting_ok);
+    CU_ASSERT_EQUAL(j.cases, 2);
+    CU_ASSERT_EQUAL(j.declared_tests, 2);
+    CU_ASSERT_EQUAL(j.failures, 1);
+    CU_ASSERT_EQUAL(j.declared_failures, 1);
+    CU_ASSERT_EQUAL(j.outs, 1);
+    CU_ASSERT_STRING_EQUAL(g_ptr_array_index(j.classnames, 0), "x & \"y\"");
+    junit_clear(&j);
+    /* The parser does fail on broken XML, so the checks above can fail. */
+    CU_ASSERT_FALSE(parse_junit("<testsuites><testsuite></testsuites>", &j, &error));
+    CU_ASSERT_PTR_NOT_NULL(error);
+    g_clear_error(&error);
+    junit_clear(&j);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -344,6 +484,7 @@ main(int argc, char **argv)
         {"figures of 0 are not recorded", test_zero_figures},
         {"moesim check", test_command},
         {"JSON and JUnit reports", test_reports},
+        {"JUnit report parsed as XML", test_junit_parses},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"gate", NULL, NULL, tests}, {NULL}};

@@ -455,6 +455,17 @@ add_row(const MsRange *r, double v, GError **error)
         row.kind = MS_MEASUREMENT_ELEMENTWISE;
         row.bytes = 1024;
     }
+    /* NCCL's settings and the background allreduce belong to an all-to-all (one under an
+     * allreduce where there is a background). */
+    if (strcmp(k, "background_bytes") == 0 || strcmp(k, "channels") == 0 || strcmp(k, "qps") == 0) {
+        row.kind = strcmp(k, "background_bytes") == 0 && v > 0
+                       ? MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE
+                       : MS_MEASUREMENT_ALLTOALL;
+        row.m = row.n = row.k = 0;
+        row.dtype = NULL;
+        row.ranks = row.ranks_per_node = 8;
+        row.bytes = 1 << 20;
+    }
     if (strcmp(k, "ranks") == 0 || strcmp(k, "ranks_per_node") == 0 || strcmp(k, "bytes") == 0) {
         row.kind = MS_MEASUREMENT_ALLREDUCE;
         row.m = row.n = row.k = 0;
@@ -482,9 +493,33 @@ add_row(const MsRange *r, double v, GError **error)
         row.n = u;
     } else if (strcmp(k, "k") == 0) {
         row.k = u;
+    } else if (strcmp(k, "background_bytes") == 0) {
+        row.background_bytes = u;
+    } else if (strcmp(k, "channels") == 0) {
+        row.channels = (guint32)u;
+    } else if (strcmp(k, "qps") == 0) {
+        row.qps = (guint32)u;
     }
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     return ms_measurement_set_add(set, &row, error);
+}
+
+/* A benchmark option set to text on the default spec, then the spec checked whole; the loop's
+ * calls through the check the concurrency benchmark makes. */
+static gboolean
+set_bench(const MsRange *r, double v, const char *text, GError **error)
+{
+    if (strcmp(r->key, "allreduce calls") == 0) {
+        return ms_bench_loop_check(v, 1 << 20, 25u << 20, error);
+    }
+    g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
+    /* A sweep's bounds at the other's extreme, so that each alone decides. */
+    if (strcmp(r->key, "--minbytes") == 0) {
+        spec->max_bytes = MS_BENCH_MAX_BYTES;
+    } else if (strcmp(r->key, "--maxbytes") == 0) {
+        spec->min_bytes = 1;
+    }
+    return ms_bench_option_set(spec, r->key, text, error) && ms_bench_spec_check(spec, error);
 }
 
 static gboolean
@@ -518,6 +553,8 @@ expect(const MsRangeTable *t, const MsRange *r, double v, gboolean accepted, gui
     gboolean ok;
     if (strcmp(t->input, "Measurements") == 0) {
         ok = add_row(r, v, &error);
+    } else if (t == ms_bench_ranges()) {
+        ok = set_bench(r, v, text, &error);
     } else {
         Pos pos = v >= r->max ? POS_UPPER : v <= r->min ? POS_LOWER : POS_MIDDLE;
         g_autofree char *input = input_for(t, r, text, pos);

@@ -128,7 +128,7 @@ test_commands(void)
     g_autofree char *path = ms_test_write_tmp("deep-result.json", deep);
     g_autofree char *out = NULL, *err = NULL;
     int rc =
-        ms_test_run_moesim((const char *[]){"validate", "-s", path, "-m", path, NULL}, &out, &err);
+        ms_test_run_moesim((const char *[]){"validate", "-s", path, "-M", path, NULL}, &out, &err);
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "deep-result.json:1: JSON nested deeper than 512 levels"));
     g_autofree char *line = g_strconcat("{\"layer\": ", deep, "}\n", NULL);
@@ -136,7 +136,8 @@ test_commands(void)
     g_autofree char *trace = g_build_filename(ms_test_tmpdir(), "deep.trace", NULL);
     g_autofree char *out2 = NULL, *err2 = NULL;
     rc = ms_test_run_moesim(
-        (const char *[]){"trace", "import", "-f", "jsonl", jsonl, "-o", trace, NULL}, &out2, &err2);
+        (const char *[]){"trace", "import", "--from", "jsonl", jsonl, "-o", trace, NULL}, &out2,
+        &err2);
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err2, "deep.jsonl:1: bad JSON: JSON nested deeper than 512"));
     g_autofree char *out3 = NULL, *err3 = NULL;

@@ -195,7 +195,7 @@ test_malformed(void)
          "t.json: the first line is not '# moesim-layers 1'"},
         {"# moesim-layers 1\niteration,layer,phase,gpu,layer_us\n0,1,forward,0\n",
          ms_measurement_error_quark, MS_MEASUREMENT_ERROR_SYNTAX,
-         "t.json:3: 4 fields, but the header has 5"},
+         "t.json:3: 4 fields, but the header names 5"},
         {"# moesim-layers 1\niteration,layer,phase,gpu,layer_us\n0,1,up,0,5\n",
          ms_measurement_error_quark, MS_MEASUREMENT_ERROR_VALUE,
          "t.json:3: phase: 'up' is not forward or backward"},

@@ -239,9 +239,9 @@ test_errors(void)
         {V2 "allreduce,1024,8,8,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: background_bytes: 4096: only an alltoall_under_allreduce row has a background"},
         {V2 "alltoall,1024,8,8,20,,65,\n", MS_MEASUREMENT_ERROR_VALUE,
-         "m.csv:3: channels: 65: NCCL takes 1 to 64 channels (empty: NCCL's choice)"},
+         "m.csv:3: channels: 65 out of range (must be between 0 and 64)"},
         {V2 "alltoall,1024,8,8,20,,,129\n", MS_MEASUREMENT_ERROR_VALUE,
-         "m.csv:3: qps: 129: NCCL takes 1 to 128 queue pairs per connection"},
+         "m.csv:3: qps: 129 out of range (must be between 0 and 128)"},
         {V2 "launch,0,1,1,4,,2,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: channels: 2: a launch row does not run NCCL"},
         {V2 "launch,0,1,1,4,,,2\n", MS_MEASUREMENT_ERROR_VALUE,
@@ -249,6 +249,9 @@ test_errors(void)
         {V2 "alltoall,1024,8,8,20,,x,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: channels: 'x' is not a non-negative integer"},
         {V2 "alltoall,1024,8,8,20,-1,,\n", MS_MEASUREMENT_ERROR_VALUE, "m.csv:3: background_bytes"},
+        {V2 "alltoall_under_allreduce,1024,8,8,20,1125899906842625,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: background_bytes: 1125899906842625 out of range (must be between 0 and "
+         "1125899906842624)"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *error = NULL;
@@ -263,6 +266,55 @@ test_errors(void)
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "x.csv");
 }
 
+/* What a spreadsheet saving the file writes (sim/base/csv.h): a byte order mark, CR LF, quoted
+ * fields, trailing empty fields; a label with a comma and a quote is written quoted and reads
+ * back; extra values past the header and broken quotes are refused, naming the line. */
+static void
+test_csv_reader(void)
+{
+    const char sheet[] = "\xEF\xBB\xBF# moesim-measurements 1\r\n"
+                         "\"kind\",bytes,ranks,ranks_per_node,m,n,k,dtype,label,time_us,,\r\n"
+                         "gemm,0,1,1,256,28672,4096,\"bf16\",\"up, \"\"fused\"\"\",291.5,,\r\n"
+                         "launch , 0 , 1 , 1 ,,,,,, 4.125\r\n";
+    GError *error = NULL;
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(ms_measurement_set_read_data(set, sheet, strlen(sheet), "s.csv", &error));
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 2);
+    const MsMeasurement *g = ms_measurement_set_get(set, 0);
+    CU_ASSERT_STRING_EQUAL(g->label, "up, \"fused\"");
+    CU_ASSERT_STRING_EQUAL(g->dtype, "bf16");
+    CU_ASSERT_EQUAL(g->n, 28672);
+    MS_ASSERT_REL(ms_measurement_set_get(set, 1)->seconds, 4.125e-6, 1e-12);
+    g_autofree char *text = ms_moesim_csv_write(set, NULL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, ",bf16,\"up, \"\"fused\"\"\",291.5,"));
+    g_autoptr(MsMeasurementSet) back = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(back, text, strlen(text), "w.csv", &error));
+    CU_ASSERT_STRING_EQUAL(ms_measurement_set_get(back, 0)->label, "up, \"fused\"");
+    const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"# moesim-measurements 1\nkind,time_us\nlaunch,4,5\n",
+         "m.csv:3: 3 fields, but the header names 2"},
+        {"# moesim-measurements 1\nkind,time_us\n\"launch,4\n",
+         "m.csv:3: unterminated quoted field (a field does not span lines) at column 1"},
+        {"# moesim-measurements 1\nkind,\"time_us\"x\n", "m.csv:2: text after a closing quote"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autoptr(MsMeasurementSet) none = ms_measurement_set_new();
+        CU_ASSERT_FALSE(
+            ms_moesim_csv_read(none, bad[i].text, strlen(bad[i].text), "m.csv", &error));
+        MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_SYNTAX, bad[i].needle);
+    }
+    /* A Vidur profile saved the same way. */
+    const char vidur[] = "\xEF\xBB\xBF\"\",time_stats.send_recv.median,size,num_workers,"
+                         "devices_per_node\r\n0,\"0.024\",2048,2,1,\r\n";
+    g_autoptr(MsMeasurementSet) v = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(ms_measurement_set_read_data(v, vidur, strlen(vidur), "n.csv", &error));
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(v), 1);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(v, 0)->bytes, 2048);
+    MS_ASSERT_REL(ms_measurement_set_get(v, 0)->seconds, 0.024e-3, 1e-12);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -272,6 +324,7 @@ main(int argc, char **argv)
         {"version 2: the concurrency kind, channels and queue pairs", test_version_2},
         {"column order, comments, optional columns", test_flexible_columns},
         {"error paths", test_errors},
+        {"the CSV reader: byte order mark, CR LF, quotes, trailing empty fields", test_csv_reader},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"moesim_csv", NULL, NULL, tests}, {NULL}};

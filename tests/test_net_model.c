@@ -61,6 +61,32 @@ test_spec_parse(void)
                                    "simple_efficiency=0.9");
 }
 
+/* A version is printed as given, or as its shortest spelling that parses to the same code: "2.10"
+ * stands for the newest patch of 2.10 (code 21099), and "2.10.99" would read as a release NCCL
+ * never made. Every spelling reads back to the same code. */
+static void
+test_spec_version_spelling(void)
+{
+    static const struct {
+        const char *given, *printed;
+    } cases[] = {
+        {"nccl:version=2.10", "nccl:version=2.10"},
+        {"nccl:version=2.10.99", "nccl:version=2.10"},
+        {"nccl:version=2.10.0", "nccl:version=2.10.0"},
+        {"nccl:version=2.10.3", "nccl:version=2.10.3"},
+        {"nccl:version=21003", "nccl:version=2.10.3"},
+        {"nccl:version=2.30", "nccl:version=2.30"},
+        {"nccl:version=2.18.6", "nccl:version=2.18.6"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        MsNetSpec s = parse_ok(cases[i].given);
+        g_autofree char *text = ms_net_spec_to_string(&s);
+        CU_ASSERT_STRING_EQUAL(text, cases[i].printed);
+        MsNetSpec back = parse_ok(text);
+        CU_ASSERT_EQUAL(back.nccl.version, s.nccl.version);
+    }
+}
+
 static void
 test_spec_errors(void)
 {
@@ -361,6 +387,8 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"specs: parse, print, read back", test_spec_parse},
+        {"specs: a version prints as given or as its shortest spelling",
+         test_spec_version_spelling},
         {"specs: every error names the key and value", test_spec_errors},
         {"nccl: NCCL's link figures, applied to a network", test_link_figures},
         {"nccl: connection weights, one communicator per rank set", test_weights_and_comms},

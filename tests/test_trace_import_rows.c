@@ -70,6 +70,33 @@ test_csv_columns(void)
     CU_ASSERT_EQUAL(row.values[2], 30);
 }
 
+/* A spreadsheet's CSV (sim/base/csv.h): a byte order mark, CR LF, rows padded with empty fields;
+ * a JSON Lines file with a byte order mark. */
+static void
+test_csv_saved_by_a_spreadsheet(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsTraceImportRows) r =
+        open_rows("\xEF\xBB\xBFlayer,\"experts\",,\r\n0,\"3, 1\",,\r\n1,2 0\r\n",
+                  MS_TRACE_IMPORT_CSV, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    MsTraceImportRow row;
+    CU_ASSERT_EQUAL_FATAL(ms_trace_import_rows_next(r, &row, &error), MS_TRACE_READ_RECORD);
+    CU_ASSERT_EQUAL(row.layer, 0);
+    CU_ASSERT_EQUAL_FATAL(row.n_values, 2);
+    CU_ASSERT_EQUAL(row.values[0], 3);
+    CU_ASSERT_EQUAL_FATAL(ms_trace_import_rows_next(r, &row, &error), MS_TRACE_READ_RECORD);
+    CU_ASSERT_EQUAL(row.layer, 1);
+    CU_ASSERT_EQUAL(row.values[1], 0);
+    CU_ASSERT_EQUAL(ms_trace_import_rows_next(r, &row, &error), MS_TRACE_READ_END);
+    g_autoptr(MsTraceImportRows) j = open_rows("\xEF\xBB\xBF{\"layer\": 0, \"experts\": [1]}\r\n",
+                                               MS_TRACE_IMPORT_JSONL, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    CU_ASSERT_EQUAL_FATAL(ms_trace_import_rows_next(j, &row, &error), MS_TRACE_READ_RECORD);
+    CU_ASSERT_EQUAL(row.values[0], 1);
+    CU_ASSERT_PTR_NULL(error);
+}
+
 static void
 test_jsonl(void)
 {
@@ -145,7 +172,9 @@ test_row_errors(void)
 {
     static const ErrorCase cases[] = {
         {"layer,experts\n0,1 2,3\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_SYNTAX,
-         "in.txt:2: expected 2 fields as in the header row, got 3"},
+         "in.txt:2: 3 fields, but the header names 2"},
+        {"layer,experts\n0,\"1 2\" x\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_SYNTAX,
+         "in.txt:2: text after a closing quote at column 9"},
         {"layer,experts\nzero,1 2\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_SYNTAX,
          "in.txt:2: column 'layer': 'zero' is not a non-negative integer"},
         {"layer,experts\n-1,1 2\n", MS_TRACE_IMPORT_CSV, MS_TRACE_IMPORT_ERROR_SYNTAX,
@@ -247,10 +276,16 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"CSV rows", test_csv},          {"CSV column forms", test_csv_columns},
-        {"JSON Lines rows", test_jsonl}, {"open errors", test_open_errors},
-        {"row errors", test_row_errors}, {"long line", test_long_line},
-        {"read error", test_read_error}, {NULL, NULL},
+        {"CSV rows", test_csv},
+        {"CSV column forms", test_csv_columns},
+        {"CSV saved by a spreadsheet: byte order mark, CR LF, padding",
+         test_csv_saved_by_a_spreadsheet},
+        {"JSON Lines rows", test_jsonl},
+        {"open errors", test_open_errors},
+        {"row errors", test_row_errors},
+        {"long line", test_long_line},
+        {"read error", test_read_error},
+        {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"trace_import_rows", NULL, NULL, tests}, {NULL}};
     return ms_test_main(argc, argv, suites);

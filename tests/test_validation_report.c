@@ -166,16 +166,16 @@ test_command_bound(void)
     g_autofree char *a = result("cli-a.json", "fifo", 1000, s1, 2);
     g_autofree char *b = result("cli-b.json", "fifo", 800, m1, 2);
     g_autofree char *out = NULL, *err = NULL;
-    const char *bare[] = {"validate", "-s", a, "-m", b, "--max-error", "0.5", NULL};
+    const char *bare[] = {"validate", "-s", a, "-M", b, "--max-error", "0.5", NULL};
     CU_ASSERT_EQUAL(ms_test_run_moesim(bare, &out, &err), 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "moesim: validate: --max-error '0.5': no '%'"));
     /* Errors 10% and 20%: the median, 15%, is past 12% and within 16%. */
-    const char *past[] = {"validate", "-s", a, "-m", b, "--max-error", "12%", NULL};
+    const char *past[] = {"validate", "-s", a, "-M", b, "--max-error", "12%", NULL};
     g_free(out);
     g_free(err);
     CU_ASSERT_EQUAL(ms_test_run_moesim(past, &out, &err), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "median error 15.00% exceeds --max-error 12.00%"));
-    const char *within[] = {"validate", "-s", a, "-m", b, "--max-error", "16%", NULL};
+    const char *within[] = {"validate", "-s", a, "-M", b, "--max-error", "16%", NULL};
     g_free(out);
     g_free(err);
     CU_ASSERT_EQUAL(ms_test_run_moesim(within, &out, &err), 0);

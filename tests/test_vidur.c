@@ -115,7 +115,7 @@ test_network_errors(void)
         const char *needle;
     } cases[] = {
         {NET_HEADER "0,0.01,0.02,0,2,2048,send_recv\n", MS_MEASUREMENT_ERROR_SYNTAX,
-         "n.csv:2: 7 fields, but the header on line 1 names 8"},
+         "n.csv:2: 7 fields, but the header names 8"},
         {NET_HEADER "0,0.01,abc,0,2,2048,send_recv,1\n", MS_MEASUREMENT_ERROR_VALUE,
          "n.csv:2: time_stats.send_recv.median: 'abc' is not a number"},
         {NET_HEADER "0,0.01,-0.02,0,2,2048,send_recv,1\n", MS_MEASUREMENT_ERROR_VALUE,

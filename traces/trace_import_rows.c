@@ -1,5 +1,6 @@
-/* trace_import_rows: CSV (RFC 4180 quoting, a header row naming the columns) and JSON Lines
- * (json-glib, one object a line) into MsTraceImportRow. Lines are bounded (1 MiB). */
+/* trace_import_rows: CSV (the reader every CSV input shares, sim/base/csv.h: RFC 4180 quoting, a
+ * byte order mark, CR LF; a header row naming the columns) and JSON Lines (json-glib, one object a
+ * line) into MsTraceImportRow. Lines are bounded (1 MiB). */
 #include "trace_import_rows.h"
 
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sim/base/csv.h"
 #include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
 #include "trace_lines.h"
@@ -33,8 +35,8 @@ struct _MsTraceImportRows {
     char **names;        /* of the CSV columns */
     gint col[N_NAMED];   /* CSV column of each named field, -1 when absent */
     GArray *expert_cols; /* guint: columns holding one expert id (csv) or one count */
-    GString *cells;      /* the fields of the current CSV line, NUL-separated */
-    GArray *starts;      /* gsize: offset of each field in cells */
+    MsCsvFields *fields; /* of the current CSV line */
+    gboolean first_read; /* the first line was read: a byte order mark can no longer come */
     GArray *values;      /* guint64 */
     JsonParser *parser;
     gint present[N_NAMED]; /* JSON Lines: -1 undecided, else whether the field is given */
@@ -66,8 +68,7 @@ ms_trace_import_rows_free(MsTraceImportRows *r)
         fclose(r->file);
     }
     g_array_unref(r->expert_cols);
-    g_string_free(r->cells, TRUE);
-    g_array_unref(r->starts);
+    ms_csv_fields_free(r->fields);
     g_array_unref(r->values);
     g_clear_object(&r->parser);
     g_strfreev(r->names);
@@ -97,6 +98,10 @@ next_data_line(MsTraceImportRows *r, const char **text, gboolean *end, GError **
             break;
         }
         const char *p = ms_trace_lines_text(r->lines, NULL);
+        if (!r->first_read) {
+            p += ms_csv_bom_length(p, strlen(p));
+            r->first_read = TRUE;
+        }
         while (*p == ' ' || *p == '\t') {
             p++;
         }
@@ -110,59 +115,18 @@ next_data_line(MsTraceImportRows *r, const char **text, gboolean *end, GError **
 static const char *
 cell(const MsTraceImportRows *r, guint i)
 {
-    return r->cells->str + g_array_index(r->starts, gsize, i);
+    return ms_csv_fields_get(r->fields, i);
 }
 
-static void
-trim_cell(MsTraceImportRows *r, gsize start)
-{
-    while (r->cells->len > start &&
-           (r->cells->str[r->cells->len - 1] == ' ' || r->cells->str[r->cells->len - 1] == '\t')) {
-        g_string_truncate(r->cells, r->cells->len - 1);
-    }
-}
-
-/* Splits a CSV line into r->cells; fields are trimmed, quotes removed ("" is a quote). */
 static gboolean
 split_csv(MsTraceImportRows *r, const char *p, GError **error)
 {
-    g_string_truncate(r->cells, 0);
-    g_array_set_size(r->starts, 0);
-    for (;;) {
-        while (*p == ' ' || *p == '\t') {
-            p++;
-        }
-        gsize start = r->cells->len;
-        g_array_append_val(r->starts, start);
-        if (*p == '"') {
-            for (p++; !(*p == '"' && p[1] != '"'); p++) {
-                if (*p == '\0') {
-                    fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "unterminated quoted field");
-                    return FALSE;
-                }
-                p += *p == '"'; /* "" stands for one quote */
-                g_string_append_c(r->cells, *p);
-            }
-            p++;
-            while (*p == ' ' || *p == '\t') {
-                p++;
-            }
-            if (*p != ',' && *p != '\0') {
-                fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "text after a closing quote");
-                return FALSE;
-            }
-        } else {
-            while (*p != ',' && *p != '\0') {
-                g_string_append_c(r->cells, *p++);
-            }
-            trim_cell(r, start);
-        }
-        g_string_append_c(r->cells, '\0');
-        if (*p == '\0') {
-            return TRUE;
-        }
-        p++; /* the comma */
+    g_autoptr(GError) local = NULL;
+    if (!ms_csv_fields_split(r->fields, p, &local)) {
+        fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "%s", local->message);
+        return FALSE;
     }
+    return TRUE;
 }
 
 static gint
@@ -246,7 +210,7 @@ read_csv_header(MsTraceImportRows *r, GError **error)
     if (!split_csv(r, text, error)) {
         return FALSE;
     }
-    r->n_columns = r->starts->len;
+    r->n_columns = ms_csv_fields_width(r->fields);
     r->names = g_new0(char *, r->n_columns + 1);
     for (guint c = 0; c < r->n_columns; c++) {
         r->names[c] = g_strdup(cell(r, c));
@@ -274,8 +238,7 @@ ms_trace_import_rows_open(const char *path, MsTraceImportFormat format, GError *
     r->lines = ms_trace_lines_new(f, LINE_MAX_BYTES);
     r->format = format;
     r->expert_cols = g_array_new(FALSE, FALSE, sizeof(guint));
-    r->cells = g_string_new(NULL);
-    r->starts = g_array_new(FALSE, FALSE, sizeof(gsize));
+    r->fields = ms_csv_fields_new();
     r->values = g_array_new(FALSE, FALSE, sizeof(guint64));
     for (guint i = 0; i < N_NAMED; i++) {
         r->col[i] = -1;
@@ -359,9 +322,9 @@ next_csv(MsTraceImportRows *r, const char *text, MsTraceImportRow *row, GError *
     if (!split_csv(r, text, error)) {
         return MS_TRACE_READ_ERROR;
     }
-    if (r->starts->len != r->n_columns) {
-        fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX,
-             "expected %u fields as in the header row, got %u", r->n_columns, r->starts->len);
+    g_autoptr(GError) local = NULL;
+    if (!ms_csv_fields_check_width(r->fields, r->n_columns, &local)) {
+        fail(r, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "%s", local->message);
         return MS_TRACE_READ_ERROR;
     }
     guint64 layer, rank;

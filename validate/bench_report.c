@@ -3,7 +3,10 @@
  * all-to-all under an allreduce beside its time alone. */
 #include "bench_report.h"
 
+#include <math.h>
+
 #include "backends/executor_bench.h"
+#include "sim/base/json_output.h"
 #include "sim/base/units.h"
 #include "validate/nic_fit.h"
 
@@ -124,4 +127,55 @@ ms_bench_report_format(const MsMeasurementSet *set, const MsComputeModel *model)
         }
     }
     return g_string_free(o, FALSE);
+}
+
+static void
+member_us(JsonBuilder *b, const char *name, double seconds)
+{
+    json_builder_set_member_name(b, name);
+    if (isnan(seconds)) {
+        json_builder_add_null_value(b);
+    } else {
+        json_builder_add_double_value(b, seconds * 1e6);
+    }
+}
+
+JsonNode *
+ms_bench_report_to_json(const MsMeasurementSet *set, const char *backend)
+{
+    g_autoptr(JsonBuilder) b = json_builder_new();
+    json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.bench/1"); /* docs/outputs.md */
+    ms_json_member_string(b, "backend", backend);
+    json_builder_set_member_name(b, "rows");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *r = ms_measurement_set_get(set, i);
+        json_builder_begin_object(b);
+        ms_json_member_string(b, "kind", ms_measurement_kind_name(r->kind));
+        ms_json_member_int(b, "bytes", (gint64)r->bytes);
+        ms_json_member_int(b, "ranks", r->ranks);
+        ms_json_member_int(b, "ranks_per_node", r->ranks_per_node);
+        ms_json_member_int(b, "m", (gint64)r->m);
+        ms_json_member_int(b, "n", (gint64)r->n);
+        ms_json_member_int(b, "k", (gint64)r->k);
+        json_builder_set_member_name(b, "dtype");
+        if (r->dtype) {
+            json_builder_add_string_value(b, r->dtype);
+        } else {
+            json_builder_add_null_value(b);
+        }
+        ms_json_member_string(b, "label", r->label ? r->label : "");
+        member_us(b, "time_us", r->seconds);
+        member_us(b, "min_us", r->min_s);
+        member_us(b, "median_us", r->median_s);
+        member_us(b, "mean_us", r->mean_s);
+        ms_json_member_int(b, "background_bytes", (gint64)r->background_bytes);
+        ms_json_member_int(b, "channels", r->channels);
+        ms_json_member_int(b, "qps", r->qps);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    return json_builder_get_root(b);
 }

@@ -432,6 +432,36 @@ fit_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateO
 }
 
 gboolean
+ms_calibrate_check_dtypes(const MsMeasurementSet *set, GError **error)
+{
+    /* The first row that names a datatype, per configuration "kind ranks per_node". */
+    g_autoptr(GHashTable) first = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *b = ms_measurement_set_get(set, i);
+        if (!ms_measurement_kind_is_comm(b->kind) || b->dtype == NULL) {
+            continue;
+        }
+        char *key = g_strdup_printf("%d %u %u", (int)b->kind, b->ranks, b->ranks_per_node);
+        const MsMeasurement *a = g_hash_table_lookup(first, key);
+        if (a == NULL) {
+            g_hash_table_insert(first, key, (gpointer)b);
+            continue;
+        }
+        g_free(key);
+        if (strcmp(a->dtype, b->dtype) != 0) {
+            g_set_error(error, MS_CALIBRATE_ERROR, MS_CALIBRATE_ERROR_MIXED,
+                        "%s:%u: %s rows of %u ranks (%u per node) in %s and in %s (%s:%u): a "
+                        "calibration holds one table per configuration, so it is fitted on one "
+                        "datatype; give the rows of one datatype",
+                        b->source, b->line, ms_measurement_kind_name(a->kind), a->ranks,
+                        a->ranks_per_node, a->dtype, b->dtype, a->source, a->line);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
 ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts_in,
              MsCalibration *cal, GPtrArray *report, GError **error)
 {
@@ -443,6 +473,9 @@ ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOpt
             !ms_measurement_set_add(used, ms_measurement_set_get(set, i), error)) {
             return FALSE;
         }
+    }
+    if (!ms_calibrate_check_dtypes(used, error)) {
+        return FALSE;
     }
     gboolean before = ms_calibration_link(cal, MS_LINK_NIC, &(MsCalibrationLink){0}) ||
                       ms_calibration_link(cal, MS_LINK_NVSWITCH, &(MsCalibrationLink){0});

@@ -26,6 +26,7 @@ typedef enum {
     MS_CALIBRATE_ERROR_PLACEMENT, /* a configuration that does not fit on the topology */
     MS_CALIBRATE_ERROR_FIT,       /* a fit that failed (its message says why) */
     MS_CALIBRATE_ERROR_ARGUMENT,  /* a malformed held-out list or expert shape */
+    MS_CALIBRATE_ERROR_MIXED,     /* rows of one configuration in different datatypes */
 } MsCalibrateError;
 
 typedef struct {
@@ -41,11 +42,19 @@ extern const MsCalibrateOptions ms_calibrate_default_options;
 /* Fits cal (which may already hold other figures) from the rows of set. Applies the link classes
  * of cal to topo as it goes, since collective tables are fitted against the calibrated links.
  * Appends one human-readable line per fitted item, and per configuration skipped for having
- * fewer than 4 sizes, to report (may be NULL). Fails with MS_CALIBRATE_ERROR_NO_DATA when nothing
+ * fewer than 4 sizes, to report (may be NULL). Fails with MS_CALIBRATE_ERROR_MIXED as
+ * ms_calibrate_check_dtypes, MS_CALIBRATE_ERROR_NO_DATA when nothing
  * could be fitted, _PLACEMENT (naming the row) for a configuration the topology cannot hold,
  * _FIT when a fit fails, or the measurement module's error for an expert shape the rows lack. */
 gboolean ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
                       MsCalibration *cal, GPtrArray *report, GError **error);
+
+/* Refuses (MS_CALIBRATE_ERROR_MIXED, naming both rows and both datatypes) a set where two
+ * communication rows of the same kind, ranks and ranks per node carry different datatypes: the
+ * fits key their figures by configuration and size, so such rows would be fitted as one. Rows
+ * without a datatype mix with any. ms_calibrate checks this first; the nccl model's fit is
+ * keyed the same way, so callers fitting it check too. */
+gboolean ms_calibrate_check_dtypes(const MsMeasurementSet *set, GError **error);
 
 /* GPU ranks for a configuration: the first per_node GPUs of as many nodes as needed. */
 gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node, guint *out,

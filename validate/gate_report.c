@@ -1,5 +1,6 @@
 /* gate_report: figures as JSON and JUnit XML. */
 #include "gate_report.h"
+#include "sim/base/json_output.h"
 
 typedef struct {
     guint scenario;
@@ -84,6 +85,7 @@ ms_gate_report_to_json(const MsGateReport *r)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.check/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "format");
     json_builder_add_string_value(b, "moesim-check");
     add_int(b, "version", 1);

@@ -20,10 +20,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsGateReport, ms_gate_report_free)
 /* Adds a figure (copied); fits MsGateFigureFn with the report as ctx. */
 void ms_gate_report_add(const MsGateFigure *figure, gpointer report);
 
-/* {"format": "moesim-check", "version": 1, "baseline", "tolerance" (a fraction), "figures": N,
- * "regressed": N, "improved": N, "scenarios": [{"name", "figures": [{"metric", "expected_us",
- * "measured_us", "change", "verdict": "ok"|"regressed"|"improved"}]}]}, scenarios in baseline
- * order. */
+/* {"schema": "moesim.check/1", "format": "moesim-check", "version": 1, "baseline", "tolerance" (a
+ * fraction), "figures": N, "regressed": N, "improved": N, "scenarios": [{"name", "figures":
+ * [{"metric", "expected_us", "measured_us", "change", "verdict": "ok"|"regressed"|"improved"}]}]},
+ * scenarios in baseline order. */
 JsonNode *ms_gate_report_to_json(const MsGateReport *report);
 /* JUnit XML: one test suite (the baseline), a test case per figure (class name: the scenario,
  * name: the figure) with a <failure> for each regression; improved figures say so in their

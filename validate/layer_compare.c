@@ -252,6 +252,7 @@ ms_layer_comparison_to_json(const MsLayerComparison *c)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.validate-layers/1"); /* docs/outputs.md */
     ms_json_member_int(b, "pairs", c->pairs);
     ms_json_member_int(b, "simulated_only", c->sim_only);
     ms_json_member_int(b, "measured_only", c->meas_only);

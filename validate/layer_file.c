@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/base/csv.h"
 #include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
 #include "validate/kineto.h"
@@ -182,15 +183,15 @@ csv_field(char **f, gint col, const char *name, double max, gboolean required, d
 static gboolean
 read_csv(MsLayerTable *t, const char *data, gsize len, const char *source, GError **error)
 {
-    gsize pos = 0;
+    gsize pos = ms_csv_bom_length(data, len);
     guint line = 1;
-    g_autofree char *first = ms_measurement_next_line(data, len, &pos);
+    g_autofree char *first = ms_csv_next_line(data, len, &pos);
     if (first == NULL || strcmp(g_strstrip(first), CSV_PREFIX " 1") != 0) {
         return fail(error, MS_LAYER_FILE_ERROR_FORMAT, source, "the first line is not '%s %d'",
                     CSV_PREFIX, MS_LAYERS_FORMAT);
     }
     g_autofree char *head = NULL;
-    while ((head = ms_measurement_next_line(data, len, &pos)) != NULL) {
+    while ((head = ms_csv_next_line(data, len, &pos)) != NULL) {
         line++;
         if (head[0] != '#' && *g_strstrip(head) != '\0') {
             break;
@@ -200,33 +201,40 @@ read_csv(MsLayerTable *t, const char *data, gsize len, const char *source, GErro
     if (head == NULL) {
         return fail(error, MS_LAYER_FILE_ERROR_VALUE, source, "no header line");
     }
-    guint nh = 0;
-    g_auto(GStrv) h = ms_measurement_split_csv(head, &nh);
+    g_autoptr(MsCsvFields) split = ms_csv_fields_new();
+    if (!ms_measurement_split_csv(split, source, line, head, error)) {
+        return FALSE;
+    }
+    guint nh = ms_csv_fields_width(split);
+    g_auto(GStrv) h = ms_csv_fields_dup(split);
     enum { C_IT, C_LAYER, C_PHASE, C_GPU, C_START, C_LAYER_US, C_BUSY, C_EXPERTS, C_TOKENS, C_N };
     static const char *const names[C_N] = {"iteration", "layer",   "phase",   "gpu",   "start_us",
                                            "layer_us",  "busy_us", "experts", "tokens"};
     gint col[C_N], part_col[MS_LAYER_N_PARTS], ops_col[MS_LAYER_N_PARTS];
     for (guint c = 0; c < C_N; c++) {
-        col[c] = ms_measurement_column(h, names[c]);
+        col[c] = ms_csv_column(h, names[c]);
     }
     for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
         g_autofree char *name = g_strdup_printf("%s_us", ms_layer_part_name(p));
         g_autofree char *ops = g_strdup_printf("%s_ops", ms_layer_part_name(p));
-        part_col[p] = ms_measurement_column(h, name);
-        ops_col[p] = ms_measurement_column(h, ops);
+        part_col[p] = ms_csv_column(h, name);
+        ops_col[p] = ms_csv_column(h, ops);
     }
-    for (char *text; (text = ms_measurement_next_line(data, len, &pos)) != NULL;) {
+    for (char *text; (text = ms_csv_next_line(data, len, &pos)) != NULL;) {
         g_autofree char *l = text;
         line++;
         if (l[0] == '#' || *g_strstrip(l) == '\0') {
             continue;
         }
-        guint n = 0;
-        g_auto(GStrv) f = ms_measurement_split_csv(l, &n);
-        if (n != nh) {
-            return ms_measurement_fail(error, MS_MEASUREMENT_ERROR_SYNTAX, source, line,
-                                       "%u fields, but the header has %u", n, nh);
+        g_autoptr(GError) local = NULL;
+        if (!ms_measurement_split_csv(split, source, line, l, error)) {
+            return FALSE;
         }
+        if (!ms_csv_fields_check_width(split, nh, &local)) {
+            return ms_measurement_fail(error, MS_MEASUREMENT_ERROR_SYNTAX, source, line, "%s",
+                                       local->message);
+        }
+        g_auto(GStrv) f = ms_csv_fields_dup(split);
         MsLayerRow row = {0};
         double it = 0, layer = 0, gpu = 0, experts = 0, tokens = 0;
         if (!csv_field(f, col[C_IT], "iteration", G_MAXUINT32, TRUE, &it, source, line, error) ||

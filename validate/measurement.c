@@ -41,6 +41,14 @@ static const MsRange row_fields[] = {
      "a GEMM's rows (tokens); at least 1 for a GEMM, 0 for other kinds"},
     {ROW, "n", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m; 2 m n k flops stay below 2^98"},
     {ROW, "k", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m"},
+    {ROW, "background_bytes", MS_RANGE_BYTES, 0, (double)MS_BYTES_MAX,
+     "the allreduce looping under an all-to-all; at least 1 B on an alltoall_under_allreduce "
+     "row, 0 on the others"},
+    {ROW, "channels", MS_RANGE_COUNT, 0, MS_MEAS_MAX_CHANNELS,
+     "NCCL's MAXCHANNELS (64 since 2.19); 0: NCCL's choice, the only value of a kind without "
+     "NCCL"},
+    {ROW, "qps", MS_RANGE_COUNT, 0, MS_MEAS_MAX_QPS,
+     "NCCL_IB_MAX_QPS (128); 0: NCCL's default, the only value of a kind without NCCL"},
     {NULL},
 };
 
@@ -170,12 +178,10 @@ check_label(const MsMeasurement *row, GError **error)
     if (strlen(l) > LABEL_MAX) {
         return row_error(row, error, "label", "longer than %d characters", LABEL_MAX);
     }
+    /* Commas and quotes are written quoted; a line end would split the record. */
     for (const char *p = l; *p; p++) {
-        if (*p == ',' || *p == '"' || g_ascii_iscntrl(*p)) {
-            return row_error(row, error, "label",
-                             "'%s' contains a comma, quote or control "
-                             "character",
-                             l);
+        if (g_ascii_iscntrl(*p)) {
+            return row_error(row, error, "label", "'%s' contains a control character", l);
         }
     }
     return TRUE;
@@ -222,27 +228,25 @@ check_network(const MsMeasurement *row, GError **error)
                          "an alltoall_under_allreduce row needs an all-to-all of at least 1 byte "
                          "over at least 2 ranks");
     }
-    if (under != (row->background_bytes > 0) || row->background_bytes > MS_BYTES_MAX) {
+    /* The table's ranges first, then what each kind allows within them. */
+    if (!check_field(row, "background_bytes", (double)row->background_bytes, " B", error) ||
+        !check_field(row, "channels", row->channels, "", error) ||
+        !check_field(row, "qps", row->qps, "", error)) {
+        return FALSE;
+    }
+    if (under != (row->background_bytes > 0)) {
         return row_error(row, error, "background_bytes", "%" G_GUINT64_FORMAT ": %s",
                          row->background_bytes,
                          under ? "the allreduce's size is required, 1 B to 1 PiB"
                                : "only an alltoall_under_allreduce row has a background");
     }
     gboolean nccl = ms_measurement_kind_is_network(row->kind);
-    if (row->channels > (nccl ? MS_MEAS_MAX_CHANNELS : 0)) {
-        return nccl ? row_error(row, error, "channels",
-                                "%u: NCCL takes 1 to %u channels (empty: NCCL's choice)",
-                                row->channels, MS_MEAS_MAX_CHANNELS)
-                    : row_error(row, error, "channels", "%u: a %s row does not run NCCL",
-                                row->channels, kind);
+    if (!nccl && row->channels) {
+        return row_error(row, error, "channels", "%u: a %s row does not run NCCL", row->channels,
+                         kind);
     }
-    if (row->qps > (nccl ? MS_MEAS_MAX_QPS : 0)) {
-        return nccl
-                   ? row_error(row, error, "qps",
-                               "%u: NCCL takes 1 to %u queue pairs per connection (empty: its "
-                               "default)",
-                               row->qps, MS_MEAS_MAX_QPS)
-                   : row_error(row, error, "qps", "%u: a %s row does not run NCCL", row->qps, kind);
+    if (!nccl && row->qps) {
+        return row_error(row, error, "qps", "%u: a %s row does not run NCCL", row->qps, kind);
     }
     return TRUE;
 }
@@ -336,43 +340,16 @@ ms_measurement_parse_uint(const char *source, guint line, const char *field, con
     return TRUE;
 }
 
-char *
-ms_measurement_next_line(const char *data, gsize len, gsize *pos)
+gboolean
+ms_measurement_split_csv(MsCsvFields *fields, const char *source, guint line, const char *text,
+                         GError **error)
 {
-    if (*pos >= len) {
-        return NULL;
+    g_autoptr(GError) local = NULL;
+    if (!ms_csv_fields_split(fields, text, &local)) {
+        return ms_measurement_fail(error, MS_MEASUREMENT_ERROR_SYNTAX, source, line, "%s",
+                                   local->message);
     }
-    const char *start = data + *pos;
-    const char *nl = memchr(start, '\n', len - *pos);
-    gsize n = nl ? (gsize)(nl - start) : len - *pos;
-    *pos += n + (nl != NULL);
-    if (n > 0 && start[n - 1] == '\r') {
-        n--;
-    }
-    return g_strndup(start, n);
-}
-
-char **
-ms_measurement_split_csv(const char *line, guint *n_fields)
-{
-    char **fields = g_strsplit(line, ",", -1);
-    guint n = 0;
-    for (; fields[n]; n++) {
-        g_strstrip(fields[n]);
-    }
-    *n_fields = n;
-    return fields;
-}
-
-gint
-ms_measurement_column(char *const *header, const char *name)
-{
-    for (gint i = 0; header[i]; i++) {
-        if (strcmp(header[i], name) == 0) {
-            return i;
-        }
-    }
-    return -1;
+    return TRUE;
 }
 
 /* ---- formats and loading --------------------------------------------------------------------- */
@@ -406,13 +383,15 @@ sniff_csv_header(const char *line)
     if (strstr(line, "time_stats.") == NULL) {
         return MS_MEASUREMENT_FORMAT_UNKNOWN;
     }
-    guint n;
-    g_auto(GStrv) cols = ms_measurement_split_csv(line, &n);
-    if (ms_measurement_column(cols, "num_tokens") >= 0) {
+    g_autoptr(MsCsvFields) fields = ms_csv_fields_new();
+    if (!ms_csv_fields_split(fields, line, NULL)) {
+        return MS_MEASUREMENT_FORMAT_UNKNOWN;
+    }
+    g_auto(GStrv) cols = ms_csv_fields_dup(fields);
+    if (ms_csv_column(cols, "num_tokens") >= 0) {
         return MS_MEASUREMENT_FORMAT_VIDUR_COMPUTE;
     }
-    if (ms_measurement_column(cols, "num_workers") >= 0 &&
-        ms_measurement_column(cols, "size") >= 0) {
+    if (ms_csv_column(cols, "num_workers") >= 0 && ms_csv_column(cols, "size") >= 0) {
         return MS_MEASUREMENT_FORMAT_VIDUR_NETWORK;
     }
     return MS_MEASUREMENT_FORMAT_UNKNOWN;
@@ -422,7 +401,7 @@ MsMeasurementFormat
 ms_measurement_sniff(const char *data, gsize len)
 {
     gsize pos = 0;
-    g_autofree char *first = ms_measurement_next_line(data, len, &pos);
+    g_autofree char *first = ms_csv_next_line(data, len, &pos);
     if (first == NULL) {
         return MS_MEASUREMENT_FORMAT_UNKNOWN;
     }
@@ -495,6 +474,11 @@ ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len,
                     source, len);
         return FALSE;
     }
+    /* A byte order mark (what spreadsheets put before a CSV they save as UTF-8) is no part of
+     * any format's first line. */
+    gsize bom = ms_csv_bom_length(data, len);
+    data += bom;
+    len -= bom;
     /* Read into a scratch set so that a failure leaves the caller's rows untouched. */
     g_autoptr(MsMeasurementSet) scratch = ms_measurement_set_new();
     if (!read_format(scratch, data, len, source, error)) {

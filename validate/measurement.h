@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "sim/base/csv.h"
 #include "sim/base/ranges.h"
 #include "sim/calib/meas_csv.h"
 #include <stdio.h>
@@ -49,7 +50,7 @@ const MsMeasurement *ms_measurement_set_get(const MsMeasurementSet *set, guint i
  * MS_MEASUREMENT_ERROR_VALUE naming row->source:row->line, the field and the bad value, and the
  * set is unchanged. Rules: seconds > 0 and finite; ranks in [1, 2^20] and ranks_per_node in
  * [1, ranks]; gemm needs m, n, k in [1, 2^32] and a known dtype; elementwise needs bytes;
- * sizes at most MS_BYTES_MAX; label without ',', '"' or control characters; an
+ * sizes at most MS_BYTES_MAX; label without control characters; an
  * alltoall_under_allreduce row needs bytes, at least 2 ranks and background_bytes (which no
  * other kind has); channels (at most MS_MEAS_MAX_CHANNELS) and qps (at most MS_MEAS_MAX_QPS) only
  * on the kinds that run NCCL. */
@@ -117,12 +118,9 @@ gboolean ms_measurement_parse_double(const char *source, guint line, const char 
 gboolean ms_measurement_parse_uint(const char *source, guint line, const char *field,
                                    const char *text, guint64 min, guint64 max, guint64 *out,
                                    GError **error);
-/* Next line of data[*pos..len) without its "\n" or "\r\n"; NULL at the end. Owned by caller. */
-char *ms_measurement_next_line(const char *data, gsize len, gsize *pos);
-/* Splits a CSV line at commas (no quoting: none of the formats quotes) and strips blanks around
- * each field; free with g_strfreev. */
-char **ms_measurement_split_csv(const char *line, guint *n_fields);
-/* Index of name in a NULL-terminated header, or -1. */
-gint ms_measurement_column(char *const *header, const char *name);
+/* Splits one line of a CSV format into fields (sim/base/csv.h: quotes, blanks, a final CR);
+ * FALSE with MS_MEASUREMENT_ERROR_SYNTAX as "SOURCE:LINE: what is wrong at column N". */
+gboolean ms_measurement_split_csv(MsCsvFields *fields, const char *source, guint line,
+                                  const char *text, GError **error);
 
 G_END_DECLS

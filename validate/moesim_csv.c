@@ -1,7 +1,7 @@
 /* moesim_csv: the reader of "# moesim-measurements N" files (versions 1 and 2) into a measurement
  * set, and the set written as one, in the oldest version that holds its rows. The format itself
  * (columns, version line, how a row is written) is sim/calib/meas_csv.h's: an empty field means
- * "not measured", no field is ever quoted. */
+ * "not measured"; lines are split by the CSV reader every CSV input shares (sim/base/csv.h). */
 #include "moesim_csv.h"
 
 #include <math.h>
@@ -17,6 +17,7 @@ typedef struct {
     guint version;
     gint index[MS_MEAS_N_COLS]; /* field index of each column, -1 when absent */
     guint n_fields;
+    MsCsvFields *fields; /* of the line being read */
 } Reader;
 
 /* Every message names SOURCE:LINE of the line being read. */
@@ -46,8 +47,11 @@ read_version(Reader *r, const char *line, GError **error)
 static gboolean
 read_header(Reader *r, const char *line, GError **error)
 {
-    guint n;
-    g_auto(GStrv) names = ms_measurement_split_csv(line, &n);
+    if (!ms_measurement_split_csv(r->fields, r->source, r->line, line, error)) {
+        return FALSE;
+    }
+    guint n = ms_csv_fields_width(r->fields);
+    g_auto(GStrv) names = ms_csv_fields_dup(r->fields);
     for (guint c = 0; c < MS_MEAS_N_COLS; c++) {
         r->index[c] = -1;
     }
@@ -147,8 +151,8 @@ read_counts(const Reader *r, char **f, MsMeasurement *row, GError **error)
     guint64 channels, qps;
     if (!uint_field(r, f, MS_MEAS_COL_BACKGROUND_BYTES, MS_BYTES_MAX, 0, &row->background_bytes,
                     error) ||
-        !uint_field(r, f, MS_MEAS_COL_CHANNELS, G_MAXUINT32, 0, &channels, error) ||
-        !uint_field(r, f, MS_MEAS_COL_QPS, G_MAXUINT32, 0, &qps, error)) {
+        !uint_field(r, f, MS_MEAS_COL_CHANNELS, MS_MEAS_MAX_CHANNELS, 0, &channels, error) ||
+        !uint_field(r, f, MS_MEAS_COL_QPS, MS_MEAS_MAX_QPS, 0, &qps, error)) {
         return FALSE;
     }
     row->channels = (guint32)channels;
@@ -164,12 +168,14 @@ read_counts(const Reader *r, char **f, MsMeasurement *row, GError **error)
 static gboolean
 read_row(MsMeasurementSet *set, const Reader *r, const char *line, GError **error)
 {
-    guint n;
-    g_auto(GStrv) f = ms_measurement_split_csv(line, &n);
-    if (n != r->n_fields) {
-        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "%u fields, but the header names %u",
-                       n, r->n_fields);
+    g_autoptr(GError) local = NULL;
+    if (!ms_measurement_split_csv(r->fields, r->source, r->line, line, error)) {
+        return FALSE;
     }
+    if (!ms_csv_fields_check_width(r->fields, r->n_fields, &local)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, r, "%s", local->message);
+    }
+    g_auto(GStrv) f = ms_csv_fields_dup(r->fields);
     MsMeasurement row = {.source = r->source, .line = r->line};
     const char *kind = field(r, f, MS_MEAS_COL_KIND);
     if (!ms_measurement_kind_from_name(kind, &row.kind) ||
@@ -201,15 +207,16 @@ gboolean
 ms_moesim_csv_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                    GError **error)
 {
-    Reader r = {.source = source ? source : "<input>"};
-    gsize pos = 0;
-    g_autofree char *first = ms_measurement_next_line(data, len, &pos);
+    g_autoptr(MsCsvFields) fields = ms_csv_fields_new();
+    Reader r = {.source = source ? source : "<input>", .fields = fields};
+    gsize pos = ms_csv_bom_length(data, len);
+    g_autofree char *first = ms_csv_next_line(data, len, &pos);
     if (!read_version(&r, first, error)) {
         return FALSE;
     }
     gboolean have_header = FALSE;
     char *raw;
-    while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+    while ((raw = ms_csv_next_line(data, len, &pos)) != NULL) {
         g_autofree char *line = g_strstrip(raw);
         r.line++;
         if (line[0] == '\0' || line[0] == '#') {

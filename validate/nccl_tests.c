@@ -144,7 +144,7 @@ ms_nccl_tests_sniff(const char *data, gsize len)
 {
     gsize pos = 0;
     char *raw;
-    while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+    while ((raw = ms_csv_next_line(data, len, &pos)) != NULL) {
         g_autofree char *whole = raw;
         const char *line = untag(whole);
         if (line[0] != '#') {
@@ -201,12 +201,12 @@ read_header(Parser *p, char **tok, guint n, GError **error)
     p->columns = g_strdupv(tok);
     p->n_columns = n;
     p->col_size = 0;
-    p->col_type = ms_measurement_column(tok, "type");
-    p->col_time = ms_measurement_column(tok, "time");
+    p->col_type = ms_csv_column(tok, "type");
+    p->col_time = ms_csv_column(tok, "time");
     if (p->col_time < 0) {
-        p->col_time = ms_measurement_column(tok, "cputime");
+        p->col_time = ms_csv_column(tok, "cputime");
     }
-    p->col_wrong = ms_measurement_column(tok, "#wrong");
+    p->col_wrong = ms_csv_column(tok, "#wrong");
     if (p->col_time < 0) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
                        "the column header has no 'time' column");
@@ -375,7 +375,7 @@ ms_nccl_tests_read(MsMeasurementSet *set, const char *data, gsize len, const cha
     gboolean ok = TRUE;
     gsize pos = 0;
     char *raw;
-    while (ok && (raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+    while (ok && (raw = ms_csv_next_line(data, len, &pos)) != NULL) {
         p.line++;
         ok = read_line(&p, set, raw, error);
         g_free(raw);

@@ -1,5 +1,6 @@
 /* validation_report: pairing runs or predicting tables, and the error statistics over them. */
 #include "validation_report.h"
+#include "sim/base/json_output.h"
 
 #include <math.h>
 #include <string.h>
@@ -264,6 +265,8 @@ ms_validation_report_to_json(const MsValidationReport *r)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    /* docs/outputs.md: simulated against measured runs, or a measurement table's groups. */
+    ms_json_member_string(b, "schema", r->runs ? "moesim.validate/1" : "moesim.validate-table/1");
     json_builder_set_member_name(b, r->runs ? "runs" : "groups");
     if (r->runs) {
         json_builder_begin_array(b);

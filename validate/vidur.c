@@ -34,7 +34,7 @@ struct Csv {
 static gint
 column(const Csv *c, const char *name)
 {
-    return ms_measurement_column(c->header, name);
+    return ms_csv_column(c->header, name);
 }
 
 static gboolean
@@ -89,27 +89,33 @@ uint_column(const Csv *c, char **f, const char *name, guint64 min, guint64 max, 
 static gboolean
 read_lines(Csv *c, const char *data, gsize len, GError **error)
 {
-    gsize pos = 0;
-    guint n_header = 0;
+    gsize pos = ms_csv_bom_length(data, len);
     c->line = 1;
-    g_autofree char *first = ms_measurement_next_line(data, len, &pos);
-    c->header = ms_measurement_split_csv(first ? first : "", &n_header);
+    g_autoptr(MsCsvFields) split = ms_csv_fields_new();
+    g_autofree char *first = ms_csv_next_line(data, len, &pos);
+    if (!ms_measurement_split_csv(split, c->source, c->line, first ? first : "", error)) {
+        return FALSE;
+    }
+    guint n_header = ms_csv_fields_width(split);
+    c->header = ms_csv_fields_dup(split);
     if (!c->on_header(c, error)) {
         return FALSE;
     }
     char *raw;
-    while ((raw = ms_measurement_next_line(data, len, &pos)) != NULL) {
+    while ((raw = ms_csv_next_line(data, len, &pos)) != NULL) {
         g_autofree char *line = raw;
         c->line++;
         if (*g_strstrip(line) == '\0') {
             continue;
         }
-        guint n;
-        g_auto(GStrv) fields = ms_measurement_split_csv(line, &n);
-        if (n != n_header) {
-            return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, c,
-                           "%u fields, but the header on line 1 names %u", n, n_header);
+        g_autoptr(GError) local = NULL;
+        if (!ms_measurement_split_csv(split, c->source, c->line, line, error)) {
+            return FALSE;
         }
+        if (!ms_csv_fields_check_width(split, n_header, &local)) {
+            return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, c, "%s", local->message);
+        }
+        g_auto(GStrv) fields = ms_csv_fields_dup(split);
         if (!c->record(c, fields, error)) {
             return FALSE;
         }

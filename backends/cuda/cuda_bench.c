@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backends/executor_bench.h"
+#include "backends/bench_options.h"
 #include "cuda_kernels.h"
 #include "sim/calib/meas_csv.h"
 
@@ -500,12 +501,7 @@ time_under(Bench *b, const Transfer *t, const Transfer *bg, double alone, double
     double window = MARGIN * (s->warmup + s->iters) * alone;
     double loop = ceil(window / MAX(ar, 1e-9)) + 1;
     for (guint attempt = 0; attempt < ATTEMPTS; attempt++, loop *= 2) {
-        if (loop > MS_BENCH_MAX_LOOP) {
-            g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
-                        "concurrency: the all-to-all of %" G_GUINT64_FORMAT
-                        " B needs %.0f calls of the %" G_GUINT64_FORMAT
-                        " B allreduce to loop under it, more than %u: give a larger --background",
-                        t->bytes, loop, bg->bytes, MS_BENCH_MAX_LOOP);
+        if (!ms_bench_loop_check(loop, t->bytes, bg->bytes, error)) {
             return FALSE;
         }
         double mine = 0, short_anywhere = 0;

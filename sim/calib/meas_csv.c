@@ -1,10 +1,12 @@
 /* meas_csv: the columns and the writer of "# moesim-measurements N" files. The columns carry their
  * unit in their name (time_us), so values are plain numbers; an empty field means "not measured".
- * No field is ever quoted: labels may not contain commas (validate/measurement.h refuses them). */
+ * A label or dtype holding a comma or a quote is quoted (sim/base/csv.h), as the reader expects. */
 #include "meas_csv.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "sim/base/csv.h"
 
 static const char *const col_names[MS_MEAS_N_COLS] = {
     "kind",     "bytes", "ranks",   "ranks_per_node", "m",         "n",       "k",
@@ -92,7 +94,10 @@ ms_meas_csv_write_row(GString *out, const MsMeasurement *r, guint version)
     append_dim(out, shaped, r->m);
     append_dim(out, shaped, r->n);
     append_dim(out, shaped, r->k);
-    g_string_append_printf(out, ",%s,%s", r->dtype ? r->dtype : "", r->label ? r->label : "");
+    g_string_append_c(out, ',');
+    ms_csv_append_field(out, r->dtype ? r->dtype : "");
+    g_string_append_c(out, ',');
+    ms_csv_append_field(out, r->label ? r->label : "");
     append_time(out, r->seconds);
     append_time(out, r->min_s);
     append_time(out, r->median_s);

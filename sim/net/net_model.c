@@ -264,7 +264,13 @@ ms_net_spec_to_string(const MsNetSpec *spec)
     const MsNcclConfig *c = &spec->nccl;
     guint v = c->version ? c->version : MS_NCCL_VERSION_DEFAULT;
     GString *s = g_string_new(NULL);
-    g_string_printf(s, "nccl:version=%u.%u.%u", v / 10000, v / 100 % 100, v % 100);
+    /* Patch 99 is what "2.10" alone parses to (ms_nccl_parse_version): printed so, the spec reads
+     * as it was given and never names a release NCCL did not make. */
+    if (v % 100 == 99) {
+        g_string_printf(s, "nccl:version=%u.%u", v / 10000, v / 100 % 100);
+    } else {
+        g_string_printf(s, "nccl:version=%u.%u.%u", v / 10000, v / 100 % 100, v % 100);
+    }
     if (c->arch) {
         g_string_append_printf(s, ",arch=sm%u", c->arch);
     }

@@ -47,7 +47,8 @@ typedef struct {
 void ms_net_spec_init(MsNetSpec *spec);
 /* Parses a spec. FALSE with MS_NET_MODEL_ERROR_SPEC naming the model, key or value. */
 gboolean ms_net_spec_parse(const char *text, MsNetSpec *out, GError **error);
-/* The spec in its parseable form, every key given explicitly shown ("nccl:version=2.10.3"). */
+/* The spec in its parseable form, every key given explicitly shown ("nccl:version=2.10.3"); a
+ * version of patch 99, which "2.10" alone parses to, is printed "2.10". */
 char *ms_net_spec_to_string(const MsNetSpec *spec);
 
 typedef struct _MsNetModel MsNetModel;

@@ -1,5 +1,6 @@
 /* result: metrics from records, and the summary JSON / Chrome trace / CSV outputs. */
 #include "result.h"
+#include "sim/base/json_output.h"
 
 #include "sim/out/chrome_trace.h"
 
@@ -390,6 +391,7 @@ ms_result_to_json(const MsResult *res)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    ms_json_member_string(b, "schema", "moesim.result/1"); /* docs/outputs.md */
     json_builder_set_member_name(b, "format");
     json_builder_add_string_value(b, "moesim-result");
     json_builder_set_member_name(b, "version");

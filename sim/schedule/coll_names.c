@@ -28,6 +28,25 @@ ms_coll_op_from_name(const char *name, MsCollOp *out)
     return FALSE;
 }
 
+gboolean
+ms_coll_op_from_alias(const char *name, MsCollOp *out)
+{
+    if (name == NULL) {
+        return FALSE;
+    }
+    /* "All_Reduce_perf" -> "allreduce": nccl-tests names its binaries after NCCL's calls. */
+    g_autoptr(GString) key = g_string_new(NULL);
+    for (const char *c = name; *c; c++) {
+        if (*c != '_' && *c != '-') {
+            g_string_append_c(key, g_ascii_tolower(*c));
+        }
+    }
+    if (g_str_has_suffix(key->str, "perf")) {
+        g_string_truncate(key, key->len - 4);
+    }
+    return ms_coll_op_from_name(key->str, out);
+}
+
 const char *
 ms_coll_algo_name(MsCollAlgo algo)
 {

@@ -28,6 +28,11 @@ const char *ms_coll_op_name(MsCollOp op);
 /* The operations' names, indexed by MsCollOp, NULL-terminated. */
 const char *const *ms_coll_op_names(void);
 gboolean ms_coll_op_from_name(const char *name, MsCollOp *out);
+/* As ms_coll_op_from_name, and also the spellings of nccl-tests and NCCL for the same operation:
+ * its test binaries (all_reduce_perf, alltoall_perf, reduce_scatter_perf, all_gather_perf, with
+ * or without _perf) and NCCL's calls (AllReduce, all-to-all ...): case, '_' and '-' ignored. For
+ * what users type on a command line; files keep the exact names. */
+gboolean ms_coll_op_from_alias(const char *name, MsCollOp *out);
 const char *ms_coll_algo_name(MsCollAlgo algo);
 gboolean ms_coll_algo_from_name(const char *name, MsCollAlgo *out);
 
