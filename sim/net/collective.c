@@ -244,7 +244,7 @@ ring_done(MsColl *coll, guint ph_id, guint64 idx)
     if (done[(i + w - 1) % w] > s) {
         flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, i));
     }
-    if (done[(i + 1) % w] > s) {
+    if (w > 1 && done[(i + 1) % w] > s) { /* with one index, that was the flow above */
         flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, (i + 1) % w));
     }
 }
