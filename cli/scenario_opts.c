@@ -34,6 +34,10 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
          "Network model: flow (default) or nccl[:version=2.18,...] (docs/collectives.md)", "MODEL"},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
          "Verify capacities, bytes, time order and op order during the run", NULL},
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &o->engine,
+         "classes (default: a symmetric ring's first node stands for all while alone on its links) "
+         "or flows (every flow on its own, the reference)",
+         "E"},
         {"policy", 'P', 0, G_OPTION_ARG_STRING, &o->policy,
          "fifo (default), concurrent, priority, lina, schemoe [:key=value,...]", "P"},
     };
@@ -117,12 +121,21 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
                             "--backend %s",
                             o->backend);
     }
+    if (o->engine && strcmp(o->engine, "flows") != 0 && strcmp(o->engine, "classes") != 0) {
+        return ms_cli_usage("--engine: '%s' is neither flows nor classes", o->engine);
+    }
+    if (o->engine && o->backend && strcmp(o->backend, "sim") != 0) {
+        return ms_cli_usage("--engine chooses how the simulator runs: it does not go with "
+                            "--backend %s",
+                            o->backend);
+    }
     if (o->backend == NULL || strcmp(o->backend, "sim") == 0) {
         MsEngineOptions eo = {
             .check_invariants = o->check,
             .calibration = ms_inputs_calibration(out->inputs),
             .record_links = record_links,
             .net = &net,
+            .flow_by_flow = o->engine && strcmp(o->engine, "flows") == 0,
         };
         out->runner = ms_engine_runner_new(&eo);
     } else {
@@ -148,6 +161,7 @@ ms_scenario_opts_clear(MsScenarioOpts *o)
     g_free(o->trace);
     g_free(o->policy);
     g_free(o->mode);
+    g_free(o->engine);
     g_free(o->calibration);
     g_free(o->backend);
     g_free(o->net);

@@ -17,6 +17,7 @@ typedef struct {
     gint iterations, warmup;
     gint64 seed;
     gboolean check;
+    char *engine; /* flows or classes; NULL: classes */
 } MsScenarioOpts;
 
 /* Entries bound to opts (with_policy: include --policy), terminated; owned by the caller. */

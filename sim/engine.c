@@ -189,6 +189,8 @@ start_collective(Engine *e, guint32 id, GError **error)
         .rdma = c.rdma,
         .returning = c.returning,
         .window = c.window,
+        /* Link utilisation needs every link's flows. */
+        .symmetric = !e->opts->flow_by_flow && !e->opts->record_links,
     };
     spec.net = e->net;
     /* The nccl model has its own latencies and protocol efficiencies: a calibration's

@@ -29,6 +29,10 @@ typedef struct {
     /* Records each link's rate over time for utilisation plots (adds memory). */
     gboolean record_links;
     const MsNetSpec *net; /* how collectives become flows; NULL: the flow model */
+    /* Every flow of every collective simulated on its own (the reference), instead of a
+     * symmetric ring's first node standing for all while nothing else touches its links (the
+     * default: the same times within rounding, sim/net/coll_sym.c). Recording links implies it. */
+    gboolean flow_by_flow;
 } MsEngineOptions;
 
 /* Runs one iteration. Returns NULL with an error on a schedule/topology mismatch, a dispatcher

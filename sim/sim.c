@@ -32,6 +32,10 @@ struct _MsSim {
     GArray *handlers;
     GArray *free_handlers;
     guint64 queue_events;
+    /* Watched links: per link the handler that watches it (MS_SIM_NO_WATCH: none), and how many
+     * links are watched, so that transfers look only while some are. */
+    guint32 *watch;
+    guint n_watched;
 };
 
 MsSim *
@@ -48,6 +52,10 @@ ms_sim_new(const MsTopology *topo)
     sim->events = g_array_new(FALSE, FALSE, sizeof(Event));
     sim->handlers = g_array_new(FALSE, FALSE, sizeof(Handler));
     sim->free_handlers = g_array_new(FALSE, FALSE, sizeof(guint32));
+    sim->watch = g_new(guint32, MAX(n, 1));
+    for (guint l = 0; l < n; l++) {
+        sim->watch[l] = MS_SIM_NO_WATCH;
+    }
     return sim;
 }
 
@@ -61,6 +69,7 @@ ms_sim_free(MsSim *sim)
     g_array_unref(sim->events);
     g_array_unref(sim->handlers);
     g_array_unref(sim->free_handlers);
+    g_free(sim->watch);
     g_free(sim);
 }
 
@@ -190,16 +199,54 @@ ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double 
     return TRUE;
 }
 
-void
+guint32
 ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes, double weight,
                       MsTime latency, guint32 handler, guint64 arg)
 {
-    g_return_if_fail(arg <= ARG_MASK);
-    g_return_if_fail(handler < sim->handlers->len);
+    g_return_val_if_fail(arg <= ARG_MASK, G_MAXUINT32);
+    g_return_val_if_fail(handler < sim->handlers->len, G_MAXUINT32);
+    /* A watcher hears of a transfer of another handler onto its links before it starts. Its
+     * callback unwatches them, so each is called once. */
+    for (guint i = 0; sim->n_watched && i < n_links; i++) {
+        guint32 w = sim->watch[route[i]];
+        if (w != MS_SIM_NO_WATCH && w != handler) {
+            const Handler *h = &g_array_index(sim->handlers, Handler, w);
+            h->fn(sim, h->ctx, MS_SIM_WATCH_ARG);
+        }
+    }
     MsTime lat =
         latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n_links);
-    ms_network_start(sim->net, sim->now, lat, route, n_links, bytes, weight,
-                     ((guint64)handler << ARG_BITS) | arg);
+    return ms_network_start(sim->net, sim->now, lat, route, n_links, bytes, weight,
+                            ((guint64)handler << ARG_BITS) | arg);
+}
+
+gboolean
+ms_sim_watch(MsSim *sim, guint32 handler, const guint32 *links, guint n)
+{
+    g_return_val_if_fail(handler < sim->handlers->len, FALSE);
+    for (guint i = 0; i < n; i++) {
+        if (sim->watch[links[i]] != MS_SIM_NO_WATCH && sim->watch[links[i]] != handler) {
+            return FALSE;
+        }
+    }
+    for (guint i = 0; i < n; i++) {
+        if (sim->watch[links[i]] == MS_SIM_NO_WATCH) {
+            sim->watch[links[i]] = handler;
+            sim->n_watched++;
+        }
+    }
+    return TRUE;
+}
+
+void
+ms_sim_unwatch(MsSim *sim, guint32 handler, const guint32 *links, guint n)
+{
+    for (guint i = 0; i < n; i++) {
+        if (sim->watch[links[i]] == handler) {
+            sim->watch[links[i]] = MS_SIM_NO_WATCH;
+            sim->n_watched--;
+        }
+    }
 }
 
 static void

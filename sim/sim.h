@@ -55,9 +55,20 @@ gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes
                                  MsTime latency, guint32 handler, guint64 arg, GError **error);
 
 /* The same over an explicit route (links of the topology, in order from src to dst, owned by the
- * caller and valid until the transfer is done); latency MS_TIME_NEVER: the route's. */
-void ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes,
-                           double weight, MsTime latency, guint32 handler, guint64 arg);
+ * caller and valid until the transfer is done); latency MS_TIME_NEVER: the route's. Returns the
+ * network's id of the flow (ms_network_flow_left), valid until its handler is called. */
+guint32 ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes,
+                              double weight, MsTime latency, guint32 handler, guint64 arg);
+
+/* Watching links: before a transfer of another handler starts on a watched link, the watching
+ * handler is called with arg MS_SIM_WATCH_ARG, and must unwatch its links from that call (its
+ * own transfers never call it). A way for an object that simulates a symmetric part of the
+ * traffic by representatives to hear that its symmetry is about to break. ms_sim_watch fails
+ * (FALSE, nothing watched) when another handler watches one of the links. */
+#define MS_SIM_NO_WATCH G_MAXUINT32
+#define MS_SIM_WATCH_ARG (G_GUINT64_CONSTANT(1) << 40)
+gboolean ms_sim_watch(MsSim *sim, guint32 handler, const guint32 *links, guint n);
+void ms_sim_unwatch(MsSim *sim, guint32 handler, const guint32 *links, guint n);
 
 /* Runs until nothing is left to happen. Returns FALSE with the error when an invariant check
  * failed (see ms_sim_set_check_invariants), or with MS_SIM_ERROR_CLOCK when the next event or

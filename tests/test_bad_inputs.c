@@ -334,6 +334,7 @@ static const BadInput cases[] = {
      2},
     {"Policies and runs (`moesim run`)", "a count out of range", RUN("-P", "schemoe:r=0"), 2},
     {"Policies and runs (`moesim run`)", "an unknown mode", RUN("--mode", "training"), 2},
+    {"Policies and runs (`moesim run`)", "an unknown engine", RUN("--engine", "packets"), 2},
     {"Policies and runs (`moesim run`)", "a negative iteration count", RUN("-n", "-1"), 2},
     {"Policies and runs (`moesim run`)", "an iteration count of 0", RUN("-n", "0"), 2},
     {"Policies and runs (`moesim run`)", "a routing that does not fit the cluster",

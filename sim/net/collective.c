@@ -7,49 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "coll_phase.h"
+#include "coll_private.h"
 
 G_DEFINE_QUARK(ms_coll_error_quark, ms_coll_error)
-
-/* Flow indices (below MS_COLL_MAX_FLOWS) and the phase travel together in a transfer's 40-bit
- * argument. */
-#define IDX_BITS 38
-G_STATIC_ASSERT(MS_COLL_MAX_FLOWS <= (G_GUINT64_CONSTANT(1) << IDX_BITS));
-#define IDX_MASK ((G_GUINT64_CONSTANT(1) << IDX_BITS) - 1)
-#define NONE G_MAXUINT
-
-struct _MsColl {
-    MsSim *sim;
-    MsCollOp op;
-    MsCollAlgo algo;
-    guint n;
-    double weight;
-    MsTime alpha, step_delay;
-    gboolean no_hop_latency;
-    guint *device;   /* per participant */
-    double *copy_bw; /* per participant: bytes/s of a device-local copy */
-    PhasePlan plan;
-    guint32 handler;
-    guint8 *launched;
-    MsTime *end;
-    guint64 *sent;
-    guint n_finished;
-    guint64 n_flows;
-    MsCollRankDoneFn done;
-    gpointer done_ctx;
-    GArray *zero;     /* flows of zero bytes to complete (explicit stack, no recursion) */
-    GArray *finished; /* participants in completion order, for the done callbacks */
-    guint n_notified; /* of them, those whose callback has run */
-
-    /* Under the nccl network model (see nccl_setup): */
-    MsNetModel *net;        /* NULL: the flow model */
-    const MsNcclComm *comm; /* NCCL's communicator over the participants */
-    MsNcclChoice choice;    /* for ring phases */
-    guint *node_of;         /* per participant: its node */
-    double wire;            /* ring phases: wire bytes per payload byte of the protocol */
-    MsTime lat_step;        /* ring phases: latency of every step */
-    double net_weight;      /* ring phases: share weight of a connection through a NIC */
-};
 
 double
 ms_coll_busbw_factor(MsCollOp op, guint n)
@@ -58,41 +18,6 @@ ms_coll_busbw_factor(MsCollOp op, guint n)
         return 0;
     }
     return op == MS_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
-}
-
-/* --- flow identity ---
- * A2A flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
- * RING flow index: ((g * C + c) * S + s) * m + i, ring index i sends step s of channel c. */
-
-typedef struct {
-    guint src, dst; /* participants */
-    guint64 bytes;
-} FlowInfo;
-
-static FlowInfo
-flow_info(const Phase *ph, guint64 idx)
-{
-    FlowInfo f;
-    guint m = ph->m;
-    if (ph->kind == PHASE_A2A) {
-        guint r = idx % (m - 1) + 1;
-        guint64 gp = idx / (m - 1);
-        guint g = gp / m, p = gp % m;
-        f.src = ph->members[(gsize)g * m + p];
-        f.dst = ph->members[(gsize)g * m + (p + r) % m];
-        f.bytes = ph->pair_bytes[idx];
-    } else {
-        guint i = idx % m;
-        guint64 rest = idx / m;
-        guint s = rest % ph->steps;
-        rest /= ph->steps;
-        guint c = rest % ph->channels, g = rest / ph->channels;
-        const guint *order = &ph->order[((gsize)g * ph->channels + c) * m];
-        f.src = ph->members[(gsize)g * m + order[i]];
-        f.dst = ph->members[(gsize)g * m + order[(i + 1) % m]];
-        f.bytes = ms_coll_ring_chunk(ph, c, s, i);
-    }
-    return f;
 }
 
 /* The A2A flow of the same sender that may start once idx is done (its window moved on), or
@@ -106,17 +31,6 @@ a2a_successor(const Phase *ph, guint64 idx)
         return G_MAXUINT64;
     }
     return idx + ph->window;
-}
-
-/* Ring flow (s, i) of a channel, s >= 1, waits for two flows: (s-1, i-1), which brings the chunk
- * it forwards, and (s-1, i), its sender's previous step on the same connection, since NCCL moves
- * a channel's steps between two ranks in order. Without the second, a step that started a little
- * early would take more than its share of a link and run further ahead at every step, so that a
- * one-byte difference between chunks could change the result by percents. */
-static guint64
-ring_index(const Phase *ph, guint64 gc, guint s, guint i)
-{
-    return (gc * ph->steps + s) * ph->m + i;
 }
 
 static void enter_phase(MsColl *coll, guint ph_id, guint part);
@@ -162,6 +76,12 @@ notify(MsColl *coll)
 static void
 check_finished(MsColl *coll, guint ph_id, guint part)
 {
+    ms_coll_check_finished(coll, ph_id, part);
+}
+
+void
+ms_coll_check_finished(MsColl *coll, guint ph_id, guint part)
+{
     Phase *ph = &coll->plan.phases[ph_id];
     if (!ph->entered[part] || ph->pending[part] || ph->finished[part]) {
         return;
@@ -177,6 +97,9 @@ check_finished(MsColl *coll, guint ph_id, guint part)
         }
     }
     finish_participant(coll, part);
+    if (coll->sym) {
+        ms_coll_sym_finished(coll, part);
+    }
 }
 
 /* How a flow of payload f crosses the network: the bytes on the wire, its share weight and its
@@ -194,9 +117,9 @@ wire_bytes(guint64 bytes, double factor)
     return (guint64)floor((double)bytes * factor + 0.5);
 }
 
-static void
-flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wire, double *weight,
-            MsTime *latency)
+void
+ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wire,
+                    double *weight, MsTime *latency)
 {
     *wire = f->bytes;
     *weight = coll->weight;
@@ -222,6 +145,23 @@ flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guint64 *wir
     *latency = ms_time_from_us(p2p.latency_us * net->latency_scale);
 }
 
+const guint32 *
+ms_coll_route(MsColl *coll, guint ph_id, guint src_part, guint dst_part, guint *n)
+{
+    g_autoptr(GError) error = NULL;
+    guint src = coll->device[src_part], dst = coll->device[dst_part];
+    *n = 0;
+    const guint32 *route = coll->net
+                               ? (coll->plan.phases[ph_id].kind == PHASE_A2A
+                                      ? ms_net_model_p2p_route(coll->net, src, dst, n, &error)
+                                      : ms_net_model_route(coll->net, src, dst, n, &error))
+                               : ms_topology_route(ms_sim_topology(coll->sim), src, dst, n, &error);
+    if (route == NULL) {
+        g_critical("collective transfer without a route: %s", error->message);
+    }
+    return route;
+}
+
 static void
 start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
 {
@@ -231,18 +171,15 @@ start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
     guint64 wire;
     double weight;
     MsTime latency;
-    flow_params(coll, &coll->plan.phases[ph_id], f, &wire, &weight, &latency);
-    g_autoptr(GError) error = NULL;
-    guint src = coll->device[f->src], dst = coll->device[f->dst], n = 0;
-    const guint32 *route =
-        coll->net ? (coll->plan.phases[ph_id].kind == PHASE_A2A
-                         ? ms_net_model_p2p_route(coll->net, src, dst, &n, &error)
-                         : ms_net_model_route(coll->net, src, dst, &n, &error))
-                  : ms_topology_route(ms_sim_topology(coll->sim), src, dst, &n, &error);
+    ms_coll_flow_params(coll, &coll->plan.phases[ph_id], f, &wire, &weight, &latency);
+    guint n = 0;
+    const guint32 *route = ms_coll_route(coll, ph_id, f->src, f->dst, &n);
     if (route) {
-        ms_sim_transfer_route(coll->sim, route, n, wire, weight, latency, coll->handler, arg);
-    } else {
-        g_critical("collective transfer without a route: %s", error->message);
+        guint32 id =
+            ms_sim_transfer_route(coll->sim, route, n, wire, weight, latency, coll->handler, arg);
+        if (coll->sym) {
+            ms_coll_sym_started(coll, idx, f, id);
+        }
     }
 }
 
@@ -301,11 +238,14 @@ ring_done(MsColl *coll, guint ph_id, guint64 idx)
     if (s + 1 >= ph->steps) {
         return;
     }
-    if (done[(i + m - 1) % m] > s) {
+    /* By representatives, the ring indices of one block stand for all: its first one's
+     * neighbour before it is its last one. */
+    guint w = coll->sym ? ms_coll_sym_block(coll) : m;
+    if (done[(i + w - 1) % w] > s) {
         flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, i));
     }
-    if (done[(i + 1) % m] > s) {
-        flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, (i + 1) % m));
+    if (w > 1 && done[(i + 1) % w] > s) { /* with one index, that was the flow above */
+        flow_ready(coll, ph_id, ring_index(ph, gc, s + 1, (i + 1) % w));
     }
 }
 
@@ -323,10 +263,11 @@ flow_done(MsColl *coll, guint ph_id, guint64 idx, gboolean counted)
     }
     if (counted) {
         FlowInfo f = flow_info(ph, idx);
+        guint dst = coll->sym ? ms_coll_sym_rep(coll, f.dst) : f.dst;
         ph->pending[f.src]--;
-        ph->pending[f.dst]--;
+        ph->pending[dst]--;
         check_finished(coll, ph_id, f.src);
-        check_finished(coll, ph_id, f.dst);
+        check_finished(coll, ph_id, dst);
     }
 }
 
@@ -344,6 +285,13 @@ static void
 on_transfer_done(MsSim *sim, gpointer ctx, guint64 arg)
 {
     MsColl *coll = ctx;
+    if (arg == MS_SIM_WATCH_ARG) {
+        ms_coll_sym_expand(coll);
+        return;
+    }
+    if (coll->sym) {
+        ms_coll_sym_flow_done(coll, arg & IDX_MASK);
+    }
     flow_done(coll, arg >> IDX_BITS, arg & IDX_MASK, TRUE);
     drain_zero(coll);
     notify(coll);
@@ -713,6 +661,7 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     coll->alpha = spec.alpha;
     coll->step_delay = spec.step_delay;
     coll->no_hop_latency = spec.no_hop_latency;
+    coll->symmetric = spec.symmetric;
     coll->device = g_new(guint, n);
     coll->copy_bw = g_new(double, n);
     g_autofree guint *node_of = g_new(guint, n);
@@ -774,6 +723,7 @@ ms_coll_free(MsColl *coll)
     for (guint q = 0; q < coll->plan.n_phases; q++) {
         ms_coll_phase_clear(&coll->plan.phases[q], coll->n);
     }
+    ms_coll_sym_free(coll);
     if (coll->launched) {
         ms_sim_remove_handler(coll->sim, coll->handler);
     }
@@ -797,9 +747,21 @@ static void
 enter_roots(MsSim *sim, gpointer ctx, guint64 part)
 {
     MsColl *coll = ctx;
+    /* The first participant to enter may take every participant in with it, by
+     * representatives (which alone start flows); the others then find their phase entered. */
+    if (coll->symmetric) {
+        coll->symmetric = FALSE;
+        if (coll->n_launched == coll->n && ms_coll_sym_try_start(coll)) {
+            for (guint p = 0; p < coll->n; p++) {
+                if (ms_coll_sym_rep(coll, p) == p) {
+                    enter_phase(coll, 0, p);
+                }
+            }
+        }
+    }
     for (guint q = 0; q < coll->plan.n_phases; q++) {
         const Phase *ph = &coll->plan.phases[q];
-        if (ph->n_preds == 0 && ph->group_of[part] != NONE) {
+        if (ph->n_preds == 0 && ph->group_of[part] != NONE && !ph->entered[part]) {
             enter_phase(coll, q, part);
         }
     }
@@ -812,6 +774,12 @@ ms_coll_launch(MsColl *coll, guint part)
 {
     g_return_if_fail(part < coll->n && !coll->launched[part]);
     coll->launched[part] = 1;
+    MsTime now = ms_sim_now(coll->sim);
+    if (coll->n_launched++ == 0) {
+        coll->first_launch = now;
+    } else if (now != coll->first_launch) {
+        coll->symmetric = FALSE; /* launched at different times: no symmetry to use */
+    }
     ms_sim_after(coll->sim, coll->alpha, enter_roots, coll, part);
 }
 

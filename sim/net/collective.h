@@ -63,6 +63,11 @@ typedef struct {
     double weight;     /* share weight of this collective's flows; 0 = 1 */
     /* Transfers skip their route latency: a calibrated alpha already holds every hop's latency. */
     gboolean no_hop_latency;
+    /* A flat ring whose participants all launch at one instant, over links that repeat from node
+     * to node and carry nothing else, may be simulated by one node's flows standing for all
+     * (sim/net/coll_sym.c): the same times, far fewer flows. It goes on flow by flow from the
+     * instant another transfer comes onto its links. FALSE: always flow by flow. */
+    gboolean symmetric;
     /* How the collective becomes flows (net_model.h); NULL: the flow model. Under the nccl model
      * the algorithm (auto), channels (0), alpha and every flow's latency, weight and wire bytes
      * follow NCCL's choice for the call; an algorithm, channel count or alpha given here stays. */

@@ -364,6 +364,13 @@ ms_maxmin_n_variables(const MsMaxmin *mm)
     return mm->n_live;
 }
 
+guint
+ms_maxmin_n_crossings(const MsMaxmin *mm, guint32 cnst)
+{
+    g_return_val_if_fail(cnst < mm->n_cnst, 0);
+    return mm->ent[cnst].n;
+}
+
 double
 ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
 {

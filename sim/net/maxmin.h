@@ -28,6 +28,8 @@ void ms_maxmin_set_capacity(MsMaxmin *mm, guint32 cnst, double capacity);
 guint32 ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint n);
 void ms_maxmin_remove_variable(MsMaxmin *mm, guint32 var);
 guint ms_maxmin_n_variables(const MsMaxmin *mm);
+/* Variables crossing a constraint (one that crosses it twice counts twice), O(1). */
+guint ms_maxmin_n_crossings(const MsMaxmin *mm, guint32 cnst);
 
 /* Brings the allocation up to date with the changes since the last solve: the groups those
  * touch are re-solved, and the region grows until the max-min conditions hold everywhere (within

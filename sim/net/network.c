@@ -32,6 +32,7 @@ typedef struct {
     guint32 grp;          /* bottleneck group once solved, NONE before */
     guint32 hpos;         /* position in the pending heap or in its group's heap */
     guint8 route_len, state;
+    MsTime active_at; /* end of its latency */
 } Flow;
 
 /* One bottleneck group: the flows bottlenecked at one link, ordered by tag. */
@@ -51,6 +52,7 @@ struct _MsNetwork {
     double *bandwidth;
     guint32 *cnst_of_link; /* NONE for unlimited links */
     guint32 *link_of_cnst;
+    guint32 *pending_on; /* per link: flows in their latency whose route crosses it */
     const MsShareClass *share;
     gpointer mm; /* the sharing model's solver */
     guint n_cnst;
@@ -97,6 +99,7 @@ ms_network_new_shared(guint n_links, const double *bandwidth, const MsShareClass
     net->bandwidth = g_memdup2(bandwidth, n_links * sizeof(double));
     net->cnst_of_link = g_new(guint32, n_links);
     net->link_of_cnst = g_new(guint32, MAX(n_links, 1));
+    net->pending_on = g_new0(guint32, MAX(n_links, 1));
     net->mm = share->create();
     guint n_cnst = 0;
     for (guint l = 0; l < n_links; l++) {
@@ -133,8 +136,9 @@ ms_network_free(MsNetwork *net)
     for (guint c = 0; c < net->n_cnst; c++) {
         g_free(net->groups[c].heap);
     }
-    void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst, net->groups,
-                      net->fl,        net->flow_of_var,  net->pending,      net->gheap};
+    void *arrays[] = {net->bandwidth, net->cnst_of_link, net->link_of_cnst,
+                      net->groups,    net->fl,           net->flow_of_var,
+                      net->pending,   net->gheap,        net->pending_on};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
@@ -319,6 +323,10 @@ ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *link
     net->fl[f].var = NONE;
     net->fl[f].grp = NONE;
     net->fl[f].when.key = now + latency;
+    net->fl[f].active_at = now + latency;
+    for (guint i = 0; i < n_links; i++) {
+        net->pending_on[links[i]]++;
+    }
     net->pending[net->n_pending] = f;
     net->fl[f].hpos = net->n_pending++;
     sift(net, net->pending, net->n_pending, net->fl[f].hpos, pending_before, FALSE);
@@ -373,6 +381,9 @@ release(MsNetwork *net, guint32 f)
 static gboolean
 activate(MsNetwork *net, guint32 f)
 {
+    for (guint i = 0; i < net->fl[f].route_len; i++) {
+        net->pending_on[net->fl[f].route[i]]--;
+    }
     if (net->fl[f].bytes == 0) {
         return FALSE;
     }
@@ -624,6 +635,32 @@ ms_network_link_bandwidth(const MsNetwork *net, guint link)
 {
     g_return_val_if_fail(link < net->n_links, 0);
     return net->bandwidth[link];
+}
+
+guint
+ms_network_link_flows(const MsNetwork *net, guint link)
+{
+    g_return_val_if_fail(link < net->n_links, 0);
+    guint32 c = net->cnst_of_link[link];
+    guint active = c == NONE ? 0 : net->share->crossings(net->mm, c);
+    return net->pending_on[link] + active;
+}
+
+gboolean
+ms_network_flow_left(const MsNetwork *net, guint32 id, MsTime now, double *bytes, MsTime *active_at)
+{
+    if (id >= net->n_flows || net->fl[id].state == FLOW_FREE) {
+        return FALSE;
+    }
+    const Flow *f = &net->fl[id];
+    *active_at = f->active_at;
+    *bytes = (double)f->bytes;
+    if (f->state == FLOW_ACTIVE && f->grp != NONE) {
+        const Group *g = &net->groups[f->grp];
+        double v = g->vtime + g->level * (double)(MAX(now, g->t0) - g->t0) * 1e-12;
+        *bytes = MAX(0.0, f->weight * (f->when.tag - v));
+    }
+    return TRUE;
 }
 
 void

@@ -49,6 +49,15 @@ guint ms_network_n_live_flows(const MsNetwork *net);
 /* Current total rate (bytes/s) on a link, O(1); 0 for unlimited links. */
 double ms_network_link_rate(const MsNetwork *net, guint link);
 double ms_network_link_bandwidth(const MsNetwork *net, guint link);
+/* Live flows whose route crosses a link, O(1): those waiting for their latency and, on a link of
+ * limited bandwidth, those sharing it. */
+guint ms_network_link_flows(const MsNetwork *net, guint link);
+/* Where live flow id stands at time now (no earlier than the last event processed): the bytes
+ * it has still to move (those of a flow in its latency; of a sharing flow, what its rate since
+ * the last solve leaves, never below 0) and the time it becomes or became active. FALSE for an
+ * id that is not a live flow. */
+gboolean ms_network_flow_left(const MsNetwork *net, guint32 id, MsTime now, double *bytes,
+                              MsTime *active_at);
 /* Changes a link's bandwidth from now on (flows in flight are re-shared). */
 void ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double bandwidth);
 

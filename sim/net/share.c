@@ -85,6 +85,12 @@ mm_stats(gconstpointer s, MsShareStats *out)
     };
 }
 
+static guint
+mm_crossings(gconstpointer s, guint32 c)
+{
+    return ms_maxmin_n_crossings(s, c);
+}
+
 static gsize
 mm_memory(gconstpointer s)
 {
@@ -104,6 +110,7 @@ static const MsShareClass maxmin_class = {
     .level = mm_level,
     .bottleneck = mm_bottleneck,
     .load = mm_load,
+    .crossings = mm_crossings,
     .set_budget = mm_set_budget,
     .stats = mm_stats,
     .memory = mm_memory,

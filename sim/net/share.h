@@ -37,6 +37,7 @@ typedef struct {
     double (*level)(gconstpointer solver, guint32 cnst);
     guint32 (*bottleneck)(gconstpointer solver, guint32 var);
     double (*load)(gconstpointer solver, guint32 cnst);
+    guint (*crossings)(gconstpointer solver, guint32 cnst); /* variables on it */
     /* A tuning knob of the solver that leaves results unchanged (maxmin: the propagation
      * budget); may be NULL. */
     void (*set_budget)(gpointer solver, guint budget);

@@ -48,6 +48,7 @@ typedef struct {
     MsInputNames names;
     MsPlanMode mode;
     guint iterations;
+    gboolean flow_by_flow; /* the reference engine */
 } Bench;
 
 /* Loads the inputs and runs the scenario on the engine, timed together. */
@@ -58,7 +59,8 @@ load_and_run(const Bench *b, GError **error)
     if (in == NULL) {
         return NULL;
     }
-    g_autoptr(MsRunner) runner = ms_engine_runner_new(NULL);
+    MsEngineOptions eo = {.flow_by_flow = b->flow_by_flow};
+    g_autoptr(MsRunner) runner = ms_engine_runner_new(&eo);
     MsScenario sc = {.runner = runner, .mode = b->mode, .iterations = b->iterations};
     ms_inputs_fill(in, &sc);
     return ms_scenario_run(&sc, error);
@@ -130,7 +132,7 @@ print_point(const char *what, const char *policy, const Point *p)
         printf("%-26s %-11s failed: %s\n", what, policy, p->error);
         return;
     }
-    printf("%-26s %-11s %8.2f %8.2f %6u %12.0f %11.0f %9.0f %9.0f %10.3f %9.3f\n", what, policy,
+    printf("%-26s %-11s %8.2f %8.2f %6u %12.0f %11.0f %9.0f %9.0f %14.6f %13.6f\n", what, policy,
            p->wall_s, p->cpu_s, p->iterations, p->events, p->flows, p->base_kib / 1024.0,
            p->peak_kib / 1024.0, p->step_ms, p->p95_ms);
 }
@@ -150,6 +152,8 @@ write_inputs(const char *dir, guint nodes, char **model_path)
     return topo_path;
 }
 
+static gboolean flow_by_flow;
+
 static int
 bench_train(const char *dir, guint nodes, char **policies)
 {
@@ -162,7 +166,10 @@ bench_train(const char *dir, guint nodes, char **policies)
     g_autofree char *what = g_strdup_printf("train step, %u GPUs", nodes * 8);
     int rc = 0;
     for (guint i = 0; policies[i]; i++) {
-        Bench b = {{.topology = topo, .model = model, .policy = policies[i]}, MS_PLAN_TRAIN, 1};
+        Bench b = {{.topology = topo, .model = model, .policy = policies[i]},
+                   MS_PLAN_TRAIN,
+                   1,
+                   flow_by_flow};
         Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
@@ -178,7 +185,7 @@ bench_infer(guint batches, char **policies)
     g_autofree char *what = g_strdup_printf("infer x%u, 16 GPUs", batches);
     int rc = 0;
     for (guint i = 0; policies[i]; i++) {
-        Bench b = {{.policy = policies[i]}, MS_PLAN_INFER, batches};
+        Bench b = {{.policy = policies[i]}, MS_PLAN_INFER, batches, flow_by_flow};
         Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
@@ -194,8 +201,10 @@ bench_deepseek(guint nodes, char **policies)
     g_autofree char *what = g_strdup_printf("deepseek-v3, %u H100s", nodes * 8);
     int rc = 0;
     for (guint i = 0; policies[i]; i++) {
-        Bench b = {
-            {.topology = topo, .model = "deepseek-v3", .policy = policies[i]}, MS_PLAN_TRAIN, 1};
+        Bench b = {{.topology = topo, .model = "deepseek-v3", .policy = policies[i]},
+                   MS_PLAN_TRAIN,
+                   1,
+                   flow_by_flow};
         Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
@@ -220,6 +229,8 @@ main(int argc, char **argv)
          "Also one deepseek-v3 training step on the shipped dgx-h100-Nnode (32, 256 or 2048)", "N"},
         {"deepseek-policies", 0, 0, G_OPTION_ARG_STRING, &deepseek_policies,
          "Policies of the deepseek-v3 step (default fifo)", "LIST"},
+        {"flows", 0, 0, G_OPTION_ARG_NONE, &flow_by_flow,
+         "Every flow on its own (the reference engine) instead of symmetric classes", NULL},
         {NULL},
     };
     g_autoptr(GOptionContext) ctx = g_option_context_new("- whole-scenario benchmark");
@@ -236,9 +247,10 @@ main(int argc, char **argv)
         return 1;
     }
     printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, on %d DGX A100 "
-           "nodes; infer: %s on %s, generated routing\n",
-           nodes, MS_SCENARIO_MODEL, MS_SCENARIO_TOPOLOGY);
-    printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %10s %9s\n", "point", "policy", "wall(s)",
+           "nodes; infer: %s on %s, generated routing; engine: %s\n",
+           nodes, MS_SCENARIO_MODEL, MS_SCENARIO_TOPOLOGY,
+           flow_by_flow ? "flow by flow" : "symmetric classes");
+    printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %14s %13s\n", "point", "policy", "wall(s)",
            "cpu(s)", "iters", "events", "flows", "base MiB", "peak MiB", "step(ms)", "p95(ms)");
     g_auto(GStrv) tp = g_strsplit(train, ",", -1);
     g_auto(GStrv) ip = g_strsplit(infer, ",", -1);

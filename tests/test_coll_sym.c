@@ -1,0 +1,346 @@
+/* Tests of symmetric rings run by representatives (sim/net/coll_sym.c) against the same rings
+ * flow by flow: uncontended rings of each op (fewer flows, the same ends), rings that another
+ * transfer joins mid-way (an all-to-all, one flow), rings that may not use their symmetry
+ * (contended at the start, launch skew, a slower NIC, chunks of unequal size), the nccl network
+ * model, and whole training steps through the command line under two policies. */
+#include "ms_test.h"
+#include "sim/net/collective.h"
+#include "sim/net/net_model.h"
+#include "sim/sim.h"
+#include "topologies/topology.h"
+
+#define MIB (G_GUINT64_CONSTANT(1) << 20)
+#define MAX_RANKS 64
+/* Both runs simulate the same max-min allocation; what differs is the order of floating-point
+ * sums (rates agree to a few parts in 10^15) and the rounding of event times to picoseconds,
+ * plus, where a ring expands, half a byte per flow. */
+#define REL 1e-6
+
+static MsTopology *four_node; /* 4 DGX A100-like nodes: 32 GPUs, a NIC each */
+
+static const char four_node_ini[] =
+    "[topology]\nformat = 1\nname = sym-4node\ndescription = 4 nodes for the symmetry tests\n"
+    "[gpu]\nmodel = A100-SXM4-80GB\npeak = 312TFLOPS\nhbm = 2039GBps\nmemory = "
+    "80GiB\nlaunch_overhead = 4us\n"
+    "[preset]\nnodes = 4\ngpus_per_node = 8\nintra = nvswitch\nintra_bandwidth = 300GBps\n"
+    "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
+    "fabric = switch\nfabric_latency = 0.13us\n";
+
+static int
+suite_init(void)
+{
+    g_autoptr(GError) error = NULL;
+    four_node = ms_topology_load_data(four_node_ini, strlen(four_node_ini), "sym-4node", &error);
+    if (error) {
+        fprintf(stderr, "sym-4node: %s\n", error->message);
+    }
+    return four_node ? 0 : 1;
+}
+
+static int
+suite_clean(void)
+{
+    g_clear_pointer(&four_node, ms_topology_free);
+    return 0;
+}
+
+typedef struct {
+    MsTime end[MAX_RANKS];
+    guint64 sent[MAX_RANKS];
+    MsTime other_end[MAX_RANKS]; /* the second collective's, when there is one */
+    guint64 flows;               /* flows the network started */
+} Outcome;
+
+/* What may disturb the ring. */
+typedef struct {
+    const MsCollSpec *other; /* launched at other_at */
+    MsTime other_at;
+    gboolean busy_link; /* a flow over GPU 0's NIC, started before the ring */
+    gboolean slow_nic;  /* GPU 5's NIC at half its bandwidth */
+    MsTime skew;        /* the last rank launches this much later */
+    const MsNetSpec *net;
+} Setup;
+
+static void
+launch_other(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    (void)sim;
+    (void)arg;
+    ms_coll_launch_all(ctx);
+}
+
+static void
+launch_last(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    (void)sim;
+    ms_coll_launch(ctx, (guint)arg);
+}
+
+static void
+ignore_done(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    (void)sim;
+    (void)ctx;
+    (void)arg;
+}
+
+/* The links of GPU rank's route to the next node's GPU of the same local index. */
+static const guint32 *
+nic_route(guint rank, guint *n)
+{
+    return ms_topology_gpu_route(four_node, rank, (rank + 8) % 32, n, NULL);
+}
+
+static void
+run(const MsCollSpec *spec_in, const Setup *st, gboolean symmetric, Outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsSim) sim = ms_sim_new(four_node);
+    g_autoptr(MsNetModel) model = NULL;
+    if (st->net) {
+        model = ms_net_model_new(st->net, four_node, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(model);
+        ms_net_model_apply(model, sim);
+    }
+    ms_sim_set_check_invariants(sim, TRUE);
+    guint n = 0;
+    const guint32 *route = nic_route(5, &n);
+    if (st->slow_nic) {
+        MsNetwork *net = ms_sim_network(sim);
+        for (guint k = 0; k < n; k++) {
+            double bw = ms_network_link_bandwidth(net, route[k]);
+            if (isfinite(bw) && bw < 100e9) {
+                ms_network_set_link_bandwidth(net, route[k], 0, bw / 2);
+            }
+        }
+    }
+    if (st->busy_link) {
+        guint32 h = ms_sim_add_handler(sim, ignore_done, NULL);
+        const guint32 *r0 = nic_route(0, &n);
+        ms_sim_transfer_route(sim, r0, n, 4 * MIB, 1.0, MS_TIME_NEVER, h, 0);
+    }
+    MsCollSpec spec = *spec_in;
+    spec.symmetric = symmetric;
+    spec.net = model;
+    g_autoptr(MsColl) ring = ms_coll_new(sim, &spec, NULL, NULL, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ring);
+    g_autoptr(MsColl) other = NULL;
+    if (st->other) {
+        MsCollSpec os = *st->other;
+        os.net = model;
+        other = ms_coll_new(sim, &os, NULL, NULL, &error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(other);
+        ms_sim_at(sim, st->other_at, launch_other, other, 0);
+    }
+    guint last = spec.n_ranks - 1;
+    for (guint i = 0; i < last; i++) {
+        ms_coll_launch(ring, i);
+    }
+    if (st->skew) {
+        ms_sim_at(sim, st->skew, launch_last, ring, last);
+    } else {
+        ms_coll_launch(ring, last);
+    }
+    CU_ASSERT_TRUE(ms_sim_run(sim, &error));
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_TRUE(ms_coll_finished(ring));
+    for (guint i = 0; i < spec.n_ranks; i++) {
+        o->end[i] = ms_coll_rank_end(ring, i);
+        o->sent[i] = ms_coll_bytes_sent(ring, i);
+    }
+    for (guint i = 0; other && i < st->other->n_ranks; i++) {
+        o->other_end[i] = ms_coll_rank_end(other, i);
+    }
+    MsSimStats stats;
+    ms_sim_stats(sim, &stats);
+    o->flows = stats.net.flows_started;
+}
+
+/* Runs both ways and compares every end and byte count; returns the flows of both. */
+static void
+compare(const MsCollSpec *spec, const Setup *st, guint64 *sym_flows, guint64 *ref_flows)
+{
+    static Outcome a, b;
+    run(spec, st, TRUE, &a);
+    run(spec, st, FALSE, &b);
+    for (guint i = 0; i < spec->n_ranks; i++) {
+        CU_ASSERT_NOT_EQUAL(b.end[i], MS_TIME_NEVER);
+        MS_ASSERT_REL((double)a.end[i], (double)b.end[i], REL);
+        CU_ASSERT_EQUAL(a.sent[i], b.sent[i]);
+    }
+    for (guint i = 0; st->other && i < st->other->n_ranks; i++) {
+        MS_ASSERT_REL((double)a.other_end[i], (double)b.other_end[i], REL);
+    }
+    *sym_flows = a.flows;
+    *ref_flows = b.flows;
+}
+
+static MsCollSpec
+ring_spec(MsCollOp op, guint64 bytes)
+{
+    return (MsCollSpec){.op = op, .algo = MS_COLL_ALGO_RING, .n_ranks = 32, .bytes = bytes};
+}
+
+static const Setup quiet = {0};
+
+/* Alone on its links, a ring of each op needs a quarter of the flows (one node of four) and
+ * ends when flow by flow does; its images are counted in the bytes. */
+static void
+test_uncontended(void)
+{
+    const MsCollOp ops[] = {MS_COLL_ALLREDUCE, MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
+    for (guint k = 0; k < G_N_ELEMENTS(ops); k++) {
+        MsCollSpec spec = ring_spec(ops[k], 64 * MIB);
+        guint64 fs = 0, fr = 0;
+        compare(&spec, &quiet, &fs, &fr);
+        guint64 steps = ops[k] == MS_COLL_ALLREDUCE ? 62 : 31;
+        CU_ASSERT_EQUAL(fr, 8 * steps * 32); /* 8 channels (a NIC per GPU) */
+        CU_ASSERT_EQUAL(fs, fr / 4);
+    }
+    /* Two channels, and a ring over one GPU per node (each of its steps crosses the fabric). */
+    MsCollSpec two = ring_spec(MS_COLL_ALLREDUCE, 16 * MIB);
+    two.channels = 2;
+    guint64 fs = 0, fr = 0;
+    compare(&two, &quiet, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr / 4);
+    const guint ranks[] = {3, 11, 19, 27};
+    MsCollSpec spread = {.op = MS_COLL_ALLREDUCE, .n_ranks = 4, .ranks = ranks, .bytes = 8 * MIB};
+    compare(&spread, &quiet, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr / 4);
+}
+
+/* An all-to-all among the GPUs of two nodes starts while the ring runs: the ring expands into
+ * all its flows from that instant, and both collectives end as flow by flow. */
+static void
+test_joined_by_alltoall(void)
+{
+    guint ranks[16];
+    for (guint i = 0; i < 16; i++) {
+        ranks[i] = i < 8 ? i : i + 8; /* nodes 0 and 2 */
+    }
+    MsCollSpec a2a = {.op = MS_COLL_ALLTOALL, .n_ranks = 16, .ranks = ranks, .bytes = 32 * MIB};
+    MsCollSpec spec = ring_spec(MS_COLL_ALLREDUCE, 64 * MIB);
+    const MsTime at[] = {ms_time_from_us(1), ms_time_from_us(700), ms_time_from_us(4000)};
+    for (guint k = 0; k < G_N_ELEMENTS(at); k++) {
+        Setup st = {.other = &a2a, .other_at = at[k]};
+        guint64 fs = 0, fr = 0;
+        compare(&spec, &st, &fs, &fr);
+        CU_ASSERT_TRUE(fs <= fr);
+        /* The ring took 5.4 ms flow by flow: joining before it ends saves part of the flows. */
+        CU_ASSERT_TRUE(fs > (fr - 16 * 15) / 4);
+        if (k > 0) {
+            CU_ASSERT_TRUE(fs < fr);
+        }
+    }
+    /* One flow over GPU 0's NIC, in the middle of a ring step. */
+    guint two[] = {0, 8};
+    MsCollSpec pair = {.op = MS_COLL_ALLTOALL, .n_ranks = 2, .ranks = two, .bytes = 2 * MIB};
+    Setup st = {.other = &pair, .other_at = ms_time_from_us(1234)};
+    guint64 fs = 0, fr = 0;
+    compare(&spec, &st, &fs, &fr);
+    CU_ASSERT_TRUE(fs < fr);
+}
+
+/* Where the symmetry does not hold, or cannot be known to hold, the ring runs flow by flow. */
+static void
+test_no_symmetry(void)
+{
+    MsCollSpec spec = ring_spec(MS_COLL_ALLREDUCE, 64 * MIB);
+    const Setup setups[] = {
+        {.busy_link = TRUE},          /* another flow on one of its links at the start */
+        {.skew = ms_time_from_us(3)}, /* one rank launches later */
+        {.slow_nic = TRUE},           /* one NIC slower than the others */
+    };
+    for (guint k = 0; k < G_N_ELEMENTS(setups); k++) {
+        guint64 fs = 0, fr = 0;
+        compare(&spec, &setups[k], &fs, &fr);
+        CU_ASSERT_EQUAL(fs, fr);
+    }
+    /* Chunks that differ by a byte. */
+    MsCollSpec odd = ring_spec(MS_COLL_ALLREDUCE, 64 * MIB + 1);
+    guint64 fs = 0, fr = 0;
+    compare(&odd, &quiet, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr);
+    /* Ranks of one node only: nothing repeats. */
+    MsCollSpec node = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = 8 * MIB};
+    compare(&node, &quiet, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr);
+}
+
+/* Under the nccl model (its protocol's wire bytes, per-step latency and NIC weights) the same. */
+static void
+test_nccl_model(void)
+{
+    MsNetSpec net;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl", &net, &error));
+    Setup st = {.net = &net};
+    const guint64 sizes[] = {64 * MIB, 256 * 1024};
+    for (guint k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        MsCollSpec spec = ring_spec(MS_COLL_ALLREDUCE, sizes[k]);
+        guint64 fs = 0, fr = 0;
+        compare(&spec, &st, &fs, &fr);
+        CU_ASSERT_TRUE(fs * 2 <= fr);
+    }
+    guint ranks[8];
+    for (guint i = 0; i < 8; i++) {
+        ranks[i] = 8 + i;
+    }
+    MsCollSpec a2a = {.op = MS_COLL_ALLTOALL, .n_ranks = 8, .ranks = ranks, .bytes = 16 * MIB};
+    st.other = &a2a;
+    st.other_at = ms_time_from_us(900);
+    MsCollSpec spec = ring_spec(MS_COLL_ALLREDUCE, 64 * MIB);
+    guint64 fs = 0, fr = 0;
+    compare(&spec, &st, &fs, &fr);
+    CU_ASSERT_TRUE(fs < fr);
+}
+
+/* A whole training step on 32 GPUs through the command line, both engines: the same step time
+ * (printed with a nanosecond's resolution), fewer flows by classes. */
+static double
+json_stat(const char *json, const char *key)
+{
+    const char *p = strstr(json, key);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    p = strchr(p, ':');
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    return g_ascii_strtod(p + 1, NULL);
+}
+
+static void
+test_training_step(void)
+{
+    g_autofree char *topo = ms_test_write_tmp("sym-4node.ini", four_node_ini);
+    const char *policies[] = {"fifo", "concurrent"};
+    for (guint k = 0; k < G_N_ELEMENTS(policies); k++) {
+        double step[2] = {0}, flows[2] = {0};
+        const char *engines[] = {"classes", "flows"};
+        for (guint e = 0; e < 2; e++) {
+            const char *args[] = {"run",      "--topology", topo,     "--policy", policies[k],
+                                  "--engine", engines[e],   "--json", "-",        NULL};
+            g_autofree char *out = NULL, *err = NULL;
+            CU_ASSERT_EQUAL_FATAL(ms_test_run_moesim(args, &out, &err), 0);
+            step[e] = json_stat(out, "\"step_time_us\"");
+            flows[e] = json_stat(out, "\"flows\"");
+        }
+        MS_ASSERT_REL(step[0], step[1], REL);
+        CU_ASSERT_TRUE(flows[0] < flows[1]);
+    }
+    const char *bad[] = {"run", "--engine", "packets", NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(bad, &out, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--engine: 'packets' is neither flows nor classes"));
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"uncontended", test_uncontended},     {"joined by an all-to-all", test_joined_by_alltoall},
+        {"no symmetry", test_no_symmetry},     {"nccl model", test_nccl_model},
+        {"training step", test_training_step}, {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"coll_sym", suite_init, suite_clean, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
