@@ -241,6 +241,53 @@ test_channels(void)
     CU_ASSERT_FALSE((MsNcclComm[]) { comm(pcie_box, V(2, 18, 6), 0) } -> intra_nvlink);
 }
 
+/* Two GPUs without peer-to-peer on one PCIe 3.0 switch: NCCL's SHM transport goes through host
+ * memory, so the pair's path is GPU -> switch -> CPU -> switch -> GPU (type PHB, v2.22
+ * src/graph/paths.cc:551-556), and both hops of the ring cross the switch's uplink of 12 GB/s
+ * (Gen3 x16) in each direction. On an Intel CPU each PCIe link of a PHB path takes 6/5 of the
+ * speed (INTEL_P2P_OVERHEAD, v2.18 src/graph/topo.h:30, search.cc:70-77): the largest speed s of
+ * the intra list with 2 x 6/5 x s <= 12 is 5; on AMD 2 x s <= 12 gives 6. One channel, no dup
+ * below 25, connect doubles it: 2. The ring's bus bandwidth is the graph's. */
+static const char shm_box_ini[] = "[topology]\nformat = 1\nname = shm\ndescription = shm\n"
+                                  "[gpu]\nmodel = RTX-2080-Ti\npeak = 53.8TFLOPS\n"
+                                  "hbm = 616GBps\nmemory = 11GiB\nlaunch_overhead = 4us\n"
+                                  "[device g0]\nkind = gpu\nnode = 0\n"
+                                  "[device g1]\nkind = gpu\nnode = 0\n"
+                                  "[device sw]\nkind = switch\nnode = 0\n"
+                                  "[device cpu]\nkind = cpu\nnode = 0\n"
+                                  "[link g0 sw]\nclass = pcie\nbandwidth = 15.75GBps\n"
+                                  "latency = 0.5us\n"
+                                  "[link g1 sw]\nclass = pcie\nbandwidth = 15.75GBps\n"
+                                  "latency = 0.5us\n"
+                                  "[link sw cpu]\nclass = pcie\nbandwidth = 15.75GBps\n"
+                                  "latency = 0.5us\n"
+                                  "[route g0 g1]\npath = g0;sw;cpu;sw;g1\n"
+                                  "[route g1 g0]\npath = g1;sw;cpu;sw;g0\n";
+
+static void
+test_shm_through_host(void)
+{
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MsTopology) t = ms_topology_load_data(shm_box_ini, strlen(shm_box_ini), "shm", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    for (guint v = V(2, 10, 0); v <= V(2, 30, 0); v += 400) {
+        MsNcclComm intel = comm(t, v, 0);
+        check_graph(&intel, 1, 5, 2);
+        CU_ASSERT_FALSE(intel.intra_nvlink);
+        MsNcclCost k =
+            cost(&intel, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, MIB);
+        MS_ASSERT_REL(k.bus_bw, 5.0, 1e-12);
+        MsNcclConfig cfg = {.version = v, .amd_cpu = TRUE};
+        MsNcclComm amd;
+        CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&amd, t, NULL, 2, &cfg, NULL));
+        check_graph(&amd, 1, 6, 2);
+    }
+    /* The overhead is for paths through a CPU only: one node of the A100 PCIe box, whose GPUs
+     * share a switch (PIX) with Gen4 links of 24, packs 2 rings of 12 (with 6/5 it would be one
+     * of 20). */
+    check_graph((MsNcclComm[]){comm(pcie_box, V(2, 18, 6), 4)}, 2, 12, 4);
+}
+
 static void
 test_channel_limits(void)
 {
@@ -617,6 +664,7 @@ main(int argc, char **argv)
         {"GPU architectures of model names", test_arch},
         {"NVLink and PCIe figures per release", test_link_figures},
         {"channels NCCL's search finds on the shipped machines", test_channels},
+        {"SHM through host memory, Intel's P2P overhead", test_shm_through_host},
         {"user channel limits and rank subsets", test_channel_limits},
         {"point-to-point channels per peer", test_p2p_channels},
         {"LL128's enable rule", test_ll128_rule},

@@ -318,6 +318,7 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
         }
         NcclNode *nd = &g_array_index(nodes, NcclNode, k);
         ok = nccl_node_build(nd, topo, sorted + i, j - i, c->n_nodes > 1, version, arch, error);
+        nd->intel_cpu = !cfg->amd_cpu;
         NcclGraph r, t;
         if (ok && node_graphs(nd, c, &r, &t)) {
             /* Across ranks the fewest channels, the least bandwidth, the worst type (v2.18

@@ -31,6 +31,20 @@ sub_round(double a, double b)
     return isinf(a) ? a : round((a - b) * 1000) / 1000;
 }
 
+/* What a hop of path k takes from a slot. A GPU-to-GPU path through an Intel CPU's root complex
+ * (type PHB) takes 6/5 of the speed on each of its PCIe links, for "P2P inefficiency through
+ * Intel CPU RC" (INTEL_P2P_OVERHEAD, v2.10 src/graph/topo.h:29 and search.cc:70-75, unchanged
+ * to v2.30 topo.h:39 and search.cc:84-90); other links, and AMD CPUs, take the speed. */
+static double
+hop_need(const Pack *p, guint k, guint slot)
+{
+    const NcclNode *nd = p->nd;
+    if (nd->type[k] == NCCL_PATH_PHB && nd->intel_cpu && nd->slot_pci[slot]) {
+        return p->speed * 6.0 / 5.0;
+    }
+    return p->speed;
+}
+
 static gboolean
 hop_fits(const Pack *p, guint i, guint j)
 {
@@ -40,7 +54,7 @@ hop_fits(const Pack *p, guint i, guint j)
         return FALSE;
     }
     for (guint s = nd->path_off[k]; s < nd->path_off[k + 1]; s++) {
-        if (p->res[nd->path[s]] < p->speed) {
+        if (p->res[nd->path[s]] < hop_need(p, k, nd->path[s])) {
             return FALSE;
         }
     }
@@ -53,8 +67,8 @@ hop_take(Pack *p, guint i, guint j, double sign)
     const NcclNode *nd = p->nd;
     guint k = i * p->n + j;
     for (guint s = nd->path_off[k]; s < nd->path_off[k + 1]; s++) {
-        double *r = &p->res[nd->path[s]];
-        *r = sign > 0 ? sub_round(*r, p->speed) : sub_round(*r, -p->speed);
+        double *r = &p->res[nd->path[s]], need = hop_need(p, k, nd->path[s]);
+        *r = sign > 0 ? sub_round(*r, need) : sub_round(*r, -need);
     }
 }
 

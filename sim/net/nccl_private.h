@@ -51,6 +51,8 @@ typedef struct {
     guint *rank; /* topology ranks of the node's GPUs, ascending */
     guint n_slots;
     double *slot_bw;        /* NCCL's figure of each link a path crosses */
+    gboolean *slot_pci;     /* whether that link is PCIe (NCCL's LINK_PCI) */
+    gboolean intel_cpu;     /* the node's CPUs are Intel x86 (not AMD): INTEL_P2P_OVERHEAD */
     NcclPath *type;         /* [i * n + j]: path type from GPU i to GPU j */
     double *bw;             /* [i * n + j]: the path's bandwidth (its narrowest link) */
     guint *path_off, *path; /* slots of path i->j: path[path_off[k] .. path_off[k + 1]) */

@@ -16,6 +16,7 @@ typedef struct {
     GHashTable *out;   /* device -> GArray of its outgoing link indices (devices of the node) */
     GHashTable *slots; /* link index -> slot + 1 */
     GArray *slot_bw;   /* double */
+    GArray *slot_pci;  /* gboolean */
 } Build;
 
 /* NCCL's figure of a link, GB/s per direction. */
@@ -52,6 +53,8 @@ slot_of(Build *b, guint link)
     }
     double f = figure(b, link);
     g_array_append_val(b->slot_bw, f);
+    gboolean pci = ms_topology_link(b->topo, link)->klass == MS_LINK_PCIE;
+    g_array_append_val(b->slot_pci, pci);
     g_hash_table_insert(b->slots, GUINT_TO_POINTER(link), GUINT_TO_POINTER(b->slot_bw->len));
     return b->slot_bw->len - 1;
 }
@@ -329,6 +332,7 @@ nccl_node_build(NcclNode *nd, const MsTopology *topo, const guint *ranks, guint 
     b.out = g_hash_table_new_full(NULL, NULL, NULL, (GDestroyNotify)g_array_unref);
     b.slots = g_hash_table_new(NULL, NULL);
     b.slot_bw = g_array_new(FALSE, FALSE, sizeof(double));
+    b.slot_pci = g_array_new(FALSE, FALSE, sizeof(gboolean));
     for (guint l = 0; l < ms_topology_n_links(topo); l++) {
         guint from = ms_topology_link(topo, l)->from;
         if (ms_topology_device_node(topo, from) != b.node) {
@@ -364,6 +368,7 @@ nccl_node_build(NcclNode *nd, const MsTopology *topo, const guint *ranks, guint 
     ok = ok && (!with_nics || add_nics(&b, nd, error));
     nd->n_slots = b.slot_bw->len;
     nd->slot_bw = (double *)g_array_free(b.slot_bw, FALSE);
+    nd->slot_pci = (gboolean *)g_array_free(b.slot_pci, FALSE);
     nd->path = (guint *)g_array_free(slots, FALSE);
     g_hash_table_destroy(b.out);
     g_hash_table_destroy(b.slots);
@@ -378,6 +383,7 @@ nccl_node_clear(NcclNode *nd)
 {
     g_free(nd->rank);
     g_free(nd->slot_bw);
+    g_free(nd->slot_pci);
     g_free(nd->type);
     g_free(nd->bw);
     g_free(nd->path_off);
