@@ -3,26 +3,19 @@
  * of layer l's experts is estimated from each token's path over the previous `path` layers
  * (default 3) with statistics learned from earlier batches (path_profile.h). Phase 1 places the
  * layer from the estimate before it runs: popular experts get replicas in proportion to their
- * load, unpopular ones are packed first-fit decreasing, at most max_pack per GPU, so that the
- * busiest GPU's load is as small as this allows. Phase 2, after
+ * load, unpopular ones are packed, at most max_pack per GPU, so that the busiest GPU's load is
+ * as small as this allows (lina_place.h). Phase 2, after
  * the layer's gate, compares the estimated popular experts with the real ones and re-plans from
  * the real loads when they differ. Loads are token-expert assignments; weights are bytes. */
 #pragma once
 
+#include "lina_place.h"
 #include "path_profile.h"
 #include "policy.h"
 #include "sim/moe/placement.h"
 
 G_BEGIN_DECLS
 
-/* Lina's placement of one layer over n_ranks GPUs for the given loads: the smallest bound L on a
- * GPU's load for which the experts fit, where experts above L are popular and get
- * ceil(load / L) GPUs of their own and the others are packed first-fit decreasing into GPUs of
- * capacity L, at most max_pack each (more only when experts > GPUs x max_pack). GPUs left over
- * go to the single-expert group with the highest load per GPU. Groups prefer GPUs that already
- * hold one of their experts in home (less weight to move). A zero total gives home's layout. */
-MsPlacement *ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
-                           const MsPlacement *home);
 /* Whether two load vectors make the same experts popular (above total / n_ranks): phase 2's
  * test of the estimate against the gate's real choices. */
 gboolean ms_lina_same_popular(const double *a, const double *b, guint experts, guint n_ranks);
