@@ -98,7 +98,8 @@ ms_plan_check_routing(const MsModel *model, const MsRouting *routing, const MsTo
     if (h->experts != s->experts) {
         return mismatch(error, "experts", h->experts, m, s->experts);
     }
-    if (h->ranks != ms_topology_n_gpus(topo)) {
+    /* A routing of fewer ranks runs on the first GPUs (sim/rank_map.h): rank r is GPU r. */
+    if (h->ranks > ms_topology_n_gpus(topo)) {
         g_autofree char *gpus = g_strdup_printf("%s (GPUs)", t);
         return mismatch(error, "ranks", h->ranks, gpus, ms_topology_n_gpus(topo));
     }
@@ -518,7 +519,7 @@ ms_plan_build(const MsModel *model, const MsRouting *routing, const MsTopology *
               .topo = topo,
               .cfg = cfg,
               .mode = mode,
-              .n = ms_topology_n_gpus(topo),
+              .n = ms_routing_header(routing)->ranks,
               .error = error};
     p.top_k = mode == MS_PLAN_TRAIN ? spec->top_k : spec->top_k_infer;
     if (!resolve_ep(&p, error)) {

@@ -126,8 +126,8 @@ void ms_plan_config_clear(MsPlanConfig *cfg);
 void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value);
 
 /* Checks that routing fits the model and the topology in this mode: MoE layers, experts, ranks
- * (the topology's GPUs) and top_k (top_k or top_k_infer). MS_PLAN_ERROR_MISMATCH names both
- * numbers. */
+ * (at most the topology's GPUs: a schedule of R ranks runs on GPUs 0 .. R-1) and top_k (top_k
+ * or top_k_infer). MS_PLAN_ERROR_MISMATCH names both numbers. */
 gboolean ms_plan_check_routing(const MsModel *model, const MsRouting *routing,
                                const MsTopology *topo, MsPlanMode mode, GError **error);
 

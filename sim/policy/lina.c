@@ -69,7 +69,7 @@ static double
 compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *t, guint k)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    guint n = ms_topology_n_gpus(topo);
+    guint n = ms_placement_n_ranks(ms_traffic_placement(t));
     g_autofree guint64 *per = g_new(guint64, s->experts);
     double worst = 0;
     for (guint r = 0; r < n; r++) {
@@ -98,7 +98,7 @@ estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology
                 const double *inj, guint64 a2a_chunk, guint ep, double *compute_s, double *a2a_s)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    guint n = ms_topology_n_gpus(topo);
+    guint n = ms_routing_header(routing)->ranks; /* the first GPUs (sim/rank_map.h) */
     g_autoptr(MsPlacement) pl = ms_placement_new_ep(n, s->experts, ep);
     g_autofree guint64 *caps = g_new(guint64, n);
     for (guint r = 0; r < n; r++) {
@@ -136,7 +136,7 @@ gboolean
 ms_lina_pack(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
              guint64 a2a_chunk, guint factor, MsLinaPack *out, GError **error)
 {
-    guint n = ms_topology_n_gpus(topo), ep = 0;
+    guint n = ms_routing_header(routing)->ranks, ep = 0;
     if (!ms_model_resolve_ep(model, n, &ep, error)) {
         return FALSE;
     }

@@ -86,7 +86,7 @@ plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPla
            MsLayerPlacement *lp, Report *rep)
 {
     const MsModelSpec *s = ms_model_spec(in->model);
-    guint E = s->experts, n = ms_topology_n_gpus(in->topo);
+    guint E = s->experts, n = ms_routing_header(in->routing)->ranks;
     guint depth = (guint)ms_policy_get_uint(policy, "path");
     guint max_pack = (guint)ms_policy_get_uint(policy, "max_pack");
     gboolean move = weights_move(policy, in);
@@ -142,7 +142,7 @@ ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanC
         return FALSE;
     }
     const MsModelSpec *s = ms_model_spec(in->model);
-    guint n = ms_topology_n_gpus(in->topo);
+    guint n = ms_routing_header(in->routing)->ranks; /* the first GPUs (sim/rank_map.h) */
     g_autoptr(MsPlacement) home = ms_placement_new_static(n, s->experts);
     cfg->n_layers = s->n_moe;
     cfg->layers = g_new0(MsLayerPlacement, s->n_moe);
