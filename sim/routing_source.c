@@ -156,9 +156,9 @@ ms_routing_source_gen_params(const MsRoutingSource *src, const MsRoutingShape *s
     char hot[G_ASCII_DTOSTR_BUF_SIZE];
     g_ascii_dtostr(hot, sizeof hot,
                    MIN(GEN_HOT_OVER_MEAN / MAX(m->experts, 1), 0.95 / MAX(top_k, 1)));
-    if (!set_uint(p, "ranks", ms_topology_n_gpus(shape->topology), error) ||
-        !set_uint(p, "experts", m->experts, error) || !set_uint(p, "layers", m->n_moe, error) ||
-        !set_uint(p, "top_k", top_k, error) ||
+    guint ranks = shape->ranks ? shape->ranks : ms_topology_n_gpus(shape->topology);
+    if (!set_uint(p, "ranks", ranks, error) || !set_uint(p, "experts", m->experts, error) ||
+        !set_uint(p, "layers", m->n_moe, error) || !set_uint(p, "top_k", top_k, error) ||
         !set_uint(p, "tokens", infer ? m->tokens_per_gpu_infer : m->tokens_per_gpu, error) ||
         !set_uint(p, "iterations", shape->iterations, error) ||
         !set_uint(p, "seed", shape->seed ? shape->seed : 1, error) ||

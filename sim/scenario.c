@@ -64,6 +64,7 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         .mode = sc->mode,
         .iterations = sc->warmup + (sc->iterations ? sc->iterations : 1),
         .seed = sc->seed,
+        .ranks = sc->ranks,
     };
     g_autoptr(MsPlanner) planner = ms_planner_new(&pin, error);
     if (planner == NULL) {
