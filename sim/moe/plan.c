@@ -50,6 +50,8 @@ ms_plan_config_clear(MsPlanConfig *cfg)
         ms_placement_free(cfg->layers[m].placement);
         g_free(cfg->layers[m].moves_p1);
         g_free(cfg->layers[m].moves_p2);
+        g_free(cfg->layers[m].loads_p1);
+        g_free(cfg->layers[m].loads_p2);
     }
     g_free(cfg->layers);
     if (cfg->meta) {
@@ -400,11 +402,14 @@ add_streams(Plan *p)
     if (cfg->split_allreduce && p->mode == MS_PLAN_TRAIN) {
         p->st_ar = ms_schedule_add_stream(p->s, "allreduce", MS_STREAM_COMM);
     }
-    p->st_weights = p->st_planner = NO_STREAM;
+    p->st_weights = p->st_planner = p->st_host = NO_STREAM;
     for (guint m = 0; cfg->layers && m < cfg->n_layers; m++) {
         const MsLayerPlacement *lp = &cfg->layers[m];
         if ((lp->moves_p1 || lp->moves_p2) && p->st_weights == NO_STREAM) {
             p->st_weights = ms_schedule_add_stream(p->s, "weights", MS_STREAM_COMM);
+        }
+        if ((lp->loads_p1 || lp->loads_p2) && p->st_host == NO_STREAM) {
+            p->st_host = ms_schedule_add_stream(p->s, "host", MS_STREAM_COMPUTE);
         }
         if (lp->plan_bytes > 0 && p->st_planner == NO_STREAM) {
             p->st_planner = ms_schedule_add_stream(p->s, "planner", MS_STREAM_COMPUTE);

@@ -44,6 +44,15 @@ check_layers(Plan *p)
         return FALSE;
     }
     for (guint m = 0; m < cfg->n_layers; m++) {
+        const MsLayerPlacement *lp = &cfg->layers[m];
+        if ((lp->loads_p1 || lp->loads_p2) &&
+            (lp->moves_p1 || lp->moves_p2 || !(lp->host_bw > 0 && isfinite(lp->host_bw)))) {
+            g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
+                        "MoE layer %u loads experts from host memory %s", m,
+                        lp->host_bw > 0 ? "and moves them between GPUs"
+                                        : "without a host link bandwidth");
+            return FALSE;
+        }
         const MsPlacement *pl = cfg->layers[m].placement;
         if (pl == NULL || ms_placement_n_ranks(pl) != p->n ||
             ms_placement_n_experts(pl) != p->spec->experts || ms_placement_group_size(pl) != p->n ||
@@ -624,6 +633,29 @@ weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guin
     }
 }
 
+/* Loads expert weights from host memory: per rank an op on the host stream that takes
+ * bytes / host_bw, as a memory-bound op whose traffic is scaled by hbm / host_bw (the GPU's copy
+ * engine works beside its kernels; loads of different GPUs do not share a link). out gets each
+ * rank's op (NO_OP where nothing loads). */
+static void
+loads(Plan *p, guint layer, const MsLayerPlacement *lp, const guint64 *bytes, const char *what,
+      const guint32 *deps, guint32 *out)
+{
+    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, what, -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        if (bytes[r] == 0) {
+            continue;
+        }
+        double hbm = ms_topology_gpu_spec(p->topo, r)->hbm_bandwidth;
+        out[r] =
+            plan_compute(p, r, p->st_host, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, (gint)layer, -1, label,
+                         MS_COMPUTE_ELEMENTWISE, 0, (double)bytes[r] * hbm / lp->host_bw, 0);
+        if (deps && deps[r] != NO_OP) {
+            ms_schedule_add_dep(p->s, out[r], deps[r]);
+        }
+    }
+}
+
 /* Phase 1: planned from the paths up to the previous MoE layer's gate, off the critical path. */
 static void
 phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
@@ -644,22 +676,29 @@ phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
     if (lp->moves_p1) {
         weights(p, layer, lp->moves_p1, "weights.p1", dep, w1);
     }
+    if (lp->loads_p1) {
+        loads(p, layer, lp, lp->loads_p1, "host.p1", dep, w1);
+    }
 }
 
 /* Phase 2: after the gate, check the real top experts; re-plan and move weights if needed. */
 static void
 phase2(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w2)
 {
-    if (!lp->replan) {
-        return;
+    /* Without a check, what loads after the gate waits for the gate (p->ids holds it). */
+    if (lp->replan) {
+        g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "replan", -1, -1);
+        for (guint r = 0; r < p->n; r++) {
+            p->ids[r] =
+                plan_compute(p, r, p->st_compute, MS_ROLE_REPLAN, MS_PHASE_OTHER, (gint)layer, -1,
+                             label, MS_COMPUTE_ELEMENTWISE, 0, lp->replan_bytes, 0);
+        }
     }
-    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "replan", -1, -1);
-    for (guint r = 0; r < p->n; r++) {
-        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_REPLAN, MS_PHASE_OTHER, (gint)layer,
-                                 -1, label, MS_COMPUTE_ELEMENTWISE, 0, lp->replan_bytes, 0);
-    }
-    if (lp->moves_p2) {
+    if (lp->replan && lp->moves_p2) {
         weights(p, layer, lp->moves_p2, "weights.p2", p->ids, w2);
+    }
+    if (lp->loads_p2) {
+        loads(p, layer, lp, lp->loads_p2, "host.p2", p->ids, w2);
     }
 }
 

@@ -29,7 +29,7 @@ typedef struct {
     guint n;     /* ranks */
     guint top_k; /* of this mode */
     guint ep;
-    guint st_compute, st_a2a, st_ar, st_weights, st_planner;
+    guint st_compute, st_a2a, st_ar, st_weights, st_planner, st_host;
     gint64 *prio; /* per rank: next compute priority (program order) */
     guint64 comm_seq;
     GArray **front; /* per rank: ops the next op of the data chain depends on */
