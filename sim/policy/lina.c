@@ -191,9 +191,16 @@ static const MsParamSpec params[] = {
      "inference: most unpopular experts packed on one GPU"},
     {"placement", MS_PARAM_CHOICE, "dynamic", 0, 0, "dynamic|static",
      "inference: dynamic (Lina's two-phase scheduling) or static (one copy of each expert)"},
-    {"weights", MS_PARAM_CHOICE, "auto", 0, 0, "auto|move|resident",
-     "inference: replicas' weights move over the network, or every GPU holds every expert; auto "
-     "= resident when the whole model fits half a GPU's memory"},
+    {"weights", MS_PARAM_CHOICE, "auto", 0, 0, "auto|move|resident|host",
+     "inference: replicas' weights move over the network (move), every GPU holds every expert "
+     "(resident), or the experts live in host memory behind a cache per GPU (host); auto = "
+     "resident when the whole model fits half a GPU's memory, else host"},
+    {"cache", MS_PARAM_BYTES, "0B", 0, 1e15, NULL,
+     "inference, weights=host: expert weights each GPU keeps (LRU); 0B = half its memory less "
+     "the dense weights"},
+    {"host_bw", MS_PARAM_BANDWIDTH, "auto", 1e6, 1e13, NULL,
+     "inference, weights=host: a GPU's link to host memory; auto = the topology's, else the "
+     "GPU model's PCIe (docs/policies.md)"},
     {NULL},
 };
 

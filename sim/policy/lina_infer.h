@@ -9,6 +9,7 @@
  * the real loads when they differ. Loads are token-expert assignments; weights are bytes. */
 #pragma once
 
+#include "expert_cache.h"
 #include "lina_place.h"
 #include "path_profile.h"
 #include "policy.h"
@@ -27,9 +28,22 @@ guint64 *ms_lina_moves(const MsPlacement *to, const MsPlacement *home, const MsP
                        guint64 expert_bytes, guint64 *total);
 
 /* The lina policy in inference mode: fills cfg->layers (one MsLayerPlacement per MoE layer) and
- * metadata (lina.replans, lina.weight_bytes, lina.estimate_error). MS_POLICY_ERROR_INPUT when
- * the batch has no token paths. */
+ * metadata (lina.placement, lina.weights; dynamic: lina.replans, lina.weight_bytes,
+ * lina.estimate_error; weights=host: lina.host_bytes, lina.host_late_bytes, lina.cache_experts,
+ * lina.host_link). With weights=host the loads go through a copy of in->cache (an empty cache
+ * when NULL), which is left as it was. MS_POLICY_ERROR_INPUT when the batch has no token paths
+ * (dynamic placement), or weights=host finds no host link or no room (lina_host.h). */
 gboolean ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanConfig *cfg,
                                  GError **error);
+
+/* The cache a planner keeps across batches for a lina policy with weights=host in inference
+ * (lina_host.h's capacity): NULL without an error when the policy keeps none, NULL with its error
+ * when the host link or the room is missing. */
+MsExpertCache *ms_lina_infer_cache_new(const MsPolicy *policy, const MsPolicyInput *in,
+                                       guint n_ranks, GError **error);
+/* Puts a batch's expert uses into the cache, as planning it would (call before its paths are
+ * learned, as the estimate planning saw them). */
+gboolean ms_lina_infer_learn(const MsPolicy *policy, const MsPolicyInput *in, MsExpertCache *cache,
+                             GError **error);
 
 G_END_DECLS

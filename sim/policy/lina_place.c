@@ -234,18 +234,31 @@ make_bins(const double *load, guint experts, const GArray *order, guint n, guint
     return bins;
 }
 
-/* A free GPU for a bin: one where home holds one of its experts, else the lowest free. */
+/* A free GPU for a bin: the one where prefer holds the most of its experts (ties: the GPU of its
+ * first such expert, heaviest first), else the lowest free. */
 static guint
-pick_gpu(const Bin *b, const MsPlacement *home, const gboolean *taken, guint n_ranks)
+pick_gpu(const Bin *b, const MsPlacement *prefer, const gboolean *taken, guint n_ranks)
 {
+    guint best = G_MAXUINT, most = 0;
     for (guint i = 0; i < b->experts->len; i++) {
         guint e = g_array_index(b->experts, guint, i), n = 0;
-        const guint *reps = ms_placement_replicas(home, 0, e, &n);
+        const guint *reps = ms_placement_replicas(prefer, 0, e, &n);
         for (guint k = 0; k < n; k++) {
-            if (!taken[reps[k]]) {
-                return reps[k];
+            guint d = reps[k], held = 0;
+            if (taken[d]) {
+                continue;
+            }
+            for (guint j = 0; j < b->experts->len; j++) {
+                held += ms_placement_hosts(prefer, d, g_array_index(b->experts, guint, j));
+            }
+            if (held > most) {
+                most = held;
+                best = d;
             }
         }
+    }
+    if (best != G_MAXUINT) {
+        return best;
     }
     guint d = 0;
     while (taken[d]) {
@@ -278,6 +291,13 @@ MsPlacement *
 ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
               const MsPlacement *home)
 {
+    return ms_lina_place_prefer(load, experts, n_ranks, max_pack, home, NULL);
+}
+
+MsPlacement *
+ms_lina_place_prefer(const double *load, guint experts, guint n_ranks, guint max_pack,
+                     const MsPlacement *home, const MsPlacement *prefer)
+{
     if (!(sum(load, experts) > 0)) {
         return ms_placement_copy(home);
     }
@@ -301,7 +321,7 @@ ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
     g_autoptr(MsPlacement) p = ms_placement_new(n_ranks, experts, n_ranks);
     for (guint i = 0; i < bins->len; i++) {
         const Bin *b = g_ptr_array_index(bins, i);
-        guint d = pick_gpu(b, home, taken, n_ranks);
+        guint d = pick_gpu(b, prefer ? prefer : home, taken, n_ranks);
         taken[d] = TRUE;
         for (guint j = 0; j < b->experts->len; j++) {
             ms_placement_add(p, 0, g_array_index(b->experts, guint, j), d);

@@ -20,12 +20,17 @@ G_BEGIN_DECLS
  * count. Experts without load count towards no limit and stay on their first GPU in home. GPUs
  * left over go to the expert with the highest load per replica among those whose replicas have
  * GPUs of their own (in Lina's setting, experts no more than GPUs, popular experts always do).
- * Replicas prefer GPUs where home holds one of their GPU's experts (less weight to move).
+ * Each GPU's experts go to the free GPU where home holds the most of them (less weight to move).
  * Guarantee: no GPU's load (an expert's load split evenly over its replicas) is above L, nor
  * above the busiest GPU's load under home: when the search cannot beat home, home's layout is
  * returned. A zero total gives home's layout. */
 MsPlacement *ms_lina_place(const double *load, guint experts, guint n_ranks, guint max_pack,
                            const MsPlacement *home);
+/* The same, where each GPU's experts prefer a GPU on which prefer (one group of n_ranks, any
+ * number of replicas, complete or not) has one of them, instead of home: the GPUs whose caches
+ * hold an expert, when experts live in host memory. NULL: home. */
+MsPlacement *ms_lina_place_prefer(const double *load, guint experts, guint n_ranks, guint max_pack,
+                                  const MsPlacement *home, const MsPlacement *prefer);
 
 /* The busiest GPU's load under a placement (group 0): each expert's load split evenly over its
  * replicas. */

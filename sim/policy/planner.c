@@ -19,6 +19,7 @@ struct _MsPlanner {
     MsTraceGen *gen;       /* or the generator */
     char *source;
     MsPathProfile *profile; /* Lina's dynamic inference only */
+    MsExpertCache *cache;   /* Lina's inference with weights=host only */
 };
 
 void
@@ -30,6 +31,7 @@ ms_planner_free(MsPlanner *p)
     ms_trace_reader_free(p->reader);
     ms_trace_gen_free(p->gen);
     ms_path_profile_free(p->profile);
+    ms_expert_cache_free(p->cache);
     g_free(p->source);
     g_free(p);
 }
@@ -88,6 +90,13 @@ ms_planner_new(const MsPlannerInputs *in, GError **error)
             ms_path_profile_new(s->experts, s->n_moe, (guint)ms_policy_get_uint(p->policy, "path"));
         p->in.profile = p->profile;
     }
+    GError *local = NULL;
+    p->cache = ms_lina_infer_cache_new(p->policy, &p->in, p->gpus_used, &local);
+    if (local) {
+        g_propagate_error(error, local);
+        return NULL;
+    }
+    p->in.cache = p->cache;
     return g_steal_pointer(&p);
 }
 
@@ -155,7 +164,11 @@ ms_planner_plan(MsPlanner *p, const MsRouting *routing, GError **error)
 gboolean
 ms_planner_learn(MsPlanner *p, const MsRouting *routing, GError **error)
 {
-    return p->profile == NULL || ms_path_profile_add(p->profile, routing, error);
+    /* The cache first: it replays the batch as planned, from the paths learned before it. */
+    MsPolicyInput in = p->in;
+    in.routing = routing;
+    return (p->cache == NULL || ms_lina_infer_learn(p->policy, &in, p->cache, error)) &&
+           (p->profile == NULL || ms_path_profile_add(p->profile, routing, error));
 }
 
 /* Plans with the trace source named in errors about the trace. */
