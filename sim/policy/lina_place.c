@@ -45,23 +45,6 @@ bin_free(gpointer p)
     g_free(b);
 }
 
-static gboolean
-bin_holds(const Bin *b, guint e)
-{
-    for (guint i = 0; i < b->experts->len; i++) {
-        if (g_array_index(b->experts, guint, i) == e) {
-            return TRUE;
-        }
-    }
-    return FALSE;
-}
-
-static gboolean
-bin_takes(const Bin *b, const Piece *x, guint count)
-{
-    return (x->popular || b->unpopular < count) && !bin_holds(b, x->expert);
-}
-
 static void
 bin_add(Bin *b, const Piece *x)
 {
@@ -80,91 +63,150 @@ by_size_desc(gconstpointer pa, gconstpointer pb)
     return a->expert < b->expert ? -1 : (a->expert > b->expert);
 }
 
-/* First-fit decreasing into bins of capacity cap holding at most count unpopular experts, two
- * replicas of one expert never together: Lina's packing, which leaves as many GPUs as it can to
- * replicas. NULL when it needs more than n bins. */
-static GPtrArray *
-pack_first_fit(const GArray *pieces, double cap, guint count, guint n)
+/* Packing state for one bound, in flat arrays (the search tries some forty bounds): per bin its
+ * load, its unpopular experts and the expert put in last, and per piece the bin it went to. The
+ * pieces of one expert are adjacent in size order (equal sizes, ties by expert), so a bin holds
+ * an expert already exactly when that expert went in last: two replicas never share a GPU. */
+typedef struct {
+    GArray *pieces; /* Piece, largest first */
+    guint n;        /* GPUs */
+    guint used;     /* bins opened */
+    double *load;   /* [n] */
+    guint *unpop;   /* [n] */
+    guint *last;    /* [n] */
+    guint *bin_of;  /* [pieces] */
+    guint size;     /* of bin_of */
+} Pack;
+
+static void
+pack_clear(Pack *k)
 {
-    g_autoptr(GPtrArray) bins = g_ptr_array_new_with_free_func(bin_free);
-    for (guint i = 0; i < pieces->len; i++) {
-        const Piece *x = &g_array_index(pieces, Piece, i);
-        Bin *fit = NULL;
-        for (guint b = 0; b < bins->len && fit == NULL; b++) {
-            Bin *bin = g_ptr_array_index(bins, b);
-            if (bin_takes(bin, x, count) && bin->load + x->size <= cap * (1 + 1e-9)) {
-                fit = bin;
-            }
+    g_array_unref(k->pieces);
+    g_free(k->load);
+    g_free(k->unpop);
+    g_free(k->last);
+    g_free(k->bin_of);
+}
+
+static void
+open_bin(Pack *k, guint b)
+{
+    k->load[b] = 0;
+    k->unpop[b] = 0;
+    k->last[b] = G_MAXUINT;
+}
+
+static gboolean
+takes(const Pack *k, guint b, const Piece *x, guint count)
+{
+    return (x->popular || k->unpop[b] < count) && k->last[b] != x->expert;
+}
+
+static void
+put(Pack *k, guint b, guint i)
+{
+    const Piece *x = &g_array_index(k->pieces, Piece, i);
+    k->load[b] += x->size;
+    k->unpop[b] += !x->popular;
+    k->last[b] = x->expert;
+    k->bin_of[i] = b;
+}
+
+/* First-fit decreasing into bins of capacity cap holding at most count unpopular experts: Lina's
+ * packing, which leaves as many GPUs as it can to replicas. FALSE when it needs more than n. */
+static gboolean
+pack_first_fit(Pack *k, double cap, guint count)
+{
+    k->used = 0;
+    for (guint i = 0; i < k->pieces->len; i++) {
+        const Piece *x = &g_array_index(k->pieces, Piece, i);
+        guint b = 0;
+        while (b < k->used &&
+               !(takes(k, b, x, count) && k->load[b] + x->size <= cap * (1 + 1e-9))) {
+            b++;
         }
-        if (fit == NULL) {
-            if (bins->len == n) {
-                return NULL;
+        if (b == k->used) {
+            if (k->used == k->n) {
+                return FALSE;
             }
-            fit = bin_new();
-            g_ptr_array_add(bins, fit);
+            open_bin(k, k->used++);
         }
-        bin_add(fit, x);
+        put(k, b, i);
     }
-    return g_steal_pointer(&bins);
+    return TRUE;
 }
 
 /* Each piece, largest first, onto the least loaded of n bins that can take it (Graham's
  * longest-processing-time rule). First-fit fails when the count limit closes bins that still
  * have room (many experts a GPU); this spreads the heavy experts instead of stacking them.
- * NULL when no bin can take a piece or one ends above cap. Empty bins are dropped. */
-static GPtrArray *
-pack_least_loaded(const GArray *pieces, double cap, guint count, guint n)
+ * FALSE when no bin can take a piece or one ends above cap. */
+static gboolean
+pack_least_loaded(Pack *k, double cap, guint count)
 {
-    g_autoptr(GPtrArray) bins = g_ptr_array_new_with_free_func(bin_free);
-    for (guint b = 0; b < n; b++) {
-        g_ptr_array_add(bins, bin_new());
+    k->used = k->n;
+    for (guint b = 0; b < k->n; b++) {
+        open_bin(k, b);
     }
-    for (guint i = 0; i < pieces->len; i++) {
-        const Piece *x = &g_array_index(pieces, Piece, i);
-        Bin *best = NULL;
-        for (guint b = 0; b < n; b++) {
-            Bin *bin = g_ptr_array_index(bins, b);
-            if (bin_takes(bin, x, count) && (best == NULL || bin->load < best->load)) {
-                best = bin;
+    for (guint i = 0; i < k->pieces->len; i++) {
+        const Piece *x = &g_array_index(k->pieces, Piece, i);
+        guint best = G_MAXUINT;
+        for (guint b = 0; b < k->n; b++) {
+            if (takes(k, b, x, count) && (best == G_MAXUINT || k->load[b] < k->load[best])) {
+                best = b;
             }
         }
-        if (best == NULL || best->load + x->size > cap * (1 + 1e-9)) {
-            return NULL;
+        if (best == G_MAXUINT || k->load[best] + x->size > cap * (1 + 1e-9)) {
+            return FALSE;
         }
-        bin_add(best, x);
+        put(k, best, i);
     }
-    for (guint b = bins->len; b-- > 0;) {
-        if (((Bin *)g_ptr_array_index(bins, b))->experts->len == 0) {
-            g_ptr_array_remove_index(bins, b);
-        }
-    }
-    return g_steal_pointer(&bins);
+    return TRUE;
 }
 
-/* The GPUs' contents for a bound on any GPU's load, or NULL when the experts do not fit n GPUs
- * under it. An expert above the bound is popular: ceil(load / bound) replicas, each with an
- * equal share of its load; every replica (a popular expert's, or an unpopular expert's only
- * one) is packed, at most count unpopular experts a GPU. replicas[e] gets the count. */
-static GPtrArray *
-bins_for(const double *load, const GArray *order, double bound, guint count, guint n,
+/* Packs for a bound on any GPU's load; FALSE when the experts do not fit n GPUs under it. An
+ * expert above the bound is popular: ceil(load / bound) replicas, each with an equal share of
+ * its load; every replica (a popular expert's, or an unpopular expert's only one) is packed, at
+ * most count unpopular experts a GPU. replicas[e] gets the count. */
+static gboolean
+pack_for(Pack *k, const double *load, const GArray *order, double bound, guint count,
          guint *replicas)
 {
-    g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(Piece));
+    g_array_set_size(k->pieces, 0);
     for (guint i = 0; i < order->len; i++) {
         guint e = g_array_index(order, guint, i);
         double r = load[e] > bound ? ceil(load[e] / bound) : 1;
-        if (r > n) {
-            return NULL;
+        if (r > k->n) {
+            return FALSE;
         }
         replicas[e] = (guint)r;
-        for (guint k = 0; k < replicas[e]; k++) {
+        for (guint j = 0; j < replicas[e]; j++) {
             Piece x = {e, load[e] / r, r > 1};
-            g_array_append_val(pieces, x);
+            g_array_append_val(k->pieces, x);
         }
     }
-    g_array_sort(pieces, by_size_desc);
-    GPtrArray *bins = pack_first_fit(pieces, bound, count, n);
-    return bins ? bins : pack_least_loaded(pieces, bound, count, n);
+    g_array_sort(k->pieces, by_size_desc);
+    if (k->size < k->pieces->len) {
+        k->size = k->pieces->len;
+        k->bin_of = g_renew(guint, k->bin_of, k->size);
+    }
+    return pack_first_fit(k, bound, count) || pack_least_loaded(k, bound, count);
+}
+
+/* The bins of a successful pack, empty ones left out. */
+static GPtrArray *
+bins_of(const Pack *k)
+{
+    g_autofree Bin **at = g_new0(Bin *, k->used);
+    GPtrArray *bins = g_ptr_array_new_with_free_func(bin_free);
+    for (guint i = 0; i < k->pieces->len; i++) {
+        guint b = k->bin_of[i];
+        if (at[b] == NULL) {
+            at[b] = bin_new();
+            g_ptr_array_add(bins, at[b]);
+        }
+        bin_add(at[b], &g_array_index(k->pieces, Piece, i));
+    }
+    return bins;
 }
 
 /* An expert whose replicas each have a GPU of their own, with the highest load per replica:
@@ -202,18 +244,24 @@ make_bins(const double *load, guint experts, const GArray *order, guint n, guint
     }
     double lo = total / n, hi = total;
     g_autofree guint *replicas = g_new0(guint, experts);
-    for (guint it = 0; it < 60 && hi - lo > total * 1e-12; it++) {
+    Pack k = {.pieces = g_array_new(FALSE, FALSE, sizeof(Piece)),
+              .n = n,
+              .load = g_new(double, n),
+              .unpop = g_new(guint, n),
+              .last = g_new(guint, n)};
+    /* A bound to one part in 10^9 of the total: far below one token. */
+    for (guint it = 0; it < 60 && hi - lo > total * 1e-9; it++) {
         double mid = (lo + hi) / 2;
-        GPtrArray *b = bins_for(load, order, mid, count, n, replicas);
-        if (b) {
+        if (pack_for(&k, load, order, mid, count, replicas)) {
             hi = mid;
-            g_ptr_array_unref(b);
         } else {
             lo = mid;
         }
     }
-    GPtrArray *bins = bins_for(load, order, hi, count, n, replicas);
-    g_assert(bins != NULL);
+    gboolean ok = pack_for(&k, load, order, hi, count, replicas);
+    g_assert(ok);
+    GPtrArray *bins = bins_of(&k);
+    pack_clear(&k);
     while (bins->len < n) {
         guint e = lone_heaviest(bins, load, replicas, experts);
         if (e == G_MAXUINT) {
