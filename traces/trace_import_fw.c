@@ -53,6 +53,31 @@ static const FwFormat formats[] = {
 
 static const char *const row_keys[N_ROW_FIELDS] = {"iteration", "layer", "rank"};
 
+#define LINE "a line (--from counts-list, deepspeed, megatron, hf)"
+
+/* Every number a line carries (docs/bad-inputs.md is generated from this table, and
+ * tests/test_input_ranges.c walks it): the trace's limits (traces/trace.h), which the numbers
+ * become. */
+static const MsRange fields[] = {
+    {LINE, "iteration", MS_RANGE_COUNT, 0, MS_TRACE_MAX_ITERATION, "as a trace's iterations"},
+    {LINE, "layer", MS_RANGE_COUNT, 0, MS_TRACE_MAX_LAYERS - 1, "an MoE layer of at most 4096"},
+    {LINE, "rank", MS_RANGE_COUNT, 0, MS_TRACE_MAX_RANKS - 1, "a rank of at most 65536"},
+    {LINE, "count", MS_RANGE_COUNT, 0, MS_TRACE_MAX_TOKENS_PER_RANK,
+     "tokens per expert: a rank's tokens at most 2^26, each choosing an expert once"},
+    {LINE, "expert id", MS_RANGE_COUNT, 0, MS_TRACE_MAX_EXPERTS - 1, "of at most 65536 experts"},
+    {LINE, "routing map entry", MS_RANGE_COUNT, 0, 1,
+     "0 or 1 (false or true): whether the token chose the expert"},
+    {NULL},
+};
+
+static const MsRangeTable ranges = {"Framework logs (trace import)", fields};
+
+const MsRangeTable *
+ms_trace_import_fw_ranges(void)
+{
+    return &ranges;
+}
+
 struct _MsTraceImportFw {
     char *path;
     FILE *file;
@@ -356,17 +381,25 @@ data_name(const MsTraceImportFw *fw)
     return fw->names[fw->data];
 }
 
-/* An integer 0 .. max held as a double. */
+/* A whole number of the table's field key (integers are what the lists of counts, ids and
+ * maps hold: 412. as a float tensor prints is one). */
 static gboolean
-integral(MsTraceImportFw *fw, double v, double max, const char *what, GError **error)
+integral(MsTraceImportFw *fw, double v, const char *key, GError **error)
 {
-    if (v >= 0 && v <= max && v == floor(v)) {
-        return TRUE;
+    const MsRange *r = ms_range_find(fields, LINE, key);
+    g_autofree char *text = g_strdup_printf("%.17g", v);
+    g_autoptr(GError) local = NULL;
+    if (v != floor(v)) {
+        fail(fw, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "field '%s': %s is not a whole %s",
+             data_name(fw), text, key);
+        return FALSE;
     }
-    fail(fw, error,
-         v < 0 || v != floor(v) ? MS_TRACE_IMPORT_ERROR_SYNTAX : MS_TRACE_IMPORT_ERROR_RANGE,
-         "field '%s': %.17g is not %s (0 .. %.0f)", data_name(fw), v, what, max);
-    return FALSE;
+    if (!ms_range_check(r, v, text, &local)) {
+        fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE, "field '%s': %s %s", data_name(fw), key,
+             local->message);
+        return FALSE;
+    }
+    return TRUE;
 }
 
 static void
@@ -412,7 +445,7 @@ from_counts(MsTraceImportFw *fw, MsTraceImportRow *row, GError **error)
     }
     for (guint e = 0; e < l->n_outer; e++) {
         double v = g_array_index(l->values, double, e);
-        if (!integral(fw, v, G_MAXUINT32, "a token count", error)) {
+        if (!integral(fw, v, "count", error)) {
             return FALSE;
         }
         push(fw, (guint64)v);
@@ -428,7 +461,7 @@ from_ids(MsTraceImportFw *fw, MsTraceImportRow *row, GError **error)
     const MsImportList *l = &fw->list;
     for (guint i = 0; i < l->values->len; i++) {
         double v = g_array_index(l->values, double, i);
-        if (!integral(fw, v, MS_TRACE_MAX_EXPERTS - 1, "an expert id", error)) {
+        if (!integral(fw, v, "expert id", error)) {
             return FALSE;
         }
         push(fw, (guint64)v);
@@ -457,9 +490,13 @@ from_mask(MsTraceImportFw *fw, MsTraceImportRow *row, GError **error)
         for (guint e = 0; e < l->n_inner; e++) {
             double v = g_array_index(l->values, double, (gsize)t * l->n_inner + e);
             if (v != 0 && v != 1) {
-                fail(fw, error, MS_TRACE_IMPORT_ERROR_SYNTAX,
-                     "field '%s': token %u, expert %u holds %.17g, not 0 or 1", data_name(fw), t, e,
-                     v);
+                g_autofree char *text = g_strdup_printf("%.17g", v);
+                g_autoptr(GError) local = NULL;
+                gboolean in = ms_range_check(ms_range_find(fields, LINE, "routing map entry"), v,
+                                             text, &local);
+                fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE,
+                     "field '%s': token %u, expert %u: routing map entry %s", data_name(fw), t, e,
+                     in ? "is not 0 or 1" : local->message);
                 return FALSE;
             }
             if (v == 1) {
@@ -545,26 +582,38 @@ convert_list(MsTraceImportFw *fw, MsTraceImportRow *row, GError **error)
 
 /* --- CSV rows --- */
 
+/* A row field (iteration, layer, rank) checked against the table. */
 static gboolean
-csv_number(MsTraceImportFw *fw, guint f, guint64 max, guint64 *out, GError **error)
+row_number(MsTraceImportFw *fw, guint f, const char *text, double v, guint64 *out, GError **error)
+{
+    g_autoptr(GError) local = NULL;
+    if (!ms_range_check(ms_range_find(fields, LINE, row_keys[f]), v, text, &local)) {
+        fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE, "%s '%s': %s %s",
+             fw->json ? "field" : "column", fw->names[f], row_keys[f], local->message);
+        return FALSE;
+    }
+    *out = (guint64)v;
+    return TRUE;
+}
+
+static gboolean
+csv_number(MsTraceImportFw *fw, guint f, guint64 *out, GError **error)
 {
     *out = 0;
     if (fw->col[f] < 0) {
         return TRUE;
     }
     const char *text = ms_csv_fields_get(fw->fields, (guint)fw->col[f]);
-    switch (ms_trace_parse_number(text, strlen(text), max, out)) {
+    guint64 v = 0;
+    switch (ms_trace_parse_number(text, strlen(text), G_MAXUINT64, &v)) {
     case MS_TRACE_NUMBER_OK:
-        return TRUE;
+        return row_number(fw, f, text, (double)v, out, error);
     case MS_TRACE_NUMBER_SYNTAX:
         fail(fw, error, MS_TRACE_IMPORT_ERROR_SYNTAX,
              "column '%s': '%.64s' is not a non-negative integer", fw->names[f], text);
         return FALSE;
     case MS_TRACE_NUMBER_OVERFLOW:
-        fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE,
-             "column '%s': %.64s is too large (at most %" G_GUINT64_FORMAT ")", fw->names[f], text,
-             max);
-        return FALSE;
+        return row_number(fw, f, text, 1.9e19, out, error);
     }
     return FALSE;
 }
@@ -579,9 +628,8 @@ next_csv(MsTraceImportFw *fw, const char *text, MsTraceImportRow *row, GError **
         return MS_TRACE_READ_ERROR;
     }
     guint64 layer = 0, rank = 0;
-    if (!csv_number(fw, F_ITERATION, MS_TRACE_MAX_ITERATION, &row->iteration, error) ||
-        !csv_number(fw, F_LAYER, G_MAXUINT32, &layer, error) ||
-        !csv_number(fw, F_RANK, G_MAXUINT32, &rank, error)) {
+    if (!csv_number(fw, F_ITERATION, &row->iteration, error) ||
+        !csv_number(fw, F_LAYER, &layer, error) || !csv_number(fw, F_RANK, &rank, error)) {
         return MS_TRACE_READ_ERROR;
     }
     row->layer = (guint32)layer;
@@ -598,8 +646,7 @@ next_csv(MsTraceImportFw *fw, const char *text, MsTraceImportRow *row, GError **
 /* --- JSON Lines rows --- */
 
 static gboolean
-json_number(MsTraceImportFw *fw, JsonObject *obj, guint f, guint64 max, guint64 *out,
-            GError **error)
+json_number(MsTraceImportFw *fw, JsonObject *obj, guint f, guint64 *out, GError **error)
 {
     *out = 0;
     JsonNode *n = json_object_get_member(obj, fw->names[f]);
@@ -612,14 +659,8 @@ json_number(MsTraceImportFw *fw, JsonObject *obj, guint f, guint64 max, guint64 
              fw->names[f]);
         return FALSE;
     }
-    *out = (guint64)json_node_get_int(n);
-    if (*out > max) {
-        fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE,
-             "field '%s': %" G_GUINT64_FORMAT " is too large (at most %" G_GUINT64_FORMAT ")",
-             fw->names[f], *out, max);
-        return FALSE;
-    }
-    return TRUE;
+    g_autofree char *text = g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(n));
+    return row_number(fw, f, text, (double)json_node_get_int(n), out, error);
 }
 
 /* Which members are fields, which list this line holds, and the presence rules: iteration and
@@ -698,9 +739,9 @@ next_json(MsTraceImportFw *fw, const char *text, MsTraceImportRow *row, GError *
     JsonObject *obj = json_node_get_object(root);
     guint64 layer = 0, rank = 0;
     if (!json_members(fw, obj, error) ||
-        !json_number(fw, obj, F_ITERATION, MS_TRACE_MAX_ITERATION, &row->iteration, error) ||
-        !json_number(fw, obj, F_LAYER, G_MAXUINT32, &layer, error) ||
-        !json_number(fw, obj, F_RANK, G_MAXUINT32, &rank, error)) {
+        !json_number(fw, obj, F_ITERATION, &row->iteration, error) ||
+        !json_number(fw, obj, F_LAYER, &layer, error) ||
+        !json_number(fw, obj, F_RANK, &rank, error)) {
         return MS_TRACE_READ_ERROR;
     }
     row->layer = (guint32)layer;

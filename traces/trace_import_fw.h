@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "sim/base/ranges.h"
 #include "trace_import.h"
 #include "trace_import_rows.h"
 
@@ -17,6 +18,9 @@ G_BEGIN_DECLS
 #define MS_TRACE_IMPORT_FW_LINE_MAX (64u << 20)
 
 typedef struct _MsTraceImportFw MsTraceImportFw;
+
+/* Every number the list formats carry, with its range (sim/base/ranges.h). */
+const MsRangeTable *ms_trace_import_fw_ranges(void);
 
 /* Whether format is one of the list formats. */
 gboolean ms_trace_import_fw_format(MsTraceImportFormat format);
