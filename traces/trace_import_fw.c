@@ -58,7 +58,7 @@ static const char *const row_keys[N_ROW_FIELDS] = {"iteration", "layer", "rank"}
 /* Every number a line carries (docs/bad-inputs.md is generated from this table, and
  * tests/test_input_ranges.c walks it): the trace's limits (traces/trace.h), which the numbers
  * become. */
-static const MsRange fields[] = {
+static const MsRange line_fields[] = {
     {LINE, "iteration", MS_RANGE_COUNT, 0, MS_TRACE_MAX_ITERATION, "as a trace's iterations"},
     {LINE, "layer", MS_RANGE_COUNT, 0, MS_TRACE_MAX_LAYERS - 1, "an MoE layer of at most 4096"},
     {LINE, "rank", MS_RANGE_COUNT, 0, MS_TRACE_MAX_RANKS - 1, "a rank of at most 65536"},
@@ -70,7 +70,7 @@ static const MsRange fields[] = {
     {NULL},
 };
 
-static const MsRangeTable ranges = {"Framework logs (trace import)", fields};
+static const MsRangeTable ranges = {"Framework logs (trace import)", line_fields};
 
 const MsRangeTable *
 ms_trace_import_fw_ranges(void)
@@ -386,12 +386,12 @@ data_name(const MsTraceImportFw *fw)
 static gboolean
 integral(MsTraceImportFw *fw, double v, const char *key, GError **error)
 {
-    const MsRange *r = ms_range_find(fields, LINE, key);
+    const MsRange *r = ms_range_find(line_fields, LINE, key);
     g_autofree char *text = g_strdup_printf("%.17g", v);
     g_autoptr(GError) local = NULL;
-    if (v != floor(v)) {
-        fail(fw, error, MS_TRACE_IMPORT_ERROR_SYNTAX, "field '%s': %s is not a whole %s",
-             data_name(fw), text, key);
+    if (v < 0 || v != floor(v)) {
+        fail(fw, error, MS_TRACE_IMPORT_ERROR_SYNTAX,
+             "field '%s': %s %s is not a whole number from 0", data_name(fw), key, text);
         return FALSE;
     }
     if (!ms_range_check(r, v, text, &local)) {
@@ -492,8 +492,8 @@ from_mask(MsTraceImportFw *fw, MsTraceImportRow *row, GError **error)
             if (v != 0 && v != 1) {
                 g_autofree char *text = g_strdup_printf("%.17g", v);
                 g_autoptr(GError) local = NULL;
-                gboolean in = ms_range_check(ms_range_find(fields, LINE, "routing map entry"), v,
-                                             text, &local);
+                gboolean in = ms_range_check(ms_range_find(line_fields, LINE, "routing map entry"),
+                                             v, text, &local);
                 fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE,
                      "field '%s': token %u, expert %u: routing map entry %s", data_name(fw), t, e,
                      in ? "is not 0 or 1" : local->message);
@@ -587,7 +587,7 @@ static gboolean
 row_number(MsTraceImportFw *fw, guint f, const char *text, double v, guint64 *out, GError **error)
 {
     g_autoptr(GError) local = NULL;
-    if (!ms_range_check(ms_range_find(fields, LINE, row_keys[f]), v, text, &local)) {
+    if (!ms_range_check(ms_range_find(line_fields, LINE, row_keys[f]), v, text, &local)) {
         fail(fw, error, MS_TRACE_IMPORT_ERROR_RANGE, "%s '%s': %s %s",
              fw->json ? "field" : "column", fw->names[f], row_keys[f], local->message);
         return FALSE;
