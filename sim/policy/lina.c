@@ -101,19 +101,21 @@ estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology
     guint n = ms_routing_header(routing)->ranks; /* the first GPUs (sim/rank_map.h) */
     g_autoptr(MsPlacement) pl = ms_placement_new_ep(n, s->experts, ep);
     g_autofree guint64 *caps = g_new(guint64, n);
-    for (guint r = 0; r < n; r++) {
-        caps[r] = ms_model_capacity(model, ms_routing_rank_tokens(routing, r), s->top_k);
-    }
     *compute_s = *a2a_s = 0;
     for (guint m = 0; m < s->n_moe; m++) {
+        /* Each layer in its layer group's dimensions and tokens. */
+        const MsModel *v = ms_model_moe(model, m);
+        for (guint r = 0; r < n; r++) {
+            caps[r] = ms_model_capacity(v, ms_routing_layer_tokens(routing, m, r), s->top_k);
+        }
         g_autoptr(MsTraffic) t = ms_traffic_new(routing, m, pl, caps);
         guint64 most = 0;
         for (guint r = 0; r < n; r++) {
-            most = MAX(most, ms_traffic_sent_off_rank(t, r) * ms_model_token_bytes(model));
+            most = MAX(most, ms_traffic_sent_off_rank(t, r) * ms_model_token_bytes(v));
         }
         guint k = (guint)ms_plan_chunks_for(most, a2a_chunk);
-        *compute_s += compute_estimate(model, topo, t, k);
-        *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(model), k);
+        *compute_s += compute_estimate(v, topo, t, k);
+        *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(v), k);
     }
 }
 
@@ -122,12 +124,8 @@ static gboolean
 fits_memory(const MsModel *model, const MsTopology *topo, guint ep)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    double dense = (double)s->layers * (double)ms_model_attention_params(model) +
-                   (double)(s->layers - s->n_moe) * (double)ms_model_dense_ffn_params(model) +
-                   (double)s->n_moe * (double)ms_model_gate_params(model) +
-                   (double)ms_model_head_params(model);
-    double experts =
-        (double)s->n_moe * (double)(s->experts / ep) * (double)ms_model_expert_params(model);
+    double dense = ms_model_dense_params(model);
+    double experts = (double)(s->experts / ep) * ms_model_layer_expert_params(model);
     double bytes = MS_LINA_BYTES_PER_PARAM * (dense + experts);
     return bytes <= (double)ms_topology_gpu_spec(topo, 0)->memory_bytes;
 }

@@ -93,11 +93,7 @@ double
 ms_lina_dense_bytes(const MsModel *model)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    double params = (double)s->layers * (double)ms_model_attention_params(model) +
-                    (double)(s->layers - s->n_moe) * (double)ms_model_dense_ffn_params(model) +
-                    (double)s->n_moe * (double)ms_model_gate_params(model) +
-                    (double)ms_model_head_params(model);
-    return params * ms_dtype_bytes(s->dtype);
+    return ms_model_dense_params(model) * ms_dtype_bytes(s->dtype);
 }
 
 gboolean
@@ -105,7 +101,8 @@ ms_lina_host_capacity(const MsModel *model, const MsTopology *topo, guint64 cach
                       guint *experts, guint64 *bytes, GError **error)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    double eb = (double)ms_model_expert_params(model) * ms_dtype_bytes(s->dtype);
+    /* A cache slot holds any layer's expert: the largest (layer groups may differ). */
+    double eb = (double)ms_model_largest_expert_params(model) * ms_dtype_bytes(s->dtype);
     double memory = (double)ms_topology_gpu_spec(topo, 0)->memory_bytes;
     double dense = ms_lina_dense_bytes(model);
     double room = cache_bytes ? (double)cache_bytes : 0.5 * memory - dense;

@@ -85,8 +85,8 @@ weights_mode(const MsPolicy *policy, const MsPolicyInput *in)
                                         : WEIGHTS_RESIDENT;
     }
     const MsModelSpec *s = ms_model_spec(in->model);
-    double experts = (double)s->n_moe * (double)s->experts * ms_model_expert_params(in->model) *
-                     ms_dtype_bytes(s->dtype);
+    double experts =
+        (double)s->experts * ms_model_layer_expert_params(in->model) * ms_dtype_bytes(s->dtype);
     double bytes = ms_lina_dense_bytes(in->model) + experts;
     if (bytes <= 0.5 * (double)ms_topology_gpu_spec(in->topo, 0)->memory_bytes) {
         return WEIGHTS_RESIDENT;
@@ -204,7 +204,8 @@ plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPla
     const MsModelSpec *s = ms_model_spec(in->model);
     guint E = s->experts, n = ms_routing_header(in->routing)->ranks;
     guint depth = (guint)ms_policy_get_uint(policy, "path");
-    guint64 eb = ms_model_expert_params(in->model) * ms_dtype_bytes(s->dtype), w = 0;
+    guint64 eb = ms_model_expert_params(ms_model_moe(in->model, m)) * ms_dtype_bytes(s->dtype);
+    guint64 w = 0;
     g_auto(Decision) d = {0};
     decide(policy, in, m, home, weights == WEIGHTS_HOST ? cache : NULL, &d);
     if (d.p1) {
@@ -216,7 +217,7 @@ plan_layer(const MsPolicy *policy, const MsPolicyInput *in, guint m, const MsPla
         rep->error_sum += sum > 0 ? diff / sum : 0;
         guint64 tmax = 0;
         for (guint r = 0; r < n; r++) {
-            tmax = MAX(tmax, ms_routing_rank_tokens(in->routing, r));
+            tmax = MAX(tmax, ms_routing_layer_tokens(in->routing, m, r));
         }
         /* Phase 1 reads each token's path ids and writes the estimate; phase 2 reads the gate's
          * choices and the load vector (4-byte ids, 8-byte loads). */
@@ -364,10 +365,10 @@ ms_lina_infer_learn(const MsPolicy *policy, const MsPolicyInput *in, MsExpertCac
                     ms_routing_iteration(in->routing), n, ms_expert_cache_n_ranks(cache));
         return FALSE;
     }
-    guint64 eb = ms_model_expert_params(in->model) * ms_dtype_bytes(s->dtype);
     g_autoptr(MsPlacement) home = ms_placement_new_static(n, s->experts);
     g_autofree guint64 *b1 = g_new(guint64, n), *b2 = g_new(guint64, n);
     for (guint m = 0; m < s->n_moe; m++) {
+        guint64 eb = ms_model_expert_params(ms_model_moe(in->model, m)) * ms_dtype_bytes(s->dtype);
         g_auto(Decision) d = {0};
         decide(policy, in, m, home, cache, &d);
         ms_lina_host_layer(cache, m, d.p1, d.est, final_of(&d), d.real, eb, b1, b2);
