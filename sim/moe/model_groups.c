@@ -69,6 +69,10 @@ read_dims(MsModel *v, const MsIni *ini, const char *group, GError **error)
     guint64 heads = s->heads, kv = s->kv_heads, seq = s->seq_len;
     guint64 tokens = s->tokens_per_gpu, infer = s->tokens_per_gpu_infer;
     gboolean own_infer = ms_ini_has_key(ini, group, "tokens_per_gpu_infer");
+    /* A group that sets its heads and not its kv_heads has as many, as [model] does. */
+    if (ms_ini_has_key(ini, group, "heads") && !ms_ini_has_key(ini, group, "kv_heads")) {
+        kv = 0;
+    }
     if (!group_count(ini, group, "d_model", &d_model, error) ||
         !group_count(ini, group, "d_ffn", &d_ffn, error) ||
         !group_count(ini, group, "d_ffn_dense", &dense, error) ||
@@ -79,6 +83,7 @@ read_dims(MsModel *v, const MsIni *ini, const char *group, GError **error)
         !group_count(ini, group, "tokens_per_gpu_infer", &infer, error)) {
         return FALSE;
     }
+    kv = kv ? kv : heads;
     if (d_model % heads != 0) {
         ms_ini_set_error(ini, group, ms_ini_has_key(ini, group, "heads") ? "heads" : "d_model",
                          error, MS_INI_ERROR_VALUE,
