@@ -202,6 +202,13 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
         printf(", %u tokens per rank", h->tokens_per_rank);
     }
     printf("\n");
+    if (h->n_groups > 1) {
+        printf("groups     ");
+        for (guint32 g = 0; g < h->n_groups; g++) {
+            printf(" %u", h->group_first[g]);
+        }
+        printf(" (first MoE layer of each layer group; tokens below are the first group's)\n");
+    }
     if (h->generator[0]) {
         printf("generator   %s\n", h->generator);
     }
@@ -420,8 +427,37 @@ typedef struct {
     char *from, *out;
     char *counts[4];
     char **fields;
+    char *groups;
     gboolean binary;
 } ImportOpts;
+
+/* --groups 0,6: the first MoE layer of each layer group (the header's checks follow). */
+static gboolean
+parse_groups(const char *value, MsTraceImportOptions *opt, GError **error)
+{
+    if (value == NULL) {
+        return TRUE;
+    }
+    g_auto(GStrv) items = g_strsplit(value, ",", -1);
+    guint n = g_strv_length(items);
+    if (n == 0 || n > MS_TRACE_MAX_GROUPS) {
+        g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_MISSING,
+                    "--groups '%s': give the first MoE layer of each of 1 to %u layer groups, "
+                    "comma-separated (0,6)",
+                    value, MS_TRACE_MAX_GROUPS);
+        return FALSE;
+    }
+    for (guint i = 0; i < n; i++) {
+        guint64 v = 0;
+        if (!ms_parse_uint(g_strstrip(items[i]), 0, MS_TRACE_MAX_LAYERS - 1, &v, error)) {
+            g_prefix_error(error, "--groups '%s': item %u: ", value, i + 1);
+            return FALSE;
+        }
+        opt->group_first[i] = (guint32)v;
+    }
+    opt->n_groups = n;
+    return TRUE;
+}
 
 static gboolean
 import_run(const char *input, const ImportOpts *o, GError **error)
@@ -436,7 +472,8 @@ import_run(const char *input, const ImportOpts *o, GError **error)
     if (!parse_count_option("experts", o->counts[0], MS_TRACE_MAX_EXPERTS, &opt.experts, error) ||
         !parse_count_option("layers", o->counts[1], MS_TRACE_MAX_LAYERS, &opt.layers, error) ||
         !parse_count_option("ranks", o->counts[2], MS_TRACE_MAX_RANKS, &opt.ranks, error) ||
-        !parse_count_option("top-k", o->counts[3], MS_TRACE_MAX_TOP_K, &opt.top_k, error)) {
+        !parse_count_option("top-k", o->counts[3], MS_TRACE_MAX_TOP_K, &opt.top_k, error) ||
+        !parse_groups(o->groups, &opt, error)) {
         return FALSE;
     }
     MsTraceImportResult res = {0};
@@ -477,6 +514,10 @@ trace_import(int argc, char **argv)
         {"top-k", 0, 0, G_OPTION_ARG_STRING, &o.counts[3],
          "experts per token and layer (default: ids per token; required for counts and logits)",
          "K"},
+        {"groups", 0, 0, G_OPTION_ARG_STRING, &o.groups,
+         "layer groups: the first MoE layer of each (an encoder's and a decoder's: 0,6), whose "
+         "layers route the same tokens (docs/models.md)",
+         "L0,L1..."},
         {"field", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.fields,
          "list formats: read field KEY (iteration, layer, rank or the format's list) from column "
          "NAME (repeatable)",
@@ -503,6 +544,7 @@ trace_import(int argc, char **argv)
     g_free(o.from);
     g_free(o.out);
     g_strfreev(o.fields);
+    g_free(o.groups);
     return rc;
 }
 

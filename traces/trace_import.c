@@ -154,6 +154,8 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
         return FALSE;
     }
     h->top_k = opt->top_k ? opt->top_k : seen->ids_per_row;
+    h->n_groups = opt->n_groups;
+    memcpy(h->group_first, opt->group_first, sizeof h->group_first);
     if (!ms_trace_header_validate(h, error)) {
         g_prefix_error(error, "%s: ", input);
         return FALSE;

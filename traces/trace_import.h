@@ -56,6 +56,9 @@ const char *ms_trace_import_format_names(void);
 typedef struct {
     guint32 experts, layers, ranks, top_k;
     const char *const *fields;
+    /* Layer groups of the trace written (trace.h): n_groups 0 for none. */
+    guint32 n_groups;
+    guint32 group_first[MS_TRACE_MAX_GROUPS];
 } MsTraceImportOptions;
 
 /* What an import reports besides errors: the header written and, for the list formats, the

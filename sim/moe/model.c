@@ -699,23 +699,36 @@ moe_ffn_params(const MsModel *model, guint experts)
            ms_model_gate_params(model);
 }
 
+/* Layer l's parameters in its group's dimensions, with `experts` of an MoE layer's experts. */
+static guint64
+layer_params(const MsModel *model, guint l, guint experts)
+{
+    const MsModel *v = ms_model_layer(model, l);
+    return ms_model_attention_params(v) +
+           (model->is_moe[l] ? moe_ffn_params(v, experts) : ms_model_dense_ffn_params(v));
+}
+
 guint64
 ms_model_total_params(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    return s->layers * ms_model_attention_params(model) +
-           (s->layers - s->n_moe) * ms_model_dense_ffn_params(model) +
-           s->n_moe * moe_ffn_params(model, s->experts) + ms_model_head_params(model) +
-           ms_model_embedding_params(model);
+    guint64 sum = ms_model_head_params(ms_model_layer(model, s->layers - 1)) +
+                  ms_model_embedding_params(ms_model_layer(model, 0));
+    for (guint l = 0; l < s->layers; l++) {
+        sum += layer_params(model, l, s->experts);
+    }
+    return sum;
 }
 
 guint64
 ms_model_active_params(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    return s->layers * ms_model_attention_params(model) +
-           (s->layers - s->n_moe) * ms_model_dense_ffn_params(model) +
-           s->n_moe * moe_ffn_params(model, s->top_k) + ms_model_head_params(model);
+    guint64 sum = ms_model_head_params(ms_model_layer(model, s->layers - 1));
+    for (guint l = 0; l < s->layers; l++) {
+        sum += layer_params(model, l, s->top_k);
+    }
+    return sum;
 }
 
 guint64
@@ -770,11 +783,15 @@ double
 ms_model_token_flops(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    return s->layers * ms_model_attention_flops(model) +
-           (s->layers - s->n_moe) * ms_model_dense_ffn_flops(model) +
-           s->n_moe * (s->top_k * ms_model_expert_flops(model) + ms_model_shared_flops(model) +
-                       ms_model_gate_flops(model)) +
-           (s->vocab > 0 ? ms_model_head_flops(model) : 0);
+    double sum = s->vocab > 0 ? ms_model_head_flops(ms_model_layer(model, s->layers - 1)) : 0;
+    for (guint l = 0; l < s->layers; l++) {
+        const MsModel *v = ms_model_layer(model, l);
+        sum += ms_model_attention_flops(v) +
+               (model->is_moe[l] ? s->top_k * ms_model_expert_flops(v) + ms_model_shared_flops(v) +
+                                       ms_model_gate_flops(v)
+                                 : ms_model_dense_ffn_flops(v));
+    }
+    return sum;
 }
 
 double

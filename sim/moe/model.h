@@ -134,8 +134,8 @@ guint64 ms_model_total_params(const MsModel *model);
 guint64 ms_model_active_params(const MsModel *model);
 
 /* Sums over the layers, each in its layer group's dimensions (model_groups.c): every parameter
- * but the experts' (attention, dense FFNs, gates, the head), one expert of every MoE layer, and
- * the largest expert of any layer. */
+ * but the routed experts' (attention, dense FFNs, gates, shared experts, head and embedding), one
+ * routed expert of every MoE layer, and the largest routed expert of any layer. */
 double ms_model_dense_params(const MsModel *model);
 double ms_model_layer_expert_params(const MsModel *model);
 guint64 ms_model_largest_expert_params(const MsModel *model);

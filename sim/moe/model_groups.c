@@ -264,9 +264,11 @@ ms_model_dense_params(const MsModel *model)
     for (guint l = 0; l < model->spec.layers; l++) {
         const MsModel *v = ms_model_layer(model, l);
         sum += (double)ms_model_attention_params(v) +
-               (double)(model->is_moe[l] ? ms_model_gate_params(v) : ms_model_dense_ffn_params(v));
+               (double)(model->is_moe[l] ? ms_model_gate_params(v) + ms_model_shared_params(v)
+                                         : ms_model_dense_ffn_params(v));
     }
-    return sum + (double)ms_model_head_params(ms_model_layer(model, model->spec.layers - 1));
+    return sum + (double)ms_model_head_params(ms_model_layer(model, model->spec.layers - 1)) +
+           (double)ms_model_embedding_params(ms_model_layer(model, 0));
 }
 
 double

@@ -289,11 +289,15 @@ ms_lina_infer_configure(const MsPolicy *policy, const MsPolicyInput *in, MsPlanC
         return TRUE;
     }
     if (!is_static(policy) && !ms_routing_has_paths(in->routing)) {
+        /* A token record crosses every layer, so layer groups that route different numbers of
+         * tokens have count records only. */
+        gboolean groups = ms_trace_header_n_groups(ms_routing_header(in->routing)) > 1;
         g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_INPUT,
-                    "policy lina: batch %" G_GUINT64_FORMAT " has count records only, but "
+                    "policy lina: batch %" G_GUINT64_FORMAT " has count records only%s, but "
                     "Lina's inference estimate follows token paths (use a trace with token "
                     "records, or lina:placement=static)",
-                    ms_routing_iteration(in->routing));
+                    ms_routing_iteration(in->routing),
+                    groups ? " (its layer groups route different numbers of tokens)" : "");
         return FALSE;
     }
     const MsModelSpec *s = ms_model_spec(in->model);
