@@ -161,6 +161,8 @@ set_groups(const MsModel *model, gboolean infer, MsTraceGenParams *p)
     }
     if (differ) {
         p->n_groups = p->n_group_tokens = n;
+    } else if (n > 0) {
+        p->tokens = p->group_tokens[0]; /* the MoE layers' groups all route as many */
     }
 }
 

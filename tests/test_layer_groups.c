@@ -296,6 +296,28 @@ test_step_time(void)
     MS_ASSERT_REL(l3->busy_us, layer_s(TRUE, 256, 512) * 1e6, 1e-4);
 }
 
+/* A dense group and an MoE group: the generated routing takes the MoE group's tokens, the dense
+ * group its own. */
+static void
+test_dense_group(void)
+{
+    static const char text[] =
+        "[model]\nformat = 1\nname = ed\nlayers = 4\nmoe_layers = 3\nd_model = 768\n"
+        "d_ffn = 3072\nexperts = 4\ntop_k = 1\ndtype = fp32\nheads = 12\nseq_len = 512\n"
+        "tokens_per_gpu = 1024\n[group encoder]\nlayers = 0-1\n[group decoder]\nlayers = 2-3\n"
+        "tokens_per_gpu = 256\n";
+    GError *error = NULL;
+    g_autoptr(MsResult) res = run(text, NULL, MS_PLAN_INFER, &error);
+    g_assert_no_error(error);
+    const MsLayerTable *t = ms_result_layers(res);
+    CU_ASSERT_EQUAL(ms_layer_table_find(t, 0, 1, MS_PHASE_FORWARD, 0)->tokens, 1024);
+    CU_ASSERT_EQUAL(ms_layer_table_find(t, 0, 2, MS_PHASE_FORWARD, 0)->tokens, 256);
+    CU_ASSERT_EQUAL(ms_layer_table_find(t, 0, 3, MS_PHASE_FORWARD, 0)->tokens, 256);
+    double want =
+        2 * layer_s(FALSE, 1024, 768) + layer_s(FALSE, 256, 768) + layer_s(TRUE, 256, 768);
+    MS_ASSERT_REL(ms_result_iteration(res, 0)->compute_us, want * 1e6, 1e-8);
+}
+
 static void
 test_trace_fit(void)
 {
@@ -332,6 +354,7 @@ main(int argc, char **argv)
         {"a trace's groups: both forms, the whole-token rule per group", test_trace},
         {"the generator's groups", test_generator},
         {"an encoder-decoder step in closed form, per layer", test_step_time},
+        {"a dense group's tokens are its own", test_dense_group},
         {"a trace's groups against the model's", test_trace_fit},
         {NULL, NULL},
     };
