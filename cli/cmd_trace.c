@@ -294,6 +294,13 @@ header_json(const MsTraceHeader *h)
         json_builder_set_member_name(b, fields[i].name);
         json_builder_add_int_value(b, fields[i].value);
     }
+    /* Layer groups: the first MoE layer of each ([0] without groups). */
+    json_builder_set_member_name(b, "groups");
+    json_builder_begin_array(b);
+    for (guint32 g = 0; g < ms_trace_header_n_groups(h); g++) {
+        json_builder_add_int_value(b, h->group_first[g]);
+    }
+    json_builder_end_array(b);
     json_builder_set_member_name(b, "generator");
     json_builder_add_string_value(b, h->generator);
     json_builder_end_object(b);
