@@ -92,6 +92,15 @@ print_text(const MsModel *m, const Params *p)
     printf("parallel    ep %s, gradient buckets %s\n", ep,
            ms_format_bytes(s->grad_bucket, b1, sizeof b1));
     const MsFramework *f = &s->framework;
+    for (guint g = 0; g < ms_model_n_groups(m); g++) {
+        const MsModelGroup *gr = ms_model_group(m, g);
+        const MsModelSpec *v = ms_model_spec(ms_model_layer(m, gr->first));
+        printf("group       %s: layers %u-%u (%u MoE), d_model %" G_GUINT64_FORMAT
+               ", expert d_ffn %" G_GUINT64_FORMAT ", dense d_ffn %" G_GUINT64_FORMAT
+               ", heads %u (kv %u), seq_len %u, tokens %u per GPU per step, %u per batch\n",
+               gr->name, gr->first, gr->last, gr->n_moe, v->d_model, v->d_ffn, v->d_ffn_dense,
+               v->heads, v->kv_heads, v->seq_len, v->tokens_per_gpu, v->tokens_per_gpu_infer);
+    }
     printf("framework   %s: host %.4g us per op; per forward MoE layer %.4g us + %.4g us per local "
            "expert + %u sync%s x %.4g us + %.4g us per token\n",
            ms_framework_name(f->kind), f->op_s * 1e6, f->layer_s * 1e6, f->expert_s * 1e6, f->syncs,
@@ -147,6 +156,27 @@ json_spec(JsonBuilder *b, const MsModel *m)
     ms_json_member_int(b, "grad_bucket", s->grad_bucket);
     ms_json_member_int(b, "vocab", s->vocab);
     ms_json_member_double(b, "backward_factor", s->backward_factor);
+    json_builder_set_member_name(b, "groups");
+    json_builder_begin_array(b);
+    for (guint g = 0; g < ms_model_n_groups(m); g++) {
+        const MsModelGroup *gr = ms_model_group(m, g);
+        const MsModelSpec *v = ms_model_spec(ms_model_layer(m, gr->first));
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, gr->name);
+        ms_json_member_int(b, "first", gr->first);
+        ms_json_member_int(b, "last", gr->last);
+        ms_json_member_int(b, "d_model", v->d_model);
+        ms_json_member_int(b, "d_ffn", v->d_ffn);
+        ms_json_member_int(b, "d_ffn_dense", v->d_ffn_dense);
+        ms_json_member_int(b, "heads", v->heads);
+        ms_json_member_int(b, "kv_heads", v->kv_heads);
+        ms_json_member_int(b, "seq_len", v->seq_len);
+        ms_json_member_int(b, "tokens_per_gpu", v->tokens_per_gpu);
+        ms_json_member_int(b, "tokens_per_gpu_infer", v->tokens_per_gpu_infer);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
     const MsFramework *f = &s->framework;
     json_builder_set_member_name(b, "framework");
     json_builder_begin_object(b);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "sim/inputs.h"
+#include "scenario_opts.h"
 #include "sim/policy/planner.h"
 
 typedef struct {
@@ -81,6 +82,9 @@ summary(const MsSchedule *s, const char *trace, const char *out)
            ms_schedule_get_meta(s, "topology"), ms_schedule_get_meta(s, "policy"),
            ms_schedule_get_meta(s, "mode"), ms_schedule_get_meta(s, "iteration"));
     printf("trace       %s\n", trace);
+    if (ms_schedule_get_meta(s, "rank_map")) {
+        printf("gpus        %s\n", ms_schedule_get_meta(s, "rank_map"));
+    }
     printf("ranks       %u, ep %s, streams", ms_schedule_n_ranks(s), ms_schedule_get_meta(s, "ep"));
     for (guint k = 0; k < ms_schedule_n_streams(s); k++) {
         printf(" %s", ms_schedule_stream_name(s, k));
@@ -101,7 +105,7 @@ int
 ms_cmd_plan(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *model = NULL, *trace = NULL, *policy = NULL;
-    g_autofree char *mode_name = NULL, *out = NULL;
+    g_autofree char *mode_name = NULL, *out = NULL, *gpus = NULL, *ranks = NULL;
     gint64 iteration = 0, seed = 1;
     const GOptionEntry entries[] = {
         {"topology", 't', 0, G_OPTION_ARG_STRING, &topology,
@@ -120,6 +124,10 @@ ms_cmd_plan(int argc, char **argv)
         {"iteration", 0, 0, G_OPTION_ARG_INT64, &iteration,
          "the trace iteration to plan (default 0)", "N"},
         {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "seed of a generated trace (default 1)", "S"},
+        {"gpus", 0, 0, G_OPTION_ARG_STRING, &gpus,
+         "run on the first N GPUs of the topology (N or 0-M; default: all of them)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &ranks,
+         "repeat the trace's ranks N times over the GPUs (Nx; default 1x)", "Nx"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "write the schedule JSON here (- = stdout)",
          "FILE|-"},
         {NULL},
@@ -146,6 +154,10 @@ ms_cmd_plan(int argc, char **argv)
     if (seed < 0) {
         return ms_cli_usage("plan: --seed %" G_GINT64_FORMAT " is negative", seed);
     }
+    MsRankMap map;
+    if (!ms_scenario_opts_rank_map(gpus, ranks, &map)) {
+        return MS_EXIT_USAGE;
+    }
     MsInputNames names = {.topology = topology, .model = model, .policy = policy, .trace = trace};
     g_autoptr(GError) error = NULL;
     g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
@@ -157,6 +169,7 @@ ms_cmd_plan(int argc, char **argv)
         .mode = mode,
         .iterations = (guint)iteration + 1,
         .seed = (guint64)seed,
+        .ranks = map,
     };
     g_autoptr(MsPlanner) planner = in ? ms_planner_new(&pin, &error) : NULL;
     g_autoptr(MsSchedule) s =

@@ -202,6 +202,13 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
         printf(", %u tokens per rank", h->tokens_per_rank);
     }
     printf("\n");
+    if (h->n_groups > 1) {
+        printf("groups     ");
+        for (guint32 g = 0; g < h->n_groups; g++) {
+            printf(" %u", h->group_first[g]);
+        }
+        printf(" (first MoE layer of each layer group; tokens below are the first group's)\n");
+    }
     if (h->generator[0]) {
         printf("generator   %s\n", h->generator);
     }
@@ -287,6 +294,13 @@ header_json(const MsTraceHeader *h)
         json_builder_set_member_name(b, fields[i].name);
         json_builder_add_int_value(b, fields[i].value);
     }
+    /* Layer groups: the first MoE layer of each ([0] without groups). */
+    json_builder_set_member_name(b, "groups");
+    json_builder_begin_array(b);
+    for (guint32 g = 0; g < ms_trace_header_n_groups(h); g++) {
+        json_builder_add_int_value(b, h->group_first[g]);
+    }
+    json_builder_end_array(b);
     json_builder_set_member_name(b, "generator");
     json_builder_add_string_value(b, h->generator);
     json_builder_end_object(b);
@@ -416,70 +430,128 @@ parse_count_option(const char *name, const char *value, guint64 max, guint32 *ou
     return TRUE;
 }
 
+typedef struct {
+    char *from, *out;
+    char *counts[4];
+    char **fields;
+    char *groups;
+    gboolean binary;
+} ImportOpts;
+
+/* --groups 0,6: the first MoE layer of each layer group (the header's checks follow). */
 static gboolean
-import_run(const char *input, const char *from, const char *out, gboolean binary,
-           char *const *counts, GError **error)
+parse_groups(const char *value, MsTraceImportOptions *opt, GError **error)
+{
+    if (value == NULL) {
+        return TRUE;
+    }
+    g_auto(GStrv) items = g_strsplit(value, ",", -1);
+    guint n = g_strv_length(items);
+    if (n == 0 || n > MS_TRACE_MAX_GROUPS) {
+        g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_MISSING,
+                    "--groups '%s': give the first MoE layer of each of 1 to %u layer groups, "
+                    "comma-separated (0,6)",
+                    value, MS_TRACE_MAX_GROUPS);
+        return FALSE;
+    }
+    for (guint i = 0; i < n; i++) {
+        guint64 v = 0;
+        if (!ms_parse_uint(g_strstrip(items[i]), 0, MS_TRACE_MAX_LAYERS - 1, &v, error)) {
+            g_prefix_error(error, "--groups '%s': item %u: ", value, i + 1);
+            return FALSE;
+        }
+        opt->group_first[i] = (guint32)v;
+    }
+    opt->n_groups = n;
+    return TRUE;
+}
+
+static gboolean
+import_run(const char *input, const ImportOpts *o, GError **error)
 {
     MsTraceImportFormat format;
-    if (!ms_trace_import_format_from_name(from, &format)) {
+    if (!ms_trace_import_format_from_name(o->from, &format)) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_MISSING,
-                    "--from %s: expected csv, jsonl or counts-csv", from);
+                    "--from %s: expected one of %s", o->from, ms_trace_import_format_names());
         return FALSE;
     }
-    MsTraceImportOptions opt = {0};
-    if (!parse_count_option("experts", counts[0], MS_TRACE_MAX_EXPERTS, &opt.experts, error) ||
-        !parse_count_option("layers", counts[1], MS_TRACE_MAX_LAYERS, &opt.layers, error) ||
-        !parse_count_option("ranks", counts[2], MS_TRACE_MAX_RANKS, &opt.ranks, error) ||
-        !parse_count_option("top-k", counts[3], MS_TRACE_MAX_TOP_K, &opt.top_k, error)) {
+    MsTraceImportOptions opt = {.fields = (const char *const *)o->fields};
+    if (!parse_count_option("experts", o->counts[0], MS_TRACE_MAX_EXPERTS, &opt.experts, error) ||
+        !parse_count_option("layers", o->counts[1], MS_TRACE_MAX_LAYERS, &opt.layers, error) ||
+        !parse_count_option("ranks", o->counts[2], MS_TRACE_MAX_RANKS, &opt.ranks, error) ||
+        !parse_count_option("top-k", o->counts[3], MS_TRACE_MAX_TOP_K, &opt.top_k, error) ||
+        !parse_groups(o->groups, &opt, error)) {
         return FALSE;
     }
-    MsTraceHeader h;
-    if (!ms_trace_import(input, format, &opt, out,
-                         binary ? MS_TRACE_FORMAT_BINARY : MS_TRACE_FORMAT_TEXT, &h, error)) {
+    MsTraceImportResult res = {0};
+    if (!ms_trace_import_run(input, format, &opt, o->out,
+                             o->binary ? MS_TRACE_FORMAT_BINARY : MS_TRACE_FORMAT_TEXT, &res,
+                             error)) {
         return FALSE;
     }
-    if (strcmp(out, "-") != 0) {
-        printf("wrote %s: %u experts, %u MoE layers, %u ranks, top_k %u\n", out, h.experts,
-               h.layers, h.ranks, h.top_k);
+    /* Columns the format does not read are named once, so that a misspelt one is seen. */
+    if (res.ignored) {
+        fprintf(stderr, "moesim: notice: %s: not read by --from %s: %s\n", input, o->from,
+                res.ignored);
     }
+    const MsTraceHeader *h = &res.header;
+    if (strcmp(o->out, "-") != 0) {
+        printf("wrote %s: %u experts, %u MoE layers, %u ranks, top_k %u\n", o->out, h->experts,
+               h->layers, h->ranks, h->top_k);
+    }
+    ms_trace_import_result_clear(&res);
     return TRUE;
 }
 
 static int
 trace_import(int argc, char **argv)
 {
-    g_autofree char *from = NULL, *out = NULL;
-    char *counts[4] = {NULL};
-    gboolean binary = FALSE;
+    ImportOpts o = {0};
     GOptionEntry entries[] = {
-        {"from", 0, 0, G_OPTION_ARG_STRING, &from, "input format: csv, jsonl or counts-csv",
-         "FORMAT"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output trace ('-' = stdout)", "FILE"},
-        {"binary", 0, 0, G_OPTION_ARG_NONE, &binary, "binary form (default: text)", NULL},
-        {"experts", 0, 0, G_OPTION_ARG_STRING, &counts[0], "experts (default: largest id + 1)",
+        {"from", 0, 0, G_OPTION_ARG_STRING, &o.from,
+         "input format: csv, jsonl, counts-csv, counts-list, deepspeed, megatron or hf", "FORMAT"},
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "output trace ('-' = stdout)", "FILE"},
+        {"binary", 0, 0, G_OPTION_ARG_NONE, &o.binary, "binary form (default: text)", NULL},
+        {"experts", 0, 0, G_OPTION_ARG_STRING, &o.counts[0],
+         "experts (default: largest id + 1, or the lists' length)", "N"},
+        {"layers", 0, 0, G_OPTION_ARG_STRING, &o.counts[1], "MoE layers (default: largest + 1)",
          "N"},
-        {"layers", 0, 0, G_OPTION_ARG_STRING, &counts[1], "MoE layers (default: largest + 1)", "N"},
-        {"ranks", 0, 0, G_OPTION_ARG_STRING, &counts[2], "ranks (default: largest + 1, or 1)", "N"},
-        {"top-k", 0, 0, G_OPTION_ARG_STRING, &counts[3],
-         "experts per token and layer (default: ids per row; required for counts-csv)", "K"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &o.counts[2], "ranks (default: largest + 1, or 1)",
+         "N"},
+        {"top-k", 0, 0, G_OPTION_ARG_STRING, &o.counts[3],
+         "experts per token and layer (default: ids per token; required for counts and logits)",
+         "K"},
+        {"groups", 0, 0, G_OPTION_ARG_STRING, &o.groups,
+         "layer groups: the first MoE layer of each (an encoder's and a decoder's: 0,6), whose "
+         "layers route the same tokens (docs/models.md)",
+         "L0,L1..."},
+        {"field", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.fields,
+         "list formats: read field KEY (iteration, layer, rank or the format's list) from column "
+         "NAME (repeatable)",
+         "KEY=NAME"},
         {NULL},
     };
     gboolean parsed = ms_cli_parse(&argc, &argv, entries, "INPUT",
-                                   "Convert a per-token CSV/JSONL or per-rank count CSV dump into "
-                                   "a moe-trace.",
-                                   "Input formats are described in docs/trace-format.md.");
+                                   "Convert routing dumps (per-token CSV/JSONL, per-rank counts, "
+                                   "framework logs) into a moe-trace.",
+                                   "Input formats and a recipe per framework are in "
+                                   "docs/trace-format.md.");
     int rc = MS_EXIT_OK;
     g_autoptr(GError) error = NULL;
     if (!parsed) {
         rc = MS_EXIT_USAGE;
-    } else if (argc != 2 || from == NULL || out == NULL) {
+    } else if (argc != 2 || o.from == NULL || o.out == NULL) {
         rc = ms_cli_usage("trace import needs --from FORMAT, --out FILE and one INPUT");
-    } else if (!import_run(argv[1], from, out, binary, counts, &error)) {
+    } else if (!import_run(argv[1], &o, &error)) {
         rc = ms_cli_fail(error);
     }
-    for (guint i = 0; i < G_N_ELEMENTS(counts); i++) {
-        g_free(counts[i]);
+    for (guint i = 0; i < G_N_ELEMENTS(o.counts); i++) {
+        g_free(o.counts[i]);
     }
+    g_free(o.from);
+    g_free(o.out);
+    g_strfreev(o.fields);
+    g_free(o.groups);
     return rc;
 }
 

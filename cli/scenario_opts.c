@@ -32,6 +32,10 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
         {"backend", 0, 0, G_OPTION_ARG_STRING, &o->backend, "sim (default), cpu or cuda", "B"},
         {"net", 0, 0, G_OPTION_ARG_STRING, &o->net,
          "Network model: flow (default) or nccl[:version=2.18,...] (docs/collectives.md)", "MODEL"},
+        {"gpus", 0, 0, G_OPTION_ARG_STRING, &o->gpus,
+         "Run on the first N GPUs of the topology (N or 0-M; default: all of them)", "N"},
+        {"ranks", 0, 0, G_OPTION_ARG_STRING, &o->ranks,
+         "Repeat the trace's ranks N times over the GPUs (Nx; default 1x)", "Nx"},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
          "Verify capacities, bytes, time order and op order during the run", NULL},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &o->engine,
@@ -64,11 +68,27 @@ ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy, const GOptionE
     return all;
 }
 
+gboolean
+ms_scenario_opts_rank_map(const char *gpus, const char *ranks, MsRankMap *map)
+{
+    memset(map, 0, sizeof *map);
+    g_autoptr(GError) error = NULL;
+    if ((gpus && !ms_rank_map_parse_gpus(gpus, &map->gpus, &error)) ||
+        (ranks && !ms_rank_map_parse_ranks(ranks, &map->tile, &error))) {
+        ms_cli_usage("%s", error->message);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* The mode and counts of the options into sc (zeroed first); FALSE with a usage message. */
 static gboolean
 apply(const MsScenarioOpts *o, MsScenario *sc)
 {
     memset(sc, 0, sizeof *sc);
+    if (!ms_scenario_opts_rank_map(o->gpus, o->ranks, &sc->ranks)) {
+        return FALSE;
+    }
     if (o->mode && !ms_plan_mode_from_name(o->mode, &sc->mode)) {
         ms_cli_usage("--mode '%s': use train or infer", o->mode);
         return FALSE;
@@ -165,15 +185,20 @@ ms_scenario_opts_clear(MsScenarioOpts *o)
     g_free(o->calibration);
     g_free(o->backend);
     g_free(o->net);
+    g_free(o->gpus);
+    g_free(o->ranks);
     memset(o, 0, sizeof *o);
 }
 
 char *
 ms_scenario_describe(const MsScenarioOpts *o, MsPlanMode mode)
 {
+    g_autofree char *map =
+        g_strdup_printf("%s%s%s%s", o->gpus ? ", GPUs " : "", o->gpus ? o->gpus : "",
+                        o->ranks ? ", ranks " : "", o->ranks ? o->ranks : "");
     return g_strdup_printf(
-        "%s on %s, %s, routing %s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
-        o->topology ? o->topology : MS_SCENARIO_TOPOLOGY, ms_plan_mode_name(mode),
+        "%s on %s%s, %s, routing %s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
+        o->topology ? o->topology : MS_SCENARIO_TOPOLOGY, map, ms_plan_mode_name(mode),
         o->trace ? o->trace : "generated",
         o->calibration ? ", calibrated by " : ", nominal figures",
         o->calibration ? o->calibration : "", o->net ? ", network " : "", o->net ? o->net : "");

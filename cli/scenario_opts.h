@@ -14,6 +14,7 @@ G_BEGIN_DECLS
 
 typedef struct {
     char *topology, *model, *trace, *policy, *mode, *calibration, *backend, *net;
+    char *gpus, *ranks; /* the routing's ranks on the GPUs (sim/rank_map.h) */
     gint iterations, warmup;
     gint64 seed;
     gboolean check;
@@ -21,6 +22,8 @@ typedef struct {
 } MsScenarioOpts;
 
 /* Entries bound to opts (with_policy: include --policy), terminated; owned by the caller. */
+/* --gpus and --ranks parsed into map (zeroed first); FALSE with the usage message printed. */
+gboolean ms_scenario_opts_rank_map(const char *gpus, const char *ranks, MsRankMap *map);
 GOptionEntry *ms_scenario_opts_entries(MsScenarioOpts *opts, gboolean with_policy);
 /* The scenario entries followed by a command's own (own is NULL-terminated); free with g_free. */
 GOptionEntry *ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy,

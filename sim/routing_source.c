@@ -141,6 +141,31 @@ node_limit(MsTraceGenParams *p, const MsRoutingShape *shape, GError **error)
            set_uint(p, "max_nodes", m->max_nodes, error);
 }
 
+/* A model whose layer groups route different numbers of tokens gets them in the routing: each
+ * group with MoE layers starts a trace group of its tokens per GPU (docs/models.md). */
+static void
+set_groups(const MsModel *model, gboolean infer, MsTraceGenParams *p)
+{
+    guint32 n = 0;
+    gboolean differ = FALSE;
+    for (guint g = 0; g < ms_model_n_groups(model) && n < MS_TRACE_MAX_GROUPS; g++) {
+        const MsModelGroup *gr = ms_model_group(model, g);
+        if (gr->n_moe == 0) {
+            continue;
+        }
+        const MsModelSpec *s = ms_model_spec(ms_model_layer(model, gr->first));
+        p->group_first[n] = gr->first_moe;
+        p->group_tokens[n] = infer ? s->tokens_per_gpu_infer : s->tokens_per_gpu;
+        differ = differ || p->group_tokens[n] != p->group_tokens[0];
+        n++;
+    }
+    if (differ) {
+        p->n_groups = p->n_group_tokens = n;
+    } else if (n > 0) {
+        p->tokens = p->group_tokens[0]; /* the MoE layers' groups all route as many */
+    }
+}
+
 gboolean
 ms_routing_source_gen_params(const MsRoutingSource *src, const MsRoutingShape *shape,
                              MsTraceGenParams *p, GError **error)
@@ -156,9 +181,9 @@ ms_routing_source_gen_params(const MsRoutingSource *src, const MsRoutingShape *s
     char hot[G_ASCII_DTOSTR_BUF_SIZE];
     g_ascii_dtostr(hot, sizeof hot,
                    MIN(GEN_HOT_OVER_MEAN / MAX(m->experts, 1), 0.95 / MAX(top_k, 1)));
-    if (!set_uint(p, "ranks", ms_topology_n_gpus(shape->topology), error) ||
-        !set_uint(p, "experts", m->experts, error) || !set_uint(p, "layers", m->n_moe, error) ||
-        !set_uint(p, "top_k", top_k, error) ||
+    guint ranks = shape->ranks ? shape->ranks : ms_topology_n_gpus(shape->topology);
+    if (!set_uint(p, "ranks", ranks, error) || !set_uint(p, "experts", m->experts, error) ||
+        !set_uint(p, "layers", m->n_moe, error) || !set_uint(p, "top_k", top_k, error) ||
         !set_uint(p, "tokens", infer ? m->tokens_per_gpu_infer : m->tokens_per_gpu, error) ||
         !set_uint(p, "iterations", shape->iterations, error) ||
         !set_uint(p, "seed", shape->seed ? shape->seed : 1, error) ||
@@ -170,6 +195,7 @@ ms_routing_source_gen_params(const MsRoutingSource *src, const MsRoutingShape *s
     if (!node_limit(p, shape, error)) {
         return FALSE;
     }
+    set_groups(shape->model, infer, p);
     for (guint i = 0; i < src->keys->len; i++) {
         if (!ms_trace_gen_params_set(p, src->keys->pdata[i], src->values->pdata[i], error)) {
             return FALSE;

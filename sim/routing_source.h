@@ -1,7 +1,7 @@
 /* routing_source: where a scenario's expert routing comes from, parsed once: a trace file, a
  * shipped sample ("sample:NAME"), or the generator ("gen:KEY=VALUE,...", or nothing at all). A
  * generated routing takes its shape from the model and the topology it is planned for (ranks =
- * GPUs, the model's experts, MoE layers, top-k and tokens per GPU) and the documented default
+ * GPUs used, the model's experts, MoE layers, top-k and tokens per GPU) and the documented default
  * skew (docs/running.md); the source holds only the keys given, which override those. */
 #pragma once
 
@@ -40,6 +40,7 @@ typedef struct {
     MsPlanMode mode;  /* training picks top_k and tokens_per_gpu, inference their _infer */
     guint iterations; /* iterations generated */
     guint64 seed;     /* 0: 1 */
+    guint ranks;      /* 0: the topology's GPUs (a routing for some of them, sim/rank_map.h) */
 } MsRoutingShape;
 
 /* The generator's parameters for a generated source and a shape: the shape's ranks, experts,

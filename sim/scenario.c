@@ -64,6 +64,7 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         .mode = sc->mode,
         .iterations = sc->warmup + (sc->iterations ? sc->iterations : 1),
         .seed = sc->seed,
+        .ranks = sc->ranks,
     };
     g_autoptr(MsPlanner) planner = ms_planner_new(&pin, error);
     if (planner == NULL) {
@@ -94,8 +95,9 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         }
         ok = ms_plan_check_routing(sc->model, routing, sc->topology, sc->mode, error) &&
              (it < sc->warmup || run_iteration(sc, planner, routing, res, &c, error));
-        /* Lina learns the paths of every batch it has seen, warm-up batches included. */
-        if (ok && ms_routing_has_paths(routing)) {
+        /* Lina learns the paths (and its expert caches the uses) of every batch it has seen,
+         * warm-up batches included. */
+        if (ok) {
             ok = ms_planner_learn(planner, routing, error);
         }
     }

@@ -14,6 +14,7 @@
 #include "sim/moe/plan.h"
 #include "sim/out/result.h"
 #include "sim/policy/policy.h"
+#include "sim/rank_map.h"
 #include "sim/routing_source.h"
 #include "sim/runner.h"
 
@@ -58,6 +59,7 @@ typedef struct {
     guint warmup;       /* iterations read first only to teach Lina's path profile */
     guint64 seed;       /* generated routing (0: 1) */
     gboolean layers;    /* keep per-layer figures of every iteration (ms_result_layers) */
+    MsRankMap ranks;    /* the routing's ranks on the topology's GPUs (zero: one to one) */
     const gint *cancel; /* stop between iterations when *cancel != 0 (may be NULL) */
     const MsIterationSink *sink; /* NULL: none */
 } MsScenario;

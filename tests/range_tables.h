@@ -14,6 +14,7 @@
 #include "sim/policy/policy.h"
 #include "topologies/topology.h"
 #include "traces/trace.h"
+#include "traces/trace_import_fw.h"
 #include "validate/measurement.h"
 #include "validate/nccl_tests.h"
 
@@ -21,12 +22,12 @@
 static inline const MsRangeTable *const *
 range_tables(void)
 {
-    static const MsRangeTable *tables[10];
+    static const MsRangeTable *tables[11];
     if (tables[0] == NULL) {
         const MsRangeTable *all[] = {
-            ms_topology_ranges(),   ms_model_ranges(),     ms_calibration_ranges(),
-            ms_trace_ranges(),      ms_flow_list_ranges(), ms_measurement_ranges(),
-            ms_nccl_tests_ranges(), ms_bench_ranges(),
+            ms_topology_ranges(),    ms_model_ranges(),           ms_calibration_ranges(),
+            ms_trace_ranges(),       ms_trace_import_fw_ranges(), ms_flow_list_ranges(),
+            ms_measurement_ranges(), ms_nccl_tests_ranges(),      ms_bench_ranges(),
         };
         for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
             tables[i] = all[i];

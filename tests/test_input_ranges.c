@@ -7,9 +7,12 @@
  * accepted, anything else refused. Every field of every table must have an input here. */
 #include "ms_test.h"
 
+#include <glib/gstdio.h>
+
 #include "range_tables.h"
 #include "sim/net/collective.h"
 #include "sim/sim.h"
+#include "traces/trace_import.h"
 #include "traces/trace_reader.h"
 
 /* ---- inputs ---------------------------------------------------------------------------------- */
@@ -369,6 +372,21 @@ load_nccl(const char *text, GError **error)
     return ms_measurement_set_read_data(set, text, strlen(text), "all_reduce_perf.log", error);
 }
 
+/* A framework log of one line, imported as `moesim trace import` does (into a file it removes). */
+static gboolean
+load_framework_log(const char *text, GError **error)
+{
+    gboolean megatron = strstr(text, "routing_map") || strstr(text, "topk_indices");
+    g_autofree char *in = ms_test_write_tmp("log.jsonl", text);
+    g_autofree char *out = g_build_filename(ms_test_tmpdir(), "log.trace", NULL);
+    MsTraceImportOptions opt = {.top_k = megatron ? 0 : 1};
+    gboolean ok =
+        ms_trace_import_run(in, megatron ? MS_TRACE_IMPORT_MEGATRON : MS_TRACE_IMPORT_COUNTS_LIST,
+                            &opt, out, MS_TRACE_FORMAT_BINARY, NULL, error);
+    g_remove(out);
+    return ok;
+}
+
 /* ---- the walk ------------------------------------------------------------------------------- */
 
 /* The input for field r holding text, or NULL for tables walked through an API. */
@@ -411,6 +429,30 @@ input_for(const MsRangeTable *t, const MsRange *r, const char *text, Pos pos)
                                strcmp(k, "weight") == 0 ? " weight=" : "",
                                strcmp(k, "weight") == 0 ? text : "");
     }
+    if (strcmp(in, "Framework logs (trace import)") == 0) {
+        const char *k = r->key;
+        if (strcmp(k, "expert id") == 0) {
+            return g_strdup_printf("{\"layer\": 0, \"topk_indices\": [[%s]]}\n", text);
+        }
+        if (strcmp(k, "routing map entry") == 0) {
+            return g_strdup_printf("{\"layer\": 0, \"routing_map\": [[1, %s]]}\n", text);
+        }
+        if (strcmp(k, "count") == 0) {
+            return g_strdup_printf("{\"layer\": 0, \"counts\": [%s, 0]}\n", text);
+        }
+        /* Every layer routes the same tokens: a layer's line needs all the layers before it. */
+        GString *lines = g_string_new(NULL);
+        guint64 layers = strcmp(k, "layer") == 0 ? g_ascii_strtoull(text, NULL, 10) : 0;
+        for (guint64 l = 0; l <= layers; l++) {
+            g_autofree char *layer = g_strdup_printf("%" G_GUINT64_FORMAT, l);
+            g_string_append_printf(lines,
+                                   "{\"iteration\": %s, \"layer\": %s, \"rank\": %s, "
+                                   "\"counts\": [1, 1]}\n",
+                                   strcmp(k, "iteration") == 0 ? text : "0", layer,
+                                   strcmp(k, "rank") == 0 ? text : "0");
+        }
+        return g_string_free(lines, FALSE);
+    }
     if (strcmp(in, "nccl-tests logs") == 0) {
         g_autofree char *a = replace(nccl_log, "@RANK", strcmp(r->key, "Rank") == 0 ? text : "0");
         g_autofree char *b = replace(a, "@SIZE", strcmp(r->key, "size") == 0 ? text : "8192");
@@ -423,12 +465,13 @@ static gboolean
 load(const MsRangeTable *t, const char *input, GError **error)
 {
     const char *in = t->input;
-    return strcmp(in, "Topology files") == 0      ? load_topology(input, error)
-           : strcmp(in, "Model files") == 0       ? load_model(input, error)
-           : strcmp(in, "Calibration files") == 0 ? load_calibration(input, error)
-           : strcmp(in, "Trace headers") == 0     ? load_trace(input, error)
-           : strcmp(in, "Flow lists") == 0        ? load_flows(input, error)
-                                                  : load_nccl(input, error);
+    return strcmp(in, "Topology files") == 0                  ? load_topology(input, error)
+           : strcmp(in, "Model files") == 0                   ? load_model(input, error)
+           : strcmp(in, "Calibration files") == 0             ? load_calibration(input, error)
+           : strcmp(in, "Trace headers") == 0                 ? load_trace(input, error)
+           : strcmp(in, "Flow lists") == 0                    ? load_flows(input, error)
+           : strcmp(in, "Framework logs (trace import)") == 0 ? load_framework_log(input, error)
+                                                              : load_nccl(input, error);
 }
 
 /* A measurement row with one field set to v, through the API every reader's rows go through. */

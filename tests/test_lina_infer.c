@@ -3,6 +3,9 @@
  * configuration, and every error. */
 #include "plan_fixture.h"
 #include "sim/policy/lina_infer.h"
+#include "traces/trace_gen.h"
+
+#include <math.h>
 
 static void
 expect_on(const MsPlacement *p, guint expert, const guint *ranks, guint n)
@@ -30,16 +33,22 @@ test_place(void)
     for (guint e = 2; e < 6; e++) {
         expect_on(p, e, (const guint[]){3}, 1);
     }
-    /* At most 2 per GPU: with expert 0 on two GPUs the rest need 3 more ({1, 2}, {3, 4}, {5})
-     * up to a bound of 8, where expert 0 fits one GPU: {0}, {1, 2}, {3, 4}, {5}. */
+    /* At most 2 unpopular experts per GPU: below a bound of 5 the three 4s (two halves of
+     * expert 0 and expert 1) take three GPUs that cannot take a 1 as well, and the four 1s need
+     * two more. At 5 each 4 takes a 1: {0, 2}, {0, 3}, {1, 4}, {5}; expert 0 keeps its home
+     * GPU 0 and, GPU 0 taken, goes where expert 3 lives (2); {1, 4} gets the lowest free GPU. */
     g_autoptr(MsPlacement) two = ms_lina_place(load, 6, 4, 2, home);
-    expect_on(two, 0, (const guint[]){0}, 1);
-    CU_ASSERT_EQUAL(ms_placement_n_local(two, 1) + ms_placement_n_local(two, 2) +
-                        ms_placement_n_local(two, 3),
-                    5);
-    CU_ASSERT_TRUE(ms_placement_complete(two));
-    /* 10 of 12 over 8 GPUs: below a bound of 2 the others need two bins ({1, 0} and {1}), so
-     * expert 0 gets 6 GPUs (bound 10 / 6); at 2 it would get 5 and the others one. */
+    expect_on(two, 0, (const guint[]){0, 2}, 2);
+    expect_on(two, 1, (const guint[]){1}, 1);
+    expect_on(two, 2, (const guint[]){0}, 1);
+    expect_on(two, 3, (const guint[]){2}, 1);
+    expect_on(two, 4, (const guint[]){1}, 1);
+    expect_on(two, 5, (const guint[]){3}, 1);
+    CU_ASSERT_DOUBLE_EQUAL(ms_lina_busiest(two, load), 5, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(ms_lina_busiest(home, load), 12, 1e-9);
+    /* 10 of 12 over 8 GPUs: below a bound of 2 the two 1s need a GPU each, so expert 0 gets 6
+     * GPUs (bound 10 / 6); at 2 it would get 5 and the 1s one together. Expert 3, without load,
+     * stays home (GPU 6). */
     static const double hot[] = {10, 1, 1, 0};
     g_autoptr(MsPlacement) home4 = ms_placement_new_static(8, 4);
     g_autoptr(MsPlacement) h = ms_lina_place(hot, 4, 8, 4, home4);
@@ -47,6 +56,8 @@ test_place(void)
     ms_placement_replicas(h, 0, 0, &n);
     CU_ASSERT_EQUAL(n, 6);
     CU_ASSERT_TRUE(ms_placement_complete(h));
+    expect_on(h, 3, (const guint[]){6}, 1);
+    CU_ASSERT_DOUBLE_EQUAL(ms_lina_busiest(h, hot), 10.0 / 6, 1e-9);
     /* Uniform loads of 8 experts on 16 GPUs: every expert popular, two GPUs each. */
     static const double flat[] = {1, 1, 1, 1, 1, 1, 1, 1};
     g_autoptr(MsPlacement) home8 = ms_placement_new_static(16, 8);
@@ -70,10 +81,118 @@ test_place(void)
     expect_on(b, 0, (const guint[]){1}, 1);
     expect_on(b, 1, (const guint[]){1}, 1);
     expect_on(b, 2, (const guint[]){2}, 1);
+    /* Three unpopular experts a GPU: the bound search (first-fit, then least loaded first)
+     * ends at 18 where home's halves carry 17 each: home's layout is kept. */
+    static const double even[] = {8, 6, 3, 7, 1, 9};
+    g_autoptr(MsPlacement) home2 = ms_placement_new_static(2, 6);
+    g_autoptr(MsPlacement) kept = ms_lina_place(even, 6, 2, 3, home2);
+    CU_ASSERT_TRUE(ms_placement_equal(kept, home2));
+    CU_ASSERT_DOUBLE_EQUAL(ms_lina_busiest(kept, even), 17, 1e-9);
     /* Nothing routed: home's layout. */
     static const double none[6] = {0};
     g_autoptr(MsPlacement) z = ms_lina_place(none, 6, 4, 4, home);
     CU_ASSERT_TRUE(ms_placement_equal(z, home));
+}
+
+/* Experts without load take no place: four loaded experts, all at home on GPU 0, and twelve
+ * without load, one unpopular expert a GPU. Each loaded expert gets a GPU (its home, then the
+ * lowest free ones); the others stay home, so nothing moves for them. */
+static void
+test_zero_load(void)
+{
+    double load[16] = {5, 5, 5, 5};
+    g_autoptr(MsPlacement) home = ms_placement_new_static(4, 16);
+    g_autoptr(MsPlacement) p = ms_lina_place(load, 16, 4, 1, home);
+    for (guint e = 0; e < 4; e++) {
+        expect_on(p, e, (const guint[]){e}, 1);
+    }
+    for (guint e = 4; e < 16; e++) {
+        expect_on(p, e, (const guint[]){e / 4}, 1);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(ms_lina_busiest(p, load), 5, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(ms_lina_busiest(home, load), 20, 1e-9);
+}
+
+/* The unpopular experts with load on rank r (one replica each). */
+static guint
+unpopular_on(const MsPlacement *p, const double *load, guint r)
+{
+    guint n = 0;
+    for (guint e = 0; e < ms_placement_n_experts(p); e++) {
+        guint k = 0;
+        ms_placement_replicas(p, 0, e, &k);
+        n += load[e] > 0 && k == 1 && ms_placement_hosts(p, r, e);
+    }
+    return n;
+}
+
+/* The shape the placement failed on: 128 experts on 8 GPUs (16 a GPU, 4 times max_pack), top-1,
+ * Zipf 1, from the generator (deterministic). Every layer's busiest GPU is below the static
+ * placement's and within 2% of the mean (measured: 0.4% to 0.7%; before, first-fit with a
+ * limit of exactly 16 experts a GPU stacked the heaviest: 2.3x the static placement's), and
+ * no GPU holds more than twice the mean count of unpopular experts. */
+static void
+test_many_experts(void)
+{
+    GError *error = NULL;
+    MsTraceGenParams gp;
+    ms_trace_gen_params_init(&gp);
+    CU_ASSERT_TRUE_FATAL(ms_trace_gen_params_parse(
+        "experts=128,ranks=8,top_k=1,tokens=4096,layers=4,zipf=1", &gp, &error));
+    g_autoptr(MsTraceGen) gen = ms_trace_gen_new(&gp, &error);
+    g_autoptr(MsRouting) r = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_trace_gen_next(gen, &r, &error));
+    g_autoptr(MsPlacement) home = ms_placement_new_static(8, 128);
+    double load[128];
+    for (guint l = 0; l < 4; l++) {
+        double total = 0;
+        for (guint e = 0; e < 128; e++) {
+            load[e] = (double)ms_routing_expert_load(r, l, e);
+            total += load[e];
+        }
+        g_autoptr(MsPlacement) p = ms_lina_place(load, 128, 8, 4, home);
+        CU_ASSERT_TRUE(ms_placement_complete(p));
+        double busiest = ms_lina_busiest(p, load);
+        CU_ASSERT_TRUE(busiest < ms_lina_busiest(home, load));
+        CU_ASSERT_TRUE(busiest <= 1.02 * total / 8);
+        for (guint g = 0; g < 8; g++) {
+            CU_ASSERT_TRUE(unpopular_on(p, load, g) <= 32);
+        }
+    }
+}
+
+/* Random loads (a fixed seed: the same cases every run): the placement is complete, never
+ * busier than home's, no GPU holds more unpopular experts than the limit, and it is
+ * deterministic. */
+static void
+test_place_invariants(void)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(12);
+    for (guint trial = 0; trial < 300; trial++) {
+        guint E = (guint)g_rand_int_range(rng, 1, 161), n = (guint)g_rand_int_range(rng, 1, 25);
+        guint max_pack = (guint)g_rand_int_range(rng, 1, 7);
+        double skew = g_rand_double_range(rng, 0, 2), zeros = g_rand_double_range(rng, 0, 0.6);
+        g_autofree double *load = g_new(double, E);
+        guint loaded = 0;
+        for (guint e = 0; e < E; e++) {
+            gboolean zero = g_rand_double(rng) < zeros;
+            load[e] =
+                zero ? 0
+                     : floor(1000.0 * pow(e + 1, -skew) * g_rand_double_range(rng, 0.5, 1.5)) + 1;
+            loaded += load[e] > 0;
+        }
+        g_autoptr(MsPlacement) home = ms_placement_new_static(n, E);
+        g_autoptr(MsPlacement) p = ms_lina_place(load, E, n, max_pack, home);
+        g_autoptr(MsPlacement) again = ms_lina_place(load, E, n, max_pack, home);
+        CU_ASSERT_TRUE(ms_placement_complete(p));
+        CU_ASSERT_TRUE(ms_placement_equal(p, again));
+        CU_ASSERT_TRUE(ms_lina_busiest(p, load) <= ms_lina_busiest(home, load) * (1 + 1e-9));
+        guint limit = loaded <= n * max_pack ? max_pack : 2 * ((loaded + n - 1) / n);
+        gboolean kept = ms_placement_equal(p, home);
+        for (guint g = 0; g < n && !kept; g++) {
+            CU_ASSERT_TRUE(unpopular_on(p, load, g) <= limit);
+        }
+    }
 }
 
 static void
@@ -204,6 +323,9 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"replicate popular, pack the rest first-fit decreasing", test_place},
+        {"experts without load take no place", test_zero_load},
+        {"128 experts on 8 GPUs: below static, near the mean", test_many_experts},
+        {"random loads: complete, never busier than home", test_place_invariants},
         {"weight movements", test_moves},
         {"two phases as plan configuration", test_phases},
         {NULL, NULL},

@@ -684,9 +684,18 @@ test_errors(void)
     g_autoptr(MsRouting) two = fx_routing(2, 8, 8, 2, train_count);
     expect_error(m, two, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_MISMATCH,
                  "the trace has 2 MoE layers but model t3 has 1");
-    g_autoptr(MsRouting) ranks = fx_routing(1, 4, 8, 2, train_count);
+    g_autoptr(MsRouting) ranks = fx_routing(1, 16, 8, 2, train_count);
     expect_error(m, ranks, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_MISMATCH,
-                 "the trace has 4 ranks but topology dgx-a100 (GPUs) has 8");
+                 "the trace has 16 ranks but topology dgx-a100 (GPUs) has 8");
+    /* Fewer ranks than GPUs: the schedule runs on the first GPUs, one rank each. */
+    g_autoptr(MsRouting) four = fx_routing(1, 4, 8, 2, train_count);
+    g_autoptr(MsSchedule) s4 = build_ok(m, four, MS_PLAN_TRAIN, &cfg);
+    CU_ASSERT_EQUAL(ms_schedule_n_ranks(s4), 4);
+    for (guint32 op = 0; op < ms_schedule_n_ops(s4); op++) {
+        MsOpInfo i;
+        ms_schedule_op(s4, op, &i);
+        CU_ASSERT_TRUE(i.rank < 4);
+    }
     g_autoptr(MsRouting) good = fx_routing(1, 8, 8, 2, train_count);
     expect_error(m, good, MS_PLAN_INFER, &cfg, MS_PLAN_ERROR_MISMATCH,
                  "the trace has 2 choices per token (top_k) but model t3 (top_k_infer in "

@@ -266,8 +266,9 @@ test_import(void)
     expect_fail(
         (const char *[]){"trace", "import", "--from", "counts-csv", counts, "--out", out, NULL},
         "give --top-k");
-    expect_fail((const char *[]){"trace", "import", "--from", "tsv", csv, "--out", out, NULL},
-                "--from tsv: expected csv, jsonl or counts-csv");
+    expect_fail(
+        (const char *[]){"trace", "import", "--from", "tsv", csv, "--out", out, NULL},
+        "--from tsv: expected one of csv, jsonl, counts-csv, counts-list, deepspeed, megatron, hf");
     expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, NULL},
                 "trace import needs --from FORMAT, --out FILE and one INPUT");
     expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out, "--top-k",
@@ -276,6 +277,24 @@ test_import(void)
     expect_fail((const char *[]){"trace", "import", "--from", "csv", csv, "--out", out, "--ranks",
                                  "0", NULL},
                 "--ranks: 0 out of range");
+    /* A framework log: the list column renamed, the unused column named once on stderr. */
+    g_autofree char *issue =
+        g_build_filename(ms_test_srcdir(), "tests/data/import/issue-counts.csv", NULL);
+    r = run((const char *[]){"trace", "import", "--from", "counts-list", issue, "--field",
+                             "counts=tokens_per_expert", "--top-k", "1", "--out", out, NULL});
+    CU_ASSERT_EQUAL(r.rc, 0);
+    ASSERT_CONTAINS(r.out, "4 experts, 2 MoE layers, 2 ranks, top_k 1");
+    ASSERT_CONTAINS(r.err, "moesim: notice: ");
+    ASSERT_CONTAINS(r.err, "issue-counts.csv: not read by --from counts-list: layer_ms");
+    run_clear(&r);
+    expect_fail((const char *[]){"trace", "import", "--from", "counts-list", issue, "--top-k", "1",
+                                 "--out", out, NULL},
+                "issue-counts.csv:3: the header row has no list column (--from counts-list reads "
+                "iteration, layer, rank, counts; name yours with --field KEY=NAME)");
+    expect_fail((const char *[]){"trace", "import", "--from", "hf", issue, "--field", "x=y",
+                                 "--out", out, NULL},
+                "--field 'x=y': expected KEY=NAME with KEY one of iteration, layer, rank, "
+                "selected_experts, expert_index, router_logits (--from hf)");
 }
 
 int

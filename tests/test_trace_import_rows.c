@@ -7,7 +7,7 @@ static MsTraceImportRows *
 open_rows(const char *text, MsTraceImportFormat format, GError **error)
 {
     g_autofree char *path = ms_test_write_tmp("in.txt", text);
-    return ms_trace_import_rows_open(path, format, error);
+    return ms_trace_import_rows_open(path, format, NULL, error);
 }
 
 static void
@@ -162,7 +162,7 @@ test_open_errors(void)
     }
     GError *error = NULL;
     CU_ASSERT_PTR_NULL(
-        ms_trace_import_rows_open("/nonexistent/in.csv", MS_TRACE_IMPORT_CSV, &error));
+        ms_trace_import_rows_open("/nonexistent/in.csv", MS_TRACE_IMPORT_CSV, NULL, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_IO,
                     "/nonexistent/in.csv: cannot open: No such file");
 }
@@ -261,11 +261,12 @@ static void
 test_read_error(void)
 {
     GError *error = NULL;
-    CU_ASSERT_PTR_NULL(ms_trace_import_rows_open(ms_test_tmpdir(), MS_TRACE_IMPORT_JSONL, &error));
+    CU_ASSERT_PTR_NULL(
+        ms_trace_import_rows_open(ms_test_tmpdir(), MS_TRACE_IMPORT_JSONL, NULL, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_IO,
                     ": not a regular file (a folder)");
     g_autoptr(MsTraceImportRows) r =
-        ms_trace_import_rows_open("/proc/self/mem", MS_TRACE_IMPORT_JSONL, &error);
+        ms_trace_import_rows_open("/proc/self/mem", MS_TRACE_IMPORT_JSONL, NULL, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     MsTraceImportRow row;
     CU_ASSERT_EQUAL(ms_trace_import_rows_next(r, &row, &error), MS_TRACE_READ_ERROR);

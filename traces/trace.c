@@ -119,6 +119,68 @@ check_node_limit(const MsTraceHeader *h, GError **error)
     return TRUE;
 }
 
+/* Groups start at MoE layer 0 and at increasing layers below layers; a trace whose ranks route
+ * a fixed number of tokens has one group. */
+static gboolean
+check_groups(const MsTraceHeader *h, GError **error)
+{
+    if (h->n_groups == 0) {
+        return TRUE;
+    }
+    if (h->n_groups > MS_TRACE_MAX_GROUPS) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                    "groups: %u layer groups, more than the limit of %u", h->n_groups,
+                    MS_TRACE_MAX_GROUPS);
+        return FALSE;
+    }
+    if (h->group_first[0] != 0) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_HEADER,
+                    "groups: the first group starts at MoE layer %u, not 0", h->group_first[0]);
+        return FALSE;
+    }
+    for (guint32 g = 1; g < h->n_groups; g++) {
+        if (h->group_first[g] <= h->group_first[g - 1] || h->group_first[g] >= h->layers) {
+            g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_HEADER,
+                        "groups: group %u starts at MoE layer %u, which does not follow %u and "
+                        "lie below layers = %u",
+                        g, h->group_first[g], h->group_first[g - 1], h->layers);
+            return FALSE;
+        }
+    }
+    if (h->n_groups > 1 && h->tokens_per_rank) {
+        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_HEADER,
+                    "tokens_per_rank %u with %u layer groups: groups route their own numbers of "
+                    "tokens, so a trace with groups cannot fix one",
+                    h->tokens_per_rank, h->n_groups);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+guint32
+ms_trace_header_n_groups(const MsTraceHeader *header)
+{
+    return MAX(header->n_groups, 1);
+}
+
+gboolean
+ms_trace_header_equal_groups(const MsTraceHeader *a, const MsTraceHeader *b)
+{
+    return ms_trace_header_n_groups(a) == ms_trace_header_n_groups(b) &&
+           memcmp(a->group_first, b->group_first, ms_trace_header_n_groups(a) * sizeof(guint32)) ==
+               0;
+}
+
+guint32
+ms_trace_header_group(const MsTraceHeader *header, guint32 layer)
+{
+    guint32 g = 0;
+    while (g + 1 < header->n_groups && header->group_first[g + 1] <= layer) {
+        g++;
+    }
+    return g;
+}
+
 gboolean
 ms_trace_header_validate(const MsTraceHeader *header, GError **error)
 {
@@ -144,7 +206,7 @@ ms_trace_header_validate(const MsTraceHeader *header, GError **error)
                     header->layers, header->ranks, header->experts, cells, MS_TRACE_MAX_CELLS);
         return FALSE;
     }
-    if (!check_node_limit(header, error)) {
+    if (!check_node_limit(header, error) || !check_groups(header, error)) {
         return FALSE;
     }
     if (memchr(header->generator, '\0', sizeof(header->generator)) == NULL) {
@@ -186,7 +248,7 @@ ms_trace_header_equal(const MsTraceHeader *a, const MsTraceHeader *b)
     return a->experts == b->experts && a->layers == b->layers && a->ranks == b->ranks &&
            a->top_k == b->top_k && a->tokens_per_rank == b->tokens_per_rank &&
            a->expert_nodes == b->expert_nodes && a->max_nodes == b->max_nodes &&
-           strcmp(a->generator, b->generator) == 0;
+           ms_trace_header_equal_groups(a, b) && strcmp(a->generator, b->generator) == 0;
 }
 
 guint

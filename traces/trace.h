@@ -47,6 +47,7 @@ typedef enum {
 #define MS_TRACE_MAX_TOKENS_PER_RANK (1u << 26)
 #define MS_TRACE_MAX_ITERATION G_MAXUINT32
 #define MS_TRACE_GENERATOR_MAX 512u
+#define MS_TRACE_MAX_GROUPS 64u /* layer groups (an encoder and a decoder are two) */
 
 typedef enum {
     MS_TRACE_FORMAT_TEXT,
@@ -64,8 +65,11 @@ const MsRangeTable *ms_trace_ranges(void);
  * node-limited routing) is declared by expert_nodes and max_nodes together, 0 when absent:
  * experts sit on expert_nodes nodes in contiguous blocks (expert e on node
  * e / (experts / expert_nodes)) and each token's top_k experts at each layer span at most
- * max_nodes of them. generator is provenance (the command that produced the trace), empty when
- * unknown; it never holds a newline. */
+ * max_nodes of them. Layer groups (a model's encoder and decoder, docs/models.md) split the MoE
+ * layers into n_groups runs, group g starting at MoE layer group_first[g] (group_first[0] = 0,
+ * increasing); the layers of a group route the same tokens, different groups may route different
+ * numbers; n_groups 0 is one group of every layer. generator is provenance (the command that
+ * produced the trace), empty when unknown; it never holds a newline. */
 typedef struct {
     guint32 experts;
     guint32 layers; /* MoE layers only */
@@ -74,8 +78,17 @@ typedef struct {
     guint32 tokens_per_rank;
     guint32 expert_nodes;
     guint32 max_nodes;
+    guint32 n_groups;
+    guint32 group_first[MS_TRACE_MAX_GROUPS];
     char generator[MS_TRACE_GENERATOR_MAX];
 } MsTraceHeader;
+
+/* The layer group of MoE layer `layer` (0 without groups). */
+guint32 ms_trace_header_group(const MsTraceHeader *header, guint32 layer);
+/* Groups, at least 1. */
+guint32 ms_trace_header_n_groups(const MsTraceHeader *header);
+/* Whether two headers have the same layer groups (0 and 1 group are the same). */
+gboolean ms_trace_header_equal_groups(const MsTraceHeader *a, const MsTraceHeader *b);
 
 /* Sets every count to 0 and the generator to "". */
 void ms_trace_header_init(MsTraceHeader *header);

@@ -10,7 +10,8 @@ enum {
     TAG_END = 0x00,
     TAG_COUNT = 0x01,
     TAG_TOKEN = 0x02,
-    TAG_NODES = 0x03, /* the header's node limit, right after the generator */
+    TAG_NODES = 0x03,  /* the header's node limit, right after the generator */
+    TAG_GROUPS = 0x04, /* the header's layer groups, after the node limit */
 };
 
 struct _MsTraceBinary {
@@ -211,6 +212,35 @@ read_node_limit(MsTraceBinary *b, MsTraceHeader *header, GError **error)
     return TRUE;
 }
 
+/* The optional layer groups: tag 0x04, a varint count (1 .. 64), then each group's first MoE
+ * layer as a varint; a trace without them has its first record (or end) here. */
+static gboolean
+read_groups(MsTraceBinary *b, MsTraceHeader *header, GError **error)
+{
+    int tag = getc(b->file);
+    if (tag != TAG_GROUPS) {
+        if (tag != EOF) {
+            ungetc(tag, b->file);
+        }
+        return TRUE;
+    }
+    b->offset++;
+    guint64 n = 0;
+    if (!read_varint(b, "layer groups", "count", MS_TRACE_MAX_GROUPS, &n, error)) {
+        return FALSE;
+    }
+    for (guint64 g = 0; g < n; g++) {
+        guint64 first = 0;
+        if (!read_varint(b, "layer groups", "first layer", MS_TRACE_MAX_LAYERS - 1, &first,
+                         error)) {
+            return FALSE;
+        }
+        header->group_first[g] = (guint32)first;
+    }
+    header->n_groups = (guint32)n;
+    return TRUE;
+}
+
 gboolean
 ms_trace_binary_read_header(MsTraceBinary *b, MsTraceHeader *header, GError **error)
 {
@@ -233,7 +263,8 @@ ms_trace_binary_read_header(MsTraceBinary *b, MsTraceHeader *header, GError **er
         }
         *fields[i] = (guint32)v;
     }
-    if (!read_generator(b, header, error) || !read_node_limit(b, header, error)) {
+    if (!read_generator(b, header, error) || !read_node_limit(b, header, error) ||
+        !read_groups(b, header, error)) {
         return FALSE;
     }
     if (!ms_trace_header_validate(header, error)) {
@@ -397,6 +428,11 @@ ms_trace_binary_read_record(MsTraceBinary *b, MsTraceRecord *rec, GError **error
         fail(b, b->record_offset, error, MS_TRACE_ERROR_FORMAT,
              "node limit (tag 0x03) among the records: it belongs right after the generator");
         return MS_TRACE_READ_ERROR;
+    case TAG_GROUPS:
+        fail(b, b->record_offset, error, MS_TRACE_ERROR_FORMAT,
+             "layer groups (tag 0x04) among the records: they belong in the header, after the "
+             "node limit");
+        return MS_TRACE_READ_ERROR;
     default:
         fail(b, b->record_offset, error, MS_TRACE_ERROR_FORMAT,
              "unknown record tag 0x%02x (expected 0x00 end, 0x01 count or 0x02 token)", tag);
@@ -435,6 +471,13 @@ ms_trace_binary_encode_header(MsTraceBinary *b, GString *out, const MsTraceHeade
         g_string_append_c(out, TAG_NODES);
         put_varint(out, h->expert_nodes);
         put_varint(out, h->max_nodes);
+    }
+    if (h->n_groups > 1) {
+        g_string_append_c(out, TAG_GROUPS);
+        put_varint(out, h->n_groups);
+        for (guint32 g = 0; g < h->n_groups; g++) {
+            put_varint(out, h->group_first[g]);
+        }
     }
     b->header = *h;
     b->bits = ms_trace_header_expert_bits(h);

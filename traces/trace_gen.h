@@ -48,20 +48,32 @@ typedef struct {
     /* Node-limited routing (DeepSeek-V3): experts on expert_nodes nodes in contiguous blocks,
      * each token's experts at a layer on at most max_nodes of them; 0 and 0: no limit. */
     guint32 expert_nodes, max_nodes;
+    /* Layer groups (groups=0/6, group_tokens=512/128): group g starts at MoE layer
+     * group_first[g] and its ranks route group_tokens[g] tokens (the first ones of each rank's
+     * generated tokens); n_groups 0: none. Groups of different token counts make count records
+     * (a token record crosses every layer). */
+    guint32 n_groups, n_group_tokens;
+    guint32 group_first[MS_TRACE_MAX_GROUPS];
+    guint32 group_tokens[MS_TRACE_MAX_GROUPS];
 } MsTraceGenParams;
 
 /* Defaults: ranks=16, experts=16, layers=12, top_k=2, tokens=256, iterations=1, zipf=1,
  * corr=0, drift=0, seed=1, records=tokens, no node limit. */
 void ms_trace_gen_params_init(MsTraceGenParams *params);
 /* Sets one parameter by its spec key (ranks experts layers top_k tokens iterations zipf hot corr
- * drift seed records expert_nodes max_nodes). FALSE with MS_TRACE_GEN_ERROR_KEY for an unknown
- * key or MS_TRACE_GEN_ERROR_VALUE naming key and value. */
+ * drift seed records expert_nodes max_nodes groups group_tokens; lists separated by '/'). FALSE
+ * with MS_TRACE_GEN_ERROR_KEY for an unknown key or MS_TRACE_GEN_ERROR_VALUE naming key and value.
+ */
 gboolean ms_trace_gen_params_set(MsTraceGenParams *params, const char *key, const char *value,
                                  GError **error);
 /* Parses "KEY=VALUE,KEY=VALUE..." over the defaults, then validates. Errors name the key:
  * _KEY (unknown, repeated, no '='), _VALUE, _CONFLICT (zipf with hot, top_k > experts, a node
  * limit the layout cannot meet or only half given), _LIMIT. */
 gboolean ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *params, GError **error);
+/* The tokens each rank generates (the largest group's, with layer groups), and whether the
+ * groups route different numbers of them, so that iterations are count records only. */
+guint32 ms_trace_gen_params_tokens(const MsTraceGenParams *params);
+gboolean ms_trace_gen_params_counts_only(const MsTraceGenParams *params);
 /* Cross-field checks and limits (see parse). */
 gboolean ms_trace_gen_params_validate(const MsTraceGenParams *params, GError **error);
 /* The canonical spec of params (every key, fixed order; the node-limit keys only when set);

@@ -15,37 +15,58 @@
 G_DEFINE_QUARK(ms_trace_import_error_quark, ms_trace_import_error)
 /* clang-format on */
 
+static const char *const format_names[MS_TRACE_IMPORT_N_FORMATS] = {
+    [MS_TRACE_IMPORT_CSV] = "csv",
+    [MS_TRACE_IMPORT_JSONL] = "jsonl",
+    [MS_TRACE_IMPORT_COUNTS_CSV] = "counts-csv",
+    [MS_TRACE_IMPORT_COUNTS_LIST] = "counts-list",
+    [MS_TRACE_IMPORT_DEEPSPEED] = "deepspeed",
+    [MS_TRACE_IMPORT_MEGATRON] = "megatron",
+    [MS_TRACE_IMPORT_HF] = "hf",
+};
+
 gboolean
 ms_trace_import_format_from_name(const char *name, MsTraceImportFormat *out)
 {
-    static const struct {
-        const char *name;
-        MsTraceImportFormat format;
-    } names[] = {
-        {"csv", MS_TRACE_IMPORT_CSV},
-        {"jsonl", MS_TRACE_IMPORT_JSONL},
-        {"counts-csv", MS_TRACE_IMPORT_COUNTS_CSV},
-    };
-    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
-        if (strcmp(name, names[i].name) == 0) {
-            *out = names[i].format;
+    for (guint i = 0; i < MS_TRACE_IMPORT_N_FORMATS; i++) {
+        if (strcmp(name, format_names[i]) == 0) {
+            *out = (MsTraceImportFormat)i;
             return TRUE;
         }
     }
     return FALSE;
 }
 
+const char *
+ms_trace_import_format_name(MsTraceImportFormat format)
+{
+    return format < MS_TRACE_IMPORT_N_FORMATS ? format_names[format] : "?";
+}
+
+const char *
+ms_trace_import_format_names(void)
+{
+    return "csv, jsonl, counts-csv, counts-list, deepspeed, megatron, hf";
+}
+
+void
+ms_trace_import_result_clear(MsTraceImportResult *result)
+{
+    g_clear_pointer(&result->ignored, g_free);
+}
+
 /* What pass 1 learns. */
 typedef struct {
     guint64 max_layer, max_rank, max_expert;
-    guint32 ids_per_row; /* 0 until the first token row */
+    guint32 ids_per_row; /* 0 until the first token with ids */
     guint64 iteration;   /* of the previous row */
     gboolean any;
+    gboolean counts; /* the rows are counts */
 } Seen;
 
 static gboolean
-scan_row(const MsTraceImportRow *row, MsTraceImportFormat from, const MsTraceImportOptions *opt,
-         const char *input, Seen *seen, GError **error)
+scan_row(const MsTraceImportRow *row, const MsTraceImportOptions *opt, const char *input,
+         Seen *seen, GError **error)
 {
     if (seen->any && row->iteration < seen->iteration) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_ORDER,
@@ -58,18 +79,18 @@ scan_row(const MsTraceImportRow *row, MsTraceImportFormat from, const MsTraceImp
     seen->any = TRUE;
     seen->max_layer = MAX(seen->max_layer, row->layer);
     seen->max_rank = MAX(seen->max_rank, row->rank);
-    if (from == MS_TRACE_IMPORT_COUNTS_CSV) {
+    if (seen->counts || row->n_tokens == 0) {
         return TRUE;
     }
     guint32 want = opt->top_k ? opt->top_k : seen->ids_per_row;
-    if (want && row->n_values != want) {
+    if (want && row->width != want) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
-                    "%s:%" G_GUINT64_FORMAT ": row has %u expert ids, expected top_k = %u (%s)",
-                    input, row->line, row->n_values, want,
+                    "%s:%" G_GUINT64_FORMAT ": %s %u expert ids, expected top_k = %u (%s)", input,
+                    row->line, row->n_tokens > 1 ? "tokens have" : "row has", row->width, want,
                     opt->top_k ? "--top-k" : "from the first row");
         return FALSE;
     }
-    seen->ids_per_row = row->n_values;
+    seen->ids_per_row = row->width;
     for (guint i = 0; i < row->n_values; i++) {
         seen->max_expert = MAX(seen->max_expert, row->values[i]);
     }
@@ -100,15 +121,17 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
              const Seen *seen, guint32 expert_columns, MsTraceHeader *h, GError **error)
 {
     ms_trace_header_init(h);
-    if (from == MS_TRACE_IMPORT_COUNTS_CSV && opt->top_k == 0) {
+    if (seen->counts && opt->top_k == 0) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_MISSING,
                     "%s: top_k cannot be inferred from expert counts: give --top-k", input);
         return FALSE;
     }
-    if (from == MS_TRACE_IMPORT_COUNTS_CSV && opt->experts && opt->experts != expert_columns) {
+    if (expert_columns && opt->experts && opt->experts != expert_columns) {
         g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_RANGE,
-                    "%s: --experts %u but the header names %u expert columns", input, opt->experts,
-                    expert_columns);
+                    from == MS_TRACE_IMPORT_COUNTS_CSV
+                        ? "%s: --experts %u but the header names %u expert columns"
+                        : "%s: --experts %u but the lists hold %u experts",
+                    input, opt->experts, expert_columns);
         return FALSE;
     }
     if (!seen->any && !(opt->layers && opt->ranks && (opt->experts || expert_columns))) {
@@ -116,7 +139,12 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
                     "%s: no data rows to infer the trace shape from", input);
         return FALSE;
     }
-    if (from == MS_TRACE_IMPORT_COUNTS_CSV) {
+    if (!seen->counts && opt->top_k == 0 && seen->ids_per_row == 0) {
+        g_set_error(error, MS_TRACE_IMPORT_ERROR, MS_TRACE_IMPORT_ERROR_MISSING,
+                    "%s: no token to infer top_k from: give --top-k", input);
+        return FALSE;
+    }
+    if (expert_columns) {
         h->experts = expert_columns;
     } else if (!count_of(input, "expert", opt->experts, seen->max_expert, &h->experts, error)) {
         return FALSE;
@@ -126,6 +154,8 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
         return FALSE;
     }
     h->top_k = opt->top_k ? opt->top_k : seen->ids_per_row;
+    h->n_groups = opt->n_groups;
+    memcpy(h->group_first, opt->group_first, sizeof h->group_first);
     if (!ms_trace_header_validate(h, error)) {
         g_prefix_error(error, "%s: ", input);
         return FALSE;
@@ -136,6 +166,8 @@ infer_header(const char *input, MsTraceImportFormat from, const MsTraceImportOpt
 typedef struct {
     const char *input;
     MsTraceImportFormat from;
+    const MsTraceImportOptions *opt;
+    gboolean counts;
     MsTraceHeader header;
     MsTraceWriter *writer;
     MsTraceImportRows *src;
@@ -270,7 +302,7 @@ flush_counts(Convert *c, GError **error)
 static gboolean
 flush(Convert *c, GError **error)
 {
-    return c->from == MS_TRACE_IMPORT_COUNTS_CSV ? flush_counts(c, error) : flush_tokens(c, error);
+    return c->counts ? flush_counts(c, error) : flush_tokens(c, error);
 }
 
 static gboolean
@@ -316,15 +348,17 @@ add_token_row(Convert *c, const MsTraceImportRow *row, GError **error)
         g_prefix_error(error, "%s:%" G_GUINT64_FORMAT ": ", c->input, row->line);
         return FALSE;
     }
-    TokenRow t = {.line = row->line,
-                  .token = row->token,
-                  .layer = row->layer,
-                  .rank = row->rank,
-                  .index = c->ids->len};
-    g_array_append_val(c->rows, t);
-    for (guint i = 0; i < row->n_values; i++) {
-        guint32 id = (guint32)row->values[i];
-        g_array_append_val(c->ids, id);
+    for (guint k = 0; k < row->n_tokens; k++) {
+        TokenRow t = {.line = row->line,
+                      .token = row->token + k,
+                      .layer = row->layer,
+                      .rank = row->rank,
+                      .index = c->ids->len};
+        g_array_append_val(c->rows, t);
+        for (guint i = 0; i < row->width; i++) {
+            guint32 id = (guint32)row->values[(gsize)k * row->width + i];
+            g_array_append_val(c->ids, id);
+        }
     }
     return TRUE;
 }
@@ -339,30 +373,31 @@ convert_row(Convert *c, const MsTraceImportRow *row, GError **error)
         c->iteration = row->iteration;
     }
     c->last_line = row->line;
-    return c->from == MS_TRACE_IMPORT_COUNTS_CSV ? add_count_row(c, row, error)
-                                                 : add_token_row(c, row, error);
+    return c->counts ? add_count_row(c, row, error) : add_token_row(c, row, error);
 }
 
-/* Pass 1: every row checked, the shape inferred. */
+/* Pass 1: every row checked, the shape inferred, the columns ignored noted. */
 static gboolean
-scan(const char *input, MsTraceImportFormat from, const MsTraceImportOptions *opt,
-     MsTraceHeader *header, GError **error)
+scan(Convert *c, char **ignored, GError **error)
 {
-    g_autoptr(MsTraceImportRows) rows = ms_trace_import_rows_open(input, from, error);
+    g_autoptr(MsTraceImportRows) rows = ms_trace_import_rows_open(c->input, c->from, c->opt, error);
     if (rows == NULL) {
         return FALSE;
     }
-    Seen seen = {0};
+    Seen seen = {.counts = ms_trace_import_rows_counts(rows)};
     MsTraceImportRow row;
     MsTraceRead got;
     while ((got = ms_trace_import_rows_next(rows, &row, error)) == MS_TRACE_READ_RECORD) {
-        if (!scan_row(&row, from, opt, input, &seen, error)) {
+        seen.counts = ms_trace_import_rows_counts(rows);
+        if (!scan_row(&row, c->opt, c->input, &seen, error)) {
             return FALSE;
         }
     }
+    c->counts = seen.counts;
+    *ignored = g_strdup(ms_trace_import_rows_ignored(rows));
     return got == MS_TRACE_READ_END &&
-           infer_header(input, from, opt, &seen, ms_trace_import_rows_expert_columns(rows), header,
-                        error);
+           infer_header(c->input, c->from, c->opt, &seen, ms_trace_import_rows_expert_columns(rows),
+                        &c->header, error);
 }
 
 static void
@@ -379,7 +414,7 @@ convert_clear(Convert *c)
 static gboolean
 convert(Convert *c, const char *output, MsTraceFormat out_format, GError **error)
 {
-    g_autoptr(MsTraceImportRows) rows = ms_trace_import_rows_open(c->input, c->from, error);
+    g_autoptr(MsTraceImportRows) rows = ms_trace_import_rows_open(c->input, c->from, c->opt, error);
     if (rows == NULL) {
         return FALSE;
     }
@@ -399,20 +434,23 @@ convert(Convert *c, const char *output, MsTraceFormat out_format, GError **error
 }
 
 gboolean
-ms_trace_import(const char *input, MsTraceImportFormat from, const MsTraceImportOptions *options,
-                const char *output, MsTraceFormat out_format, MsTraceHeader *header, GError **error)
+ms_trace_import_run(const char *input, MsTraceImportFormat from,
+                    const MsTraceImportOptions *options, const char *output,
+                    MsTraceFormat out_format, MsTraceImportResult *result, GError **error)
 {
     g_return_val_if_fail(input != NULL && options != NULL && output != NULL, FALSE);
-    Convert c = {.input = input, .from = from};
-    if (!scan(input, from, options, &c.header, error)) {
+    g_return_val_if_fail(from < MS_TRACE_IMPORT_N_FORMATS, FALSE);
+    Convert c = {.input = input, .from = from, .opt = options};
+    g_autofree char *ignored = NULL;
+    if (!scan(&c, &ignored, error)) {
         return FALSE;
     }
-    static const char *const names[] = {"csv", "jsonl", "counts-csv"};
+    const char *name = ms_trace_import_format_name(from);
     g_autofree char *base = g_path_get_basename(input);
-    g_autofree char *line = g_strdup_printf("moesim trace import --from %s %s", names[from], base);
+    g_autofree char *line = g_strdup_printf("moesim trace import --from %s %s", name, base);
     if (!ms_trace_header_set_generator(&c.header, line, NULL)) {
         /* An input name with control characters: provenance is optional, drop the name. */
-        g_autofree char *bare = g_strdup_printf("moesim trace import --from %s", names[from]);
+        g_autofree char *bare = g_strdup_printf("moesim trace import --from %s", name);
         ms_trace_header_set_generator(&c.header, bare, NULL);
     }
     c.rows = g_array_new(FALSE, FALSE, sizeof(TokenRow));
@@ -420,8 +458,22 @@ ms_trace_import(const char *input, MsTraceImportFormat from, const MsTraceImport
     c.path = g_new(guint32, ms_trace_header_path_len(&c.header));
     gboolean ok = convert(&c, output, out_format, error);
     convert_clear(&c);
-    if (ok && header) {
-        *header = c.header;
+    if (ok && result) {
+        result->header = c.header;
+        result->ignored = g_steal_pointer(&ignored);
     }
+    return ok;
+}
+
+gboolean
+ms_trace_import(const char *input, MsTraceImportFormat from, const MsTraceImportOptions *options,
+                const char *output, MsTraceFormat out_format, MsTraceHeader *header, GError **error)
+{
+    MsTraceImportResult result = {0};
+    gboolean ok = ms_trace_import_run(input, from, options, output, out_format, &result, error);
+    if (ok && header) {
+        *header = result.header;
+    }
+    ms_trace_import_result_clear(&result);
     return ok;
 }

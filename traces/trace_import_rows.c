@@ -11,6 +11,7 @@
 #include "sim/base/csv.h"
 #include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
+#include "trace_import_fw.h"
 #include "trace_lines.h"
 
 #define LINE_MAX_BYTES (1u << 20)
@@ -27,6 +28,7 @@ enum {
 static const char *const named[N_NAMED] = {"iteration", "layer", "rank", "token", "experts"};
 
 struct _MsTraceImportRows {
+    MsTraceImportFw *fw; /* the list formats: the rest is unused */
     char *path;
     FILE *file;
     MsTraceLines *lines;
@@ -61,6 +63,11 @@ void
 ms_trace_import_rows_free(MsTraceImportRows *r)
 {
     if (r == NULL) {
+        return;
+    }
+    if (r->fw) {
+        ms_trace_import_fw_free(r->fw);
+        g_free(r);
         return;
     }
     ms_trace_lines_free(r->lines);
@@ -224,8 +231,19 @@ read_csv_header(MsTraceImportRows *r, GError **error)
 }
 
 MsTraceImportRows *
-ms_trace_import_rows_open(const char *path, MsTraceImportFormat format, GError **error)
+ms_trace_import_rows_open(const char *path, MsTraceImportFormat format,
+                          const MsTraceImportOptions *options, GError **error)
 {
+    if (ms_trace_import_fw_format(format)) {
+        MsTraceImportFw *fw = ms_trace_import_fw_open(path, format, options, error);
+        if (fw == NULL) {
+            return NULL;
+        }
+        MsTraceImportRows *r = g_new0(MsTraceImportRows, 1);
+        r->fw = fw;
+        r->format = format;
+        return r;
+    }
     g_autoptr(GError) local = NULL;
     FILE *f = ms_input_file_open(path, MS_INPUT_TRACE_IMPORT, &local);
     if (f == NULL) {
@@ -478,6 +496,9 @@ next_json(MsTraceImportRows *r, const char *text, MsTraceImportRow *row, GError 
 MsTraceRead
 ms_trace_import_rows_next(MsTraceImportRows *r, MsTraceImportRow *row, GError **error)
 {
+    if (r->fw) {
+        return ms_trace_import_fw_next(r->fw, row, error);
+    }
     const char *text = NULL;
     gboolean end = FALSE;
     if (!next_data_line(r, &text, &end, error)) {
@@ -490,17 +511,38 @@ ms_trace_import_rows_next(MsTraceImportRows *r, MsTraceImportRow *row, GError **
                                                          : next_csv(r, text, row, error);
     row->n_values = r->values->len;
     row->values = (const guint64 *)r->values->data;
+    gboolean counts = r->format == MS_TRACE_IMPORT_COUNTS_CSV;
+    row->n_tokens = counts ? 0 : 1;
+    row->width = row->n_values;
     return got;
 }
 
 gboolean
 ms_trace_import_rows_has_token_ids(const MsTraceImportRows *r)
 {
+    if (r->fw) {
+        return TRUE;
+    }
     return r->format == MS_TRACE_IMPORT_JSONL ? r->present[COL_TOKEN] == 1 : r->col[COL_TOKEN] >= 0;
 }
 
 guint32
 ms_trace_import_rows_expert_columns(const MsTraceImportRows *r)
 {
+    if (r->fw) {
+        return ms_trace_import_fw_experts(r->fw);
+    }
     return r->format == MS_TRACE_IMPORT_COUNTS_CSV ? r->expert_cols->len : 0;
+}
+
+gboolean
+ms_trace_import_rows_counts(const MsTraceImportRows *r)
+{
+    return r->fw ? ms_trace_import_fw_counts(r->fw) : r->format == MS_TRACE_IMPORT_COUNTS_CSV;
+}
+
+const char *
+ms_trace_import_rows_ignored(const MsTraceImportRows *r)
+{
+    return r->fw ? ms_trace_import_fw_ignored(r->fw) : NULL;
 }

@@ -26,9 +26,10 @@ struct _MsRouting {
     guint64 iteration;
     Kind kind;
     gboolean sealed;
-    guint32 *counts;      /* [layer][rank][expert] */
-    guint8 *count_given;  /* bitmap of cells given by count records, while building */
-    guint32 *rank_tokens; /* [rank] */
+    guint32 *counts;       /* [layer][rank][expert] */
+    guint8 *count_given;   /* bitmap of cells given by count records, while building */
+    guint32 *rank_tokens;  /* [rank]: of the first layer group */
+    guint32 *group_tokens; /* [group][rank], sealed */
     /* Token paths: while building in arrival order, once sealed grouped by rank (stable). */
     GArray *paths;       /* guint16, path_len per token */
     GArray *token_rank;  /* guint32, building only */
@@ -82,6 +83,7 @@ ms_routing_free(MsRouting *r)
     g_free(r->counts);
     g_free(r->count_given);
     g_free(r->rank_tokens);
+    g_free(r->group_tokens);
     if (r->paths) {
         g_array_unref(r->paths);
     }
@@ -263,45 +265,55 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
     return TRUE;
 }
 
-/* Per-rank token totals of a count iteration, with the whole-token checks. */
+/* Per-rank token totals of a count iteration, with the whole-token checks: within a layer group
+ * every layer routes the same tokens. */
 static gboolean
 seal_counts(MsRouting *r, GError **error)
 {
     const MsTraceHeader *h = &r->header;
     for (guint32 rank = 0; rank < h->ranks; rank++) {
         guint64 first = 0;
+        guint32 first_layer = 0;
         for (guint32 layer = 0; layer < h->layers; layer++) {
             const guint32 *row = r->counts + cell_index(r, layer, rank, 0);
             guint64 sum = 0;
             for (guint32 e = 0; e < h->experts; e++) {
                 sum += row[e];
             }
-            if (layer == 0) {
+            guint32 g = ms_trace_header_group(h, layer);
+            if (h->group_first[g] == layer) {
                 first = sum;
+                first_layer = layer;
             } else if (sum != first) {
                 g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_INCONSISTENT,
                             "iteration %" G_GUINT64_FORMAT " rank %u: %" G_GUINT64_FORMAT
                             " token-expert assignments at layer %u but %" G_GUINT64_FORMAT
-                            " at layer 0 (every layer routes the same tokens)",
-                            r->iteration, rank, sum, layer, first);
+                            " at layer %u (every layer%s routes the same tokens)",
+                            r->iteration, rank, sum, layer, first, first_layer,
+                            h->n_groups > 1 ? " of a layer group" : "");
                 return FALSE;
             }
+            if (layer + 1 < h->layers && ms_trace_header_group(h, layer + 1) == g) {
+                continue;
+            }
+            /* The group's last layer: its tokens. */
+            if (first % h->top_k != 0) {
+                g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_INCONSISTENT,
+                            "iteration %" G_GUINT64_FORMAT " rank %u: %" G_GUINT64_FORMAT
+                            " token-expert assignments per layer is not a multiple of top_k = %u",
+                            r->iteration, rank, first, h->top_k);
+                return FALSE;
+            }
+            if (first / h->top_k > MS_TRACE_MAX_TOKENS_PER_RANK) {
+                g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
+                            "iteration %" G_GUINT64_FORMAT " rank %u routes %" G_GUINT64_FORMAT
+                            " tokens, above the limit of %u",
+                            r->iteration, rank, first / h->top_k, MS_TRACE_MAX_TOKENS_PER_RANK);
+                return FALSE;
+            }
+            r->group_tokens[(gsize)g * h->ranks + rank] = (guint32)(first / h->top_k);
         }
-        if (first % h->top_k != 0) {
-            g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_INCONSISTENT,
-                        "iteration %" G_GUINT64_FORMAT " rank %u: %" G_GUINT64_FORMAT
-                        " token-expert assignments per layer is not a multiple of top_k = %u",
-                        r->iteration, rank, first, h->top_k);
-            return FALSE;
-        }
-        if (first / h->top_k > MS_TRACE_MAX_TOKENS_PER_RANK) {
-            g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT,
-                        "iteration %" G_GUINT64_FORMAT " rank %u routes %" G_GUINT64_FORMAT
-                        " tokens, above the limit of %u",
-                        r->iteration, rank, first / h->top_k, MS_TRACE_MAX_TOKENS_PER_RANK);
-            return FALSE;
-        }
-        r->rank_tokens[rank] = (guint32)(first / h->top_k);
+        r->rank_tokens[rank] = r->group_tokens[rank];
     }
     return TRUE;
 }
@@ -347,11 +359,18 @@ ms_routing_seal(MsRouting *r, GError **error)
     g_clear_pointer(&r->keys, g_free);
     g_clear_pointer(&r->last_id, g_free);
     r->n_keys = r->cap_keys = 0;
+    guint32 n_groups = ms_trace_header_n_groups(&r->header);
+    r->group_tokens = g_new0(guint32, (gsize)n_groups * r->header.ranks);
     if (r->kind == KIND_COUNTS && !seal_counts(r, error)) {
         return FALSE;
     }
     if (r->kind == KIND_TOKENS) {
+        /* A token record crosses every layer: every group routes the rank's tokens. */
         seal_tokens(r);
+        for (guint32 g = 0; g < n_groups; g++) {
+            memcpy(r->group_tokens + (gsize)g * r->header.ranks, r->rank_tokens,
+                   r->header.ranks * sizeof(guint32));
+        }
     }
     guint32 want = r->header.tokens_per_rank;
     for (guint32 rank = 0; want && rank < r->header.ranks; rank++) {
@@ -425,6 +444,14 @@ ms_routing_rank_tokens(const MsRouting *r, guint32 rank)
     return r->rank_tokens[rank];
 }
 
+guint32
+ms_routing_layer_tokens(const MsRouting *r, guint32 layer, guint32 rank)
+{
+    g_return_val_if_fail(r->sealed && layer < r->header.layers && rank < r->header.ranks, 0);
+    guint32 g = ms_trace_header_group(&r->header, layer);
+    return r->group_tokens[(gsize)g * r->header.ranks + rank];
+}
+
 guint64
 ms_routing_total_tokens(const MsRouting *r)
 {
@@ -487,6 +514,9 @@ ms_routing_equal(const MsRouting *a, const MsRouting *b)
     gsize cells = (gsize)ha->layers * ha->ranks * ha->experts;
     if (memcmp(a->counts, b->counts, cells * sizeof(guint32)) != 0 ||
         memcmp(a->rank_tokens, b->rank_tokens, ha->ranks * sizeof(guint32)) != 0 ||
+        !ms_trace_header_equal_groups(ha, hb) ||
+        memcmp(a->group_tokens, b->group_tokens,
+               (gsize)ms_trace_header_n_groups(ha) * ha->ranks * sizeof(guint32)) != 0 ||
         ms_routing_has_paths(a) != ms_routing_has_paths(b)) {
         return FALSE;
     }

@@ -49,8 +49,11 @@ guint32 ms_routing_count(const MsRouting *routing, guint32 layer, guint32 src_ra
 const guint32 *ms_routing_counts(const MsRouting *routing, guint32 layer, guint32 src_rank);
 /* Tokens routed to expert at layer from all ranks. */
 guint64 ms_routing_expert_load(const MsRouting *routing, guint32 layer, guint32 expert);
-/* Tokens that rank routes in this iteration (each goes to top_k experts at every layer). */
+/* Tokens that rank routes in this iteration (each goes to top_k experts at every layer of the
+ * first layer group: of every layer when the trace has no groups). */
 guint32 ms_routing_rank_tokens(const MsRouting *routing, guint32 rank);
+/* Tokens that rank routes at MoE layer `layer` (its layer group's, trace.h). */
+guint32 ms_routing_layer_tokens(const MsRouting *routing, guint32 layer, guint32 rank);
 guint64 ms_routing_total_tokens(const MsRouting *routing);
 
 /* Paths exist when the iteration was built from token records (and not dropped). */

@@ -256,7 +256,7 @@ header_key(MsTraceText *t, MsTraceHeader *header, guint64 *seen_line, GError **e
     if (i == G_N_ELEMENTS(header_keys)) {
         fail(t, error, MS_TRACE_ERROR_HEADER,
              "unknown header key '%.*s' (known: experts, layers, ranks, top_k, tokens_per_rank, "
-             "expert_nodes, max_nodes)",
+             "expert_nodes, max_nodes, groups)",
              (int)MIN(t->lens[0], 64), t->fields[0]);
         return FALSE;
     }
@@ -286,6 +286,35 @@ header_key(MsTraceText *t, MsTraceHeader *header, guint64 *seen_line, GError **e
         return FALSE;
     }
     G_STRUCT_MEMBER(guint32, header, k->offset) = (guint32)v;
+    return TRUE;
+}
+
+/* "groups 0 6": the first MoE layer of every layer group, one line, at most once. */
+static gboolean
+header_groups(MsTraceText *t, MsTraceHeader *header, guint64 *seen, GError **error)
+{
+    if (*seen) {
+        fail(t, error, MS_TRACE_ERROR_HEADER,
+             "header key 'groups' given twice (first at line %" G_GUINT64_FORMAT ")", *seen);
+        return FALSE;
+    }
+    *seen = t->line_no;
+    ensure_fields(t, MS_TRACE_MAX_GROUPS + 2);
+    guint n = split(t, MS_TRACE_MAX_GROUPS + 2);
+    if (n < 2 || n > MS_TRACE_MAX_GROUPS + 1) {
+        fail(t, error, MS_TRACE_ERROR_LIMIT,
+             "groups needs the first MoE layer of each of 1 to %u layer groups, got %u",
+             MS_TRACE_MAX_GROUPS, n - 1);
+        return FALSE;
+    }
+    for (guint i = 1; i < n; i++) {
+        guint64 v = 0;
+        if (!parse_field(t, i, "groups", MS_TRACE_MAX_LAYERS - 1, &v, error)) {
+            return FALSE;
+        }
+        header->group_first[i - 1] = (guint32)v;
+    }
+    header->n_groups = n - 1;
     return TRUE;
 }
 
@@ -325,7 +354,7 @@ ms_trace_text_read_header(MsTraceText *t, MsTraceHeader *header, GError **error)
     if (!read_magic(t, error)) {
         return FALSE;
     }
-    guint64 seen_line[G_N_ELEMENTS(header_keys)] = {0};
+    guint64 seen_line[G_N_ELEMENTS(header_keys)] = {0}, groups_line = 0;
     for (;;) {
         gboolean got = FALSE;
         if (!next_line(t, &got, error)) {
@@ -344,6 +373,12 @@ ms_trace_text_read_header(MsTraceText *t, MsTraceHeader *header, GError **error)
         if (is_record_line(t, n)) {
             t->pending = TRUE;
             break;
+        }
+        if (n >= 1 && t->lens[0] == 6 && memcmp(t->fields[0], "groups", 6) == 0) {
+            if (!header_groups(t, header, &groups_line, error)) {
+                return FALSE;
+            }
+            continue;
         }
         if (n != 2) {
             fail(t, error, MS_TRACE_ERROR_SYNTAX, "header line must be 'KEY VALUE', got %u fields",
@@ -471,6 +506,13 @@ ms_trace_text_encode_header(GString *out, const MsTraceHeader *h)
     if (h->max_nodes) {
         g_string_append_printf(out, "expert_nodes %u\nmax_nodes %u\n", h->expert_nodes,
                                h->max_nodes);
+    }
+    if (h->n_groups > 1) {
+        g_string_append(out, "groups");
+        for (guint32 g = 0; g < h->n_groups; g++) {
+            g_string_append_printf(out, " %u", h->group_first[g]);
+        }
+        g_string_append_c(out, '\n');
     }
 }
 

@@ -1,7 +1,7 @@
 /* model: reading model INI files (through sim/base/ini.h, so every bad value names FILE:LINE, the
  * key and the value) and the per-token cost formulas of docs/models.md. Counts are elements, costs
  * flops per token and bytes per op; nothing here knows the cluster except ms_model_resolve_ep. */
-#include "model.h"
+#include "model_private.h"
 
 #include <math.h>
 #include <string.h>
@@ -15,24 +15,10 @@ G_DEFINE_QUARK(ms_model_error_quark, ms_model_error)
 #define RESOURCE_DIR "/moesim/models"
 #define GROUP "model"
 
-struct _MsModel {
-    MsModelSpec spec;
-    char *source;
-    char *name;
-    char *description;
-    guint ep_line;            /* line of the file's ep key (0: not given) */
-    gboolean *is_moe;         /* per layer */
-    gint *moe_index;          /* per layer, -1 for dense */
-    guint *moe_layer;         /* per MoE index */
-    guint64 attention_params; /* the file's override, 0: the Q, K, V, O formula */
-    double attention_flops;   /* per token, forward */
-    double dense_flops;       /* per token, forward */
-};
-
 void
 ms_model_free(MsModel *model)
 {
-    if (model == NULL) {
+    if (model == NULL || model->is_view) {
         return;
     }
     g_free(model->source);
@@ -41,6 +27,11 @@ ms_model_free(MsModel *model)
     g_free(model->is_moe);
     g_free(model->moe_index);
     g_free(model->moe_layer);
+    for (guint g = 0; g < model->n_groups; g++) {
+        g_free((char *)model->groups[g].group.name);
+    }
+    g_free(model->groups);
+    g_free(model->layer_group);
     g_free(model);
 }
 
@@ -230,9 +221,10 @@ read_header(MsModel *m, const MsIni *ini, GError **error)
     guint n_groups = 0;
     const char *const *groups = ms_ini_groups(ini, &n_groups);
     for (guint i = 0; i < n_groups; i++) {
-        if (strcmp(groups[i], GROUP) != 0) {
+        if (strcmp(groups[i], GROUP) != 0 && !g_str_has_prefix(groups[i], "group ")) {
             ms_ini_set_error(ini, groups[i], NULL, error, MS_INI_ERROR_UNKNOWN_KEY,
-                             "unknown group (a model file has only [model])");
+                             "unknown group (a model file has [model] and [group NAME] layer "
+                             "groups)");
             return FALSE;
         }
     }
@@ -462,8 +454,8 @@ read_run(MsModel *m, const MsIni *ini, GError **error)
 }
 
 /* Forward flops per token; docs/models.md. */
-static void
-derive_flops(MsModel *m)
+void
+model_derive_flops(MsModel *m)
 {
     const MsModelSpec *s = &m->spec;
     /* Scores and values: 2 x seq_len x (heads x head_dim) flops each. */
@@ -522,12 +514,15 @@ parse(const MsIni *ini, GError **error)
         !read_framework(m, ini, error)) {
         return NULL;
     }
-    derive_flops(m);
+    model_derive_flops(m);
     if (!read_overrides(m, ini, error)) {
         return NULL;
     }
     m->spec.name = m->name;
     m->spec.description = m->description;
+    if (!model_read_groups(m, ini, error)) {
+        return NULL;
+    }
     return g_steal_pointer(&m);
 }
 
@@ -589,6 +584,42 @@ void
 ms_model_set_framework(MsModel *model, const MsFramework *framework)
 {
     model->spec.framework = *framework;
+    for (guint g = 0; g < model->n_groups; g++) {
+        model->groups[g].spec.framework = *framework;
+    }
+}
+
+guint
+ms_model_n_groups(const MsModel *model)
+{
+    return model->n_groups;
+}
+
+const MsModelGroup *
+ms_model_group(const MsModel *model, guint group)
+{
+    g_return_val_if_fail(group < model->n_groups, NULL);
+    return &model->groups[group].group;
+}
+
+gint
+ms_model_layer_group(const MsModel *model, guint layer)
+{
+    g_return_val_if_fail(layer < model->spec.layers, -1);
+    return model->n_groups ? (gint)model->layer_group[layer] : -1;
+}
+
+const MsModel *
+ms_model_layer(const MsModel *model, guint layer)
+{
+    g_return_val_if_fail(layer < model->spec.layers, model);
+    return model->n_groups ? &model->groups[model->layer_group[layer]] : model;
+}
+
+const MsModel *
+ms_model_moe(const MsModel *model, guint moe_index)
+{
+    return ms_model_layer(model, ms_model_moe_layer(model, moe_index));
 }
 
 const char *
@@ -668,23 +699,36 @@ moe_ffn_params(const MsModel *model, guint experts)
            ms_model_gate_params(model);
 }
 
+/* Layer l's parameters in its group's dimensions, with `experts` of an MoE layer's experts. */
+static guint64
+layer_params(const MsModel *model, guint l, guint experts)
+{
+    const MsModel *v = ms_model_layer(model, l);
+    return ms_model_attention_params(v) +
+           (model->is_moe[l] ? moe_ffn_params(v, experts) : ms_model_dense_ffn_params(v));
+}
+
 guint64
 ms_model_total_params(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    return s->layers * ms_model_attention_params(model) +
-           (s->layers - s->n_moe) * ms_model_dense_ffn_params(model) +
-           s->n_moe * moe_ffn_params(model, s->experts) + ms_model_head_params(model) +
-           ms_model_embedding_params(model);
+    guint64 sum = ms_model_head_params(ms_model_layer(model, s->layers - 1)) +
+                  ms_model_embedding_params(ms_model_layer(model, 0));
+    for (guint l = 0; l < s->layers; l++) {
+        sum += layer_params(model, l, s->experts);
+    }
+    return sum;
 }
 
 guint64
 ms_model_active_params(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    return s->layers * ms_model_attention_params(model) +
-           (s->layers - s->n_moe) * ms_model_dense_ffn_params(model) +
-           s->n_moe * moe_ffn_params(model, s->top_k) + ms_model_head_params(model);
+    guint64 sum = ms_model_head_params(ms_model_layer(model, s->layers - 1));
+    for (guint l = 0; l < s->layers; l++) {
+        sum += layer_params(model, l, s->top_k);
+    }
+    return sum;
 }
 
 guint64
@@ -739,11 +783,15 @@ double
 ms_model_token_flops(const MsModel *model)
 {
     const MsModelSpec *s = &model->spec;
-    return s->layers * ms_model_attention_flops(model) +
-           (s->layers - s->n_moe) * ms_model_dense_ffn_flops(model) +
-           s->n_moe * (s->top_k * ms_model_expert_flops(model) + ms_model_shared_flops(model) +
-                       ms_model_gate_flops(model)) +
-           (s->vocab > 0 ? ms_model_head_flops(model) : 0);
+    double sum = s->vocab > 0 ? ms_model_head_flops(ms_model_layer(model, s->layers - 1)) : 0;
+    for (guint l = 0; l < s->layers; l++) {
+        const MsModel *v = ms_model_layer(model, l);
+        sum += ms_model_attention_flops(v) +
+               (model->is_moe[l] ? s->top_k * ms_model_expert_flops(v) + ms_model_shared_flops(v) +
+                                       ms_model_gate_flops(v)
+                                 : ms_model_dense_ffn_flops(v));
+    }
+    return sum;
 }
 
 double

@@ -34,6 +34,7 @@ typedef enum {
 #define MS_MODEL_MAX_VOCAB (1u << 24)
 #define MS_MODEL_MAX_HEAD_DIM 4096u
 #define MS_MODEL_MAX_ATTENTION_PARAMS (G_GUINT64_CONSTANT(1) << 38)
+#define MS_MODEL_MAX_GROUPS 64u /* layer groups, as a trace's */
 
 /* The file's values (a plain value record; strings owned by the model). */
 typedef struct {
@@ -66,6 +67,16 @@ typedef struct {
 
 typedef struct _MsModel MsModel;
 
+/* A layer group ([group NAME]: an encoder, a decoder): layers first..last, with their own
+ * tokens and dimensions (docs/models.md, "Layer groups"). A plain value record; name owned by
+ * the model. */
+typedef struct {
+    const char *name;
+    guint first, last; /* transformer layers, inclusive */
+    guint first_moe;   /* MoE index of its first MoE layer */
+    guint n_moe;       /* its MoE layers (0: a dense group) */
+} MsModelGroup;
+
 /* Loads a shipped model by name (e.g. "mixtral-8x7b") or, when name_or_path names an existing
  * file or contains '/' or ends in ".ini", that file. Every problem is reported as
  * FILE:LINE: [model] key: what is wrong (MS_INI_ERROR for syntax, missing keys, bad numbers and
@@ -95,6 +106,17 @@ gboolean ms_model_is_moe(const MsModel *model, guint layer);
 gint ms_model_moe_index(const MsModel *model, guint layer);
 guint ms_model_moe_layer(const MsModel *model, guint moe_index);
 
+/* Layer groups: 0 when the file has none (every layer is the [model] group's). */
+guint ms_model_n_groups(const MsModel *model);
+const MsModelGroup *ms_model_group(const MsModel *model, guint group);
+/* The group of a layer, or -1 without groups. */
+gint ms_model_layer_group(const MsModel *model, guint layer);
+/* The model as transformer layer `layer` sees it: its group's tokens and dimensions in the spec
+ * and the costs below (a view owned by model), or model itself without groups. */
+const MsModel *ms_model_layer(const MsModel *model, guint layer);
+/* The same for MoE layer moe_index. */
+const MsModel *ms_model_moe(const MsModel *model, guint moe_index);
+
 /* Parameter counts (elements) of one layer's parts. */
 guint64 ms_model_attention_params(const MsModel *model);
 guint64 ms_model_dense_ffn_params(const MsModel *model);
@@ -110,6 +132,13 @@ guint64 ms_model_embedding_params(const MsModel *model);
  * publish as total and active. */
 guint64 ms_model_total_params(const MsModel *model);
 guint64 ms_model_active_params(const MsModel *model);
+
+/* Sums over the layers, each in its layer group's dimensions (model_groups.c): every parameter
+ * but the routed experts' (attention, dense FFNs, gates, shared experts, head and embedding), one
+ * routed expert of every MoE layer, and the largest routed expert of any layer. */
+double ms_model_dense_params(const MsModel *model);
+double ms_model_layer_expert_params(const MsModel *model);
+guint64 ms_model_largest_expert_params(const MsModel *model);
 
 /* Forward flops per token (docs/models.md gives the formulas; attention and dense FFN may be
  * overridden in the file). Expert flops are per routed token-expert assignment. */

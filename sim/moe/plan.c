@@ -50,6 +50,8 @@ ms_plan_config_clear(MsPlanConfig *cfg)
         ms_placement_free(cfg->layers[m].placement);
         g_free(cfg->layers[m].moves_p1);
         g_free(cfg->layers[m].moves_p2);
+        g_free(cfg->layers[m].loads_p1);
+        g_free(cfg->layers[m].loads_p2);
     }
     g_free(cfg->layers);
     if (cfg->meta) {
@@ -84,6 +86,48 @@ mismatch(GError **error, const char *what, guint64 trace, const char *where, gui
     return FALSE;
 }
 
+/* The first MoE layer of each layer group as text ("0 6"): the trace's, or the model's groups
+ * that hold MoE layers. */
+static char *
+trace_groups_text(const MsTraceHeader *h)
+{
+    GString *s = g_string_new(NULL);
+    for (guint32 g = 0; g < ms_trace_header_n_groups(h); g++) {
+        g_string_append_printf(s, "%s%u", g ? " " : "", h->group_first[g]);
+    }
+    return g_string_free(s, FALSE);
+}
+
+/* A trace without groups routes the same tokens at every layer, which any model's groups take;
+ * a trace with groups must split the MoE layers where the model's groups do. */
+static gboolean
+check_groups(const MsModel *model, const MsTraceHeader *h, GError **error)
+{
+    if (ms_trace_header_n_groups(h) <= 1) {
+        return TRUE;
+    }
+    MsTraceHeader want;
+    ms_trace_header_init(&want);
+    for (guint g = 0; g < ms_model_n_groups(model); g++) {
+        const MsModelGroup *gr = ms_model_group(model, g);
+        if (gr->n_moe > 0 && want.n_groups < MS_TRACE_MAX_GROUPS) {
+            want.group_first[want.n_groups++] = gr->first_moe;
+        }
+    }
+    if (ms_trace_header_equal_groups(h, &want)) {
+        return TRUE;
+    }
+    g_autofree char *have = trace_groups_text(h);
+    g_autofree char *model_text = ms_model_n_groups(model) ? trace_groups_text(&want) : NULL;
+    g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_MISMATCH,
+                "the trace's layer groups start at MoE layers %s but model %s %s%s "
+                "(docs/models.md, \"Layer groups\")",
+                have, ms_model_spec(model)->name,
+                model_text ? "has groups with MoE layers starting at " : "has no layer groups",
+                model_text ? model_text : "");
+    return FALSE;
+}
+
 gboolean
 ms_plan_check_routing(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
                       MsPlanMode mode, GError **error)
@@ -98,7 +142,11 @@ ms_plan_check_routing(const MsModel *model, const MsRouting *routing, const MsTo
     if (h->experts != s->experts) {
         return mismatch(error, "experts", h->experts, m, s->experts);
     }
-    if (h->ranks != ms_topology_n_gpus(topo)) {
+    if (!check_groups(model, h, error)) {
+        return FALSE;
+    }
+    /* A routing of fewer ranks runs on the first GPUs (sim/rank_map.h): rank r is GPU r. */
+    if (h->ranks > ms_topology_n_gpus(topo)) {
         g_autofree char *gpus = g_strdup_printf("%s (GPUs)", t);
         return mismatch(error, "ranks", h->ranks, gpus, ms_topology_n_gpus(topo));
     }
@@ -265,10 +313,27 @@ plan_bucket_flush(Plan *p, Bucket *b, gboolean expert)
 
 /* --- dense parts --- */
 
-static guint64
-rank_tokens(const Plan *p, guint r)
+void
+plan_enter(Plan *p, guint layer)
 {
-    return ms_routing_rank_tokens(p->routing, r);
+    p->model = ms_model_layer(p->root, layer);
+    p->spec = ms_model_spec(p->model);
+    p->token_bytes = ms_model_token_bytes(p->model);
+}
+
+guint64
+plan_layer_tokens(const Plan *p, guint layer, guint r)
+{
+    gint g = ms_model_layer_group(p->root, layer);
+    if (g < 0) {
+        return ms_routing_rank_tokens(p->routing, r);
+    }
+    const MsModelGroup *gr = ms_model_group(p->root, (guint)g);
+    if (gr->n_moe == 0) {
+        const MsModelSpec *s = ms_model_spec(ms_model_layer(p->root, layer));
+        return p->mode == MS_PLAN_TRAIN ? s->tokens_per_gpu : s->tokens_per_gpu_infer;
+    }
+    return ms_routing_layer_tokens(p->routing, gr->first_moe, r);
 }
 
 static void
@@ -278,7 +343,7 @@ attention(Plan *p, guint layer, MsPhase phase)
     double f = bwd ? p->spec->backward_factor : 1.0;
     g_autofree char *label = plan_label((gint)layer, phase, "attn", -1, -1);
     for (guint r = 0; r < p->n; r++) {
-        guint64 t = rank_tokens(p, r);
+        guint64 t = plan_layer_tokens(p, layer, r);
         p->ids[r] =
             plan_compute(p, r, p->st_compute, MS_ROLE_ATTENTION, phase, (gint)layer, -1, label,
                          MS_COMPUTE_ATTENTION, f * (double)t * ms_model_attention_flops(p->model),
@@ -296,7 +361,7 @@ dense_ffn(Plan *p, guint layer, MsPhase phase)
     guint matrices = s->gated ? 3 : 2;
     g_autofree char *label = plan_label((gint)layer, phase, "ffn", -1, -1);
     for (guint r = 0; r < p->n; r++) {
-        guint64 t = rank_tokens(p, r), bytes = 0;
+        guint64 t = plan_layer_tokens(p, layer, r), bytes = 0;
         double flops = 0;
         ms_compute_expert_ffn_cost(t, s->d_model, s->d_ffn_dense, s->gated,
                                    ms_dtype_bytes(s->dtype), &flops, &bytes);
@@ -314,7 +379,8 @@ head(Plan *p, MsPhase phase)
     double f = phase == MS_PHASE_BACKWARD ? p->spec->backward_factor : 1.0;
     g_autofree char *label = plan_label(-1, phase, "head", -1, -1);
     for (guint r = 0; r < p->n; r++) {
-        guint64 t = rank_tokens(p, r);
+        /* The output head reads the last layer's tokens (a decoder's). */
+        guint64 t = plan_layer_tokens(p, p->spec->layers - 1, r);
         p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_OTHER, phase, -1, -1, label,
                                  MS_COMPUTE_GEMM, f * (double)t * ms_model_head_flops(p->model),
                                  f * ms_model_head_bytes(p->model, t), t);
@@ -333,6 +399,7 @@ static gboolean
 forward(Plan *p)
 {
     for (guint l = 0; l < p->spec->layers; l++) {
+        plan_enter(p, l);
         attention(p, l, MS_PHASE_FORWARD);
         if (ms_model_is_moe(p->model, l)) {
             if (!plan_moe_forward(p, l)) {
@@ -343,6 +410,7 @@ forward(Plan *p)
         }
     }
     if (p->spec->vocab > 0) {
+        plan_enter(p, p->spec->layers - 1);
         head(p, MS_PHASE_FORWARD);
     }
     return TRUE;
@@ -352,6 +420,7 @@ static gboolean
 backward(Plan *p)
 {
     if (p->spec->vocab > 0) {
+        plan_enter(p, p->spec->layers - 1);
         head(p, MS_PHASE_BACKWARD);
         /* The head (tied: also the embedding) is needed first by the next forward when tied:
          * its bucket counts as layer 0. */
@@ -361,6 +430,7 @@ backward(Plan *p)
         }
     }
     for (guint l = p->spec->layers; l-- > 0;) {
+        plan_enter(p, l);
         if (ms_model_is_moe(p->model, l)) {
             if (!plan_moe_backward(p, l)) {
                 return FALSE;
@@ -399,11 +469,14 @@ add_streams(Plan *p)
     if (cfg->split_allreduce && p->mode == MS_PLAN_TRAIN) {
         p->st_ar = ms_schedule_add_stream(p->s, "allreduce", MS_STREAM_COMM);
     }
-    p->st_weights = p->st_planner = NO_STREAM;
+    p->st_weights = p->st_planner = p->st_host = NO_STREAM;
     for (guint m = 0; cfg->layers && m < cfg->n_layers; m++) {
         const MsLayerPlacement *lp = &cfg->layers[m];
         if ((lp->moves_p1 || lp->moves_p2) && p->st_weights == NO_STREAM) {
             p->st_weights = ms_schedule_add_stream(p->s, "weights", MS_STREAM_COMM);
+        }
+        if ((lp->loads_p1 || lp->loads_p2) && p->st_host == NO_STREAM) {
+            p->st_host = ms_schedule_add_stream(p->s, "host", MS_STREAM_COMPUTE);
         }
         if (lp->plan_bytes > 0 && p->st_planner == NO_STREAM) {
             p->st_planner = ms_schedule_add_stream(p->s, "planner", MS_STREAM_COMPUTE);
@@ -512,13 +585,14 @@ ms_plan_build(const MsModel *model, const MsRouting *routing, const MsTopology *
         return NULL;
     }
     const MsModelSpec *spec = ms_model_spec(model);
-    Plan p = {.model = model,
+    Plan p = {.root = model,
+              .model = model,
               .spec = spec,
               .routing = routing,
               .topo = topo,
               .cfg = cfg,
               .mode = mode,
-              .n = ms_topology_n_gpus(topo),
+              .n = ms_routing_header(routing)->ranks,
               .error = error};
     p.top_k = mode == MS_PLAN_TRAIN ? spec->top_k : spec->top_k_infer;
     if (!resolve_ep(&p, error)) {

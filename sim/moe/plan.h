@@ -62,6 +62,13 @@ typedef struct {
     gboolean replan;        /* phase 2 check runs (an op after the gate) */
     double replan_bytes;    /* its memory traffic */
     guint64 *moves_p2;      /* weights moved after a phase 2 re-plan, before dispatch */
+    /* Experts in host memory (never with moves): per rank the weight bytes loaded over the GPU's
+     * link to host memory, at host_bw bytes/s each, on the `host` stream: for phase 1 after the
+     * planning op, and after the gate (a re-plan, or experts the estimate missed) before
+     * dispatch. NULL: nothing loaded. */
+    guint64 *loads_p1;
+    guint64 *loads_p2;
+    double host_bw;
 } MsLayerPlacement;
 
 /* One MoE layer as the plan builder sees it when it asks the policy how to run it. */
@@ -126,8 +133,8 @@ void ms_plan_config_clear(MsPlanConfig *cfg);
 void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *value);
 
 /* Checks that routing fits the model and the topology in this mode: MoE layers, experts, ranks
- * (the topology's GPUs) and top_k (top_k or top_k_infer). MS_PLAN_ERROR_MISMATCH names both
- * numbers. */
+ * (at most the topology's GPUs: a schedule of R ranks runs on GPUs 0 .. R-1) and top_k (top_k
+ * or top_k_infer). MS_PLAN_ERROR_MISMATCH names both numbers. */
 gboolean ms_plan_check_routing(const MsModel *model, const MsRouting *routing,
                                const MsTopology *topo, MsPlanMode mode, GError **error);
 

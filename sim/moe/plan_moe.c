@@ -44,6 +44,15 @@ check_layers(Plan *p)
         return FALSE;
     }
     for (guint m = 0; m < cfg->n_layers; m++) {
+        const MsLayerPlacement *lp = &cfg->layers[m];
+        if ((lp->loads_p1 || lp->loads_p2) &&
+            (lp->moves_p1 || lp->moves_p2 || !(lp->host_bw > 0 && isfinite(lp->host_bw)))) {
+            g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
+                        "MoE layer %u loads experts from host memory %s", m,
+                        lp->host_bw > 0 ? "and moves them between GPUs"
+                                        : "without a host link bandwidth");
+            return FALSE;
+        }
         const MsPlacement *pl = cfg->layers[m].placement;
         if (pl == NULL || ms_placement_n_ranks(pl) != p->n ||
             ms_placement_n_experts(pl) != p->spec->experts || ms_placement_group_size(pl) != p->n ||
@@ -110,9 +119,12 @@ check_size(Plan *p)
         per_rank += 5 + p->layer_plans[m].chunks * (comp ? 7 : 3);
     }
     per_rank *= train ? 2 : 1;
-    guint64 params = (ms_model_attention_params(p->model) + ms_model_dense_ffn_params(p->model) +
-                      ms_model_expert_params(p->model) + ms_model_shared_params(p->model)) *
-                     p->spec->layers;
+    guint64 params = 0;
+    for (guint l = 0; l < p->spec->layers; l++) {
+        const MsModel *v = ms_model_layer(p->root, l);
+        params += ms_model_attention_params(v) + ms_model_dense_ffn_params(v) +
+                  ms_model_expert_params(v) + ms_model_shared_params(v);
+    }
     guint64 grads = params * ms_dtype_bytes(p->spec->dtype) / p->spec->grad_bucket + 2;
     guint64 ar = p->cfg->allreduce_chunk
                      ? params * ms_dtype_bytes(p->spec->dtype) / p->cfg->allreduce_chunk + grads
@@ -182,16 +194,15 @@ plan_moe_prepare(Plan *p)
     }
     p->base = p->mode == MS_PLAN_TRAIN ? ms_placement_new_ep(p->n, E, p->ep)
                                        : ms_placement_new_static(p->n, E);
-    g_autofree guint64 *caps = NULL;
-    if (p->spec->capacity_factor > 0) {
-        caps = g_new(guint64, p->n);
-        for (guint r = 0; r < p->n; r++) {
-            caps[r] = ms_model_capacity(p->model, ms_routing_rank_tokens(p->routing, r), p->top_k);
-        }
-    }
+    g_autofree guint64 *caps = p->spec->capacity_factor > 0 ? g_new(guint64, p->n) : NULL;
     p->traffic = g_new0(MsTraffic *, n_moe);
     p->layer_plans = g_new0(MsMoeLayerPlan, n_moe);
     for (guint m = 0; m < n_moe; m++) {
+        guint layer = ms_model_moe_layer(p->root, m);
+        plan_enter(p, layer);
+        for (guint r = 0; caps && r < p->n; r++) {
+            caps[r] = ms_model_capacity(p->model, plan_layer_tokens(p, layer, r), p->top_k);
+        }
         p->traffic[m] = ms_traffic_new(p->routing, m, placement_of(p, m), caps);
         p->dropped += ms_traffic_dropped(p->traffic[m]);
         if (!layer_plan(p, m)) {
@@ -545,7 +556,7 @@ gate(Plan *p, guint layer, MsPhase phase)
     double f = phase == MS_PHASE_BACKWARD ? p->spec->backward_factor : 1.0;
     g_autofree char *label = plan_label((gint)layer, phase, "gate", -1, -1);
     for (guint r = 0; r < p->n; r++) {
-        guint64 t = ms_routing_rank_tokens(p->routing, r);
+        guint64 t = plan_layer_tokens(p, layer, r);
         p->ids[r] =
             plan_compute(p, r, p->st_compute, MS_ROLE_GATE, phase, (gint)layer, -1, label,
                          MS_COMPUTE_ELEMENTWISE, f * (double)t * ms_model_gate_flops(p->model),
@@ -567,7 +578,7 @@ host_work(Plan *p, guint layer, const MsPlacement *pl)
     }
     g_autofree char *label = plan_label((gint)layer, MS_PHASE_FORWARD, "host", -1, -1);
     for (guint r = 0; r < p->n; r++) {
-        guint64 t = ms_routing_rank_tokens(p->routing, r);
+        guint64 t = plan_layer_tokens(p, layer, r);
         guint32 op = plan_compute(p, r, p->st_compute, MS_ROLE_HOST, MS_PHASE_FORWARD, (gint)layer,
                                   -1, label, MS_COMPUTE_ELEMENTWISE, 0, 0, t);
         ms_schedule_set_host(p->s, op, ms_framework_layer_s(f, ms_placement_n_local(pl, r), t));
@@ -591,7 +602,7 @@ shared_experts(Plan *p, guint layer, MsPhase phase)
     g_autofree char *label = plan_label((gint)layer, phase, "shared", -1, -1);
     for (guint r = 0; r < p->n; r++) {
         g_autoptr(GArray) before = g_array_copy(p->front[r]);
-        guint64 t = ms_routing_rank_tokens(p->routing, r), bytes = 0;
+        guint64 t = plan_layer_tokens(p, layer, r), bytes = 0;
         double flops = 0;
         ms_compute_expert_ffn_cost(t, s->d_model, width, s->gated, ms_dtype_bytes(s->dtype), &flops,
                                    &bytes);
@@ -624,6 +635,29 @@ weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guin
     }
 }
 
+/* Loads expert weights from host memory: per rank an op on the host stream that takes
+ * bytes / host_bw, as a memory-bound op whose traffic is scaled by hbm / host_bw (the GPU's copy
+ * engine works beside its kernels; loads of different GPUs do not share a link). out gets each
+ * rank's op (NO_OP where nothing loads). */
+static void
+loads(Plan *p, guint layer, const MsLayerPlacement *lp, const guint64 *bytes, const char *what,
+      const guint32 *deps, guint32 *out)
+{
+    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, what, -1, -1);
+    for (guint r = 0; r < p->n; r++) {
+        if (bytes[r] == 0) {
+            continue;
+        }
+        double hbm = ms_topology_gpu_spec(p->topo, r)->hbm_bandwidth;
+        out[r] =
+            plan_compute(p, r, p->st_host, MS_ROLE_WEIGHTS, MS_PHASE_OTHER, (gint)layer, -1, label,
+                         MS_COMPUTE_ELEMENTWISE, 0, (double)bytes[r] * hbm / lp->host_bw, 0);
+        if (deps && deps[r] != NO_OP) {
+            ms_schedule_add_dep(p->s, out[r], deps[r]);
+        }
+    }
+}
+
 /* Phase 1: planned from the paths up to the previous MoE layer's gate, off the critical path. */
 static void
 phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
@@ -644,22 +678,29 @@ phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
     if (lp->moves_p1) {
         weights(p, layer, lp->moves_p1, "weights.p1", dep, w1);
     }
+    if (lp->loads_p1) {
+        loads(p, layer, lp, lp->loads_p1, "host.p1", dep, w1);
+    }
 }
 
 /* Phase 2: after the gate, check the real top experts; re-plan and move weights if needed. */
 static void
 phase2(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w2)
 {
-    if (!lp->replan) {
-        return;
+    /* Without a check, what loads after the gate waits for the gate (p->ids holds it). */
+    if (lp->replan) {
+        g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "replan", -1, -1);
+        for (guint r = 0; r < p->n; r++) {
+            p->ids[r] =
+                plan_compute(p, r, p->st_compute, MS_ROLE_REPLAN, MS_PHASE_OTHER, (gint)layer, -1,
+                             label, MS_COMPUTE_ELEMENTWISE, 0, lp->replan_bytes, 0);
+        }
     }
-    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, "replan", -1, -1);
-    for (guint r = 0; r < p->n; r++) {
-        p->ids[r] = plan_compute(p, r, p->st_compute, MS_ROLE_REPLAN, MS_PHASE_OTHER, (gint)layer,
-                                 -1, label, MS_COMPUTE_ELEMENTWISE, 0, lp->replan_bytes, 0);
-    }
-    if (lp->moves_p2) {
+    if (lp->replan && lp->moves_p2) {
         weights(p, layer, lp->moves_p2, "weights.p2", p->ids, w2);
+    }
+    if (lp->loads_p2) {
+        loads(p, layer, lp, lp->loads_p2, "host.p2", p->ids, w2);
     }
 }
 

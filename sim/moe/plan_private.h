@@ -20,6 +20,9 @@ typedef struct {
 
 typedef struct {
     MsSchedule *s;
+    const MsModel *root; /* the model of the file */
+    /* The model as the layer being planned sees it (its layer group's view, plan_enter): every
+     * per-layer cost and size below reads these; model-wide values are the same in every view. */
     const MsModel *model;
     const MsModelSpec *spec;
     const MsRouting *routing;
@@ -29,7 +32,7 @@ typedef struct {
     guint n;     /* ranks */
     guint top_k; /* of this mode */
     guint ep;
-    guint st_compute, st_a2a, st_ar, st_weights, st_planner;
+    guint st_compute, st_a2a, st_ar, st_weights, st_planner, st_host;
     gint64 *prio; /* per rank: next compute priority (program order) */
     guint64 comm_seq;
     GArray **front; /* per rank: ops the next op of the data chain depends on */
@@ -47,6 +50,12 @@ typedef struct {
     guint32 *ranks;              /* 0 .. n-1 */
     GError **error;
 } Plan;
+
+/* Makes transformer layer `layer`'s view the model the plan reads (model, spec, token_bytes). */
+void plan_enter(Plan *p, guint layer);
+/* Tokens rank r processes at transformer layer `layer`: its layer group's from the routing, or,
+ * in a group without MoE layers, the group's tokens per GPU of the mode. */
+guint64 plan_layer_tokens(const Plan *p, guint layer, guint r);
 
 /* A compute op on rank r depending on the rank's frontier, which it then replaces. */
 guint32 plan_compute(Plan *p, guint r, guint stream, MsRole role, MsPhase phase, gint layer,

@@ -69,7 +69,7 @@ static double
 compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *t, guint k)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    guint n = ms_topology_n_gpus(topo);
+    guint n = ms_placement_n_ranks(ms_traffic_placement(t));
     g_autofree guint64 *per = g_new(guint64, s->experts);
     double worst = 0;
     for (guint r = 0; r < n; r++) {
@@ -98,22 +98,24 @@ estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology
                 const double *inj, guint64 a2a_chunk, guint ep, double *compute_s, double *a2a_s)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    guint n = ms_topology_n_gpus(topo);
+    guint n = ms_routing_header(routing)->ranks; /* the first GPUs (sim/rank_map.h) */
     g_autoptr(MsPlacement) pl = ms_placement_new_ep(n, s->experts, ep);
     g_autofree guint64 *caps = g_new(guint64, n);
-    for (guint r = 0; r < n; r++) {
-        caps[r] = ms_model_capacity(model, ms_routing_rank_tokens(routing, r), s->top_k);
-    }
     *compute_s = *a2a_s = 0;
     for (guint m = 0; m < s->n_moe; m++) {
+        /* Each layer in its layer group's dimensions and tokens. */
+        const MsModel *v = ms_model_moe(model, m);
+        for (guint r = 0; r < n; r++) {
+            caps[r] = ms_model_capacity(v, ms_routing_layer_tokens(routing, m, r), s->top_k);
+        }
         g_autoptr(MsTraffic) t = ms_traffic_new(routing, m, pl, caps);
         guint64 most = 0;
         for (guint r = 0; r < n; r++) {
-            most = MAX(most, ms_traffic_sent_off_rank(t, r) * ms_model_token_bytes(model));
+            most = MAX(most, ms_traffic_sent_off_rank(t, r) * ms_model_token_bytes(v));
         }
         guint k = (guint)ms_plan_chunks_for(most, a2a_chunk);
-        *compute_s += compute_estimate(model, topo, t, k);
-        *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(model), k);
+        *compute_s += compute_estimate(v, topo, t, k);
+        *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(v), k);
     }
 }
 
@@ -122,12 +124,8 @@ static gboolean
 fits_memory(const MsModel *model, const MsTopology *topo, guint ep)
 {
     const MsModelSpec *s = ms_model_spec(model);
-    double dense = (double)s->layers * (double)ms_model_attention_params(model) +
-                   (double)(s->layers - s->n_moe) * (double)ms_model_dense_ffn_params(model) +
-                   (double)s->n_moe * (double)ms_model_gate_params(model) +
-                   (double)ms_model_head_params(model);
-    double experts =
-        (double)s->n_moe * (double)(s->experts / ep) * (double)ms_model_expert_params(model);
+    double dense = ms_model_dense_params(model);
+    double experts = (double)(s->experts / ep) * ms_model_layer_expert_params(model);
     double bytes = MS_LINA_BYTES_PER_PARAM * (dense + experts);
     return bytes <= (double)ms_topology_gpu_spec(topo, 0)->memory_bytes;
 }
@@ -136,7 +134,7 @@ gboolean
 ms_lina_pack(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
              guint64 a2a_chunk, guint factor, MsLinaPack *out, GError **error)
 {
-    guint n = ms_topology_n_gpus(topo), ep = 0;
+    guint n = ms_routing_header(routing)->ranks, ep = 0;
     if (!ms_model_resolve_ep(model, n, &ep, error)) {
         return FALSE;
     }
@@ -191,9 +189,16 @@ static const MsParamSpec params[] = {
      "inference: most unpopular experts packed on one GPU"},
     {"placement", MS_PARAM_CHOICE, "dynamic", 0, 0, "dynamic|static",
      "inference: dynamic (Lina's two-phase scheduling) or static (one copy of each expert)"},
-    {"weights", MS_PARAM_CHOICE, "auto", 0, 0, "auto|move|resident",
-     "inference: replicas' weights move over the network, or every GPU holds every expert; auto "
-     "= resident when the whole model fits half a GPU's memory"},
+    {"weights", MS_PARAM_CHOICE, "auto", 0, 0, "auto|move|resident|host",
+     "inference: replicas' weights move over the network (move), every GPU holds every expert "
+     "(resident), or the experts live in host memory behind a cache per GPU (host); auto = "
+     "resident when the whole model fits half a GPU's memory, else host"},
+    {"cache", MS_PARAM_BYTES, "0B", 0, 1e15, NULL,
+     "inference, weights=host: expert weights each GPU keeps (LRU); 0B = half its memory less "
+     "the dense weights"},
+    {"host_bw", MS_PARAM_BANDWIDTH, "auto", 1e6, 1e13, NULL,
+     "inference, weights=host: a GPU's link to host memory; auto = the topology's, else the "
+     "GPU model's PCIe (docs/policies.md)"},
     {NULL},
 };
 

@@ -12,10 +12,14 @@
 struct _MsPlanner {
     MsPolicyInput in; /* model, topology, mode, profile; routing set per iteration */
     const MsPolicy *policy;
+    MsRankMap map;
+    guint gpus_used;
+    guint trace_ranks;     /* of the routing read last, before tiling */
     MsTraceReader *reader; /* a trace file or sample */
     MsTraceGen *gen;       /* or the generator */
     char *source;
     MsPathProfile *profile; /* Lina's dynamic inference only */
+    MsExpertCache *cache;   /* Lina's inference with weights=host only */
 };
 
 void
@@ -27,6 +31,7 @@ ms_planner_free(MsPlanner *p)
     ms_trace_reader_free(p->reader);
     ms_trace_gen_free(p->gen);
     ms_path_profile_free(p->profile);
+    ms_expert_cache_free(p->cache);
     g_free(p->source);
     g_free(p);
 }
@@ -48,7 +53,14 @@ open_routing(MsPlanner *p, const MsPlannerInputs *in, GError **error)
         p->reader = ms_trace_reader_open(p->source, error);
         return p->reader != NULL;
     }
-    MsRoutingShape shape = {in->model, in->topology, in->mode, MAX(in->iterations, 1), in->seed};
+    guint tile = MAX(in->ranks.tile, 1);
+    if (p->gpus_used % tile != 0) {
+        g_set_error(error, MS_RANK_MAP_ERROR, MS_RANK_MAP_ERROR_FIT,
+                    "--ranks %ux does not divide the %u GPUs used", tile, p->gpus_used);
+        return FALSE;
+    }
+    MsRoutingShape shape = {in->model, in->topology,       in->mode, MAX(in->iterations, 1),
+                            in->seed,  p->gpus_used / tile};
     MsTraceGenParams params;
     if (!ms_routing_source_gen_params(src, &shape, &params, error)) {
         return FALSE;
@@ -66,7 +78,10 @@ ms_planner_new(const MsPlannerInputs *in, GError **error)
     g_autoptr(MsPlanner) p = g_new0(MsPlanner, 1);
     p->in = (MsPolicyInput){in->model, NULL, in->topology, in->mode, NULL};
     p->policy = in->policy;
-    if (!open_routing(p, in, error)) {
+    p->map = in->ranks;
+    if (!ms_rank_map_gpus_used(&p->map, ms_topology_n_gpus(in->topology),
+                               ms_topology_name(in->topology), &p->gpus_used, error) ||
+        !open_routing(p, in, error)) {
         return NULL;
     }
     if (lina_dynamic(p)) {
@@ -75,6 +90,13 @@ ms_planner_new(const MsPlannerInputs *in, GError **error)
             ms_path_profile_new(s->experts, s->n_moe, (guint)ms_policy_get_uint(p->policy, "path"));
         p->in.profile = p->profile;
     }
+    GError *local = NULL;
+    p->cache = ms_lina_infer_cache_new(p->policy, &p->in, p->gpus_used, &local);
+    if (local) {
+        g_propagate_error(error, local);
+        return NULL;
+    }
+    p->in.cache = p->cache;
     return g_steal_pointer(&p);
 }
 
@@ -87,8 +109,44 @@ ms_planner_trace(const MsPlanner *p)
 gboolean
 ms_planner_read(MsPlanner *p, MsRouting **out, GError **error)
 {
-    return p->reader ? ms_trace_reader_next_iteration(p->reader, out, error)
-                     : ms_trace_gen_next(p->gen, out, error);
+    g_autoptr(MsRouting) raw = NULL;
+    *out = NULL;
+    if (!(p->reader ? ms_trace_reader_next_iteration(p->reader, &raw, error)
+                    : ms_trace_gen_next(p->gen, &raw, error))) {
+        return FALSE;
+    }
+    /* The model's shape first: a trace of another model is that, whatever its ranks. */
+    MsRouting *tiled = NULL;
+    if (!ms_plan_check_routing(p->in.model, raw, p->in.topo, p->in.mode, error) ||
+        !ms_rank_map_apply(&p->map, raw, p->gpus_used, ms_topology_name(p->in.topo), &tiled,
+                           error)) {
+        if (p->reader) {
+            g_prefix_error(error, "%s: ", p->source); /* a generated routing's keys are noise */
+        }
+        return FALSE;
+    }
+    p->trace_ranks = ms_routing_header(raw)->ranks;
+    *out = tiled ? tiled : g_steal_pointer(&raw);
+    return TRUE;
+}
+
+/* The mapping, for results: only when it is not one to one. */
+static void
+note_map(const MsPlanner *p, MsSchedule *s)
+{
+    guint n = ms_topology_n_gpus(p->in.topo), tile = MAX(p->map.tile, 1);
+    if (!ms_rank_map_active(&p->map, n)) {
+        return;
+    }
+    g_autofree char *what = ms_rank_map_describe(p->trace_ranks, tile, p->gpus_used, n);
+    char buf[16];
+    ms_schedule_set_meta(s, "rank_map", what);
+    g_snprintf(buf, sizeof buf, "%u", p->trace_ranks);
+    ms_schedule_set_meta(s, "trace_ranks", buf);
+    g_snprintf(buf, sizeof buf, "%u", tile);
+    ms_schedule_set_meta(s, "rank_tile", buf);
+    g_snprintf(buf, sizeof buf, "%u", p->gpus_used);
+    ms_schedule_set_meta(s, "gpus_used", buf);
 }
 
 MsSchedule *
@@ -96,13 +154,21 @@ ms_planner_plan(MsPlanner *p, const MsRouting *routing, GError **error)
 {
     MsPolicyInput in = p->in;
     in.routing = routing;
-    return ms_policy_plan(p->policy, &in, error);
+    MsSchedule *s = ms_policy_plan(p->policy, &in, error);
+    if (s) {
+        note_map(p, s);
+    }
+    return s;
 }
 
 gboolean
 ms_planner_learn(MsPlanner *p, const MsRouting *routing, GError **error)
 {
-    return p->profile == NULL || ms_path_profile_add(p->profile, routing, error);
+    /* The cache first: it replays the batch as planned, from the paths learned before it. */
+    MsPolicyInput in = p->in;
+    in.routing = routing;
+    return (p->cache == NULL || ms_lina_infer_learn(p->policy, &in, p->cache, error)) &&
+           (p->profile == NULL || ms_path_profile_add(p->profile, routing, error));
 }
 
 /* Plans with the trace source named in errors about the trace. */

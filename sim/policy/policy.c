@@ -157,6 +157,20 @@ parse_value(const MsParamSpec *ps, const char *text, Value *v, GError **error)
         return parse_bool(text, &v->b, error);
     case MS_PARAM_CHOICE:
         return parse_choice(ps, text, error);
+    case MS_PARAM_BANDWIDTH:
+        v->d = 0;
+        if (strcmp(text, "auto") == 0) {
+            return TRUE;
+        }
+        if (!ms_parse_bandwidth(text, &v->d, error)) {
+            return FALSE;
+        }
+        if (v->d < ps->min || (ps->max > 0 && v->d > ps->max)) {
+            g_set_error(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE,
+                        "%s is out of range [%g B/s, %g B/s]", text, ps->min, ps->max);
+            return FALSE;
+        }
+        return TRUE;
     }
     g_return_val_if_reached(FALSE);
 }
@@ -340,6 +354,12 @@ double
 ms_policy_get_seconds(const MsPolicy *p, const char *key)
 {
     return value_of(p, key, MS_PARAM_TIME)->d;
+}
+
+double
+ms_policy_get_bandwidth(const MsPolicy *p, const char *key)
+{
+    return value_of(p, key, MS_PARAM_BANDWIDTH)->d;
 }
 
 gboolean

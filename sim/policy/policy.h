@@ -26,12 +26,13 @@ typedef enum {
 } MsPolicyError;
 
 typedef enum {
-    MS_PARAM_BYTES,  /* units of ms_parse_bytes: "30MB", "4MiB" */
-    MS_PARAM_UINT,   /* a count in [min, max] */
-    MS_PARAM_DOUBLE, /* a plain number in [min, max] */
-    MS_PARAM_TIME,   /* units of ms_parse_time: "2ps" */
-    MS_PARAM_BOOL,   /* true/false, yes/no, 1/0 */
-    MS_PARAM_CHOICE, /* one of choices, "a|b|c" */
+    MS_PARAM_BYTES,     /* units of ms_parse_bytes: "30MB", "4MiB" */
+    MS_PARAM_UINT,      /* a count in [min, max] */
+    MS_PARAM_DOUBLE,    /* a plain number in [min, max] */
+    MS_PARAM_TIME,      /* units of ms_parse_time: "2ps" */
+    MS_PARAM_BOOL,      /* true/false, yes/no, 1/0 */
+    MS_PARAM_CHOICE,    /* one of choices, "a|b|c" */
+    MS_PARAM_BANDWIDTH, /* units of ms_parse_bandwidth: "25GBps", or "auto" (read as 0) */
 } MsParamKind;
 
 typedef struct {
@@ -44,15 +45,18 @@ typedef struct {
 } MsParamSpec;
 
 typedef struct _MsPathProfile MsPathProfile; /* sim/policy/path_profile.h */
+typedef struct _MsExpertCache MsExpertCache; /* sim/policy/expert_cache.h */
 
 /* What a policy plans from. profile: token paths of earlier batches, for Lina's inference
- * estimate (NULL: no history). */
+ * estimate (NULL: no history). cache: the experts each GPU holds when they live in host memory
+ * (Lina's weights=host; NULL: an empty cache). */
 typedef struct {
     const MsModel *model;
     const MsRouting *routing;
     const MsTopology *topo;
     MsPlanMode mode;
     const MsPathProfile *profile;
+    const MsExpertCache *cache;
 } MsPolicyInput;
 
 typedef struct _MsPolicy MsPolicy;
@@ -110,6 +114,8 @@ guint64 ms_policy_get_bytes(const MsPolicy *policy, const char *key);
 guint64 ms_policy_get_uint(const MsPolicy *policy, const char *key);
 double ms_policy_get_double(const MsPolicy *policy, const char *key);
 double ms_policy_get_seconds(const MsPolicy *policy, const char *key);
+/* Bytes per second; 0 for "auto". */
+double ms_policy_get_bandwidth(const MsPolicy *policy, const char *key);
 gboolean ms_policy_get_bool(const MsPolicy *policy, const char *key);
 const char *ms_policy_get_choice(const MsPolicy *policy, const char *key);
 gboolean ms_policy_given(const MsPolicy *policy, const char *key);

@@ -1,6 +1,7 @@
 /* Fuzz target: model files (ms_model_load_data). A model that loads must give finite,
- * non-negative costs and sizes, a capacity rule that holds, and an expert-parallel degree (or a
- * clear refusal) for any cluster size. */
+ * non-negative costs and sizes in every layer's group, groups that cover every layer once, a
+ * capacity rule that holds, and an expert-parallel degree (or a clear refusal) for any cluster
+ * size. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -11,6 +12,26 @@ static void
 check_finite(double v)
 {
     if (!isfinite(v) || v < 0) {
+        abort();
+    }
+}
+
+/* A layer's costs, in its group's dimensions. */
+static void
+check_costs(const MsModel *model)
+{
+    const MsModelSpec *spec = ms_model_spec(model);
+    check_finite(ms_model_attention_flops(model));
+    check_finite(ms_model_dense_ffn_flops(model));
+    check_finite(ms_model_expert_flops(model));
+    check_finite(ms_model_gate_flops(model));
+    check_finite(ms_model_head_flops(model));
+    check_finite(ms_model_attention_bytes(model, spec->tokens_per_gpu));
+    check_finite(ms_model_gate_bytes(model, spec->tokens_per_gpu, spec->top_k));
+    check_finite(ms_model_head_bytes(model, spec->tokens_per_gpu));
+    ms_model_attention_params(model);
+    ms_model_expert_params(model);
+    if (ms_model_token_bytes(model) == 0) {
         abort();
     }
 }
@@ -37,19 +58,17 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     if (n_moe != spec->n_moe) {
         abort();
     }
-    check_finite(ms_model_attention_flops(model));
-    check_finite(ms_model_dense_ffn_flops(model));
-    check_finite(ms_model_expert_flops(model));
-    check_finite(ms_model_gate_flops(model));
-    check_finite(ms_model_head_flops(model));
-    check_finite(ms_model_attention_bytes(model, spec->tokens_per_gpu));
-    check_finite(ms_model_gate_bytes(model, spec->tokens_per_gpu, spec->top_k));
-    check_finite(ms_model_head_bytes(model, spec->tokens_per_gpu));
-    ms_model_attention_params(model);
-    ms_model_expert_params(model);
-    if (ms_model_token_bytes(model) == 0) {
-        abort();
+    for (guint l = 0; l < spec->layers; l++) {
+        check_costs(ms_model_layer(model, l));
+        gint g = ms_model_layer_group(model, l);
+        if (ms_model_n_groups(model) ? (g < 0 || ms_model_group(model, (guint)g)->first > l ||
+                                        ms_model_group(model, (guint)g)->last < l)
+                                     : g != -1) {
+            abort();
+        }
     }
+    check_finite(ms_model_dense_params(model));
+    check_finite(ms_model_layer_expert_params(model));
     guint64 cap = ms_model_capacity(model, spec->tokens_per_gpu, spec->top_k);
     if ((spec->capacity_factor > 0) != (cap > 0)) {
         abort();

@@ -1,6 +1,7 @@
 /* Fuzz target: generator specs ("gen:SPEC", traces/trace_gen.h). A spec that parses has a
  * canonical form that parses back to the same parameters; generators of small traces are built
- * and run, and every iteration they produce must route exactly tokens per rank. */
+ * and run, and every iteration they produce must route exactly tokens per rank at every layer
+ * (a layer group's own with groups). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@
 static void
 generate(const MsTraceGenParams *p)
 {
-    guint64 choices = (guint64)p->ranks * p->tokens * p->layers * p->top_k;
+    guint64 choices = (guint64)p->ranks * ms_trace_gen_params_tokens(p) * p->layers * p->top_k;
     if (choices > GEN_MAX_CHOICES || p->iterations > GEN_MAX_ITERATIONS ||
         (guint64)p->layers * p->ranks * p->experts > GEN_MAX_CHOICES) {
         return;
@@ -31,9 +32,13 @@ generate(const MsTraceGenParams *p)
     MsRouting *it = NULL;
     guint n = 0;
     while (ms_trace_gen_next(gen, &it, &error)) {
-        for (guint r = 0; r < p->ranks; r++) {
-            if (ms_routing_rank_tokens(it, r) != p->tokens) {
-                abort();
+        const MsTraceHeader *h = ms_routing_header(it);
+        for (guint l = 0; l < p->layers; l++) {
+            guint32 want = p->n_groups ? p->group_tokens[ms_trace_header_group(h, l)] : p->tokens;
+            for (guint r = 0; r < p->ranks; r++) {
+                if (ms_routing_layer_tokens(it, l, r) != want) {
+                    abort();
+                }
             }
         }
         ms_routing_free(it);
