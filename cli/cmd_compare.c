@@ -122,6 +122,15 @@ ms_cmd_compare(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("compare: unexpected argument '%s'", argv[1]);
     }
+    const char *dir = out ? out : "moesim-out";
+    g_autofree char *json_path = g_build_filename(dir, "compare.json", NULL);
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {json_path, json};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
+    }
     const char *list = policies ? policies : DEFAULT_POLICIES;
     g_auto(GStrv) names = g_strsplit_set(list, strchr(list, ';') ? ";" : ",", -1);
     if (g_strv_length(names) == 0 || names[0][0] == '\0') {
@@ -209,11 +218,9 @@ ms_cmd_compare(int argc, char **argv)
     if (!note_degrees(text, &cs.sc, (const char *const *)names, results, &error)) {
         return ms_cli_fail(error);
     }
-    const char *dir = out ? out : "moesim-out";
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         return ms_cli_usage("compare: cannot create %s", dir);
     }
-    g_autofree char *json_path = g_build_filename(dir, "compare.json", NULL);
     g_autofree char *bars = g_build_filename(dir, "compare.png", NULL);
     g_autoptr(JsonNode) root = json_builder_get_root(jb);
     g_autofree char *title = g_strdup_printf("moesim compare: %s", what);

@@ -170,6 +170,10 @@ static int
 execute(ExecArgs *a, const char *path)
 {
     g_autoptr(GError) error = NULL;
+    const char *outs[] = {a->json, a->chrome, a->csv};
+    if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &error)) {
+        return ms_cli_fail(error);
+    }
     MsExecOptions o;
     const char *backend = a->backend ? a->backend : DEFAULT_BACKEND;
     const MsBackendInfo *info = ms_backend_find(backend, &error);

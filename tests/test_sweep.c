@@ -203,7 +203,7 @@ test_cancel_and_failure(void)
         (!strcmp(lines[1], ms_sweep_row(sw, 0)) && !strcmp(lines[2], ms_sweep_row(sw, 2))) ||
         (!strcmp(lines[2], ms_sweep_row(sw, 0)) && !strcmp(lines[1], ms_sweep_row(sw, 2))));
     CU_ASSERT_FALSE(ms_sweep_open_journal(bad.sw, "no/such/dir/j.csv", FALSE, &error));
-    MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "cannot write no/such/dir/j.csv");
+    MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "no/such/dir/j.csv: cannot write");
     /* A preparation error: nothing runs. */
     g_auto(Fixture) traced = {0};
     setup(&traced, "sample:default", (const char *[]){"zipf=1", NULL});

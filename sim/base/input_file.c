@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_claims.h"
 #include "units.h"
 
 G_DEFINE_QUARK(ms_input_file_error_quark, ms_input_file_error)
@@ -119,6 +120,11 @@ open_checked(const char *path, const MsInputKindInfo *k, guint64 *size, GError *
     if (k->max_bytes && (guint64)st.st_size > k->max_bytes) {
         close(fd);
         too_large(path, k, (guint64)st.st_size, error);
+        return -1;
+    }
+    /* An output of the command being written to this very file would replace it. */
+    if (!ms_file_claims_input(path, &st, error)) {
+        close(fd);
         return -1;
     }
     /* Regular files ignore O_NONBLOCK, but reads should not depend on that. */

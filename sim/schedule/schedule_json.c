@@ -158,12 +158,9 @@ gboolean
 ms_schedule_save(const MsSchedule *s, const char *path, GError **error)
 {
     g_autoptr(JsonNode) root = ms_schedule_to_json(s);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, root);
     g_autoptr(GError) local = NULL;
-    if (!json_generator_to_file(gen, path, &local)) {
-        g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_IO, "cannot write %s: %s", path,
-                    local->message);
+    if (!ms_json_write_file(path, root, FALSE, MS_OUTPUT_REPLACE, &local)) {
+        g_set_error_literal(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_IO, local->message);
         return FALSE;
     }
     return TRUE;
