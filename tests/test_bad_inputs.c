@@ -39,7 +39,8 @@ typedef struct {
     int exit;
     const char *expect; /* text the message must contain, or NULL */
     FileKind kind;
-    guint64 size; /* FILE_SPARSE: the file's length */
+    guint64 size;       /* FILE_SPARSE: the file's length */
+    const char *absent; /* text the message must not contain (a file's content), or NULL */
 } BadInput;
 
 #define HEAD                                                                                       \
@@ -106,6 +107,22 @@ typedef struct {
     NULL, NULL, 0, 0,                                                                              \
     {                                                                                              \
         "run", __VA_ARGS__, NULL                                                                   \
+    }
+/* A schedule of one GPU: meta, op fields after the common ones, and collectives. */
+#define SCHED_OP                                                                                   \
+    "{\"id\": 0, \"rank\": 0, \"stream\": 0, \"kind\": \"compute\", \"role\": \"attention\", "     \
+    "\"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, \"label\": \"a\", \"priority\": 0, "     \
+    "\"flags\": 0, \"deps\": [], \"compute\": \"attention\", \"tokens\": 1, \"experts\": 0, "
+#define SCHED(meta, op, colls)                                                                     \
+    "s.json",                                                                                      \
+        "{\"format\": \"moesim-schedule\", \"version\": 2, \"ranks\": 1, \"policy\": \"fifo\", "   \
+        "\"dispatch\": {\"order\": \"ready\", \"allreduce_gate\": \"none\"}, \"meta\": {" meta     \
+        "}, "                                                                                      \
+        "\"streams\": [{\"name\": \"compute\", \"kind\": \"compute\"}], \"ops\": [" SCHED_OP op    \
+        "}], \"collectives\": [" colls "]}\n",                                                     \
+        0, 0,                                                                                      \
+    {                                                                                              \
+        "exec", "--backend", "cpu", "s.json", NULL                                                 \
     }
 #define DEEP32 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 #define DEEP512                                                                                    \
@@ -442,6 +459,14 @@ static const BadInput cases[] = {
           "    29.85    0.27    0.00      0\n"),
      2},
 
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "a topology named by a path: `\"topology\": \"/etc/passwd\"`",
+     SCHED("\"topology\": \"/etc/passwd\"",
+           "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]", ""),
+     .exit = 2,
+     .expect = "'/etc/passwd' is not a shipped topology",
+     .absent = "root:"},
+
     {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"), 2},
     {"Results (`moesim validate -s r.json -m r.json`)", "JSON that is not a moesim result",
      VALIDATE("{\"format\": \"moesim-schedule\"}\n"), 2},
@@ -620,7 +645,8 @@ test_cases(void)
         int rc = run_case(&cases[i], &err);
         if (rc != cases[i].exit || !g_str_has_prefix(err, "moesim") || strstr(err, "CRITICAL") ||
             strstr(err, "WARNING") || strstr(err, "Sanitizer") || strstr(err, "runtime error") ||
-            (cases[i].expect && strstr(err, cases[i].expect) == NULL)) {
+            (cases[i].expect && strstr(err, cases[i].expect) == NULL) ||
+            (cases[i].absent && strstr(err, cases[i].absent) != NULL)) {
             fprintf(stderr, "\n  case '%s' (%s): exit %d, stderr:\n%s\n", cases[i].what,
                     cases[i].section, rc, err);
             CU_FAIL("unexpected answer to bad input");

@@ -441,17 +441,25 @@ ms_topology_load(const char *name_or_path, GError **error)
                     "%s: no such topology file", name_or_path);
         return NULL;
     }
-    g_autoptr(GBytes) data = ms_topology_shipped_data(name_or_path);
+    return ms_topology_load_shipped(name_or_path, error);
+}
+
+MsTopology *
+ms_topology_load_shipped(const char *name, GError **error)
+{
+    g_return_val_if_fail(name != NULL, NULL);
+    g_autoptr(GBytes) data = ms_topology_shipped_data(name);
     if (data == NULL) {
         g_auto(GStrv) names = ms_topology_list_shipped();
         g_autofree char *list = g_strjoinv(", ", names);
+        g_autofree char *shown = g_strescape(name, NULL);
         g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
                     "unknown topology '%s': no such file, and no shipped topology has that name "
                     "(shipped: %s)",
-                    name_or_path, list);
+                    shown, list);
         return NULL;
     }
-    g_autofree char *source = g_strdup_printf("topology %s", name_or_path);
+    g_autofree char *source = g_strdup_printf("topology %s", name);
     gsize len = 0;
     const char *text = g_bytes_get_data(data, &len);
     return ms_topology_load_data(text, len, source, error);
