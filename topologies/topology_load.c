@@ -409,9 +409,42 @@ parse(const MsIni *ini, GError **error)
     return g_steal_pointer(&topo);
 }
 
+/* Counts the [device ...] and [link ...] group headers in the text itself (a line whose first
+ * non-blank character is '['), so that a description of more than moesim models is refused
+ * before the INI parser allocates a group for each: a 64 MiB file holds 5 million headers. */
+static gboolean
+check_group_counts(const char *data, gsize len, const char *source, GError **error)
+{
+    guint64 devices = 0, links = 0;
+    const char *end = data + len;
+    for (const char *p = data; p < end;) {
+        while (p < end && (*p == ' ' || *p == '\t')) {
+            p++;
+        }
+        if (p < end && *p == '[') {
+            gsize left = (gsize)(end - p);
+            devices += left > 8 && memcmp(p, "[device", 7) == 0 && (p[7] == ' ' || p[7] == '\t');
+            links += left > 6 && memcmp(p, "[link", 5) == 0 && (p[5] == ' ' || p[5] == '\t');
+        }
+        const char *nl = memchr(p, '\n', (gsize)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    if (devices > TOPO_MAX_FILE_DEVICES || links > TOPO_MAX_FILE_LINKS) {
+        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID,
+                    "%s: %" G_GUINT64_FORMAT " [device] and %" G_GUINT64_FORMAT
+                    " [link] groups are more than moesim models (at most %u and %u)",
+                    source, devices, links, TOPO_MAX_FILE_DEVICES, TOPO_MAX_FILE_LINKS);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 MsTopology *
 ms_topology_load_data(const char *data, gsize len, const char *source, GError **error)
 {
+    if (!check_group_counts(data, len, source ? source : "<input>", error)) {
+        return NULL;
+    }
     g_autoptr(MsIni) ini = ms_ini_load_data(data, len, source, error);
     return ini ? parse(ini, error) : NULL;
 }
@@ -433,8 +466,14 @@ ms_topology_load(const char *name_or_path, GError **error)
 {
     g_return_val_if_fail(name_or_path != NULL, NULL);
     if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
-        g_autoptr(MsIni) ini = ms_ini_load_file(name_or_path, MS_INPUT_TOPOLOGY, error);
-        return ini ? parse(ini, error) : NULL;
+        g_autofree char *data = NULL;
+        gsize len = 0;
+        g_autoptr(GError) local = NULL;
+        if (!ms_input_file_read(name_or_path, MS_INPUT_TOPOLOGY, &data, &len, &local)) {
+            g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_IO, "%s", local->message);
+            return NULL;
+        }
+        return ms_topology_load_data(data, len, name_or_path, error);
     }
     if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {
         g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,

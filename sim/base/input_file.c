@@ -19,16 +19,19 @@ G_DEFINE_QUARK(ms_input_file_error_quark, ms_input_file_error)
 static const MsInputKindInfo kinds[MS_INPUT_N_KINDS] = {
     [MS_INPUT_TOPOLOGY] = {"a topology file", "`--topology`, `topo show`", 64 * MiB, FALSE,
                            "an explicit description of the largest cluster moesim models (65536 "
-                           "GPUs, a NIC each, 8192 NVSwitch nodes under 256 leaves) is 22 MB"},
+                           "GPUs, a NIC each, 8192 NVSwitch nodes under 256 leaves) is 22 MB; "
+                           "[device] and [link] groups are counted before parsing (at most "
+                           "262144 and 524288)"},
     [MS_INPUT_MODEL] = {"a model file", "`--model`, `model show`", 1 * MiB, FALSE,
                         "a model file is one [model] group of at most 27 keys; the shipped ones "
                         "are under 1.3 KB"},
     [MS_INPUT_CALIBRATION] = {"a calibration file", "`--calibration`", 16 * MiB, FALSE,
                               "1000 times the calibration fitted on all the shipped Vidur A100 "
                               "data (15 KB); lists hold at most 4096 items"},
-    [MS_INPUT_SCHEDULE] = {"a schedule", "`exec`", 1 * GiB, FALSE,
-                           "read whole into a JSON tree of about 9 times its size; a Mixtral "
-                           "8x7B step under lina on 128 GPUs is 74 MB"},
+    [MS_INPUT_SCHEDULE] = {"a schedule", "`exec`", 256 * MiB, FALSE,
+                           "read whole into a JSON tree of about 8 times its size (a 170 MB "
+                           "schedule of 300,000 ops peaks at 1.35 GB); a Mixtral 8x7B step "
+                           "under lina on 128 GPUs is 74 MB"},
     [MS_INPUT_RESULT] = {"a result file",
                          "`validate --simulated/--measured`; per-layer tables and profiler "
                          "traces of `validate --layers` and `calibrate --layers`",
