@@ -63,9 +63,8 @@ write_layers(const char *dir, const char *const *names, GPtrArray *results, GErr
     ms_json_member_int(b, "version", MS_LAYERS_FORMAT);
     json_builder_set_member_name(b, "policies");
     json_builder_begin_array(b);
-    FILE *f = fopen(csv_path, "w");
+    MsOutputFile *f = ms_output_file_open(csv_path, MS_OUTPUT_REPLACE, error);
     if (f == NULL) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot write %s", csv_path);
         return FALSE;
     }
     for (guint i = 0; i < results->len; i++) {
@@ -81,10 +80,7 @@ write_layers(const char *dir, const char *const *names, GPtrArray *results, GErr
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    gboolean ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "error writing %s", csv_path);
+    if (!ms_output_file_close(f, error)) {
         return FALSE;
     }
     g_autoptr(JsonNode) root = json_builder_get_root(b);

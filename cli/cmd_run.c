@@ -168,7 +168,7 @@ ms_cmd_run(int argc, char **argv)
     }
     {
         g_autoptr(GError) claim = NULL;
-        const char *outs[] = {json, chrome, csv};
+        const char *outs[] = {json, chrome, csv, layers};
         if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
             return ms_cli_fail(claim);
         }

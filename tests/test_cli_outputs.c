@@ -117,6 +117,7 @@ static const char *const named_outputs[][12] = {
     {"run", "--json", OUT, NULL},
     {"run", "--csv", OUT, NULL},
     {"run", "--chrome-trace", OUT, NULL},
+    {"run", "--layers", OUT, NULL},
     {"trace", "gen", "-o", OUT, NULL},
     {"trace", "import", "-f", "csv", "in.csv", "-o", OUT, NULL},
     {NULL},
