@@ -16,6 +16,10 @@ G_DEFINE_QUARK(ms_input_file_error_quark, ms_input_file_error)
 #define MiB (G_GUINT64_CONSTANT(1) << 20)
 #define GiB (G_GUINT64_CONSTANT(1) << 30)
 
+/* A UTF-8 byte order mark, which some editors write first: every text moesim reads is UTF-8
+ * (or ASCII) already, so the mark is read past as nothing. */
+#define BOM "\xef\xbb\xbf"
+
 static const MsInputKindInfo kinds[MS_INPUT_N_KINDS] = {
     [MS_INPUT_TOPOLOGY] = {"a topology file", "`--topology`, `topo show`", 64 * MiB, FALSE,
                            "an explicit description of the largest cluster moesim models (65536 "
@@ -158,6 +162,12 @@ ms_input_file_open(const char *path, MsInputKind kind, GError **error)
         close(fd);
         g_set_error(error, MS_INPUT_FILE_ERROR, MS_INPUT_FILE_ERROR_IO, "%s: cannot open: %s", path,
                     g_strerror(e));
+        return NULL;
+    }
+    /* Past a byte order mark; a regular file can be read again from its start otherwise. */
+    char head[3];
+    if (fread(head, 1, 3, f) != 3 || memcmp(head, BOM, 3) != 0) {
+        rewind(f);
     }
     return f;
 }
@@ -206,6 +216,10 @@ ms_input_file_read(const char *path, MsInputKind kind, char **data, gsize *len, 
         g_free(buf);
         too_large(path, k, 0, error);
         return FALSE;
+    }
+    if (n >= 3 && memcmp(buf, BOM, 3) == 0) {
+        n -= 3;
+        memmove(buf, buf + 3, n);
     }
     buf[n] = '\0';
     *data = buf;

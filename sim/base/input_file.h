@@ -4,7 +4,8 @@
  * the kinds read whole, to be within the kind's limit. Streamed kinds (traces) are only checked
  * to be regular files, or standard input where the kind documents "-". Each file read is recorded
  * as an input of the command (file_claims.h): one that is an output the command is writing is
- * refused. Knows nothing of formats. */
+ * refused. A UTF-8 byte order mark at the start of a file is read past (not for standard input).
+ * Knows nothing of formats. */
 #pragma once
 
 #include <glib.h>
