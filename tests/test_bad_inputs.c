@@ -467,6 +467,33 @@ static const BadInput cases[] = {
      .expect = "'/etc/passwd' is not a shipped topology",
      .absent = "root:"},
 
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "a key given twice in one object",
+     SCHED("", "\"flops\": 1000.0, \"flops\": 2000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]",
+           ""),
+     .exit = 2,
+     .expect = "s.json:1: key 'flops' given twice in one object"},
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "flops with an empty shape",
+     SCHED("", "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [0, 0, 0, 0]", ""),
+     .exit = 2,
+     .expect = "op 0: field 'shape': [0, 0, 0, 0] is empty but the op has 1000 flops"},
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "an all-to-all with an allreduce's algorithm: `\"algo\": \"ring\"`",
+     SCHED(
+         "", "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]",
+         "{\"id\": 0, \"kind\": \"alltoall\", \"algo\": \"ring\", \"window\": 0, \"label\": \"x\", "
+         "\"ranks\": [0], \"ops\": [0], \"matrix\": [[0]]}"),
+     .exit = 2,
+     .expect = "collective 0: field 'algo': 'ring' is not an algorithm of alltoall"},
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "an absurd window: `\"window\": 1000000000`",
+     SCHED("", "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]",
+           "{\"id\": 0, \"kind\": \"alltoall\", \"algo\": \"direct\", \"window\": 1000000000, "
+           "\"label\": \"x\", \"ranks\": [0], \"ops\": [0], \"matrix\": [[0]]}"),
+     .exit = 2,
+     .expect = "collective 0: field 'window': 1000000000 out of range [0, 65536]"},
+
     {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"), 2},
     {"Results (`moesim validate -s r.json -m r.json`)", "JSON that is not a moesim result",
      VALIDATE("{\"format\": \"moesim-schedule\"}\n"), 2},
