@@ -350,6 +350,10 @@ static const BadInput cases[] = {
      MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"
                       "[group encoder]\nlayers = 0-1\ntokens_per_gpu = 0\n"),
      2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "an empty list: `moe_layers =`",
+     MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"
+                      "moe_layers =\n"),
+     2},
     {"Model files (`moesim plan -m m.ini -o s.json`)",
      "a shipped name that does not exist",
      NULL,
@@ -456,6 +460,16 @@ static const BadInput cases[] = {
           "#       size         count      type   redop    root     time   algbw   busbw #wrong"
           "     time   algbw   busbw #wrong\n"
           "        8192          2048     float     sum      -1    30.12    0.27    0.00      3"
+          "    29.85    0.27    0.00      0\n"),
+     2},
+
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)",
+     "an nccl-tests line with a negative size",
+     MEAS("all_reduce_perf.log",
+          "#  Rank  0 Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+          "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+          "     time   algbw   busbw #wrong\n"
+          "       -8192          2048     float     sum      -1    30.12    0.27    0.00      0"
           "    29.85    0.27    0.00      0\n"),
      2},
 
