@@ -333,6 +333,20 @@ read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *se
                    TOPO_MAX_HOPS);
         return FALSE;
     }
+    /* A route visits each device once: one that comes back (through a GPU or a switch) would
+     * charge its flows twice on the links of the loop. At most 65 devices: pairs are cheap. */
+    for (guint k = 0; k < n; k++) {
+        for (guint j = k + 1; j < n; j++) {
+            if (g_array_index(devices, guint, k) == g_array_index(devices, guint, j)) {
+                topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
+                           "'%s' visits %s twice (steps %u and %u): a route is a path, each "
+                           "device at most once",
+                           text, ms_topology_device_name(topo, g_array_index(devices, guint, k)),
+                           k + 1, j + 1);
+                return FALSE;
+            }
+        }
+    }
     g_autofree guint32 *links = g_new(guint32, n - 1);
     for (guint k = 0; k + 1 < n; k++) {
         guint a = g_array_index(devices, guint, k), b = g_array_index(devices, guint, k + 1);
