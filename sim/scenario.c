@@ -93,8 +93,14 @@ ms_scenario_run(const MsScenario *sc, GError **error)
             }
             break;
         }
-        ok = ms_plan_check_routing(sc->model, routing, sc->topology, sc->mode, error) &&
-             (it < sc->warmup || run_iteration(sc, planner, routing, res, &c, error));
+        if (!ms_plan_check_routing(sc->model, routing, sc->topology, sc->mode, error)) {
+            /* The routing's own name, as the user gave it (a file, sample: or gen:). */
+            const char *spec = sc->routing ? ms_routing_source_spec(sc->routing) : NULL;
+            g_prefix_error(error, "--trace %s: ", spec ? spec : "(generated)");
+            ok = FALSE;
+            break;
+        }
+        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, &c, error);
         /* Lina learns the paths (and its expert caches the uses) of every batch it has seen,
          * warm-up batches included. */
         if (ok) {

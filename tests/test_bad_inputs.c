@@ -374,6 +374,7 @@ static const BadInput cases[] = {
     {"Policies and runs (`moesim run`)", "an unknown engine", RUN("--engine", "packets"), 2},
     {"Policies and runs (`moesim run`)", "a negative iteration count", RUN("-n", "-1"), 2},
     {"Policies and runs (`moesim run`)", "an iteration count of 0", RUN("-n", "0"), 2},
+    {"Policies and runs (`moesim run`)", "an unknown backend", RUN("--backend", "simx"), 2},
     {"Policies and runs (`moesim run`)", "a routing that does not fit the cluster",
      RUN("-T", "gen:ranks=3"), 2},
     {"Policies and runs (`moesim run`)", "more GPUs than the cluster has", RUN("--gpus", "17"), 2},
@@ -507,6 +508,36 @@ static const BadInput cases[] = {
            "\"label\": \"x\", \"ranks\": [0], \"ops\": [0], \"matrix\": [[0]]}"),
      .exit = 2,
      .expect = "collective 0: field 'window': 1000000000 out of range [0, 65536]"},
+
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "a dependency cycle through a collective",
+     .file = "s.json",
+     .content =
+         "{\"format\": \"moesim-schedule\", \"version\": 2, \"ranks\": 2, "
+         "\"policy\": \"fifo\", \"dispatch\": {\"order\": \"ready\", "
+         "\"allreduce_gate\": \"none\"}, \"meta\": {\"topology\": \"dgx-a100\"}, "
+         "\"streams\": [{\"name\": \"compute\", \"kind\": \"compute\"}, {\"name\": \"comm\", "
+         "\"kind\": \"comm\"}], \"ops\": [{\"id\": 0, \"rank\": 0, \"stream\": 0, "
+         "\"kind\": \"compute\", \"role\": \"attention\", \"phase\": \"forward\", \"layer\": 0, "
+         "\"chunk\": -1, \"label\": \"c0\", \"priority\": 0, \"flags\": 0, \"deps\": [3], "
+         "\"compute\": \"attention\", \"flops\": 1000.0, \"bytes\": 1000.0, \"tokens\": 1, "
+         "\"shape\": [1, 1, 1, 1], \"experts\": 0}, {\"id\": 1, \"rank\": 0, \"stream\": 1, "
+         "\"kind\": \"comm\", \"role\": \"dispatch\", \"phase\": \"forward\", \"layer\": 0, "
+         "\"chunk\": -1, \"label\": \"a1\", \"priority\": 0, \"flags\": 0, \"deps\": [0], "
+         "\"coll\": 0}, {\"id\": 2, \"rank\": 1, \"stream\": 1, \"kind\": \"comm\", "
+         "\"role\": \"dispatch\", \"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, "
+         "\"label\": \"a2\", \"priority\": 0, \"flags\": 0, \"deps\": [], \"coll\": 0}, "
+         "{\"id\": 3, \"rank\": 1, \"stream\": 0, \"kind\": \"compute\", "
+         "\"role\": \"attention\", \"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, "
+         "\"label\": \"c3\", \"priority\": 0, \"flags\": 0, \"deps\": [2], "
+         "\"compute\": \"attention\", \"flops\": 1000.0, \"bytes\": 1000.0, \"tokens\": 1, "
+         "\"shape\": [1, 1, 1, 1], \"experts\": 0}], \"collectives\": [{\"id\": 0, "
+         "\"kind\": \"alltoall\", \"algo\": \"direct\", \"window\": 0, \"label\": \"x\", "
+         "\"ranks\": [0, 1], \"ops\": [1, 2], \"matrix\": [[0, 8], [8, 0]]}]}"
+         "\n",
+     .args = {"exec", "--backend", "cpu", "s.json", NULL},
+     .exit = 2,
+     .expect = "s.json: op 0 (c0) is part of a dependency cycle (through deps and collectives)"},
 
     {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"), 2},
     {"Results (`moesim validate -s r.json -m r.json`)", "JSON that is not a moesim result",
