@@ -321,10 +321,11 @@ test_table_only_when_complete(void)
     g_autofree char *part = g_build_filename(dir, "sweep.csv.part", NULL);
     g_autofree char *table = read_text(csv), *plot = read_text(gp);
     CU_ASSERT_FALSE(g_file_test(part, G_FILE_TEST_EXISTS));
-    /* Every point fails when it runs (no such backend), after the up-front checks. */
-    const char *failing[] = {"sweep", "-t",          sfx_topology(), "-m",     sfx_model(),
-                             "-V",    "hot=0.2,0.3", "--backend",    "nosuch", "--out",
-                             dir,     NULL};
+    /* Every point fails when it runs (its generated trace holds fewer iterations than asked
+     * for), after the up-front checks. */
+    const char *failing[] = {"sweep",       "-t", sfx_topology(),     "-m", sfx_model(), "-V",
+                             "hot=0.2,0.3", "-T", "gen:iterations=1", "-n", "3",         "--out",
+                             dir,           NULL};
     g_free(out);
     g_free(err);
     CU_ASSERT_EQUAL(ms_test_run_moesim(failing, &out, &err), 2);
