@@ -2,7 +2,8 @@
  * device (/dev/full), and with standard output there, exits 2 naming the output; the same command
  * with a writable output exits 0 and writes it (so that the failures are the device's); an output
  * that is one of the command's inputs, by its name, by another spelling or by a hard link, and two
- * outputs on one file are refused with exit 2 and leave the input byte for byte as it was. */
+ * outputs on one file are refused with exit 2 and leave the input byte for byte as it was; a
+ * failing command prints nothing on standard output. */
 #include "ms_test.h"
 
 #include <fcntl.h>
@@ -265,6 +266,24 @@ test_clashes(void)
     }
 }
 
+/* A command that fails prints its message alone: no table head or note before it on standard
+ * output (validate used to print its "no --calibration" note first). */
+static void
+test_failure_prints_nothing(void)
+{
+    g_autofree char *meas = in_dir("far.csv");
+    CU_ASSERT_TRUE_FATAL(
+        g_file_set_contents(meas,
+                            "# moesim-measurements 1\nkind,bytes,ranks,ranks_per_node,time_us\n"
+                            "allreduce,1048576,8,8,40\nallreduce,1048576,70000,8,40\n",
+                            -1, NULL));
+    const char *args[] = {"validate", "--measured", meas, "--topology", "dgx-a100", NULL};
+    g_autofree char *out = NULL, *err = NULL;
+    CU_ASSERT_EQUAL(ms_test_run_moesim(args, &out, &err), 2);
+    CU_ASSERT_STRING_EQUAL(out, "");
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "far.csv:4: allreduce 70000x8"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -272,6 +291,7 @@ main(int argc, char **argv)
         {"every named output on a full device exits 2 naming it", test_full_device},
         {"a full standard output exits 2", test_full_stdout},
         {"an output that is an input, or two outputs on one file, are refused", test_clashes},
+        {"a failing command prints nothing on standard output", test_failure_prints_nothing},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"cli_outputs", suite_init, NULL, tests}, {NULL}};
