@@ -111,18 +111,23 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         return NULL;
     }
     guint got = ms_result_n_iterations(res);
+    /* The routing as the user named it (a file, sample: or gen:). */
+    const char *spec = sc->routing ? ms_routing_source_spec(sc->routing) : NULL;
+    if (spec == NULL) {
+        spec = "(generated)";
+    }
     if (got == 0) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
-                    "the trace has no iteration after %u warm-up iteration%s", sc->warmup,
-                    sc->warmup == 1 ? "" : "s");
+                    "--trace %s: the trace has no iteration after %u warm-up iteration%s", spec,
+                    sc->warmup, sc->warmup == 1 ? "" : "s");
         return NULL;
     }
     /* A count asked for is a count run: fewer would be reported as if it were all. */
     if (sc->iterations && got < sc->iterations) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
-                    "the trace has %u iteration%s after %u warm-up iteration%s, fewer than the %u "
-                    "asked for",
-                    got, got == 1 ? "" : "s", sc->warmup, sc->warmup == 1 ? "" : "s",
+                    "--trace %s: the trace has %u iteration%s after %u warm-up iteration%s, fewer "
+                    "than the %u asked for",
+                    spec, got, got == 1 ? "" : "s", sc->warmup, sc->warmup == 1 ? "" : "s",
                     sc->iterations);
         return NULL;
     }
