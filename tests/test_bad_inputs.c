@@ -657,7 +657,9 @@ render_limits(GString *md)
                         "Every file moesim reads is checked before it is read: it must be a "
                         "regular file (a\ndevice, FIFO or folder is refused, so nothing blocks or "
                         "reads without end), and a kind\nread whole must be within its limit; the "
-                        "message names the file and the limit.\n\n"
+                        "message names the file and the limit. A UTF-8 byte order mark at the "
+                        "start of a file is\nread past, and a JSON object with a key given twice "
+                        "is refused.\n\n"
                         "| input | read by | limit | why |\n| --- | --- | --- | --- |\n");
     for (guint k = 0; k < MS_INPUT_N_KINDS; k++) {
         const MsInputKindInfo *info = ms_input_kind_info(k);
