@@ -120,7 +120,7 @@ static const char *const named_outputs[][12] = {
     {"run", "--chrome-trace", OUT, NULL},
     {"run", "--layers", OUT, NULL},
     {"trace", "gen", "-o", OUT, NULL},
-    {"trace", "import", "-f", "csv", "in.csv", "-o", OUT, NULL},
+    {"trace", "import", "--from", "csv", "in.csv", "-o", OUT, NULL},
     {NULL},
 };
 
@@ -212,7 +212,7 @@ static const struct {
      {"calibrate", "-t", "dgx-a100", "--json", "./meas.csv", "meas.csv", NULL},
      "meas.csv: is both an input and an output of this command (also named ./meas.csv)"},
     {"in.csv",
-     {"trace", "import", "-f", "csv", "-o", "in.csv", "in.csv", NULL},
+     {"trace", "import", "--from", "csv", "-o", "in.csv", "in.csv", NULL},
      "in.csv: is both an input and an output"},
     {"t.trace",
      {"run", "-T", "t.trace", "--json", "t.trace", NULL},
