@@ -221,7 +221,7 @@ test_errors(void)
     expect_fail((const char *[]){"trace", "gen", "a=1", "b=2", "--out", out, NULL},
                 "at most one SPEC");
     expect_fail((const char *[]){"trace", "gen", "flavour=1", "--out", out, NULL},
-                "moesim: unknown generator key 'flavour'");
+                "moesim: generator spec 'flavour=1': unknown generator key 'flavour'");
     expect_fail((const char *[]){"trace", "gen", "--zipf", "1", "--hot", "0.3", "--out", out, NULL},
                 "give either zipf or hot, not both");
     expect_fail((const char *[]){"trace", "gen", "--ranks", "abc", "--out", out, NULL},
