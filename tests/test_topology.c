@@ -689,7 +689,7 @@ test_explicit_errors(void)
         {1, NULL, "[route g0 g1]\npath = g0;sw;gx\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
          "t.ini:28: [route g0 g1] path: unknown device 'gx'"},
         {1, NULL, "[route g0 g1]\npath = g0;sw;g0;sw;g1\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
-         "t.ini:28: [route g0 g1] path: 'g0;sw;g0;sw;g1' visits g0 twice (steps 1 and 3)"},
+         "t.ini:28: [route g0 g1] path: 'g0;sw;g0;sw;g1' visits GPU g0 twice (steps 1 and 3)"},
         {1, NULL, "[route g0 g1]\npath = g0;g1\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
          "t.ini:28: [route g0 g1] path: no link g0->g1 in 'g0;g1'"},
         {1, NULL, "[route g0 g1]\npath = g0;sw\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,

@@ -1,7 +1,8 @@
 /* Tests of the limits an explicit topology description is held to before it is parsed: one
  * [device] or [link] group more than docs/topology.md allows (2^18 and 2^19) is refused from a
  * count of the text's group headers, naming the source and both counts; at the limit, the count
- * lets the file through to the parser (which then finds what else is wrong with it). */
+ * lets the file through to the parser (which then finds what else is wrong with it). Then the
+ * rule on given routes that loop. */
 #include "ms_test.h"
 
 #include "topologies/topology.h"
@@ -48,11 +49,40 @@ test_counted_before_parsing(void)
     g_clear_error(&error);
 }
 
+/* Two GPUs under one PCIe switch that reach each other through the host (NCCL's SHM path). */
+#define SHM_BOX                                                                                    \
+    HEAD "[device g0]\nkind = gpu\nnode = 0\n[device g1]\nkind = gpu\nnode = 0\n"                  \
+         "[device sw]\nkind = switch\nnode = 0\n[device cpu]\nkind = cpu\nnode = 0\n"              \
+         "[link g0 sw]\nclass = pcie\nbandwidth = 15.75GBps\nlatency = 0.5us\n"                    \
+         "[link g1 sw]\nclass = pcie\nbandwidth = 15.75GBps\nlatency = 0.5us\n"                    \
+         "[link sw cpu]\nclass = pcie\nbandwidth = 15.75GBps\nlatency = 0.5us\n"
+
+/* A given route may come back to a switch (through the host and back) but never crosses one
+ * directed link twice, nor passes a GPU twice: its flows would be charged twice there. */
+static void
+test_route_loops(void)
+{
+    GError *error = NULL;
+    const char *shm = SHM_BOX "[route g0 g1]\npath = g0;sw;cpu;sw;g1\n";
+    MsTopology *t = ms_topology_load_data(shm, strlen(shm), "shm.ini", &error);
+    CU_ASSERT_PTR_NOT_NULL(t);
+    ms_topology_free(t);
+    g_clear_error(&error);
+    const char *twice = SHM_BOX "[route g0 g1]\npath = g0;sw;cpu;sw;cpu;sw;g1\n";
+    CU_ASSERT_PTR_NULL(ms_topology_load_data(twice, strlen(twice), "l.ini", &error));
+    MS_ASSERT_ERROR(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID,
+                    "[route g0 g1] path: 'g0;sw;cpu;sw;cpu;sw;g1' crosses link sw->cpu twice");
+    const char *gpu = SHM_BOX "[route g0 g1]\npath = g0;sw;g0;sw;g1\n";
+    CU_ASSERT_PTR_NULL(ms_topology_load_data(gpu, strlen(gpu), "g.ini", &error));
+    MS_ASSERT_ERROR(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID, "visits GPU g0 twice");
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"device and link groups counted before parsing", test_counted_before_parsing},
+        {"given routes: back through a switch, never a link or GPU twice", test_route_loops},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"topology_limits", NULL, NULL, tests}, {NULL}};

@@ -333,16 +333,18 @@ read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *se
                    TOPO_MAX_HOPS);
         return FALSE;
     }
-    /* A route visits each device once: one that comes back (through a GPU or a switch) would
-     * charge its flows twice on the links of the loop. At most 65 devices: pairs are cheap. */
+    /* A route may come back to a switch (through the host's memory and back: NCCL's SHM path),
+     * but not to a GPU, and never crosses one directed link twice: its flows would be charged
+     * twice there. At most 65 devices: pairs are cheap. */
     for (guint k = 0; k < n; k++) {
+        guint dk = g_array_index(devices, guint, k);
         for (guint j = k + 1; j < n; j++) {
-            if (g_array_index(devices, guint, k) == g_array_index(devices, guint, j)) {
+            if (dk == g_array_index(devices, guint, j) &&
+                ms_topology_device_kind(topo, dk) == MS_DEVICE_GPU) {
                 topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
-                           "'%s' visits %s twice (steps %u and %u): a route is a path, each "
-                           "device at most once",
-                           text, ms_topology_device_name(topo, g_array_index(devices, guint, k)),
-                           k + 1, j + 1);
+                           "'%s' visits GPU %s twice (steps %u and %u): a route passes a GPU at "
+                           "most once",
+                           text, ms_topology_device_name(topo, dk), k + 1, j + 1);
                 return FALSE;
             }
         }
@@ -356,6 +358,16 @@ read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *se
                        "no link %s->%s in '%s'", ms_topology_device_name(topo, a),
                        ms_topology_device_name(topo, b), text);
             return FALSE;
+        }
+        for (guint j = 0; j < k; j++) {
+            if (links[j] == l) {
+                topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
+                           "'%s' crosses link %s->%s twice: its flows would be charged twice "
+                           "there",
+                           text, ms_topology_device_name(topo, a),
+                           ms_topology_device_name(topo, b));
+                return FALSE;
+            }
         }
         links[k] = l;
     }
