@@ -1,6 +1,8 @@
 /* cli: shared plumbing of the commands: option parsing, error reporting and output files. */
 #include "cli.h"
 
+#include "sim/base/file_claims.h"
+#include "sim/base/json_output.h"
 #include "sim/base/units.h"
 
 #include <errno.h>
@@ -43,52 +45,21 @@ ms_cli_usage(const char *format, ...)
     return MS_EXIT_USAGE;
 }
 
-FILE *
-ms_cli_open_output(const char *path, GError **error)
-{
-    if (strcmp(path, "-") == 0) {
-        return stdout;
-    }
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        int e = errno;
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", path,
-                    g_strerror(e));
-    }
-    return f;
-}
-
-gboolean
-ms_cli_close_output(FILE *f, const char *path, GError **error)
-{
-    gboolean ok = fflush(f) == 0 && !ferror(f);
-    int e = errno;
-    if (f != stdout) {
-        ok = (fclose(f) == 0) && ok;
-    }
-    if (!ok) {
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "error writing %s: %s", path,
-                    g_strerror(e));
-    }
-    return ok;
-}
-
 gboolean
 ms_cli_write_json(const char *path, JsonNode *node, GError **error)
 {
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_indent(gen, 2);
-    json_generator_set_root(gen, node);
-    gsize len = 0;
-    g_autofree char *text = json_generator_to_data(gen, &len);
-    FILE *f = ms_cli_open_output(path, error);
-    if (f == NULL) {
-        return FALSE;
+    return ms_json_write_file(path, node, TRUE, MS_OUTPUT_REPLACE, error);
+}
+
+gboolean
+ms_cli_claim_outputs(const char *const *paths, guint n, GError **error)
+{
+    for (guint i = 0; i < n; i++) {
+        if (paths[i] && !ms_file_claims_output(paths[i], FALSE, error)) {
+            return FALSE;
+        }
     }
-    fwrite(text, 1, len, f);
-    fputc('\n', f);
-    return ms_cli_close_output(f, path, error);
+    return TRUE;
 }
 
 gboolean

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "sim/base/input_file.h"
+#include "sim/base/output_file.h"
 #include "validate/fit.h"
 
 G_BEGIN_DECLS
@@ -55,11 +56,14 @@ guint64 ms_cli_peak_rss(void);
  * of that kind, sim/base/input_file.h), else the shipped copy that shipped(what) returns. */
 int ms_cli_print_source(const char *what, MsInputKind kind, GBytes *(*shipped)(const char *name));
 
-/* Writes node as pretty JSON to path ("-" = stdout). */
+/* Writes node as pretty JSON to path ("-" = stdout) through sim/base/output_file (every write
+ * checked; FALSE with a message naming the path). */
 gboolean ms_cli_write_json(const char *path, JsonNode *node, GError **error);
 
-/* Opens path for writing text ("-" = stdout, never closed by ms_cli_close). */
-FILE *ms_cli_open_output(const char *path, GError **error);
-gboolean ms_cli_close_output(FILE *f, const char *path, GError **error);
+/* Claims the outputs a command was asked to write (NULL entries: options not given) as soon as
+ * its options are parsed (sim/base/file_claims.h): two on one file, or one that is an input
+ * already read, are refused, and an input opened later that is one of them is refused too, all
+ * before any work is done. */
+gboolean ms_cli_claim_outputs(const char *const *paths, guint n, GError **error);
 
 G_END_DECLS

@@ -374,6 +374,13 @@ ms_cmd_calibrate(int argc, char **argv)
     if (argc < 2) {
         return ms_cli_usage("calibrate: give at least one measurement INPUT");
     }
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {out, json};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
+    }
     if (topology == NULL) {
         return ms_cli_usage("calibrate: --topology is required (the cluster the measurements "
                             "come from)");

@@ -67,7 +67,8 @@ write_reports(const MsGateReport *r, const char *json, const char *junit, GError
         }
     }
     g_autofree char *xml = junit ? ms_gate_report_to_junit(r) : NULL;
-    return xml == NULL || g_file_set_contents(junit, xml, -1, error);
+    return xml == NULL ||
+           ms_output_file_set_contents(junit, MS_OUTPUT_REPLACE, xml, strlen(xml), error);
 }
 
 int
@@ -100,6 +101,13 @@ ms_cmd_check(int argc, char **argv)
     }
     if (argc > 1 || baseline == NULL) {
         return ms_cli_usage("check: give --baseline FILE (and no other argument)");
+    }
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {json, junit};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
     }
     double tol = 0.02; /* 2%: deliberate model changes move figures by more (docs/running.md) */
     g_autoptr(GError) error = NULL;

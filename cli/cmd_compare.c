@@ -63,9 +63,8 @@ write_layers(const char *dir, const char *const *names, GPtrArray *results, GErr
     ms_json_member_int(b, "version", MS_LAYERS_FORMAT);
     json_builder_set_member_name(b, "policies");
     json_builder_begin_array(b);
-    FILE *f = fopen(csv_path, "w");
+    MsOutputFile *f = ms_output_file_open(csv_path, MS_OUTPUT_REPLACE, error);
     if (f == NULL) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "cannot write %s", csv_path);
         return FALSE;
     }
     for (guint i = 0; i < results->len; i++) {
@@ -81,10 +80,7 @@ write_layers(const char *dir, const char *const *names, GPtrArray *results, GErr
     }
     json_builder_end_array(b);
     json_builder_end_object(b);
-    gboolean ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "error writing %s", csv_path);
+    if (!ms_output_file_close(f, error)) {
         return FALSE;
     }
     g_autoptr(JsonNode) root = json_builder_get_root(b);
@@ -121,6 +117,15 @@ ms_cmd_compare(int argc, char **argv)
     }
     if (argc > 1) {
         return ms_cli_usage("compare: unexpected argument '%s'", argv[1]);
+    }
+    const char *dir = out ? out : "moesim-out";
+    g_autofree char *json_path = g_build_filename(dir, "compare.json", NULL);
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {json_path, json};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
     }
     const char *list = policies ? policies : DEFAULT_POLICIES;
     g_auto(GStrv) names = g_strsplit_set(list, strchr(list, ';') ? ";" : ",", -1);
@@ -209,11 +214,9 @@ ms_cmd_compare(int argc, char **argv)
     if (!note_degrees(text, &cs.sc, (const char *const *)names, results, &error)) {
         return ms_cli_fail(error);
     }
-    const char *dir = out ? out : "moesim-out";
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         return ms_cli_usage("compare: cannot create %s", dir);
     }
-    g_autofree char *json_path = g_build_filename(dir, "compare.json", NULL);
     g_autofree char *bars = g_build_filename(dir, "compare.png", NULL);
     g_autoptr(JsonNode) root = json_builder_get_root(jb);
     g_autofree char *title = g_strdup_printf("moesim compare: %s", what);

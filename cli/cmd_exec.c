@@ -106,19 +106,35 @@ parse_options(ExecArgs *a, const MsBackendInfo *info, MsExecOptions *o, GError *
     return ms_exec_options_resolve(o, o, error);
 }
 
-/* The topology that sizes the cpu backend's busy work: --topology, else the schedule's own. */
+/* The topology that sizes the cpu backend's busy work: --topology, else the one the schedule
+ * names, which must be a shipped one: a schedule never makes moesim open a file (a hostile one
+ * could name any file and have a line of it echoed in the error). */
 static gboolean
-load_topology(const ExecArgs *a, const MsSchedule *s, MsTopology **out, GError **error)
+load_topology(const ExecArgs *a, const char *path, const MsSchedule *s, MsTopology **out,
+              GError **error)
 {
-    const char *name = a->topology ? a->topology : ms_schedule_get_meta(s, "topology");
     *out = NULL;
+    if (a->topology) {
+        *out = ms_topology_load(a->topology, error);
+        return *out != NULL;
+    }
+    const char *name = ms_schedule_get_meta(s, "topology");
     if (name == NULL) {
         return TRUE;
     }
-    *out = ms_topology_load(name, error);
-    if (*out == NULL && a->topology == NULL) {
-        g_prefix_error(error, "the schedule's topology (meta 'topology'): ");
+    g_autoptr(GBytes) shipped = ms_topology_shipped_data(name);
+    if (shipped == NULL) {
+        g_auto(GStrv) names = ms_topology_list_shipped();
+        g_autofree char *list = g_strjoinv(", ", names);
+        g_autofree char *shown = g_strescape(name, NULL);
+        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
+                    "%s: meta 'topology': '%s' is not a shipped topology, and a schedule never "
+                    "names a file to open: pass the cluster with --topology NAME|FILE "
+                    "(shipped: %s)",
+                    path, shown, list);
+        return FALSE;
     }
+    *out = ms_topology_load_shipped(name, error);
     return *out != NULL;
 }
 
@@ -170,6 +186,10 @@ static int
 execute(ExecArgs *a, const char *path)
 {
     g_autoptr(GError) error = NULL;
+    const char *outs[] = {a->json, a->chrome, a->csv};
+    if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &error)) {
+        return ms_cli_fail(error);
+    }
     MsExecOptions o;
     const char *backend = a->backend ? a->backend : DEFAULT_BACKEND;
     const MsBackendInfo *info = ms_backend_find(backend, &error);
@@ -181,7 +201,7 @@ execute(ExecArgs *a, const char *path)
     }
     g_autoptr(MsSchedule) s = ms_schedule_load(path, &error);
     g_autoptr(MsTopology) topo = NULL;
-    if (s == NULL || !load_topology(a, s, &topo, &error)) {
+    if (s == NULL || !load_topology(a, path, s, &topo, &error)) {
         return ms_cli_fail(error);
     }
     g_autoptr(MsRecords) rec = ms_backend_execute(backend, s, topo, &o, &error);

@@ -104,6 +104,13 @@ ms_cmd_flows(int argc, char **argv)
     if (argc != 2) {
         return ms_cli_usage("flows: expected exactly one FILE (try 'moesim flows --help')");
     }
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {json};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
+    }
     g_autoptr(GError) error = NULL;
     g_autoptr(MsTopology) topo = ms_topology_load(topology ? topology : "dgx-a100", &error);
     if (topo == NULL) {

@@ -144,6 +144,13 @@ ms_cmd_plan(int argc, char **argv)
     if (out == NULL) {
         return ms_cli_usage("plan: --out FILE is required (- for standard output)");
     }
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {out};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
+    }
     MsPlanMode mode = MS_PLAN_TRAIN;
     if (mode_name && !ms_plan_mode_from_name(mode_name, &mode)) {
         return ms_cli_usage("plan: --mode must be train or infer, not '%s'", mode_name);

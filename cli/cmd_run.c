@@ -166,6 +166,13 @@ ms_cmd_run(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("run: unexpected argument '%s'", argv[1]);
     }
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {json, chrome, csv, layers};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
+    }
     g_autoptr(GError) error = NULL;
     ChromeSink sink = {NULL, 0, G_MAXUINT};
     if (which && (chrome == NULL ||

@@ -124,7 +124,7 @@ write_job(MsSweep *sw, const char *dir, guint shards, guint cpus, char **options
                            command};
     MsSweepManifest manifest = {shards, points, header};
     g_autofree char *body = ms_sweep_slurm_script(&job);
-    if (!g_file_set_contents(script, body, -1, &error) ||
+    if (!ms_output_file_set_contents(script, MS_OUTPUT_REPLACE, body, strlen(body), &error) ||
         !ms_sweep_manifest_write(manifest_path, &manifest, &error) ||
         !remove_shards(abs_dir, &error)) {
         return ms_cli_fail(error);
@@ -290,6 +290,13 @@ ms_cmd_sweep(int argc, char **argv)
     }
     /* With the JSON on standard output, the text goes to standard error. */
     FILE *text = json && !strcmp(json, "-") ? stderr : stdout;
+    {
+        g_autoptr(GError) claim = NULL;
+        const char *outs[] = {json};
+        if (!ms_cli_claim_outputs(outs, G_N_ELEMENTS(outs), &claim)) {
+            return ms_cli_fail(claim);
+        }
+    }
     if (merge_dir) {
         return merge(merge_dir, text, json);
     }

@@ -73,14 +73,18 @@ tables_report(char **files, const char *topology, const char *calibration, const
         if (cal == NULL || !ms_calibration_apply_topology(cal, topo, error)) {
             return NULL;
         }
-    } else {
-        fprintf(out_text, "# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
     }
     g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, error);
     if (net == NULL) {
         return NULL;
     }
-    return ms_validation_report_tables((const char *const *)files, topo, cal, net, error);
+    MsValidationReport *report =
+        ms_validation_report_tables((const char *const *)files, topo, cal, net, error);
+    /* Said only once the tables are read: a failure prints its message alone. */
+    if (report && calibration == NULL) {
+        fprintf(out_text, "# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
+    }
+    return report;
 }
 
 /* Appends part to a title after sep, on a new line where the current one (from *line on) would

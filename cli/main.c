@@ -7,6 +7,8 @@
 
 #include "backends/registry.h"
 #include "cli.h"
+#include "sim/base/file_claims.h"
+#include "sim/base/output_file.h"
 
 static void
 print_usage(FILE *out)
@@ -21,8 +23,21 @@ print_usage(FILE *out)
                  "Exit status: 0 ok, 1 result outside a requested bound, 2 bad input or usage.\n");
 }
 
-int
-main(int argc, char **argv)
+/* A command's exit status, unless what it printed did not all reach standard output: a result
+ * lost on a full disk must not exit 0. */
+static int
+finish(int rc)
+{
+    g_autoptr(GError) error = NULL;
+    if (!ms_output_file_finish_stdout(&error)) {
+        fprintf(stderr, "moesim: %s\n", error->message);
+        return MS_EXIT_USAGE;
+    }
+    return rc;
+}
+
+static int
+run(int argc, char **argv)
 {
     /* Numbers in every output use '.' whatever the user's locale. */
     setlocale(LC_ALL, "C");
@@ -58,4 +73,12 @@ main(int argc, char **argv)
     fprintf(stderr, "moesim: unknown command '%s'\n\n", argv[1]);
     print_usage(stderr);
     return MS_EXIT_USAGE;
+}
+
+int
+main(int argc, char **argv)
+{
+    /* One command per process: its inputs and outputs are checked against each other. */
+    ms_file_claims_enable(TRUE);
+    return finish(run(argc, argv));
 }

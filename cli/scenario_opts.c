@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend_runner.h"
+#include "backends/registry.h"
 #include "cli.h"
 #include "sim/engine.h"
 
@@ -135,6 +136,14 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
     if (o->net && !ms_net_spec_parse(o->net, &net, &error)) {
         g_prefix_error(&error, "--net: ");
         return ms_cli_fail(error);
+    }
+    if (o->backend && strcmp(o->backend, "sim") != 0 && ms_backend_find(o->backend, NULL) == NULL) {
+        /* The registry knows the executors; run and compare also take the simulator. */
+        g_autoptr(GString) known = g_string_new("sim");
+        for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
+            g_string_append_printf(known, ", %s", (*b)->name);
+        }
+        return ms_cli_usage("--backend: unknown backend '%s' (known: %s)", o->backend, known->str);
     }
     if (o->net && o->backend && strcmp(o->backend, "sim") != 0) {
         return ms_cli_usage("--net chooses the simulator's network model: it does not go with "

@@ -350,6 +350,20 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     }
     dispatch(&e);
     gboolean ok = e.error == NULL && ms_sim_run(e.sim, error);
+    if (!ok && error && *error && (*error)->domain == MS_SIM_ERROR &&
+        (*error)->code == MS_SIM_ERROR_CLOCK) {
+        /* Name what was running and where, so that the input off by orders of magnitude can be
+         * found: a collective still on the network, on this topology. */
+        g_autofree char *what = NULL;
+        for (guint32 c = 0; c < ms_schedule_n_colls(s) && what == NULL; c++) {
+            if (e.running[c]) {
+                MsCollInfo ci;
+                ms_schedule_coll(s, c, &ci);
+                what = g_strdup_printf("collective %u (%s) still running; ", c, ci.label);
+            }
+        }
+        g_prefix_error(error, "topology '%s': %s", ms_topology_name(topo), what ? what : "");
+    }
     if (ok && e.error) {
         g_propagate_error(error, g_steal_pointer(&e.error));
         ok = FALSE;

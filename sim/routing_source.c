@@ -68,6 +68,7 @@ ms_routing_source_new(const char *spec, GError **error)
         }
         *eq = '\0';
         if (!add_item(src, g_strstrip(items[i]), g_strstrip(eq + 1), error)) {
+            g_prefix_error(error, "--trace %s: ", spec);
             return NULL;
         }
     }

@@ -93,8 +93,14 @@ ms_scenario_run(const MsScenario *sc, GError **error)
             }
             break;
         }
-        ok = ms_plan_check_routing(sc->model, routing, sc->topology, sc->mode, error) &&
-             (it < sc->warmup || run_iteration(sc, planner, routing, res, &c, error));
+        if (!ms_plan_check_routing(sc->model, routing, sc->topology, sc->mode, error)) {
+            /* The routing's own name, as the user gave it (a file, sample: or gen:). */
+            const char *spec = sc->routing ? ms_routing_source_spec(sc->routing) : NULL;
+            g_prefix_error(error, "--trace %s: ", spec ? spec : "(generated)");
+            ok = FALSE;
+            break;
+        }
+        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, &c, error);
         /* Lina learns the paths (and its expert caches the uses) of every batch it has seen,
          * warm-up batches included. */
         if (ok) {
@@ -105,18 +111,23 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         return NULL;
     }
     guint got = ms_result_n_iterations(res);
+    /* The routing as the user named it (a file, sample: or gen:). */
+    const char *spec = sc->routing ? ms_routing_source_spec(sc->routing) : NULL;
+    if (spec == NULL) {
+        spec = "(generated)";
+    }
     if (got == 0) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
-                    "the trace has no iteration after %u warm-up iteration%s", sc->warmup,
-                    sc->warmup == 1 ? "" : "s");
+                    "--trace %s: the trace has no iteration after %u warm-up iteration%s", spec,
+                    sc->warmup, sc->warmup == 1 ? "" : "s");
         return NULL;
     }
     /* A count asked for is a count run: fewer would be reported as if it were all. */
     if (sc->iterations && got < sc->iterations) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
-                    "the trace has %u iteration%s after %u warm-up iteration%s, fewer than the %u "
-                    "asked for",
-                    got, got == 1 ? "" : "s", sc->warmup, sc->warmup == 1 ? "" : "s",
+                    "--trace %s: the trace has %u iteration%s after %u warm-up iteration%s, fewer "
+                    "than the %u asked for",
+                    spec, got, got == 1 ? "" : "s", sc->warmup, sc->warmup == 1 ? "" : "s",
                     sc->iterations);
         return NULL;
     }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/base/input_file.h"
+#include "sim/base/output_file.h"
 #include "sim/base/units.h"
 #include "sim/sweep_csv.h"
 #include "sim/sweep_shards.h"
@@ -22,7 +23,7 @@ struct _MsSweep {
     char **rows; /* per point: its table row, NULL until it ran */
     guint n_rows;
     gboolean ran;
-    FILE *journal; /* rows as they finish, or NULL */
+    MsOutputFile *journal; /* rows as they finish, or NULL */
     char *journal_path;
     gboolean journal_failed;
     GMutex lock;
@@ -50,7 +51,7 @@ ms_sweep_free(MsSweep *sw)
     }
     g_free(sw->rows);
     if (sw->journal) {
-        fclose(sw->journal);
+        ms_output_file_free(sw->journal);
     }
     g_free(sw->journal_path);
     ms_sweep_variants_free(sw->variants);
@@ -179,10 +180,10 @@ ms_sweep_resume(MsSweep *sw, const char *path, guint shard, guint shards, guint 
 }
 
 static gboolean
-io_error(GError **error, const char *path, int err)
+io_error(GError **error, GError *local)
 {
-    g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "cannot write %s: %s", path,
-                g_strerror(err));
+    g_set_error_literal(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, local->message);
+    g_error_free(local);
     return FALSE;
 }
 
@@ -191,16 +192,24 @@ ms_sweep_open_journal(MsSweep *sw, const char *path, gboolean append, GError **e
 {
     g_return_val_if_fail(sw->journal == NULL, FALSE);
     gboolean keep = append && g_file_test(path, G_FILE_TEST_EXISTS);
-    FILE *f = fopen(path, keep ? "a" : "w");
-    g_autofree char *header = ms_sweep_csv_header(sw->grid);
-    if (f == NULL || (!keep && fprintf(f, "%s\n", header) < 0) || fflush(f) != 0) {
-        int err = errno;
-        if (f) {
-            fclose(f);
-        }
-        return io_error(error, path, err);
+    /* Written in place as points finish, so that a stopped sweep leaves its rows there; a
+     * resumed sweep read it before. */
+    GError *local = NULL;
+    MsOutputFile *f = ms_output_file_open(
+        path, (keep ? MS_OUTPUT_APPEND : MS_OUTPUT_IN_PLACE) | MS_OUTPUT_UPDATE, &local);
+    if (f == NULL) {
+        return io_error(error, local);
+    }
+    if (!keep) {
+        g_autofree char *header = ms_sweep_csv_header(sw->grid);
+        ms_output_file_printf(f, "%s\n", header);
+    }
+    if (!ms_output_file_flush(f, &local)) {
+        ms_output_file_free(f);
+        return io_error(error, local);
     }
     sw->journal = f;
+    g_free(sw->journal_path);
     sw->journal_path = g_strdup(path);
     return TRUE;
 }
@@ -211,10 +220,16 @@ ms_sweep_close_journal(MsSweep *sw, GError **error)
     if (sw->journal == NULL) {
         return TRUE;
     }
-    gboolean ok = fclose(sw->journal) == 0 && !sw->journal_failed;
-    int err = errno;
-    sw->journal = NULL;
-    return ok || io_error(error, sw->journal_path, sw->journal_failed ? EIO : err);
+    GError *local = NULL;
+    MsOutputFile *f = g_steal_pointer(&sw->journal);
+    if (sw->journal_failed) {
+        /* The failure was reported when it happened. */
+        ms_output_file_free(f);
+        g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO,
+                    "%s: the rows could not all be written", sw->journal_path);
+        return FALSE;
+    }
+    return ms_output_file_close(f, &local) || io_error(error, local);
 }
 
 /* Appends a finished row to the journal (under the sweep's lock). */
@@ -224,9 +239,11 @@ journal_row(MsSweep *sw, const char *row, GError **error)
     if (sw->journal == NULL || sw->journal_failed) {
         return;
     }
-    if (fprintf(sw->journal, "%s\n", row) < 0 || fflush(sw->journal) != 0) {
+    GError *local = NULL;
+    ms_output_file_printf(sw->journal, "%s\n", row);
+    if (!ms_output_file_flush(sw->journal, &local)) {
         sw->journal_failed = TRUE;
-        io_error(error, sw->journal_path, errno);
+        io_error(error, local);
     }
 }
 
@@ -343,7 +360,8 @@ ms_sweep_write_csv(const MsSweep *sw, const char *path, GError **error)
         }
     }
     g_autoptr(GError) local = NULL;
-    gboolean ok = g_file_set_contents(path, s->str, s->len, &local);
+    /* A resumed sweep's table replaces the one it resumed from. */
+    gboolean ok = ms_output_file_set_contents(path, MS_OUTPUT_UPDATE, s->str, s->len, &local);
     g_string_free(s, TRUE);
     if (!ok) {
         g_set_error(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "%s", local->message);

@@ -7,6 +7,8 @@
 
 #include "sim/base/input_file.h"
 #include "sim/base/json_input.h"
+#include "sim/base/json_output.h"
+#include "sim/base/output_file.h"
 #include "sim/base/units.h"
 #include "sim/sweep_grid.h"
 
@@ -117,12 +119,8 @@ ms_sweep_manifest_write(const char *path, const MsSweepManifest *m, GError **err
     json_builder_add_string_value(b, m->header);
     json_builder_end_object(b);
     g_autoptr(JsonNode) root = json_builder_get_root(b);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_root(gen, root);
-    g_autofree char *text = json_generator_to_data(gen, NULL);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(path, text, -1, &local)) {
+    if (!ms_json_write_file(path, root, TRUE, MS_OUTPUT_REPLACE, &local)) {
         g_set_error(error, MS_SWEEP_SHARDS_ERROR, MS_SWEEP_SHARDS_ERROR_IO, "%s", local->message);
         return FALSE;
     }
@@ -374,7 +372,8 @@ write_rows(const char *header, GArray *rows, const char *output, guint *n_rows, 
         g_string_append_printf(out, "%s\n", g_array_index(rows, Row, i).line);
     }
     g_autoptr(GError) local = NULL;
-    gboolean ok = g_file_set_contents(output, out->str, out->len, &local);
+    gboolean ok =
+        ms_output_file_set_contents(output, MS_OUTPUT_REPLACE, out->str, out->len, &local);
     g_string_free(out, TRUE);
     if (!ok) {
         g_set_error(error, MS_SWEEP_SHARDS_ERROR, MS_SWEEP_SHARDS_ERROR_IO, "%s", local->message);

@@ -56,6 +56,22 @@ ms_test_write_tmp(const char *name, const char *text)
     return path;
 }
 
+gboolean
+ms_test_output_temp_exists(const char *path)
+{
+    g_autofree char *dir = g_path_get_dirname(path);
+    g_autofree char *base = g_path_get_basename(path);
+    g_autofree char *prefix = g_strconcat(base, ".tmp-", NULL);
+    g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d)) != NULL) {
+        if (g_str_has_prefix(name, prefix)) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 const char *
 ms_test_moesim(void)
 {

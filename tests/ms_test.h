@@ -45,6 +45,10 @@ const char *ms_test_tmpdir(void);
 /* Writes text into a file under ms_test_tmpdir() and returns its path (owned by the caller). */
 char *ms_test_write_tmp(const char *name, const char *text);
 
+/* Whether a temporary file that an output is written to before it takes path's place
+ * (PATH.tmp-XXXXXX, sim/base/output_file.h) is there. */
+gboolean ms_test_output_temp_exists(const char *path);
+
 #define MS_ASSERT_REL(actual, expected, rel)                                                       \
     CU_ASSERT_DOUBLE_EQUAL((actual), (expected), fabs((double)(expected)) * (rel) + 1e-300)
 

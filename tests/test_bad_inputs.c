@@ -39,7 +39,8 @@ typedef struct {
     int exit;
     const char *expect; /* text the message must contain, or NULL */
     FileKind kind;
-    guint64 size; /* FILE_SPARSE: the file's length */
+    guint64 size;       /* FILE_SPARSE: the file's length */
+    const char *absent; /* text the message must not contain (a file's content), or NULL */
 } BadInput;
 
 #define HEAD                                                                                       \
@@ -106,6 +107,22 @@ typedef struct {
     NULL, NULL, 0, 0,                                                                              \
     {                                                                                              \
         "run", __VA_ARGS__, NULL                                                                   \
+    }
+/* A schedule of one GPU: meta, op fields after the common ones, and collectives. */
+#define SCHED_OP                                                                                   \
+    "{\"id\": 0, \"rank\": 0, \"stream\": 0, \"kind\": \"compute\", \"role\": \"attention\", "     \
+    "\"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, \"label\": \"a\", \"priority\": 0, "     \
+    "\"flags\": 0, \"deps\": [], \"compute\": \"attention\", \"tokens\": 1, \"experts\": 0, "
+#define SCHED(meta, op, colls)                                                                     \
+    "s.json",                                                                                      \
+        "{\"format\": \"moesim-schedule\", \"version\": 2, \"ranks\": 1, \"policy\": \"fifo\", "   \
+        "\"dispatch\": {\"order\": \"ready\", \"allreduce_gate\": \"none\"}, \"meta\": {" meta     \
+        "}, "                                                                                      \
+        "\"streams\": [{\"name\": \"compute\", \"kind\": \"compute\"}], \"ops\": [" SCHED_OP op    \
+        "}], \"collectives\": [" colls "]}\n",                                                     \
+        0, 0,                                                                                      \
+    {                                                                                              \
+        "exec", "--backend", "cpu", "s.json", NULL                                                 \
     }
 #define DEEP32 "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
 #define DEEP512                                                                                    \
@@ -333,6 +350,10 @@ static const BadInput cases[] = {
      MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"
                       "[group encoder]\nlayers = 0-1\ntokens_per_gpu = 0\n"),
      2},
+    {"Model files (`moesim plan -m m.ini -o s.json`)", "an empty list: `moe_layers =`",
+     MODEL(MODEL_HEAD "experts = 8\ntop_k = 2\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"
+                      "moe_layers =\n"),
+     2},
     {"Model files (`moesim plan -m m.ini -o s.json`)",
      "a shipped name that does not exist",
      NULL,
@@ -353,6 +374,7 @@ static const BadInput cases[] = {
     {"Policies and runs (`moesim run`)", "an unknown engine", RUN("--engine", "packets"), 2},
     {"Policies and runs (`moesim run`)", "a negative iteration count", RUN("-n", "-1"), 2},
     {"Policies and runs (`moesim run`)", "an iteration count of 0", RUN("-n", "0"), 2},
+    {"Policies and runs (`moesim run`)", "an unknown backend", RUN("--backend", "simx"), 2},
     {"Policies and runs (`moesim run`)", "a routing that does not fit the cluster",
      RUN("-T", "gen:ranks=3"), 2},
     {"Policies and runs (`moesim run`)", "more GPUs than the cluster has", RUN("--gpus", "17"), 2},
@@ -441,6 +463,81 @@ static const BadInput cases[] = {
           "        8192          2048     float     sum      -1    30.12    0.27    0.00      3"
           "    29.85    0.27    0.00      0\n"),
      2},
+
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)",
+     "an nccl-tests line with a negative size",
+     MEAS("all_reduce_perf.log",
+          "#  Rank  0 Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+          "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+          "     time   algbw   busbw #wrong\n"
+          "       -8192          2048     float     sum      -1    30.12    0.27    0.00      0"
+          "    29.85    0.27    0.00      0\n"),
+     2},
+
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "a topology named by a path: `\"topology\": \"/etc/passwd\"`",
+     SCHED("\"topology\": \"/etc/passwd\"",
+           "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]", ""),
+     .exit = 2,
+     .expect = "'/etc/passwd' is not a shipped topology",
+     .absent = "root:"},
+
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "a key given twice in one object",
+     SCHED("", "\"flops\": 1000.0, \"flops\": 2000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]",
+           ""),
+     .exit = 2,
+     .expect = "s.json:1: key 'flops' given twice in one object"},
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "flops with an empty shape",
+     SCHED("", "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [0, 0, 0, 0]", ""),
+     .exit = 2,
+     .expect = "op 0: field 'shape': [0, 0, 0, 0] is empty but the op has 1000 flops"},
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "an all-to-all with an allreduce's algorithm: `\"algo\": \"ring\"`",
+     SCHED(
+         "", "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]",
+         "{\"id\": 0, \"kind\": \"alltoall\", \"algo\": \"ring\", \"window\": 0, \"label\": \"x\", "
+         "\"ranks\": [0], \"ops\": [0], \"matrix\": [[0]]}"),
+     .exit = 2,
+     .expect = "collective 0: field 'algo': 'ring' is not an algorithm of alltoall"},
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "an absurd window: `\"window\": 1000000000`",
+     SCHED("", "\"flops\": 1000.0, \"bytes\": 1000.0, \"shape\": [1, 1, 1, 1]",
+           "{\"id\": 0, \"kind\": \"alltoall\", \"algo\": \"direct\", \"window\": 1000000000, "
+           "\"label\": \"x\", \"ranks\": [0], \"ops\": [0], \"matrix\": [[0]]}"),
+     .exit = 2,
+     .expect = "collective 0: field 'window': 1000000000 out of range [0, 65536]"},
+
+    {.section = "Schedules (`moesim exec --backend cpu s.json`)",
+     .what = "a dependency cycle through a collective",
+     .file = "s.json",
+     .content =
+         "{\"format\": \"moesim-schedule\", \"version\": 2, \"ranks\": 2, "
+         "\"policy\": \"fifo\", \"dispatch\": {\"order\": \"ready\", "
+         "\"allreduce_gate\": \"none\"}, \"meta\": {\"topology\": \"dgx-a100\"}, "
+         "\"streams\": [{\"name\": \"compute\", \"kind\": \"compute\"}, {\"name\": \"comm\", "
+         "\"kind\": \"comm\"}], \"ops\": [{\"id\": 0, \"rank\": 0, \"stream\": 0, "
+         "\"kind\": \"compute\", \"role\": \"attention\", \"phase\": \"forward\", \"layer\": 0, "
+         "\"chunk\": -1, \"label\": \"c0\", \"priority\": 0, \"flags\": 0, \"deps\": [3], "
+         "\"compute\": \"attention\", \"flops\": 1000.0, \"bytes\": 1000.0, \"tokens\": 1, "
+         "\"shape\": [1, 1, 1, 1], \"experts\": 0}, {\"id\": 1, \"rank\": 0, \"stream\": 1, "
+         "\"kind\": \"comm\", \"role\": \"dispatch\", \"phase\": \"forward\", \"layer\": 0, "
+         "\"chunk\": -1, \"label\": \"a1\", \"priority\": 0, \"flags\": 0, \"deps\": [0], "
+         "\"coll\": 0}, {\"id\": 2, \"rank\": 1, \"stream\": 1, \"kind\": \"comm\", "
+         "\"role\": \"dispatch\", \"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, "
+         "\"label\": \"a2\", \"priority\": 0, \"flags\": 0, \"deps\": [], \"coll\": 0}, "
+         "{\"id\": 3, \"rank\": 1, \"stream\": 0, \"kind\": \"compute\", "
+         "\"role\": \"attention\", \"phase\": \"forward\", \"layer\": 0, \"chunk\": -1, "
+         "\"label\": \"c3\", \"priority\": 0, \"flags\": 0, \"deps\": [2], "
+         "\"compute\": \"attention\", \"flops\": 1000.0, \"bytes\": 1000.0, \"tokens\": 1, "
+         "\"shape\": [1, 1, 1, 1], \"experts\": 0}], \"collectives\": [{\"id\": 0, "
+         "\"kind\": \"alltoall\", \"algo\": \"direct\", \"window\": 0, \"label\": \"x\", "
+         "\"ranks\": [0, 1], \"ops\": [1, 2], \"matrix\": [[0, 8], [8, 0]]}]}"
+         "\n",
+     .args = {"exec", "--backend", "cpu", "s.json", NULL},
+     .exit = 2,
+     .expect = "s.json: op 0 (c0) is part of a dependency cycle (through deps and collectives)"},
 
     {"Results (`moesim validate -s r.json -m r.json`)", "not JSON", VALIDATE("{\"format\": \n"), 2},
     {"Results (`moesim validate -s r.json -m r.json`)", "JSON that is not a moesim result",
@@ -560,7 +657,9 @@ render_limits(GString *md)
                         "Every file moesim reads is checked before it is read: it must be a "
                         "regular file (a\ndevice, FIFO or folder is refused, so nothing blocks or "
                         "reads without end), and a kind\nread whole must be within its limit; the "
-                        "message names the file and the limit.\n\n"
+                        "message names the file and the limit. A UTF-8 byte order mark at the "
+                        "start of a file is\nread past, and a JSON object with a key given twice "
+                        "is refused.\n\n"
                         "| input | read by | limit | why |\n| --- | --- | --- | --- |\n");
     for (guint k = 0; k < MS_INPUT_N_KINDS; k++) {
         const MsInputKindInfo *info = ms_input_kind_info(k);
@@ -582,8 +681,10 @@ render(GPtrArray *answers)
         "# What moesim answers to bad input\n\n"
         "Every row below is a run of the `moesim` command line on a bad input, generated by\n"
         "`tests/test_bad_inputs.c`, which checks on every test run that this file still says what\n"
-        "moesim answers. Exit status 2 means bad input or usage; moesim never crashes, hangs or\n"
-        "prints a number it could not compute. Regenerate the file after changing a message:\n\n"
+        "moesim answers, and that every message names its source: the file (and, where it has\n"
+        "them, line, group and key), or the option or argument it comes from. Exit status 2\n"
+        "means bad input or usage; moesim never crashes, hangs or prints a number it could not\n"
+        "compute. Regenerate the file after changing a message:\n\n"
         "```sh\n"
         "MS_BAD_INPUTS_WRITE=$PWD/docs/bad-inputs.md meson test -C build bad_inputs\n"
         "```\n\n"
@@ -611,6 +712,43 @@ render(GPtrArray *answers)
     return g_string_free(md, FALSE);
 }
 
+/* Whether a case's message names where the bad input came from: its file when it has one (as
+ * "FILE:" or 'FILE'), else an option ("--name") or a word of its arguments (a command, a
+ * policy, a key, a value, a shipped name: the arguments split at ":=,"), so that a user knows
+ * what to fix. */
+static gboolean
+names_source(const BadInput *c, const char *err)
+{
+    if (c->file) {
+        g_autofree char *colon = g_strconcat(c->file, ":", NULL);
+        g_autofree char *quoted = g_strconcat("'", c->file, "'", NULL);
+        return strstr(err, colon) || strstr(err, quoted);
+    }
+    if (strstr(err, " --")) {
+        return TRUE;
+    }
+    /* The command's own words (trace info, topo show) name nothing unless quoted. */
+    static const char *const commands[] = {"topo", "trace", "model", NULL};
+    guint first = g_strv_contains(commands, c->args[0]) && c->args[1] ? 2 : 1;
+    for (guint i = 0; c->args[i]; i++) {
+        g_autofree char *colon = g_strconcat(c->args[i], ":", NULL);
+        g_autofree char *quoted = g_strconcat("'", c->args[i], "'", NULL);
+        if (strstr(err, colon) || strstr(err, quoted)) {
+            return TRUE;
+        }
+        if (i < first) {
+            continue;
+        }
+        g_auto(GStrv) words = g_strsplit_set(c->args[i], ":=,", -1);
+        for (guint w = 0; words[w]; w++) {
+            if (strlen(words[w]) > 1 && words[w][0] != '-' && strstr(err, words[w])) {
+                return TRUE;
+            }
+        }
+    }
+    return FALSE;
+}
+
 static void
 test_cases(void)
 {
@@ -620,10 +758,18 @@ test_cases(void)
         int rc = run_case(&cases[i], &err);
         if (rc != cases[i].exit || !g_str_has_prefix(err, "moesim") || strstr(err, "CRITICAL") ||
             strstr(err, "WARNING") || strstr(err, "Sanitizer") || strstr(err, "runtime error") ||
-            (cases[i].expect && strstr(err, cases[i].expect) == NULL)) {
+            (cases[i].expect && strstr(err, cases[i].expect) == NULL) ||
+            (cases[i].absent && strstr(err, cases[i].absent) != NULL)) {
             fprintf(stderr, "\n  case '%s' (%s): exit %d, stderr:\n%s\n", cases[i].what,
                     cases[i].section, rc, err);
             CU_FAIL("unexpected answer to bad input");
+        }
+        if (!names_source(&cases[i], err)) {
+            fprintf(stderr,
+                    "\n  case '%s' (%s): the message names neither its file nor an "
+                    "argument:\n%s\n",
+                    cases[i].what, cases[i].section, err);
+            CU_FAIL("a message without its source");
         }
         g_ptr_array_add(answers, err);
     }

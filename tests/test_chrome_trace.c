@@ -1,6 +1,7 @@
 /* Tests of the Chrome trace (sim/out/chrome_trace.h): names escaped by the JSON writer, every
  * iteration laid end to end, flows from dependencies and through collectives, counter tracks of
- * bytes in flight and link utilisation, the part file, the iteration selection, and `moesim run
+ * bytes in flight and link utilisation, the temporary file, the iteration selection, and `moesim
+ * run
  * --chrome-trace` with --chrome-iterations. */
 #include "ms_test.h"
 
@@ -70,17 +71,16 @@ test_two_iterations(void)
     MsRecords *r;
     fx_trace_build(&s, &r);
     g_autofree char *path = g_build_filename(ms_test_tmpdir(), "two.json", NULL);
-    g_autofree char *part = g_strconcat(path, ".part", NULL);
     GError *error = NULL;
     g_autoptr(MsChromeTrace) t = ms_chrome_trace_open(path, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     CU_ASSERT_TRUE(ms_chrome_trace_add(t, 3, s, r, &error));
     CU_ASSERT_TRUE(ms_chrome_trace_add(t, 4, s, r, &error));
-    /* Until closed the file is only the part file. */
-    CU_ASSERT_TRUE(g_file_test(part, G_FILE_TEST_EXISTS));
+    /* Until closed the file is only the temporary file beside it. */
+    CU_ASSERT_TRUE(ms_test_output_temp_exists(path));
     CU_ASSERT_FALSE(g_file_test(path, G_FILE_TEST_EXISTS));
     CU_ASSERT_TRUE_FATAL(ms_chrome_trace_close(t, &error));
-    CU_ASSERT_FALSE(g_file_test(part, G_FILE_TEST_EXISTS));
+    CU_ASSERT_FALSE(ms_test_output_temp_exists(path));
     CU_ASSERT_EQUAL(ms_chrome_trace_n_iterations(t), 2);
     g_autoptr(JsonParser) p = NULL;
     JsonObject *root = NULL;
@@ -175,19 +175,19 @@ test_two_iterations(void)
 }
 
 static void
-test_part_file_and_errors(void)
+test_temp_file_and_errors(void)
 {
     GError *error = NULL;
     CU_ASSERT_PTR_NULL(ms_chrome_trace_open("/nonexistent/t.json", &error));
     MS_ASSERT_ERROR(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO,
-                    "cannot write /nonexistent/t.json.part");
+                    "/nonexistent/t.json: cannot write: No such file");
     /* A trace freed before it is closed (a failed run) leaves no file behind. */
     g_autofree char *path = g_build_filename(ms_test_tmpdir(), "abandoned.json", NULL);
-    g_autofree char *part = g_strconcat(path, ".part", NULL);
     MsChromeTrace *t = ms_chrome_trace_open(path, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_TRUE(ms_test_output_temp_exists(path));
     ms_chrome_trace_free(t);
-    CU_ASSERT_FALSE(g_file_test(part, G_FILE_TEST_EXISTS));
+    CU_ASSERT_FALSE(ms_test_output_temp_exists(path));
     CU_ASSERT_FALSE(g_file_test(path, G_FILE_TEST_EXISTS));
     /* An empty trace is still a valid file. */
     t = ms_chrome_trace_open(path, &error);
@@ -302,7 +302,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"two iterations: names, ops, flows, counters", test_two_iterations},
-        {"part file, errors, an empty trace", test_part_file_and_errors},
+        {"temporary file, errors, an empty trace", test_temp_file_and_errors},
         {"iteration selections", test_parse_iterations},
         {"moesim run: every iteration, or one", test_run_every_iteration},
         {NULL, NULL},

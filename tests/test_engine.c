@@ -158,6 +158,9 @@ test_clock_end(void)
     MsRecords *r = ms_engine_run(s, slow, &opts, &error);
     CU_ASSERT_PTR_NULL(r);
     ms_records_free(r);
+    /* The message names the topology whose figures drove the clock there. */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+    CU_ASSERT_TRUE(g_str_has_prefix(error->message, "topology 'h200': modelled time"));
     MS_ASSERT_ERROR(error, MS_SIM_ERROR, MS_SIM_ERROR_CLOCK, "the end of the clock");
     ms_schedule_free(s);
 }

@@ -547,12 +547,13 @@ test_exec_errors(void)
         CU_ASSERT_PTR_NOT_NULL(
             strstr(cerr, built ? "no CUDA device is visible" : "this moesim was built without"));
     }
-    /* The schedule's own topology that does not load is named as such. */
+    /* A schedule's own topology must be a shipped one; another name is refused naming it. */
     g_autofree char *named = save_sample("named.json", "fifo", "no-such-topo");
     const char *args[] = {"exec", named, NULL};
     g_autofree char *err = NULL;
     CU_ASSERT_EQUAL(run_exec(args, &err), 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "the schedule's topology (meta 'topology'): "));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(err, "named.json: meta 'topology': 'no-such-topo' is not a shipped topology"));
 }
 
 int

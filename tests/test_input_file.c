@@ -197,6 +197,32 @@ test_loaders(void)
     }
 }
 
+/* A UTF-8 byte order mark first is read past, whole or streamed; one elsewhere is kept. */
+static void
+test_bom(void)
+{
+    GError *error = NULL;
+    g_autofree char *path = ms_test_write_tmp("bom.ini", "\xef\xbb\xbf[model]\nx = \xef\xbb\xbf\n");
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    CU_ASSERT_TRUE_FATAL(ms_input_file_read(path, MS_INPUT_MODEL, &data, &len, &error));
+    CU_ASSERT_EQUAL(len, 16);
+    CU_ASSERT_STRING_EQUAL(data, "[model]\nx = \xef\xbb\xbf\n");
+    FILE *f = ms_input_file_open(path, MS_INPUT_TRACE, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char line[32] = {0};
+    CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+    CU_ASSERT_STRING_EQUAL(line, "[model]\n");
+    fclose(f);
+    /* Without a mark, the first bytes are the file's own. */
+    g_autofree char *plain = ms_test_write_tmp("plain.txt", "ab");
+    f = ms_input_file_open(plain, MS_INPUT_TRACE, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_PTR_NOT_NULL(fgets(line, sizeof line, f));
+    CU_ASSERT_STRING_EQUAL(line, "ab");
+    fclose(f);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -207,6 +233,7 @@ main(int argc, char **argv)
         {"standard input where the kind allows it", test_stdin},
         {"kinds as documented", test_kinds},
         {"every loader checks its file", test_loaders},
+        {"a UTF-8 byte order mark is read past", test_bom},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"input_file", NULL, NULL, tests}, {NULL}};

@@ -146,6 +146,25 @@ test_commands(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err3, "deep-result.json:1: JSON nested deeper than 512 levels"));
 }
 
+/* A key given twice in one object is refused with its line (json-glib keeps the last silently);
+ * the same key in two objects is not a repetition. A byte order mark first is read past. */
+static void
+test_duplicate_keys(void)
+{
+    g_autoptr(JsonParser) p = json_parser_new();
+    GError *error = NULL;
+    const char *dup = "{\"a\": 1,\n \"b\": {\"a\": 2, \"c\": 3},\n \"a\": 4}";
+    CU_ASSERT_FALSE(ms_json_input_load_data(p, dup, strlen(dup), "d.json", &error));
+    MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX,
+                    "d.json:3: key 'a' given twice in one object");
+    const char *inner = "[{\"x\": 1}, {\"x\": 2, \"y\": {\"z\": 1, \"z\": 2}}]";
+    CU_ASSERT_FALSE(ms_json_input_load_data(p, inner, strlen(inner), "i.json", &error));
+    MS_ASSERT_ERROR(error, MS_JSON_INPUT_ERROR, MS_JSON_INPUT_ERROR_SYNTAX, "key 'z' given twice");
+    const char *ok = "\xef\xbb\xbf[{\"x\": 1}, {\"x\": 2}]";
+    CU_ASSERT_TRUE(ms_json_input_load_data(p, ok, strlen(ok), "o.json", &error));
+    CU_ASSERT_EQUAL(json_array_get_length(json_node_get_array(json_parser_get_root(p))), 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -155,6 +174,7 @@ main(int argc, char **argv)
         {"one document per input", test_one_document},
         {"syntax errors and unreadable files", test_syntax_and_io},
         {"commands refuse deep JSON", test_commands},
+        {"keys given twice refused", test_duplicate_keys},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"json_input", NULL, NULL, tests}, {NULL}};

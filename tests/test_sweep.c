@@ -203,7 +203,7 @@ test_cancel_and_failure(void)
         (!strcmp(lines[1], ms_sweep_row(sw, 0)) && !strcmp(lines[2], ms_sweep_row(sw, 2))) ||
         (!strcmp(lines[2], ms_sweep_row(sw, 0)) && !strcmp(lines[1], ms_sweep_row(sw, 2))));
     CU_ASSERT_FALSE(ms_sweep_open_journal(bad.sw, "no/such/dir/j.csv", FALSE, &error));
-    MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "cannot write no/such/dir/j.csv");
+    MS_ASSERT_ERROR(error, MS_SWEEP_ERROR, MS_SWEEP_ERROR_IO, "no/such/dir/j.csv: cannot write");
     /* A preparation error: nothing runs. */
     g_auto(Fixture) traced = {0};
     setup(&traced, "sample:default", (const char *[]){"zipf=1", NULL});
@@ -321,10 +321,11 @@ test_table_only_when_complete(void)
     g_autofree char *part = g_build_filename(dir, "sweep.csv.part", NULL);
     g_autofree char *table = read_text(csv), *plot = read_text(gp);
     CU_ASSERT_FALSE(g_file_test(part, G_FILE_TEST_EXISTS));
-    /* Every point fails when it runs (no such backend), after the up-front checks. */
-    const char *failing[] = {"sweep", "-t",          sfx_topology(), "-m",     sfx_model(),
-                             "-V",    "hot=0.2,0.3", "--backend",    "nosuch", "--out",
-                             dir,     NULL};
+    /* Every point fails when it runs (its generated trace holds fewer iterations than asked
+     * for), after the up-front checks. */
+    const char *failing[] = {"sweep",       "-t", sfx_topology(),     "-m", sfx_model(), "-V",
+                             "hot=0.2,0.3", "-T", "gen:iterations=1", "-n", "3",         "--out",
+                             dir,           NULL};
     g_free(out);
     g_free(err);
     CU_ASSERT_EQUAL(ms_test_run_moesim(failing, &out, &err), 2);

@@ -688,6 +688,8 @@ test_explicit_errors(void)
          "t.ini:18: [device sw] node: node 1 has no GPU"},
         {1, NULL, "[route g0 g1]\npath = g0;sw;gx\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
          "t.ini:28: [route g0 g1] path: unknown device 'gx'"},
+        {1, NULL, "[route g0 g1]\npath = g0;sw;g0;sw;g1\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
+         "t.ini:28: [route g0 g1] path: 'g0;sw;g0;sw;g1' visits GPU g0 twice (steps 1 and 3)"},
         {1, NULL, "[route g0 g1]\npath = g0;g1\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,
          "t.ini:28: [route g0 g1] path: no link g0->g1 in 'g0;g1'"},
         {1, NULL, "[route g0 g1]\npath = g0;sw\n", TOPO, MS_TOPOLOGY_ERROR_INVALID,

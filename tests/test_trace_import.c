@@ -330,7 +330,7 @@ test_io_errors(void)
     CU_ASSERT_FALSE(ms_trace_import(in, MS_TRACE_IMPORT_CSV, &opt, "/nonexistent/out.trace",
                                     MS_TRACE_FORMAT_TEXT, NULL, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO,
-                    "cannot create /nonexistent/out.trace");
+                    "/nonexistent/out.trace: cannot write");
 }
 
 int

@@ -143,7 +143,7 @@ test_open_errors(void)
     CU_ASSERT_PTR_NULL(
         ms_trace_writer_new("/nonexistent/dir/x.trace", MS_TRACE_FORMAT_TEXT, &h, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO,
-                    "cannot create /nonexistent/dir/x.trace:");
+                    "/nonexistent/dir/x.trace: cannot write:");
     h.top_k = 9;
     g_autofree char *path = tmp_path("never.trace");
     CU_ASSERT_PTR_NULL(ms_trace_writer_new(path, MS_TRACE_FORMAT_TEXT, &h, &error));
@@ -154,15 +154,23 @@ test_open_errors(void)
 static void
 test_abandoned_and_full(void)
 {
-    /* Freed without a successful close: the partial file is removed. */
+    /* Freed without a successful close: the partial file is removed, an earlier file kept. */
     g_autofree char *path = tmp_path("partial.trace");
     MsTraceHeader h = shape();
     GError *error = NULL;
     MsTraceWriter *w = ms_trace_writer_new(path, MS_TRACE_FORMAT_BINARY, &h, &error);
     CU_ASSERT_TRUE(ms_trace_writer_write_count(w, 0, 0, 0, 0, 2, &error));
-    CU_ASSERT_TRUE(g_file_test(path, G_FILE_TEST_EXISTS));
+    CU_ASSERT_TRUE(ms_test_output_temp_exists(path));
     ms_trace_writer_free(w);
+    CU_ASSERT_FALSE(ms_test_output_temp_exists(path));
     CU_ASSERT_FALSE(g_file_test(path, G_FILE_TEST_EXISTS));
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(path, "earlier", -1, NULL));
+    w = ms_trace_writer_new(path, MS_TRACE_FORMAT_TEXT, &h, &error);
+    CU_ASSERT_TRUE(ms_trace_writer_write_count(w, 0, 0, 0, 0, 2, &error));
+    ms_trace_writer_free(w);
+    g_autofree char *kept = NULL;
+    CU_ASSERT_TRUE(g_file_get_contents(path, &kept, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(kept, "earlier");
     /* A write that fails (the file size limit): the error is reported, the file removed. */
     struct rlimit saved;
     CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &saved), 0);
@@ -177,7 +185,8 @@ test_abandoned_and_full(void)
         ok = ms_trace_writer_write_count(w, i, 0, 0, 0, 2, &error);
     }
     CU_ASSERT_FALSE(ok);
-    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "error writing");
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO,
+                    "big.trace: cannot write: File too large");
     ms_trace_writer_free(w);
     CU_ASSERT_FALSE(g_file_test(big, G_FILE_TEST_EXISTS));
     /* The same failure found only when closing. */
@@ -186,7 +195,8 @@ test_abandoned_and_full(void)
         CU_ASSERT_TRUE_FATAL(ms_trace_writer_write_count(w, i, 0, 0, 0, 2, &error));
     }
     CU_ASSERT_FALSE(ms_trace_writer_close(w, &error));
-    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "big.trace: File too large");
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO,
+                    "big.trace: cannot write: File too large");
     ms_trace_writer_free(w);
     CU_ASSERT_FALSE(g_file_test(big, G_FILE_TEST_EXISTS));
     CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &saved), 0);

@@ -90,6 +90,10 @@ const MsRangeTable *ms_topology_ranges(void);
  * error. Every problem in a file is reported as FILE:LINE: [group] key: what is wrong.
  * Returns NULL with a MS_TOPOLOGY_ERROR or MS_INI_ERROR on failure. */
 MsTopology *ms_topology_load(const char *name_or_path, GError **error);
+/* Loads a shipped topology by name only: never opens a file, whatever the name looks like (a
+ * name read from a schedule, which must not make moesim open a file it names). An unknown name
+ * is MS_TOPOLOGY_ERROR_UNKNOWN listing the shipped ones. */
+MsTopology *ms_topology_load_shipped(const char *name, GError **error);
 /* Same from memory; source names the input in messages. */
 MsTopology *ms_topology_load_data(const char *data, gsize len, const char *source, GError **error);
 void ms_topology_free(MsTopology *topo);

@@ -207,10 +207,11 @@ topo_build_explicit(const MsIni *ini, const char *name, const char *description,
                     ms_ini_source(ini));
         return NULL;
     }
-    if (n_devices > TOPO_MAX_DEVICES || n_links > TOPO_MAX_LINKS / 2) {
+    if (n_devices > TOPO_MAX_FILE_DEVICES || n_links > TOPO_MAX_FILE_LINKS) {
         g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID,
                     "%s: %u devices and %u links are more than moesim models (at most %u and %u)",
-                    ms_ini_source(ini), n_devices, n_links, TOPO_MAX_DEVICES, TOPO_MAX_LINKS / 2);
+                    ms_ini_source(ini), n_devices, n_links, TOPO_MAX_FILE_DEVICES,
+                    TOPO_MAX_FILE_LINKS);
         return NULL;
     }
     g_autoptr(MsTopology) topo = topo_new(name, description, gpu);

@@ -333,6 +333,22 @@ read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *se
                    TOPO_MAX_HOPS);
         return FALSE;
     }
+    /* A route may come back to a switch (through the host's memory and back: NCCL's SHM path),
+     * but not to a GPU, and never crosses one directed link twice: its flows would be charged
+     * twice there. At most 65 devices: pairs are cheap. */
+    for (guint k = 0; k < n; k++) {
+        guint dk = g_array_index(devices, guint, k);
+        for (guint j = k + 1; j < n; j++) {
+            if (dk == g_array_index(devices, guint, j) &&
+                ms_topology_device_kind(topo, dk) == MS_DEVICE_GPU) {
+                topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
+                           "'%s' visits GPU %s twice (steps %u and %u): a route passes a GPU at "
+                           "most once",
+                           text, ms_topology_device_name(topo, dk), k + 1, j + 1);
+                return FALSE;
+            }
+        }
+    }
     g_autofree guint32 *links = g_new(guint32, n - 1);
     for (guint k = 0; k + 1 < n; k++) {
         guint a = g_array_index(devices, guint, k), b = g_array_index(devices, guint, k + 1);
@@ -342,6 +358,16 @@ read_route(MsTopology *topo, const MsIni *ini, const char *group, GHashTable *se
                        "no link %s->%s in '%s'", ms_topology_device_name(topo, a),
                        ms_topology_device_name(topo, b), text);
             return FALSE;
+        }
+        for (guint j = 0; j < k; j++) {
+            if (links[j] == l) {
+                topo_error(ini, group, "path", error, MS_TOPOLOGY_ERROR_INVALID,
+                           "'%s' crosses link %s->%s twice: its flows would be charged twice "
+                           "there",
+                           text, ms_topology_device_name(topo, a),
+                           ms_topology_device_name(topo, b));
+                return FALSE;
+            }
         }
         links[k] = l;
     }
@@ -409,9 +435,42 @@ parse(const MsIni *ini, GError **error)
     return g_steal_pointer(&topo);
 }
 
+/* Counts the [device ...] and [link ...] group headers in the text itself (a line whose first
+ * non-blank character is '['), so that a description of more than moesim models is refused
+ * before the INI parser allocates a group for each: a 64 MiB file holds 5 million headers. */
+static gboolean
+check_group_counts(const char *data, gsize len, const char *source, GError **error)
+{
+    guint64 devices = 0, links = 0;
+    const char *end = data + len;
+    for (const char *p = data; p < end;) {
+        while (p < end && (*p == ' ' || *p == '\t')) {
+            p++;
+        }
+        if (p < end && *p == '[') {
+            gsize left = (gsize)(end - p);
+            devices += left > 8 && memcmp(p, "[device", 7) == 0 && (p[7] == ' ' || p[7] == '\t');
+            links += left > 6 && memcmp(p, "[link", 5) == 0 && (p[5] == ' ' || p[5] == '\t');
+        }
+        const char *nl = memchr(p, '\n', (gsize)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    if (devices > TOPO_MAX_FILE_DEVICES || links > TOPO_MAX_FILE_LINKS) {
+        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_INVALID,
+                    "%s: %" G_GUINT64_FORMAT " [device] and %" G_GUINT64_FORMAT
+                    " [link] groups are more than moesim models (at most %u and %u)",
+                    source, devices, links, TOPO_MAX_FILE_DEVICES, TOPO_MAX_FILE_LINKS);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 MsTopology *
 ms_topology_load_data(const char *data, gsize len, const char *source, GError **error)
 {
+    if (!check_group_counts(data, len, source ? source : "<input>", error)) {
+        return NULL;
+    }
     g_autoptr(MsIni) ini = ms_ini_load_data(data, len, source, error);
     return ini ? parse(ini, error) : NULL;
 }
@@ -433,25 +492,39 @@ ms_topology_load(const char *name_or_path, GError **error)
 {
     g_return_val_if_fail(name_or_path != NULL, NULL);
     if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
-        g_autoptr(MsIni) ini = ms_ini_load_file(name_or_path, MS_INPUT_TOPOLOGY, error);
-        return ini ? parse(ini, error) : NULL;
+        g_autofree char *data = NULL;
+        gsize len = 0;
+        g_autoptr(GError) local = NULL;
+        if (!ms_input_file_read(name_or_path, MS_INPUT_TOPOLOGY, &data, &len, &local)) {
+            g_set_error(error, MS_INI_ERROR, MS_INI_ERROR_IO, "%s", local->message);
+            return NULL;
+        }
+        return ms_topology_load_data(data, len, name_or_path, error);
     }
     if (strchr(name_or_path, '/') || g_str_has_suffix(name_or_path, ".ini")) {
         g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
                     "%s: no such topology file", name_or_path);
         return NULL;
     }
-    g_autoptr(GBytes) data = ms_topology_shipped_data(name_or_path);
+    return ms_topology_load_shipped(name_or_path, error);
+}
+
+MsTopology *
+ms_topology_load_shipped(const char *name, GError **error)
+{
+    g_return_val_if_fail(name != NULL, NULL);
+    g_autoptr(GBytes) data = ms_topology_shipped_data(name);
     if (data == NULL) {
         g_auto(GStrv) names = ms_topology_list_shipped();
         g_autofree char *list = g_strjoinv(", ", names);
+        g_autofree char *shown = g_strescape(name, NULL);
         g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
                     "unknown topology '%s': no such file, and no shipped topology has that name "
                     "(shipped: %s)",
-                    name_or_path, list);
+                    shown, list);
         return NULL;
     }
-    g_autofree char *source = g_strdup_printf("topology %s", name_or_path);
+    g_autofree char *source = g_strdup_printf("topology %s", name);
     gsize len = 0;
     const char *text = g_bytes_get_data(data, &len);
     return ms_topology_load_data(text, len, source, error);

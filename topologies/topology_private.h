@@ -16,6 +16,13 @@ G_BEGIN_DECLS
 #define TOPO_MAX_GPUS_PER_NODE 1024u
 #define TOPO_MAX_DEVICES (1u << 20)
 #define TOPO_MAX_LINKS (1u << 22)
+/* An explicit description (a file's [device] and [link] groups), counted in the file's text before
+ * it is parsed: about twice the largest cluster moesim models written out (65536 GPUs, a NIC
+ * each, 8192 NVSwitch nodes under 256 leaves: 139,600 devices and 213,000 links). A file at these
+ * limits (43 MB) peaks at 1.35 GB before it is refused or built; 2.1 million devices in 64 MiB,
+ * refused from this count, at 69 MB (docs/performance.md, "Memory limits"). */
+#define TOPO_MAX_FILE_DEVICES (1u << 18)
+#define TOPO_MAX_FILE_LINKS (1u << 19)
 #define TOPO_MAX_LINK_COUNT 1024u
 #define TOPO_MAX_NAME 64u
 /* Routes (computed or given) have at most this many links. */

@@ -201,6 +201,8 @@ ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *p, GError **error)
         }
         g_hash_table_add(seen, items[i]);
         if (!ms_trace_gen_params_set(p, items[i], eq + 1, error)) {
+            /* The value's message names its key; the spec names where it was given. */
+            g_prefix_error(error, "generator spec '%s': ", spec);
             return FALSE;
         }
     }

@@ -1,12 +1,10 @@
 /* trace_writer: checks each record, encodes it with the text or binary codec into a buffer and
- * hands the buffer to stdio once it passes 1 MiB. */
+ * hands the buffer to sim/base/output_file once it passes 1 MiB. */
 #include "trace_writer.h"
 
-#include <errno.h>
-#include <glib/gstdio.h>
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
+
+#include "sim/base/output_file.h"
 
 #include "trace_binary.h"
 #include "trace_text.h"
@@ -15,7 +13,7 @@
 
 struct _MsTraceWriter {
     char *path;
-    FILE *file;
+    MsOutputFile *file;
     MsTraceFormat format;
     MsTraceHeader header;
     MsTraceBinary *bin; /* binary encoder state */
@@ -24,20 +22,17 @@ struct _MsTraceWriter {
     gboolean any;
     guint64 iteration;
     MsTraceRecordKind kind; /* of the current iteration */
-    gboolean closed, io_failed;
-    gboolean remove_on_failure; /* a regular file we created: never a device or a pipe */
-    int io_errno;
+    gboolean closed;
+    GError *io_error; /* the first failure to write, or NULL */
     guint32 *ids;
 };
 
 static void
 flush_buf(MsTraceWriter *w)
 {
-    if (w->buf->len && !w->io_failed) {
-        if (fwrite(w->buf->str, 1, w->buf->len, w->file) != w->buf->len) {
-            w->io_failed = TRUE;
-            w->io_errno = errno;
-        }
+    if (w->buf->len && w->io_error == NULL) {
+        ms_output_file_write(w->file, w->buf->str, w->buf->len);
+        ms_output_file_flush(w->file, &w->io_error);
     }
     w->bytes += w->buf->len;
     g_string_truncate(w->buf, 0);
@@ -52,18 +47,15 @@ ms_trace_writer_new(const char *path, MsTraceFormat format, const MsTraceHeader 
     if (!ms_trace_header_validate(header, error)) {
         return NULL;
     }
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "wb");
+    g_autoptr(GError) local = NULL;
+    MsOutputFile *f = ms_output_file_open(path, MS_OUTPUT_REPLACE, &local);
     if (f == NULL) {
-        int e = errno;
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "cannot create %s: %s", path,
-                    g_strerror(e));
+        g_set_error_literal(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, local->message);
         return NULL;
     }
     MsTraceWriter *w = g_new0(MsTraceWriter, 1);
     w->path = g_strdup(path);
     w->file = f;
-    struct stat st;
-    w->remove_on_failure = f != stdout && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
     w->format = format;
     w->header = *header;
     w->buf = g_string_sized_new(FLUSH_AT + 4096);
@@ -83,12 +75,8 @@ ms_trace_writer_free(MsTraceWriter *w)
     if (w == NULL) {
         return;
     }
-    if (!w->closed && w->file != stdout) {
-        fclose(w->file);
-    }
-    if (!w->closed && w->remove_on_failure) {
-        g_remove(w->path);
-    }
+    ms_output_file_free(w->file);
+    g_clear_error(&w->io_error);
     ms_trace_binary_free(w->bin);
     g_string_free(w->buf, TRUE);
     g_free(w->ids);
@@ -137,9 +125,8 @@ emit(MsTraceWriter *w, const MsTraceRecord *rec, GError **error)
     if (w->buf->len >= FLUSH_AT) {
         flush_buf(w);
     }
-    if (w->io_failed) {
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "error writing %s: %s", w->path,
-                    g_strerror(w->io_errno));
+    if (w->io_error) {
+        g_set_error_literal(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, w->io_error->message);
         return FALSE;
     }
     return TRUE;
@@ -252,21 +239,12 @@ ms_trace_writer_close(MsTraceWriter *w, GError **error)
         ms_trace_binary_encode_end(w->bin, w->buf);
     }
     flush_buf(w);
-    if (!w->io_failed && fflush(w->file) != 0) {
-        w->io_failed = TRUE;
-        w->io_errno = errno;
-    }
-    if (w->file != stdout && fclose(w->file) != 0 && !w->io_failed) {
-        w->io_failed = TRUE;
-        w->io_errno = errno;
-    }
     w->closed = TRUE;
-    if (w->io_failed) {
-        if (w->remove_on_failure) {
-            g_remove(w->path);
-        }
-        g_set_error(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, "error writing %s: %s", w->path,
-                    g_strerror(w->io_errno));
+    if (w->io_error == NULL) {
+        ms_output_file_close(g_steal_pointer(&w->file), &w->io_error);
+    }
+    if (w->io_error) {
+        g_set_error_literal(error, MS_TRACE_ERROR, MS_TRACE_ERROR_IO, w->io_error->message);
         return FALSE;
     }
     return TRUE;

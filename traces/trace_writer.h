@@ -13,12 +13,13 @@ G_BEGIN_DECLS
 
 typedef struct _MsTraceWriter MsTraceWriter;
 
-/* Creates path ("-" = standard output) and writes the header. format is TEXT or BINARY.
+/* Creates path ("-" = standard output) through sim/base/output_file (a regular file is written
+ * beside path and takes its place when closed) and writes the header. format is TEXT or BINARY.
  * NULL with MS_TRACE_ERROR_LIMIT (bad header) or MS_TRACE_ERROR_IO (cannot create). */
 MsTraceWriter *ms_trace_writer_new(const char *path, MsTraceFormat format,
                                    const MsTraceHeader *header, GError **error);
-/* Discards the writer; when it was not closed successfully the partial file is removed, so a
- * failed conversion never leaves a truncated trace behind. */
+/* Discards the writer; when it was not closed successfully the partial file is removed and a file
+ * that was at path is left as it was, so a failed conversion never leaves a truncated trace. */
 void ms_trace_writer_free(MsTraceWriter *writer);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsTraceWriter, ms_trace_writer_free)
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sim/base/json_input.h"
+#include "sim/base/json_output.h"
 #include "sim/engine.h"
 #include "sim/inputs.h"
 
@@ -375,8 +376,6 @@ ms_gate_update(MsBaseline *b, MsGateScenarioFn each, gpointer ctx, GError **erro
 gboolean
 ms_baseline_write(const MsBaseline *b, const char *path, GError **error)
 {
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_root(gen, json_parser_get_root(b->parser));
-    return json_generator_to_file(gen, path, error);
+    /* --update rewrites the baseline it read. */
+    return ms_json_write_file(path, json_parser_get_root(b->parser), TRUE, MS_OUTPUT_UPDATE, error);
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/base/output_file.h"
 #include "sim/base/units.h"
 
 #define US_MAX 1e12 /* 11.6 days: no single measured call lasts longer */
@@ -259,7 +260,7 @@ ms_moesim_csv_save(const MsMeasurementSet *set, const char *path, GError **error
     gsize len = 0;
     g_autofree char *text = ms_moesim_csv_write(set, &len);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(path, text, (gssize)len, &local)) {
+    if (!ms_output_file_set_contents(path, MS_OUTPUT_REPLACE, text, len, &local)) {
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_IO, "%s", local->message);
         return FALSE;
     }

@@ -359,8 +359,13 @@ read_line(Parser *p, MsMeasurementSet *set, const char *raw, GError **error)
     }
     guint n;
     g_auto(GStrv) tok = tokens(line, &n);
-    /* Data lines start with the size; anything else here is NCCL INFO or launcher output. */
-    if (n == 0 || !g_ascii_isdigit(tok[0][0])) {
+    /* Data lines start with the size (a signed one is a data line too, refused by the size's
+     * range rather than skipped); anything else here is NCCL INFO or launcher output. */
+    const char *first = n ? tok[0] : "";
+    if (first[0] == '-' || first[0] == '+') {
+        first++;
+    }
+    if (n == 0 || !g_ascii_isdigit(first[0])) {
         return TRUE;
     }
     return read_data(p, set, tok, n, error);

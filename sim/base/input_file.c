@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file_claims.h"
 #include "units.h"
 
 G_DEFINE_QUARK(ms_input_file_error_quark, ms_input_file_error)
@@ -15,19 +16,26 @@ G_DEFINE_QUARK(ms_input_file_error_quark, ms_input_file_error)
 #define MiB (G_GUINT64_CONSTANT(1) << 20)
 #define GiB (G_GUINT64_CONSTANT(1) << 30)
 
+/* A UTF-8 byte order mark, which some editors write first: every text moesim reads is UTF-8
+ * (or ASCII) already, so the mark is read past as nothing. */
+#define BOM "\xef\xbb\xbf"
+
 static const MsInputKindInfo kinds[MS_INPUT_N_KINDS] = {
     [MS_INPUT_TOPOLOGY] = {"a topology file", "`--topology`, `topo show`", 64 * MiB, FALSE,
                            "an explicit description of the largest cluster moesim models (65536 "
-                           "GPUs, a NIC each, 8192 NVSwitch nodes under 256 leaves) is 22 MB"},
+                           "GPUs, a NIC each, 8192 NVSwitch nodes under 256 leaves) is 22 MB; "
+                           "[device] and [link] groups are counted before parsing (at most "
+                           "262144 and 524288)"},
     [MS_INPUT_MODEL] = {"a model file", "`--model`, `model show`", 1 * MiB, FALSE,
                         "a model file is one [model] group of at most 27 keys; the shipped ones "
                         "are under 1.3 KB"},
     [MS_INPUT_CALIBRATION] = {"a calibration file", "`--calibration`", 16 * MiB, FALSE,
                               "1000 times the calibration fitted on all the shipped Vidur A100 "
                               "data (15 KB); lists hold at most 4096 items"},
-    [MS_INPUT_SCHEDULE] = {"a schedule", "`exec`", 1 * GiB, FALSE,
-                           "read whole into a JSON tree of about 9 times its size; a Mixtral "
-                           "8x7B step under lina on 128 GPUs is 74 MB"},
+    [MS_INPUT_SCHEDULE] = {"a schedule", "`exec`", 256 * MiB, FALSE,
+                           "read whole into a JSON tree of about 8 times its size (a 170 MB "
+                           "schedule of 300,000 ops peaks at 1.35 GB); a Mixtral 8x7B step "
+                           "under lina on 128 GPUs is 74 MB"},
     [MS_INPUT_RESULT] = {"a result file",
                          "`validate --simulated/--measured`; per-layer tables and profiler "
                          "traces of `validate --layers` and `calibrate --layers`",
@@ -121,6 +129,11 @@ open_checked(const char *path, const MsInputKindInfo *k, guint64 *size, GError *
         too_large(path, k, (guint64)st.st_size, error);
         return -1;
     }
+    /* An output of the command being written to this very file would replace it. */
+    if (!ms_file_claims_input(path, &st, error)) {
+        close(fd);
+        return -1;
+    }
     /* Regular files ignore O_NONBLOCK, but reads should not depend on that. */
     int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) {
@@ -149,6 +162,12 @@ ms_input_file_open(const char *path, MsInputKind kind, GError **error)
         close(fd);
         g_set_error(error, MS_INPUT_FILE_ERROR, MS_INPUT_FILE_ERROR_IO, "%s: cannot open: %s", path,
                     g_strerror(e));
+        return NULL;
+    }
+    /* Past a byte order mark; a regular file can be read again from its start otherwise. */
+    char head[3];
+    if (fread(head, 1, 3, f) != 3 || memcmp(head, BOM, 3) != 0) {
+        rewind(f);
     }
     return f;
 }
@@ -197,6 +216,10 @@ ms_input_file_read(const char *path, MsInputKind kind, char **data, gsize *len, 
         g_free(buf);
         too_large(path, k, 0, error);
         return FALSE;
+    }
+    if (n >= 3 && memcmp(buf, BOM, 3) == 0) {
+        n -= 3;
+        memmove(buf, buf + 3, n);
     }
     buf[n] = '\0';
     *data = buf;

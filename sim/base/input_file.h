@@ -2,7 +2,10 @@
  * limit and a reason for it (docs/bad-inputs.md lists them); before anything is read, the file is
  * checked to be a regular file (a device, FIFO or folder has no end to read to, or blocks) and, for
  * the kinds read whole, to be within the kind's limit. Streamed kinds (traces) are only checked
- * to be regular files, or standard input where the kind documents "-". Knows nothing of formats. */
+ * to be regular files, or standard input where the kind documents "-". Each file read is recorded
+ * as an input of the command (file_claims.h): one that is an output the command is writing is
+ * refused. A UTF-8 byte order mark at the start of a file is read past (not for standard input).
+ * Knows nothing of formats. */
 #pragma once
 
 #include <glib.h>

@@ -59,15 +59,69 @@ ms_json_input_check(const char *data, gsize len, const char *source, GError **er
     return TRUE;
 }
 
+/* json-glib keeps the last of two members of one name and says nothing: the names of each object
+ * being parsed are kept until it ends, and the first repeated one is remembered with its line. */
+typedef struct {
+    GHashTable *open; /* JsonObject * -> GHashTable * of its member names so far */
+    char *name;       /* the first name given twice, or NULL */
+    guint line;
+} Duplicates;
+
+static void
+on_member(JsonParser *parser, JsonObject *object, const char *name, gpointer data)
+{
+    Duplicates *d = data;
+    GHashTable *names = g_hash_table_lookup(d->open, object);
+    if (names == NULL) {
+        names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_hash_table_insert(d->open, object, names);
+    }
+    if (!g_hash_table_add(names, g_strdup(name)) && d->name == NULL) {
+        d->name = g_strdup(name);
+        d->line = json_parser_get_current_line(parser);
+    }
+}
+
+static void
+on_object_end(JsonParser *parser, JsonObject *object, gpointer data)
+{
+    (void)parser;
+    Duplicates *d = data;
+    g_hash_table_remove(d->open, object);
+}
+
+/* A UTF-8 byte order mark, which editors on some systems put first: read past, as nothing. */
+#define BOM "\xef\xbb\xbf"
+
 gboolean
 ms_json_input_load_data(JsonParser *parser, const char *data, gsize len, const char *source,
                         GError **error)
 {
+    if (len >= 3 && memcmp(data, BOM, 3) == 0) {
+        data += 3;
+        len -= 3;
+    }
     if (!ms_json_input_check(data, len, source, error)) {
         return FALSE;
     }
     g_autoptr(GError) local = NULL;
-    if (!json_parser_load_from_data(parser, data, (gssize)len, &local)) {
+    Duplicates dups = {g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+                                             (GDestroyNotify)g_hash_table_unref),
+                       NULL, 0};
+    gulong member = g_signal_connect(parser, "object-member", G_CALLBACK(on_member), &dups);
+    gulong end = g_signal_connect(parser, "object-end", G_CALLBACK(on_object_end), &dups);
+    gboolean parsed = json_parser_load_from_data(parser, data, (gssize)len, &local);
+    g_signal_handler_disconnect(parser, member);
+    g_signal_handler_disconnect(parser, end);
+    g_hash_table_unref(dups.open);
+    if (parsed && dups.name) {
+        g_autofree char *name = g_strescape(dups.name, NULL);
+        g_autofree char *what = g_strdup_printf("key '%s' given twice in one object", name);
+        g_free(dups.name);
+        return refuse(error, MS_JSON_INPUT_ERROR_SYNTAX, source, dups.line, what);
+    }
+    g_free(dups.name);
+    if (!parsed) {
         /* json-glib names text in memory "<data>": put the real source in its place. */
         const char *msg = local->message;
         if (source == NULL) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim/base/ini.h"
+#include "sim/base/output_file.h"
 #include "sim/calib/calibration_private.h"
 
 /* Entries in one list: tables are a few dozen; thousands is a broken file. */
@@ -595,7 +596,7 @@ ms_calibration_save(const MsCalibration *cal, const char *path, GError **error)
     gsize len = 0;
     g_autofree char *text = ms_calibration_to_data(cal, &len);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(path, text, (gssize)len, &local)) {
+    if (!ms_output_file_set_contents(path, MS_OUTPUT_REPLACE, text, len, &local)) {
         g_set_error_literal(error, MS_CALIBRATION_ERROR, MS_CALIBRATION_ERROR_IO, local->message);
         return FALSE;
     }

@@ -263,6 +263,17 @@ static gboolean
 read_moe_list(MsModel *m, const MsIni *ini, GError **error)
 {
     const char *text = ms_ini_get_string(ini, GROUP, "moe_layers", error);
+    if (text == NULL) {
+        return FALSE;
+    }
+    g_autofree char *stripped = g_strstrip(g_strdup(text));
+    if (*stripped == '\0') {
+        /* A model without MoE layers has no all-to-all: nothing moesim studies. */
+        ms_ini_set_error(ini, GROUP, "moe_layers", error, MS_INI_ERROR_VALUE,
+                         "empty: list the MoE layers (e.g. 1, 3, 5), or leave the key out for "
+                         "moe_every/moe_first");
+        return FALSE;
+    }
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
     gint64 prev = -1;
     for (guint i = 0; items[i]; i++) {

@@ -2,21 +2,19 @@
  * traceEvents array (see chrome_trace.h). */
 #include "chrome_trace.h"
 
-#include <errno.h>
-#include <math.h>
-#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sim/base/json_output.h"
+#include "sim/base/output_file.h"
 #include "sim/out/result.h"
 
 G_DEFINE_QUARK(ms_chrome_trace_error_quark, ms_chrome_trace_error)
 
 struct _MsChromeTrace {
-    char *path, *part;
-    FILE *f;
+    MsOutputFile *f;
     JsonBuilder *b;
     JsonGenerator *gen;
     GString *buf;
@@ -25,7 +23,7 @@ struct _MsChromeTrace {
     guint iterations;
     double offset_us; /* where the next iteration starts */
     guint named_ranks, named_streams;
-    gboolean run_named, failed;
+    gboolean run_named;
     JsonNode *about; /* otherData: the first schedule's meta */
 };
 
@@ -35,16 +33,13 @@ struct _MsChromeTrace {
 MsChromeTrace *
 ms_chrome_trace_open(const char *path, GError **error)
 {
-    g_autofree char *part = g_strconcat(path, ".part", NULL);
-    FILE *f = fopen(part, "w");
+    g_autoptr(GError) local = NULL;
+    MsOutputFile *f = ms_output_file_open(path, MS_OUTPUT_REPLACE, &local);
     if (f == NULL) {
-        g_set_error(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO, "cannot write %s: %s",
-                    part, g_strerror(errno));
+        g_set_error_literal(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO, local->message);
         return NULL;
     }
     MsChromeTrace *t = g_new0(MsChromeTrace, 1);
-    t->path = g_strdup(path);
-    t->part = g_steal_pointer(&part);
     t->f = f;
     t->b = json_builder_new();
     t->gen = json_generator_new();
@@ -56,13 +51,11 @@ ms_chrome_trace_open(const char *path, GError **error)
 static gboolean
 flush(MsChromeTrace *t, GError **error)
 {
-    if (!t->failed && fwrite(t->buf->str, 1, t->buf->len, t->f) != t->buf->len) {
-        t->failed = TRUE;
-    }
+    ms_output_file_write(t->f, t->buf->str, t->buf->len);
     g_string_truncate(t->buf, 0);
-    if (t->failed) {
-        g_set_error(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO, "error writing %s",
-                    t->part);
+    g_autoptr(GError) local = NULL;
+    if (!ms_output_file_flush(t->f, &local)) {
+        g_set_error_literal(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO, local->message);
         return FALSE;
     }
     return TRUE;
@@ -452,22 +445,14 @@ ms_chrome_trace_close(MsChromeTrace *t, GError **error)
     json_generator_set_root(t->gen, other);
     json_generator_to_gstring(t->gen, t->buf);
     g_string_append(t->buf, "}\n");
-    gboolean ok = flush(t, error);
-    FILE *f = g_steal_pointer(&t->f);
-    if (fclose(f) != 0 && ok) {
-        g_set_error(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO, "error writing %s",
-                    t->part);
-        ok = FALSE;
+    ms_output_file_write(t->f, t->buf->str, t->buf->len);
+    g_string_truncate(t->buf, 0);
+    g_autoptr(GError) local = NULL;
+    if (!ms_output_file_close(g_steal_pointer(&t->f), &local)) {
+        g_set_error_literal(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO, local->message);
+        return FALSE;
     }
-    if (ok && g_rename(t->part, t->path) != 0) {
-        g_set_error(error, MS_CHROME_TRACE_ERROR, MS_CHROME_TRACE_ERROR_IO,
-                    "cannot rename %s to %s: %s", t->part, t->path, g_strerror(errno));
-        ok = FALSE;
-    }
-    if (!ok) {
-        g_unlink(t->part);
-    }
-    return ok;
+    return TRUE;
 }
 
 void
@@ -476,12 +461,7 @@ ms_chrome_trace_free(MsChromeTrace *t)
     if (t == NULL) {
         return;
     }
-    if (t->f) {
-        fclose(t->f);
-        g_unlink(t->part);
-    }
-    g_free(t->path);
-    g_free(t->part);
+    ms_output_file_free(t->f);
     g_object_unref(t->b);
     g_object_unref(t->gen);
     g_string_free(t->buf, TRUE);

@@ -34,14 +34,15 @@ typedef enum {
 
 typedef struct _MsChromeTrace MsChromeTrace;
 
-/* Starts the file: it is written as PATH.part and renamed to path by ms_chrome_trace_close, so an
- * interrupted run leaves no truncated trace under path. NULL with _IO. */
+/* Starts the file through sim/base/output_file: a regular file is written beside path and renamed
+ * to it by ms_chrome_trace_close, so an interrupted run leaves no truncated trace under path (a
+ * device or a pipe is written in place). NULL with _IO, the message naming path. */
 MsChromeTrace *ms_chrome_trace_open(const char *path, GError **error);
 /* Appends an iteration (its measured index, for names and args) after those added before. FALSE
  * with _IO when writing fails. */
 gboolean ms_chrome_trace_add(MsChromeTrace *t, guint iteration, const MsSchedule *s,
                              const MsRecords *r, GError **error);
-/* Ends the file and renames it to its path. FALSE with _IO (the part file is removed). */
+/* Ends the file and renames it to its path. FALSE with _IO (the temporary file is removed). */
 gboolean ms_chrome_trace_close(MsChromeTrace *t, GError **error);
 /* Frees t; a file not closed is removed. */
 void ms_chrome_trace_free(MsChromeTrace *t);

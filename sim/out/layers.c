@@ -442,39 +442,40 @@ ms_layer_table_to_json(const MsLayerTable *t)
 }
 
 void
-ms_layer_table_write_csv(FILE *f, const MsLayerTable *t, const char *column, const char *value,
-                         gboolean header)
+ms_layer_table_write_csv(MsOutputFile *f, const MsLayerTable *t, const char *column,
+                         const char *value, gboolean header)
 {
     if (header) {
-        fprintf(f, "# moesim-layers %d\n", MS_LAYERS_FORMAT);
+        ms_output_file_printf(f, "# moesim-layers %d\n", MS_LAYERS_FORMAT);
         if (column) {
-            fprintf(f, "%s,", column);
+            ms_output_file_printf(f, "%s,", column);
         }
-        fprintf(f, "iteration,layer,phase,gpu,slowest,start_us,layer_us,busy_us");
+        ms_output_file_printf(f, "iteration,layer,phase,gpu,slowest,start_us,layer_us,busy_us");
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
-            fprintf(f, ",%s_us", part_names[p]);
+            ms_output_file_printf(f, ",%s_us", part_names[p]);
         }
-        fprintf(f, ",experts,tokens");
+        ms_output_file_printf(f, ",experts,tokens");
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
-            fprintf(f, ",%s_ops", part_names[p]);
+            ms_output_file_printf(f, ",%s_ops", part_names[p]);
         }
-        fprintf(f, "\n");
+        ms_output_file_printf(f, "\n");
     }
     for (guint i = 0; i < t->rows->len; i++) {
         const MsLayerRow *r = ms_layer_table_row(t, i);
         if (column) {
-            fprintf(f, "%s,", value);
+            ms_output_file_printf(f, "%s,", value);
         }
-        fprintf(f, "%u,%d,%s,%u,%d,%.6f,%.6f,%.6f", r->iteration, r->layer, ms_phase_name(r->phase),
-                r->gpu, ms_layer_table_slowest(t, i) ? 1 : 0, r->start_us, r->layer_us, r->busy_us);
+        ms_output_file_printf(f, "%u,%d,%s,%u,%d,%.6f,%.6f,%.6f", r->iteration, r->layer,
+                              ms_phase_name(r->phase), r->gpu, ms_layer_table_slowest(t, i) ? 1 : 0,
+                              r->start_us, r->layer_us, r->busy_us);
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
-            fprintf(f, ",%.6f", r->part_us[p]);
+            ms_output_file_printf(f, ",%.6f", r->part_us[p]);
         }
-        fprintf(f, ",%u,%u", r->experts, r->tokens);
+        ms_output_file_printf(f, ",%u,%u", r->experts, r->tokens);
         for (guint p = 0; p < MS_LAYER_N_PARTS; p++) {
-            fprintf(f, ",%u", r->part_ops[p]);
+            ms_output_file_printf(f, ",%u", r->part_ops[p]);
         }
-        fprintf(f, "\n");
+        ms_output_file_printf(f, "\n");
     }
 }
 
@@ -483,22 +484,12 @@ ms_layer_table_save(const MsLayerTable *t, const char *path, GError **error)
 {
     if (g_str_has_suffix(path, ".json")) {
         g_autoptr(JsonNode) root = ms_layer_table_to_json(t);
-        g_autoptr(JsonGenerator) gen = json_generator_new();
-        json_generator_set_root(gen, root);
-        json_generator_set_pretty(gen, TRUE);
-        return json_generator_to_file(gen, path, error);
+        return ms_json_write_file(path, root, TRUE, MS_OUTPUT_REPLACE, error);
     }
-    FILE *f = fopen(path, "w");
+    MsOutputFile *f = ms_output_file_open(path, MS_OUTPUT_REPLACE, error);
     if (f == NULL) {
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
-                    path, g_strerror(errno));
         return FALSE;
     }
     ms_layer_table_write_csv(f, t, NULL, NULL, TRUE);
-    gboolean ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "error writing %s", path);
-    }
-    return ok;
+    return ms_output_file_close(f, error);
 }

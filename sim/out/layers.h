@@ -12,6 +12,7 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
+#include "sim/base/output_file.h"
 #include "sim/schedule/records.h"
 #include "sim/schedule/schedule.h"
 
@@ -90,9 +91,10 @@ JsonNode *ms_layer_table_to_json(const MsLayerTable *t);
 /* CSV: "# moesim-layers 1", then the header, then one line per row; with column (not NULL) a
  * first column of that name holding value on every line (compare's policy). header FALSE leaves
  * out the version line and the header (a file of several tables). */
-void ms_layer_table_write_csv(FILE *f, const MsLayerTable *t, const char *column, const char *value,
-                              gboolean header);
-/* Writes the table to path as JSON (".json") or CSV (any other name). G_FILE_ERROR on failure. */
+void ms_layer_table_write_csv(MsOutputFile *f, const MsLayerTable *t, const char *column,
+                              const char *value, gboolean header);
+/* Writes the table to path as JSON (".json") or CSV (any other name) through output_file:
+ * FALSE with its error, naming the path. */
 gboolean ms_layer_table_save(const MsLayerTable *t, const char *path, GError **error);
 
 G_END_DECLS

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "sim/base/output_file.h"
 
 G_DEFINE_QUARK(ms_plot_error_quark, ms_plot_error)
 
@@ -198,7 +199,7 @@ ms_plot_render(MsPlot *p, GError **error)
     g_autofree char *gp = g_strconcat(p->path, ".gp", NULL);
     g_autofree char *text = script(p, svg);
     g_autoptr(GError) local = NULL;
-    if (!g_file_set_contents(gp, text, -1, &local)) {
+    if (!ms_output_file_set_contents(gp, MS_OUTPUT_REPLACE, text, strlen(text), &local)) {
         g_set_error(error, MS_PLOT_ERROR, MS_PLOT_ERROR_IO, "%s", local->message);
         return FALSE;
     }

@@ -2,11 +2,11 @@
 #include "result.h"
 #include "sim/base/json_output.h"
 
+#include "sim/base/output_file.h"
 #include "sim/out/chrome_trace.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -457,28 +457,6 @@ ms_result_to_json(const MsResult *res)
     return json_builder_get_root(b);
 }
 
-static FILE *
-open_out(const char *path, GError **error)
-{
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s",
-                    path, g_strerror(errno));
-    }
-    return f;
-}
-
-static gboolean
-close_out(FILE *f, const char *path, GError **error)
-{
-    gboolean ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok) {
-        g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_IO, "error writing %s", path);
-    }
-    return ok;
-}
-
 static gboolean
 need_detail(const MsResult *res, GError **error)
 {
@@ -507,12 +485,13 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
         return FALSE;
     }
     const MsSchedule *s = res->schedule;
-    FILE *f = open_out(path, error);
+    MsOutputFile *f = ms_output_file_open(path, MS_OUTPUT_REPLACE, error);
     if (f == NULL) {
         return FALSE;
     }
-    fprintf(f, "op,rank,stream,kind,role,phase,layer,chunk,label,bytes,flops,start_us,end_us,"
-               "duration_us\n");
+    ms_output_file_printf(
+        f, "op,rank,stream,kind,role,phase,layer,chunk,label,bytes,flops,start_us,end_us,"
+           "duration_us\n");
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         MsOpInfo i;
         ms_schedule_op(s, op, &i);
@@ -520,11 +499,12 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
         if (a == MS_TIME_NEVER) {
             continue;
         }
-        fprintf(f, "%u,%u,%s,%s,%s,%s,%d,%d,%s,%" G_GUINT64_FORMAT ",%.17g,%.6f,%.6f,%.6f\n", op,
-                i.rank, ms_schedule_stream_name(s, i.stream),
-                i.kind == MS_OP_COMM ? "comm" : "compute", ms_role_name(i.role),
-                ms_phase_name(i.phase), i.layer, i.chunk, i.label, ms_result_op_bytes(s, &i),
-                i.flops, ms_time_to_us(a), ms_time_to_us(z), ms_time_to_us(z - a));
+        ms_output_file_printf(
+            f, "%u,%u,%s,%s,%s,%s,%d,%d,%s,%" G_GUINT64_FORMAT ",%.17g,%.6f,%.6f,%.6f\n", op,
+            i.rank, ms_schedule_stream_name(s, i.stream), i.kind == MS_OP_COMM ? "comm" : "compute",
+            ms_role_name(i.role), ms_phase_name(i.phase), i.layer, i.chunk, i.label,
+            ms_result_op_bytes(s, &i), i.flops, ms_time_to_us(a), ms_time_to_us(z),
+            ms_time_to_us(z - a));
     }
-    return close_out(f, path, error);
+    return ms_output_file_close(f, error);
 }

@@ -492,23 +492,74 @@ validate_coll(const MsSchedule *s, guint32 c, GError **error)
     return TRUE;
 }
 
+/* The graph the dispatcher really waits on: a collective starts only when every participant's
+ * dependencies are done, so it is a node of its own that depends on all of them, and each of its
+ * ops depends on it alone. A cycle through a collective (op a waits for op b, whose collective
+ * has a participant waiting for a) is then a cycle here too. */
+typedef struct {
+    const MsSchedule *s;
+    guint32 *coll_node; /* per op: its collective's node, for a comm op */
+    GArray **coll_deps; /* per collective: its participants' dependencies */
+} WaitGraph;
+
 static const guint32 *
-op_deps(gconstpointer s, guint32 op, guint *n)
+wait_deps(gconstpointer data, guint32 node, guint *n)
 {
-    return ms_schedule_op_deps(s, op, n);
+    const WaitGraph *w = data;
+    guint n_ops = w->s->ops->len;
+    if (node >= n_ops) {
+        const GArray *d = w->coll_deps[node - n_ops];
+        *n = d->len;
+        return (const guint32 *)d->data;
+    }
+    const Op *op = SCHED_OP(w->s, node);
+    if (op->kind == MS_OP_COMM) {
+        *n = 1;
+        return &w->coll_node[node];
+    }
+    return ms_schedule_op_deps(w->s, node, n);
 }
 
 /* A cycle would leave the dispatcher stuck forever: the message names an op on it. */
 static gboolean
 validate_acyclic(const MsSchedule *s, GError **error)
 {
-    g_autoptr(MsGraph) g = ms_graph_new(s->ops->len, op_deps, s);
+    guint n_ops = s->ops->len, n_colls = s->colls->len;
+    WaitGraph w = {s, g_new0(guint32, n_ops), g_new0(GArray *, n_colls)};
+    for (guint c = 0; c < n_colls; c++) {
+        w.coll_deps[c] = g_array_new(FALSE, FALSE, sizeof(guint32));
+    }
+    for (guint32 i = 0; i < n_ops; i++) {
+        const Op *op = SCHED_OP(s, i);
+        if (op->kind != MS_OP_COMM) {
+            continue;
+        }
+        w.coll_node[i] = n_ops + op->coll;
+        guint nd = 0;
+        const guint32 *d = ms_schedule_op_deps(s, i, &nd);
+        g_array_append_vals(w.coll_deps[op->coll], d, nd);
+    }
+    g_autoptr(MsGraph) g = ms_graph_new(n_ops + n_colls, wait_deps, &w);
     g_autoptr(GArray) cycle = NULL;
-    if (ms_graph_sort(g, NULL, &cycle)) {
+    gboolean ok = ms_graph_sort(g, NULL, &cycle);
+    for (guint c = 0; c < n_colls; c++) {
+        g_array_free(w.coll_deps[c], TRUE);
+    }
+    g_free(w.coll_deps);
+    g_free(w.coll_node);
+    if (ok) {
         return TRUE;
     }
+    /* Name an op of the cycle (a collective's node is named by one of its ops). */
     guint32 i = g_array_index(cycle, guint32, 0);
-    return invalid(error, "op %u (%s) is part of a dependency cycle", i, SCHED_OP(s, i)->label);
+    for (guint k = 0; k < cycle->len && i >= n_ops; k++) {
+        i = g_array_index(cycle, guint32, k);
+    }
+    if (i >= n_ops) {
+        i = SCHED_COLL(s, i - n_ops)->ops[0];
+    }
+    return invalid(error, "op %u (%s) is part of a dependency cycle (through deps and collectives)",
+                   i, SCHED_OP(s, i)->label);
 }
 
 gboolean

@@ -24,7 +24,10 @@ typedef enum {
 
 /* The version written; the reader also takes version 1 (docs/schedule-format.md). */
 #define MS_SCHEDULE_FORMAT 2
-#define MS_SCHEDULE_MAX_OPS 50000000u
+/* Ops a schedule file may hold: more than its 256 MiB limit (sim/base/input_file.c) can carry,
+ * an op being at least about 130 bytes of JSON, so the file's size is what bounds a schedule's
+ * memory, checked before it is parsed; the count is checked before any op is built. */
+#define MS_SCHEDULE_MAX_OPS (1u << 21)
 #define MS_SCHEDULE_MAX_RANKS 65536u
 #define MS_SCHEDULE_MAX_STREAMS 16u
 

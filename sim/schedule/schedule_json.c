@@ -158,12 +158,9 @@ gboolean
 ms_schedule_save(const MsSchedule *s, const char *path, GError **error)
 {
     g_autoptr(JsonNode) root = ms_schedule_to_json(s);
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_root(gen, root);
     g_autoptr(GError) local = NULL;
-    if (!json_generator_to_file(gen, path, &local)) {
-        g_set_error(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_IO, "cannot write %s: %s", path,
-                    local->message);
+    if (!ms_json_write_file(path, root, FALSE, MS_OUTPUT_REPLACE, &local)) {
+        g_set_error_literal(error, MS_SCHEDULE_ERROR, MS_SCHEDULE_ERROR_IO, local->message);
         return FALSE;
     }
     return TRUE;
@@ -340,6 +337,12 @@ load_op(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
             }
             dims[k] = (guint32)json_node_get_int(e);
         }
+        /* A calibrated GEMM table prices an op by its shape: flops with an empty shape would be
+         * priced as no work at all there. */
+        if (flops > 0 && !(dims[0] && dims[1] && dims[2] && dims[3])) {
+            return bad(c, "shape", "[%u, %u, %u, %u] is empty but the op has %g flops", dims[0],
+                       dims[1], dims[2], dims[3], flops);
+        }
         op = ms_schedule_add_compute(s, rank, stream, role, phase, layer, chunk, label);
         ms_schedule_set_cost(s, op, compute, flops, bytes, (guint32)tokens);
         ms_schedule_set_shape(s, op, dims[0], dims[1], dims[2], dims[3], (guint32)experts);
@@ -397,7 +400,7 @@ load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
     guint kind = 0;
     if (!get_int(c, o, "id", index, index, &id) ||
         !get_name(c, o, "kind", ms_coll_op_names(), MS_COLL_KIND_N, &kind) ||
-        !get_int(c, o, "window", 0, G_MAXUINT32, &window)) {
+        !get_int(c, o, "window", 0, MS_SCHEDULE_MAX_RANKS, &window)) {
         return FALSE;
     }
     const char *algo_name = get_str(c, o, "algo");
@@ -409,6 +412,17 @@ load_coll(Ctx *c, MsSchedule *s, JsonObject *o, guint32 index)
     MsCollAlgo algo;
     if (!ms_coll_algo_from_name(algo_name, &algo)) {
         return bad(c, "algo", "unknown algorithm '%s'", algo_name);
+    }
+    /* An algorithm of the other kind would be run as something else without a word. */
+    gboolean a2a_algo = algo == MS_COLL_ALGO_DIRECT || algo == MS_COLL_ALGO_2DH ||
+                        algo == MS_COLL_ALGO_PIPE || algo == MS_COLL_ALGO_DEEPEP;
+    gboolean ar_algo = algo == MS_COLL_ALGO_RING || algo == MS_COLL_ALGO_HIER;
+    if ((kind == MS_COLL_KIND_ALLTOALL && ar_algo) ||
+        (kind == MS_COLL_KIND_ALLREDUCE && a2a_algo)) {
+        return bad(c, "algo", "'%s' is not an algorithm of %s (%s)", algo_name,
+                   ms_coll_op_names()[kind],
+                   kind == MS_COLL_KIND_ALLTOALL ? "auto, direct, 2dh, pipe or deepep"
+                                                 : "auto, ring or hier");
     }
     guint n = json_array_get_length(json_node_get_array(ranks_node));
     if (n == 0 || n > s->n_ranks) {
