@@ -126,6 +126,12 @@ simulate(const MsTopology *topo, const MsCalibration *cal, const MsCollSpec *spe
     ms_sim_set_check_invariants(sim, check);
     g_autoptr(MsColl) coll = ms_coll_new(sim, spec, NULL, NULL, error);
     if (coll == NULL) {
+        if (spec->bytes != spec_in->bytes || scaled) {
+            g_prefix_error(error,
+                           "--calibration: its efficiency at %" G_GUINT64_FORMAT
+                           " B stretches the transfer: ",
+                           spec_in->bytes);
+        }
         return FALSE;
     }
     ms_coll_launch_all(coll);

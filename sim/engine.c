@@ -210,6 +210,10 @@ start_collective(Engine *e, guint32 id, GError **error)
     }
     r->expected = expected_bytes(&spec);
     if (r->coll == NULL) {
+        /* Name the collective, and the calibration when its stretch made the size invalid. */
+        g_prefix_error(
+            error, "collective %u (%s)%s: ", id, c.label,
+            spec.bytes != c.bytes || scaled ? " as stretched by the calibration's efficiency" : "");
         g_free(r);
         return FALSE;
     }

@@ -372,7 +372,16 @@ test_collective_errors(void)
         "[topology]\nformat = 1\nname = b\n[gpu]\nmodel = X\npeak = 1TFLOPS\n"
         "hbm = 1TBps\nmemory = 1GB\nlaunch_overhead = 1us\n[preset]\nnodes = 1\n"
         "gpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 300\nintra_latency = 1us\n");
+    /* A valid calibration whose efficiency stretches a valid size past the 1 PiB limit: the
+     * message says the calibration did it. */
+    g_autofree char *stretch = ms_test_write_tmp(
+        "stretch.cal", "[calibration]\nformat = 1\n[collective allreduce]\nalpha = 1us\n"
+                       "sizes = 1KB;512TiB\nefficiency = 0.01;0.01\n");
     const Bad cases[] = {
+        {{"collective", "--op", "allreduce", "-b", "100TiB", "-e", "100TiB", "--calibration",
+          stretch, NULL},
+         "--calibration: its efficiency at 109951162777600 B stretches the transfer: size "
+         "10995116277760000 B is larger than 1 PiB"},
         {{"collective", NULL}, "moesim: collective: --op is required"},
         {{"collective", "--op", "broadcast", NULL}, "unknown --op 'broadcast'"},
         {{"collective", "--op", "allreduce", "--algo", "tree", NULL}, "unknown --algo 'tree'"},
