@@ -256,8 +256,8 @@ alloc_filled(Cuda *c, Stream *s, guint64 size, guint seed, guint8 **out, GError 
         return TRUE;
     }
     return cuda_ok(cudaMalloc((void **)out, size), "cudaMalloc", error) &&
-           cuda_ok(ms_cuda_fill(*out, size / c->types.elem, seed, c->types.kernel, s->stream), "filling a buffer",
-                   error);
+           cuda_ok(ms_cuda_fill(*out, size / c->types.elem, seed, c->types.kernel, s->stream),
+                   "filling a buffer", error);
 }
 
 static gboolean
@@ -467,7 +467,8 @@ setup(Cuda *c, GError **error)
     c->send_off = g_new0(guint64, world);
     c->recv_off = g_new0(guint64, world);
     c->groups = ms_cuda_plan_groups(c->s, error);
-    if (c->groups == NULL || !ms_cuda_plan_needs(c->s, c->place.rank, c->types.elem, c->needs, error) ||
+    if (c->groups == NULL ||
+        !ms_cuda_plan_needs(c->s, c->place.rank, c->types.elem, c->needs, error) ||
         !cuda_select(&c->place, &c->sm, &c->memory, error) || !check_memory(c, error)) {
         return FALSE;
     }
@@ -533,8 +534,7 @@ run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
         cublasStatus_t st = cublasGemmStridedBatchedEx(
             s->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, W, dt,
             (int)w->k, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k, &beta,
-            s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, math,
-            CUBLAS_GEMM_DEFAULT);
+            s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, math, CUBLAS_GEMM_DEFAULT);
         if (!cublas_ok(st, "cublasGemmStridedBatchedEx", error)) {
             return FALSE;
         }

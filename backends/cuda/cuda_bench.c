@@ -118,9 +118,10 @@ gemm_sizes(const MsBenchSpec *spec, guint64 *a, guint64 *bw, guint64 *c)
 static gboolean
 alloc(guint64 bytes, guint8 **out, Bench *b, GError **error)
 {
-    return bytes == 0 || (cuda_ok(cudaMalloc((void **)out, bytes), "cudaMalloc", error) &&
-                          cuda_ok(ms_cuda_fill(*out, bytes / 2, (guint)bytes, bench_elem(b), b->stream),
-                                  "filling a buffer", error));
+    return bytes == 0 ||
+           (cuda_ok(cudaMalloc((void **)out, bytes), "cudaMalloc", error) &&
+            cuda_ok(ms_cuda_fill(*out, bytes / 2, (guint)bytes, bench_elem(b), b->stream),
+                    "filling a buffer", error));
 }
 
 /* Both collectives' kernels must be resident at once, one block per channel: forced channels on

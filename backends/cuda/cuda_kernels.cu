@@ -130,24 +130,21 @@ launch(int elem, size_t n, cudaStream_t s, Args... args)
 }
 
 template <typename T> struct Fill {
-    static void
-    run(unsigned blocks, cudaStream_t s, size_t n, void *dst, unsigned seed)
+    static void run(unsigned blocks, cudaStream_t s, size_t n, void *dst, unsigned seed)
     {
         fill_kernel<<<blocks, kThreads, 0, s>>>((T *)dst, n, seed);
     }
 };
 
 template <typename T> struct Silu {
-    static void
-    run(unsigned blocks, cudaStream_t s, size_t n, const void *in, void *out)
+    static void run(unsigned blocks, cudaStream_t s, size_t n, const void *in, void *out)
     {
         silu_kernel<<<blocks, kThreads, 0, s>>>((const T *)in, (T *)out, n);
     }
 };
 
 template <typename T> struct Swiglu {
-    static void
-    run(unsigned blocks, cudaStream_t s, size_t n, const void *in, void *out)
+    static void run(unsigned blocks, cudaStream_t s, size_t n, const void *in, void *out)
     {
         swiglu_kernel<<<blocks, kThreads, 0, s>>>((const T *)in, (T *)out, n);
     }

@@ -56,8 +56,7 @@ cuda_parse(const char *const *values, GError **error)
         }
     }
     g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_OPTIONS,
-                "--dtype: '%s' is not fp32, tf32, fp16 or bf16 (fp8: see docs/backends.md)",
-                dtype);
+                "--dtype: '%s' is not fp32, tf32, fp16 or bf16 (fp8: see docs/backends.md)", dtype);
     return NULL;
 }
 

@@ -140,8 +140,7 @@ compute_needs(const MsCudaWork *w, guint elem, MsCudaNeeds *n)
 }
 
 gboolean
-ms_cuda_plan_needs(const MsSchedule *s, guint rank, guint elem, MsCudaNeeds *needs,
-                   GError **error)
+ms_cuda_plan_needs(const MsSchedule *s, guint rank, guint elem, MsCudaNeeds *needs, GError **error)
 {
     guint n_streams = ms_schedule_n_streams(s), n_ops = 0;
     memset(needs, 0, n_streams * sizeof *needs);

@@ -28,14 +28,14 @@ typedef enum {
  * choice of types is plain C and tested without the toolkit; cuda_private.h checks each against
  * its header at compile time. */
 enum {
-    MS_CUDA_R_32F = 0,            /* cudaDataType CUDA_R_32F */
-    MS_CUDA_R_16F = 2,            /* CUDA_R_16F */
-    MS_CUDA_R_16BF = 14,          /* CUDA_R_16BF */
-    MS_CUBLAS_COMPUTE_32F = 68,   /* cublasComputeType_t CUBLAS_COMPUTE_32F */
-    MS_CUBLAS_COMPUTE_TF32 = 77,  /* CUBLAS_COMPUTE_32F_FAST_TF32 */
-    MS_NCCL_FLOAT16 = 6,          /* ncclDataType_t ncclFloat16 */
-    MS_NCCL_FLOAT32 = 7,          /* ncclFloat32 */
-    MS_NCCL_BFLOAT16 = 9,         /* ncclBfloat16 */
+    MS_CUDA_R_32F = 0,           /* cudaDataType CUDA_R_32F */
+    MS_CUDA_R_16F = 2,           /* CUDA_R_16F */
+    MS_CUDA_R_16BF = 14,         /* CUDA_R_16BF */
+    MS_CUBLAS_COMPUTE_32F = 68,  /* cublasComputeType_t CUBLAS_COMPUTE_32F */
+    MS_CUBLAS_COMPUTE_TF32 = 77, /* CUBLAS_COMPUTE_32F_FAST_TF32 */
+    MS_NCCL_FLOAT16 = 6,         /* ncclDataType_t ncclFloat16 */
+    MS_NCCL_FLOAT32 = 7,         /* ncclFloat32 */
+    MS_NCCL_BFLOAT16 = 9,        /* ncclBfloat16 */
 };
 
 /* What a run computes and moves in: the datatype, its bytes per element (every buffer), the
