@@ -1,7 +1,7 @@
 /* Tests of the cuda backend's plan, which needs no GPU: each op's kernels (shaped, one set per
  * busy expert, derived, elementwise, empty) and the refusals of what cannot run, per-stream buffer
  * needs, all-to-all offsets, stream priorities, subset communicators, warm-up peers, the session
- * blob. */
+ * blob, and the cuBLAS, NCCL and kernel types of each datatype with the buffers they size. */
 #include "backends/cuda/cuda_plan.h"
 #include "ms_test.h"
 
@@ -39,7 +39,7 @@ test_work(void)
     MsCudaWork w;
     /* 8 local experts, 8192 tokens in all */
     MsOpInfo i = expert_op(0, 8192, 8);
-    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.kind, MS_CUDA_WORK_GEMM);
     CU_ASSERT_EQUAL(w.sets, 8);
     CU_ASSERT_EQUAL(w.count, 3);
@@ -51,15 +51,15 @@ test_work(void)
     CU_ASSERT_EQUAL(c, 8ull * 1024 * 14336);
     /* 3000 tokens at 1024 per expert: three experts have work */
     i.tokens = 3000;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.sets, 3);
     /* no token count: every local expert */
     i.tokens = 0;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.sets, 8);
     /* a dense GEMM ignores the experts field */
     i.compute = MS_COMPUTE_GEMM;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.sets, 1);
     CU_ASSERT_EQUAL(w.calls, 3);
 }
@@ -73,12 +73,12 @@ test_calls_from_flops(void)
     double shape = 2.0 * 1024 * 14336 * 4096 * 3 * 4;
     /* the forward op over 4 experts: its flops are its shape's */
     MsOpInfo i = expert_op(shape, 4096, 4);
-    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.count, 3);
     CU_ASSERT_EQUAL(w.calls, 3);
     /* the backward op: twice the flops, the gradients of inputs and weights */
     i.flops = 2 * shape;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.count, 3);
     CU_ASSERT_EQUAL(w.calls, 6);
     guint64 a, b, c;
@@ -89,16 +89,16 @@ test_calls_from_flops(void)
     i.gemm_count = 4;
     i.experts = 0;
     i.flops = 1.5 * 2.0 * 1024 * 14336 * 4096 * 4;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.calls, 6);
     /* fewer flops than the shape (its m rounded up): the shape */
     i.flops = 0.9 * 2.0 * 1024 * 14336 * 4096 * 4;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.calls, 4);
     /* flops a tiny shape cannot carry in MS_CUDA_MAX_CALLS calls */
     i.gemm_m = i.gemm_n = i.gemm_k = 1;
     i.flops = 1e12;
-    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_TRUE(g_error_matches(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SHAPE));
     CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "GEMM calls"));
     g_clear_error(&error);
@@ -111,7 +111,7 @@ test_derived_elementwise_empty(void)
     MsCudaWork w;
     /* 2e12 flops over 1000 tokens: n = k = sqrt(2e12 / 2000) = 31623 */
     MsOpInfo i = compute_op(MS_COMPUTE_ATTENTION, 2e12, 0, 1000);
-    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_TRUE(w.derived);
     CU_ASSERT_EQUAL(w.m, 1000);
     CU_ASSERT_EQUAL(w.n, 31623);
@@ -120,18 +120,18 @@ test_derived_elementwise_empty(void)
     CU_ASSERT_EQUAL(w.calls, 1);
     /* Without tokens: a cube of the same flops, 10000^3 x 2 = 2e12. */
     i.tokens = 0;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.m, 10000);
     CU_ASSERT_EQUAL(w.n, 10000);
     /* Elementwise: half the bytes read, half written, 2 bytes an element (a shape is ignored). */
     i = compute_op(MS_COMPUTE_ELEMENTWISE, 5e6, 4000, 100);
     i.gemm_m = i.gemm_n = i.gemm_k = i.gemm_count = 10;
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.kind, MS_CUDA_WORK_ELEMENTWISE);
     CU_ASSERT_EQUAL(w.elements, 1000);
     /* Nothing to compute or move: the launch alone. */
     i = compute_op(MS_COMPUTE_GEMM, 0, 3, 0);
-    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
     CU_ASSERT_EQUAL(w.kind, MS_CUDA_WORK_EMPTY);
     CU_ASSERT_PTR_NULL(error);
 }
@@ -144,15 +144,15 @@ test_refusals(void)
     MsOpInfo i = compute_op(MS_COMPUTE_GEMM, 0, 0, 0);
     i.gemm_m = i.gemm_n = i.gemm_k = G_MAXINT32;
     i.gemm_count = 1;
-    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, 2, &w, &error));
     MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SHAPE,
                     "op 7 (L0.expert) on rank 1: GEMM buffer bytes 9223372028264841218 is beyond "
                     "what the cuda backend runs (at most 1099511627776)");
     i = compute_op(MS_COMPUTE_GEMM, 1e40, 0, 0);
-    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, 2, &w, &error));
     MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SHAPE, "derived GEMM dimension");
     i = compute_op(MS_COMPUTE_ELEMENTWISE, 0, 1e13, 0);
-    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, &w, &error));
+    CU_ASSERT_FALSE(ms_cuda_plan_work(&i, 2, &w, &error));
     MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SHAPE, "elementwise bytes");
 }
 
@@ -193,7 +193,7 @@ test_needs_and_offsets(void)
     g_autoptr(MsSchedule) s = sample();
     MsCudaNeeds n[4];
     GError *error = NULL;
-    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_needs(s, 0, n, &error));
+    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_needs(s, 0, 2, n, &error));
     /* the expert op, 2 experts of 64 tokens: A 2 x 64 x 128, B 2 matrices x 2 x 128 x 256,
      * C 2 x 64 x 256; 2 bytes each */
     CU_ASSERT_EQUAL(n[0].a, 2 * 64 * 128 * 2);
@@ -207,7 +207,7 @@ test_needs_and_offsets(void)
     CU_ASSERT_EQUAL(n[2].send, 4096);
     CU_ASSERT_EQUAL(n[2].recv, 0); /* allreduces work in place */
     CU_ASSERT_EQUAL(ms_cuda_needs_total(n, 4), 32768 + 262144 + 65536 + 8000 + 380 + 4096);
-    CU_ASSERT_TRUE(ms_cuda_plan_needs(s, 3, n, &error));
+    CU_ASSERT_TRUE(ms_cuda_plan_needs(s, 3, 2, n, &error));
     CU_ASSERT_EQUAL(n[2].send, 100000);
     CU_ASSERT_EQUAL(n[1].send, 130 + 150 + 160); /* the 2-rank collective q is smaller */
     MsCollInfo c;
@@ -312,6 +312,85 @@ test_session(void)
     MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_SESSION, "(0 bytes)");
 }
 
+/* The types of each datatype, from the schedule's metadata or the override. */
+static void
+test_types(void)
+{
+    static const struct {
+        const char *name;
+        MsDtype dtype;
+        guint elem;
+        int cuda_type, compute_type, nccl_type, kernel;
+    } want[] = {
+        {"fp32", MS_DTYPE_FP32, 4, 0 /* CUDA_R_32F */, 68 /* CUBLAS_COMPUTE_32F */,
+         7 /* ncclFloat32 */, MS_CUDA_ELEM_FP32},
+        {"tf32", MS_DTYPE_TF32, 4, 0, 77 /* CUBLAS_COMPUTE_32F_FAST_TF32 */, 7, MS_CUDA_ELEM_FP32},
+        {"fp16", MS_DTYPE_FP16, 2, 2 /* CUDA_R_16F */, 68, 6 /* ncclFloat16 */, MS_CUDA_ELEM_FP16},
+        {"bf16", MS_DTYPE_BF16, 2, 14 /* CUDA_R_16BF */, 68, 9 /* ncclBfloat16 */,
+         MS_CUDA_ELEM_BF16},
+    };
+    GError *error = NULL;
+    MsCudaTypes t;
+    for (guint d = 0; d < G_N_ELEMENTS(want); d++) {
+        g_autoptr(MsSchedule) s = ms_schedule_new(1);
+        ms_schedule_set_meta(s, "dtype", want[d].name);
+        CU_ASSERT_TRUE_FATAL(ms_cuda_plan_types(s, MS_DTYPE_N, &t, &error));
+        CU_ASSERT_EQUAL(t.dtype, want[d].dtype);
+        CU_ASSERT_EQUAL(t.elem, want[d].elem);
+        CU_ASSERT_EQUAL(t.cuda_type, want[d].cuda_type);
+        CU_ASSERT_EQUAL(t.compute_type, want[d].compute_type);
+        CU_ASSERT_EQUAL(t.nccl_type, want[d].nccl_type);
+        CU_ASSERT_EQUAL(t.kernel, want[d].kernel);
+    }
+    /* no dtype in the schedule: bf16; an override wins over the schedule's */
+    g_autoptr(MsSchedule) s = ms_schedule_new(1);
+    CU_ASSERT_TRUE(ms_cuda_plan_types(s, MS_DTYPE_N, &t, &error));
+    CU_ASSERT_EQUAL(t.dtype, MS_DTYPE_BF16);
+    ms_schedule_set_meta(s, "dtype", "fp32");
+    CU_ASSERT_TRUE(ms_cuda_plan_types(s, MS_DTYPE_FP16, &t, &error));
+    CU_ASSERT_EQUAL(t.dtype, MS_DTYPE_FP16);
+    CU_ASSERT_EQUAL(t.cuda_type, 2);
+    /* fp8 is refused, named, whether the schedule's or the override; so is an unknown name */
+    ms_schedule_set_meta(s, "dtype", "fp8");
+    CU_ASSERT_FALSE(ms_cuda_plan_types(s, MS_DTYPE_N, &t, &error));
+    MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_DTYPE,
+                    "dtype fp8: the cuda backend runs no fp8 GEMMs");
+    CU_ASSERT_TRUE(ms_cuda_plan_types(s, MS_DTYPE_BF16, &t, &error));
+    CU_ASSERT_FALSE(ms_cuda_plan_types(s, MS_DTYPE_FP8, &t, &error));
+    MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_DTYPE, "dtype fp8");
+    ms_schedule_set_meta(s, "dtype", "fp64");
+    CU_ASSERT_FALSE(ms_cuda_plan_types(s, MS_DTYPE_N, &t, &error));
+    MS_ASSERT_ERROR(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_DTYPE,
+                    "the schedule's dtype 'fp64' is none of fp32, fp16, bf16, tf32 or fp8");
+}
+
+/* Buffers follow the element size: fp32 doubles every compute buffer of the sample, and an
+ * elementwise op's bytes hold half the elements; collectives keep the schedule's bytes. */
+static void
+test_needs_fp32(void)
+{
+    g_autoptr(MsSchedule) s = sample();
+    MsCudaNeeds n[4];
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_cuda_plan_needs(s, 0, 4, n, &error));
+    CU_ASSERT_EQUAL(n[0].a, 2 * 64 * 128 * 4);
+    CU_ASSERT_EQUAL(n[0].b, 2 * 2 * 128 * 256 * 4);
+    CU_ASSERT_EQUAL(n[0].c, 2 * 64 * 256 * 4);
+    CU_ASSERT_EQUAL(n[3].in, 4000); /* 8000 bytes: 1000 fp32 elements read, 1000 written */
+    CU_ASSERT_EQUAL(n[1].send, 100);
+    CU_ASSERT_EQUAL(n[2].send, 4096);
+    MsOpInfo i = compute_op(MS_COMPUTE_ELEMENTWISE, 0, 8000, 0);
+    MsCudaWork w;
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 4, &w, &error));
+    CU_ASSERT_EQUAL(w.elements, 1000);
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 2, &w, &error));
+    CU_ASSERT_EQUAL(w.elements, 2000);
+    /* 6 bytes: one fp16 element each way, too few for an fp32 one */
+    i.bytes = 6;
+    CU_ASSERT_TRUE(ms_cuda_plan_work(&i, 4, &w, &error));
+    CU_ASSERT_EQUAL(w.kind, MS_CUDA_WORK_EMPTY);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -325,6 +404,8 @@ main(int argc, char **argv)
         {"subset communicators and warm-up peers", test_groups_and_peers},
         {"too many subset communicators", test_too_many_groups},
         {"session blob", test_session},
+        {"types of each datatype", test_types},
+        {"buffers at fp32", test_needs_fp32},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"cuda plan", NULL, NULL, tests}, {NULL}};

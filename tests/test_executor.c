@@ -522,7 +522,7 @@ test_exec_errors(void)
         {{"exec", "--backend", "cuda", "--time-scale", "2", path, NULL},
          "--time-scale is not an option of backend 'cuda'"},
         {{"exec", "--backend", "cuda", "--dtype", "fp8", path, NULL},
-         "--dtype: 'fp8' is not bf16 or fp16"},
+         "--dtype: 'fp8' is not fp32, tf32, fp16 or bf16"},
         {{"exec", "--worker", "--backend", "cpu", NULL}, "runs every rank in one process"},
         {{"exec", "--worker", path, NULL}, "takes no schedule"},
         {{"exec", "--bogus", path, NULL}, "Unknown option --bogus"},

@@ -114,22 +114,35 @@ test_cuda_options(void)
     GError *error = NULL;
     gpointer rec = NULL;
     CU_ASSERT_TRUE_FATAL(ms_backend_parse_options(info, values, &rec, &error));
-    CU_ASSERT_EQUAL(((const MsCudaOptions *)rec)->dtype, MS_CUDA_BF16);
+    /* no --dtype: the schedule's */
+    CU_ASSERT_EQUAL(((const MsCudaOptions *)rec)->dtype, MS_CUDA_SCHEDULE);
+    CU_ASSERT_EQUAL(ms_cuda_options_dtype(rec), MS_DTYPE_N);
     g_free(rec);
-    values[d] = "fp16";
-    CU_ASSERT_TRUE_FATAL(ms_backend_parse_options(info, values, &rec, &error));
-    CU_ASSERT_EQUAL(((const MsCudaOptions *)rec)->dtype, MS_CUDA_FP16);
-    g_free(rec);
+    static const struct {
+        const char *name;
+        MsCudaDtype record;
+        MsDtype dtype;
+    } overrides[] = {{"fp32", MS_CUDA_FP32, MS_DTYPE_FP32},
+                     {"tf32", MS_CUDA_TF32, MS_DTYPE_TF32},
+                     {"fp16", MS_CUDA_FP16, MS_DTYPE_FP16},
+                     {"bf16", MS_CUDA_BF16, MS_DTYPE_BF16}};
+    for (guint k = 0; k < G_N_ELEMENTS(overrides); k++) {
+        values[d] = overrides[k].name;
+        CU_ASSERT_TRUE_FATAL(ms_backend_parse_options(info, values, &rec, &error));
+        CU_ASSERT_EQUAL(((const MsCudaOptions *)rec)->dtype, overrides[k].record);
+        CU_ASSERT_EQUAL(ms_cuda_options_dtype(rec), overrides[k].dtype);
+        g_free(rec);
+    }
     values[d] = "fp8";
     CU_ASSERT_FALSE(ms_backend_parse_options(info, values, &rec, &error));
     MS_ASSERT_ERROR(error, MS_CUDA_ERROR, MS_CUDA_ERROR_OPTIONS,
-                    "--dtype: 'fp8' is not bf16 or fp16");
+                    "--dtype: 'fp8' is not fp32, tf32, fp16 or bf16");
     MsCudaOptions out, bad = {.dtype = (MsCudaDtype)9};
     CU_ASSERT_TRUE(ms_cuda_options_resolve(NULL, &out, &error));
-    CU_ASSERT_EQUAL(out.dtype, MS_CUDA_BF16);
+    CU_ASSERT_EQUAL(out.dtype, MS_CUDA_SCHEDULE);
     CU_ASSERT_FALSE(ms_cuda_options_resolve(&bad, &out, &error));
     MS_ASSERT_ERROR(error, MS_CUDA_ERROR, MS_CUDA_ERROR_OPTIONS,
-                    "dtype: 9 is not an element type of the cuda backend");
+                    "dtype: 9 is not a datatype of the cuda backend");
     g_autofree char *note = ms_backend_describe(info, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(note, "per-op times from CUDA events"));
     /* Where this build made the module, it loads on a machine without a GPU. */

@@ -12,7 +12,6 @@
 #include "backends/backend_module.h"
 #include "cuda_kernels.h"
 
-#define ELEM 2u /* bytes of a bf16 or fp16 element */
 #define SCRATCH_BYTES 256u
 #define POLL_US 20
 
@@ -172,7 +171,7 @@ typedef struct {
     MsExecOptions o;
     MsExecPlace place;
     gint64 deadline;
-    gboolean bf16;
+    MsCudaTypes types; /* the datatype the run computes and moves in */
     int sm;
     guint64 memory;
     guint n_streams;
@@ -249,7 +248,7 @@ check_memory(Cuda *c, GError **error)
     return TRUE;
 }
 
-/* Allocates size bytes and fills them with small values (bf16/fp16 stay finite in every sum). */
+/* Allocates size bytes and fills them with small values (16-bit types stay finite in every sum). */
 static gboolean
 alloc_filled(Cuda *c, Stream *s, guint64 size, guint seed, guint8 **out, GError **error)
 {
@@ -257,8 +256,8 @@ alloc_filled(Cuda *c, Stream *s, guint64 size, guint seed, guint8 **out, GError 
         return TRUE;
     }
     return cuda_ok(cudaMalloc((void **)out, size), "cudaMalloc", error) &&
-           cuda_ok(ms_cuda_fill(*out, size / ELEM, seed, c->bf16, s->stream), "filling a buffer",
-                   error);
+           cuda_ok(ms_cuda_fill(*out, size / c->types.elem, seed, c->types.kernel, s->stream),
+                   "filling a buffer", error);
 }
 
 static gboolean
@@ -414,7 +413,7 @@ warm_up_compute(Cuda *c, GError **error)
         MsCudaWork w;
         ms_schedule_op(c->s, op, &i);
         if (i.rank != c->place.rank || i.kind != MS_OP_COMPUTE ||
-            !(ok = ms_cuda_plan_work(&i, &w, error))) {
+            !(ok = ms_cuda_plan_work(&i, c->types.elem, &w, error))) {
             continue;
         }
         gboolean gemm = w.kind == MS_CUDA_WORK_GEMM;
@@ -468,7 +467,8 @@ setup(Cuda *c, GError **error)
     c->send_off = g_new0(guint64, world);
     c->recv_off = g_new0(guint64, world);
     c->groups = ms_cuda_plan_groups(c->s, error);
-    if (c->groups == NULL || !ms_cuda_plan_needs(c->s, c->place.rank, c->needs, error) ||
+    if (c->groups == NULL ||
+        !ms_cuda_plan_needs(c->s, c->place.rank, c->types.elem, c->needs, error) ||
         !cuda_select(&c->place, &c->sm, &c->memory, error) || !check_memory(c, error)) {
         return FALSE;
     }
@@ -503,7 +503,10 @@ cuda_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *pla
     c->o.backend = NULL; /* the caller's record: read here, not kept */
     c->place = *place;
     c->n_streams = ms_schedule_n_streams(s);
-    c->bf16 = co.dtype == MS_CUDA_BF16;
+    if (!ms_cuda_plan_types(s, ms_cuda_options_dtype(&co), &c->types, error)) {
+        g_free(c);
+        return NULL;
+    }
     c->deadline = g_get_monotonic_time() + (gint64)(opts->timeout_s * G_USEC_PER_SEC);
     if (!setup(c, error)) {
         cuda_close(c);
@@ -517,7 +520,9 @@ cuda_open(const MsSchedule *s, const MsExecOptions *opts, const MsExecPlace *pla
 static gboolean
 run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
 {
-    cudaDataType dt = c->bf16 ? CUDA_R_16BF : CUDA_R_16F;
+    cudaDataType dt = (cudaDataType)c->types.cuda_type;
+    cublasComputeType_t math = (cublasComputeType_t)c->types.compute_type;
+    guint64 elem = c->types.elem;
     const float alpha = 1.0f, beta = 0.0f;
     /* The layout of a framework's linear layer (PyTorch's forward): row-major C (m x n) =
      * A (m x k) . W^T with the weight W stored (n x k), output by input; column-major that is
@@ -525,12 +530,11 @@ run_gemm(Cuda *c, Stream *s, const MsCudaWork *w, GError **error)
      * Mixtral expert's up projection took a third less time at 128 tokens, 14% more at 4096.
      * Each call does every set (local expert) at once. */
     for (guint32 call = 0; call < w->calls; call++) {
-        const guint8 *W = s->b + (guint64)(call % w->count) * w->sets * w->k * w->n * ELEM;
+        const guint8 *W = s->b + (guint64)(call % w->count) * w->sets * w->k * w->n * elem;
         cublasStatus_t st = cublasGemmStridedBatchedEx(
             s->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)w->n, (int)w->m, (int)w->k, &alpha, W, dt,
             (int)w->k, (long long)w->k * w->n, s->a, dt, (int)w->k, (long long)w->m * w->k, &beta,
-            s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, CUBLAS_COMPUTE_32F,
-            CUBLAS_GEMM_DEFAULT);
+            s->c, dt, (int)w->n, (long long)w->m * w->n, (int)w->sets, math, CUBLAS_GEMM_DEFAULT);
         if (!cublas_ok(st, "cublasGemmStridedBatchedEx", error)) {
             return FALSE;
         }
@@ -544,7 +548,7 @@ static gboolean
 run_compute(Cuda *c, Stream *s, const MsOpInfo *i, GError **error)
 {
     MsCudaWork w;
-    if (!ms_cuda_plan_work(i, &w, error)) {
+    if (!ms_cuda_plan_work(i, c->types.elem, &w, error)) {
         return FALSE;
     }
     switch (w.kind) {
@@ -552,7 +556,7 @@ run_compute(Cuda *c, Stream *s, const MsOpInfo *i, GError **error)
         return run_gemm(c, s, &w, error);
     case MS_CUDA_WORK_ELEMENTWISE:
         c->elementwise++;
-        return cuda_ok(ms_cuda_silu(s->in, s->out, w.elements, c->bf16, s->stream),
+        return cuda_ok(ms_cuda_silu(s->in, s->out, w.elements, c->types.kernel, s->stream),
                        "the SiLU kernel", error);
     default:
         c->empty++;
@@ -606,9 +610,11 @@ run_allreduce(Cuda *c, Stream *s, const MsCollInfo *coll, GError **error)
 {
     gint g = ms_cuda_group_of(c->groups, c->s, coll->id);
     ncclComm_t comm = g < 0 ? s->comm : c->group_comms[g];
-    gboolean whole = coll->bytes % ELEM == 0;
-    ncclDataType_t dt = !whole ? ncclUint8 : c->bf16 ? ncclBfloat16 : ncclFloat16;
-    size_t count = whole ? coll->bytes / ELEM : coll->bytes;
+    /* The payload's datatype; a buffer of part elements (no planner writes one) is summed as
+     * bytes. */
+    gboolean whole = coll->bytes % c->types.elem == 0;
+    ncclDataType_t dt = whole ? (ncclDataType_t)c->types.nccl_type : ncclUint8;
+    size_t count = whole ? coll->bytes / c->types.elem : coll->bytes;
     c->nccl_calls++;
     /* In place, as frameworks reduce gradient buckets: on one rank NCCL then has nothing to do,
      * where out of place it would copy the bucket. */

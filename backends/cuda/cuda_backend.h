@@ -1,8 +1,8 @@
 /* cuda_backend: the per-rank executor on one GPU. Compute ops run as cuBLAS GEMMs of their shapes
- * (bf16 or fp16, fp32 accumulation), SiLU kernels over their bytes or empty launches
- * (cuda_plan.h); all-to-alls as grouped ncclSend/ncclRecv with the matrix's byte counts (the part
- * to itself a device copy); allreduces as ncclAllReduce, on a communicator of their ranks. Each
- * schedule stream is a CUDA stream with a priority; each op is timed by CUDA events, in
+ * (at the schedule's dtype: fp32, tf32, fp16 or bf16), SiLU kernels over their bytes or empty
+ * launches (cuda_plan.h); all-to-alls as grouped ncclSend/ncclRecv with the matrix's byte counts
+ * (the part to itself a device copy); allreduces as ncclAllReduce, on a communicator of their
+ * ranks. Each schedule stream is a CUDA stream with a priority; each op is timed by CUDA events, in
  * picoseconds from a base event recorded on every GPU right after one common allreduce. Runs
  * under executor_remote.h, one process per GPU. Built as the module moesim-cuda, which moesim
  * loads at run time (backend_module.h); what moesim knows of it without loading it is

@@ -49,6 +49,13 @@ typedef struct {
     guint csv_version;
 } Bench;
 
+/* The kernels' element type of the benchmark's 16-bit buffers. */
+static int
+bench_elem(const Bench *b)
+{
+    return b->bf16 ? MS_CUDA_ELEM_BF16 : MS_CUDA_ELEM_FP16;
+}
+
 static gboolean
 concurrent(const Bench *b)
 {
@@ -111,9 +118,10 @@ gemm_sizes(const MsBenchSpec *spec, guint64 *a, guint64 *bw, guint64 *c)
 static gboolean
 alloc(guint64 bytes, guint8 **out, Bench *b, GError **error)
 {
-    return bytes == 0 || (cuda_ok(cudaMalloc((void **)out, bytes), "cudaMalloc", error) &&
-                          cuda_ok(ms_cuda_fill(*out, bytes / 2, (guint)bytes, b->bf16, b->stream),
-                                  "filling a buffer", error));
+    return bytes == 0 ||
+           (cuda_ok(cudaMalloc((void **)out, bytes), "cudaMalloc", error) &&
+            cuda_ok(ms_cuda_fill(*out, bytes / 2, (guint)bytes, bench_elem(b), b->stream),
+                    "filling a buffer", error));
 }
 
 /* Both collectives' kernels must be resident at once, one block per channel: forced channels on
@@ -579,8 +587,8 @@ issue_kernel(Bench *b, gconstpointer arg, GError **error)
     const MsBenchKernel *k = arg;
     if (k->kind == MS_MEASUREMENT_ELEMENTWISE) {
         size_t n = k->m * k->n;
-        int e = b->spec->gated ? ms_cuda_swiglu(b->a, b->c, n, b->bf16, b->stream)
-                               : ms_cuda_silu(b->a, b->c, n, b->bf16, b->stream);
+        int e = b->spec->gated ? ms_cuda_swiglu(b->a, b->c, n, bench_elem(b), b->stream)
+                               : ms_cuda_silu(b->a, b->c, n, bench_elem(b), b->stream);
         return cuda_ok(e, "the activation kernel", error);
     }
     /* The layout of the cuda backend's GEMMs (run_gemm): weights stored output by input. */

@@ -1,4 +1,4 @@
-/* cuda_kernels: fill, SiLU, SwiGLU and empty kernels over bf16 or fp16 elements; grid-stride
+/* cuda_kernels: fill, SiLU, SwiGLU and empty kernels over fp32, fp16 or bf16 elements; grid-stride
  * loops of 256 threads, at most 4096 blocks. Compiled by nvcc for every SM of the gpu_archs
  * option. */
 #include "cuda_kernels.h"
@@ -32,6 +32,12 @@ uniform(unsigned seed, size_t i)
 
 template <typename T> __device__ T from_float(float v);
 template <>
+__device__ float
+from_float(float v)
+{
+    return v;
+}
+template <>
 __device__ __nv_bfloat16
 from_float(float v)
 {
@@ -45,6 +51,12 @@ from_float(float v)
 }
 
 template <typename T> __device__ float to_float(T v);
+template <>
+__device__ float
+to_float(float v)
+{
+    return v;
+}
 template <>
 __device__ float
 to_float(__nv_bfloat16 v)
@@ -95,53 +107,67 @@ empty_kernel()
 {
 }
 
+/* Launches kernel<T> for the element type elem over n elements. */
+template <template <typename> class K, typename... Args>
+int
+launch(int elem, size_t n, cudaStream_t s, Args... args)
+{
+    if (n == 0) {
+        return cudaSuccess;
+    }
+    switch (elem) {
+    case MS_CUDA_ELEM_FP32:
+        K<float>::run(blocks_for(n), s, n, args...);
+        break;
+    case MS_CUDA_ELEM_FP16:
+        K<__half>::run(blocks_for(n), s, n, args...);
+        break;
+    default:
+        K<__nv_bfloat16>::run(blocks_for(n), s, n, args...);
+        break;
+    }
+    return (int)cudaGetLastError();
+}
+
+template <typename T> struct Fill {
+    static void run(unsigned blocks, cudaStream_t s, size_t n, void *dst, unsigned seed)
+    {
+        fill_kernel<<<blocks, kThreads, 0, s>>>((T *)dst, n, seed);
+    }
+};
+
+template <typename T> struct Silu {
+    static void run(unsigned blocks, cudaStream_t s, size_t n, const void *in, void *out)
+    {
+        silu_kernel<<<blocks, kThreads, 0, s>>>((const T *)in, (T *)out, n);
+    }
+};
+
+template <typename T> struct Swiglu {
+    static void run(unsigned blocks, cudaStream_t s, size_t n, const void *in, void *out)
+    {
+        swiglu_kernel<<<blocks, kThreads, 0, s>>>((const T *)in, (T *)out, n);
+    }
+};
+
 } // namespace
 
 extern "C" int
-ms_cuda_fill(void *dst, size_t n, unsigned seed, int bf16, void *stream)
+ms_cuda_fill(void *dst, size_t n, unsigned seed, int elem, void *stream)
 {
-    cudaStream_t s = (cudaStream_t)stream;
-    if (n == 0) {
-        return cudaSuccess;
-    }
-    if (bf16) {
-        fill_kernel<<<blocks_for(n), kThreads, 0, s>>>((__nv_bfloat16 *)dst, n, seed);
-    } else {
-        fill_kernel<<<blocks_for(n), kThreads, 0, s>>>((__half *)dst, n, seed);
-    }
-    return (int)cudaGetLastError();
+    return launch<Fill>(elem, n, (cudaStream_t)stream, dst, seed);
 }
 
 extern "C" int
-ms_cuda_silu(const void *in, void *out, size_t n, int bf16, void *stream)
+ms_cuda_silu(const void *in, void *out, size_t n, int elem, void *stream)
 {
-    cudaStream_t s = (cudaStream_t)stream;
-    if (n == 0) {
-        return cudaSuccess;
-    }
-    if (bf16) {
-        silu_kernel<<<blocks_for(n), kThreads, 0, s>>>((const __nv_bfloat16 *)in,
-                                                       (__nv_bfloat16 *)out, n);
-    } else {
-        silu_kernel<<<blocks_for(n), kThreads, 0, s>>>((const __half *)in, (__half *)out, n);
-    }
-    return (int)cudaGetLastError();
+    return launch<Silu>(elem, n, (cudaStream_t)stream, in, out);
 }
 
 extern "C" int
-ms_cuda_swiglu(const void *in, void *out, size_t n, int bf16, void *stream)
+ms_cuda_swiglu(const void *in, void *out, size_t n, int elem, void *stream)
 {
-    cudaStream_t s = (cudaStream_t)stream;
-    if (n == 0) {
-        return cudaSuccess;
-    }
-    if (bf16) {
-        swiglu_kernel<<<blocks_for(n), kThreads, 0, s>>>((const __nv_bfloat16 *)in,
-                                                         (__nv_bfloat16 *)out, n);
-    } else {
-        swiglu_kernel<<<blocks_for(n), kThreads, 0, s>>>((const __half *)in, (__half *)out, n);
-    }
-    return (int)cudaGetLastError();
+    return launch<Swiglu>(elem, n, (cudaStream_t)stream, in, out);
 }
 
 extern "C" int

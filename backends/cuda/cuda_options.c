@@ -7,7 +7,8 @@
 G_DEFINE_QUARK(ms_cuda_error_quark, ms_cuda_error)
 
 static const MsBackendOption options[] = {
-    {"dtype", "T", "cuda: element type of GEMMs and allreduces, bf16 (default) or fp16"},
+    {"dtype", "T",
+     "cuda: run GEMMs and allreduces at fp32, tf32, fp16 or bf16 rather than the schedule's dtype"},
     {NULL},
 };
 enum { OPT_DTYPE };
@@ -17,13 +18,27 @@ ms_cuda_options_resolve(const MsCudaOptions *record, MsCudaOptions *out, GError 
 {
     static const MsCudaOptions defaults = {0};
     *out = record ? *record : defaults;
-    if (out->dtype != MS_CUDA_BF16 && out->dtype != MS_CUDA_FP16) {
+    if (out->dtype > MS_CUDA_BF16) {
         g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_OPTIONS,
-                    "dtype: %d is not an element type of the cuda backend (bf16 or fp16)",
+                    "dtype: %d is not a datatype of the cuda backend (0: the schedule's, 1-4: "
+                    "fp32, tf32, fp16, bf16)",
                     (int)out->dtype);
         return FALSE;
     }
     return TRUE;
+}
+
+/* The override's names, by MsCudaDtype. */
+static const char *const names[] = {NULL, "fp32", "tf32", "fp16", "bf16"};
+
+MsDtype
+ms_cuda_options_dtype(const MsCudaOptions *o)
+{
+    MsDtype d = MS_DTYPE_N;
+    if (o->dtype != MS_CUDA_SCHEDULE && o->dtype <= MS_CUDA_BF16) {
+        ms_dtype_from_name(names[o->dtype], &d);
+    }
+    return d;
 }
 
 static gpointer
@@ -31,13 +46,18 @@ cuda_parse(const char *const *values, GError **error)
 {
     g_autofree MsCudaOptions *o = g_new0(MsCudaOptions, 1);
     const char *dtype = values[OPT_DTYPE];
-    if (dtype && g_strcmp0(dtype, "bf16") != 0 && g_strcmp0(dtype, "fp16") != 0) {
-        g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_OPTIONS,
-                    "--dtype: '%s' is not bf16 or fp16", dtype);
-        return NULL;
+    if (dtype == NULL) {
+        return g_steal_pointer(&o);
     }
-    o->dtype = g_strcmp0(dtype, "fp16") == 0 ? MS_CUDA_FP16 : MS_CUDA_BF16;
-    return g_steal_pointer(&o);
+    for (guint d = MS_CUDA_FP32; d < G_N_ELEMENTS(names); d++) {
+        if (g_strcmp0(dtype, names[d]) == 0) {
+            o->dtype = (MsCudaDtype)d;
+            return g_steal_pointer(&o);
+        }
+    }
+    g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_OPTIONS,
+                "--dtype: '%s' is not fp32, tf32, fp16 or bf16 (fp8: see docs/backends.md)", dtype);
+    return NULL;
 }
 
 static char *

@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "backends/registry.h"
+#include "sim/base/dtype.h"
 
 G_BEGIN_DECLS
 
@@ -23,10 +24,14 @@ typedef enum {
     MS_CUDA_ERROR_OPTIONS, /* an option (--dtype) or a field of the options record out of range */
 } MsCudaError;
 
-/* Element type of GEMMs, activations and allreduces. */
+/* The datatype of GEMMs, activations and allreduces: the schedule's (its metadata's dtype, the
+ * model's) unless --dtype overrides it. */
 typedef enum {
-    MS_CUDA_BF16, /* the default */
+    MS_CUDA_SCHEDULE, /* the default */
+    MS_CUDA_FP32,
+    MS_CUDA_TF32,
     MS_CUDA_FP16,
+    MS_CUDA_BF16,
 } MsCudaDtype;
 
 /* The backend's own options (MsExecOptions.backend): a plain value record without pointers (it
@@ -38,6 +43,8 @@ typedef struct {
 /* Checks a record and fills out (record NULL: the defaults). FALSE with MS_CUDA_ERROR_OPTIONS
  * naming the field and its value. */
 gboolean ms_cuda_options_resolve(const MsCudaOptions *record, MsCudaOptions *out, GError **error);
+/* The datatype a resolved record overrides the schedule's with, or MS_DTYPE_N for none. */
+MsDtype ms_cuda_options_dtype(const MsCudaOptions *o);
 
 /* Its registration (registry.h): in a module, option --dtype, microbenchmarks. */
 extern const MsBackendInfo ms_cuda_backend_info;

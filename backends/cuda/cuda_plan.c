@@ -1,5 +1,5 @@
 /* cuda_plan: op kernels, stream buffers, offsets, priorities, subset communicators and the session
- * blob of the cuda backend; 16-bit elements (bf16 or fp16) throughout. */
+ * blob of the cuda backend, and the types a run uses for the schedule's datatype. */
 #include "cuda_plan.h"
 
 #include <math.h>
@@ -8,7 +8,6 @@
 G_DEFINE_QUARK(ms_cuda_plan_error_quark, ms_cuda_plan_error)
 
 #define SESSION_MAGIC "MSCUDA1"
-#define ELEM 2u /* bytes of a bf16 or fp16 element */
 
 static gboolean
 shape_error(GError **error, const MsOpInfo *op, const char *what, guint64 value, guint64 max)
@@ -46,7 +45,7 @@ derive_gemm(const MsOpInfo *op, MsCudaWork *w, GError **error)
 }
 
 gboolean
-ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
+ms_cuda_plan_work(const MsOpInfo *op, guint elem, MsCudaWork *out, GError **error)
 {
     MsCudaWork w = {.kind = MS_CUDA_WORK_GEMM, .sets = 1};
     gboolean shaped = op->gemm_m && op->gemm_n && op->gemm_k && op->gemm_count;
@@ -69,9 +68,9 @@ ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
         if (!derive_gemm(op, &w, error)) {
             return FALSE;
         }
-    } else if (op->bytes >= 2 * ELEM) {
+    } else if (op->bytes >= 2 * elem) {
         w.kind = MS_CUDA_WORK_ELEMENTWISE;
-        w.elements = (guint64)(op->bytes / (2 * ELEM));
+        w.elements = (guint64)(op->bytes / (2 * elem));
         if (op->bytes / 2 > MS_CUDA_MAX_BUFFER) {
             return shape_error(error, op, "elementwise bytes", (guint64)op->bytes,
                                2 * MS_CUDA_MAX_BUFFER);
@@ -83,8 +82,8 @@ ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error)
         guint64 a, b, c;
         ms_cuda_work_elements(&w, &a, &b, &c);
         guint64 most = MAX(MAX(a, b), c);
-        if (mul(most, ELEM) > MS_CUDA_MAX_BUFFER) {
-            return shape_error(error, op, "GEMM buffer bytes", mul(most, ELEM), MS_CUDA_MAX_BUFFER);
+        if (mul(most, elem) > MS_CUDA_MAX_BUFFER) {
+            return shape_error(error, op, "GEMM buffer bytes", mul(most, elem), MS_CUDA_MAX_BUFFER);
         }
     }
     *out = w;
@@ -126,22 +125,22 @@ coll_needs(const MsCollInfo *c, guint p, MsCudaNeeds *n)
 }
 
 static void
-compute_needs(const MsCudaWork *w, MsCudaNeeds *n)
+compute_needs(const MsCudaWork *w, guint elem, MsCudaNeeds *n)
 {
     if (w->kind == MS_CUDA_WORK_GEMM) {
         guint64 a, b, c;
         ms_cuda_work_elements(w, &a, &b, &c);
-        n->a = MAX(n->a, a * ELEM);
-        n->b = MAX(n->b, b * ELEM);
-        n->c = MAX(n->c, c * ELEM);
+        n->a = MAX(n->a, a * elem);
+        n->b = MAX(n->b, b * elem);
+        n->c = MAX(n->c, c * elem);
     } else if (w->kind == MS_CUDA_WORK_ELEMENTWISE) {
-        n->in = MAX(n->in, w->elements * ELEM);
-        n->out = MAX(n->out, w->elements * ELEM);
+        n->in = MAX(n->in, w->elements * elem);
+        n->out = MAX(n->out, w->elements * elem);
     }
 }
 
 gboolean
-ms_cuda_plan_needs(const MsSchedule *s, guint rank, MsCudaNeeds *needs, GError **error)
+ms_cuda_plan_needs(const MsSchedule *s, guint rank, guint elem, MsCudaNeeds *needs, GError **error)
 {
     guint n_streams = ms_schedule_n_streams(s), n_ops = 0;
     memset(needs, 0, n_streams * sizeof *needs);
@@ -165,10 +164,10 @@ ms_cuda_plan_needs(const MsSchedule *s, guint rank, MsCudaNeeds *needs, GError *
             continue;
         }
         MsCudaWork w;
-        if (!ms_cuda_plan_work(&i, &w, error)) {
+        if (!ms_cuda_plan_work(&i, elem, &w, error)) {
             return FALSE;
         }
-        compute_needs(&w, n);
+        compute_needs(&w, elem, n);
     }
     return TRUE;
 }
@@ -383,5 +382,54 @@ ms_cuda_session_unpack(GBytes *session, guint need, const guint8 **ids, guint *c
     }
     *ids = data + head;
     *count = n;
+    return TRUE;
+}
+
+/* --- datatypes --- */
+
+gboolean
+ms_cuda_plan_types(const MsSchedule *s, MsDtype override, MsCudaTypes *out, GError **error)
+{
+    MsDtype dtype = override;
+    if (override >= MS_DTYPE_N) {
+        const char *name = ms_schedule_get_meta(s, "dtype");
+        dtype = MS_DTYPE_BF16;
+        if (name && !ms_dtype_from_name(name, &dtype)) {
+            g_set_error(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_DTYPE,
+                        "the schedule's dtype '%s' is none of %s", name, ms_dtype_names_text());
+            return FALSE;
+        }
+    }
+    MsCudaTypes t = {.dtype = dtype, .elem = ms_dtype_bytes(dtype)};
+    switch (dtype) {
+    case MS_DTYPE_FP32:
+    case MS_DTYPE_TF32:
+        /* tf32 is fp32 storage whose products tensor cores round to 10 mantissa bits (cuBLAS
+         * documentation, cublasComputeType_t): the same buffers and collectives as fp32. */
+        t.cuda_type = MS_CUDA_R_32F;
+        t.compute_type = dtype == MS_DTYPE_TF32 ? MS_CUBLAS_COMPUTE_TF32 : MS_CUBLAS_COMPUTE_32F;
+        t.nccl_type = MS_NCCL_FLOAT32;
+        t.kernel = MS_CUDA_ELEM_FP32;
+        break;
+    case MS_DTYPE_FP16:
+    case MS_DTYPE_BF16:
+        /* fp32 accumulation, as frameworks run their 16-bit linear layers. */
+        t.cuda_type = dtype == MS_DTYPE_BF16 ? MS_CUDA_R_16BF : MS_CUDA_R_16F;
+        t.compute_type = MS_CUBLAS_COMPUTE_32F;
+        t.nccl_type = dtype == MS_DTYPE_BF16 ? MS_NCCL_BFLOAT16 : MS_NCCL_FLOAT16;
+        t.kernel = dtype == MS_DTYPE_BF16 ? MS_CUDA_ELEM_BF16 : MS_CUDA_ELEM_FP16;
+        break;
+    default:
+        /* An fp8 GEMM is a cublasLt matmul with per-tensor scale factors, the TN layout only,
+         * an fp16/bf16/fp32 output and a GPU of compute capability 8.9 or later (cuBLAS
+         * documentation, cublasLtMatmul); the backend runs none, rather than time another
+         * datatype's GEMMs under fp8's name. */
+        g_set_error(error, MS_CUDA_PLAN_ERROR, MS_CUDA_PLAN_ERROR_DTYPE,
+                    "dtype %s: the cuda backend runs no fp8 GEMMs; run the schedule with "
+                    "--dtype bf16 to time it at bf16 (its collectives keep the schedule's bytes)",
+                    ms_dtype_name(dtype));
+        return FALSE;
+    }
+    *out = t;
     return TRUE;
 }

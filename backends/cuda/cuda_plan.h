@@ -2,12 +2,15 @@
  * built and tested on every machine: the kernels of each compute op (cuBLAS GEMMs of its shape,
  * an elementwise kernel over its bytes, or an empty launch), the buffers each stream of a rank
  * needs (bytes), the byte offsets of all-to-all rows and columns, the CUDA priority of each
- * stream, the communicators of allreduces over a subset of ranks, and the session blob of NCCL
- * unique ids. Refuses shapes and sizes cuBLAS or the buffers cannot hold before any allocation. */
+ * stream, the communicators of allreduces over a subset of ranks, the session blob of NCCL
+ * unique ids, and the element and math types a run uses for the schedule's datatype. Refuses
+ * shapes, sizes and datatypes cuBLAS or the buffers cannot hold before any allocation. */
 #pragma once
 
 #include <glib.h>
 
+#include "cuda_kernels.h"
+#include "sim/base/dtype.h"
 #include "sim/schedule/schedule.h"
 
 G_BEGIN_DECLS
@@ -18,7 +21,40 @@ typedef enum {
     MS_CUDA_PLAN_ERROR_SHAPE,   /* a GEMM dimension or buffer beyond what can be run */
     MS_CUDA_PLAN_ERROR_GROUPS,  /* more distinct allreduce rank sets than communicators allowed */
     MS_CUDA_PLAN_ERROR_SESSION, /* a session blob that is not a list of NCCL unique ids */
+    MS_CUDA_PLAN_ERROR_DTYPE,   /* a datatype the backend does not run, or an unknown name */
 } MsCudaPlanError;
+
+/* The numeric values of the CUDA, cuBLAS and NCCL enumerators the backend uses, so that the
+ * choice of types is plain C and tested without the toolkit; cuda_private.h checks each against
+ * its header at compile time. */
+enum {
+    MS_CUDA_R_32F = 0,           /* cudaDataType CUDA_R_32F */
+    MS_CUDA_R_16F = 2,           /* CUDA_R_16F */
+    MS_CUDA_R_16BF = 14,         /* CUDA_R_16BF */
+    MS_CUBLAS_COMPUTE_32F = 68,  /* cublasComputeType_t CUBLAS_COMPUTE_32F */
+    MS_CUBLAS_COMPUTE_TF32 = 77, /* CUBLAS_COMPUTE_32F_FAST_TF32 */
+    MS_NCCL_FLOAT16 = 6,         /* ncclDataType_t ncclFloat16 */
+    MS_NCCL_FLOAT32 = 7,         /* ncclFloat32 */
+    MS_NCCL_BFLOAT16 = 9,        /* ncclBfloat16 */
+};
+
+/* What a run computes and moves in: the datatype, its bytes per element (every buffer), the
+ * cuBLAS storage type of A, B and C and the compute type, the NCCL type of allreduces, the element
+ * type of the backend's kernels. */
+typedef struct {
+    MsDtype dtype;
+    guint elem;
+    int cuda_type, compute_type, nccl_type;
+    MsCudaElem kernel;
+} MsCudaTypes;
+
+/* The types of a run of s: override when it is a datatype (MS_DTYPE_N: none), else the dtype the
+ * schedule's metadata names (absent: bf16, the backend's element type before schedules carried
+ * one). fp32 runs CUDA_R_32F with CUBLAS_COMPUTE_32F, tf32 CUDA_R_32F with
+ * CUBLAS_COMPUTE_32F_FAST_TF32, fp16 and bf16 16-bit storage with fp32 accumulation. FALSE with
+ * _DTYPE for fp8 (see docs/backends.md) and for a name that is no datatype. */
+gboolean ms_cuda_plan_types(const MsSchedule *s, MsDtype override, MsCudaTypes *out,
+                            GError **error);
 
 /* Largest GEMM dimension (cuBLAS takes int) and largest buffer of one stream. */
 #define MS_CUDA_MAX_DIM G_MAXINT32
@@ -32,7 +68,7 @@ typedef enum {
 
 typedef enum {
     MS_CUDA_WORK_GEMM,        /* calls x sets GEMMs of (m x k) . (k x n) */
-    MS_CUDA_WORK_ELEMENTWISE, /* one kernel reading and writing elements 16-bit values */
+    MS_CUDA_WORK_ELEMENTWISE, /* one kernel reading and writing elements values */
     MS_CUDA_WORK_EMPTY,       /* an empty kernel: the launch alone */
 } MsCudaWorkKind;
 
@@ -54,13 +90,14 @@ typedef struct {
     guint32 calls;    /* GEMM calls; call c multiplies by matrix c % count */
     guint32 sets;     /* expert ops: experts with tokens; else 1 */
     gboolean derived; /* the shape was derived from the flops */
-    guint64 elements; /* elementwise: 16-bit elements read (and as many written) */
+    guint64 elements; /* elementwise: elements read (and as many written) */
 } MsCudaWork;
 
-/* Plans op (a compute op). FALSE with MS_CUDA_PLAN_ERROR_SHAPE naming the op when a dimension
- * exceeds MS_CUDA_MAX_DIM or a buffer MS_CUDA_MAX_BUFFER. */
-gboolean ms_cuda_plan_work(const MsOpInfo *op, MsCudaWork *out, GError **error);
-/* Elements (16-bit) of the inputs A (sets x m x k), the weights B (count x sets x k x n) and the
+/* Plans op (a compute op) with elements of elem bytes (MsCudaTypes.elem). FALSE with
+ * MS_CUDA_PLAN_ERROR_SHAPE naming the op when a dimension exceeds MS_CUDA_MAX_DIM or a buffer
+ * MS_CUDA_MAX_BUFFER. */
+gboolean ms_cuda_plan_work(const MsOpInfo *op, guint elem, MsCudaWork *out, GError **error);
+/* Elements of the inputs A (sets x m x k), the weights B (count x sets x k x n) and the
  * outputs C (sets x m x n) of a GEMM work. */
 void ms_cuda_work_elements(const MsCudaWork *w, guint64 *a, guint64 *b, guint64 *c);
 
@@ -72,9 +109,11 @@ typedef struct {
     guint64 send, recv;
 } MsCudaNeeds;
 
-/* Fills needs (one per schedule stream) for rank, with 16-bit elements. FALSE with the error of
- * ms_cuda_plan_work, or _SHAPE when a stream needs more than MS_CUDA_MAX_BUFFER. */
-gboolean ms_cuda_plan_needs(const MsSchedule *s, guint rank, MsCudaNeeds *needs, GError **error);
+/* Fills needs (one per schedule stream) for rank, with elements of elem bytes (collectives are
+ * in the schedule's bytes). FALSE with the error of ms_cuda_plan_work, or _SHAPE when a stream
+ * needs more than MS_CUDA_MAX_BUFFER. */
+gboolean ms_cuda_plan_needs(const MsSchedule *s, guint rank, guint elem, MsCudaNeeds *needs,
+                            GError **error);
 guint64 ms_cuda_needs_total(const MsCudaNeeds *needs, guint n_streams);
 
 /* Byte offsets of participant p's rows in its send buffer (send_off[q]: what goes to q) and of

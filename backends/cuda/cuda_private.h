@@ -13,6 +13,14 @@
 G_BEGIN_DECLS
 
 G_STATIC_ASSERT(sizeof(ncclUniqueId) == MS_CUDA_ID_BYTES);
+/* The types ms_cuda_plan_types chooses are these headers' enumerators. */
+G_STATIC_ASSERT((int)MS_CUDA_R_32F == (int)CUDA_R_32F && (int)MS_CUDA_R_16F == (int)CUDA_R_16F &&
+                (int)MS_CUDA_R_16BF == (int)CUDA_R_16BF);
+G_STATIC_ASSERT((int)MS_CUBLAS_COMPUTE_32F == (int)CUBLAS_COMPUTE_32F &&
+                (int)MS_CUBLAS_COMPUTE_TF32 == (int)CUBLAS_COMPUTE_32F_FAST_TF32);
+G_STATIC_ASSERT((int)MS_NCCL_FLOAT16 == (int)ncclFloat16 &&
+                (int)MS_NCCL_FLOAT32 == (int)ncclFloat32 &&
+                (int)MS_NCCL_BFLOAT16 == (int)ncclBfloat16);
 
 /* FALSE with MS_CUDA_ERROR_RUNTIME / _CUBLAS / _NCCL "WHAT: reason" unless the call succeeded. */
 gboolean cuda_ok(cudaError_t e, const char *what, GError **error);
