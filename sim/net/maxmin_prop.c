@@ -133,19 +133,45 @@ cmp_seen(gconstpointer a, gconstpointer b)
     return x->var < y->var ? -1 : x->var > y->var;
 }
 
+/* Entries up to which an insertion sort beats the library's merge sort (no calls through a
+ * comparison pointer, no buffer). cmp_seen is a total order (variables are distinct), so either
+ * sort gives the same order. */
+#define SMALL_SORT 24
+
+static void
+sort_seen(GArray *seen)
+{
+    Seen *s = (Seen *)seen->data;
+    guint n = seen->len;
+    if (n > SMALL_SORT) {
+        g_array_sort(seen, cmp_seen);
+        return;
+    }
+    for (guint i = 1; i < n; i++) {
+        Seen x = s[i];
+        guint j = i;
+        while (j > 0 && cmp_seen(&x, &s[j - 1]) < 0) {
+            s[j] = s[j - 1];
+            j--;
+        }
+        s[j] = x;
+    }
+}
+
 /* An unsaturated constraint overflows: it saturates at the water level y where the flows on it,
  * each capped at y, fill it exactly; the flows above y become its group. */
 static gboolean
 water_fill(MsMaxmin *mm, guint32 c)
 {
     GArray *seen = mm->levels_seen;
-    g_array_set_size(seen, 0);
+    /* Sized once and written in place: an append per entry costs a call and a copy each. */
+    g_array_set_size(seen, mm->ent[c].n);
     const Entry *e = mm->ent[c].e;
+    Seen *out = (Seen *)seen->data;
     for (guint32 i = 0; i < mm->ent[c].n; i++) {
-        Seen s = {mm->cn[e[i].bneck].level, mm->va[e[i].var].weight, e[i].var};
-        g_array_append_val(seen, s);
+        out[i] = (Seen){mm->cn[e[i].bneck].level, mm->va[e[i].var].weight, e[i].var};
     }
-    g_array_sort(seen, cmp_seen);
+    sort_seen(seen);
     mm->stats.rescans++;
     const Seen *s = (const Seen *)seen->data;
     double below = 0, above = 0;

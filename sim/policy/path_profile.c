@@ -116,14 +116,14 @@ ms_path_profile_n_batches(const MsPathProfile *prof)
     return prof->batches;
 }
 
-/* The path of the d ids before position `at` of ids (oldest first): its number in a dense table
- * (ids in base E) or its packed key in a sparse one. */
+/* The path of the d ids before position `at` of ids, `stride` apart (oldest first): its number
+ * in a dense table (ids in base E) or its packed key in a sparse one. */
 static guint64
-path_of(const Table *t, guint64 experts, const guint16 *ids, guint at, guint d)
+path_of(const Table *t, guint64 experts, const guint16 *ids, gsize stride, guint at, guint d)
 {
     guint64 v = 0;
     for (guint j = 0; j < d; j++) {
-        guint64 id = ids[at - d + j];
+        guint64 id = ids[(gsize)(at - d + j) * stride];
         v = t->dense ? v * experts + id : v | id << (16 * j);
     }
     return v;
@@ -232,6 +232,14 @@ table_of(const MsPathProfile *prof, guint m, guint d)
     return &prof->tables[(gsize)m * MS_PATH_MAX_DEPTH + d - 1];
 }
 
+/* The first token's path of a rank: a rank's tokens lie one after the other, layers * top_k ids
+ * each (trace_routing.c), so that token t's path is `len` * t further. NULL for no tokens. */
+static const guint16 *
+rank_paths(const MsRouting *batch, guint r)
+{
+    return ms_routing_n_tokens(batch, r) ? ms_routing_token_experts(batch, r, 0, 0) : NULL;
+}
+
 gboolean
 ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
 {
@@ -239,22 +247,29 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
         return FALSE;
     }
     const MsTraceHeader *h = ms_routing_header(batch);
-    g_autofree guint16 *best = g_new(guint16, h->layers);
-    for (guint r = 0; r < h->ranks; r++) {
-        for (guint t = 0; t < ms_routing_n_tokens(batch, r); t++) {
-            for (guint m = 0; m < h->layers; m++) {
-                const guint16 *chosen = ms_routing_token_experts(batch, r, t, m);
-                for (guint c = 0; c < h->top_k; c++) {
-                    prof->marginal[(gsize)m * prof->experts + chosen[c]]++;
+    guint k = h->top_k;
+    gsize len = ms_trace_header_path_len(h);
+    /* Layer by layer, so that only one layer's tables are in the cache at a time (the counts are
+     * integers: the order of the adds changes nothing). The path before layer m is the first
+     * choice of each earlier layer, read from the token's record. */
+    for (guint m = 0; m < h->layers; m++) {
+        guint64 *marginal = prof->marginal + (gsize)m * prof->experts;
+        guint dm = MIN(m, prof->depth);
+        for (guint r = 0; r < h->ranks; r++) {
+            const guint16 *row = rank_paths(batch, r);
+            guint n = ms_routing_n_tokens(batch, r);
+            for (guint t = 0; t < n; t++, row += len) {
+                const guint16 *chosen = row + (gsize)m * k;
+                for (guint c = 0; c < k; c++) {
+                    marginal[chosen[c]]++;
                 }
-                prof->marginal_total[m] += h->top_k;
-                for (guint d = 1; d <= MIN(m, prof->depth); d++) {
+                for (guint d = 1; d <= dm; d++) {
                     Table *tb = table_of(prof, m, d);
-                    table_add(tb, prof->experts, d, path_of(tb, prof->experts, best, m, d), chosen,
-                              h->top_k);
+                    table_add(tb, prof->experts, d, path_of(tb, prof->experts, row, k, m, d),
+                              chosen, k);
                 }
-                best[m] = chosen[0];
             }
+            prof->marginal_total[m] += (guint64)k * n;
         }
     }
     prof->batches++;
@@ -285,7 +300,7 @@ spread_path(const MsPathProfile *prof, const guint16 *best, guint m, guint dmax,
 {
     for (guint d = dmax; d >= 1; d--) {
         const Table *tb = table_of(prof, m, d);
-        if (table_spread(tb, prof->experts, path_of(tb, prof->experts, best, dmax, d),
+        if (table_spread(tb, prof->experts, path_of(tb, prof->experts, best, 1, dmax, d),
                          (double)k * (double)tokens, load)) {
             return TRUE;
         }
@@ -330,10 +345,11 @@ collect_paths(const MsRouting *batch, guint m, guint dmax, PathSet *ps)
     ps->counts = g_new(guint64, n);
     ps->slot = g_new0(guint32, ps->cap);
     ps->n = 0;
+    gsize len = ms_trace_header_path_len(h);
     for (guint r = 0; r < h->ranks; r++) {
         guint n_rank = ms_routing_n_tokens(batch, r);
-        for (guint t = 0; t < n_rank; t++) {
-            const guint16 *path = ms_routing_token_experts(batch, r, t, 0);
+        const guint16 *path = rank_paths(batch, r);
+        for (guint t = 0; t < n_rank; t++, path += len) {
             guint64 key = 0;
             for (guint j = 0; j < dmax; j++) {
                 key |= (guint64)path[(gsize)(m - dmax + j) * h->top_k] << (16 * j);
