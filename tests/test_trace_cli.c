@@ -46,8 +46,10 @@ test_usage(void)
     Run r = run((const char *[]){"trace", "--help", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     ASSERT_CONTAINS(r.out, "gen ");
-    ASSERT_CONTAINS(r.out, "sample:NAME (shipped: counts, default, lina-enwik8-16e, lina-enwik8-4e, lina-wmt-16e, "
-                               "lina-wmt-4e, tiny)");
+    ASSERT_CONTAINS(
+        r.out,
+        "sample:NAME (shipped: counts, default, lina-enwik8-16e, lina-enwik8-4e, lina-wmt-16e, "
+        "lina-wmt-4e, tiny)");
     run_clear(&r);
     r = run((const char *[]){"trace", NULL});
     CU_ASSERT_EQUAL(r.rc, 2);

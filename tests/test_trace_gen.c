@@ -419,8 +419,8 @@ test_ratio_persist(void)
     CU_ASSERT_TRUE(back.skew == MS_TRACE_GEN_SKEW_RATIO && back.ratio == 5.56 &&
                    back.follow == MS_TRACE_GEN_FOLLOW_PERSIST && back.persist == 0.4194);
     /* Unreachable targets name the key and the reachable range. */
-    CU_ASSERT_TRUE(ms_trace_gen_params_parse("experts=4,top_k=1,ratio=4.02,persist=0.4194", &prm,
-                                             &error));
+    CU_ASSERT_TRUE(
+        ms_trace_gen_params_parse("experts=4,top_k=1,ratio=4.02,persist=0.4194", &prm, &error));
     CU_ASSERT_PTR_NULL(ms_trace_gen_new(&prm, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
                     "persist=0.4194 is unreachable: with experts=4, top_k=1 and exponent");

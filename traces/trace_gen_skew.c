@@ -105,8 +105,7 @@ keep_two(double v, double *a, double *b)
 }
 
 void
-ms_trace_gen_persistence(const double *p, guint n, guint k, double corr, double *top1,
-                         double *top2)
+ms_trace_gen_persistence(const double *p, guint n, guint k, double corr, double *top1, double *top2)
 {
     guint groups = groups_of(n, k);
     g_autofree double *mass = g_new0(double, groups);
@@ -154,8 +153,8 @@ skew_at(SkewFn fn, double s, guint n, guint k, double corr)
 
 /* The exponent in [0, 64] at which fn (increasing in it) reaches target. */
 static gboolean
-solve_exponent(SkewFn fn, const char *key, double target, const MsTraceGenParams *prm,
-               double corr, const char *what, double *zipf, GError **error)
+solve_exponent(SkewFn fn, const char *key, double target, const MsTraceGenParams *prm, double corr,
+               const char *what, double *zipf, GError **error)
 {
     double lo = 0, hi = MS_TRACE_GEN_ZIPF_MAX;
     double flo = skew_at(fn, lo, prm->experts, prm->top_k, corr);
@@ -263,7 +262,7 @@ ms_trace_gen_solve(const MsTraceGenParams *prm, double *zipf, double *corr, GErr
         }
     }
     g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
-                "persist=%g with %s: the exponent and corr that meet both do not settle", prm->persist,
-                prm->skew == MS_TRACE_GEN_SKEW_HOT ? "hot" : "ratio");
+                "persist=%g with %s: the exponent and corr that meet both do not settle",
+                prm->persist, prm->skew == MS_TRACE_GEN_SKEW_HOT ? "hot" : "ratio");
     return FALSE;
 }

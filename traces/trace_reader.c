@@ -107,7 +107,8 @@ lookup_sample(const char *name, const char *suffix)
                              : g_resource_lookup_data(ms_traces_get_resource(), path, 0, NULL);
 }
 
-/* The generator keys of a recipe: its lines joined by ',', '#' comments and blank lines left out. */
+/* The generator keys of a recipe: its lines joined by ',', '#' comments and blank lines left out.
+ */
 static char *
 recipe_spec(GBytes *bytes)
 {
@@ -218,8 +219,9 @@ ms_trace_reader_open(const char *source, GError **error)
         return g_steal_pointer(&r);
     }
     gboolean generated = FALSE;
-    gboolean ok = g_str_has_prefix(source, "sample:") ? open_sample(r, source + 7, &generated, error)
-                                                      : open_file(r, source, error);
+    gboolean ok = g_str_has_prefix(source, "sample:")
+                      ? open_sample(r, source + 7, &generated, error)
+                      : open_file(r, source, error);
     if (!ok || (!generated && !read_header(r, error))) {
         return NULL;
     }
