@@ -1,0 +1,237 @@
+/* Tests of repro: every experiment's quick version against its golden file
+ * (tests/golden/repro-NAME.json): the same rows (model, experts, GPUs, policy, baseline, network)
+ * in the same order, every figure within 0.5% relative (the runs are deterministic; the margin
+ * absorbs a C library that rounds the generator's pow and log differently, docs/trace-format.md),
+ * no figure missing or added. Also the experiment list, an unknown name, the setups (GPUs as many
+ * as experts, every FFN MoE), the files written, and `moesim repro` on the command line.
+ * MS_REPRO_GOLDEN_WRITE=DIR rewrites the goldens into DIR. */
+#include "ms_test.h"
+#include "sim/moe/model.h"
+#include "sim/repro.h"
+#include "sim/repro_private.h"
+#include "topologies/topology.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#define TOLERANCE 0.005
+
+static JsonObject *
+golden(const char *name, JsonParser *parser)
+{
+    g_autofree char *file = g_strdup_printf("repro-%s.json", name);
+    g_autofree char *path = g_build_filename(ms_test_srcdir(), "tests", "golden", file, NULL);
+    GError *error = NULL;
+    if (!json_parser_load_from_file(parser, path, &error)) {
+        fprintf(stderr, "\n  %s: %s\n", path, error->message);
+        g_error_free(error);
+        return NULL;
+    }
+    return json_node_get_object(json_parser_get_root(parser));
+}
+
+static void
+compare(const char *name, JsonNode *got_node)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    JsonObject *want = golden(name, parser);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    JsonObject *got = json_node_get_object(got_node);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(got, "experiment"), name);
+    JsonArray *a = json_object_get_array_member(want, "rows");
+    JsonArray *b = json_object_get_array_member(got, "rows");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(a), json_array_get_length(b));
+    for (guint i = 0; i < json_array_get_length(a); i++) {
+        JsonObject *x = json_array_get_object_element(a, i);
+        JsonObject *y = json_array_get_object_element(b, i);
+        CU_ASSERT_EQUAL(json_object_get_size(x), json_object_get_size(y));
+        g_autoptr(GList) members = json_object_get_members(x);
+        for (GList *m = members; m; m = m->next) {
+            const char *key = m->data;
+            CU_ASSERT_TRUE_FATAL(json_object_has_member(y, key));
+            JsonNode *u = json_object_get_member(x, key), *v = json_object_get_member(y, key);
+            if (json_node_get_value_type(u) == G_TYPE_STRING) {
+                CU_ASSERT_STRING_EQUAL(json_node_get_string(u), json_node_get_string(v));
+                continue;
+            }
+            double p = json_node_get_double(u), q = json_node_get_double(v);
+            gboolean ok = fabs(p - q) <= TOLERANCE * MAX(fabs(p), 1e-9);
+            if (!ok) {
+                fprintf(stderr, "\n  %s row %u %s: golden %g, now %g\n", name, i, key, p, q);
+            }
+            CU_ASSERT_TRUE(ok);
+        }
+    }
+}
+
+static void
+check_quick(const char *name)
+{
+    MsReproOptions opts = {.quick = TRUE};
+    GError *error = NULL;
+    g_autoptr(MsReproResult) res = ms_repro_run(name, &opts, &error);
+    if (error) {
+        fprintf(stderr, "\n  %s: %s\n", name, error->message);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    g_autoptr(JsonNode) node = ms_repro_result_to_json(res);
+    const char *dir = g_getenv("MS_REPRO_GOLDEN_WRITE");
+    if (dir) {
+        g_autofree char *file = g_strdup_printf("repro-%s.json", name);
+        g_autofree char *path = g_build_filename(dir, file, NULL);
+        g_autoptr(JsonGenerator) gen = json_generator_new();
+        json_generator_set_pretty(gen, TRUE);
+        json_generator_set_root(gen, node);
+        CU_ASSERT_TRUE(json_generator_to_file(gen, path, NULL));
+        return;
+    }
+    compare(name, node);
+}
+
+static void
+test_lina_train(void)
+{
+    check_quick("lina-train");
+}
+
+static void
+test_lina_infer(void)
+{
+    check_quick("lina-infer");
+}
+
+static void
+test_lina_motivation(void)
+{
+    check_quick("lina-motivation");
+}
+
+static void
+test_schemoe_ablation(void)
+{
+    check_quick("schemoe-ablation");
+}
+
+static void
+test_schemoe_ct_moe(void)
+{
+    check_quick("schemoe-ct-moe");
+}
+
+/* GPUs as many as experts, 4 per node; every FFN an MoE layer; the motivation's dimensions give
+ * its parameter counts (117M and 419M at 12 layers) within 4%. */
+static void
+test_setup(void)
+{
+    static const guint gpus[] = {2, 4, 8, 16}, nodes[] = {1, 1, 2, 4};
+    for (guint i = 0; i < G_N_ELEMENTS(gpus); i++) {
+        GError *error = NULL;
+        g_autofree char *text = repro_lina_testbed(gpus[i], &error);
+        g_assert_no_error(error);
+        g_autoptr(MsTopology) t = ms_topology_load_data(text, strlen(text), "t", &error);
+        g_assert_no_error(error);
+        CU_ASSERT_EQUAL(ms_topology_n_gpus(t), gpus[i]);
+        CU_ASSERT_EQUAL(ms_topology_n_nodes(t), nodes[i]);
+    }
+    static const struct {
+        guint experts;
+        double params_m;
+    } counts[] = {{4, 117}, {16, 419}};
+    for (guint i = 0; i < G_N_ELEMENTS(counts); i++) {
+        g_autofree char *text = repro_lina_model("transformer-xl", counts[i].experts, 12, FALSE);
+        GError *error = NULL;
+        g_autoptr(MsModel) m = ms_model_load_data(text, strlen(text), "m", &error);
+        g_assert_no_error(error);
+        const MsModelSpec *s = ms_model_spec(m);
+        CU_ASSERT_EQUAL(s->n_moe, 12);
+        double params =
+            s->layers * (double)(ms_model_attention_params(m) + ms_model_gate_params(m) +
+                                 s->experts * ms_model_expert_params(m));
+        MS_ASSERT_REL(params / 1e6, counts[i].params_m, 0.04);
+    }
+}
+
+static void
+test_names_and_errors(void)
+{
+    const char *const *names = ms_repro_names();
+    CU_ASSERT_EQUAL(g_strv_length((char **)names), 5);
+    for (const char *const *n = names; *n; n++) {
+        CU_ASSERT_PTR_NOT_NULL(ms_repro_summary(*n));
+    }
+    CU_ASSERT_PTR_NULL(ms_repro_summary("lina"));
+    GError *error = NULL;
+    CU_ASSERT_PTR_NULL(ms_repro_run("lina", NULL, &error));
+    MS_ASSERT_ERROR(error, MS_REPRO_ERROR, MS_REPRO_ERROR_UNKNOWN,
+                    "unknown experiment 'lina' (known: lina-train, lina-infer, lina-motivation, "
+                    "schemoe-ablation, schemoe-ct-moe)");
+    /* A network model that does not parse fails the run that uses it, naming it. */
+    const char *bad[] = {"nccl:version=9.9", NULL};
+    MsReproOptions opts = {.quick = TRUE, .nets = bad};
+    CU_ASSERT_PTR_NULL(ms_repro_run("schemoe-ablation", &opts, &error));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+    CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "nccl:version=9.9"));
+    g_clear_error(&error);
+    /* Cancelled before it starts. */
+    gint cancel = 1;
+    MsReproOptions stop = {.quick = TRUE, .cancel = &cancel};
+    CU_ASSERT_PTR_NULL(ms_repro_run("schemoe-ablation", &stop, &error));
+    MS_ASSERT_ERROR(error, MS_REPRO_ERROR, MS_REPRO_ERROR_CANCELLED, "cancelled");
+}
+
+/* moesim repro on the command line: the table, the files, the JSON on standard output, usage. */
+static void
+test_cli(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "repro", NULL);
+    g_autofree char *out = NULL, *err = NULL;
+    gint status = 0;
+    const char *argv[] = {
+        ms_test_moesim(), "repro", "schemoe-ablation", "--quick", "-q", "--net", "flow",
+        "--out",          dir,     "--json",           "-",       NULL};
+    CU_ASSERT_TRUE_FATAL(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                                      &err, &status, NULL));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 0);
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(p, out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(o, "rows")), 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "| schemoe-ablation-layer | 32 | 32 | `schemoe:r=1` |"));
+    g_autofree char *md = g_build_filename(dir, "schemoe-ablation.md", NULL);
+    g_autofree char *js = g_build_filename(dir, "schemoe-ablation.json", NULL);
+    CU_ASSERT_TRUE(g_file_test(md, G_FILE_TEST_EXISTS));
+    CU_ASSERT_TRUE(g_file_test(js, G_FILE_TEST_EXISTS));
+    g_free(out);
+    g_free(err);
+    const char *bad[] = {ms_test_moesim(), "repro", "schemoe", NULL};
+    CU_ASSERT_TRUE_FATAL(g_spawn_sync(NULL, (char **)bad, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                                      &err, &status, NULL));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "unknown experiment 'schemoe'"));
+    g_free(out);
+    g_free(err);
+    const char *none[] = {ms_test_moesim(), "repro", NULL};
+    CU_ASSERT_TRUE_FATAL(g_spawn_sync(NULL, (char **)none, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                                      &err, &status, NULL));
+    CU_ASSERT_EQUAL(WEXITSTATUS(status), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "give one experiment"));
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"lina-train quick against its golden", test_lina_train},
+        {"lina-infer quick against its golden", test_lina_infer},
+        {"lina-motivation quick against its golden", test_lina_motivation},
+        {"schemoe-ablation quick against its golden", test_schemoe_ablation},
+        {"schemoe-ct-moe quick against its golden", test_schemoe_ct_moe},
+        {"the papers' setups", test_setup},
+        {"names and errors", test_names_and_errors},
+        {"the command line", test_cli},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"repro", NULL, NULL, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
