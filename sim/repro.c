@@ -113,15 +113,23 @@ moe_role(MsRole role)
 static void
 moe_spans(const MsSchedule *s, const MsRecords *rec, double *fwd, double *bwd)
 {
-    guint n = ms_schedule_n_ranks(s);
-    GHashTable *lo = g_hash_table_new(g_direct_hash, g_direct_equal);
-    GHashTable *hi = g_hash_table_new(g_direct_hash, g_direct_equal);
+    guint n = ms_schedule_n_ranks(s), layers = 0;
+    for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
+        MsOpInfo i;
+        ms_schedule_op(s, op, &i);
+        layers = MAX(layers, (guint)MAX(i.layer + 1, 0));
+    }
+    /* [layer * 2 + backward]: the block's first start and last end on the rank. */
+    g_autofree MsTime *lo = g_new(MsTime, 2 * (gsize)MAX(layers, 1));
+    g_autofree MsTime *hi = g_new(MsTime, 2 * (gsize)MAX(layers, 1));
     double sum[2] = {0, 0};
     for (guint r = 0; r < n; r++) {
+        for (guint k = 0; k < 2 * layers; k++) {
+            lo[k] = MS_TIME_NEVER;
+            hi[k] = 0;
+        }
         guint n_ops = 0;
         const guint32 *ops = ms_schedule_rank_ops(s, r, &n_ops);
-        g_hash_table_remove_all(lo);
-        g_hash_table_remove_all(hi);
         for (guint k = 0; k < n_ops; k++) {
             MsOpInfo i;
             ms_schedule_op(s, ops[k], &i);
@@ -129,28 +137,16 @@ moe_spans(const MsSchedule *s, const MsRecords *rec, double *fwd, double *bwd)
                 (i.phase != MS_PHASE_FORWARD && i.phase != MS_PHASE_BACKWARD)) {
                 continue;
             }
-            /* Keys: layer x 2 + phase, offset by one so that none is NULL. */
-            gpointer key = GINT_TO_POINTER(i.layer * 2 + (i.phase == MS_PHASE_BACKWARD) + 1);
-            MsTime a = ms_records_start(rec, ops[k]), b = ms_records_end(rec, ops[k]);
-            gpointer old = NULL;
-            if (!g_hash_table_lookup_extended(lo, key, NULL, &old) || a < GPOINTER_TO_SIZE(old)) {
-                g_hash_table_insert(lo, key, GSIZE_TO_POINTER((gsize)a));
-            }
-            if (!g_hash_table_lookup_extended(hi, key, NULL, &old) || b > GPOINTER_TO_SIZE(old)) {
-                g_hash_table_insert(hi, key, GSIZE_TO_POINTER((gsize)b));
-            }
+            guint at = (guint)i.layer * 2 + (i.phase == MS_PHASE_BACKWARD);
+            lo[at] = MIN(lo[at], ms_records_start(rec, ops[k]));
+            hi[at] = MAX(hi[at], ms_records_end(rec, ops[k]));
         }
-        GHashTableIter it;
-        gpointer key, value;
-        g_hash_table_iter_init(&it, lo);
-        while (g_hash_table_iter_next(&it, &key, &value)) {
-            gint k = GPOINTER_TO_INT(key) - 1;
-            MsTime a = GPOINTER_TO_SIZE(value), b = GPOINTER_TO_SIZE(g_hash_table_lookup(hi, key));
-            sum[k % 2] += ms_time_to_us(b - a);
+        for (guint k = 0; k < 2 * layers; k++) {
+            if (lo[k] != MS_TIME_NEVER) {
+                sum[k % 2] += ms_time_to_us(hi[k] - lo[k]);
+            }
         }
     }
-    g_hash_table_unref(lo);
-    g_hash_table_unref(hi);
     *fwd = sum[0] / n;
     *bwd = sum[1] / n;
 }
@@ -398,6 +394,7 @@ row_free(gpointer p)
     g_free(r->policy);
     g_free(r->baseline);
     g_free(r->net);
+    g_free(r->column);
     g_free(r);
 }
 
@@ -421,6 +418,7 @@ repro_result_new(const char *name)
     res->summary = g_ptr_array_new_with_free_func(g_free);
     res->charts = g_ptr_array_new_with_free_func(chart_free);
     res->files = g_ptr_array_new_with_free_func(g_free);
+    res->pivots = g_ptr_array_new_with_free_func(g_free);
     return res;
 }
 
@@ -435,6 +433,7 @@ ms_repro_result_free(MsReproResult *res)
     g_ptr_array_unref(res->summary);
     g_ptr_array_unref(res->charts);
     g_ptr_array_unref(res->files);
+    g_ptr_array_unref(res->pivots);
     g_free(res->name);
     g_free(res);
 }
@@ -464,6 +463,15 @@ repro_row_set(MsReproResult *res, const char *key, double value)
 }
 
 void
+repro_row_column(MsReproResult *res, const char *column)
+{
+    g_return_if_fail(res->rows->len > 0);
+    ReproRow *r = g_ptr_array_index(res->rows, res->rows->len - 1);
+    g_free(r->column);
+    r->column = g_strdup(column);
+}
+
+void
 repro_setup(MsReproResult *res, const char *format, ...)
 {
     va_list ap;
@@ -479,6 +487,13 @@ repro_summary(MsReproResult *res, const char *format, ...)
     va_start(ap, format);
     g_ptr_array_add(res->summary, g_strdup_vprintf(format, ap));
     va_end(ap);
+}
+
+void
+repro_pivot(MsReproResult *res, const char *key, const char *title)
+{
+    g_ptr_array_add(res->pivots, g_strdup(key));
+    g_ptr_array_add(res->pivots, g_strdup(title));
 }
 
 void
