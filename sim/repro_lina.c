@@ -118,6 +118,9 @@ repro_lina_train(MsReproResult *res, const MsReproOptions *opts, GError **error)
         const ReproRun *run = runs->pdata[r], *base = runs->pdata[r - r % n_pol];
         repro_row(res, run->tag, run->experts, run->experts, run->policy, base->policy,
                   short_net(run->net));
+        if (r % n_pol == 1) {
+            repro_row_column(res, "Lina, the paper's packing");
+        }
         repro_row_set(res, "step_ms", repro_step_ms(run));
         repro_row_set(res, "speedup", repro_step_ms(base) / repro_step_ms(run));
         double bwd = repro_a2a_bwd_ms(run);
@@ -172,6 +175,8 @@ repro_lina_train(MsReproResult *res, const MsReproOptions *opts, GError **error)
                   "step times vary from step to step by at most %.2f%% (standard deviation "
                   "over mean, any run)",
                   100 * spread);
+    repro_pivot(res, "speedup", "Step-time speedup over `deepspeed`");
+    repro_pivot(res, "a2a_backward_speedup", "Backward all-to-all speedup over `deepspeed`");
     repro_chart(res, "speedup", "speedup", "step-time speedup over deepspeed");
     return TRUE;
 }
@@ -259,6 +264,8 @@ repro_lina_infer(MsReproResult *res, const MsReproOptions *opts, GError **error)
                       "1.45x), p95 %.2fx (the paper: 1.63x)",
                       short_net(*net), p50, p95);
     }
+    repro_pivot(res, "p50_speedup", "Median batch latency speedup over DeepSpeed");
+    repro_pivot(res, "p95_speedup", "95th-percentile batch latency speedup over DeepSpeed");
     repro_chart(res, "p95", "p95_speedup", "p95 batch latency speedup over deepspeed");
     return TRUE;
 }

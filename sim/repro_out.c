@@ -85,6 +85,76 @@ append_count(GString *md, guint n)
     }
 }
 
+static guint index_of(GPtrArray *names, const char *name);
+
+static char *
+row_model(const ReproRow *row)
+{
+    return row->experts ? g_strdup_printf("%s, %u experts", row->model, row->experts)
+                        : g_strdup(row->model);
+}
+
+static char *
+row_column(const ReproRow *row)
+{
+    return row->column ? g_strdup_printf("%s (%s)", row->column, row->net)
+                       : g_strdup_printf("`%s` (%s)", row->policy, row->net);
+}
+
+static gboolean
+in_pivot(const MsReproResult *res, guint r, const char *key)
+{
+    const ReproRow *row = res->rows->pdata[r];
+    return isfinite(ms_repro_result_figure(res, r, key)) &&
+           g_strcmp0(row->policy, row->baseline) != 0;
+}
+
+/* The figure key as a table: a row per model, a column per policy and network model. */
+static void
+pivot(GString *md, const MsReproResult *res, const char *key, const char *title)
+{
+    g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) columns = g_ptr_array_new_with_free_func(g_free);
+    for (guint r = 0; r < res->rows->len; r++) {
+        if (in_pivot(res, r, key)) {
+            g_autofree char *m = row_model(res->rows->pdata[r]);
+            g_autofree char *c = row_column(res->rows->pdata[r]);
+            index_of(models, m);
+            index_of(columns, c);
+        }
+    }
+    g_autofree double *cells = g_new(double, MAX(models->len * columns->len, 1));
+    for (guint i = 0; i < models->len * columns->len; i++) {
+        cells[i] = NAN;
+    }
+    for (guint r = 0; r < res->rows->len; r++) {
+        double v = ms_repro_result_figure(res, r, key);
+        if (in_pivot(res, r, key)) {
+            g_autofree char *m = row_model(res->rows->pdata[r]);
+            g_autofree char *c = row_column(res->rows->pdata[r]);
+            cells[index_of(models, m) * columns->len + index_of(columns, c)] = v;
+        }
+    }
+    g_string_append_printf(md, "\n%s:\n\n| model |", title);
+    for (guint c = 0; c < columns->len; c++) {
+        g_string_append_printf(md, " %s |", (const char *)columns->pdata[c]);
+    }
+    g_string_append(md, "\n|---|");
+    for (guint c = 0; c < columns->len; c++) {
+        g_string_append(md, "---|");
+    }
+    g_string_append(md, "\n");
+    for (guint m = 0; m < models->len; m++) {
+        g_string_append_printf(md, "| %s |", (const char *)models->pdata[m]);
+        for (guint c = 0; c < columns->len; c++) {
+            g_string_append(md, " ");
+            format_value(md, key, cells[m * columns->len + c]);
+            g_string_append(md, " |");
+        }
+        g_string_append(md, "\n");
+    }
+}
+
 char *
 ms_repro_result_markdown(const MsReproResult *res)
 {
@@ -93,7 +163,19 @@ ms_repro_result_markdown(const MsReproResult *res)
     for (guint i = 0; i < res->setup->len; i++) {
         g_string_append_printf(md, "- %s\n", (const char *)res->setup->pdata[i]);
     }
+    for (guint i = 0; i + 1 < res->pivots->len; i += 2) {
+        pivot(md, res, res->pivots->pdata[i], res->pivots->pdata[i + 1]);
+    }
+    if (res->summary->len) {
+        g_string_append(md, "\n");
+    }
+    for (guint i = 0; i < res->summary->len; i++) {
+        g_string_append_printf(md, "- %s\n", (const char *)res->summary->pdata[i]);
+    }
     g_autoptr(GPtrArray) keys = used_keys(res);
+    if (res->pivots->len) {
+        g_string_append(md, "\n<details><summary>every row</summary>\n");
+    }
     g_string_append(md, "\n| model | experts | GPUs | policy | baseline | network |");
     for (guint k = 0; k < keys->len; k++) {
         g_string_append_printf(md, " %s |", (const char *)keys->pdata[k]);
@@ -116,11 +198,8 @@ ms_repro_result_markdown(const MsReproResult *res)
         }
         g_string_append(md, "\n");
     }
-    if (res->summary->len) {
-        g_string_append(md, "\n");
-    }
-    for (guint i = 0; i < res->summary->len; i++) {
-        g_string_append_printf(md, "- %s\n", (const char *)res->summary->pdata[i]);
+    if (res->pivots->len) {
+        g_string_append(md, "\n</details>\n");
     }
     return g_string_free(md, FALSE);
 }

@@ -61,6 +61,7 @@ typedef struct {
 
 typedef struct {
     char *model, *policy, *baseline, *net;
+    char *column; /* the row's column in compact tables (NULL: the policy) */
     guint experts, gpus;
     GArray *figures; /* ReproFigure */
 } ReproRow;
@@ -75,6 +76,7 @@ struct _MsReproResult {
     GPtrArray *setup, *summary; /* char* lines */
     GPtrArray *charts;          /* ReproChart */
     GPtrArray *files;           /* file name, text, ...: the setup's INI files */
+    GPtrArray *pivots;          /* key, title, ...: compact tables of one figure */
 };
 
 /* A result under construction. */
@@ -83,9 +85,14 @@ MsReproResult *repro_result_new(const char *name);
 void repro_row(MsReproResult *res, const char *model, guint experts, guint gpus, const char *policy,
                const char *baseline, const char *net);
 void repro_row_set(MsReproResult *res, const char *key, double value);
+/* The current row's column in compact tables, for a policy whose parameters differ by model. */
+void repro_row_column(MsReproResult *res, const char *column);
 /* A line of the Markdown's setup (before the table) or summary (after it). */
 void repro_setup(MsReproResult *res, const char *format, ...) G_GNUC_PRINTF(2, 3);
 void repro_summary(MsReproResult *res, const char *format, ...) G_GNUC_PRINTF(2, 3);
+/* A compact table of the figure key in the Markdown, before the full one: a row per model (and
+ * experts), a column per policy (or row column) and network model; baseline rows left out. */
+void repro_pivot(MsReproResult *res, const char *key, const char *title);
 /* An input the experiment ran on, written as DIR/setup/name by ms_repro_result_write so that
  * `moesim run` and `compare` can take it (a name given twice keeps the first). */
 void repro_setup_file(MsReproResult *res, const char *name, const char *text);

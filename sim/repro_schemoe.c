@@ -148,6 +148,8 @@ repro_schemoe_ct_moe(MsReproResult *res, const MsReproOptions *opts, GError **er
                       "paper: 9%% to 30%% faster than both)",
                       short_net(*net), lo, hi, lo2, hi2);
     }
+    repro_pivot(res, "speedup", "Step-time speedup over `tutel`");
+    repro_pivot(res, "speedup_over_fastermoe", "Step-time speedup over `fastermoe`");
     repro_chart(res, "speedup", "speedup", "step-time speedup over tutel");
     return TRUE;
 }
