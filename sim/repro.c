@@ -533,6 +533,7 @@ ms_repro_run(const char *name, const MsReproOptions *opts, GError **error)
     if (!e->run(res, opts ? opts : &none, error)) {
         return NULL;
     }
+    repro_net_summary(res);
     return g_steal_pointer(&res);
 }
 

@@ -100,6 +100,11 @@ void repro_setup_file(MsReproResult *res, const char *name, const char *text);
  * as DIR/NAME-suffix.png by ms_repro_result_write. */
 void repro_chart(MsReproResult *res, const char *suffix, const char *key, const char *ylabel);
 
+/* Summary lines comparing every network model after the first with the first: per time and
+ * speedup figure, the range of its ratio over the same run under the first model and the run
+ * furthest from 1 (repro_nets.c). Called once the experiment's rows are complete. */
+void repro_net_summary(MsReproResult *res);
+
 /* The network models of the options, or the experiment's (a NULL-terminated list of specs). */
 const char *const *repro_nets(const MsReproOptions *opts, const char *const *dflt);
 

@@ -218,6 +218,40 @@ test_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "give one experiment"));
 }
 
+/* The network models compared: rows under the second model paired with the same run under the
+ * first; ratios of times over every pair, of speedups over the non-baseline ones only, the run
+ * furthest from 1 named; a row without a pair and a figure no pair has are left out. */
+static void
+test_net_summary(void)
+{
+    g_autoptr(MsReproResult) res = repro_result_new("t");
+    static const struct {
+        const char *policy, *net;
+        double step, speedup;
+    } rows[] = {
+        {"base", "flow", 100, 1}, {"a", "flow", 50, 2},   {"b", "flow", 80, 1.25},
+        {"base", "nccl", 110, 1}, {"a", "nccl", 44, 2.5}, {"b", "nccl", 88, 1.25},
+        {"c", "nccl", 10, 11},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        repro_row(res, "m", 4, 4, rows[i].policy, "base", rows[i].net);
+        repro_row_set(res, "step_ms", rows[i].step);
+        repro_row_set(res, "speedup", rows[i].speedup);
+    }
+    repro_net_summary(res);
+    CU_ASSERT_EQUAL_FATAL(res->summary->len, 1);
+    CU_ASSERT_STRING_EQUAL(g_ptr_array_index(res->summary, 0),
+                           "nccl over flow, the same runs: step_ms 0.880x to 1.100x (furthest "
+                           "from 1: m, 4 experts, `a`); speedup 1.000x to 1.250x (furthest from 1: "
+                           "m, 4 experts, `a`)");
+    /* One network model: nothing to compare. */
+    g_autoptr(MsReproResult) one = repro_result_new("t");
+    repro_row(one, "m", 4, 4, "a", "base", "flow");
+    repro_row_set(one, "step_ms", 1);
+    repro_net_summary(one);
+    CU_ASSERT_EQUAL(one->summary->len, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -230,6 +264,7 @@ main(int argc, char **argv)
         {"the papers' setups", test_setup},
         {"names and errors", test_names_and_errors},
         {"the command line", test_cli},
+        {"the network models compared", test_net_summary},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"repro", NULL, NULL, tests}, {NULL}};
