@@ -374,6 +374,12 @@ repro_step_spread(const ReproRun *run)
     return mean > 0 ? sqrt(var) / mean : 0;
 }
 
+const char *
+repro_net_label(const char *net)
+{
+    return strcmp(net, "nccl:version=2.10") == 0 ? "nccl 2.10" : net;
+}
+
 const char *const *
 repro_nets(const MsReproOptions *opts, const char *const *dflt)
 {

@@ -42,12 +42,6 @@ add_runs(GPtrArray *runs, const char *tag, guint experts, guint index, const cha
     }
 }
 
-static const char *
-short_net(const char *net)
-{
-    return g_str_has_prefix(net, "nccl") ? "nccl 2.10" : net;
-}
-
 /* Mean, smallest and largest of the figure key over the rows of policy under net (NAN, INFINITY
  * and -INFINITY when none). */
 static void
@@ -61,7 +55,7 @@ span_of(const MsReproResult *res, const char *policy, const char *net, const cha
     for (guint r = 0; r < ms_repro_result_n_rows(res); r++) {
         double v = ms_repro_result_figure(res, r, key);
         if (strcmp(ms_repro_result_text(res, r, "policy"), policy) == 0 &&
-            strcmp(ms_repro_result_text(res, r, "net"), short_net(net)) == 0 && isfinite(v)) {
+            strcmp(ms_repro_result_text(res, r, "net"), repro_net_label(net)) == 0 && isfinite(v)) {
             sum += v;
             n++;
             *lo = MIN(*lo, v);
@@ -117,7 +111,7 @@ repro_lina_train(MsReproResult *res, const MsReproOptions *opts, GError **error)
     for (guint r = 0; r < runs->len; r++) {
         const ReproRun *run = runs->pdata[r], *base = runs->pdata[r - r % n_pol];
         repro_row(res, run->tag, run->experts, run->experts, run->policy, base->policy,
-                  short_net(run->net));
+                  repro_net_label(run->net));
         if (r % n_pol == 1) {
             repro_row_column(res, "Lina, the paper's packing");
         }
@@ -163,7 +157,7 @@ repro_lina_train(MsReproResult *res, const MsReproOptions *opts, GError **error)
                 }
             }
             repro_summary(res, "%s: %s over DeepSpeed %.2fx to %.2fx, mean %.2fx%s",
-                          short_net(*net), what[k - 1], lo, hi, sum / MAX(n, 1),
+                          repro_net_label(*net), what[k - 1], lo, hi, sum / MAX(n, 1),
                           k == 1 ? " (the paper: up to 1.73x)" : "");
         }
     }
@@ -234,7 +228,7 @@ repro_lina_infer(MsReproResult *res, const MsReproOptions *opts, GError **error)
     for (guint r = 0; r < runs->len; r++) {
         const ReproRun *run = runs->pdata[r], *base = runs->pdata[r - r % n_pol];
         repro_row(res, run->tag, run->experts, run->experts, run->policy, base->policy,
-                  short_net(run->net));
+                  repro_net_label(run->net));
         repro_row_set(res, "p50_ms", repro_percentile_ms(run, 50));
         repro_row_set(res, "p95_ms", repro_percentile_ms(run, 95));
         repro_row_set(res, "p50_speedup",
@@ -262,7 +256,7 @@ repro_lina_infer(MsReproResult *res, const MsReproOptions *opts, GError **error)
         repro_summary(res,
                       "%s: Lina over DeepSpeed, mean over the workloads: median %.2fx (the paper: "
                       "1.45x), p95 %.2fx (the paper: 1.63x)",
-                      short_net(*net), p50, p95);
+                      repro_net_label(*net), p50, p95);
     }
     repro_pivot(res, "p50_speedup", "Median batch latency speedup over DeepSpeed");
     repro_pivot(res, "p95_speedup", "95th-percentile batch latency speedup over DeepSpeed");
@@ -328,7 +322,7 @@ repro_lina_motivation(MsReproResult *res, const MsReproOptions *opts, GError **e
         gboolean inf = run->mode == MS_PLAN_INFER;
         const Motivation *m = &motivation[run->index];
         repro_row(res, run->tag, m->experts, m->experts, run->policy, run->policy,
-                  short_net(run->net));
+                  repro_net_label(run->net));
         repro_row_set(res, "step_ms", repro_step_ms(run));
         repro_row_set(res, "a2a_ms", repro_a2a_ms(run));
         repro_row_set(res, "paper_a2a_ms", inf ? m->infer_ms : m->train_ms);

@@ -105,6 +105,10 @@ void repro_chart(MsReproResult *res, const char *suffix, const char *key, const 
  * furthest from 1 (repro_nets.c). Called once the experiment's rows are complete. */
 void repro_net_summary(MsReproResult *res);
 
+/* A network model as rows name it: "nccl 2.10" for the experiments' nccl:version=2.10, any other
+ * spec as it is given (so that models given with --net stay apart). */
+const char *repro_net_label(const char *net);
+
 /* The network models of the options, or the experiment's (a NULL-terminated list of specs). */
 const char *const *repro_nets(const MsReproOptions *opts, const char *const *dflt);
 

@@ -12,12 +12,6 @@
 
 static const char *const schemoe_nets[] = {"flow", "nccl:version=2.10", NULL};
 
-static const char *
-short_net(const char *net)
-{
-    return g_str_has_prefix(net, "nccl") ? "nccl 2.10" : net;
-}
-
 static char *
 testbed_text(GError **error)
 {
@@ -75,7 +69,7 @@ repro_schemoe_ablation(MsReproResult *res, const MsReproOptions *opts, GError **
     guint n_pol = g_strv_length((char **)policies);
     for (guint r = 0; r < runs->len; r++) {
         const ReproRun *run = runs->pdata[r], *ref = runs->pdata[r - r % n_pol];
-        repro_row(res, run->tag, 32, 32, run->policy, ref->policy, short_net(run->net));
+        repro_row(res, run->tag, 32, 32, run->policy, ref->policy, repro_net_label(run->net));
         repro_row_set(res, "step_ms", repro_step_ms(run));
         repro_row_set(res, "gain", repro_step_ms(ref) / repro_step_ms(run));
         repro_row_set(res, "a2a_ms", repro_a2a_ms(run));
@@ -119,7 +113,7 @@ repro_schemoe_ct_moe(MsReproResult *res, const MsReproOptions *opts, GError **er
     for (guint r = 0; r < runs->len; r++) {
         const ReproRun *run = runs->pdata[r], *tutel = runs->pdata[r - r % n_pol];
         const ReproRun *faster = runs->pdata[r - r % n_pol + 1];
-        repro_row(res, run->tag, 32, 32, run->policy, tutel->policy, short_net(run->net));
+        repro_row(res, run->tag, 32, 32, run->policy, tutel->policy, repro_net_label(run->net));
         repro_row_set(res, "step_ms", repro_step_ms(run));
         repro_row_set(res, "speedup", repro_step_ms(tutel) / repro_step_ms(run));
         repro_row_set(res, "speedup_over_fastermoe", repro_step_ms(faster) / repro_step_ms(run));
@@ -134,7 +128,7 @@ repro_schemoe_ct_moe(MsReproResult *res, const MsReproOptions *opts, GError **er
         double lo = INFINITY, hi = -INFINITY, lo2 = INFINITY, hi2 = -INFINITY;
         for (guint r = 0; r < ms_repro_result_n_rows(res); r++) {
             if (strcmp(ms_repro_result_text(res, r, "policy"), "schemoe") == 0 &&
-                strcmp(ms_repro_result_text(res, r, "net"), short_net(*net)) == 0) {
+                strcmp(ms_repro_result_text(res, r, "net"), repro_net_label(*net)) == 0) {
                 double a = ms_repro_result_figure(res, r, "speedup");
                 double b = ms_repro_result_figure(res, r, "speedup_over_fastermoe");
                 lo = MIN(lo, a);
@@ -146,7 +140,7 @@ repro_schemoe_ct_moe(MsReproResult *res, const MsReproOptions *opts, GError **er
         repro_summary(res,
                       "%s: ScheMoE over Tutel %.2fx to %.2fx, over FasterMoE %.2fx to %.2fx (the "
                       "paper: 9%% to 30%% faster than both)",
-                      short_net(*net), lo, hi, lo2, hi2);
+                      repro_net_label(*net), lo, hi, lo2, hi2);
     }
     repro_pivot(res, "speedup", "Step-time speedup over `tutel`");
     repro_pivot(res, "speedup_over_fastermoe", "Step-time speedup over `fastermoe`");

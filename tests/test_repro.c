@@ -250,6 +250,26 @@ test_net_summary(void)
     repro_row_set(one, "step_ms", 1);
     repro_net_summary(one);
     CU_ASSERT_EQUAL(one->summary->len, 0);
+    /* Network models given as options keep their own names: two nccl specs stay apart. */
+    CU_ASSERT_STRING_EQUAL(repro_net_label("nccl:version=2.10"), "nccl 2.10");
+    CU_ASSERT_STRING_EQUAL(repro_net_label("nccl"), "nccl");
+    const char *nets[] = {"flow", "nccl:version=2.10", "nccl:version=2.10,arbitration=connection",
+                          NULL};
+    MsReproOptions opts = {.quick = TRUE, .nets = nets};
+    GError *error = NULL;
+    g_autoptr(MsReproResult) three = ms_repro_run("lina-motivation", &opts, &error);
+    g_assert_no_error(error);
+    guint per[3] = {0};
+    for (guint i = 0; i < ms_repro_result_n_rows(three); i++) {
+        const char *net = ms_repro_result_text(three, i, "net");
+        per[0] += strcmp(net, "flow") == 0;
+        per[1] += strcmp(net, "nccl 2.10") == 0;
+        per[2] += strcmp(net, nets[2]) == 0;
+    }
+    CU_ASSERT_TRUE(per[0] > 0 && per[0] == per[1] && per[1] == per[2]);
+    CU_ASSERT_EQUAL(per[0] * 3, ms_repro_result_n_rows(three));
+    /* The motivation's summary is the comparison alone: a line per model after the first. */
+    CU_ASSERT_EQUAL(three->summary->len, 2);
 }
 
 int
