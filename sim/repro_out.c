@@ -216,33 +216,62 @@ index_of(GPtrArray *names, const char *name)
     return names->len - 1;
 }
 
-/* One bar per (policy, network) within each model's group. */
+/* A chart's bar colours: one per policy (Tableau's ten, distinct in print and for the common
+ * colour-vision deficiencies), the paper's figures in grey. */
+static const char *const palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                                      "#8c564b", "#e377c2", "#bcbd22", "#17becf", "#7f7f7f"};
+#define PAPER_COLOUR "#404040"
+
+/* Whether row r's bar is left out of the chart of key: a baseline's speedup or gain over itself is
+ * 1 under every model and says nothing. */
+static gboolean
+chart_skips(const MsReproResult *res, guint r, const char *key)
+{
+    const ReproRow *row = res->rows->pdata[r];
+    gboolean relative = g_str_has_suffix(key, "speedup") || strcmp(key, "gain") == 0;
+    return !isfinite(ms_repro_result_figure(res, r, key)) ||
+           (relative && strcmp(row->policy, row->baseline) == 0);
+}
+
+/* One bar per (policy, network) within each model's group: the policy's colour, solid under the
+ * first network model and hatched under the others; the paper's figure, where rows carry
+ * paper_KEY, as a grey bar of its own. */
 static gboolean
 write_chart(const MsReproResult *res, const ReproChart *c, const char *dir, GError **error)
 {
     g_autoptr(GPtrArray) models = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) policies = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GPtrArray) nets = g_ptr_array_new_with_free_func(g_free);
     g_autoptr(GPtrArray) series = g_ptr_array_new_with_free_func(g_free);
+    g_autofree char *paper_key = g_strdup_printf("paper_%s", c->key);
+    gboolean paper = FALSE;
     for (guint r = 0; r < res->rows->len; r++) {
         const ReproRow *row = res->rows->pdata[r];
-        if (isfinite(ms_repro_result_figure(res, r, c->key))) {
-            g_autofree char *model = g_strdup_printf("%s %ue", row->model, row->experts);
-            g_autofree char *name = g_strdup_printf("%s (%s)", row->policy, row->net);
-            index_of(models, row->experts ? model : row->model);
-            index_of(series, name);
+        if (chart_skips(res, r, c->key)) {
+            continue;
         }
+        g_autofree char *model = g_strdup_printf("%s %ue", row->model, row->experts);
+        const char *policy = row->column ? row->column : row->policy;
+        g_autofree char *name = g_strdup_printf("%s (%s)", policy, row->net);
+        index_of(models, row->experts ? model : row->model);
+        index_of(policies, policy);
+        index_of(nets, row->net);
+        index_of(series, name);
+        paper = paper || isfinite(ms_repro_result_figure(res, r, paper_key));
     }
     if (series->len == 0) {
         return TRUE;
     }
+    guint bars = series->len + (paper ? 1 : 0);
     g_autofree char *file = g_strdup_printf("%s-%s.png", res->name, c->suffix);
     g_autofree char *path = g_build_filename(dir, file, NULL);
     g_autofree char *title = g_strdup_printf("moesim repro %s: %s", res->name, c->ylabel);
-    g_autoptr(MsPlot) p = ms_plot_new(path, title, MAX(900, 90 * models->len), 520);
+    g_autoptr(MsPlot) p = ms_plot_new(path, title, MAX(900, 18 * bars * models->len), 560);
     ms_plot_set(p, "set ylabel '%s'", c->ylabel);
-    ms_plot_set(p, "set style fill solid 0.85 noborder");
     ms_plot_set(p, "set key outside below");
     ms_plot_set(p, "set xrange [-0.6:%u.6]", models->len - 1);
     ms_plot_set(p, "set yrange [0:*]");
+    ms_plot_set(p, "set grid ytics");
     ms_plot_set(p, "set xtics rotate by -30");
     GString *tics = g_string_new("set xtics (");
     for (guint m = 0; m < models->len; m++) {
@@ -251,24 +280,52 @@ write_chart(const MsReproResult *res, const ReproChart *c, const char *dir, GErr
     g_string_append(tics, ")");
     ms_plot_set(p, "%s", tics->str);
     g_string_free(tics, TRUE);
-    double width = 0.8 / series->len;
-    g_autofree guint *ids = g_new(guint, series->len);
+    double width = 0.8 / bars;
+    g_autofree guint *ids = g_new(guint, bars);
     for (guint s = 0; s < series->len; s++) {
-        ids[s] = ms_plot_series(p, series->pdata[s], "1:2:3", "boxes");
+        guint pol = 0, net = 0;
+        for (guint r = 0; r < res->rows->len; r++) {
+            const ReproRow *row = res->rows->pdata[r];
+            const char *policy = row->column ? row->column : row->policy;
+            g_autofree char *name = g_strdup_printf("%s (%s)", policy, row->net);
+            if (strcmp(name, series->pdata[s]) == 0) {
+                pol = index_of(policies, policy);
+                net = index_of(nets, row->net);
+                break;
+            }
+        }
+        g_autofree char *style =
+            net == 0 ? g_strdup_printf("boxes lc rgb '%s' fs solid 0.85 noborder",
+                                       palette[pol % G_N_ELEMENTS(palette)])
+                     : g_strdup_printf("boxes lc rgb '%s' fs pattern %u border",
+                                       palette[pol % G_N_ELEMENTS(palette)], 1 + (net - 1) % 6);
+        ids[s] = ms_plot_series(p, series->pdata[s], "1:2:3", style);
+    }
+    if (paper) {
+        ids[series->len] = ms_plot_series(p, "the paper", "1:2:3",
+                                          "boxes lc rgb '" PAPER_COLOUR "' fs solid 0.85 noborder");
     }
     ms_plot_set(p, "set boxwidth %g absolute", width);
+    g_autofree gboolean *paper_done = g_new0(gboolean, models->len);
     for (guint r = 0; r < res->rows->len; r++) {
         const ReproRow *row = res->rows->pdata[r];
-        double v = ms_repro_result_figure(res, r, c->key);
-        if (!isfinite(v)) {
+        if (chart_skips(res, r, c->key)) {
             continue;
         }
         g_autofree char *model = g_strdup_printf("%s %ue", row->model, row->experts);
-        g_autofree char *name = g_strdup_printf("%s (%s)", row->policy, row->net);
+        const char *policy = row->column ? row->column : row->policy;
+        g_autofree char *name = g_strdup_printf("%s (%s)", policy, row->net);
         guint m = index_of(models, row->experts ? model : row->model);
         guint s = index_of(series, name);
-        double xy[3] = {m + (s - (series->len - 1) / 2.0) * width, v, width};
+        double xy[3] = {m + (s - (bars - 1) / 2.0) * width, ms_repro_result_figure(res, r, c->key),
+                        width};
         ms_plot_row(p, ids[s], xy, 3, NULL);
+        double pv = ms_repro_result_figure(res, r, paper_key);
+        if (isfinite(pv) && !paper_done[m]) {
+            double pxy[3] = {m + (series->len - (bars - 1) / 2.0) * width, pv, width};
+            ms_plot_row(p, ids[series->len], pxy, 3, NULL);
+            paper_done[m] = TRUE;
+        }
     }
     return ms_plot_render(p, error);
 }
