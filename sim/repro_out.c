@@ -266,7 +266,10 @@ write_chart(const MsReproResult *res, const ReproChart *c, const char *dir, GErr
     g_autofree char *file = g_strdup_printf("%s-%s.png", res->name, c->suffix);
     g_autofree char *path = g_build_filename(dir, file, NULL);
     g_autofree char *title = g_strdup_printf("moesim repro %s: %s", res->name, c->ylabel);
-    g_autoptr(MsPlot) p = ms_plot_new(path, title, MAX(900, 18 * bars * models->len), 560);
+    /* Wide enough for every bar, tall enough for the key below the plot (a line per series at
+     * worst) to leave the plot most of the height. */
+    g_autoptr(MsPlot) p =
+        ms_plot_new(path, title, MAX(900, 18 * bars * models->len), 400 + 26 * bars);
     ms_plot_set(p, "set ylabel '%s'", c->ylabel);
     ms_plot_set(p, "set key outside below");
     ms_plot_set(p, "set xrange [-0.6:%u.6]", models->len - 1);
