@@ -44,7 +44,7 @@ ms_cmd_repro(int argc, char **argv)
          "error)",
          "FILE"},
         {"net", 0, 0, G_OPTION_ARG_STRING, &net,
-         "Network models, separated by ';' (default: the experiment's, flow and nccl)", "LIST"},
+         "Network models, separated by ';' (default: flow and nccl:version=2.10)", "LIST"},
         {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
          "Worker threads (default: one per processor)", "N"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on standard error", NULL},
