@@ -585,6 +585,8 @@ ms_repro_result_to_json(const MsReproResult *res)
 {
     g_autoptr(JsonBuilder) b = json_builder_new();
     json_builder_begin_object(b);
+    json_builder_set_member_name(b, "schema");
+    json_builder_add_string_value(b, "moesim.repro/1");
     json_builder_set_member_name(b, "experiment");
     json_builder_add_string_value(b, res->name);
     json_builder_set_member_name(b, "rows");

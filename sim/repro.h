@@ -52,8 +52,9 @@ double ms_repro_result_figure(const MsReproResult *res, guint row, const char *k
 /* A text field of row i: "model", "policy", "baseline" or "net" (NULL for another key). */
 const char *ms_repro_result_text(const MsReproResult *res, guint row, const char *key);
 
-/* {"experiment": NAME, "rows": [{"model", "experts", "gpus", "policy", "baseline", "net", the
- * figures...}]}; figures a row lacks are left out, paper figures are "paper_*". */
+/* {"schema": "moesim.repro/1", "experiment": NAME, "rows": [{"model", "experts", "gpus",
+ * "policy", "baseline", "net", the figures...}]} (docs/schemas/repro.schema.json); figures a row
+ * lacks are left out, paper figures are "paper_*". */
 JsonNode *ms_repro_result_to_json(const MsReproResult *res);
 /* The Markdown of the experiment: its setup, then its rows as a table (one column per figure,
  * the paper's beside moesim's), then its summary lines. */
