@@ -45,8 +45,8 @@ ms_cmd_repro(int argc, char **argv)
          "FILE"},
         {"net", 0, 0, G_OPTION_ARG_STRING, &net,
          "Network models, separated by ';' (default: flow and nccl:version=2.10)", "LIST"},
-        {"threads", 'j', 0, G_OPTION_ARG_INT, &threads,
-         "Worker threads (default: one per processor)", "N"},
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &threads, "Worker threads (default: one per processor)",
+         "N"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress on standard error", NULL},
         {NULL},
     };
@@ -65,7 +65,7 @@ ms_cmd_repro(int argc, char **argv)
         return ms_cli_usage("repro: give one experiment (moesim repro --list)");
     }
     if (threads < 0 || threads > 4096) {
-        return ms_cli_usage("repro: --threads must be between 0 and 4096");
+        return ms_cli_usage("repro: --jobs must be between 0 and 4096");
     }
     g_auto(GStrv) nets = net ? g_strsplit(net, ";", -1) : NULL;
     MsReproOptions opts = {
