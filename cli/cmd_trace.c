@@ -1,6 +1,7 @@
 /* cmd_trace: `moesim trace gen|info|import`: make synthetic traces, describe a trace's expert load
  * and path statistics, and convert other tools' dumps into moe-trace files. All the work is in
  * traces/; this file parses options and prints. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -145,12 +146,12 @@ trace_gen(int argc, char **argv)
 static void
 print_row(const char *label, const MsTraceLayerStats *s)
 {
-    printf("%6s %9.4f %8.4f %8.3f %6.3f %8.3f %9.3f", label, s->hot_share, s->hot_share_max,
-           s->max_mean, s->gini, s->entropy_bits, s->entropy_norm);
+    printf("%6s %9.4f %8.4f %8.3f %8.3f %6.3f %8.3f %9.3f", label, s->hot_share, s->hot_share_max,
+           s->max_mean, s->max_min, s->gini, s->entropy_bits, s->entropy_norm);
     if (s->has_paths) {
-        printf(" %9.4f %9.4f\n", s->path_consistency, s->path_baseline);
+        printf(" %9.4f %9.4f %9.4f\n", s->path_consistency, s->path_top2, s->path_baseline);
     } else {
-        printf(" %9s %9s\n", "-", "-");
+        printf(" %9s %9s %9s\n", "-", "-", "-");
     }
 }
 
@@ -216,8 +217,9 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
            " with token paths), %" G_GUINT64_FORMAT " tokens\n\n",
            ms_trace_stats_iterations(stats), ms_trace_stats_path_iterations(stats),
            ms_trace_stats_tokens(stats));
-    printf("%6s %9s %8s %8s %6s %8s %9s %9s %9s\n", "layer", "hot_share", "hot_max", "max/mean",
-           "gini", "entropy", "entropy_n", "path_cons", "path_base");
+    printf("%6s %9s %8s %8s %8s %6s %8s %9s %9s %9s %9s\n", "layer", "hot_share", "hot_max",
+           "max/mean", "max/min", "gini", "entropy", "entropy_n", "path_cons", "path_2k",
+           "path_base");
     for (guint32 l = 0; l < h->layers; l++) {
         MsTraceLayerStats s;
         ms_trace_stats_layer(stats, l, &s);
@@ -230,9 +232,10 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
     print_row("all", &all);
     printf(
         "\nhot_share: hottest expert's share of a layer's token-expert assignments (mean over\n"
-        "iterations); entropy in bits; path_cons: share of the next-layer choices of the tokens\n"
-        "that chose an expert falling on that group's top_k next experts; path_base: the same\n"
-        "for independent choices.\n");
+        "iterations); max/min: most over least loaded expert; entropy in bits; path_cons: share\n"
+        "of the next-layer choices of the tokens that chose an expert falling on that group's\n"
+        "top_k next experts; path_2k: on its 2 x top_k; path_base: path_cons for independent\n"
+        "choices.\n");
     if (all.has_nodes) {
         print_nodes(h, stats);
     }
@@ -262,6 +265,11 @@ layer_json(const MsTraceLayerStats *s, gint layer)
     json_builder_set_member_name(b, "path_consistency");
     s->has_paths ? json_builder_add_double_value(b, s->path_consistency)
                  : json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "max_min");
+    isfinite(s->max_min) ? json_builder_add_double_value(b, s->max_min)
+                         : json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "path_top2");
+    s->has_paths ? json_builder_add_double_value(b, s->path_top2) : json_builder_add_null_value(b);
     json_builder_set_member_name(b, "path_baseline");
     s->has_paths ? json_builder_add_double_value(b, s->path_baseline)
                  : json_builder_add_null_value(b);

@@ -12,6 +12,7 @@ const MsCommand ms_commands[] = {
     {"flows", "replay a flow list on a topology", ms_cmd_flows},
     {"model", "list the shipped MoE models or show one", ms_cmd_model},
     {"plan", "plan a training step or inference batch and write its schedule", ms_cmd_plan},
+    {"repro", "run the Lina and ScheMoE papers' experiments as they set them up", ms_cmd_repro},
     {"run", "simulate MoE training steps or inference batches under a policy", ms_cmd_run},
     {"sweep", "run a grid of scenarios on worker threads or as a Slurm array job", ms_cmd_sweep},
     {"topo", "list the shipped topologies or show one", ms_cmd_topo},

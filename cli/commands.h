@@ -14,6 +14,8 @@ int ms_cmd_compare(int argc, char **argv);
 /* moesim exec --backend cpu|cuda SCHEDULE.json (cmd_exec.c) */
 int ms_cmd_exec(int argc, char **argv);
 int ms_cmd_flows(int argc, char **argv);
+/* moesim repro NAME [--quick] (cmd_repro.c) */
+int ms_cmd_repro(int argc, char **argv);
 int ms_cmd_run(int argc, char **argv);
 int ms_cmd_sweep(int argc, char **argv);
 /* moesim model list | show NAME|FILE (cmd_model.c) */

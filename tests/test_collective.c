@@ -379,6 +379,17 @@ test_2dh(void)
     CU_ASSERT_EQUAL(phase1, change_local);
     CU_ASSERT_EQUAL(phase2, change_node);
     CU_ASSERT_TRUE(phase1 > 0 && phase2 > 0);
+
+    /* On one node there is no hierarchy: 2DH is the direct all-to-all, no layout copies. */
+    MsCollSpec one = {.op = MS_COLL_ALLTOALL, .algo = MS_COLL_ALGO_2DH, .n_ranks = 8, .bytes = S};
+    MsCollSpec direct = one;
+    direct.algo = MS_COLL_ALGO_DIRECT;
+    Outcome a, b;
+    run(two_node, &one, &a);
+    run(two_node, &direct, &b);
+    CU_ASSERT_EQUAL(a.last, b.last);
+    CU_ASSERT_EQUAL(a.flows, b.flows);
+    CU_ASSERT_EQUAL(a.flows, 8 * 7);
 }
 
 /* DeepEP on 2 x 8: rank 0 (node 0, local 0) holds a token for every GPU of node 1, S bytes

@@ -257,6 +257,8 @@ static const Case cases[] = {
     {"model", {"model", "show", "lina-gpt2-16e", "--json", "-", NULL}},
     {"model", {"model", "show", "deepseek-v3", "--json", "-", NULL}},
     {"topology", {"topo", "show", "dgx-h100", "--json", "-", NULL}},
+    {"repro",
+     {"repro", "schemoe-ablation", "--quick", "-q", "--out", "%repro", "--json", "-", NULL}},
 };
 
 /* moesim bench needs GPUs: its document is built here from rows of every shape it measures

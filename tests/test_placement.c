@@ -171,6 +171,53 @@ test_replicas(void)
     }
 }
 
+/* Local-first (FasterMoE's shadows): a source hosting a replica keeps its tokens for it. Peer
+ * chunks: in groups of 2 ranks, chunk 0 is the exchange inside a source's pair, chunk 1 with the
+ * other pair; they add up to the whole. */
+static void
+test_local_first_and_peers(void)
+{
+    g_autoptr(MsRouting) r = fx_routing(1, 4, 4, 1, small_counts);
+    g_autoptr(MsPlacement) pl = ms_placement_new_ep(4, 4, 4);
+    for (guint rank = 1; rank < 4; rank++) {
+        ms_placement_add(pl, 0, 0, rank); /* expert 0 shadowed everywhere */
+    }
+    ms_placement_set_local_first(pl, TRUE);
+    g_autoptr(MsPlacement) copy = ms_placement_copy(pl);
+    CU_ASSERT_TRUE(ms_placement_local_first(copy));
+    g_autoptr(MsTraffic) t = ms_traffic_new(r, 0, pl, NULL);
+    for (guint src = 0; src < 4; src++) {
+        /* Expert 0's tokens stay: rank src keeps small_counts(0, src, 0) for it, plus its own
+         * expert's. */
+        guint64 own = small_counts(0, src, 0) + (src ? small_counts(0, src, src) : 0);
+        CU_ASSERT_EQUAL(ms_traffic_tokens(t, src, src), own);
+        for (guint dst = 1; dst < 4; dst++) {
+            if (dst != src) {
+                CU_ASSERT_EQUAL(ms_traffic_tokens(t, src, dst), small_counts(0, src, dst));
+            }
+        }
+        CU_ASSERT_EQUAL(ms_traffic_tokens(t, src, 0), src == 0 ? own : 0);
+    }
+    guint64 c0[16], c1[16], whole[16], per[4];
+    ms_traffic_peer_matrix(t, 0, 0, 2, c0);
+    ms_traffic_peer_matrix(t, 0, 1, 2, c1);
+    ms_traffic_chunk_matrix(t, 0, 0, 1, whole);
+    for (guint i = 0; i < 4; i++) {
+        for (guint j = 0; j < 4; j++) {
+            gboolean same_pair = i / 2 == j / 2;
+            CU_ASSERT_EQUAL(c0[i * 4 + j], same_pair ? whole[i * 4 + j] : 0);
+            CU_ASSERT_EQUAL(c1[i * 4 + j], same_pair ? 0 : whole[i * 4 + j]);
+        }
+    }
+    /* Rank 3 receives from its pair (ranks 2 and 3) in chunk 0, its own shadowed expert 0's
+     * tokens included, and from ranks 0 and 1 in chunk 1. */
+    guint64 a = ms_traffic_peer_received(t, 3, 0, 2, per);
+    guint64 b = ms_traffic_peer_received(t, 3, 1, 2, per);
+    CU_ASSERT_EQUAL(a, small_counts(0, 2, 3) + small_counts(0, 3, 3) + small_counts(0, 3, 0));
+    CU_ASSERT_EQUAL(b, small_counts(0, 0, 3) + small_counts(0, 1, 3));
+    CU_ASSERT_EQUAL(per[3], b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -179,6 +226,7 @@ main(int argc, char **argv)
         {"dropless traffic and exact chunk cuts", test_dropless_traffic},
         {"capacity padding and drops", test_capacity},
         {"tokens split over replicas", test_replicas},
+        {"local-first routing and peer chunks", test_local_first_and_peers},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"placement", NULL, NULL, tests}, {NULL}};

@@ -271,6 +271,23 @@ test_errors(void)
     g_autoptr(MsSchedule) ok = plan("schemoe:pipe=true,a2a=pipe", &error);
     g_assert_no_error(error);
     CU_ASSERT_PTR_NOT_NULL(ok);
+    CU_ASSERT_PTR_NULL(plan("schemoe:zfp=true,compress=0.5", &error));
+    MS_ASSERT_ERROR(error, MS_POLICY_ERROR, MS_POLICY_ERROR_VALUE,
+                    "policy schemoe: give either zfp or compress, not both");
+}
+
+/* zfp=true: ZFP's 8 bits per value against the model's bf16, half the bytes on the wire. */
+static void
+test_zfp(void)
+{
+    GError *error = NULL;
+    g_autoptr(MsSchedule) s = plan("schemoe:r=3,zfp=true", &error);
+    g_assert_no_error(error);
+    g_autoptr(GArray) d = fx_colls(s, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0);
+    MsCollInfo c;
+    ms_schedule_coll(s, g_array_index(d, guint32, 0), &c);
+    CU_ASSERT_EQUAL(c.matrix[1], 6 * 512 / 2);
+    CU_ASSERT(fx_count_ops(s, 0, 0, MS_ROLE_COMPRESS, MS_PHASE_FORWARD) > 0);
 }
 
 int
@@ -281,6 +298,7 @@ main(int argc, char **argv)
         {"Theorem 1's order is optimal for r = 2 (brute force)", test_theorem1_optimal},
         {"chunks, compression, Pipe-A2A, FIFO communication", test_chunks_and_compression},
         {"parameter conflicts", test_errors},
+        {"ZFP's rate", test_zfp},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"schemoe", NULL, NULL, tests}, {NULL}};

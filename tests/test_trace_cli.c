@@ -46,7 +46,10 @@ test_usage(void)
     Run r = run((const char *[]){"trace", "--help", NULL});
     CU_ASSERT_EQUAL(r.rc, 0);
     ASSERT_CONTAINS(r.out, "gen ");
-    ASSERT_CONTAINS(r.out, "sample:NAME (shipped: counts, default, tiny)");
+    ASSERT_CONTAINS(
+        r.out,
+        "sample:NAME (shipped: counts, default, lina-enwik8-16e, lina-enwik8-4e, lina-wmt-16e, "
+        "lina-wmt-4e, tiny)");
     run_clear(&r);
     r = run((const char *[]){"trace", NULL});
     CU_ASSERT_EQUAL(r.rc, 2);
@@ -223,7 +226,7 @@ test_errors(void)
     expect_fail((const char *[]){"trace", "gen", "flavour=1", "--out", out, NULL},
                 "moesim: generator spec 'flavour=1': unknown generator key 'flavour'");
     expect_fail((const char *[]){"trace", "gen", "--zipf", "1", "--hot", "0.3", "--out", out, NULL},
-                "give either zipf or hot, not both");
+                "give one of zipf, hot and ratio, not two");
     expect_fail((const char *[]){"trace", "gen", "--ranks", "abc", "--out", out, NULL},
                 "ranks=abc: 'abc' is not a non-negative integer");
     expect_fail((const char *[]){"trace", "gen", "--nope", NULL}, "Unknown option --nope");

@@ -86,7 +86,11 @@ test_param_errors(void)
         {"drift=x", MS_TRACE_GEN_ERROR_VALUE, "drift=x"},
         {"seed=-1", MS_TRACE_GEN_ERROR_VALUE, "seed=-1"},
         {"records=paths", MS_TRACE_GEN_ERROR_VALUE, "records=paths: expected 'tokens' or 'counts'"},
-        {"zipf=1,hot=0.2", MS_TRACE_GEN_ERROR_CONFLICT, "give either zipf or hot, not both"},
+        {"zipf=1,hot=0.2", MS_TRACE_GEN_ERROR_CONFLICT, "give one of zipf, hot and ratio, not two"},
+        {"zipf=1,hot=0.2,ratio=3", MS_TRACE_GEN_ERROR_CONFLICT, "not all three"},
+        {"corr=0.2,persist=0.4", MS_TRACE_GEN_ERROR_CONFLICT, "give either corr or persist"},
+        {"ratio=0.5", MS_TRACE_GEN_ERROR_VALUE, "ratio=0.5"},
+        {"persist=1.5", MS_TRACE_GEN_ERROR_VALUE, "persist=1.5"},
         {"experts=4,top_k=5", MS_TRACE_GEN_ERROR_CONFLICT, "top_k=5 exceeds experts=4"},
         {"experts=65536,layers=4096,ranks=1,top_k=1", MS_TRACE_GEN_ERROR_LIMIT,
          "layers x ranks x experts = 4096 x 1 x 65536"},
@@ -364,6 +368,69 @@ hottest_changes(const char *spec)
     return changes;
 }
 
+/* ratio and persist are targets: the solved exponent and corr reproduce them in expectation, and a
+ * generated trace measures them within sampling noise. */
+static void
+test_ratio_persist(void)
+{
+    /* top-1: no cap, so the ratio of ranks 0 and n-1 is n^s exactly. */
+    g_autoptr(MsTraceGen) r4 = gen_of("experts=4,top_k=1,ratio=4.02");
+    CU_ASSERT_DOUBLE_EQUAL(ms_trace_gen_zipf(r4), log(4.02) / log(4), 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(ms_trace_gen_expected_ratio(r4), 4.02, 1e-9);
+    /* Lina's published statistics on 16 experts; top-1 persistence is path_cons for top-1. */
+    const char *lina = "ranks=16,experts=16,layers=6,top_k=1,tokens=4096,ratio=5.56,persist=0.4194,"
+                       "seed=3";
+    g_autoptr(MsTraceGen) g = gen_of(lina);
+    double t1 = 0, t2 = 0;
+    ms_trace_gen_expected_persistence(g, &t1, &t2);
+    CU_ASSERT_DOUBLE_EQUAL(t1, 0.4194, 1e-9);
+    CU_ASSERT(t2 > t1 && t2 < 0.6);
+    /* The closed form for top-1: a group of rank i keeps c + (1-c) p_i on its own next expert. */
+    double c = ms_trace_gen_corr(g), s = ms_trace_gen_zipf(g), sum = 0, p[16], want = 0;
+    for (guint i = 0; i < 16; i++) {
+        p[i] = pow(i + 1, -s);
+        sum += p[i];
+    }
+    for (guint i = 0; i < 16; i++) {
+        p[i] /= sum;
+    }
+    for (guint i = 0; i < 16; i++) {
+        double other = (1 - c) * p[i == 0 ? 1 : 0];
+        want += p[i] * MAX(c + (1 - c) * p[i], other);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(want, 0.4194, 1e-9);
+    MsTraceLayerStats st;
+    path_stats(lina, &st);
+    CU_ASSERT_DOUBLE_EQUAL(st.path_consistency, t1, 0.01);
+    CU_ASSERT_DOUBLE_EQUAL(st.path_top2, t2, 0.01);
+    CU_ASSERT_DOUBLE_EQUAL(st.max_min, 5.56, 0.4);
+    /* top-2: the exponent depends on corr and persistence on the exponent; both targets hold. */
+    g_autoptr(MsTraceGen) k2 = gen_of("experts=16,top_k=2,hot=0.12,persist=0.3");
+    ms_trace_gen_expected_persistence(k2, &t1, &t2);
+    CU_ASSERT_DOUBLE_EQUAL(t1, 0.3, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(ms_trace_gen_expected_hot_share(k2), 0.12, 1e-9);
+    /* Round trip of the targets. */
+    MsTraceGenParams prm, back;
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_trace_gen_params_parse("ratio=5.56,persist=0.4194", &prm, &error));
+    g_autofree char *spec = ms_trace_gen_params_to_spec(&prm);
+    CU_ASSERT_PTR_NOT_NULL(strstr(spec, ",ratio=5.56,persist=0.4194,"));
+    CU_ASSERT_TRUE(ms_trace_gen_params_parse(spec, &back, &error));
+    CU_ASSERT_TRUE(back.skew == MS_TRACE_GEN_SKEW_RATIO && back.ratio == 5.56 &&
+                   back.follow == MS_TRACE_GEN_FOLLOW_PERSIST && back.persist == 0.4194);
+    /* Unreachable targets name the key and the reachable range. */
+    CU_ASSERT_TRUE(
+        ms_trace_gen_params_parse("experts=4,top_k=1,ratio=4.02,persist=0.4194", &prm, &error));
+    CU_ASSERT_PTR_NULL(ms_trace_gen_new(&prm, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                    "persist=0.4194 is unreachable: with experts=4, top_k=1 and exponent");
+    CU_ASSERT_TRUE(ms_trace_gen_params_parse("experts=1,top_k=1,ratio=2", &prm, &error));
+    CU_ASSERT_PTR_NULL(ms_trace_gen_new(&prm, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
+                    "ratio=2 is unreachable: with experts=1, top_k=1 and corr=0 the most over the "
+                    "least popular expert's share lies in 1..1");
+}
+
 static void
 test_drift(void)
 {
@@ -386,6 +453,7 @@ main(int argc, char **argv)
         {"Zipf closed form and cap", test_zipf_closed_form},
         {"unreachable hot share", test_unreachable_hot},
         {"path correlation", test_correlation},
+        {"ratio and persist targets", test_ratio_persist},
         {"drift", test_drift},
         {NULL, NULL},
     };

@@ -152,10 +152,11 @@ static void
 test_samples(void)
 {
     g_auto(GStrv) names = ms_trace_sample_names();
-    CU_ASSERT_EQUAL_FATAL(g_strv_length(names), 3);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(names), 7);
     CU_ASSERT_STRING_EQUAL(names[0], "counts");
     CU_ASSERT_STRING_EQUAL(names[1], "default");
-    CU_ASSERT_STRING_EQUAL(names[2], "tiny");
+    CU_ASSERT_STRING_EQUAL(names[2], "lina-enwik8-16e");
+    CU_ASSERT_STRING_EQUAL(names[6], "tiny");
     GError *error = NULL;
     g_autoptr(MsTraceReader) d = ms_trace_reader_open("sample:default", &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
@@ -178,7 +179,15 @@ test_samples(void)
     ms_routing_free(it);
     CU_ASSERT_PTR_NULL(ms_trace_reader_open("sample:nope", &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_UNKNOWN,
-                    "unknown sample 'nope' (shipped samples: counts, default, tiny)");
+                    "unknown sample 'nope' (shipped samples: counts, default, lina-enwik8-16e, "
+                    "lina-enwik8-4e, lina-wmt-16e, lina-wmt-4e, tiny)");
+    /* A recipe sample is the generator with its keys: Lina's inference routing. */
+    g_autoptr(MsTraceReader) g = ms_trace_reader_open("sample:lina-wmt-4e", &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(ms_trace_reader_format(g), MS_TRACE_FORMAT_GENERATED);
+    h = ms_trace_reader_header(g);
+    CU_ASSERT_TRUE(h->ranks == 4 && h->experts == 4 && h->layers == 24 && h->top_k == 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(h->generator, "ratio=4.02,corr=0.3652,drift=0,seed=14"));
     CU_ASSERT_PTR_NULL(ms_trace_reader_open("sample:../default", &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_UNKNOWN, "unknown sample '../default'");
 }

@@ -72,7 +72,9 @@ test_layer_figures(void)
      * {3} keeps 1: 5 of 6. Independent baseline: layer 1 loads (0,2,1,3), top-1 3 of 6. */
     CU_ASSERT_TRUE(l0.has_paths);
     CU_ASSERT_DOUBLE_EQUAL(l0.path_consistency, 5.0 / 6.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(l0.path_top2, 1.0, 1e-12); /* every group on its two best */
     CU_ASSERT_DOUBLE_EQUAL(l0.path_baseline, 0.5, 1e-12);
+    CU_ASSERT_TRUE(isinf(l0.max_min)); /* expert 3 got nothing */
     ms_trace_stats_layer(s, 1, &l1);
     CU_ASSERT_FALSE(l1.has_paths); /* no layer after the last */
     CU_ASSERT_DOUBLE_EQUAL(l1.hot_share, 0.5, 1e-12);
@@ -99,7 +101,9 @@ test_top2_groups(void)
     MsTraceLayerStats l0;
     ms_trace_stats_layer(s, 0, &l0);
     CU_ASSERT_DOUBLE_EQUAL(l0.path_consistency, 7.0 / 8.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(l0.path_top2, 1.0, 1e-12); /* 2 x top_k covers all three */
     CU_ASSERT_DOUBLE_EQUAL(l0.path_baseline, 3.0 / 4.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(l0.max_min, 2.0, 1e-12); /* loads (2, 1, 1) */
 }
 
 static void

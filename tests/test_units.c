@@ -105,6 +105,19 @@ test_plain_numbers(void)
     MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "non-negative integer");
     CU_ASSERT_FALSE(ms_parse_uint("101", 0, 100, &u, &error));
     MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_RANGE, "out of range");
+    /* Digits only, up to the largest 64-bit value and not one more. */
+    CU_ASSERT_TRUE(ms_parse_uint("0", 0, 1, &u, NULL));
+    CU_ASSERT_EQUAL(u, 0);
+    CU_ASSERT_TRUE(ms_parse_uint("18446744073709551615", 0, G_MAXUINT64, &u, NULL));
+    CU_ASSERT_EQUAL(u, G_MAXUINT64);
+    CU_ASSERT_TRUE(ms_parse_uint("007", 0, 10, &u, NULL));
+    CU_ASSERT_EQUAL(u, 7);
+    static const char *const bad[] = {
+        "18446744073709551616", "", "+1", " 1", "1 ", "1x", "0x10", "1.0"};
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        CU_ASSERT_FALSE(ms_parse_uint(bad[i], 0, G_MAXUINT64, &u, &error));
+        MS_ASSERT_ERROR(error, MS_UNITS_ERROR, MS_UNITS_ERROR_SYNTAX, "non-negative integer");
+    }
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/base/units.h"
+#include "trace_gen_skew.h"
 
 /* clang-format off */
 G_DEFINE_QUARK(ms_trace_gen_error_quark, ms_trace_gen_error)
@@ -19,7 +20,7 @@ struct _MsTraceGen {
     MsTraceGenParams params;
     MsTraceHeader header;
     guint64 rng[4];
-    double zipf;
+    double zipf, corr;    /* in use (solved from targets) */
     double *p;            /* popularity of each rank, capped at 1/top_k */
     guint64 *cum;         /* [experts + 1] cumulative inclusion k*p in fixed point, total k*ONE */
     guint64 *cluster_cum; /* [clusters + 1] cumulative cluster probabilities, total ONE */
@@ -78,91 +79,10 @@ rng_seed(MsTraceGen *g, guint64 seed)
     }
 }
 
-/* Zipf popularity with exponent s over n ranks, water-filled so that no rank exceeds 1/k (an
- * expert can be chosen at most once per token, so its inclusion probability k*p must be <= 1). */
-static void
-popularity(double s, guint n, guint k, double *p)
-{
-    double cap = 1.0 / k;
-    for (guint i = 0; i < n; i++) {
-        p[i] = pow((double)(i + 1), -s);
-    }
-    for (guint m = 0; m <= n; m++) {
-        double rest = 0;
-        for (guint i = m; i < n; i++) {
-            rest += p[i];
-        }
-        double scale = rest > 0 ? (1.0 - (double)m * cap) / rest : 0;
-        if (m < n && p[m] * scale > cap) {
-            p[m] = cap;
-            continue;
-        }
-        for (guint i = m; i < n; i++) {
-            p[i] *= scale;
-        }
-        for (guint i = 0; i < m; i++) {
-            p[i] = cap;
-        }
-        return;
-    }
-}
-
 static guint32
 cluster_of(guint32 rank, guint k, guint32 clusters)
 {
     return MIN(rank / k, clusters - 1);
-}
-
-/* Expected share of the hottest expert: a rank's share is (1-corr) p_i from independent
- * choices plus corr Q_j / k from tokens following cluster j (which holds ranks jk..jk+k-1). */
-static double
-hottest_share(const double *p, guint n, guint k, double corr)
-{
-    guint32 clusters = n / k;
-    g_autofree double *q = g_new0(double, clusters);
-    for (guint i = 0; i < n; i++) {
-        q[cluster_of(i, k, clusters)] += p[i];
-    }
-    double best = 0;
-    for (guint i = 0; i < n; i++) {
-        double follow = i < clusters * k ? q[i / k] / k : 0;
-        best = MAX(best, (1 - corr) * p[i] + corr * follow);
-    }
-    return best;
-}
-
-static double
-share_at(double s, guint n, guint k, double corr)
-{
-    g_autofree double *p = g_new(double, n);
-    popularity(s, n, k, p);
-    return hottest_share(p, n, k, corr);
-}
-
-/* Solves the exponent for a target hottest share by bisection (the share is continuous in s). */
-static gboolean
-solve_hot(const MsTraceGenParams *prm, double *zipf, GError **error)
-{
-    double lo = 0, hi = MS_TRACE_GEN_ZIPF_MAX;
-    double flo = share_at(lo, prm->experts, prm->top_k, prm->corr);
-    double fhi = share_at(hi, prm->experts, prm->top_k, prm->corr);
-    if (prm->hot < flo - 1e-12 || prm->hot > fhi + 1e-12) {
-        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_VALUE,
-                    "hot=%g is unreachable: with experts=%u, top_k=%u and corr=%g the hottest "
-                    "expert's share lies in %.6g..%.6g",
-                    prm->hot, prm->experts, prm->top_k, prm->corr, flo, fhi);
-        return FALSE;
-    }
-    for (int i = 0; i < 200 && hi - lo > 1e-13; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (share_at(mid, prm->experts, prm->top_k, prm->corr) < prm->hot) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    *zipf = 0.5 * (lo + hi);
-    return TRUE;
 }
 
 /* Fixed-point cumulative sums of x (n values adding up to total / ONE), each term capped at cap;
@@ -200,7 +120,7 @@ build_samplers(MsTraceGen *g)
 {
     guint n = g->params.experts, k = g->params.top_k;
     g->p = g_new(double, n);
-    popularity(g->zipf, n, k, g->p);
+    ms_trace_gen_popularity(g->zipf, n, k, g->p);
     g_autofree double *incl = g_new(double, n);
     for (guint i = 0; i < n; i++) {
         incl[i] = k * g->p[i];
@@ -229,13 +149,14 @@ ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
     if (!ms_trace_gen_params_validate(params, error)) {
         return NULL;
     }
-    double zipf = params->zipf;
-    if (params->skew == MS_TRACE_GEN_SKEW_HOT && !solve_hot(params, &zipf, error)) {
+    double zipf = params->zipf, corr = params->corr;
+    if (!ms_trace_gen_solve(params, &zipf, &corr, error)) {
         return NULL;
     }
     MsTraceGen *g = g_new0(MsTraceGen, 1);
     g->params = *params;
     g->zipf = zipf;
+    g->corr = corr;
     ms_trace_header_init_shape(&g->header, params->experts, params->layers, params->ranks,
                                params->top_k);
     g->header.tokens_per_rank = params->n_groups ? 0 : params->tokens;
@@ -249,7 +170,7 @@ ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
     (void)fits;
     rng_seed(g, params->seed);
     build_samplers(g);
-    g->corr_below = probability_threshold(params->corr);
+    g->corr_below = probability_threshold(corr);
     g->drift_below = probability_threshold(params->drift);
     guint n = params->experts;
     g->sigma = g_new(guint32, (gsize)params->layers * n);
@@ -314,9 +235,27 @@ ms_trace_gen_zipf(const MsTraceGen *g)
 }
 
 double
+ms_trace_gen_corr(const MsTraceGen *g)
+{
+    return g->corr;
+}
+
+double
 ms_trace_gen_expected_hot_share(const MsTraceGen *g)
 {
-    return hottest_share(g->p, g->params.experts, g->params.top_k, g->params.corr);
+    return ms_trace_gen_hottest(g->p, g->params.experts, g->params.top_k, g->corr);
+}
+
+double
+ms_trace_gen_expected_ratio(const MsTraceGen *g)
+{
+    return ms_trace_gen_ratio(g->p, g->params.experts, g->params.top_k, g->corr);
+}
+
+void
+ms_trace_gen_expected_persistence(const MsTraceGen *g, double *top1, double *top2)
+{
+    ms_trace_gen_persistence(g->p, g->params.experts, g->params.top_k, g->corr, top1, top2);
 }
 
 /* Index i with cum[i] <= x < cum[i + 1] (cum[0] = 0 <= x < cum[n]). */

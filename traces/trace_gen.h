@@ -29,9 +29,15 @@ typedef enum {
 #define MS_TRACE_GEN_ZIPF_MAX 64.0
 
 typedef enum {
-    MS_TRACE_GEN_SKEW_ZIPF, /* popularity of rank i proportional to (i+1)^-zipf */
-    MS_TRACE_GEN_SKEW_HOT,  /* exponent solved so the hottest expert's share is `hot` */
+    MS_TRACE_GEN_SKEW_ZIPF,  /* popularity of rank i proportional to (i+1)^-zipf */
+    MS_TRACE_GEN_SKEW_HOT,   /* exponent solved so the hottest expert's share is `hot` */
+    MS_TRACE_GEN_SKEW_RATIO, /* exponent solved so the most over the least popular is `ratio` */
 } MsTraceGenSkew;
+
+typedef enum {
+    MS_TRACE_GEN_FOLLOW_CORR,    /* tokens follow their group with probability `corr` */
+    MS_TRACE_GEN_FOLLOW_PERSIST, /* corr solved so the persistence of primaries is `persist` */
+} MsTraceGenFollow;
 
 /* A plain value record; ms_trace_gen_params_init gives the documented defaults. */
 typedef struct {
@@ -41,8 +47,11 @@ typedef struct {
     MsTraceGenSkew skew;
     double zipf;  /* >= 0 */
     double hot;   /* target hottest-expert share, used when skew is HOT */
+    double ratio; /* target most over least popular expert's share, used when skew is RATIO */
     double corr;  /* probability of following the previous layer's expert group, [0, 1] */
-    double drift; /* per-iteration probability that a popularity rank swaps, [0, 1] */
+    MsTraceGenFollow follow;
+    double persist; /* target persistence of primaries, used when follow is PERSIST */
+    double drift;   /* per-iteration probability that a popularity rank swaps, [0, 1] */
     guint64 seed;
     gboolean counts; /* records=counts: iterations carry counts only, no paths */
     /* Node-limited routing (DeepSeek-V3): experts on expert_nodes nodes in contiguous blocks,
@@ -58,16 +67,18 @@ typedef struct {
 } MsTraceGenParams;
 
 /* Defaults: ranks=16, experts=16, layers=12, top_k=2, tokens=256, iterations=1, zipf=1,
- * corr=0, drift=0, seed=1, records=tokens, no node limit. */
+ * corr=0, drift=0, seed=1, records=tokens, no node limit. ratio and persist are targets that
+ * replace zipf (or hot) and corr. */
 void ms_trace_gen_params_init(MsTraceGenParams *params);
-/* Sets one parameter by its spec key (ranks experts layers top_k tokens iterations zipf hot corr
- * drift seed records expert_nodes max_nodes groups group_tokens; lists separated by '/'). FALSE
- * with MS_TRACE_GEN_ERROR_KEY for an unknown key or MS_TRACE_GEN_ERROR_VALUE naming key and value.
- */
+/* Sets one parameter by its spec key (ranks experts layers top_k tokens iterations zipf hot ratio
+ * corr persist drift seed records expert_nodes max_nodes groups group_tokens; lists separated by
+ * '/'); zipf, hot and ratio replace each other, and so do corr and persist. FALSE with
+ * MS_TRACE_GEN_ERROR_KEY for an unknown key or MS_TRACE_GEN_ERROR_VALUE naming key and value. */
 gboolean ms_trace_gen_params_set(MsTraceGenParams *params, const char *key, const char *value,
                                  GError **error);
 /* Parses "KEY=VALUE,KEY=VALUE..." over the defaults, then validates. Errors name the key:
- * _KEY (unknown, repeated, no '='), _VALUE, _CONFLICT (zipf with hot, top_k > experts, a node
+ * _KEY (unknown, repeated, no '='), _VALUE, _CONFLICT (two of zipf, hot and ratio, corr with
+ * persist, top_k > experts, a node
  * limit the layout cannot meet or only half given), _LIMIT. */
 gboolean ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *params, GError **error);
 /* The tokens each rank generates (the largest group's, with layer groups), and whether the
@@ -82,18 +93,26 @@ char *ms_trace_gen_params_to_spec(const MsTraceGenParams *params);
 
 typedef struct _MsTraceGen MsTraceGen;
 
-/* Validates params and, for skew HOT, solves the exponent: MS_TRACE_GEN_ERROR_VALUE when the
- * target share cannot be reached (the message gives the reachable range). */
+/* Validates params and solves the exponent (skew HOT or RATIO) and corr (follow PERSIST):
+ * MS_TRACE_GEN_ERROR_VALUE when a target cannot be reached (the message gives the reachable
+ * range). */
 MsTraceGen *ms_trace_gen_new(const MsTraceGenParams *params, GError **error);
 void ms_trace_gen_free(MsTraceGen *gen);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsTraceGen, ms_trace_gen_free)
 
 /* The header of the generated trace; generator holds "moesim trace gen SPEC". */
 const MsTraceHeader *ms_trace_gen_header(const MsTraceGen *gen);
-/* The Zipf exponent in use (solved for skew HOT). */
+/* The Zipf exponent and corr in use (solved for skew HOT or RATIO, for follow PERSIST). */
 double ms_trace_gen_zipf(const MsTraceGen *gen);
+double ms_trace_gen_corr(const MsTraceGen *gen);
 /* Expected share of the hottest expert among one layer's token-expert assignments. */
 double ms_trace_gen_expected_hot_share(const MsTraceGen *gen);
+/* Expected most over least popular expert's share of a layer's assignments. */
+double ms_trace_gen_expected_ratio(const MsTraceGen *gen);
+/* Expected persistence of primaries from one layer to the next: the share of the next primaries
+ * of the tokens sharing a primary on that group's most chosen next expert, and on its two most
+ * chosen (trace_gen_skew.h). */
+void ms_trace_gen_expected_persistence(const MsTraceGen *gen, double *top1, double *top2);
 
 /* Generates the next iteration (a new sealed MsRouting in *out). FALSE with *out NULL and no
  * error after the last iteration. */

@@ -40,7 +40,9 @@ static const SpecKey spec_keys[] = {
     UINT_KEY("iterations", iterations, 1, MS_TRACE_MAX_ITERATION),
     DOUBLE_KEY("zipf", zipf, 0.0, MS_TRACE_GEN_ZIPF_MAX),
     DOUBLE_KEY("hot", hot, 1e-9, 1.0),
+    DOUBLE_KEY("ratio", ratio, 1.0, 1e300),
     DOUBLE_KEY("corr", corr, 0.0, 1.0),
+    DOUBLE_KEY("persist", persist, 0.0, 1.0),
     DOUBLE_KEY("drift", drift, 0.0, 1.0),
     UINT_KEY("seed", seed, 0, G_MAXUINT64),
     {"records", KEY_RECORDS, 0, 0, 0, 0, 0},
@@ -73,8 +75,8 @@ ms_trace_gen_params_init(MsTraceGenParams *p)
 static const char *
 known_keys(void)
 {
-    return "ranks, experts, layers, top_k, tokens, iterations, zipf, hot, corr, drift, seed, "
-           "records, expert_nodes, max_nodes, groups, group_tokens";
+    return "ranks, experts, layers, top_k, tokens, iterations, zipf, hot, ratio, corr, persist, "
+           "drift, seed, records, expert_nodes, max_nodes, groups, group_tokens";
 }
 
 /* "0/6": up to MS_TRACE_MAX_GROUPS counts in the key's bounds. */
@@ -147,8 +149,14 @@ set_typed(MsTraceGenParams *p, const SpecKey *k, const char *value, GError **err
     G_STRUCT_MEMBER(double, p, k->offset) = d;
     if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, hot)) {
         p->skew = MS_TRACE_GEN_SKEW_HOT;
+    } else if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, ratio)) {
+        p->skew = MS_TRACE_GEN_SKEW_RATIO;
     } else if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, zipf)) {
         p->skew = MS_TRACE_GEN_SKEW_ZIPF;
+    } else if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, persist)) {
+        p->follow = MS_TRACE_GEN_FOLLOW_PERSIST;
+    } else if (k->offset == G_STRUCT_OFFSET(MsTraceGenParams, corr)) {
+        p->follow = MS_TRACE_GEN_FOLLOW_CORR;
     }
     return TRUE;
 }
@@ -206,9 +214,16 @@ ms_trace_gen_params_parse(const char *spec, MsTraceGenParams *p, GError **error)
             return FALSE;
         }
     }
-    if (g_hash_table_contains(seen, "zipf") && g_hash_table_contains(seen, "hot")) {
+    guint skews = g_hash_table_contains(seen, "zipf") + g_hash_table_contains(seen, "hot") +
+                  g_hash_table_contains(seen, "ratio");
+    if (skews > 1) {
         g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
-                    "give either zipf or hot, not both");
+                    "give one of zipf, hot and ratio, not %s", skews == 2 ? "two" : "all three");
+        return FALSE;
+    }
+    if (g_hash_table_contains(seen, "corr") && g_hash_table_contains(seen, "persist")) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_CONFLICT,
+                    "give either corr or persist, not both");
         return FALSE;
     }
     return ms_trace_gen_params_validate(p, error);
@@ -225,7 +240,9 @@ check_ranges(const MsTraceGenParams *p, GError **error)
     } checks[] = {
         {"zipf", p->zipf, 0, MS_TRACE_GEN_ZIPF_MAX, p->skew == MS_TRACE_GEN_SKEW_ZIPF},
         {"hot", p->hot, 1e-9, 1, p->skew == MS_TRACE_GEN_SKEW_HOT},
-        {"corr", p->corr, 0, 1, TRUE},
+        {"ratio", p->ratio, 1, 1e300, p->skew == MS_TRACE_GEN_SKEW_RATIO},
+        {"corr", p->corr, 0, 1, p->follow == MS_TRACE_GEN_FOLLOW_CORR},
+        {"persist", p->persist, 0, 1, p->follow == MS_TRACE_GEN_FOLLOW_PERSIST},
         {"drift", p->drift, 0, 1, TRUE},
         {"tokens", p->tokens, 1, MS_TRACE_MAX_TOKENS_PER_RANK, TRUE},
         {"iterations", p->iterations, 1, MS_TRACE_MAX_ITERATION, TRUE},
@@ -366,10 +383,14 @@ ms_trace_gen_params_to_spec(const MsTraceGenParams *p)
     GString *s = g_string_new(NULL);
     g_string_append_printf(s, "ranks=%u,experts=%u,layers=%u,top_k=%u,tokens=%u,iterations=%u,",
                            p->ranks, p->experts, p->layers, p->top_k, p->tokens, p->iterations);
-    g_string_append(s, p->skew == MS_TRACE_GEN_SKEW_HOT ? "hot=" : "zipf=");
-    append_double(s, p->skew == MS_TRACE_GEN_SKEW_HOT ? p->hot : p->zipf);
-    g_string_append(s, ",corr=");
-    append_double(s, p->corr);
+    static const char *const skew_keys[] = {"zipf=", "hot=", "ratio="};
+    g_string_append(s, skew_keys[p->skew]);
+    append_double(s, p->skew == MS_TRACE_GEN_SKEW_HOT     ? p->hot
+                     : p->skew == MS_TRACE_GEN_SKEW_RATIO ? p->ratio
+                                                          : p->zipf);
+    gboolean persist = p->follow == MS_TRACE_GEN_FOLLOW_PERSIST;
+    g_string_append(s, persist ? ",persist=" : ",corr=");
+    append_double(s, persist ? p->persist : p->corr);
     g_string_append(s, ",drift=");
     append_double(s, p->drift);
     g_string_append_printf(s, ",seed=%" G_GUINT64_FORMAT ",records=%s", p->seed,

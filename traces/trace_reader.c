@@ -15,6 +15,8 @@
 
 #define SAMPLE_PREFIX "/moesim/traces/"
 #define SAMPLE_SUFFIX ".trace"
+/* A generated sample: a recipe of generator keys (traces/samples/README.md) rather than data. */
+#define RECIPE_SUFFIX ".gen"
 
 struct _MsTraceReader {
     char *source;
@@ -67,9 +69,11 @@ ms_trace_sample_names(void)
         g_resource_enumerate_children(ms_traces_get_resource(), SAMPLE_PREFIX, 0, NULL);
     GPtrArray *names = g_ptr_array_new();
     for (guint i = 0; children && children[i]; i++) {
-        if (g_str_has_suffix(children[i], SAMPLE_SUFFIX)) {
-            g_ptr_array_add(names,
-                            g_strndup(children[i], strlen(children[i]) - strlen(SAMPLE_SUFFIX)));
+        const char *suffix = g_str_has_suffix(children[i], SAMPLE_SUFFIX)   ? SAMPLE_SUFFIX
+                             : g_str_has_suffix(children[i], RECIPE_SUFFIX) ? RECIPE_SUFFIX
+                                                                            : NULL;
+        if (suffix) {
+            g_ptr_array_add(names, g_strndup(children[i], strlen(children[i]) - strlen(suffix)));
         }
     }
     g_strfreev(children);
@@ -95,12 +99,57 @@ open_bytes(MsTraceReader *r, const char *name, GError **error)
     return TRUE;
 }
 
-static gboolean
-open_sample(MsTraceReader *r, const char *name, GError **error)
+static GBytes *
+lookup_sample(const char *name, const char *suffix)
 {
-    g_autofree char *path = g_strconcat(SAMPLE_PREFIX, name, SAMPLE_SUFFIX, NULL);
-    r->bytes =
-        strchr(name, '/') ? NULL : g_resource_lookup_data(ms_traces_get_resource(), path, 0, NULL);
+    g_autofree char *path = g_strconcat(SAMPLE_PREFIX, name, suffix, NULL);
+    return strchr(name, '/') ? NULL
+                             : g_resource_lookup_data(ms_traces_get_resource(), path, 0, NULL);
+}
+
+/* The generator keys of a recipe: its lines joined by ',', '#' comments and blank lines left out.
+ */
+static char *
+recipe_spec(GBytes *bytes)
+{
+    gsize size = 0;
+    const char *data = g_bytes_get_data(bytes, &size);
+    g_autofree char *text = g_strndup(data, size);
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    GString *spec = g_string_new(NULL);
+    for (guint i = 0; lines[i]; i++) {
+        g_strstrip(lines[i]);
+        if (lines[i][0] != '\0' && lines[i][0] != '#') {
+            g_string_append_printf(spec, "%s%s", spec->len ? "," : "", lines[i]);
+        }
+    }
+    return g_string_free(spec, FALSE);
+}
+
+static gboolean
+open_recipe(MsTraceReader *r, const char *name, GBytes *bytes, GError **error)
+{
+    g_autofree char *spec = recipe_spec(bytes);
+    MsTraceGenParams params;
+    if (!ms_trace_gen_params_parse(spec, &params, error) ||
+        (r->gen = ms_trace_gen_new(&params, error)) == NULL) {
+        g_prefix_error(error, "sample '%s': ", name);
+        return FALSE;
+    }
+    r->format = MS_TRACE_FORMAT_GENERATED;
+    r->header = *ms_trace_gen_header(r->gen);
+    return TRUE;
+}
+
+static gboolean
+open_sample(MsTraceReader *r, const char *name, gboolean *generated, GError **error)
+{
+    g_autoptr(GBytes) recipe = lookup_sample(name, RECIPE_SUFFIX);
+    if (recipe && g_bytes_get_size(recipe) > 0) {
+        *generated = TRUE;
+        return open_recipe(r, name, recipe, error);
+    }
+    r->bytes = lookup_sample(name, SAMPLE_SUFFIX);
     if (r->bytes == NULL || g_bytes_get_size(r->bytes) == 0) {
         g_auto(GStrv) names = ms_trace_sample_names();
         g_autofree char *list = g_strjoinv(", ", names);
@@ -169,9 +218,11 @@ ms_trace_reader_open(const char *source, GError **error)
         r->header = *ms_trace_gen_header(r->gen);
         return g_steal_pointer(&r);
     }
-    gboolean ok = g_str_has_prefix(source, "sample:") ? open_sample(r, source + 7, error)
-                                                      : open_file(r, source, error);
-    if (!ok || !read_header(r, error)) {
+    gboolean generated = FALSE;
+    gboolean ok = g_str_has_prefix(source, "sample:")
+                      ? open_sample(r, source + 7, &generated, error)
+                      : open_file(r, source, error);
+    if (!ok || (!generated && !read_header(r, error))) {
         return NULL;
     }
     return g_steal_pointer(&r);

@@ -8,8 +8,8 @@
 
 typedef struct {
     guint64 iterations; /* iterations with a non-zero load at this layer */
-    double hot, hot_max, max_mean, gini, entropy;
-    double path_num, path_den, base_num;
+    double hot, hot_max, max_mean, max_min, gini, entropy;
+    double path_num, path2_num, path_den, base_num;
     guint64 node_tokens, node_sum; /* tokens counted, and the nodes they reach */
     guint32 node_max;
 } LayerSums;
@@ -125,11 +125,12 @@ static void
 add_loads(MsTraceStats *s, const MsRouting *r, guint32 layer)
 {
     guint n = s->header.experts;
-    guint64 total = 0, max = 0;
+    guint64 total = 0, max = 0, min = G_MAXUINT64;
     for (guint32 e = 0; e < n; e++) {
         s->loads[e] = ms_routing_expert_load(r, layer, e);
         total += s->loads[e];
         max = MAX(max, s->loads[e]);
+        min = MIN(min, s->loads[e]);
     }
     if (total == 0) {
         return;
@@ -140,6 +141,7 @@ add_loads(MsTraceStats *s, const MsRouting *r, guint32 layer)
     sum->hot += hot;
     sum->hot_max = MAX(sum->hot_max, hot);
     sum->max_mean = sum->max_mean + (double)max * n / (double)total;
+    sum->max_min += min > 0 ? (double)max / (double)min : INFINITY;
     sum->gini += ms_trace_gini(s->loads, n);
     sum->entropy += ms_trace_entropy_bits(s->loads, n);
 }
@@ -198,12 +200,14 @@ bucket_choices(const MsTraceStats *s, const MsRouting *r, guint32 layer, PathScr
     }
 }
 
-/* Sum over groups of the choices landing on the group's own top_k next-layer experts. */
+/* Sum over groups of the choices landing on the group's own top_k next-layer experts, and on its
+ * 2 x top_k (into *twice). */
 static guint64
-group_top_sum(const MsTraceStats *s, PathScratch *p)
+group_top_sum(const MsTraceStats *s, PathScratch *p, guint64 *twice)
 {
-    guint n = s->header.experts, k = s->header.top_k;
-    guint64 total = 0, top[MS_TRACE_MAX_TOP_K];
+    guint n = s->header.experts, k = s->header.top_k, k2 = MIN(2 * k, n);
+    guint64 total = 0, top[2 * MS_TRACE_MAX_TOP_K];
+    *twice = 0;
     for (guint e = 0; e < n; e++) {
         guint n_touched = 0;
         for (guint64 i = p->offset[e]; i < p->offset[e + 1]; i++) {
@@ -214,13 +218,14 @@ group_top_sum(const MsTraceStats *s, PathScratch *p)
                 }
             }
         }
-        memset(top, 0, k * sizeof(guint64));
+        memset(top, 0, k2 * sizeof(guint64));
         for (guint i = 0; i < n_touched; i++) {
-            keep_top(top, k, p->next[p->touched[i]]);
+            keep_top(top, k2, p->next[p->touched[i]]);
             p->next[p->touched[i]] = 0;
         }
-        for (guint i = 0; i < k; i++) {
-            total += top[i];
+        for (guint i = 0; i < k2; i++) {
+            total += i < k ? top[i] : 0;
+            *twice += top[i];
         }
     }
     return total;
@@ -263,7 +268,9 @@ add_paths(MsTraceStats *s, const MsRouting *r)
         bucket_choices(s, r, layer, &p);
         double den = (double)tokens * k * k;
         LayerSums *sum = &s->layers[layer];
-        sum->path_num += (double)group_top_sum(s, &p);
+        guint64 twice = 0;
+        sum->path_num += (double)group_top_sum(s, &p, &twice);
+        sum->path2_num += (double)twice;
         sum->path_den += den;
         sum->base_num += top_k_share(s, r, layer + 1) * den;
     }
@@ -346,6 +353,7 @@ ms_trace_stats_layer(const MsTraceStats *s, guint32 layer, MsTraceLayerStats *ou
     out->hot_share = sum->hot / it;
     out->hot_share_max = sum->hot_max;
     out->max_mean = sum->max_mean / it;
+    out->max_min = sum->max_min / it;
     out->gini = sum->gini / it;
     out->entropy_bits = sum->entropy / it;
     double log_n = log2((double)s->header.experts);
@@ -353,6 +361,7 @@ ms_trace_stats_layer(const MsTraceStats *s, guint32 layer, MsTraceLayerStats *ou
     out->has_paths = sum->path_den > 0;
     if (out->has_paths) {
         out->path_consistency = sum->path_num / sum->path_den;
+        out->path_top2 = sum->path2_num / sum->path_den;
         out->path_baseline = sum->base_num / sum->path_den;
     }
     out->has_nodes = sum->node_tokens > 0;
@@ -366,7 +375,7 @@ void
 ms_trace_stats_summary(const MsTraceStats *s, MsTraceLayerStats *out)
 {
     memset(out, 0, sizeof(*out));
-    double num = 0, den = 0, base = 0;
+    double num = 0, num2 = 0, den = 0, base = 0;
     guint64 node_tokens = 0, node_sum = 0;
     guint32 layers = s->header.layers;
     for (guint32 l = 0; l < layers; l++) {
@@ -375,10 +384,12 @@ ms_trace_stats_summary(const MsTraceStats *s, MsTraceLayerStats *out)
         out->hot_share += one.hot_share / layers;
         out->hot_share_max = MAX(out->hot_share_max, one.hot_share_max);
         out->max_mean += one.max_mean / layers;
+        out->max_min += one.max_min / layers;
         out->gini += one.gini / layers;
         out->entropy_bits += one.entropy_bits / layers;
         out->entropy_norm += one.entropy_norm / layers;
         num += s->layers[l].path_num;
+        num2 += s->layers[l].path2_num;
         den += s->layers[l].path_den;
         base += s->layers[l].base_num;
         node_tokens += s->layers[l].node_tokens;
@@ -388,6 +399,7 @@ ms_trace_stats_summary(const MsTraceStats *s, MsTraceLayerStats *out)
     out->has_paths = den > 0;
     if (out->has_paths) {
         out->path_consistency = num / den;
+        out->path_top2 = num2 / den;
         out->path_baseline = base / den;
     }
     out->has_nodes = node_tokens > 0;

@@ -30,11 +30,13 @@ typedef struct {
     double hot_share;     /* hottest expert's share of the layer's assignments */
     double hot_share_max; /* the largest of that over iterations */
     double max_mean;      /* max load / mean load */
+    double max_min;       /* max load / min load (INFINITY when an expert got nothing) */
     double gini;
     double entropy_bits;
     double entropy_norm; /* entropy / log2(experts); 1 for a single expert */
     gboolean has_paths;  /* path figures below are set (paths exist and a next layer exists) */
     double path_consistency;
+    double path_top2; /* the same on the group's 2 x top_k most chosen next experts */
     double path_baseline;
     gboolean has_nodes; /* node figures are set (an expert layout and token paths) */
     double nodes_mean;  /* distinct nodes a token's top_k experts sit on, mean over tokens */

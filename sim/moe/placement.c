@@ -7,8 +7,9 @@
 
 struct _MsPlacement {
     guint n_ranks, experts, group_size, n_groups;
-    GArray **replicas; /* [group * experts + expert]: guint ranks */
-    GArray **local;    /* [rank]: guint experts hosted, in the order added */
+    gboolean local_first; /* a source hosting the expert keeps its tokens */
+    GArray **replicas;    /* [group * experts + expert]: guint ranks */
+    GArray **local;       /* [rank]: guint experts hosted, in the order added */
 };
 
 MsPlacement *
@@ -60,6 +61,7 @@ MsPlacement *
 ms_placement_copy(const MsPlacement *src)
 {
     MsPlacement *p = ms_placement_new(src->n_ranks, src->experts, src->group_size);
+    p->local_first = src->local_first;
     for (guint g = 0; g < src->n_groups; g++) {
         for (guint e = 0; e < src->experts; e++) {
             guint n = 0;
@@ -97,6 +99,18 @@ ms_placement_add(MsPlacement *p, guint group, guint expert, guint rank)
     g_return_if_fail(!ms_placement_hosts(p, rank, expert));
     g_array_append_val(p->replicas[(gsize)group * p->experts + expert], rank);
     g_array_append_val(p->local[rank], expert);
+}
+
+void
+ms_placement_set_local_first(MsPlacement *p, gboolean local_first)
+{
+    p->local_first = local_first;
+}
+
+gboolean
+ms_placement_local_first(const MsPlacement *p)
+{
+    return p->local_first;
 }
 
 guint
@@ -186,7 +200,7 @@ ms_placement_equal(const MsPlacement *a, const MsPlacement *b)
 
 typedef struct {
     guint expert;
-    guint dst;
+    guint src, dst;
     guint64 slots;
 } Share;
 
@@ -249,8 +263,15 @@ ms_traffic_new(const MsRouting *routing, guint moe_layer, const MsPlacement *p,
             }
             guint n = 0;
             const guint *reps = ms_placement_replicas(p, group, e, &n);
+            if (p->local_first && ms_placement_hosts(p, src, e)) {
+                Share s = {e, src, src, x};
+                if (s.slots > 0) {
+                    g_array_append_val(t->shares, s);
+                }
+                continue;
+            }
             for (guint j = 0; j < n; j++) {
-                Share s = {e, reps[j], replica_share(x, n, j, src)};
+                Share s = {e, src, reps[j], replica_share(x, n, j, src)};
                 if (s.slots > 0) {
                     g_array_append_val(t->shares, s);
                 }
@@ -346,6 +367,46 @@ ms_traffic_chunk_received(const MsTraffic *t, guint rank, guint c, guint k, guin
         guint64 x = part(s->slots, c, k);
         per_expert[s->expert] += x;
         total += x;
+    }
+    return total;
+}
+
+/* Whether a share between group-local ranks i and j belongs to peer chunk c. */
+static gboolean
+in_peer_chunk(guint i, guint j, guint c, guint peers, guint n_peer_groups)
+{
+    return (j / peers + n_peer_groups - i / peers) % n_peer_groups == c;
+}
+
+void
+ms_traffic_peer_matrix(const MsTraffic *t, guint group, guint c, guint peers, guint64 *matrix)
+{
+    guint n = t->p->group_size, first = group * n;
+    g_return_if_fail(peers > 0 && n % peers == 0 && c < n / peers && group < t->p->n_groups);
+    memset(matrix, 0, sizeof(guint64) * n * n);
+    for (guint src = first; src < first + n; src++) {
+        for (guint i = t->src_first[src]; i < t->src_first[src + 1]; i++) {
+            const Share *s = share_at(t, i);
+            if (in_peer_chunk(src - first, s->dst - first, c, peers, n / peers)) {
+                matrix[(gsize)(src - first) * n + (s->dst - first)] += s->slots;
+            }
+        }
+    }
+}
+
+guint64
+ms_traffic_peer_received(const MsTraffic *t, guint rank, guint c, guint peers, guint64 *per_expert)
+{
+    guint n = t->p->group_size, first = rank / n * n;
+    g_return_val_if_fail(peers > 0 && n % peers == 0 && c < n / peers && rank < t->p->n_ranks, 0);
+    memset(per_expert, 0, sizeof(guint64) * t->p->experts);
+    guint64 total = 0;
+    for (guint i = t->dst_first[rank]; i < t->dst_first[rank + 1]; i++) {
+        const Share *s = share_at(t, t->by_dst[i]);
+        if (in_peer_chunk(s->src - first, rank - first, c, peers, n / peers)) {
+            per_expert[s->expert] += s->slots;
+            total += s->slots;
+        }
     }
     return total;
 }

@@ -31,6 +31,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsPlacement, ms_placement_free)
  * programmer error. */
 void ms_placement_add(MsPlacement *p, guint group, guint expert, guint rank);
 
+/* Local-first routing (FasterMoE's shadowed experts): a source that hosts a replica of an expert
+ * keeps all its tokens for that expert; the others split theirs evenly over the replicas. Off by
+ * default; copies keep it. */
+void ms_placement_set_local_first(MsPlacement *p, gboolean local_first);
+gboolean ms_placement_local_first(const MsPlacement *p);
+
 guint ms_placement_n_ranks(const MsPlacement *p);
 guint ms_placement_n_experts(const MsPlacement *p);
 guint ms_placement_group_size(const MsPlacement *p);
@@ -75,5 +81,15 @@ void ms_traffic_chunk_matrix(const MsTraffic *t, guint group, guint c, guint k, 
  * ms_placement_n_experts entries (0 for experts not hosted); returns the total. */
 guint64 ms_traffic_chunk_received(const MsTraffic *t, guint rank, guint c, guint k,
                                   guint64 *per_expert);
+
+/* Peer chunks (FasterMoE's group-wise exchange): the group's ranks form peer groups of `peers`
+ * consecutive ranks (peers divides the group size), and chunk c of size / peers holds the shares
+ * whose destination's peer group is c after the source's, cyclically: chunk 0 stays inside the
+ * source's peer group, chunk c is the exchange with the peer group c further on. matrix and
+ * per_expert as for ms_traffic_chunk_matrix and ms_traffic_chunk_received; the chunks add up to
+ * the whole exactly. */
+void ms_traffic_peer_matrix(const MsTraffic *t, guint group, guint c, guint peers, guint64 *matrix);
+guint64 ms_traffic_peer_received(const MsTraffic *t, guint rank, guint c, guint peers,
+                                 guint64 *per_expert);
 
 G_END_DECLS

@@ -54,6 +54,7 @@ ms_plan_config_clear(MsPlanConfig *cfg)
         g_free(cfg->layers[m].loads_p2);
     }
     g_free(cfg->layers);
+    g_free(cfg->shadow);
     if (cfg->meta) {
         g_ptr_array_unref(cfg->meta);
     }
@@ -302,7 +303,8 @@ plan_bucket_add(Plan *p, Bucket *b, gboolean expert, gint layer, guint64 bytes, 
     b->bytes += bytes;
     b->layer = MIN(b->layer, MAX(layer, 0));
     memcpy(b->last, ids, sizeof(guint32) * p->n);
-    return b->bytes < p->spec->grad_bucket || emit_bucket(p, b, expert);
+    guint64 size = p->cfg->grad_bucket ? p->cfg->grad_bucket : p->spec->grad_bucket;
+    return b->bytes < size || emit_bucket(p, b, expert);
 }
 
 gboolean
@@ -470,6 +472,9 @@ add_streams(Plan *p)
         p->st_ar = ms_schedule_add_stream(p->s, "allreduce", MS_STREAM_COMM);
     }
     p->st_weights = p->st_planner = p->st_host = NO_STREAM;
+    if (cfg->shadow && p->mode == MS_PLAN_TRAIN) {
+        p->st_weights = ms_schedule_add_stream(p->s, "weights", MS_STREAM_COMM);
+    }
     for (guint m = 0; cfg->layers && m < cfg->n_layers; m++) {
         const MsLayerPlacement *lp = &cfg->layers[m];
         if ((lp->moves_p1 || lp->moves_p2) && p->st_weights == NO_STREAM) {
@@ -537,6 +542,10 @@ plan_clear(Plan *p)
     for (guint m = 0; p->traffic && m < p->spec->n_moe; m++) {
         ms_traffic_free(p->traffic[m]);
     }
+    for (guint m = 0; p->shadowed && m < p->spec->n_moe; m++) {
+        ms_placement_free(p->shadowed[m]);
+    }
+    g_free(p->shadowed);
     g_free(p->traffic);
     g_free(p->node_of);
     g_free(p->layer_plans);

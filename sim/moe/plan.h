@@ -48,6 +48,15 @@ typedef enum {
     MS_PLAN_ORDER_OPTSCHE,
 } MsPlanOrder;
 
+/* How a layer's token slots are sized: the gating's capacity. */
+typedef enum {
+    MS_CAPACITY_MODEL,     /* the model file's capacity_factor (0: dropless), ms_model_capacity */
+    MS_CAPACITY_DEEPSPEED, /* DeepSpeed's _capacity: ceil(T / E x top_k x factor), >= min */
+    MS_CAPACITY_MAX,       /* DeepSpeed's drop_tokens=False: every (rank, expert) buffer padded to
+                            * the layer's largest count over all ranks, nothing dropped */
+    MS_CAPACITY_NONE,      /* dropless: sizes as routed, whatever the model file says */
+} MsCapacityRule;
+
 /* Priority of a communication op: its role, its layer (-1: none) and seq, the position of its
  * collective in program order. Smaller launches first under priority-ordered dispatch. */
 typedef gint64 (*MsCommPriorityFn)(MsRole role, gint layer, guint64 seq);
@@ -90,6 +99,10 @@ typedef struct {
                             many chunks names it */
     gboolean pipeline;   /* expert compute per chunk, each waiting for its own chunk only */
     MsPlanOrder order;   /* of the compute tasks when pipelined */
+    /* > 0: chunks are peer groups of this many consecutive ranks, not token cuts
+     * (ms_traffic_peer_matrix: FasterMoE's group-wise exchange); chunks must then be the
+     * expert-parallel group's size over peers. */
+    guint peers;
 } MsMoeLayerPlan;
 
 /* The per-layer hook: fills out, which comes as whole all-to-alls (one chunk, not pipelined,
@@ -110,6 +123,8 @@ typedef struct {
     MsDispatchRules rules;    /* the online part: what the dispatcher applies to the schedule */
     gboolean split_allreduce; /* allreduce on its own communication stream */
     guint64 allreduce_chunk;  /* bytes per allreduce chunk; 0 = whole buckets */
+    guint64 grad_bucket;      /* gradient bucket bytes; 0 = the model's; G_MAXUINT64: one bucket
+                                 of each kind, allreduced once backward is done (coalesced) */
     double compress_ratio;    /* compressed over original bytes; 1 = no compression tasks */
     double compress_cost_s;   /* seconds per input byte of (de)compression; 0 = memory-bound */
     guint8 a2a_algo;          /* MsCollAlgo */
@@ -122,11 +137,21 @@ typedef struct {
     gconstpointer hook_data;        /* given to moe_layer; must outlive the configuration's use */
     MsLayerPlacement *layers;       /* inference: one per MoE layer; NULL = static placement */
     guint n_layers;
+    MsCapacityRule capacity; /* token slots (MS_CAPACITY_MODEL: the model file's) */
+    double capacity_factor;  /* MS_CAPACITY_DEEPSPEED's factor */
+    guint capacity_min;      /* MS_CAPACITY_DEEPSPEED's smallest capacity */
+    /* Training: [moe layer * experts] experts replicated on every rank of each expert-parallel
+     * group for that layer (FasterMoE's shadowing; owned, NULL: none), whose tokens stay on their
+     * source. Their weights are broadcast from the home rank along a ring of the group after the
+     * layer's gate (its expert ops wait for them) and their gradients reduced back along the ring
+     * after the layer's backward expert ops, on a "weights" stream. */
+    gboolean *shadow;
+    guint n_shadow_layers;
     GPtrArray *meta; /* "key", "value" pairs for the metadata; NULL until add_meta */
 } MsPlanConfig;
 
-/* Initialisation allocates nothing; a configuration given inference placements or metadata must
- * be cleared. */
+/* Initialisation allocates nothing; a configuration given inference placements, shadowed experts
+ * or metadata must be cleared. */
 void ms_plan_config_init(MsPlanConfig *cfg);
 /* Frees the layer placements and metadata and re-initialises. */
 void ms_plan_config_clear(MsPlanConfig *cfg);
@@ -138,10 +163,16 @@ void ms_plan_config_add_meta(MsPlanConfig *cfg, const char *key, const char *val
 gboolean ms_plan_check_routing(const MsModel *model, const MsRouting *routing,
                                const MsTopology *topo, MsPlanMode mode, GError **error);
 
+/* The capacity (token slots per (rank, expert) buffer) of MoE layer moe for a rank routing
+ * `tokens` tokens with top_k choices, under cfg's rule; 0: dropless. */
+guint64 ms_plan_capacity(const MsPlanConfig *cfg, const MsModel *model, const MsRouting *routing,
+                         guint moe, guint64 tokens, guint top_k);
+
 /* Builds and validates the schedule, asking cfg's moe_layer hook about each MoE layer in order.
  * Returns NULL with MS_PLAN_ERROR (mismatch, a partition of 0 or beyond MS_PLAN_MAX_CHUNKS, more
  * than MS_PLAN_MAX_OPS ops, an ep that does not divide the GPUs and experts, inference placements
- * that are incomplete) or MS_MODEL_ERROR. The schedule's metadata holds model, topology, policy,
+ * that are incomplete, peer chunks that do not divide the group, shadowed experts given for the
+ * wrong number of layers) or MS_MODEL_ERROR. The schedule's metadata holds model, topology, policy,
  * mode, iteration, ep and dropped_tokens. */
 MsSchedule *ms_plan_build(const MsModel *model, const MsRouting *routing, const MsTopology *topo,
                           MsPlanMode mode, const MsPlanConfig *cfg, GError **error);

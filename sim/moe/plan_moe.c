@@ -31,7 +31,44 @@ static const MsPlacement *
 placement_of(const Plan *p, guint m)
 {
     const MsLayerPlacement *lp = layer_placement(p, m);
-    return lp ? lp->placement : p->base;
+    if (lp) {
+        return lp->placement;
+    }
+    return p->shadowed && p->shadowed[m] ? p->shadowed[m] : p->base;
+}
+
+static const gboolean *
+shadow_of(const Plan *p, guint m)
+{
+    return p->mode == MS_PLAN_TRAIN && p->cfg->shadow ? p->cfg->shadow + (gsize)m * p->spec->experts
+                                                      : NULL;
+}
+
+/* The training layout of layer m with its shadowed experts on every rank of each group. */
+static MsPlacement *
+shadow_placement(const Plan *p, guint m)
+{
+    const gboolean *sh = shadow_of(p, m);
+    guint E = p->spec->experts, size = ms_placement_group_size(p->base);
+    gboolean any = FALSE;
+    for (guint e = 0; sh && e < E; e++) {
+        any = any || sh[e];
+    }
+    if (!any) {
+        return NULL;
+    }
+    MsPlacement *pl = ms_placement_copy(p->base);
+    ms_placement_set_local_first(pl, TRUE);
+    for (guint g = 0; g < ms_placement_n_groups(pl); g++) {
+        for (guint e = 0; e < E; e++) {
+            for (guint r = g * size; sh[e] && r < (g + 1) * size; r++) {
+                if (!ms_placement_hosts(pl, r, e)) {
+                    ms_placement_add(pl, g, e, r);
+                }
+            }
+        }
+    }
+    return pl;
 }
 
 static gboolean
@@ -97,6 +134,14 @@ layer_plan(Plan *p, guint m)
                     "all-to-all chunks of %" G_GUINT64_FORMAT " bytes cut layer %u's all-to-all "
                     "into %" G_GUINT64_FORMAT " chunks (at most %u): use a larger chunk",
                     lp->chunk_bytes, layer.layer, lp->chunks, MS_PLAN_MAX_CHUNKS);
+        return FALSE;
+    }
+    guint size = ms_placement_group_size(ms_traffic_placement(p->traffic[m]));
+    if (lp->peers > 0 && (size % lp->peers != 0 || lp->chunks != size / lp->peers)) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
+                    "peer groups of %u ranks cut layer %u's expert-parallel group of %u into "
+                    "%" G_GUINT64_FORMAT " chunks: the groups must divide it, one chunk per group",
+                    lp->peers, layer.layer, size, lp->chunks);
         return FALSE;
     }
     if (lp->chunks == 0 || lp->chunks > MS_PLAN_MAX_CHUNKS) {
@@ -185,6 +230,43 @@ check_deepep(Plan *p)
     return TRUE;
 }
 
+/* The largest (rank, expert) count of a layer: what DeepSpeed all-reduces (max) for its
+ * capacity when it drops nothing. */
+static guint64
+largest_count(const MsRouting *routing, guint moe)
+{
+    const MsTraceHeader *h = ms_routing_header(routing);
+    guint64 most = 0;
+    for (guint r = 0; r < h->ranks; r++) {
+        const guint32 *counts = ms_routing_counts(routing, moe, r);
+        for (guint e = 0; e < h->experts; e++) {
+            most = MAX(most, counts[e]);
+        }
+    }
+    return most;
+}
+
+guint64
+ms_plan_capacity(const MsPlanConfig *cfg, const MsModel *model, const MsRouting *routing, guint moe,
+                 guint64 tokens, guint top_k)
+{
+    guint E = ms_model_spec(model)->experts;
+    switch (cfg->capacity) {
+    case MS_CAPACITY_MODEL:
+        return ms_model_capacity(model, tokens, top_k);
+    case MS_CAPACITY_DEEPSPEED: {
+        /* deepspeed/moe/sharded_moe.py, _capacity: top-2 gating passes capacity_factor x 2. */
+        double c = ceil((double)tokens / E * top_k * cfg->capacity_factor);
+        return MAX((guint64)c, (guint64)MAX(cfg->capacity_min, 1));
+    }
+    case MS_CAPACITY_MAX:
+        return MAX(largest_count(routing, moe), 1);
+    case MS_CAPACITY_NONE:
+        return 0;
+    }
+    g_return_val_if_reached(0);
+}
+
 gboolean
 plan_moe_prepare(Plan *p)
 {
@@ -192,18 +274,33 @@ plan_moe_prepare(Plan *p)
     if (p->mode == MS_PLAN_INFER && p->cfg->layers && !check_layers(p)) {
         return FALSE;
     }
+    if (p->mode == MS_PLAN_TRAIN && p->cfg->shadow && p->cfg->n_shadow_layers != n_moe) {
+        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
+                    "shadowed experts given for %u MoE layers, the model has %u",
+                    p->cfg->n_shadow_layers, n_moe);
+        return FALSE;
+    }
     p->base = p->mode == MS_PLAN_TRAIN ? ms_placement_new_ep(p->n, E, p->ep)
                                        : ms_placement_new_static(p->n, E);
-    g_autofree guint64 *caps = p->spec->capacity_factor > 0 ? g_new(guint64, p->n) : NULL;
+    if (shadow_of(p, 0)) {
+        p->shadowed = g_new0(MsPlacement *, n_moe);
+        for (guint m = 0; m < n_moe; m++) {
+            p->shadowed[m] = shadow_placement(p, m);
+        }
+    }
+    g_autofree guint64 *caps = g_new(guint64, p->n);
     p->traffic = g_new0(MsTraffic *, n_moe);
     p->layer_plans = g_new0(MsMoeLayerPlan, n_moe);
     for (guint m = 0; m < n_moe; m++) {
         guint layer = ms_model_moe_layer(p->root, m);
         plan_enter(p, layer);
-        for (guint r = 0; caps && r < p->n; r++) {
-            caps[r] = ms_model_capacity(p->model, plan_layer_tokens(p, layer, r), p->top_k);
+        gboolean capped = FALSE;
+        for (guint r = 0; r < p->n; r++) {
+            caps[r] = ms_plan_capacity(p->cfg, p->model, p->routing, m,
+                                       plan_layer_tokens(p, layer, r), p->top_k);
+            capped = capped || caps[r] > 0;
         }
-        p->traffic[m] = ms_traffic_new(p->routing, m, placement_of(p, m), caps);
+        p->traffic[m] = ms_traffic_new(p->routing, m, placement_of(p, m), capped ? caps : NULL);
         p->dropped += ms_traffic_dropped(p->traffic[m]);
         if (!layer_plan(p, m)) {
             return FALSE;
@@ -244,7 +341,12 @@ chunks_init(Plan *p, guint m, Chunks *ch)
     for (guint c = 0; c < ch->k; c++) {
         for (guint g = 0; g < groups; g++) {
             guint64 *mat = g_new(guint64, (gsize)size * size);
-            ms_traffic_chunk_matrix(t, g, c, ch->k, mat);
+            guint peers = p->layer_plans[m].peers;
+            if (peers > 0) {
+                ms_traffic_peer_matrix(t, g, c, peers, mat);
+            } else {
+                ms_traffic_chunk_matrix(t, g, c, ch->k, mat);
+            }
             for (guint i = 0; i < size; i++) {
                 for (guint j = 0; j < size; j++) {
                     ch->sent[(gsize)c * p->n + g * size + i] += mat[(gsize)i * size + j];
@@ -290,6 +392,7 @@ typedef struct {
     const MsPlacement *pl;
     GArray **in;            /* per rank: the section's input ops */
     const guint32 *w1, *w2; /* per rank: weight movements the first all-to-all waits for */
+    const guint32 *wx;      /* per rank: weight movements the expert ops wait for (shadows) */
     guint32 *out1, *out2;   /* [c * n + r]: participant ops of each chunk's all-to-alls */
     guint32 *c1;            /* [c * n + r]: first compression ops */
     guint32 *c2;            /* [c * n + r]: second compression ops */
@@ -414,9 +517,12 @@ expert(Plan *p, Section *sec, guint b, guint lo, guint hi)
     g_autofree guint64 *per = g_new(guint64, E);
     g_autofree char *label =
         plan_label((gint)sec->layer, sec->phase, "expert", k > 1 && piped ? (gint)b : -1, -1);
+    guint peers = p->layer_plans[sec->m].peers;
     for (guint r = 0; r < p->n; r++) {
-        guint64 tokens =
-            ms_traffic_chunk_received(p->traffic[sec->m], r, piped ? b : 0, piped ? k : 1, per);
+        guint64 tokens = piped && peers > 0
+                             ? ms_traffic_peer_received(p->traffic[sec->m], r, b, peers, per)
+                             : ms_traffic_chunk_received(p->traffic[sec->m], r, piped ? b : 0,
+                                                         piped ? k : 1, per);
         double bytes = 0;
         guint busy = 0;
         for (guint e = 0; e < E; e++) {
@@ -440,6 +546,9 @@ expert(Plan *p, Section *sec, guint b, guint lo, guint hi)
             plan_compute(p, r, p->st_compute, MS_ROLE_EXPERT, sec->phase, (gint)sec->layer,
                          k > 1 && piped ? (gint)b : -1, label, MS_COMPUTE_EXPERT,
                          f * (double)tokens * ms_model_expert_flops(p->model), f * bytes, tokens);
+        if (sec->wx && sec->wx[r] != NO_OP) {
+            ms_schedule_add_dep(p->s, op, sec->wx[r]);
+        }
         guint n_local = ms_placement_n_local(sec->pl, r);
         guint32 m = (guint32)((tokens + MAX(busy, 1) - 1) / MAX(busy, 1));
         ms_schedule_set_shape(p->s, op, m, (guint32)s->d_ffn, (guint32)s->d_model, s->gated ? 3 : 2,
@@ -618,14 +727,16 @@ shared_experts(Plan *p, guint layer, MsPhase phase)
 
 /* Moves expert weights (an n x n byte matrix) on the weights stream; out gets each rank's op. */
 static void
-weights(Plan *p, guint layer, const guint64 *moves, const char *what, const guint32 *deps,
-        guint32 *out)
+weights(Plan *p, guint layer, MsPhase phase, guint8 algo, const guint64 *moves, const char *what,
+        const guint32 *deps, guint32 *out)
 {
-    g_autofree char *label = plan_label((gint)layer, MS_PHASE_OTHER, what, -1, -1);
+    g_autofree char *label = plan_label((gint)layer, phase, what, -1, -1);
     /* Weights are not tokens: DeepEP has nothing to deduplicate, NCCL sends them. */
-    guint8 algo = deepep(p) ? MS_COLL_ALGO_DIRECT : p->cfg->a2a_algo;
+    if (deepep(p)) {
+        algo = MS_COLL_ALGO_DIRECT;
+    }
     ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, algo, 0, MS_ROLE_WEIGHTS,
-                             MS_PHASE_OTHER, (gint)layer, -1, label, out);
+                             phase, (gint)layer, -1, label, out);
     gint64 prio = plan_comm_priority(p, MS_ROLE_WEIGHTS, (gint)layer);
     for (guint r = 0; r < p->n; r++) {
         ms_schedule_set_priority(p->s, out[r], prio);
@@ -676,7 +787,7 @@ phase1(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w1)
         }
     }
     if (lp->moves_p1) {
-        weights(p, layer, lp->moves_p1, "weights.p1", dep, w1);
+        weights(p, layer, MS_PHASE_OTHER, p->cfg->a2a_algo, lp->moves_p1, "weights.p1", dep, w1);
     }
     if (lp->loads_p1) {
         loads(p, layer, lp, lp->loads_p1, "host.p1", dep, w1);
@@ -697,11 +808,38 @@ phase2(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w2)
         }
     }
     if (lp->replan && lp->moves_p2) {
-        weights(p, layer, lp->moves_p2, "weights.p2", p->ids, w2);
+        weights(p, layer, MS_PHASE_OTHER, p->cfg->a2a_algo, lp->moves_p2, "weights.p2", p->ids, w2);
     }
     if (lp->loads_p2) {
         loads(p, layer, lp, lp->loads_p2, "host.p2", p->ids, w2);
     }
+}
+
+/* The shadowed experts' weights (or, back, their gradients) along a ring of each group starting
+ * at the expert's home rank: NCCL's ring broadcast (reduce), every link carrying the bytes once.
+ * NULL when layer m shadows nothing. */
+static guint64 *
+shadow_moves(const Plan *p, guint m, gboolean back)
+{
+    const gboolean *sh = shadow_of(p, m);
+    if (sh == NULL || p->shadowed[m] == NULL) {
+        return NULL;
+    }
+    guint size = ms_placement_group_size(p->base);
+    guint64 bytes = ms_model_expert_params(p->model) * ms_dtype_bytes(p->spec->dtype);
+    guint64 *moves = g_new0(guint64, (gsize)p->n * p->n);
+    for (guint g = 0; g < ms_placement_n_groups(p->base); g++) {
+        for (guint e = 0; e < p->spec->experts; e++) {
+            guint n = 0;
+            const guint *home = ms_placement_replicas(p->base, g, e, &n);
+            for (guint i = 0; sh[e] && i + 1 < size; i++) {
+                guint a = g * size + (home[0] - g * size + i) % size;
+                guint b = g * size + (home[0] - g * size + i + 1) % size;
+                moves[back ? (gsize)b * p->n + a : (gsize)a * p->n + b] += bytes;
+            }
+        }
+    }
+    return moves;
 }
 
 gboolean
@@ -724,13 +862,20 @@ plan_moe_forward(Plan *p, guint layer)
     if (lp) {
         phase2(p, layer, lp, w2);
     }
+    /* Shadowed experts: their weights follow the gate's decision, beside the dispatch. */
+    g_autofree guint64 *moves = shadow_moves(p, m, FALSE);
+    g_autofree guint32 *wx = moves ? g_new(guint32, p->n) : NULL;
+    if (moves) {
+        weights(p, layer, MS_PHASE_FORWARD, MS_COLL_ALGO_DIRECT, moves, "shadow", p->ids, wx);
+    }
     shared_experts(p, layer, MS_PHASE_FORWARD);
     Section sec = {.layer = layer,
                    .m = m,
                    .phase = MS_PHASE_FORWARD,
                    .pl = placement_of(p, m),
                    .w1 = w1,
-                   .w2 = w2};
+                   .w2 = w2,
+                   .wx = wx};
     chunks_init(p, m, &sec.ch);
     section(p, &sec);
     chunks_clear(&sec.ch, ms_placement_n_groups(sec.pl));
@@ -747,6 +892,13 @@ plan_moe_backward(Plan *p, guint layer)
     chunks_init(p, m, &sec.ch);
     section(p, &sec);
     chunks_clear(&sec.ch, ms_placement_n_groups(sec.pl));
+    /* Shadowed experts' gradients go back to their home ranks once the experts are done. */
+    g_autofree guint64 *moves = shadow_moves(p, m, TRUE);
+    if (moves) {
+        g_autofree guint32 *out = g_new(guint32, p->n);
+        weights(p, layer, MS_PHASE_BACKWARD, MS_COLL_ALGO_DIRECT, moves, "shadow_grads",
+                p->expert_ops, out);
+    }
     /* Expert gradients, among the replicas of each expert (the other expert-parallel groups). */
     if (p->n / p->ep > 1) {
         guint64 bytes = (guint64)ms_placement_n_local(p->base, 0) *

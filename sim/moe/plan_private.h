@@ -41,6 +41,8 @@ typedef struct {
     guint64 token_bytes;
     guint64 dropped;
     MsPlacement *base;           /* training layout, or inference static placement */
+    MsPlacement **shadowed;      /* training, per MoE layer: base plus shadowed replicas (NULL:
+                                    none, or none in that layer) */
     MsTraffic **traffic;         /* per MoE layer */
     guint *node_of;              /* a2a=deepep: the node of every rank; else NULL */
     MsMoeLayerPlan *layer_plans; /* per MoE layer: the policy's decisions */

@@ -390,9 +390,13 @@ ms_coll_build_phases(PhasePlan *plan, const MsCollSpec *spec, const guint64 *mat
     Phase *ph = plan->phases;
     gboolean ok = TRUE;
     guint n = spec->n_ranks, C = spec->channels;
+    /* A hierarchy of one level is none: on one node (or one GPU per node) 2DH is the direct
+     * all-to-all, as Tutel's and ScheMoE's implementations fall back to it (ScheMoE's
+     * dd_comm.cpp: hierarchical only when neither ngpus nor nnodes is 1). */
+    gboolean flat = spec->algo == MS_COLL_ALGO_2DH && l.G != 0 && (l.N == 1 || l.G == 1);
     switch (spec->op) {
     case MS_COLL_ALLTOALL:
-        if (spec->algo == MS_COLL_ALGO_DIRECT) {
+        if (spec->algo == MS_COLL_ALGO_DIRECT || flat) {
             phase_groups(&ph[0], PHASE_A2A, &l, GROUPS_ALL);
             fill_a2a(&ph[0], &l, direct_bytes, spec->window, TRUE);
             plan->n_phases = 1;

@@ -56,7 +56,8 @@ static gboolean
 parse_uint(const char *key, const char *value, guint lo, guint hi, guint *out, GError **error)
 {
     guint64 v = 0;
-    if (!g_ascii_string_to_unsigned(value, 10, lo, hi, &v, NULL)) {
+    /* ms_parse_uint, not g_ascii_string_to_unsigned: see sim/base/units.c (safe on threads). */
+    if (!ms_parse_uint(value, lo, hi, &v, NULL)) {
         return SPEC_ERROR("network model key '%s': '%s' is not a whole number in [%u, %u]", key,
                           value, lo, hi);
     }

@@ -31,6 +31,9 @@ static const MsParamSpec common_params[] = {
     X(priority)                                                                                    \
     X(lina)                                                                                        \
     X(schemoe)                                                                                     \
+    X(deepspeed)                                                                                   \
+    X(tutel)                                                                                       \
+    X(fastermoe)                                                                                   \
     /* end of the registry: every line above ends in a backslash */
 
 #define DECLARE(name) extern const MsPolicyClass ms_##name##_policy;
