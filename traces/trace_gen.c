@@ -423,6 +423,14 @@ apply_drift(MsTraceGen *g)
     }
 }
 
+/* The tokens of each rank that layer routes (its group's, with layer groups). */
+static guint32
+layer_tokens(const MsTraceGen *g, guint32 layer)
+{
+    const MsTraceGenParams *p = &g->params;
+    return p->n_groups ? p->group_tokens[ms_trace_header_group(&g->header, layer)] : p->tokens;
+}
+
 /* Token t of a rank, whose path was just drawn, counted into acc ([layer][expert]) at the layers
  * of the groups that route more than t tokens (a rank's first group_tokens[g] are group g's). */
 static void
@@ -430,7 +438,7 @@ add_group_counts(const MsTraceGen *g, guint32 *acc, guint32 t)
 {
     const MsTraceGenParams *p = &g->params;
     for (guint32 layer = 0; layer < p->layers; layer++) {
-        if (t < p->group_tokens[ms_trace_header_group(&g->header, layer)]) {
+        if (t < layer_tokens(g, layer)) {
             for (guint32 j = 0; j < p->top_k; j++) {
                 acc[(gsize)layer * p->experts + g->path[layer * p->top_k + j]]++;
             }
@@ -451,14 +459,6 @@ flush_counts(const MsTraceGen *g, MsRouting *r, guint32 rank, guint32 *acc, GErr
     }
     memset(acc, 0, cells * sizeof(guint32));
     return TRUE;
-}
-
-/* The tokens of each rank that layer routes (its group's, with layer groups). */
-static guint32
-layer_tokens(const MsTraceGen *g, guint32 layer)
-{
-    const MsTraceGenParams *p = &g->params;
-    return p->n_groups ? p->group_tokens[ms_trace_header_group(&g->header, layer)] : p->tokens;
 }
 
 /* Counts mode beyond MS_TRACE_GEN_POOL_TOKENS tokens: that many paths drawn as in path mode
