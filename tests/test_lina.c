@@ -240,6 +240,33 @@ test_packing(void)
     CU_ASSERT_EQUAL(mem.factor, 1);
     CU_ASSERT_TRUE(mem.compute_s < mem.a2a_s);
     CU_ASSERT_STRING_EQUAL(mem.why, "twice the experts would not fit the GPU memory");
+    /* 600 such layers: 40.4 GB dense and two experts per layer 40.3 GB fit 80 GiB (85.9 GB),
+     * and packing goes to 2, where compute outlasts the all-to-all. A shared expert per layer (20.1
+     * GB more) or an untied embedding of 200000 x 1024 (3.3 GB beside the head's 3.3 GB) are states
+     * too, and with either of them two experts per layer no longer fit. */
+    static const char deep600[] = "[model]\nformat = 1\nname = deep\nlayers = 600\n"
+                                  "d_model = 1024\nd_ffn = 1024\nexperts = 16\ntop_k = 2\n"
+                                  "heads = 8\nseq_len = 256\ntokens_per_gpu = 2048\n";
+    static const struct {
+        const char *extra;
+        guint factor;
+    } states[] = {
+        {"", 2},
+        {"shared_experts = 1\n", 1},
+        {"vocab = 200000\ntie_embeddings = true\n", 2},
+        {"vocab = 200000\ntie_embeddings = false\n", 1},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(states); i++) {
+        g_autofree char *text = g_strconcat(deep600, states[i].extra, NULL);
+        MsLinaPack got = pack(text, 0, &error);
+        g_assert_no_error(error);
+        CU_ASSERT_EQUAL(got.factor, states[i].factor);
+        if (states[i].factor == 1) {
+            CU_ASSERT_STRING_EQUAL(got.why, "twice the experts would not fit the GPU memory");
+        } else {
+            CU_ASSERT_STRING_EQUAL(got.why, "one chunk's expert compute outlasts its all-to-all");
+        }
+    }
 }
 
 static void

@@ -423,6 +423,14 @@ apply_drift(MsTraceGen *g)
     }
 }
 
+/* The tokens of each rank that layer routes (its group's, with layer groups). */
+static guint32
+layer_tokens(const MsTraceGen *g, guint32 layer)
+{
+    const MsTraceGenParams *p = &g->params;
+    return p->n_groups ? p->group_tokens[ms_trace_header_group(&g->header, layer)] : p->tokens;
+}
+
 /* Token t of a rank, whose path was just drawn, counted into acc ([layer][expert]) at the layers
  * of the groups that route more than t tokens (a rank's first group_tokens[g] are group g's). */
 static void
@@ -430,7 +438,7 @@ add_group_counts(const MsTraceGen *g, guint32 *acc, guint32 t)
 {
     const MsTraceGenParams *p = &g->params;
     for (guint32 layer = 0; layer < p->layers; layer++) {
-        if (t < p->group_tokens[ms_trace_header_group(&g->header, layer)]) {
+        if (t < layer_tokens(g, layer)) {
             for (guint32 j = 0; j < p->top_k; j++) {
                 acc[(gsize)layer * p->experts + g->path[layer * p->top_k + j]]++;
             }
@@ -453,6 +461,70 @@ flush_counts(const MsTraceGen *g, MsRouting *r, guint32 rank, guint32 *acc, GErr
     return TRUE;
 }
 
+/* Counts mode beyond MS_TRACE_GEN_POOL_TOKENS tokens: that many paths drawn as in path mode
+ * (the pool, stored layer-major so that one layer's pool, pool x top_k ids, stays in cache),
+ * then each rank's tokens drawn uniformly with replacement from it. Every token is a path of
+ * the generator (distinct experts, the node limit, its persistence across layers); what the
+ * pool changes is that tokens are no longer independent across ranks (docs/trace-format.md). */
+static gboolean
+counts_from_pool(MsTraceGen *g, MsRouting *r, guint32 *acc, GError **error)
+{
+    guint k = g->params.top_k, n = g->params.experts, layers = g->params.layers;
+    const guint32 pool = MS_TRACE_GEN_POOL_TOKENS;
+    guint32 tokens = ms_trace_gen_params_tokens(&g->params);
+    g_autofree guint16 *paths = g_new(guint16, (gsize)pool * layers * k);
+    for (guint32 j = 0; j < pool; j++) {
+        token_path(g, g->path);
+        for (guint l = 0; l < layers; l++) {
+            for (guint m = 0; m < k; m++) {
+                paths[((gsize)l * pool + j) * k + m] = (guint16)g->path[(gsize)l * k + m];
+            }
+        }
+    }
+    g_autofree guint32 *picks = g_new(guint32, tokens);
+    for (guint32 rank = 0; rank < g->params.ranks; rank++) {
+        for (guint32 t = 0; t < tokens; t++) {
+            picks[t] = rand_below(g, pool); /* exact: pool is a power of 2 */
+        }
+        for (guint l = 0; l < layers; l++) {
+            guint32 *row = acc + (gsize)l * n, upto = layer_tokens(g, l);
+            const guint16 *layer = paths + (gsize)l * pool * k;
+            for (guint32 t = 0; t < upto; t++) {
+                const guint16 *ids = layer + (gsize)picks[t] * k;
+                for (guint m = 0; m < k; m++) {
+                    row[ids[m]]++;
+                }
+            }
+        }
+        if (!flush_counts(g, r, rank, acc, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* Every token's path drawn in order: into the routing, or in counts mode counted and forgotten
+ * (up to MS_TRACE_GEN_POOL_TOKENS tokens: the same draws, so the same counts as the paths). */
+static gboolean
+every_token(MsTraceGen *g, MsRouting *r, guint32 *acc, GError **error)
+{
+    guint32 tokens = ms_trace_gen_params_tokens(&g->params);
+    for (guint32 rank = 0; rank < g->params.ranks; rank++) {
+        for (guint32 t = 0; t < tokens; t++) {
+            token_path(g, g->path);
+            if (acc) {
+                add_group_counts(g, acc, t);
+            } else if (!ms_routing_add_token(r, (guint64)rank * tokens + t, rank, g->path, error)) {
+                return FALSE;
+            }
+        }
+        if (acc && !flush_counts(g, r, rank, acc, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 gboolean
 ms_trace_gen_next(MsTraceGen *g, MsRouting **out, GError **error)
 {
@@ -468,28 +540,14 @@ ms_trace_gen_next(MsTraceGen *g, MsRouting **out, GError **error)
     if (r == NULL) {
         return FALSE;
     }
-    guint32 tokens = ms_trace_gen_params_tokens(&g->params);
-    g_autofree guint32 *acc = ms_trace_gen_params_counts_only(&g->params)
-                                  ? g_new0(guint32, (gsize)g->params.layers * g->params.experts)
-                                  : NULL;
-    for (guint32 rank = 0; rank < g->params.ranks; rank++) {
-        for (guint32 t = 0; t < tokens; t++) {
-            token_path(g, g->path);
-            if (acc) {
-                add_group_counts(g, acc, t);
-            } else if (!ms_routing_add_token(r, (guint64)rank * tokens + t, rank, g->path, error)) {
-                return FALSE;
-            }
-        }
-        if (acc && !flush_counts(g, r, rank, acc, error)) {
-            return FALSE;
-        }
-    }
-    if (!ms_routing_seal(r, error)) {
+    gboolean counts = g->params.counts || ms_trace_gen_params_counts_only(&g->params);
+    guint64 all = (guint64)g->params.ranks * ms_trace_gen_params_tokens(&g->params);
+    g_autofree guint32 *acc =
+        counts ? g_new0(guint32, (gsize)g->params.layers * g->params.experts) : NULL;
+    gboolean built = counts && all > MS_TRACE_GEN_POOL_TOKENS ? counts_from_pool(g, r, acc, error)
+                                                              : every_token(g, r, acc, error);
+    if (!built || !ms_routing_seal(r, error)) {
         return FALSE;
-    }
-    if (g->params.counts) {
-        ms_routing_drop_paths(r);
     }
     g->next_iteration++;
     *out = g_steal_pointer(&r);

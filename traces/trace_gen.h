@@ -22,9 +22,16 @@ typedef enum {
     MS_TRACE_GEN_ERROR_LIMIT,    /* a trace shape beyond the trace limits */
 } MsTraceGenError;
 
-/* One iteration may hold at most this many expert choices (ranks x tokens x layers x top_k),
- * 512 MiB of paths. */
+/* One iteration of token paths (records=tokens) may hold at most this many expert choices
+ * (ranks x tokens x layers x top_k), 512 MiB of paths; counts mode has no such limit. */
 #define MS_TRACE_GEN_MAX_CHOICES (G_GUINT64_CONSTANT(1) << 28)
+/* Counts mode (records=counts) generates every token's path, one at a time, up to this many
+ * tokens per iteration (ranks x tokens); beyond, it draws this many paths (a pool, 2 bytes per
+ * expert choice: 14.5 MiB for DeepSeek-V3's 58 x top-8) and each rank's tokens from them with
+ * replacement, so that its cost stops growing with tokens x top_k. A power of 2 (uniform draws
+ * from it are exact); 16384 keeps the pool's sampling error of an expert's load share (relative
+ * 1 / sqrt(16384 x inclusion)) at 4.4% for DeepSeek-V3's mean expert, docs/trace-format.md. */
+#define MS_TRACE_GEN_POOL_TOKENS 16384u
 /* Largest Zipf exponent; beyond it every top expert is already at its cap. */
 #define MS_TRACE_GEN_ZIPF_MAX 64.0
 

@@ -350,13 +350,27 @@ ms_trace_gen_params_validate(const MsTraceGenParams *p, GError **error)
         g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_LIMIT, "%s", local->message);
         return FALSE;
     }
-    guint64 choices = (guint64)p->ranks * ms_trace_gen_params_tokens(p) * p->layers * p->top_k;
-    if (choices > MS_TRACE_GEN_MAX_CHOICES) {
+    /* Only token paths are held per token; counts mode keeps counts per cell (bounded by the
+     * header's cell limit) and at most a fixed pool of paths. */
+    gboolean counts = p->counts || ms_trace_gen_params_counts_only(p);
+    guint64 tokens = (guint64)p->ranks * ms_trace_gen_params_tokens(p);
+    guint64 choices = tokens * p->layers * p->top_k;
+    if (!counts && choices > MS_TRACE_GEN_MAX_CHOICES) {
         g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_LIMIT,
                     "ranks x tokens x layers x top_k = %" G_GUINT64_FORMAT
                     " expert choices per iteration exceeds the limit of %" G_GUINT64_FORMAT
-                    "; lower tokens or ranks",
+                    " for token paths; keep counts only (records=counts) or lower tokens or ranks",
                     choices, MS_TRACE_GEN_MAX_CHOICES);
+        return FALSE;
+    }
+    guint64 pooled = (guint64)MS_TRACE_GEN_POOL_TOKENS * p->layers * p->top_k;
+    if (counts && tokens > MS_TRACE_GEN_POOL_TOKENS && pooled > MS_TRACE_GEN_MAX_CHOICES) {
+        g_set_error(error, MS_TRACE_GEN_ERROR, MS_TRACE_GEN_ERROR_LIMIT,
+                    "records=counts draws tokens from a pool of %u paths, and %u x layers x top_k "
+                    "= %" G_GUINT64_FORMAT " expert choices exceeds the limit of %" G_GUINT64_FORMAT
+                    "; lower layers or top_k",
+                    MS_TRACE_GEN_POOL_TOKENS, MS_TRACE_GEN_POOL_TOKENS, pooled,
+                    MS_TRACE_GEN_MAX_CHOICES);
         return FALSE;
     }
     return TRUE;

@@ -61,12 +61,7 @@ static gboolean
 small_model(const MsModel *m)
 {
     const MsModelSpec *s = ms_model_spec(m);
-    double params =
-        (double)s->layers * (double)(ms_model_attention_params(m) + ms_model_dense_ffn_params(m) +
-                                     ms_model_gate_params(m)) +
-        (double)s->n_moe * s->experts * (double)ms_model_expert_params(m) +
-        (double)ms_model_head_params(m);
-    double grad = params * ms_dtype_bytes(s->dtype);
+    double grad = (double)ms_model_total_params(m) * ms_dtype_bytes(s->dtype);
     double a2a = (double)MAX(s->tokens_per_gpu, s->tokens_per_gpu_infer) *
                  MAX(s->top_k, s->top_k_infer) * (double)ms_model_token_bytes(m);
     return s->layers <= 4 && s->experts <= 32 && a2a <= 8.0 * (1 << 20) &&
