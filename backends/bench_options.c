@@ -57,16 +57,6 @@ ms_bench_ranges(void)
     return &table;
 }
 
-static gboolean G_GNUC_PRINTF(2, 3) option_error(GError **error, const char *format, ...)
-{
-    va_list ap;
-    va_start(ap, format);
-    g_autofree char *msg = g_strdup_vprintf(format, ap);
-    va_end(ap);
-    g_set_error_literal(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC, msg);
-    return FALSE;
-}
-
 /* One value of r from text; item > 0 names it within a list. Sizes may be bare digits, as in
  * nccl-tests' -b 8. */
 static gboolean
@@ -83,8 +73,8 @@ parse_value(const MsRange *r, const char *text, guint item, double *out, GError 
         ok = ms_range_parse(r, text, out, &local);
     }
     if (!ok) {
-        return item ? option_error(error, "%s: item %u: %s", r->key, item, local->message)
-                    : option_error(error, "%s: %s", r->key, local->message);
+        return item ? ms_bench_spec_error(error, "%s: item %u: %s", r->key, item, local->message)
+                    : ms_bench_spec_error(error, "%s: %s", r->key, local->message);
     }
     return TRUE;
 }
@@ -95,7 +85,7 @@ parse_list(const MsRange *r, const char *text, GError **error)
 {
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
     if (items[0] == NULL) {
-        option_error(error, "%s: no value in '%s'", r->key, text);
+        ms_bench_spec_error(error, "%s: no value in '%s'", r->key, text);
         return NULL;
     }
     g_autoptr(GArray) values = g_array_new(FALSE, FALSE, sizeof(double));
@@ -107,14 +97,15 @@ parse_list(const MsRange *r, const char *text, GError **error)
         }
         double last = values->len ? g_array_index(values, double, values->len - 1) : -1;
         if (values->len && v <= last) {
-            option_error(error, "%s: item %u, %.0f, does not increase after %.0f", r->key, i + 1, v,
-                         last);
+            ms_bench_spec_error(error, "%s: item %u, %.0f, does not increase after %.0f", r->key,
+                                i + 1, v, last);
             return NULL;
         }
         g_array_append_val(values, v);
     }
     if (values->len > MS_BENCH_MAX_POINTS) {
-        option_error(error, "%s: %u values, at most %u", r->key, values->len, MS_BENCH_MAX_POINTS);
+        ms_bench_spec_error(error, "%s: %u values, at most %u", r->key, values->len,
+                            MS_BENCH_MAX_POINTS);
         return NULL;
     }
     return g_steal_pointer(&values);
@@ -198,9 +189,9 @@ ms_bench_loop_check(double calls, guint64 bytes, guint64 background, GError **er
     if (ms_range_check(r, calls, text, &local)) {
         return TRUE;
     }
-    return option_error(error,
-                        "concurrency: %s: %s: the all-to-all of %" G_GUINT64_FORMAT
-                        " B needs that many calls of the %" G_GUINT64_FORMAT
-                        " B allreduce to loop under it: give a larger --background",
-                        LOOP_KEY, local->message, bytes, background);
+    return ms_bench_spec_error(error,
+                               "concurrency: %s: %s: the all-to-all of %" G_GUINT64_FORMAT
+                               " B needs that many calls of the %" G_GUINT64_FORMAT
+                               " B allreduce to loop under it: give a larger --background",
+                               LOOP_KEY, local->message, bytes, background);
 }

@@ -66,10 +66,8 @@ ms_bench_spec_free(MsBenchSpec *spec)
     g_free(spec);
 }
 
-static gboolean spec_error(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static gboolean
-spec_error(GError **error, const char *format, ...)
+gboolean
+ms_bench_spec_error(GError **error, const char *format, ...)
 {
     va_list ap;
     va_start(ap, format);
@@ -95,14 +93,14 @@ ms_bench_parse_what(const char *list, guint32 *what, GError **error)
         } else if (k < G_N_ELEMENTS(what_names)) {
             w |= 1u << k;
         } else {
-            return spec_error(error,
-                              "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
-                              "gemm, launch, concurrency or all)",
-                              item);
+            return ms_bench_spec_error(error,
+                                       "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
+                                       "gemm, launch, concurrency or all)",
+                                       item);
         }
     }
     if (w == 0) {
-        return spec_error(error, "--what: no benchmark named in '%s'", list);
+        return ms_bench_spec_error(error, "--what: no benchmark named in '%s'", list);
     }
     *what = w;
     return TRUE;
@@ -114,34 +112,37 @@ check_concurrency(const MsBenchSpec *s, GError **error)
 {
     GArray *c = s->concurrency_sizes;
     if ((s->what & MS_BENCH_CONCURRENCY) && c->len == 0) {
-        return spec_error(error, "concurrency sizes: the benchmark needs at least one size");
+        return ms_bench_spec_error(error,
+                                   "concurrency sizes: the benchmark needs at least one size");
     }
     for (guint k = 0; k < c->len; k++) {
         guint64 v = g_array_index(c, guint64, k);
         if (v == 0 || v > MS_BENCH_MAX_BYTES || (k && v <= g_array_index(c, guint64, k - 1)) ||
             k >= MS_BENCH_MAX_POINTS) {
-            return spec_error(error,
-                              "concurrency sizes: %" G_GUINT64_FORMAT
-                              " (item %u) is not increasing within 1 to %" G_GUINT64_FORMAT
-                              " bytes",
-                              v, k + 1, MS_BENCH_MAX_BYTES);
+            return ms_bench_spec_error(error,
+                                       "concurrency sizes: %" G_GUINT64_FORMAT
+                                       " (item %u) is not increasing within 1 to %" G_GUINT64_FORMAT
+                                       " bytes",
+                                       v, k + 1, MS_BENCH_MAX_BYTES);
         }
     }
     if (s->background_bytes < 2 || s->background_bytes > MS_BENCH_MAX_BYTES) {
-        return spec_error(error,
-                          "background allreduce: %" G_GUINT64_FORMAT
-                          " bytes is not within 2 to %" G_GUINT64_FORMAT " (one element or more)",
-                          s->background_bytes, MS_BENCH_MAX_BYTES);
+        return ms_bench_spec_error(error,
+                                   "background allreduce: %" G_GUINT64_FORMAT
+                                   " bytes is not within 2 to %" G_GUINT64_FORMAT
+                                   " (one element or more)",
+                                   s->background_bytes, MS_BENCH_MAX_BYTES);
     }
     if (s->channels > MS_MEAS_MAX_CHANNELS) {
-        return spec_error(error, "channels: %u is not within 1 to %u (0: NCCL's own)", s->channels,
-                          MS_MEAS_MAX_CHANNELS);
+        return ms_bench_spec_error(error, "channels: %u is not within 1 to %u (0: NCCL's own)",
+                                   s->channels, MS_MEAS_MAX_CHANNELS);
     }
     if (s->qps > MS_MEAS_MAX_QPS) {
-        return spec_error(error,
-                          "queue pairs per connection: %u is not within 1 to %u (0: NCCL's "
-                          "default)",
-                          s->qps, MS_MEAS_MAX_QPS);
+        return ms_bench_spec_error(
+            error,
+            "queue pairs per connection: %u is not within 1 to %u (0: NCCL's "
+            "default)",
+            s->qps, MS_MEAS_MAX_QPS);
     }
     return TRUE;
 }
@@ -150,17 +151,17 @@ static gboolean
 check_sweep(const MsBenchSpec *s, GError **error)
 {
     if (s->min_bytes == 0 || s->min_bytes > s->max_bytes || s->max_bytes > MS_BENCH_MAX_BYTES) {
-        return spec_error(error,
-                          "sizes: %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
-                          " bytes is not a range within 1 to %" G_GUINT64_FORMAT,
-                          s->min_bytes, s->max_bytes, MS_BENCH_MAX_BYTES);
+        return ms_bench_spec_error(error,
+                                   "sizes: %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                                   " bytes is not a range within 1 to %" G_GUINT64_FORMAT,
+                                   s->min_bytes, s->max_bytes, MS_BENCH_MAX_BYTES);
     }
     if (!(s->step_factor > 1) || s->step_factor > 1024) {
-        return spec_error(error, "step factor: %g is not in (1, 1024]", s->step_factor);
+        return ms_bench_spec_error(error, "step factor: %g is not in (1, 1024]", s->step_factor);
     }
     g_autoptr(GArray) sizes = ms_bench_sizes(s);
     if (sizes->len > MS_BENCH_MAX_POINTS) {
-        return spec_error(error, "sizes: more than %u steps", MS_BENCH_MAX_POINTS);
+        return ms_bench_spec_error(error, "sizes: more than %u steps", MS_BENCH_MAX_POINTS);
     }
     return TRUE;
 }
@@ -169,40 +170,43 @@ gboolean
 ms_bench_spec_check(const MsBenchSpec *s, GError **error)
 {
     if (s->what == 0 || (s->what & ~(guint32)MS_BENCH_ALL)) {
-        return spec_error(error, "what: 0x%x names no known benchmark", s->what);
+        return ms_bench_spec_error(error, "what: 0x%x names no known benchmark", s->what);
     }
     if (s->iters == 0 || s->iters > MS_BENCH_MAX_ITERS || s->warmup > MS_BENCH_MAX_ITERS) {
-        return spec_error(error, "iterations: %u (warm-up %u) not in 1 to %u", s->iters, s->warmup,
-                          MS_BENCH_MAX_ITERS);
+        return ms_bench_spec_error(error, "iterations: %u (warm-up %u) not in 1 to %u", s->iters,
+                                   s->warmup, MS_BENCH_MAX_ITERS);
     }
     if (g_strcmp0(s->dtype, "bf16") != 0 && g_strcmp0(s->dtype, "fp16") != 0) {
-        return spec_error(error, "dtype: '%s' is not bf16 or fp16", s->dtype);
+        return ms_bench_spec_error(error, "dtype: '%s' is not bf16 or fp16", s->dtype);
     }
     if (s->world == 0 || s->ranks_per_node == 0 || s->ranks_per_node > s->world) {
-        return spec_error(error, "ranks: %u with %u per node", s->world, s->ranks_per_node);
+        return ms_bench_spec_error(error, "ranks: %u with %u per node", s->world,
+                                   s->ranks_per_node);
     }
     if (s->d_model == 0 || s->d_ffn == 0 || s->d_model > MS_BENCH_MAX_DIM ||
         s->d_ffn > MS_BENCH_MAX_DIM) {
-        return spec_error(error,
-                          "expert: d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT
-                          " not in 1 to %u",
-                          s->d_model, s->d_ffn, MS_BENCH_MAX_DIM);
+        return ms_bench_spec_error(error,
+                                   "expert: d_model %" G_GUINT64_FORMAT ", d_ffn %" G_GUINT64_FORMAT
+                                   " not in 1 to %u",
+                                   s->d_model, s->d_ffn, MS_BENCH_MAX_DIM);
     }
     if ((s->what & MS_BENCH_GEMM) && s->tokens->len == 0) {
-        return spec_error(error, "tokens: the GEMM sweep needs at least one token count");
+        return ms_bench_spec_error(error, "tokens: the GEMM sweep needs at least one token count");
     }
     for (guint k = 0; k < s->tokens->len; k++) {
         guint32 t = g_array_index(s->tokens, guint32, k);
         if (t == 0 || t > MS_BENCH_MAX_TOKENS ||
             (k && t <= g_array_index(s->tokens, guint32, k - 1))) {
-            return spec_error(error, "tokens: %u (item %u) is not increasing within 1 to %u", t,
-                              k + 1, MS_BENCH_MAX_TOKENS);
+            return ms_bench_spec_error(error,
+                                       "tokens: %u (item %u) is not increasing within 1 to %u", t,
+                                       k + 1, MS_BENCH_MAX_TOKENS);
         }
     }
     for (guint k = 0; k < s->pairs->len; k++) {
         const MsBenchPair *p = &g_array_index(s->pairs, MsBenchPair, k);
         if (p->a >= s->world || p->b >= s->world || p->a == p->b) {
-            return spec_error(error, "pair %u: ranks %u and %u of %u", k, p->a, p->b, s->world);
+            return ms_bench_spec_error(error, "pair %u: ranks %u and %u of %u", k, p->a, p->b,
+                                       s->world);
         }
     }
     return check_sweep(s, error) && check_concurrency(s, error);
@@ -235,8 +239,8 @@ env_count(const char *name, const char *value, guint max, guint32 *out, GError *
 {
     guint64 v = 0;
     if (!ms_parse_uint(value, 1, max, &v, NULL)) {
-        return spec_error(error, "environment: %s='%s' is not a count from 1 to %u", name, value,
-                          max);
+        return ms_bench_spec_error(error, "environment: %s='%s' is not a count from 1 to %u", name,
+                                   value, max);
     }
     *out = (guint32)v;
     return TRUE;
@@ -251,11 +255,12 @@ ms_bench_nccl_env(MsBenchSpec *spec, const char *const *envp, GError **error)
         for (guint k = 0; k < G_N_ELEMENTS(legacy); k++) {
             const char *v = g_environ_getenv(env, legacy[k]);
             if (v) {
-                return spec_error(error,
-                                  "environment: %s='%s' bounds NCCL's channels under its older "
-                                  "name: give --channels N (which sets " MIN_CHANNELS
-                                  " and " MAX_CHANNELS " alike) so that the rows record it",
-                                  legacy[k], v);
+                return ms_bench_spec_error(
+                    error,
+                    "environment: %s='%s' bounds NCCL's channels under its older "
+                    "name: give --channels N (which sets " MIN_CHANNELS " and " MAX_CHANNELS
+                    " alike) so that the rows record it",
+                    legacy[k], v);
             }
         }
         const char *lo = g_environ_getenv(env, MIN_CHANNELS);
@@ -266,11 +271,12 @@ ms_bench_nccl_env(MsBenchSpec *spec, const char *const *envp, GError **error)
             return FALSE;
         }
         if ((lo || hi) && a != b) {
-            return spec_error(error,
-                              "environment: " MIN_CHANNELS "=%s and " MAX_CHANNELS
-                              "=%s leave NCCL a range of channel counts, which a row cannot "
-                              "record: set both alike or give --channels N",
-                              lo ? lo : "(unset)", hi ? hi : "(unset)");
+            return ms_bench_spec_error(
+                error,
+                "environment: " MIN_CHANNELS "=%s and " MAX_CHANNELS
+                "=%s leave NCCL a range of channel counts, which a row cannot "
+                "record: set both alike or give --channels N",
+                lo ? lo : "(unset)", hi ? hi : "(unset)");
         }
         spec->channels = a;
     }
@@ -303,11 +309,12 @@ env_holds(char **env, const char *name, guint32 want, guint max, GError **error)
         return TRUE;
     }
     g_autofree char *asked = want ? g_strdup_printf("%u", want) : g_strdup("unset (NCCL's own)");
-    return spec_error(error,
-                      "environment: %s is %s%s%s here but %s in the benchmark: every rank's "
-                      "process must carry the same NCCL settings (moesim bench sets them from "
-                      "--channels and --qps; under srun every task runs the same command)",
-                      name, v ? "'" : "unset", v ? v : "", v ? "'" : "", asked);
+    return ms_bench_spec_error(
+        error,
+        "environment: %s is %s%s%s here but %s in the benchmark: every rank's "
+        "process must carry the same NCCL settings (moesim bench sets them from "
+        "--channels and --qps; under srun every task runs the same command)",
+        name, v ? "'" : "unset", v ? v : "", v ? "'" : "", asked);
 }
 
 gboolean
@@ -394,7 +401,7 @@ get_uint(JsonObject *o, const char *name, guint64 max, guint64 *out, GError **er
     JsonNode *n = json_object_get_member(o, name);
     if (n == NULL || json_node_get_value_type(n) != G_TYPE_INT64 || json_node_get_int(n) < 0 ||
         (guint64)json_node_get_int(n) > max) {
-        return spec_error(
+        return ms_bench_spec_error(
             error, "spec: '%s' is missing or not an integer in 0 to %" G_GUINT64_FORMAT, name, max);
     }
     *out = (guint64)json_node_get_int(n);
@@ -422,7 +429,8 @@ read_lists(JsonObject *o, MsBenchSpec *s, GError **error)
     for (guint k = 0; k < json_array_get_length(sizes); k++) {
         JsonNode *n = json_array_get_element(sizes, k);
         if (json_node_get_value_type(n) != G_TYPE_INT64 || json_node_get_int(n) < 0) {
-            return spec_error(error, "spec: concurrency size %u is not a size in bytes", k);
+            return ms_bench_spec_error(error, "spec: concurrency size %u is not a size in bytes",
+                                       k);
         }
         guint64 v = (guint64)json_node_get_int(n);
         g_array_append_val(s->concurrency_sizes, v);
@@ -431,7 +439,7 @@ read_lists(JsonObject *o, MsBenchSpec *s, GError **error)
     for (guint k = 0; k < json_array_get_length(tokens); k++) {
         JsonNode *n = json_array_get_element(tokens, k);
         if (json_node_get_value_type(n) != G_TYPE_INT64) {
-            return spec_error(error, "spec: token count %u is not an integer", k);
+            return ms_bench_spec_error(error, "spec: token count %u is not an integer", k);
         }
         guint32 t = (guint32)CLAMP(json_node_get_int(n), 0, G_MAXUINT32);
         g_array_append_val(s->tokens, t);
@@ -442,7 +450,7 @@ read_lists(JsonObject *o, MsBenchSpec *s, GError **error)
         if (p == NULL || !get_u32(p, "a", &pair.a, error) || !get_u32(p, "b", &pair.b, error) ||
             !get_u32(p, "ranks_per_node", &pair.ranks_per_node, error) ||
             !json_object_has_member(p, "label")) {
-            return spec_error(error, "spec: pair %u is malformed", k);
+            return ms_bench_spec_error(error, "spec: pair %u is malformed", k);
         }
         pair.label = g_strdup(json_object_get_string_member(p, "label"));
         g_array_append_val(s->pairs, pair);
@@ -477,8 +485,8 @@ read_spec(JsonObject *o, MsBenchSpec *s, GError **error)
         !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "tokens")) ||
         !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "pairs")) ||
         !JSON_NODE_HOLDS_ARRAY(json_object_get_member(o, "concurrency_sizes"))) {
-        return spec_error(error, "spec: step_factor, dtype, gated, tokens, pairs or "
-                                 "concurrency_sizes malformed");
+        return ms_bench_spec_error(error, "spec: step_factor, dtype, gated, tokens, pairs or "
+                                          "concurrency_sizes malformed");
     }
     s->step_factor = json_node_get_double(step);
     g_free(s->dtype);
@@ -496,8 +504,8 @@ ms_bench_spec_from_bytes(GBytes *bytes, GError **error)
     g_autoptr(GError) local = NULL;
     if (!ms_json_input_load_data(parser, text ? text : "", len, NULL, &local) ||
         !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
-        spec_error(error, "spec: not a JSON object%s%s", local ? ": " : "",
-                   local ? local->message : "");
+        ms_bench_spec_error(error, "spec: not a JSON object%s%s", local ? ": " : "",
+                            local ? local->message : "");
         return NULL;
     }
     g_autoptr(MsBenchSpec) s = ms_bench_spec_new();
@@ -560,8 +568,8 @@ ms_bench_plan_pairs(MsBenchSpec *spec, const MsTopology *topo, const char *const
                     guint world, GError **error)
 {
     if (topo && ms_topology_n_gpus(topo) < world) {
-        return spec_error(error, "--topology: '%s' has %u GPUs, the run %u ranks",
-                          ms_topology_name(topo), ms_topology_n_gpus(topo), world);
+        return ms_bench_spec_error(error, "--topology: '%s' has %u GPUs, the run %u ranks",
+                                   ms_topology_name(topo), ms_topology_n_gpus(topo), world);
     }
     spec->world = world;
     spec->ranks_per_node = ranks_per_node(hosts, world);

@@ -22,6 +22,9 @@ typedef enum {
     MS_BENCH_ERROR_SPEC, /* an option or a spec field out of range, or a malformed spec */
 } MsBenchError;
 
+/* Sets an MS_BENCH_ERROR_SPEC error from a printf format; returns FALSE. */
+gboolean ms_bench_spec_error(GError **error, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
 /* What to measure (a bit set). */
 enum {
     MS_BENCH_P2P = 1 << 0,
