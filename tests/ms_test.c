@@ -2,6 +2,7 @@
 #include "ms_test.h"
 
 #include <glib/gstdio.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,29 @@ ms_test_run_moesim(const char *const *args, char **out, char **err)
         return WEXITSTATUS(status);
     }
     return -1;
+}
+
+void
+ms_test_run_clear(MsTestRun *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+}
+
+MsTestRun
+ms_test_moesim_run(const char *first, ...)
+{
+    g_autoptr(GPtrArray) args = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *)) {
+        g_ptr_array_add(args, (gpointer)a);
+    }
+    va_end(ap);
+    g_ptr_array_add(args, NULL);
+    MsTestRun r = {0};
+    r.rc = ms_test_run_moesim((const char *const *)args->pdata, &r.out, &r.err);
+    return r;
 }
 
 int

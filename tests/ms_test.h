@@ -32,6 +32,18 @@ const char *ms_test_moesim(void);
  * returns the exit status, or -1 when it could not run. */
 int ms_test_run_moesim(const char *const *args, char **out, char **err);
 
+/* One run of moesim: its exit status (as ms_test_run_moesim) and what it printed. */
+typedef struct {
+    int rc;
+    char *out, *err;
+} MsTestRun;
+
+void ms_test_run_clear(MsTestRun *r);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsTestRun, ms_test_run_clear)
+
+/* ms_test_run_moesim with its arguments given as a NULL-terminated list. */
+MsTestRun ms_test_moesim_run(const char *first, ...) G_GNUC_NULL_TERMINATED;
+
 /* Source tree root (MOESIM_SRCDIR), for golden files and shipped data. */
 const char *ms_test_srcdir(void);
 

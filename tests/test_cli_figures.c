@@ -7,36 +7,6 @@
 
 #include <json-glib/json-glib.h>
 
-typedef struct {
-    int rc;
-    char *out, *err;
-} Result;
-
-static void
-result_clear(Result *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Result, result_clear)
-
-static Result
-moesim(const char *first, ...)
-{
-    g_autoptr(GPtrArray) args = g_ptr_array_new();
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(args, (gpointer)a);
-    }
-    va_end(ap);
-    g_ptr_array_add(args, NULL);
-    Result r = {0};
-    r.rc = ms_test_run_moesim((const char *const *)args->pdata, &r.out, &r.err);
-    return r;
-}
-
 /* The text after prefix on the first line of text that starts with it (after leading spaces),
  * up to the end of that line; NULL when no line does. */
 static char *
@@ -60,8 +30,9 @@ test_plan_traffic_matches_run(void)
     static const char *const policies[] = {"fifo", "lina"};
     for (guint k = 0; k < G_N_ELEMENTS(policies); k++) {
         g_autofree char *out = g_build_filename(ms_test_tmpdir(), "step.json", NULL);
-        g_auto(Result) plan = moesim("plan", "--policy", policies[k], "--out", out, NULL);
-        g_auto(Result) run = moesim("run", "--policy", policies[k], NULL);
+        g_auto(MsTestRun) plan =
+            ms_test_moesim_run("plan", "--policy", policies[k], "--out", out, NULL);
+        g_auto(MsTestRun) run = ms_test_moesim_run("run", "--policy", policies[k], NULL);
         CU_ASSERT_EQUAL_FATAL(plan.rc, 0);
         CU_ASSERT_EQUAL_FATAL(run.rc, 0);
         /* "traffic     all-to-all 24 (8.438 GiB between GPUs), ..." */
@@ -79,7 +50,7 @@ test_plan_traffic_matches_run(void)
         }
     }
     /* Lina's figure as the docs quote it. */
-    g_auto(Result) lina = moesim("run", "--policy", "lina", NULL);
+    g_auto(MsTestRun) lina = ms_test_moesim_run("run", "--policy", "lina", NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(lina.out, "6.755 GiB per iteration"));
 }
 
@@ -93,9 +64,9 @@ test_check_units(void)
         "{\"format\": \"moesim-baseline\", \"version\": 1, \"scenarios\": [{\"name\": \"small\", "
         "\"topology\": \"dgx-a100\", \"model\": \"switch-base-8\", \"policy\": \"fifo\", "
         "\"expect\": {\"step_time_us\": 1, \"a2a_us\": 1, \"exposed_comm_us\": 1}}]}");
-    g_auto(Result) update = moesim("check", "--baseline", base, "--update", NULL);
+    g_auto(MsTestRun) update = ms_test_moesim_run("check", "--baseline", base, "--update", NULL);
     CU_ASSERT_EQUAL_FATAL(update.rc, 0);
-    g_auto(Result) r = moesim("check", "--baseline", base, NULL);
+    g_auto(MsTestRun) r = ms_test_moesim_run("check", "--baseline", base, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_PTR_NULL(strstr(r.out, "_us "));
     CU_ASSERT_PTR_NULL(strstr(r.out, "-0.00%"));
@@ -120,17 +91,18 @@ test_iterations_zero_refused(void)
 {
     static const char *const commands[] = {"run", "compare"};
     for (guint k = 0; k < G_N_ELEMENTS(commands); k++) {
-        g_auto(Result) r = moesim(commands[k], "--iterations", "0", "--model", "switch-base-8",
-                                  "--topology", "dgx-a100", NULL);
+        g_auto(MsTestRun) r = ms_test_moesim_run(commands[k], "--iterations", "0", "--model",
+                                                 "switch-base-8", "--topology", "dgx-a100", NULL);
         CU_ASSERT_EQUAL(r.rc, 2);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "--iterations 0"));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "at least 1"));
     }
-    g_auto(Result) one = moesim("run", "--model", "switch-base-8", "--topology", "dgx-a100", NULL);
+    g_auto(MsTestRun) one =
+        ms_test_moesim_run("run", "--model", "switch-base-8", "--topology", "dgx-a100", NULL);
     CU_ASSERT_EQUAL(one.rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(one.out, ", 1 iteration\n"));
-    g_auto(Result) two =
-        moesim("run", "-n", "2", "--model", "switch-base-8", "--topology", "dgx-a100", NULL);
+    g_auto(MsTestRun) two = ms_test_moesim_run("run", "-n", "2", "--model", "switch-base-8",
+                                               "--topology", "dgx-a100", NULL);
     CU_ASSERT_EQUAL(two.rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(two.out, ", 2 iterations\n"));
 }
@@ -141,7 +113,8 @@ static void
 test_compare_names_expert_parallel_degree(void)
 {
     g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "cmp", NULL);
-    g_auto(Result) r = moesim("compare", "--policies", "fifo,lina", "--out", dir, NULL);
+    g_auto(MsTestRun) r =
+        ms_test_moesim_run("compare", "--policies", "fifo,lina", "--out", dir, NULL);
     CU_ASSERT_EQUAL_FATAL(r.rc, 0);
     g_autofree char *head = line_after(r.out, "policy ");
     CU_ASSERT_PTR_NOT_NULL_FATAL(head);
@@ -164,7 +137,8 @@ test_compare_names_expert_parallel_degree(void)
     CU_ASSERT_EQUAL(json_object_get_int_member(json_array_get_object_element(rows, 0), "ep"), 16);
     CU_ASSERT_EQUAL(json_object_get_int_member(json_array_get_object_element(rows, 1), "ep"), 4);
     /* Without a changed degree there is no note. */
-    g_auto(Result) same = moesim("compare", "--policies", "fifo,priority", "--out", dir, NULL);
+    g_auto(MsTestRun) same =
+        ms_test_moesim_run("compare", "--policies", "fifo,priority", "--out", dir, NULL);
     CU_ASSERT_EQUAL(same.rc, 0);
     CU_ASSERT_PTR_NULL(strstr(same.out, "expert-parallel degree"));
 }

@@ -5,34 +5,6 @@
 
 #include <json-glib/json-glib.h>
 
-typedef struct {
-    int rc;
-    char *out, *err;
-} Result;
-
-static void
-result_clear(Result *r)
-{
-    g_free(r->out);
-    g_free(r->err);
-}
-
-static Result
-moesim(const char *first, ...)
-{
-    g_autoptr(GPtrArray) args = g_ptr_array_new();
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a; a = va_arg(ap, const char *)) {
-        g_ptr_array_add(args, (gpointer)a);
-    }
-    va_end(ap);
-    g_ptr_array_add(args, NULL);
-    Result r = {0};
-    r.rc = ms_test_run_moesim((const char *const *)args->pdata, &r.out, &r.err);
-    return r;
-}
-
 /* The data rows of an nccl-tests table (lines not starting with '#'). */
 static char **
 rows(const char *out)
@@ -68,8 +40,8 @@ parse_row(const char *line, NcclRow *r)
 static void
 test_collective_figures(void)
 {
-    Result r = moesim("collective", "--topology", "dgx-a100", "--op", "allreduce", "-b", "1G", "-e",
-                      "1G", NULL);
+    MsTestRun r = ms_test_moesim_run("collective", "--topology", "dgx-a100", "--op", "allreduce",
+                                     "-b", "1G", "-e", "1G", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# moesim collective: allreduce (ring) on dgx-a100, 8 "
                                          "ranks, 8 channels"));
@@ -98,12 +70,12 @@ test_collective_figures(void)
     MS_ASSERT_REL(row.time, want_us, 1e-3);
     MS_ASSERT_REL(row.algbw, S / want_us / 1e3, 2e-3);
     MS_ASSERT_REL(row.busbw, 1.75 * S / want_us / 1e3, 2e-3);
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
     /* 2 nodes, all-to-all: bound by the 25 GB/s NICs (S/2 each) plus 1.33 us of latency; the
      * count column is per rank, as in nccl-tests. */
-    r = moesim("collective", "--topology", "dgx-a100-2node", "--op", "alltoall", "-b", "1G", "-e",
-               "1G", NULL);
+    r = ms_test_moesim_run("collective", "--topology", "dgx-a100-2node", "--op", "alltoall", "-b",
+                           "1G", "-e", "1G", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_auto(GStrv) a2a = rows(r.out);
     CU_ASSERT_TRUE_FATAL(a2a[0] && parse_row(a2a[0], &row));
@@ -112,11 +84,11 @@ test_collective_figures(void)
     CU_ASSERT_STRING_EQUAL(row.redop, "none");
     MS_ASSERT_REL(row.time, (S / 2 / 25e9 + 1.33e-6) * 1e6, 1e-3);
     MS_ASSERT_REL(row.busbw, row.algbw * 15 / 16, 1e-2);
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
     /* nccl-tests' sweep: 8 B to 128 MiB by 2 is 25 sizes; reducescatter rounds each size down
      * to whole floats per rank (8 B over 8 ranks: 0). */
-    r = moesim("collective", "--op", "reducescatter", NULL);
+    r = ms_test_moesim_run("collective", "--op", "reducescatter", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_auto(GStrv) sweep = rows(r.out);
     CU_ASSERT_EQUAL_FATAL(g_strv_length(sweep), 25);
@@ -125,18 +97,18 @@ test_collective_figures(void)
     CU_ASSERT_TRUE(parse_row(sweep[24], &row) && row.size == 134217728 &&
                    row.count == 134217728 / 32);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# Avg bus bandwidth    : "));
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
     /* Options reach the model: one channel across two nodes is about 8x slower; alpha adds. */
-    r = moesim("collective", "--topology", "dgx-a100-2node", "--op", "allreduce", "-b", "1G", "-e",
-               "1G", "--channels", "1", "--alpha", "10us", "--step-delay", "0us", "-g", "16",
-               "--window", "2", "--check-invariants", NULL);
+    r = ms_test_moesim_run("collective", "--topology", "dgx-a100-2node", "--op", "allreduce", "-b",
+                           "1G", "-e", "1G", "--channels", "1", "--alpha", "10us", "--step-delay",
+                           "0us", "-g", "16", "--window", "2", "--check-invariants", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_auto(GStrv) one = rows(r.out);
     CU_ASSERT_TRUE_FATAL(one[0] && parse_row(one[0], &row));
     CU_ASSERT_TRUE(row.busbw > 0.95 * 25 && row.busbw < 25);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "16 ranks, 1 channel,"));
-    result_clear(&r);
+    ms_test_run_clear(&r);
 }
 
 /* nccl-tests' habits: its short options where the meaning is the same, its long spellings, its
@@ -144,9 +116,9 @@ test_collective_figures(void)
 static void
 test_nccl_tests_habits(void)
 {
-    Result mine =
-        moesim("collective", "--topology", "dgx-a100", "--op", "allreduce", "--ranks", "4",
-               "--dtype", "fp16", "--minbytes", "8", "--maxbytes", "64", "--stepbytes", "24", NULL);
+    MsTestRun mine = ms_test_moesim_run("collective", "--topology", "dgx-a100", "--op", "allreduce",
+                                        "--ranks", "4", "--dtype", "fp16", "--minbytes", "8",
+                                        "--maxbytes", "64", "--stepbytes", "24", NULL);
     CU_ASSERT_EQUAL(mine.rc, 0);
     g_auto(GStrv) lines = rows(mine.out);
     /* 8, 32, 56 bytes added 24 at a time; half: 2-byte elements. */
@@ -175,10 +147,10 @@ test_nccl_tests_habits(void)
         g_free(out);
         g_free(err);
     }
-    result_clear(&mine);
+    ms_test_run_clear(&mine);
     /* The element size sets count and rounding: double over 8 ranks of alltoall. */
-    Result r =
-        moesim("collective", "--op", "all_to_all", "-d", "double", "-b", "100", "-e", "100", NULL);
+    MsTestRun r = ms_test_moesim_run("collective", "--op", "all_to_all", "-d", "double", "-b",
+                                     "100", "-e", "100", NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_auto(GStrv) a2a = rows(r.out);
     NcclRow row;
@@ -186,15 +158,15 @@ test_nccl_tests_habits(void)
     CU_ASSERT_EQUAL(row.count, 1); /* 100 / 8 B = 12 elements, 1 per rank */
     CU_ASSERT_EQUAL(row.size, 64);
     CU_ASSERT_STRING_EQUAL(row.type, "double");
-    result_clear(&r);
+    ms_test_run_clear(&r);
     /* nccl-tests' letters for what the model has not are refused, never read as another option. */
     const char *const refused[] = {"-t", "-n", "-w", "-c", "-o", "-a", "-p", "-z", "-G", "-C"};
     for (guint i = 0; i < G_N_ELEMENTS(refused); i++) {
-        r = moesim("collective", "--op", "allreduce", refused[i], "1", NULL);
+        r = ms_test_moesim_run("collective", "--op", "allreduce", refused[i], "1", NULL);
         CU_ASSERT_EQUAL(r.rc, 2);
         g_autofree char *want = g_strdup_printf("Unknown option %s", refused[i]);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, want));
-        result_clear(&r);
+        ms_test_run_clear(&r);
     }
 }
 
@@ -251,8 +223,8 @@ static void
 test_collective_json(void)
 {
     g_autofree char *file = g_build_filename(ms_test_tmpdir(), "coll.json", NULL);
-    Result r =
-        moesim("collective", "--op", "allgather", "-b", "1M", "-e", "4M", "--json", file, NULL);
+    MsTestRun r = ms_test_moesim_run("collective", "--op", "allgather", "-b", "1M", "-e", "4M",
+                                     "--json", file, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# Avg bus bandwidth")); /* the table as well */
     g_autofree char *text = NULL;
@@ -274,15 +246,16 @@ test_collective_json(void)
                   (7 * (4194304.0 / 8 / 300e9 + 1.4e-6)) * 1e6, 1e-3);
     CU_ASSERT_EQUAL(json_object_get_int_member(row, "flows"), 8 * 7 * 8);
     CU_ASSERT_TRUE(json_object_get_double_member(o, "avg_busbw_gbps") > 0);
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
     /* "-": standard output is the JSON alone. */
-    r = moesim("collective", "--op", "allgather", "-b", "1M", "-e", "4M", "--json", "-", NULL);
+    r = ms_test_moesim_run("collective", "--op", "allgather", "-b", "1M", "-e", "4M", "--json", "-",
+                           NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_autoptr(JsonNode) again = parse_json(r.out);
     CU_ASSERT_PTR_NOT_NULL(again);
     CU_ASSERT_TRUE(again && json_node_equal(root, again));
-    result_clear(&r);
+    ms_test_run_clear(&r);
 }
 
 static void
@@ -290,7 +263,7 @@ test_flows_command(void)
 {
     g_autofree char *path =
         g_build_filename(ms_test_srcdir(), "docs", "examples", "two-flows.txt", NULL);
-    Result r = moesim("flows", "--topology", "dgx-a100-2node", path, NULL);
+    MsTestRun r = ms_test_moesim_run("flows", "--topology", "dgx-a100-2node", path, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     /* f1 and f2 share gpu0's NIC: 50 MB at 25 GB/s after 1.33 us; f3 then 1 MB alone. */
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "f1               gpu0       gpu8             25000000"
@@ -299,16 +272,16 @@ test_flows_command(void)
                                          "        0.000     2001.330     2042.660       41.330"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# flows 3, makespan 2042.660 us, events "));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "# wall time"));
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
-    r = moesim("flows", "--topology", "dgx-a100-2node", "--summary", "--check-invariants", path,
-               NULL);
+    r = ms_test_moesim_run("flows", "--topology", "dgx-a100-2node", "--summary",
+                           "--check-invariants", path, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_TRUE(g_str_has_prefix(r.out, "# flows 3, makespan 2042.660 us"));
     CU_ASSERT_PTR_NULL(strstr(r.out, "gpu0"));
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
-    r = moesim("flows", "--topology", "dgx-a100-2node", "--json", "-", path, NULL);
+    r = ms_test_moesim_run("flows", "--topology", "dgx-a100-2node", "--json", "-", path, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     g_autoptr(JsonNode) root = parse_json(r.out);
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
@@ -320,14 +293,14 @@ test_flows_command(void)
     JsonObject *f3 = json_array_get_object_element(res, 2);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(f3, "id"), "f3");
     MS_ASSERT_REL(json_object_get_double_member(f3, "begin_us"), 2001.33, 1e-9);
-    result_clear(&r);
+    ms_test_run_clear(&r);
 
     /* An empty list is fine. */
     g_autofree char *empty = ms_test_write_tmp("empty.txt", "# nothing\n");
-    r = moesim("flows", empty, NULL);
+    r = ms_test_moesim_run("flows", empty, NULL);
     CU_ASSERT_EQUAL(r.rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "# flows 0, makespan 0.000 us"));
-    result_clear(&r);
+    ms_test_run_clear(&r);
 }
 
 static void
@@ -335,12 +308,12 @@ test_help(void)
 {
     const char *const cmds[] = {"collective", "flows"};
     for (guint i = 0; i < G_N_ELEMENTS(cmds); i++) {
-        Result r = moesim(cmds[i], "--help", NULL);
+        MsTestRun r = ms_test_moesim_run(cmds[i], "--help", NULL);
         CU_ASSERT_EQUAL(r.rc, 0);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Usage:"));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--topology"));
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "--json"));
-        result_clear(&r);
+        ms_test_run_clear(&r);
     }
 }
 

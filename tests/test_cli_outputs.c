@@ -22,7 +22,7 @@
     "[model]\nformat = 1\nname = m\nlayers = 2\nd_model = 64\nd_ffn = 64\nexperts = 8\n"           \
     "top_k = 2\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"
 
-/* The placeholder an argument list puts where the output goes. */
+/* The marker an argument list puts where the output path goes; each case substitutes it. */
 #define OUT "@OUT@"
 
 static const char *full_dev = "/dev/full";

@@ -94,7 +94,7 @@ static MsRecords *
 run(const MsSchedule *s, guint32 faults, GError **error)
 {
     MsCpuOptions cpu = {.time_scale = 1e-3, .faults = faults};
-    MsExecOptions o = {.topology = topo, .timeout_s = 60, .backend = &cpu};
+    MsExecOptions o = {.topology = topo, .timeout_s = 60 * ms_test_time_factor(), .backend = &cpu};
     return ms_executor_run(&ms_cpu_backend, s, &o, error);
 }
 
@@ -263,7 +263,8 @@ test_planned_schedules(void)
             g_autoptr(MsSchedule) s =
                 planner ? ms_planner_plan_iteration(planner, 1, &error) : NULL;
             MsCpuOptions cpu = {.time_scale = 1e-3};
-            MsExecOptions o = {.topology = t, .timeout_s = 60, .backend = &cpu};
+            MsExecOptions o = {
+                .topology = t, .timeout_s = 60 * ms_test_time_factor(), .backend = &cpu};
             g_autoptr(MsRecords) r = s ? ms_executor_run(&ms_cpu_backend, s, &o, &error) : NULL;
             if (error) {
                 fprintf(stderr, "\n  %s %s: %s\n", *p, mode ? "infer" : "train", error->message);

@@ -19,7 +19,8 @@ static const MsExecBackend *cuda;
 static MsExecOptions
 options(void)
 {
-    MsExecOptions o = {.timeout_s = 120, .worker_command = ms_test_moesim()};
+    MsExecOptions o = {.timeout_s = 120 * ms_test_time_factor(),
+                       .worker_command = ms_test_moesim()};
     return o;
 }
 

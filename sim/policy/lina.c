@@ -64,9 +64,8 @@ ms_lina_a2a_estimate(const MsTopology *topo, const MsTraffic *t, guint64 token_b
     return a2a_estimate(topo, inj, t, token_bytes, k);
 }
 
-/* Per-chunk expert compute of the busiest GPU (chunk 0 of k, the largest). */
-static double
-compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *t, guint k)
+double
+ms_lina_compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *t, guint k)
 {
     const MsModelSpec *s = ms_model_spec(model);
     guint n = ms_placement_n_ranks(ms_traffic_placement(t));
@@ -114,7 +113,7 @@ estimate_layout(const MsModel *model, const MsRouting *routing, const MsTopology
             most = MAX(most, ms_traffic_sent_off_rank(t, r) * ms_model_token_bytes(v));
         }
         guint k = (guint)ms_plan_chunks_for(most, a2a_chunk);
-        *compute_s += compute_estimate(v, topo, t, k);
+        *compute_s += ms_lina_compute_estimate(v, topo, t, k);
         *a2a_s += a2a_estimate(topo, inj, t, ms_model_token_bytes(v), k);
     }
 }

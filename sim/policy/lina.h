@@ -33,6 +33,11 @@ typedef struct {
 double ms_lina_a2a_estimate(const MsTopology *topo, const MsTraffic *t, guint64 token_bytes,
                             guint k);
 
+/* Expert compute of chunk 0 of k (the largest) on the busiest GPU (seconds), at the model's
+ * datatype's peak as the engine prices it; the all-to-all estimate's counterpart. */
+double ms_lina_compute_estimate(const MsModel *model, const MsTopology *topo, const MsTraffic *t,
+                                guint k);
+
 /* Expert packing. factor 0 decides (start from the model's ep and halve it, doubling experts per
  * GPU, while the per-chunk all-to-all estimate exceeds the per-chunk expert compute, ep stays
  * even and the expert states fit the GPU's memory); factor 1 keeps the model's layout; other

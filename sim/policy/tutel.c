@@ -29,30 +29,6 @@ static const MsParamSpec params[] = {
     {NULL},
 };
 
-/* Per-chunk expert compute of the busiest GPU (chunk 0 of k, the largest), seconds. */
-static double
-chunk_compute(const MsModel *model, const MsTopology *topo, const MsTraffic *t, guint k)
-{
-    const MsModelSpec *s = ms_model_spec(model);
-    guint n = ms_topology_n_gpus(topo);
-    g_autofree guint64 *per = g_new(guint64, s->experts);
-    double worst = 0;
-    for (guint r = 0; r < n; r++) {
-        guint64 tokens = ms_traffic_chunk_received(t, r, 0, k, per), bytes = 0;
-        for (guint e = 0; e < s->experts; e++) {
-            double fl = 0;
-            guint64 by = 0;
-            ms_compute_expert_ffn_cost(per[e], s->d_model, s->d_ffn, s->gated,
-                                       ms_dtype_bytes(s->dtype), &fl, &by);
-            bytes += by;
-        }
-        g_autoptr(MsComputeModel) cm = ms_compute_model_new(ms_topology_gpu_spec(topo, r), NULL);
-        double flops = (double)tokens * ms_model_expert_flops(model);
-        worst = MAX(worst, ms_time_to_s(ms_compute_time(cm, flops, bytes, tokens)));
-    }
-    return worst;
-}
-
 /* The section Tutel runs with r chunks of all-to-all time a and expert time c each: the
  * dispatches back to back, each chunk's experts once its dispatch and the previous experts are
  * done, each combine once its experts are done and the all-to-all stream is free. */
@@ -77,7 +53,7 @@ adaptive_degree(const MsModel *model, const MsTopology *topo, const MsTraffic *t
     for (guint i = 0; i < G_N_ELEMENTS(candidates); i++) {
         guint r = candidates[i];
         double a = ms_lina_a2a_estimate(topo, t, ms_model_token_bytes(model), r);
-        double c = chunk_compute(model, topo, t, r);
+        double c = ms_lina_compute_estimate(model, topo, t, r);
         double time = section_time(a, c, r);
         if (mode == MS_PLAN_TRAIN) {
             time += section_time(a, s->backward_factor * c, r);

@@ -6,25 +6,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "fuzz_trace_check.h"
 #include "traces/trace_import.h"
-#include "traces/trace_reader.h"
-
-static void
-read_back(const char *path, const MsTraceHeader *header)
-{
-    GError *error = NULL;
-    g_autoptr(MsTraceReader) r = ms_trace_reader_open(path, &error);
-    if (r == NULL || !ms_trace_header_equal(ms_trace_reader_header(r), header)) {
-        abort();
-    }
-    MsRouting *it = NULL;
-    while (ms_trace_reader_next_iteration(r, &it, &error)) {
-        ms_routing_free(it);
-    }
-    if (error != NULL) {
-        abort();
-    }
-}
 
 int
 LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
@@ -51,7 +34,7 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     GError *error = NULL;
     MsTraceHeader header;
     if (ms_trace_import(in, from, &opts, out, out_format, &header, &error)) {
-        read_back(out, &header);
+        fuzz_trace_read_back(out, &header);
     } else
         fuzz_refused(&error);
     unlink(in);

@@ -8,29 +8,12 @@
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "fuzz_trace_check.h"
 #include "traces/trace_import.h"
-#include "traces/trace_reader.h"
 
 #ifndef FUZZ_IMPORT_FORMAT
 #define FUZZ_IMPORT_FORMAT MS_TRACE_IMPORT_COUNTS_LIST
 #endif
-
-static void
-read_back(const char *path, const MsTraceHeader *header)
-{
-    GError *error = NULL;
-    g_autoptr(MsTraceReader) r = ms_trace_reader_open(path, &error);
-    if (r == NULL || !ms_trace_header_equal(ms_trace_reader_header(r), header)) {
-        abort();
-    }
-    MsRouting *it = NULL;
-    while (ms_trace_reader_next_iteration(r, &it, &error)) {
-        ms_routing_free(it);
-    }
-    if (error != NULL) {
-        abort();
-    }
-}
 
 int
 LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
@@ -61,7 +44,7 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     GError *error = NULL;
     MsTraceImportResult res = {0};
     if (ms_trace_import_run(in, FUZZ_IMPORT_FORMAT, &opts, out, out_format, &res, &error)) {
-        read_back(out, &res.header);
+        fuzz_trace_read_back(out, &res.header);
         ms_trace_import_result_clear(&res);
     } else {
         fuzz_refused(&error);
