@@ -208,15 +208,22 @@ print_info(MsTraceReader *reader, const MsTraceStats *stats)
         for (guint32 g = 0; g < h->n_groups; g++) {
             printf(" %u", h->group_first[g]);
         }
-        printf(" (first MoE layer of each layer group; tokens below are the first group's)\n");
+        printf(" (first MoE layer of each layer group)\n");
     }
     if (h->generator[0]) {
         printf("generator   %s\n", h->generator);
     }
     printf("iterations  %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
-           " with token paths), %" G_GUINT64_FORMAT " tokens\n\n",
+           " with token paths), %" G_GUINT64_FORMAT " tokens",
            ms_trace_stats_iterations(stats), ms_trace_stats_path_iterations(stats),
            ms_trace_stats_tokens(stats));
+    if (h->n_groups > 1) {
+        printf(" in the first layer group; per group:");
+        for (guint32 g = 0; g < h->n_groups; g++) {
+            printf(" %" G_GUINT64_FORMAT, ms_trace_stats_group_tokens(stats, g));
+        }
+    }
+    printf("\n\n");
     printf("%6s %9s %8s %8s %8s %6s %8s %9s %9s %9s %9s\n", "layer", "hot_share", "hot_max",
            "max/mean", "max/min", "gini", "entropy", "entropy_n", "path_cons", "path_2k",
            "path_base");
@@ -334,6 +341,12 @@ info_json(MsTraceReader *reader, const MsTraceStats *stats)
     json_builder_add_int_value(b, (gint64)ms_trace_stats_path_iterations(stats));
     json_builder_set_member_name(b, "tokens");
     json_builder_add_int_value(b, (gint64)ms_trace_stats_tokens(stats));
+    json_builder_set_member_name(b, "group_tokens");
+    json_builder_begin_array(b);
+    for (guint32 g = 0; g < ms_trace_header_n_groups(h); g++) {
+        json_builder_add_int_value(b, (gint64)ms_trace_stats_group_tokens(stats, g));
+    }
+    json_builder_end_array(b);
     json_builder_set_member_name(b, "layers");
     json_builder_begin_array(b);
     for (guint32 l = 0; l < h->layers; l++) {

@@ -36,7 +36,8 @@ struct Engine {
     Running **running;        /* per collective, while it runs */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
     GArray *launch;
-    guint8 *done; /* with check_invariants: ops finished */
+    guint8 *done;     /* with check_invariants: ops finished */
+    guint32 clock_op; /* the first compute op that ends at the clock's end, or G_MAXUINT32 */
     /* with record_links: per link its last rate, per class the sum of rates and of capacities */
     double *link_rate;
     double class_rate[MS_LINK_N_CLASSES], class_capacity[MS_LINK_N_CLASSES];
@@ -239,6 +240,9 @@ launch(Engine *e, guint32 op, GError **error)
     if (i.kind == MS_OP_COMPUTE) {
         /* Rows of one GEMM, host time and the overlap slowdown: ms_compute_op_time. */
         MsTime t = ms_compute_op_time(e->compute[i.rank], &i, e->comm_running[i.rank] > 0);
+        if (e->clock_op == G_MAXUINT32 && t >= MS_SIM_CLOCK_END - now) {
+            e->clock_op = op; /* named if the run reaches the clock's end */
+        }
         ms_sim_after(e->sim, t, compute_done, e, op);
         return TRUE;
     }
@@ -324,7 +328,7 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
                     ms_schedule_n_ranks(s), ms_topology_name(topo), ms_topology_n_gpus(topo));
         return NULL;
     }
-    Engine e = {.s = s, .topo = topo, .opts = opts ? opts : &defaults};
+    Engine e = {.s = s, .topo = topo, .opts = opts ? opts : &defaults, .clock_op = G_MAXUINT32};
     gint64 t0 = g_get_monotonic_time();
     e.d = ms_dispatcher_new(s, error);
     if (e.d == NULL || !setup_compute(&e, error)) {
@@ -357,8 +361,15 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     if (!ok && error && *error && (*error)->domain == MS_SIM_ERROR &&
         (*error)->code == MS_SIM_ERROR_CLOCK) {
         /* Name what was running and where, so that the input off by orders of magnitude can be
-         * found: a collective still on the network, on this topology. */
+         * found: the compute op whose time reaches the end, or a collective still on the network,
+         * on this topology. */
         g_autofree char *what = NULL;
+        if (e.clock_op != G_MAXUINT32) {
+            MsOpInfo i;
+            ms_schedule_op(s, e.clock_op, &i);
+            what = g_strdup_printf("compute op %u (%s) of rank %u ends there; ", e.clock_op,
+                                   i.label, i.rank);
+        }
         for (guint32 c = 0; c < ms_schedule_n_colls(s) && what == NULL; c++) {
             if (e.running[c]) {
                 MsCollInfo ci;

@@ -158,9 +158,11 @@ test_clock_end(void)
     MsRecords *r = ms_engine_run(s, slow, &opts, &error);
     CU_ASSERT_PTR_NULL(r);
     ms_records_free(r);
-    /* The message names the topology whose figures drove the clock there. */
+    /* The message names the topology whose figures drove the clock there, and the op whose time
+     * reaches the end (the first GEMM: the second never starts). */
     CU_ASSERT_PTR_NOT_NULL_FATAL(error);
-    CU_ASSERT_TRUE(g_str_has_prefix(error->message, "topology 'h200': modelled time"));
+    CU_ASSERT_TRUE(g_str_has_prefix(error->message, "topology 'h200': compute op 0 (g) of "
+                                                    "rank 0 ends there; modelled time"));
     MS_ASSERT_ERROR(error, MS_SIM_ERROR, MS_SIM_ERROR_CLOCK, "the end of the clock");
     ms_schedule_free(s);
 }

@@ -112,6 +112,36 @@ test_gen_then_info(void)
     run_clear(&r);
 }
 
+/* Layer groups route their own token counts: 4 ranks x 2 iterations of 64 tokens in the first
+ * group and of 16 in the second, in the table and in the JSON. */
+static void
+test_info_groups(void)
+{
+    static const char spec[] =
+        "gen:ranks=4,experts=8,layers=4,tokens=64,iterations=2,groups=0/2,group_tokens=64/16";
+    Run r = run((const char *[]){"trace", "info", spec, NULL});
+    CU_ASSERT_EQUAL(r.rc, 0);
+    ASSERT_CONTAINS(r.out, "groups      0 2 (first MoE layer of each layer group)");
+    ASSERT_CONTAINS(r.out, "512 tokens in the first layer group; per group: 512 128\n");
+    run_clear(&r);
+    r = run((const char *[]){"trace", "info", spec, "--json", "-", NULL});
+    CU_ASSERT_EQUAL_FATAL(r.rc, 0);
+    g_autoptr(JsonParser) parser = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_data(parser, r.out, -1, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(parser));
+    CU_ASSERT_EQUAL(json_object_get_int_member(root, "tokens"), 512);
+    JsonArray *groups = json_object_get_array_member(root, "group_tokens");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(groups), 2);
+    CU_ASSERT_EQUAL(json_array_get_int_element(groups, 0), 512);
+    CU_ASSERT_EQUAL(json_array_get_int_element(groups, 1), 128);
+    run_clear(&r);
+    /* Without groups: one entry, the same as tokens, and no per-group words in the table. */
+    r = run((const char *[]){"trace", "info", "gen:ranks=2,experts=4,layers=2,tokens=8", NULL});
+    CU_ASSERT_EQUAL(r.rc, 0);
+    ASSERT_CONTAINS(r.out, "iterations  1 (1 with token paths), 16 tokens\n");
+    run_clear(&r);
+}
+
 static GBytes *
 file_bytes(const char *path)
 {
@@ -306,6 +336,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"usage", test_usage},
         {"gen then info", test_gen_then_info},
+        {"info counts each layer group's tokens", test_info_groups},
         {"gen is deterministic", test_gen_determinism},
         {"samples match their commands", test_samples_match_readme},
         {"bad input exits 2", test_errors},

@@ -17,6 +17,7 @@ typedef struct {
 struct _MsTraceStats {
     MsTraceHeader header;
     guint64 iterations, tokens, path_iterations;
+    guint64 group_tokens[MS_TRACE_MAX_GROUPS]; /* tokens routed by each layer group */
     LayerSums *layers;
     guint64 *loads;      /* scratch: [experts] */
     guint32 nodes;       /* expert layout over nodes, 0: none */
@@ -313,6 +314,11 @@ ms_trace_stats_add(MsTraceStats *s, const MsRouting *r)
                      h->ranks == s->header.ranks && h->top_k == s->header.top_k);
     s->iterations++;
     s->tokens += ms_routing_total_tokens(r);
+    for (guint32 g = 0; g < ms_trace_header_n_groups(&s->header); g++) {
+        for (guint32 rank = 0; rank < s->header.ranks; rank++) {
+            s->group_tokens[g] += ms_routing_layer_tokens(r, s->header.group_first[g], rank);
+        }
+    }
     for (guint32 layer = 0; layer < s->header.layers; layer++) {
         add_loads(s, r, layer);
     }
@@ -335,6 +341,13 @@ guint64
 ms_trace_stats_tokens(const MsTraceStats *s)
 {
     return s->tokens;
+}
+
+guint64
+ms_trace_stats_group_tokens(const MsTraceStats *s, guint32 group)
+{
+    g_return_val_if_fail(group < ms_trace_header_n_groups(&s->header), 0);
+    return s->group_tokens[group];
 }
 
 guint64

@@ -64,6 +64,8 @@ void ms_trace_stats_add(MsTraceStats *stats, const MsRouting *routing);
 
 guint64 ms_trace_stats_iterations(const MsTraceStats *stats);
 guint64 ms_trace_stats_tokens(const MsTraceStats *stats);
+/* Tokens routed by layer group `group` (< the header's groups; the first group's is _tokens). */
+guint64 ms_trace_stats_group_tokens(const MsTraceStats *stats, guint32 group);
 /* Iterations that carried token paths. */
 guint64 ms_trace_stats_path_iterations(const MsTraceStats *stats);
 

@@ -1,5 +1,5 @@
-/* model_private: the body of MsModel, shared by model.c (the [model] group and the cost
- * formulas) and model_groups.c (the [group NAME] sections). Not for other modules. */
+/* model_private: the body of MsModel, shared by model.c (the [model] group), model_costs.c (the
+ * cost formulas) and model_groups.c (the [group NAME] sections). Not for other modules. */
 #pragma once
 
 #include "sim/base/ini.h"
