@@ -185,7 +185,7 @@ test_errors(void)
         GError *error = NULL;
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
         CU_ASSERT_FALSE(ms_nccl_tests_read(set, cases[i].text, strlen(cases[i].text), "t.log",
-                                           MS_MEASUREMENT_ALLREDUCE, &error));
+                                           MS_MEASUREMENT_ALLREDUCE, NULL, &error));
         MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
     }
 }
@@ -199,8 +199,8 @@ test_unknown_collective(void)
         "    20.05    0.05    0.05      0\n";
     GError *error = NULL;
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-    CU_ASSERT_FALSE(
-        ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS, &error));
+    CU_ASSERT_FALSE(ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS,
+                                       NULL, &error));
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
                     "run.log:7: cannot tell which collective");
     /* Through ms_measurement_set_read_data the file name gives the hint. */
