@@ -276,7 +276,7 @@ test_shm_through_host(void)
     g_autoptr(MsTopology) t = ms_topology_load_data(shm_box_ini, strlen(shm_box_ini), "shm", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     static const guint versions[] = {V(2, 10, 3), V(2, 12, 12), V(2, 18, 3), V(2, 18, 6),
-                                     V(2, 19, 1), V(2, 19, 4), V(2, 22, 3), V(2, 30, 7)};
+                                     V(2, 19, 1), V(2, 19, 4),  V(2, 22, 3), V(2, 30, 7)};
     for (guint i = 0; i < G_N_ELEMENTS(versions); i++) {
         guint v = versions[i];
         gboolean diverted = v >= V(2, 19, 1);
