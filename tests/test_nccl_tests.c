@@ -291,7 +291,7 @@ test_srun_label(void)
     CU_ASSERT_EQUAL_FATAL(notes->len, 1);
     CU_ASSERT_STRING_EQUAL(notes->pdata[0],
                            "all_reduce_2x8.log: nccl-tests lines of 2 srun tasks (--label): read "
-                           "those of task 0, the first to print data lines; skipped those of "
+                           "those of task 0, the lowest with data lines; skipped those of "
                            "task 1");
     /* A task that printed only a header yields to the one with data, even a higher one. */
     static const char late[] = " 0: " HDR " 2: " HDR " 2: " ROW("1024", "20.01");

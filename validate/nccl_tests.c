@@ -502,8 +502,8 @@ choose_task(Parser *p, const char *data, gsize len, GPtrArray *notes, GError **e
         }
         g_ptr_array_add(notes, g_strdup_printf("%s: nccl-tests lines of %u srun tasks (--label): "
                                                "read those of task %" G_GINT64_FORMAT
-                                               ", the first to print data lines; skipped those "
-                                               "of task%s %s",
+                                               ", the lowest with data lines; skipped those of "
+                                               "task%s %s",
                                                p->source, tasks->len, p->task,
                                                skipped > 1 ? "s" : "", others->str));
     }
