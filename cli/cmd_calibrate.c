@@ -311,7 +311,7 @@ ms_cmd_calibrate(int argc, char **argv)
 {
     g_autofree char *topology = NULL, *out = NULL, *json = NULL, *expert = NULL;
     g_autofree char *holdout_configs = NULL, *net = NULL;
-    g_autofree char *iterations = NULL, *pattern = NULL;
+    g_autofree char *iterations = NULL, *pattern = NULL, *log_shape = NULL;
     g_auto(GStrv) layers = NULL, simulated = NULL;
     gint gpu = -1;
     gboolean holdout_sizes = FALSE;
@@ -327,6 +327,10 @@ ms_cmd_calibrate(int argc, char **argv)
          "Also fit without these configurations and report errors on them", "RxP,..."},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the fit report as JSON (- for stdout)",
          "FILE"},
+        {"log-shape", 0, 0, G_OPTION_ARG_STRING, &log_shape,
+         "Ranks and ranks per node of nccl-tests logs that print no '#  Rank' lines (srun --label "
+         "output; 16x8: two nodes of 8 GPUs); logs that print them must agree",
+         "RANKSxPER_NODE"},
         {"net", 0, 0, G_OPTION_ARG_STRING, &net,
          "Also fit the nccl network model's factors (latency scale, protocol efficiencies, and "
          "the NIC's message exponent from all-to-alls measured under an allreduce) and print "
@@ -360,7 +364,7 @@ ms_cmd_calibrate(int argc, char **argv)
     out_text = json && strcmp(json, "-") == 0 ? stderr : stdout;
     if (layers || simulated) {
         if (layers == NULL || simulated == NULL || topology == NULL || argc > 1 || net ||
-            holdout_sizes || holdout_configs || expert) {
+            holdout_sizes || holdout_configs || expert || log_shape) {
             return ms_cli_usage("calibrate --layers: give the measured --layers FILE, the "
                                 "--simulated FILE and --topology, and no measurement INPUT or "
                                 "table options");
@@ -390,9 +394,20 @@ ms_cmd_calibrate(int argc, char **argv)
     if (expert && !parse_expert(expert, &opts, &error)) {
         return ms_cli_fail(error);
     }
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    MsMeasurementReadOptions read = {0, 0, notes};
+    if (log_shape && !ms_calibration_parse_config(log_shape, &read.ranks, &read.ranks_per_node)) {
+        return ms_cli_usage("calibrate: --log-shape '%s' is not RANKSxPER_NODE with 1 <= PER_NODE "
+                            "<= RANKS <= 2^20 (e.g. 16x8: two nodes of 8 GPUs)",
+                            log_shape);
+    }
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     for (int i = 1; i < argc; i++) {
-        g_autoptr(MsMeasurementSet) one = ms_measurement_set_load(argv[i], &error);
+        g_autoptr(MsMeasurementSet) one = ms_measurement_set_load_with(argv[i], &read, &error);
+        for (guint k = 0; k < notes->len; k++) {
+            fprintf(stderr, "moesim: notice: %s\n", (const char *)notes->pdata[k]);
+        }
+        g_ptr_array_set_size(notes, 0);
         if (one == NULL) {
             return ms_cli_fail(error);
         }

@@ -55,7 +55,7 @@ print_tables(const MsValidationReport *r)
 /* The tables' report on the topology (calibrated when a calibration is given). */
 static MsValidationReport *
 tables_report(char **files, const char *topology, const char *calibration, const char *net_text,
-              GError **error)
+              const MsMeasurementReadOptions *read, GError **error)
 {
     MsNetSpec spec;
     ms_net_spec_init(&spec);
@@ -79,7 +79,10 @@ tables_report(char **files, const char *topology, const char *calibration, const
         return NULL;
     }
     MsValidationReport *report =
-        ms_validation_report_tables((const char *const *)files, topo, cal, net, error);
+        ms_validation_report_tables((const char *const *)files, read, topo, cal, net, error);
+    for (guint k = 0; k < read->notes->len; k++) {
+        fprintf(stderr, "moesim: notice: %s\n", (const char *)read->notes->pdata[k]);
+    }
     /* Said only once the tables are read: a failure prints its message alone. */
     if (report && calibration == NULL) {
         fprintf(out_text, "# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
@@ -255,7 +258,7 @@ ms_cmd_validate(int argc, char **argv)
     g_auto(GStrv) sims = NULL, meas = NULL;
     g_autofree char *topology = NULL, *calibration = NULL, *max_error = NULL, *stat = NULL;
     g_autofree char *plot = NULL, *json = NULL, *min_op = NULL, *net = NULL;
-    g_autofree char *iterations = NULL, *pattern = NULL;
+    g_autofree char *iterations = NULL, *pattern = NULL, *log_shape = NULL;
     gboolean layers = FALSE;
     gint gpu = -1;
     const GOptionEntry entries[] = {
@@ -269,6 +272,10 @@ ms_cmd_validate(int argc, char **argv)
          "Calibration to predict with (default: nominal figures)", "FILE"},
         {"net", 0, 0, G_OPTION_ARG_STRING, &net,
          "Tables: network model to predict with, flow (default) or nccl[:...]", "MODEL"},
+        {"log-shape", 0, 0, G_OPTION_ARG_STRING, &log_shape,
+         "Tables: ranks and ranks per node of nccl-tests logs that print no '#  Rank' lines "
+         "(srun --label output; 16x8: two nodes of 8 GPUs); logs that print them must agree",
+         "RANKSxPER_NODE"},
         {"min-op", 0, 0, G_OPTION_ARG_STRING, &min_op,
          "Leave out ops measured shorter than this (default 2us)", "TIME"},
         {"max-error", 0, 0, G_OPTION_ARG_STRING, &max_error,
@@ -316,6 +323,15 @@ ms_cmd_validate(int argc, char **argv)
         return ms_cli_usage("validate: give --simulated/--measured pairs, or --measured tables "
                             "with --topology (see --help)");
     }
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    MsMeasurementReadOptions read = {0, 0, notes};
+    if (log_shape && (topology == NULL ||
+                      !ms_calibration_parse_config(log_shape, &read.ranks, &read.ranks_per_node))) {
+        return ms_cli_usage("validate: --log-shape '%s' goes with --measured tables and "
+                            "--topology, as RANKSxPER_NODE with 1 <= PER_NODE <= RANKS <= 2^20 "
+                            "(e.g. 16x8: two nodes of 8 GPUs)",
+                            log_shape);
+    }
     g_autoptr(GError) error = NULL;
     double bound = NAN, min_us = 2.0;
     if (max_error && !ms_bound_parse_percent(max_error, &bound, &error)) {
@@ -336,7 +352,7 @@ ms_cmd_validate(int argc, char **argv)
         return validate_layers(sims, meas, &la, bound, stat ? stat : "median", plot, json);
     }
     g_autoptr(MsValidationReport) r =
-        topology ? tables_report(meas, topology, calibration, net, &error)
+        topology ? tables_report(meas, topology, calibration, net, &read, &error)
                  : ms_validation_report_runs((const char *const *)sims, (const char *const *)meas,
                                              min_us, &error);
     if (r == NULL) {

@@ -431,6 +431,69 @@ test_json_stdout(void)
     }
 }
 
+/* A log as srun --label prints it: every line "TASK: ", no '#  Rank' lines (the column header
+ * and data lines, as AWS's excerpts show them), an NCCL INFO line of task 1 and a second task's
+ * table interleaved; times a straight line in size (30 us + size / 50 GB/s; task 1 twice as
+ * slow). */
+static char *
+labelled_log(void)
+{
+    GString *s = g_string_new(NULL);
+    for (guint task = 0; task < 2; task++) {
+        g_string_append_printf(s,
+                               " %u: #       size         count      type   redop    root     "
+                               "time   algbw   busbw #wrong     time   algbw   busbw #wrong\n",
+                               task);
+    }
+    g_string_append(s, " 1: host-1:77:77 [1] NCCL INFO comm 0x1 rank 1 nranks 16\n");
+    for (guint k = 12; k <= 26; k++) {
+        for (guint task = 0; task < 2; task++) {
+            double us = (1 + task) * (30 + (double)(1u << k) / 50e3);
+            g_string_append_printf(s,
+                                   " %u: %12u %12u     float     sum      -1  %8.2f   0.00   "
+                                   "0.00      0  %8.2f   0.00   0.00      0\n",
+                                   task, 1u << k, 1u << (k - 2), us, us);
+        }
+    }
+    char *path = ms_test_write_tmp("all_reduce_perf.log", s->str);
+    g_string_free(s, TRUE);
+    return path;
+}
+
+static void
+test_log_shape(void)
+{
+    g_autofree char *log = labelled_log();
+    expect((const char *[]){"calibrate", log, "--topology", "vidur-dgx-a100", NULL}, 2,
+           "all_reduce_perf.log:4: data line before any '#  Rank");
+    g_auto(Cli) r = {0};
+    cli(&r, (const char *[]){"calibrate", log, "--topology", "vidur-dgx-a100", "--log-shape",
+                             "16x8", NULL});
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_TRUE(has(r.out, "calibration of vidur-dgx-a100 from 15 measurements"));
+    CU_ASSERT_TRUE(has(r.out, "allreduce      16x8     15 points"));
+    CU_ASSERT_TRUE(has(r.err, "moesim: notice: "));
+    CU_ASSERT_TRUE(has(r.err, "all_reduce_perf.log: nccl-tests lines of 2 srun tasks (--label): "
+                              "read those of task 0"));
+    expect((const char *[]){"calibrate", log, "--topology", "vidur-dgx-a100", "--log-shape", "8x16",
+                            NULL},
+           2, "calibrate: --log-shape '8x16' is not RANKSxPER_NODE");
+    cli(&r, (const char *[]){"validate", "--measured", log, "--topology", "vidur-dgx-a100",
+                             "--log-shape", "16x8", NULL});
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_TRUE(has(r.out, "allreduce 16x8                15 "));
+    CU_ASSERT_TRUE(has(r.err, "read those of task 0"));
+    expect((const char *[]){"validate", "--measured", log, "--log-shape", "16x8", "--simulated",
+                            log, NULL},
+           2, "validate: --log-shape '16x8' goes with --measured tables and --topology");
+    /* A log with rank lines is checked against the shape. */
+    g_autofree char *ranked =
+        g_build_filename(ms_test_srcdir(), "tests", "data", "all_reduce_perf.log", NULL);
+    expect((const char *[]){"calibrate", ranked, "--topology", "vidur-dgx-a100", "--log-shape",
+                            "16x8", NULL},
+           2, "Rank: the '#  Rank' lines give 8 ranks, 4 per node, but the given shape is 16");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -441,6 +504,7 @@ main(int argc, char **argv)
         {"validate runs", test_validate_runs},
         {"--json - gives JSON alone on standard output", test_json_stdout},
         {"validate usage and input errors", test_validate_usage},
+        {"--log-shape for srun --label logs", test_log_shape},
         {"documented commands on the Vidur profiles", test_vidur_documented},
         {NULL, NULL},
     };

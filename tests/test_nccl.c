@@ -242,12 +242,17 @@ test_channels(void)
 }
 
 /* Two GPUs without peer-to-peer on one PCIe 3.0 switch: NCCL's SHM transport goes through host
- * memory, so the pair's path is GPU -> switch -> CPU -> switch -> GPU (type PHB, v2.22
- * src/graph/paths.cc:551-556), and both hops of the ring cross the switch's uplink of 12 GB/s
- * (Gen3 x16) in each direction. On an Intel CPU each PCIe link of a PHB path takes 6/5 of the
- * speed (INTEL_P2P_OVERHEAD, v2.18 src/graph/topo.h:30, search.cc:70-77): the largest speed s of
- * the intra list with 2 x 6/5 x s <= 12 is 5; on AMD 2 x s <= 12 gives 6. One channel, no dup
- * below 25, connect doubles it: 2. The ring's bus bandwidth is the graph's. */
+ * memory, and the topology routes the pair GPU -> switch -> CPU -> switch -> GPU. From 2.19.1
+ * NCCL's path computation diverts such a pair through the CPU too (type PHB: ncclTopoCheckP2p
+ * clears p2p when NVML reports P2P disabled, v2.19.1 src/graph/paths.cc:320-329, and
+ * ncclTopoComputePaths adds the CPU step, paths.cc:553-558), so both hops of the ring cross the
+ * switch's uplink of 12 GB/s (Gen3 x16) in each direction. On an Intel CPU each PCIe link of a
+ * PHB path takes 6/5 of the speed (INTEL_P2P_OVERHEAD, v2.18 src/graph/topo.h:30, search.cc:70-77):
+ * the largest speed s of the intra list with 2 x 6/5 x s <= 12 is 5; on AMD 2 x s <= 12 gives 6.
+ * Up to 2.18.6 the check only logged (it set p2p = 0 under NCCL_IGNORE_DISABLED_P2P alone,
+ * v2.18.6 paths.cc:320-328): the search keeps the direct path (PIX, no overhead), each hop on
+ * links of its own, and one ring of 12 fits. One channel, no dup below 25, connect doubles it:
+ * 2. The ring's bus bandwidth is the graph's. */
 static const char shm_box_ini[] = "[topology]\nformat = 1\nname = shm\ndescription = shm\n"
                                   "[gpu]\nmodel = RTX-2080-Ti\npeak = 53.8TFLOPS\n"
                                   "hbm = 616GBps\nmemory = 11GiB\nlaunch_overhead = 4us\n"
@@ -270,18 +275,27 @@ test_shm_through_host(void)
     g_autoptr(GError) err = NULL;
     g_autoptr(MsTopology) t = ms_topology_load_data(shm_box_ini, strlen(shm_box_ini), "shm", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    for (guint v = V(2, 10, 0); v <= V(2, 30, 0); v += 400) {
+    static const guint versions[] = {V(2, 10, 3), V(2, 12, 12), V(2, 18, 3), V(2, 18, 6),
+                                     V(2, 19, 1), V(2, 19, 4),  V(2, 22, 3), V(2, 30, 7)};
+    for (guint i = 0; i < G_N_ELEMENTS(versions); i++) {
+        guint v = versions[i];
+        gboolean diverted = v >= V(2, 19, 1);
         MsNcclComm intel = comm(t, v, 0);
-        check_graph(&intel, 1, 5, 2);
+        CU_ASSERT_STRING_EQUAL(intel.intra_path, diverted ? "PHB" : "PIX");
+        check_graph(&intel, 1, diverted ? 5 : 12, 2);
         CU_ASSERT_FALSE(intel.intra_nvlink);
         MsNcclCost k =
             cost(&intel, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, MIB);
-        MS_ASSERT_REL(k.bus_bw, 5.0, 1e-12);
+        MS_ASSERT_REL(k.bus_bw, diverted ? 5.0 : 12.0, 1e-12);
         MsNcclConfig cfg = {.version = v, .amd_cpu = TRUE};
         MsNcclComm amd;
         CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&amd, t, NULL, 2, &cfg, NULL));
-        check_graph(&amd, 1, 6, 2);
+        CU_ASSERT_STRING_EQUAL(amd.intra_path, diverted ? "PHB" : "PIX");
+        check_graph(&amd, 1, diverted ? 6 : 12, 2);
     }
+    /* The release before and the first with the diversion, side by side. */
+    CU_ASSERT_STRING_EQUAL(comm(t, V(2, 18, 6), 0).intra_path, "PIX");
+    CU_ASSERT_STRING_EQUAL(comm(t, V(2, 19, 1), 0).intra_path, "PHB");
     /* The overhead is for paths through a CPU only: one node of the A100 PCIe box, whose GPUs
      * share a switch (PIX) with Gen4 links of 24, packs 2 rings of 12 (with 6/5 it would be one
      * of 20). */

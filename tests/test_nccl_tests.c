@@ -185,7 +185,7 @@ test_errors(void)
         GError *error = NULL;
         g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
         CU_ASSERT_FALSE(ms_nccl_tests_read(set, cases[i].text, strlen(cases[i].text), "t.log",
-                                           MS_MEASUREMENT_ALLREDUCE, &error));
+                                           MS_MEASUREMENT_ALLREDUCE, NULL, &error));
         MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
     }
 }
@@ -199,8 +199,8 @@ test_unknown_collective(void)
         "    20.05    0.05    0.05      0\n";
     GError *error = NULL;
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-    CU_ASSERT_FALSE(
-        ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS, &error));
+    CU_ASSERT_FALSE(ms_nccl_tests_read(set, text, strlen(text), "run.log", MS_MEASUREMENT_N_KINDS,
+                                       NULL, &error));
     MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
                     "run.log:7: cannot tell which collective");
     /* Through ms_measurement_set_read_data the file name gives the hint. */
@@ -214,6 +214,99 @@ test_unknown_collective(void)
     CU_ASSERT_STRING_EQUAL(ms_measurement_set_get(set, 0)->source, "x/sendrecv_perf.out");
 }
 
+/* srun --label logs: the excerpts of validate/data/corpus/aws-p5 (column header and data lines
+ * only) in miniature, and the ways several tasks' lines can meet. */
+#define ROW(size, us)                                                                              \
+    "  " size "   256     float     sum      -1    " us "    0.05    0.05      0    " us           \
+    "    0.05    0.05      0\n"
+
+static MsMeasurementSet *
+read_labelled(const char *text, guint ranks, guint per_node, GPtrArray *notes, GError **error)
+{
+    MsMeasurementSet *set = ms_measurement_set_new();
+    MsMeasurementReadOptions opts = {ranks, per_node, notes};
+    if (!ms_measurement_set_read_data_with(set, text, strlen(text), "all_reduce_2x8.log", &opts,
+                                           error)) {
+        ms_measurement_set_free(set);
+        return NULL;
+    }
+    return set;
+}
+
+static void
+test_srun_label(void)
+{
+    /* One task, no rank lines: the caller's shape, the label stripped (srun pads task numbers to
+     * one width: " 0: " beside "15: "). */
+    static const char one[] = " 0: " HDR " 0: " ROW("1024", "20.01") " 0: " ROW("2048", "30.50");
+    GError *error = NULL;
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(MsMeasurementSet) set = read_labelled(one, 16, 8, notes, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 2);
+    const MsMeasurement *r = ms_measurement_set_get(set, 1);
+    CU_ASSERT_EQUAL(r->kind, MS_MEASUREMENT_ALLREDUCE);
+    CU_ASSERT_EQUAL(r->bytes, 2048);
+    CU_ASSERT_DOUBLE_EQUAL(r->seconds, 30.50e-6, 1e-15);
+    CU_ASSERT_EQUAL(r->ranks, 16);
+    CU_ASSERT_EQUAL(r->ranks_per_node, 8);
+    CU_ASSERT_EQUAL(r->line, 3);
+    CU_ASSERT_EQUAL(notes->len, 0);
+    /* The sniffer sees the labelled header: ms_measurement_set_load_with's path. */
+    CU_ASSERT_TRUE(ms_nccl_tests_sniff(one, strlen(one)));
+    CU_ASSERT_EQUAL(ms_measurement_sniff(one, strlen(one)), MS_MEASUREMENT_FORMAT_NCCL_TESTS);
+
+    /* Without a shape the run's ranks are unknown. */
+    CU_ASSERT_PTR_NULL(read_labelled(one, 0, 0, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_MISSING,
+                    "all_reduce_2x8.log:2: data line before any '#  Rank");
+    /* A shape is checked against rank lines when the log has them: PRE lists 2 on one host. */
+    static const char ranked[] = PRE HDR ROW("1024", "20.01");
+    CU_ASSERT_PTR_NULL(read_labelled(ranked, 16, 8, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE,
+                    "all_reduce_2x8.log:7: Rank: the '#  Rank' lines give 2 ranks, 2 per node, "
+                    "but the given shape is 16 ranks, 8 per node");
+    g_autoptr(MsMeasurementSet) agree = read_labelled(ranked, 2, 2, NULL, &error);
+    CU_ASSERT_PTR_NOT_NULL(agree);
+    /* A shape of more per node than ranks, or half a shape, is refused before reading. */
+    CU_ASSERT_PTR_NULL(read_labelled(one, 4, 8, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE,
+                    "all_reduce_2x8.log: shape: 4 ranks, 8 per node");
+    CU_ASSERT_PTR_NULL(read_labelled(one, 4, 0, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE, "give both");
+
+    /* Two tasks interleaved, each with a table of its own (e.g. one single-node run per task),
+     * around unlabelled launcher lines: task 0's lines are read, task 1's skipped, with a note.
+     * Task 3 printed only NCCL INFO lines, which do not count. */
+    static const char two[] = "srun: job 42 queued\n"
+                              " 1: " HDR " 0: " HDR " 3: host:1:1 [0] NCCL INFO Bootstrap\n"
+                              " 1: " ROW("1024", "99.00") " 0: " ROW("1024", "20.01") " 0: " ROW(
+                                  "2048", "30.50") " 1: " ROW("2048", "99.50");
+    g_autoptr(MsMeasurementSet) first = read_labelled(two, 8, 8, notes, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(first), 2);
+    CU_ASSERT_DOUBLE_EQUAL(ms_measurement_set_get(first, 0)->seconds, 20.01e-6, 1e-15);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(first, 0)->line, 6);
+    CU_ASSERT_DOUBLE_EQUAL(ms_measurement_set_get(first, 1)->seconds, 30.50e-6, 1e-15);
+    CU_ASSERT_EQUAL_FATAL(notes->len, 1);
+    CU_ASSERT_STRING_EQUAL(notes->pdata[0],
+                           "all_reduce_2x8.log: nccl-tests lines of 2 srun tasks (--label): read "
+                           "those of task 0, the lowest with data lines; skipped those of "
+                           "task 1");
+    /* A task that printed only a header yields to the one with data, even a higher one. */
+    static const char late[] = " 0: " HDR " 2: " HDR " 2: " ROW("1024", "20.01");
+    g_autoptr(MsMeasurementSet) second = read_labelled(late, 8, 8, NULL, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(second);
+    CU_ASSERT_EQUAL(ms_measurement_set_size(second), 1);
+
+    /* Labelled and unlabelled nccl-tests lines mixed: whose is the bare row cannot be told. */
+    static const char mixed[] = " 0: " HDR " 0: " ROW("1024", "20.01") ROW("2048", "30.50");
+    CU_ASSERT_PTR_NULL(read_labelled(mixed, 16, 8, NULL, &error));
+    MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_SYNTAX,
+                    "all_reduce_2x8.log:3: an nccl-tests line without srun --label's 'TASK: ' "
+                    "prefix, while line 1 carries task 0's");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -225,6 +318,7 @@ main(int argc, char **argv)
         {"kind from names, sniffing", test_kind_names},
         {"error paths", test_errors},
         {"collective unknown without hint", test_unknown_collective},
+        {"srun --label: tasks, shapes, mixes", test_srun_label},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"nccl_tests", NULL, NULL, tests}, {NULL}};

@@ -123,7 +123,8 @@ test_tables(void)
     GError *error = NULL;
     g_autoptr(MsTopology) topo = ms_topology_load("dgx-a100-2node", &error);
     const char *files[] = {t1, t2, NULL};
-    g_autoptr(MsValidationReport) r = ms_validation_report_tables(files, topo, NULL, NULL, &error);
+    g_autoptr(MsValidationReport) r =
+        ms_validation_report_tables(files, NULL, topo, NULL, NULL, &error);
     g_assert_no_error(error);
     CU_ASSERT_FALSE(ms_validation_report_is_runs(r));
     CU_ASSERT_TRUE(isnan(ms_validation_report_tau(r)));
@@ -152,7 +153,7 @@ test_tables(void)
     /* Nothing to compare is an error: a bound must never pass on nothing. */
     g_autofree char *empty = ms_test_write_tmp("empty.csv", MCSV);
     const char *none[] = {empty, NULL};
-    CU_ASSERT_PTR_NULL(ms_validation_report_tables(none, topo, NULL, NULL, &error));
+    CU_ASSERT_PTR_NULL(ms_validation_report_tables(none, NULL, topo, NULL, NULL, &error));
     MS_ASSERT_ERROR(error, MS_VALIDATION_ERROR, MS_VALIDATION_ERROR_EMPTY,
                     "the measurements hold nothing to compare");
 }

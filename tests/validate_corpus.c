@@ -16,6 +16,7 @@ typedef struct {
     MsMeasurementSet *set; /* rows, NULL when unread or not loadable */
     char *load_error;      /* why loading failed, NULL when it did not */
     guint ranks, per_node;
+    guint nodes, gpus;  /* the shape its file name gives, "..._NODESxGPUS[_...].log" */
     guint nccl_version; /* from the log's "NCCL version" line, 0 when it has none */
 } Log;
 
@@ -106,13 +107,34 @@ log_nccl_version(const char *path)
     return MS_NCCL_VERSION(major, minor, patch);
 }
 
-/* A log is one nccl-tests run: every row shares the configuration. */
+/* The shape a log's name states: "all_reduce_2x8.log", "all_reduce_1x2_docker.log" (SOURCE.md's
+ * nodes x GPUs column); 0 x 0 when it states none. */
+static void
+name_shape(Log *log)
+{
+    g_autoptr(GRegex) re = g_regex_new("_([0-9]+)x([0-9]+)(_|\\.log$)", 0, 0, NULL);
+    g_autoptr(GMatchInfo) m = NULL;
+    if (g_regex_match(re, log->name, 0, &m)) {
+        g_autofree char *n = g_match_info_fetch(m, 1), *g = g_match_info_fetch(m, 2);
+        log->nodes = (guint)g_ascii_strtoull(n, NULL, 10);
+        log->gpus = (guint)g_ascii_strtoull(g, NULL, 10);
+    }
+}
+
+/* A log is one nccl-tests run: every row shares the configuration. Its name gives the reader the
+ * shape, which logs without '#  Rank' lines (srun --label excerpts) need and the others must
+ * agree with. */
 static void
 load_log(Log *log)
 {
     log->nccl_version = log_nccl_version(log->path);
     g_autoptr(GError) error = NULL;
-    log->set = ms_measurement_set_load(log->path, &error);
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    MsMeasurementReadOptions opts = {log->nodes * log->gpus, log->gpus, notes};
+    log->set = ms_measurement_set_load_with(log->path, &opts, &error);
+    for (guint i = 0; i < notes->len; i++) {
+        printf("\n  note: %s", (const char *)notes->pdata[i]);
+    }
     if (log->set == NULL) {
         log->load_error = g_strdup(error->message);
         return;
@@ -145,6 +167,7 @@ load_machine(const char *name)
         log->path = g_build_filename(m->dir, log->name, NULL);
         g_autofree char *key = g_strdup_printf("%s/%s", name, log->name);
         log->unread = g_key_file_get_string(manifest, "unread", key, NULL);
+        name_shape(log);
         if (log->unread == NULL) {
             load_log(log);
         }
@@ -216,6 +239,13 @@ test_manifest(void)
         CU_ASSERT(m->logs->len > 0);
         for (guint k = 0; k < m->logs->len; k++) {
             const Log *log = g_ptr_array_index(m->logs, k);
+            /* The name's shape is what the log is scored on: it must fit the machine. */
+            if (log->nodes == 0 || (topo && (log->nodes > ms_topology_n_nodes(topo) ||
+                                             log->gpus > ms_topology_gpus_per_node(topo)))) {
+                fprintf(stderr, "\n  %s/%s: shape %ux%u does not fit the topology\n", m->name,
+                        log->name, log->nodes, log->gpus);
+                CU_FAIL("a log whose name gives no shape, or one its topology cannot hold");
+            }
             g_autofree char *cell = g_strdup_printf("`%s/%s`", m->name, log->name);
             if (strstr(source, cell) == NULL) {
                 fprintf(stderr, "\n  SOURCE.md has no row for %s\n", cell);

@@ -417,7 +417,8 @@ ms_measurement_sniff(const char *data, gsize len)
 }
 
 static gboolean
-read_format(MsMeasurementSet *set, const char *data, gsize len, const char *source, GError **error)
+read_format(MsMeasurementSet *set, const char *data, gsize len, const char *source,
+            const MsMeasurementReadOptions *opts, GError **error)
 {
     if (memchr(data, '\0', len) != NULL) {
         g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_FORMAT,
@@ -431,7 +432,7 @@ read_format(MsMeasurementSet *set, const char *data, gsize len, const char *sour
         g_autofree char *base = g_path_get_basename(source);
         MsMeasurementKind hint = MS_MEASUREMENT_N_KINDS;
         ms_nccl_tests_kind_from_name(base, &hint);
-        return ms_nccl_tests_read(set, data, len, source, hint, error);
+        return ms_nccl_tests_read(set, data, len, source, hint, opts, error);
     }
     case MS_MEASUREMENT_FORMAT_VIDUR_NETWORK:
         return ms_vidur_read_network(set, data, len, source, error);
@@ -464,6 +465,14 @@ gboolean
 ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                              GError **error)
 {
+    return ms_measurement_set_read_data_with(set, data, len, source, NULL, error);
+}
+
+gboolean
+ms_measurement_set_read_data_with(MsMeasurementSet *set, const char *data, gsize len,
+                                  const char *source, const MsMeasurementReadOptions *opts,
+                                  GError **error)
+{
     g_return_val_if_fail(set != NULL && (data != NULL || len == 0), FALSE);
     source = source ? source : "<input>";
     /* Text from memory has the limit of a file (sim/base/input_file.h). */
@@ -481,7 +490,7 @@ ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len,
     len -= bom;
     /* Read into a scratch set so that a failure leaves the caller's rows untouched. */
     g_autoptr(MsMeasurementSet) scratch = ms_measurement_set_new();
-    if (!read_format(scratch, data, len, source, error)) {
+    if (!read_format(scratch, data, len, source, opts, error)) {
         return FALSE;
     }
     for (guint i = 0; i < scratch->rows->len; i++) {
@@ -545,6 +554,13 @@ read_file(const char *path, GError **error)
 MsMeasurementSet *
 ms_measurement_set_load(const char *name_or_path, GError **error)
 {
+    return ms_measurement_set_load_with(name_or_path, NULL, error);
+}
+
+MsMeasurementSet *
+ms_measurement_set_load_with(const char *name_or_path, const MsMeasurementReadOptions *opts,
+                             GError **error)
+{
     g_return_val_if_fail(name_or_path != NULL, NULL);
     g_autoptr(GBytes) bytes = NULL;
     if (!g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
@@ -564,7 +580,7 @@ ms_measurement_set_load(const char *name_or_path, GError **error)
     gsize len = 0;
     const char *data = g_bytes_get_data(bytes, &len);
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
-    if (!ms_measurement_set_read_data(set, data ? data : "", len, name_or_path, error)) {
+    if (!ms_measurement_set_read_data_with(set, data ? data : "", len, name_or_path, opts, error)) {
         return NULL;
     }
     return g_steal_pointer(&set);

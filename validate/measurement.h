@@ -71,17 +71,33 @@ const char *ms_measurement_format_name(MsMeasurementFormat format);
  * column header anywhere). */
 MsMeasurementFormat ms_measurement_sniff(const char *data, gsize len);
 
+/* What a caller knows of a measurement file beyond its text. ranks and ranks_per_node: the shape
+ * of nccl-tests runs whose logs print no '#  Rank' lines (srun --label excerpts; 0 and 0 when
+ * unknown, and such a log is refused); a log that prints them must agree. notes, when not NULL,
+ * receives owned strings the caller should show (e.g. which srun task's lines were read). */
+typedef struct {
+    guint ranks, ranks_per_node;
+    GPtrArray *notes;
+} MsMeasurementReadOptions;
+
 /* Reads path, or, when no such file exists and name_or_path is the name of a shipped data file
  * (see ms_measurement_list_shipped), that file; sniffs the format and parses every row. Returns
  * NULL with MS_MEASUREMENT_ERROR: _IO when unreadable (or over 256 MiB), _FORMAT when the format
  * is none of the above (the message lists what is accepted), else the reader's error with
  * FILE:LINE, the field and the bad value. */
 MsMeasurementSet *ms_measurement_set_load(const char *name_or_path, GError **error);
+/* Same with options (NULL: none, as ms_measurement_set_load). */
+MsMeasurementSet *ms_measurement_set_load_with(const char *name_or_path,
+                                               const MsMeasurementReadOptions *opts,
+                                               GError **error);
 /* Same for text in memory, appended to set; source names it in messages and rows, and also serves
  * nccl-tests logs as the hint for which collective was run (see nccl_tests.h). On failure the set
  * keeps the rows it had before the call. */
 gboolean ms_measurement_set_read_data(MsMeasurementSet *set, const char *data, gsize len,
                                       const char *source, GError **error);
+gboolean ms_measurement_set_read_data_with(MsMeasurementSet *set, const char *data, gsize len,
+                                           const char *source, const MsMeasurementReadOptions *opts,
+                                           GError **error);
 
 /* Shipped data files (validate/data, compiled in), sorted; free with g_strfreev. */
 char **ms_measurement_list_shipped(void);

@@ -1,7 +1,8 @@
 /* nccl_tests: a line-by-line state machine over nccl-tests output. A run is the preamble
  * ("# nccl-tests version", "# Collective test starting", "# nThread"), the "#  Rank" device lines,
  * the column header and the data lines; columns are found by name in the header, so layouts with
- * and without the root or #wrong columns read alike. */
+ * and without the root or #wrong columns read alike. Logs of `srun --label` carry a "TASK: "
+ * prefix on every line: a first pass picks the task whose lines are read. */
 #include "nccl_tests.h"
 
 #include <math.h>
@@ -76,6 +77,8 @@ ms_nccl_tests_kind_from_name(const char *name, MsMeasurementKind *out)
 typedef struct {
     const char *source;
     guint line;
+    gint64 task;                  /* the srun task whose lines are read, -1 without labels */
+    guint shape_ranks, shape_per; /* the caller's shape for runs without rank lines, 0 = none */
     MsMeasurementKind hint;
     MsMeasurementKind kind; /* MS_MEASUREMENT_N_KINDS while unknown */
     char **columns;         /* header names, NULL until the header is read */
@@ -121,6 +124,28 @@ untag(const char *line)
     return tag ? tag + strlen("]<stdout>:") : line;
 }
 
+/* srun --label's "TASK: " prefix (the task number, padded with spaces to one width): returns the
+ * task and sets *rest to the text after the colon, or returns -1 with *rest = line. A data line
+ * ("   8   2 float") or a time ("12:30:01") has no colon right after its first number. */
+static gint64
+label_task(const char *line, const char **rest)
+{
+    *rest = line;
+    const char *s = line;
+    while (*s == ' ') {
+        s++;
+    }
+    const char *digits = s;
+    while (g_ascii_isdigit(*s) && s - digits < 9) {
+        s++;
+    }
+    if (s == digits || *s != ':' || (s[1] != '\0' && s[1] != ' ' && s[1] != '\r')) {
+        return -1;
+    }
+    *rest = s + 1;
+    return g_ascii_strtoll(digits, NULL, 10);
+}
+
 /* Whitespace-separated tokens of a line, empty ones dropped. */
 static char **
 tokens(const char *line, guint *n)
@@ -146,7 +171,12 @@ ms_nccl_tests_sniff(const char *data, gsize len)
     char *raw;
     while ((raw = ms_csv_next_line(data, len, &pos)) != NULL) {
         g_autofree char *whole = raw;
-        const char *line = untag(whole);
+        const char *rest;
+        label_task(whole, &rest);
+        while (*rest == ' ') {
+            rest++;
+        }
+        const char *line = untag(rest);
         if (line[0] != '#') {
             continue;
         }
@@ -271,10 +301,10 @@ check_run(const Parser *p, GError **error)
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
                        "data line before the '# size count type ...' column header");
     }
-    if (g_hash_table_size(p->ranks) == 0) {
+    if (g_hash_table_size(p->ranks) == 0 && p->shape_ranks == 0) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
                        "data line before any '#  Rank N ... on HOST device D' line: the number of "
-                       "ranks is unknown");
+                       "ranks is unknown (give the run's shape: ranks and ranks per node)");
     }
     if (p->kind == MS_MEASUREMENT_N_KINDS) {
         return FAIL_AT(error, MS_MEASUREMENT_ERROR_MISSING, p,
@@ -319,6 +349,27 @@ read_wrong(const Parser *p, char **tok, GError **error)
     return TRUE;
 }
 
+/* The run's ranks and ranks per node: from its '#  Rank' lines, which must then agree with the
+ * caller's shape when there is one, else the caller's shape. */
+static gboolean
+run_shape(const Parser *p, guint *ranks, guint *per_node, GError **error)
+{
+    *ranks = g_hash_table_size(p->ranks);
+    *per_node = ranks_per_node(p);
+    if (*ranks == 0) {
+        *ranks = p->shape_ranks;
+        *per_node = p->shape_per;
+        return TRUE;
+    }
+    if (p->shape_ranks && (*ranks != p->shape_ranks || *per_node != p->shape_per)) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, p,
+                       "Rank: the '#  Rank' lines give %u ranks, %u per node, but the given shape "
+                       "is %u ranks, %u per node",
+                       *ranks, *per_node, p->shape_ranks, p->shape_per);
+    }
+    return TRUE;
+}
+
 static gboolean
 read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
 {
@@ -343,17 +394,130 @@ read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
     }
     row.bytes = (guint64)size;
     row.seconds = row.mean_s = us * 1e-6;
-    row.ranks = g_hash_table_size(p->ranks);
-    row.ranks_per_node = ranks_per_node(p);
+    if (!run_shape(p, &row.ranks, &row.ranks_per_node, error)) {
+        return FALSE;
+    }
     p->data_in_run = TRUE;
     p->rows++;
     return ms_measurement_set_add(set, &row, error);
 }
 
+/* What a line is to the reader (the text after any label and mpirun tag, stripped): a data line,
+ * one of the comments a run is read from, or anything else (skipped). */
+typedef enum { LINE_OTHER, LINE_RUN, LINE_DATA } LineKind;
+
+static LineKind
+line_kind(const char *line)
+{
+    if (line[0] == '#') {
+        if (g_str_has_prefix(line, "# Collective test starting:") ||
+            g_str_has_prefix(line, "# nThread ")) {
+            return LINE_RUN;
+        }
+        guint n;
+        g_auto(GStrv) tok = tokens(line + 1, &n);
+        return (n >= 1 && strcmp(tok[0], "Rank") == 0) ||
+                       (n >= 3 && strcmp(tok[0], "size") == 0 && strcmp(tok[1], "count") == 0)
+                   ? LINE_RUN
+                   : LINE_OTHER;
+    }
+    const char *first = line[0] == '-' || line[0] == '+' ? line + 1 : line;
+    return g_ascii_isdigit(first[0]) ? LINE_DATA : LINE_OTHER;
+}
+
+/* The text of a raw line after its srun label (the task in *task, -1 when none) and mpirun tag,
+ * stripped; owned by the caller. */
+static char *
+line_text(const char *raw, gint64 *task)
+{
+    const char *rest;
+    *task = label_task(raw, &rest);
+    while (*rest == ' ') {
+        rest++;
+    }
+    return g_strstrip(g_strdup(untag(rest)));
+}
+
+/* Under srun --label every task's lines are whole but interleaved, so the lines of one task are
+ * one well-defined stream: the lowest task that printed data lines is read (nccl-tests prints
+ * from its first rank; other tasks print NCCL or launcher lines), and a note says so when other
+ * tasks printed nccl-tests lines too. A log whose nccl-tests lines are labelled on some lines and
+ * not on others cannot be split by task and is refused. Sets p->task (-1: no labels). */
+static gboolean
+choose_task(Parser *p, const char *data, gsize len, GPtrArray *notes, GError **error)
+{
+    g_autoptr(GArray) tasks = g_array_new(FALSE, FALSE, sizeof(gint64)); /* sorted, unique */
+    gint64 keep = -1, labelled_task = -1;
+    guint line = 0, unlabelled_at = 0, labelled_at = 0, skipped = 0;
+    gsize pos = 0;
+    char *raw;
+    while ((raw = ms_csv_next_line(data, len, &pos)) != NULL) {
+        line++;
+        gint64 task;
+        g_autofree char *text = line_text(raw, &task);
+        g_free(raw);
+        LineKind kind = line_kind(text);
+        if (kind == LINE_OTHER) {
+            continue;
+        }
+        if (task < 0) {
+            unlabelled_at = unlabelled_at ? unlabelled_at : line;
+            continue;
+        }
+        if (labelled_at == 0) {
+            labelled_at = line;
+            labelled_task = task;
+        }
+        guint at = 0;
+        while (at < tasks->len && g_array_index(tasks, gint64, at) < task) {
+            at++;
+        }
+        if (at == tasks->len || g_array_index(tasks, gint64, at) != task) {
+            g_array_insert_val(tasks, at, task);
+        }
+        if (kind == LINE_DATA && (keep < 0 || task < keep)) {
+            keep = task;
+        }
+    }
+    p->task = -1;
+    if (labelled_at == 0) {
+        return TRUE;
+    }
+    if (unlabelled_at) {
+        p->line = unlabelled_at;
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p,
+                       "an nccl-tests line without srun --label's 'TASK: ' prefix, while line %u "
+                       "carries task %" G_GINT64_FORMAT "'s: labelled and unlabelled output are "
+                       "mixed, so which task printed this line cannot be told",
+                       labelled_at, labelled_task);
+    }
+    p->task = keep >= 0 ? keep : g_array_index(tasks, gint64, 0);
+    if (tasks->len > 1 && notes) {
+        g_autoptr(GString) others = g_string_new(NULL);
+        for (guint i = 0; i < tasks->len; i++) {
+            gint64 t = g_array_index(tasks, gint64, i);
+            if (t != p->task) {
+                g_string_append_printf(others, "%s%" G_GINT64_FORMAT, skipped++ ? ", " : "", t);
+            }
+        }
+        g_ptr_array_add(notes, g_strdup_printf("%s: nccl-tests lines of %u srun tasks (--label): "
+                                               "read those of task %" G_GINT64_FORMAT
+                                               ", the lowest with data lines; skipped those of "
+                                               "task%s %s",
+                                               p->source, tasks->len, p->task,
+                                               skipped > 1 ? "s" : "", others->str));
+    }
+    return TRUE;
+}
+
 static gboolean
 read_line(Parser *p, MsMeasurementSet *set, const char *raw, GError **error)
 {
-    g_autofree char *line = g_strstrip(g_strdup(untag(raw)));
+    gint64 task;
+    g_autofree char *line = line_text(raw, &task);
+    if (task != p->task) {
+        return TRUE; /* another task's line, or an unlabelled one (never an nccl-tests line) */
+    }
     if (line[0] == '#') {
         return read_comment(p, line, error);
     }
@@ -373,9 +537,25 @@ read_line(Parser *p, MsMeasurementSet *set, const char *raw, GError **error)
 
 gboolean
 ms_nccl_tests_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
-                   MsMeasurementKind hint, GError **error)
+                   MsMeasurementKind hint, const MsMeasurementReadOptions *opts, GError **error)
 {
     Parser p = {.source = source ? source : "<input>", .hint = hint, .kind = hint};
+    if (opts) {
+        p.shape_ranks = opts->ranks;
+        p.shape_per = opts->ranks_per_node;
+    }
+    if ((p.shape_ranks == 0) != (p.shape_per == 0) || p.shape_per > p.shape_ranks ||
+        p.shape_ranks > RANKS_MAX) {
+        g_set_error(error, MS_MEASUREMENT_ERROR, MS_MEASUREMENT_ERROR_VALUE,
+                    "%s: shape: %u ranks, %u per node: give both, with 1 <= per node <= ranks "
+                    "<= 2^20",
+                    p.source, p.shape_ranks, p.shape_per);
+        return FALSE;
+    }
+    if (!choose_task(&p, data, len, opts ? opts->notes : NULL, error)) {
+        return FALSE;
+    }
+    p.line = 0;
     p.ranks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     gboolean ok = TRUE;
     gsize pos = 0;

@@ -188,12 +188,13 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
 }
 
 MsValidationReport *
-ms_validation_report_tables(const char *const *files, const MsTopology *topo,
-                            const MsCalibration *cal, MsNetModel *net, GError **error)
+ms_validation_report_tables(const char *const *files, const MsMeasurementReadOptions *read,
+                            const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
+                            GError **error)
 {
     g_autoptr(MsValidationReport) r = report_new(FALSE);
     for (guint f = 0; files[f]; f++) {
-        g_autoptr(MsMeasurementSet) set = ms_measurement_set_load(files[f], error);
+        g_autoptr(MsMeasurementSet) set = ms_measurement_set_load_with(files[f], read, error);
         if (set == NULL || !predict_table(r, set, topo, cal, net, error)) {
             return NULL;
         }

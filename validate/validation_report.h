@@ -13,6 +13,7 @@
 #include "sim/calib/calibration.h"
 #include "topologies/topology.h"
 #include "validate/fit.h"
+#include "validate/measurement.h"
 
 G_BEGIN_DECLS
 
@@ -37,10 +38,11 @@ MsValidationReport *ms_validation_report_runs(const char *const *simulated,
  * ranks, ranks per node and label in the order they appear; an alltoall_under_allreduce row by
  * its time under the allreduce (validate/nic_fit.h, without cal's per-collective figures). Fails
  * with a table's or a prediction's error, or MS_VALIDATION_ERROR_EMPTY when the tables hold
- * nothing. */
-MsValidationReport *ms_validation_report_tables(const char *const *files, const MsTopology *topo,
-                                                const MsCalibration *cal, MsNetModel *net,
-                                                GError **error);
+ * nothing. The tables are read with read (NULL: no options; measurement.h). */
+MsValidationReport *ms_validation_report_tables(const char *const *files,
+                                                const MsMeasurementReadOptions *read,
+                                                const MsTopology *topo, const MsCalibration *cal,
+                                                MsNetModel *net, GError **error);
 void ms_validation_report_free(MsValidationReport *report);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsValidationReport, ms_validation_report_free)
 

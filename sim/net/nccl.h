@@ -84,6 +84,8 @@ typedef struct {
     gboolean amd_cpu;
     guint n_ranks, n_nodes, ppn; /* ppn: ranks per node (the most on one node) */
     gboolean intra_nvlink;       /* the ring graph's intra-node hops are NVLink (else PCIe) */
+    const char *intra_path;      /* the ring graph's intra-node path type as NCCL prints it
+                                  * ("NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS"; static) */
     gboolean ll128;              /* LL128 enabled by NCCL's rule for this machine and version */
     guint graph_channels;        /* ring graph search result, before any duplication */
     double bw_intra, bw_inter;   /* the graph's bandwidth per channel, GB/s */

@@ -341,7 +341,11 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
     }
     if (ok) {
         tree_quirks(c, &ring, &tree);
+        /* topoPathTypeStr (v2.18 src/graph/topo.cc:24), in NcclPath's order. */
+        static const char *const path_names[] = {"LOC", "NVL", "NVB", "PIX",
+                                                 "PXB", "PXN", "PHB", "SYS"};
         c->intra_nvlink = ring.type_intra == NCCL_PATH_NVL;
+        c->intra_path = path_names[ring.type_intra];
         c->graph_channels = ring.channels;
         c->bw_intra = ring.bw_intra;
         c->bw_inter = ring.bw_inter;

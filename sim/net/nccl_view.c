@@ -106,6 +106,30 @@ classify(const MsTopology *topo, const guint32 *route, guint n)
                            : NCCL_PATH_PIX;
 }
 
+/* A pair without peer-to-peer is a topology's [route] up to the CPU and back (moesim does not
+ * detect peer-to-peer). From 2.19.1 NCCL diverts such a pair through the CPU too: ncclTopoCheckP2p
+ * clears p2p whenever NVML reports P2P disabled, and ncclTopoComputePaths then adds the CPU step
+ * (v2.19.1 src/graph/paths.cc:320-329 and 553-558). Up to 2.18 it only set p2p = 0 under
+ * NCCL_IGNORE_DISABLED_P2P and otherwise just logged (v2.18.6 paths.cc:320-328), so the search
+ * kept the direct PCIe path: the route with any detour back to a device it already crossed cut
+ * out (gpu0;pcie0;cpu0;pcie0;gpu1 -> gpu0;pcie0;gpu1). Returns the cut route's length. */
+static guint
+cut_detours(const MsTopology *t, const guint32 *r, guint n, guint32 *out)
+{
+    guint k = 0;
+    for (guint h = 0; h < n; h++) {
+        guint32 from = ms_topology_link(t, r[h])->from;
+        for (guint m = 0; m < k; m++) {
+            if (ms_topology_link(t, out[m])->from == from) {
+                k = m;
+                break;
+            }
+        }
+        out[k++] = r[h];
+    }
+    return k;
+}
+
 /* The path between GPUs i and j as NCCL computes it (paths.cc ncclTopoSetPaths: NVLink first,
  * through NVSwitch or one intermediate GPU, else PCIe). */
 static gboolean
@@ -147,12 +171,18 @@ pair_path(Build *b, NcclNode *nd, guint i, guint j, GArray *slots, GError **erro
         len = 2;
     }
     const guint32 *r = NULL;
+    g_autofree guint32 *cut = NULL;
     guint rn = len;
     if (len == 0) {
         r = ms_topology_gpu_route(t, nd->rank[i], nd->rank[j], &rn, error);
         if (r == NULL) {
             g_prefix_error(error, "NCCL path from GPU %u to GPU %u: ", nd->rank[i], nd->rank[j]);
             return FALSE;
+        }
+        if (b->version < V(2, 19, 0)) {
+            cut = g_new(guint32, rn);
+            rn = cut_detours(t, r, rn, cut);
+            r = cut;
         }
         type = classify(t, r, rn);
     }

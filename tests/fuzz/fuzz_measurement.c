@@ -1,7 +1,9 @@
 /* Fuzz target: measurement files (ms_measurement_set_read_data): nccl-tests logs, Vidur profile
  * CSVs and moesim's CSV, recognised by content. The first byte picks the file name, which is the
- * nccl-tests reader's hint for the collective. Rows that load are written as a moesim CSV and read
- * back: the second write must give the same bytes and a failed read must leave the set as it was.
+ * nccl-tests reader's hint for the collective, and with its bit 2 a shape of 16 ranks, 8 per node
+ * (what logs without '#  Rank' lines, srun --label excerpts, need). Rows that load are written as a
+ * moesim CSV and read back: the second write must give the same bytes and a failed read must leave
+ * the set as it was.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +23,14 @@ LLVMFuzzerTestOneInput(const guint8 *data, size_t size)
     const char *source = names[data[0] % G_N_ELEMENTS(names)];
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     GError *error = NULL;
-    if (!ms_measurement_set_read_data(set, (const char *)data + 1, size - 1, source, &error)) {
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    MsMeasurementReadOptions opts = {0, 0, notes};
+    if (data[0] & 4) {
+        opts.ranks = 16;
+        opts.ranks_per_node = 8;
+    }
+    if (!ms_measurement_set_read_data_with(set, (const char *)data + 1, size - 1, source, &opts,
+                                           &error)) {
         if (ms_measurement_set_size(set) != 0) {
             abort();
         }
