@@ -9,6 +9,8 @@ typedef enum {
     PHASE_A2A,  /* pairs within each group, in rounds: position p sends to p+r in round r */
     PHASE_RING, /* C channels x S steps of neighbour sends around each group's ring */
     PHASE_COPY, /* a local layout copy of copy_bytes[part] on each participant */
+    PHASE_TREE, /* NCCL's tree connections (coll_tree.c), indexed as an A2A of one group, all at
+                 * once: pair_bytes the payload of the pair's connections, pair_conns how many */
 } PhaseKind;
 
 typedef struct {
@@ -24,6 +26,7 @@ typedef struct {
     guint64 *pair_bytes; /* [(g * m + p) * (m - 1) + (r - 1)]: p -> p + r; NULL for COPY/RING */
     guint64 *self_bytes; /* per participant: bytes it keeps (a local copy), may be NULL */
     guint window;        /* rounds in flight per sender; 0 = all */
+    guint *pair_conns;   /* TREE: connections of each pair, indexed as pair_bytes */
 
     /* RING */
     guint channels, steps;
@@ -56,6 +59,18 @@ typedef struct {
 gboolean ms_coll_build_phases(PhasePlan *plan, const MsCollSpec *spec, const guint64 *matrix,
                               const guint *node_of, const guint *local_of, GError **error);
 void ms_coll_phase_clear(Phase *ph, guint n);
+/* An empty phase of n_groups groups of m for n participants, every participant outside it. */
+void ms_coll_phase_init(Phase *ph, PhaseKind kind, guint n, guint n_groups, guint m);
+/* The order channel c visits a node's block of b GPUs in (ring and tree alike): out[t] is the
+ * position in the block of the GPU it visits t-th. */
+void ms_coll_block_order(guint b, guint c, guint *out);
+
+/* Phases whose flows are sender-receiver pairs indexed as an A2A's. */
+static inline gboolean
+phase_pairs(const Phase *ph)
+{
+    return ph->kind == PHASE_A2A || ph->kind == PHASE_TREE;
+}
 
 /* Bytes of A2A pair (group g, position p, round r) and of ring flow (g, c, s, i). */
 static inline guint64

@@ -53,12 +53,13 @@ struct _MsColl {
 };
 
 /* --- flow identity ---
- * A2A flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
+ * A2A (and TREE) flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
  * RING flow index: ((g * C + c) * S + s) * m + i, ring index i sends step s of channel c. */
 
 typedef struct {
     guint src, dst; /* participants */
     guint64 bytes;
+    guint conns; /* connections the flow stands for: a TREE pair's, else 1 */
 } FlowInfo;
 
 static inline FlowInfo
@@ -66,13 +67,15 @@ flow_info(const Phase *ph, guint64 idx)
 {
     FlowInfo f;
     guint m = ph->m;
-    if (ph->kind == PHASE_A2A) {
+    f.conns = 1;
+    if (phase_pairs(ph)) {
         guint r = idx % (m - 1) + 1;
         guint64 gp = idx / (m - 1);
         guint g = gp / m, p = gp % m;
         f.src = ph->members[(gsize)g * m + p];
         f.dst = ph->members[(gsize)g * m + (p + r) % m];
         f.bytes = ph->pair_bytes[idx];
+        f.conns = ph->pair_conns ? ph->pair_conns[idx] : 1;
     } else {
         guint i = idx % m;
         guint64 rest = idx / m;

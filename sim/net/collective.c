@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll_private.h"
+#include "coll_tree.h"
 
 G_DEFINE_QUARK(ms_coll_error_quark, ms_coll_error)
 
@@ -128,9 +129,9 @@ ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guin
         return;
     }
     gboolean same_node = coll->node_of[f->src] == coll->node_of[f->dst];
-    if (ph->kind == PHASE_RING) {
+    if (ph->kind != PHASE_A2A) { /* ring steps, tree connections (f->conns of them) */
         *wire = wire_bytes(f->bytes, coll->wire);
-        *weight *= same_node ? 1.0 : coll->net_weight;
+        *weight *= f->conns * (same_node ? 1.0 : coll->net_weight);
         *latency = coll->lat_step;
         return;
     }
@@ -322,7 +323,7 @@ enter_phase(MsColl *coll, guint ph_id, guint part)
     Phase *ph = &coll->plan.phases[ph_id];
     ph->entered[part] = 1;
     guint g = ph->group_of[part], p = ph->pos_of[part], m = ph->m;
-    if (ph->kind == PHASE_A2A) {
+    if (phase_pairs(ph)) {
         if (ph->self_bytes && ph->self_bytes[part]) {
             start_copy(coll, ph_id, part, ph->self_bytes[part]);
         }
@@ -364,7 +365,7 @@ count_pending(Phase *ph, guint n)
         }
         guint g = ph->group_of[part], p = ph->pos_of[part];
         guint count = 0;
-        if (ph->kind == PHASE_A2A) {
+        if (phase_pairs(ph)) {
             count += ph->self_bytes && ph->self_bytes[part] ? 1 : 0;
             for (guint r = 1; r < m; r++) {
                 count += phase_pair_bytes(ph, g, p, r) ? 1 : 0;
@@ -545,13 +546,28 @@ ring_bus_bandwidth(MsColl *coll, MsNetModel *net, const MsNcclComm *comm)
     return *slot;
 }
 
+/* Seconds the first phase's flows take alone on the links at one wire byte per payload byte:
+ * the rings' bus time, or the tree's busiest link (every connection carries a channel's share);
+ * 0 when neither applies. */
+static double
+links_time(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm)
+{
+    const Phase *ph = &coll->plan.phases[0];
+    if (ph->kind == PHASE_TREE) {
+        double per =
+            ms_coll_tree_link_time(ph, coll->device, spec->net, ms_sim_topology(coll->sim));
+        return ph->channels ? per * (double)spec->bytes / ph->channels : 0;
+    }
+    double bus = ring_bus_bandwidth(coll, spec->net, comm);
+    return bus > 0 ? ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus : 0;
+}
+
 /* What the nccl model decides for the whole call, once its phases exist: NCCL's fixed cost as
  * the per-call overhead (unless the spec gives one), and for ring phases the chosen protocol's
  * wire factor (its predicted time per byte over that of the rings on the links at NCCL's
  * figures), its latency (the size-dependent factor of its tuning model applied) and the weight of
- * its network messages.
- * A tree is run on the ring's flows at the tree's predicted bandwidth, its latency paid up
- * front. */
+ * its network messages. A tree's connections (coll_tree.c) or, under tree=ring-flows, the
+ * ring's flows get the wire factor of the tree's predicted time; its latency is paid up front. */
 static void
 nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const MsNcclChoice *ch,
            const guint *node_of)
@@ -575,10 +591,9 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     double scale = c0.latency_us > 0 ? ch->cost.latency_us / c0.latency_us : 1.0;
     /* Seconds per byte NCCL's model gives the choice, over those of the rings on the links. */
     double t = (ch->cost.time_us - ch->cost.latency_us) * 1e-6;
-    double bus = ring_bus_bandwidth(coll, spec->net, comm);
-    if (spec->bytes && t > 0 && bus > 0) {
-        double t_rings = ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus;
-        coll->wire = CLAMP(t / t_rings / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
+    double t_links = links_time(coll, spec, comm);
+    if (spec->bytes && t > 0 && t_links > 0) {
+        coll->wire = CLAMP(t / t_links / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
     }
     /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
      * latency on the few steps that cross nodes, not on every step a NIC carries. Here a
@@ -690,7 +705,12 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     if (comm && spec.op == MS_COLL_ALLTOALL && spec.window == 0) {
         spec.window = nccl_window(comm, n);
     }
-    if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
+    /* Under the nccl model a tree allreduce moves on the tree's connections unless the spec
+     * asks for the ring's flows (tree=ring-flows). */
+    if (comm && spec.op == MS_COLL_ALLREDUCE && choice.algo == MS_NCCL_ALGO_TREE &&
+        spec.algo == MS_COLL_ALGO_RING && !ms_net_model_spec(spec.net)->tree_ring_flows) {
+        ms_coll_tree_build(&coll->plan, n, spec.bytes, spec.channels, comm, node_of, local_of);
+    } else if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
         ms_coll_free(coll);
         return NULL;
     }
@@ -911,7 +931,7 @@ ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
     if (ph->m < 2) {
         return TRUE;
     }
-    if (ph->kind == PHASE_A2A) {
+    if (phase_pairs(ph)) {
         enumerate_a2a(coll, ph, fn, ctx);
     } else {
         enumerate_ring(coll, ph, fn, ctx);
