@@ -101,6 +101,19 @@ ring_index(const Phase *ph, guint64 gc, guint s, guint i)
     return (gc * ph->steps + s) * ph->m + i;
 }
 
+/* The A2A flow of the same sender that may start once idx is done (its window moved on), or
+ * G_MAXUINT64. */
+static inline guint64
+a2a_successor(const Phase *ph, guint64 idx)
+{
+    guint m = ph->m;
+    guint r = idx % (m - 1) + 1;
+    if (ph->window == 0 || r + ph->window > m - 1) {
+        return G_MAXUINT64;
+    }
+    return idx + ph->window;
+}
+
 /* Shared by collective.c and coll_sym.c. */
 void ms_coll_check_finished(MsColl *coll, guint ph_id, guint part);
 /* How flow f of phase ph crosses the network: its wire bytes, share weight and latency

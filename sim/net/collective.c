@@ -5,7 +5,6 @@
 #include "collective.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "coll_private.h"
 #include "coll_tree.h"
@@ -19,19 +18,6 @@ ms_coll_busbw_factor(MsCollOp op, guint n)
         return 0;
     }
     return op == MS_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
-}
-
-/* The A2A flow of the same sender that may start once idx is done (its window moved on), or
- * G_MAXUINT64. */
-static guint64
-a2a_successor(const Phase *ph, guint64 idx)
-{
-    guint m = ph->m;
-    guint r = idx % (m - 1) + 1;
-    if (ph->window == 0 || r + ph->window > m - 1) {
-        return G_MAXUINT64;
-    }
-    return idx + ph->window;
 }
 
 static void enter_phase(MsColl *coll, guint ph_id, guint part);
@@ -869,72 +855,4 @@ const MsNcclChoice *
 ms_coll_nccl_choice(const MsColl *coll)
 {
     return coll->comm && coll->op != MS_COLL_ALLTOALL ? &coll->choice : NULL;
-}
-
-/* A2A in index order (a window predecessor has a smaller index). A flow of zero bytes is not
- * listed: what waits for it waits for its predecessor instead. */
-static void
-enumerate_a2a(const MsColl *coll, const Phase *ph, MsCollFlowFn fn, gpointer ctx)
-{
-    gsize total = (gsize)ph->n_groups * ph->m * (ph->m - 1);
-    g_autofree gint64 *pred_of = g_new(gint64, total);
-    for (gsize i = 0; i < total; i++) {
-        pred_of[i] = -1;
-    }
-    gint64 next = 0;
-    for (gsize idx = 0; idx < total; idx++) {
-        FlowInfo f = flow_info(ph, idx);
-        gint64 pred = pred_of[idx], self = pred;
-        if (f.bytes) {
-            fn(ctx, coll->device[f.src], coll->device[f.dst], f.bytes, &pred, pred >= 0 ? 1 : 0);
-            self = next++;
-        }
-        guint64 succ = a2a_successor(ph, idx);
-        if (succ != G_MAXUINT64) {
-            pred_of[succ] = self;
-        }
-    }
-}
-
-/* RING step by step, so that both predecessors of a flow come before it. A step of zero bytes is
- * listed as a flow of zero bytes from the sender to itself, which ends as soon as it may start,
- * as the collective's empty steps do. */
-static void
-enumerate_ring(const MsColl *coll, const Phase *ph, MsCollFlowFn fn, gpointer ctx)
-{
-    guint m = ph->m;
-    gsize chains = (gsize)ph->n_groups * ph->channels;
-    g_autofree gint64 *prev = g_new(gint64, chains * m);
-    g_autofree gint64 *cur = g_new(gint64, chains * m);
-    gint64 next = 0;
-    for (guint s = 0; s < ph->steps; s++) {
-        for (gsize gc = 0; gc < chains; gc++) {
-            for (guint i = 0; i < m; i++) {
-                FlowInfo f = flow_info(ph, ring_index(ph, gc, s, i));
-                gint64 preds[2] = {prev[gc * m + (i + m - 1) % m], prev[gc * m + i]};
-                guint dst = f.bytes ? coll->device[f.dst] : coll->device[f.src];
-                fn(ctx, coll->device[f.src], dst, f.bytes, preds, s ? 2 : 0);
-                cur[gc * m + i] = next++;
-            }
-        }
-        memcpy(prev, cur, chains * m * sizeof(gint64));
-    }
-}
-
-gboolean
-ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
-{
-    if (coll->plan.n_phases != 1 || coll->plan.phases[0].kind == PHASE_COPY) {
-        return FALSE;
-    }
-    const Phase *ph = &coll->plan.phases[0];
-    if (ph->m < 2) {
-        return TRUE;
-    }
-    if (phase_pairs(ph)) {
-        enumerate_a2a(coll, ph, fn, ctx);
-    } else {
-        enumerate_ring(coll, ph, fn, ctx);
-    }
-    return TRUE;
 }
