@@ -1,8 +1,9 @@
 /* coll_tree: NCCL's tree allreduce as connections. Each channel runs one of NCCL's two trees
  * across nodes (the first half of the channels the first tree, v2.18 src/graph/connect.cc:141-156)
  * and a chain through every node's GPUs; each tree edge carries the channel's share of the buffer
- * up (the reduction) and down (the broadcast), pipelined chunk by chunk (v2.18
- * src/device/all_reduce.h runTreeUpDown and runTreeSplit), so every connection moves at once and
+ * up (the reduction) and down (the broadcast), pipelined chunk by chunk (runTreeUpDown and
+ * runTreeSplit: v2.18 src/collectives/device/all_reduce.h:98-170, v2.22 src/device/all_reduce.h
+ * :83-146), so every connection moves at once and
  * carries the share once. Bytes; what it ignores: the pipeline's fill, paid as NCCL's latency. */
 #include "coll_tree.h"
 
