@@ -1,10 +1,8 @@
-/* coll_tree: NCCL's tree allreduce as connections. Each channel runs one of NCCL's two trees
- * across nodes (the first half of the channels the first tree, v2.18 src/graph/connect.cc:141-156)
- * and a chain through every node's GPUs; each tree edge carries the channel's share of the buffer
- * up (the reduction) and down (the broadcast), pipelined chunk by chunk (runTreeUpDown and
- * runTreeSplit: v2.18 src/collectives/device/all_reduce.h:98-170, v2.22 src/device/all_reduce.h
- * :83-146), so every connection moves at once and
- * carries the share once. Bytes; what it ignores: the pipeline's fill, paid as NCCL's latency. */
+/* coll_tree: NCCL's tree allreduce as connections, payload bytes. Each channel runs one of NCCL's
+ * two trees across nodes and a chain through every node's GPUs; every tree edge carries the
+ * channel's share up (reduce) and down (broadcast), pipelined by chunk (runTreeUpDown and
+ * runTreeSplit: v2.18 src/collectives/device/all_reduce.h:98-170), so all connections move at
+ * once. Ignores the pipeline's fill (paid as NCCL's latency) and its coupling of the edges. */
 #include "coll_tree.h"
 
 #include <math.h>
