@@ -48,7 +48,10 @@ ms_coll_phase_clear(Phase *ph, guint n)
     g_free(ph->group_of);
     g_free(ph->pos_of);
     g_free(ph->pair_bytes);
-    g_free(ph->pair_conns);
+    g_free(ph->flow_src);
+    g_free(ph->flow_dst);
+    g_free(ph->flow_conns);
+    g_free(ph->sender_first);
     g_free(ph->self_bytes);
     g_free(ph->order);
     g_free(ph->index_of);

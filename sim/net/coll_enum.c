@@ -64,7 +64,15 @@ ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
     if (ph->m < 2) {
         return TRUE;
     }
-    if (phase_pairs(ph)) {
+    if (ph->kind == PHASE_TREE) {
+        /* The tree's connections all start at once. */
+        for (guint k = 0; k < ph->n_flows; k++) {
+            if (ph->pair_bytes[k]) {
+                fn(ctx, coll->device[ph->flow_src[k]], coll->device[ph->flow_dst[k]],
+                   ph->pair_bytes[k], NULL, 0);
+            }
+        }
+    } else if (ph->kind == PHASE_A2A) {
         enumerate_a2a(coll, ph, fn, ctx);
     } else {
         enumerate_ring(coll, ph, fn, ctx);

@@ -53,7 +53,8 @@ struct _MsColl {
 };
 
 /* --- flow identity ---
- * A2A (and TREE) flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
+ * A2A flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
+ * TREE flow index: its place in the phase's list of connected pairs.
  * RING flow index: ((g * C + c) * S + s) * m + i, ring index i sends step s of channel c. */
 
 typedef struct {
@@ -68,14 +69,18 @@ flow_info(const Phase *ph, guint64 idx)
     FlowInfo f;
     guint m = ph->m;
     f.conns = 1;
-    if (phase_pairs(ph)) {
+    if (ph->kind == PHASE_TREE) {
+        f.src = ph->flow_src[idx];
+        f.dst = ph->flow_dst[idx];
+        f.bytes = ph->pair_bytes[idx];
+        f.conns = ph->flow_conns[idx];
+    } else if (ph->kind == PHASE_A2A) {
         guint r = idx % (m - 1) + 1;
         guint64 gp = idx / (m - 1);
         guint g = gp / m, p = gp % m;
         f.src = ph->members[(gsize)g * m + p];
         f.dst = ph->members[(gsize)g * m + (p + r) % m];
         f.bytes = ph->pair_bytes[idx];
-        f.conns = ph->pair_conns ? ph->pair_conns[idx] : 1;
     } else {
         guint i = idx % m;
         guint64 rest = idx / m;

@@ -16,19 +16,58 @@ typedef enum {
     PATTERN_SIMPLE = 3,   /* everything through the first GPU (NCCL_TOPO_PATTERN_TREE) */
 } Pattern;
 
+/* One connection: a channel's tree edge in one direction. */
 typedef struct {
-    guint n, channels;
-    guint64 bytes;
-    Phase *ph;
-} Builder;
+    guint src, dst;
+    guint64 payload;
+} Conn;
 
 static void
-add_conn(Builder *b, guint src, guint dst, guint64 payload)
+add_conn(GArray *conns, guint src, guint dst, guint64 payload)
 {
-    guint n = b->n, r = (dst + n - src) % n;
-    gsize idx = (gsize)src * (n - 1) + (r - 1);
-    b->ph->pair_bytes[idx] += payload;
-    b->ph->pair_conns[idx]++;
+    Conn c = {src, dst, payload};
+    g_array_append_val(conns, c);
+}
+
+static gint
+cmp_conn(gconstpointer pa, gconstpointer pb)
+{
+    const Conn *a = pa, *b = pb;
+    if (a->src != b->src) {
+        return a->src < b->src ? -1 : 1;
+    }
+    return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+/* The phase's flows: one per connected pair (its connections' payloads summed, and their
+ * count), sorted by sender then receiver, so that the order is the same on every run. */
+static void
+fill_flows(Phase *ph, guint n, GArray *conns)
+{
+    g_array_sort(conns, cmp_conn);
+    const Conn *c = (const Conn *)conns->data;
+    ph->pair_bytes = g_new(guint64, MAX(conns->len, 1));
+    ph->flow_src = g_new(guint, MAX(conns->len, 1));
+    ph->flow_dst = g_new(guint, MAX(conns->len, 1));
+    ph->flow_conns = g_new(guint, MAX(conns->len, 1));
+    ph->sender_first = g_new0(guint, n + 1);
+    guint f = 0;
+    for (guint k = 0; k < conns->len; k++) {
+        if (k == 0 || c[k].src != c[k - 1].src || c[k].dst != c[k - 1].dst) {
+            ph->flow_src[f] = c[k].src;
+            ph->flow_dst[f] = c[k].dst;
+            ph->pair_bytes[f] = 0;
+            ph->flow_conns[f] = 0;
+            ph->sender_first[c[k].src + 1]++;
+            f++;
+        }
+        ph->pair_bytes[f - 1] += c[k].payload;
+        ph->flow_conns[f - 1]++;
+    }
+    ph->n_flows = f;
+    for (guint p = 0; p < n; p++) {
+        ph->sender_first[p + 1] += ph->sender_first[p];
+    }
 }
 
 /* The chain of channel c through a node's participants (in local order): NCCL's tree graph
@@ -119,12 +158,11 @@ ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, cons
         ph->group_of[i] = 0;
         ph->pos_of[i] = i;
     }
+    g_autoptr(GArray) conns = g_array_new(FALSE, FALSE, sizeof(Conn));
     if (n < 2 || channels == 0) {
+        fill_flows(ph, n, conns);
         return;
     }
-    ph->pair_bytes = g_new0(guint64, (gsize)n * (n - 1));
-    ph->pair_conns = g_new0(guint, (gsize)n * (n - 1));
-    Builder b = {n, channels, bytes, ph};
     Nodes nd;
     nodes_init(&nd, n, node_of, local_of);
     Pattern pattern = comm->tree_simple ? PATTERN_SIMPLE : PATTERN_BALANCED;
@@ -141,8 +179,8 @@ ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, cons
             chain(&nd.members[nd.start[a]], nd.size[a], c, ch);
             /* Inside the node: up is towards the chain's first GPU (connect.cc:56-57). */
             for (guint t = 1; t < nd.size[a]; t++) {
-                add_conn(&b, ch[t], ch[t - 1], slice);
-                add_conn(&b, ch[t - 1], ch[t], slice);
+                add_conn(conns, ch[t], ch[t - 1], slice);
+                add_conn(conns, ch[t - 1], ch[t], slice);
             }
         }
         for (guint a = 0; a < nd.n_nodes; a++) {
@@ -157,34 +195,29 @@ ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, cons
             guint u = (guint)t->up;
             guint me = chains[nd.start[a]];
             guint peer = attach(&chains[nd.start[u]], nd.size[u], pattern, t->child_type);
-            add_conn(&b, me, peer, slice);
-            add_conn(&b, peer, me, slice);
+            add_conn(conns, me, peer, slice);
+            add_conn(conns, peer, me, slice);
         }
     }
     nodes_clear(&nd);
+    fill_flows(ph, n, conns);
 }
 
 double
 ms_coll_tree_link_time(const Phase *ph, const guint *device, MsNetModel *net,
                        const MsTopology *topo)
 {
-    guint n = ph->m, n_links = ms_topology_n_links(topo);
-    if (n < 2 || ph->pair_conns == NULL) {
+    guint n_links = ms_topology_n_links(topo);
+    if (ph->n_flows == 0) {
         return 0;
     }
     g_autofree guint *hops = g_new0(guint, MAX(n_links, 1));
-    for (guint src = 0; src < n; src++) {
-        for (guint r = 1; r < n; r++) {
-            guint conns = ph->pair_conns[(gsize)src * (n - 1) + (r - 1)];
-            if (conns == 0) {
-                continue;
-            }
-            guint len = 0;
-            const guint32 *route =
-                ms_net_model_route(net, device[src], device[(src + r) % n], &len, NULL);
-            for (guint k = 0; route && k < len; k++) {
-                hops[route[k]] += conns;
-            }
+    for (guint k = 0; k < ph->n_flows; k++) {
+        guint len = 0;
+        const guint32 *route =
+            ms_net_model_route(net, device[ph->flow_src[k]], device[ph->flow_dst[k]], &len, NULL);
+        for (guint i = 0; route && i < len; i++) {
+            hops[route[i]] += ph->flow_conns[k];
         }
     }
     double worst = 0;

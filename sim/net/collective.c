@@ -309,7 +309,11 @@ enter_phase(MsColl *coll, guint ph_id, guint part)
     Phase *ph = &coll->plan.phases[ph_id];
     ph->entered[part] = 1;
     guint g = ph->group_of[part], p = ph->pos_of[part], m = ph->m;
-    if (phase_pairs(ph)) {
+    if (ph->kind == PHASE_TREE) {
+        for (guint k = ph->sender_first[part]; k < ph->sender_first[part + 1]; k++) {
+            flow_ready(coll, ph_id, k);
+        }
+    } else if (ph->kind == PHASE_A2A) {
         if (ph->self_bytes && ph->self_bytes[part]) {
             start_copy(coll, ph_id, part, ph->self_bytes[part]);
         }
@@ -345,13 +349,21 @@ static void
 count_pending(Phase *ph, guint n)
 {
     guint m = ph->m;
+    if (ph->kind == PHASE_TREE) {
+        for (guint k = 0; k < ph->n_flows; k++) {
+            guint inc = ph->pair_bytes[k] ? 1 : 0;
+            ph->pending[ph->flow_src[k]] += inc;
+            ph->pending[ph->flow_dst[k]] += inc;
+        }
+        return;
+    }
     for (guint part = 0; part < n; part++) {
         if (ph->group_of[part] == NONE) {
             continue;
         }
         guint g = ph->group_of[part], p = ph->pos_of[part];
         guint count = 0;
-        if (phase_pairs(ph)) {
+        if (ph->kind == PHASE_A2A) {
             count += ph->self_bytes && ph->self_bytes[part] ? 1 : 0;
             for (guint r = 1; r < m; r++) {
                 count += phase_pair_bytes(ph, g, p, r) ? 1 : 0;
