@@ -183,6 +183,67 @@ test_bytes_closed_form(void)
     }
 }
 
+typedef struct {
+    const MsTopology *topo;
+    guint64 bytes[16][16]; /* by GPU rank, sender then receiver: flows between nodes */
+} Pairs;
+
+static void
+pair_bytes(gpointer ctx, guint src, guint dst, guint64 bytes, const gint64 *preds, guint n_preds)
+{
+    Pairs *p = ctx;
+    guint a = 0, b = 0;
+    for (guint r = 0; r < 16; r++) {
+        a = ms_topology_gpu_device(p->topo, r) == src ? r : a;
+        b = ms_topology_gpu_device(p->topo, r) == dst ? r : b;
+    }
+    if (ms_topology_gpu_node(p->topo, a) != ms_topology_gpu_node(p->topo, b)) {
+        p->bytes[a][b] += bytes;
+    }
+}
+
+/* Which GPUs the nodes join at, on lina-testbed under 2.10 (2 channels: channel 0 runs the first
+ * tree 0 - 2 - {1, 3}, channel 1 its mirror 3 - 1 - {2, 0}; the balanced pattern). Channel c's
+ * chain through a node starts at its local GPU c (the ring's block order). A node's first GPU
+ * connects to its parent; a child of type 0 joins the parent's second GPU, one of type 1 its
+ * first (connect.cc:49-55). Channel 0: node 1 (type 0 under 2) GPU 4 to GPU 9, node 3 (type 1)
+ * GPU 12 to GPU 8, node 2 (type 1 under 0) GPU 8 to GPU 0. Channel 1 (chains start at local 1):
+ * node 2 (type 0 under 1) GPU 9 to GPU 6, node 0 (type 1 under 1) GPU 1 to GPU 5, node 1 (type 1
+ * under 3) GPU 5 to GPU 13. Each carries the channel's half of the size both ways. */
+static void
+test_attach_gpus(void)
+{
+    g_autoptr(MsTopology) topo = load("lina-testbed");
+    g_autoptr(MsNetModel) net = model("nccl:version=2.10", topo);
+    guint64 size = tree_size(net, 16);
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    ms_net_model_apply(net, sim);
+    MsCollSpec spec = {.op = MS_COLL_ALLREDUCE, .n_ranks = 16, .bytes = size, .net = net};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
+    CU_ASSERT_EQUAL_FATAL(ms_coll_nccl_choice(coll)->channels, 2);
+    static Pairs p;
+    memset(&p, 0, sizeof p);
+    p.topo = topo;
+    CU_ASSERT_TRUE(ms_coll_enumerate(coll, pair_bytes, &p));
+    static const guint edges[][2] = {{4, 9}, {12, 8}, {8, 0}, {9, 6}, {1, 5}, {5, 13}};
+    guint64 want[16][16] = {{0}};
+    for (guint k = 0; k < G_N_ELEMENTS(edges); k++) {
+        want[edges[k][0]][edges[k][1]] = want[edges[k][1]][edges[k][0]] = size / 2;
+    }
+    for (guint a = 0; a < 16; a++) {
+        for (guint b = 0; b < 16; b++) {
+            if (p.bytes[a][b] != want[a][b]) {
+                fprintf(stderr,
+                        "\n  GPU %u to GPU %u: %" G_GUINT64_FORMAT " B, want %" G_GUINT64_FORMAT, a,
+                        b, p.bytes[a][b], want[a][b]);
+            }
+            CU_ASSERT_EQUAL(p.bytes[a][b], want[a][b]);
+        }
+    }
+}
+
 static MsTime
 run_alone(const MsTopology *topo, MsNetModel *net, guint64 bytes)
 {
@@ -307,6 +368,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"NCCL's double binary tree for 2, 3, 4 and 16 nodes", test_dtree},
         {"bytes per node and direction in closed form", test_bytes_closed_form},
+        {"the GPUs where the nodes join, balanced pattern", test_attach_gpus},
         {"a tree alone takes NCCL's predicted time", test_alone_matches_nccl},
         {"beside an all-to-all: the tree loads its own NICs", test_contended},
         {NULL, NULL},
