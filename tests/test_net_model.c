@@ -77,6 +77,8 @@ test_spec_version_spelling(void)
         {"nccl:version=21003", "nccl:version=2.10.3"},
         {"nccl:version=2.30", "nccl:version=2.30"},
         {"nccl:version=2.18.6", "nccl:version=2.18.6"},
+        {"nccl:version=2.10,tree=ring-flows", "nccl:version=2.10,tree=ring-flows"},
+        {"nccl:version=2.10,tree=edges", "nccl:version=2.10"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         MsNetSpec s = parse_ok(cases[i].given);
@@ -84,6 +86,7 @@ test_spec_version_spelling(void)
         CU_ASSERT_STRING_EQUAL(text, cases[i].printed);
         MsNetSpec back = parse_ok(text);
         CU_ASSERT_EQUAL(back.nccl.version, s.nccl.version);
+        CU_ASSERT_EQUAL(back.tree_ring_flows, s.tree_ring_flows);
     }
 }
 
@@ -107,6 +110,7 @@ test_spec_errors(void)
         {"nccl:max_channels=65", "key 'max_channels': '65' is not a whole number in [1, 64]"},
         {"nccl:min_channels=4,max_channels=2", "min_channels 4 is above max_channels 2"},
         {"nccl:arbitration=fair", "'fair' is not message or connection"},
+        {"nccl:tree=rings", "key 'tree': 'rings' is not edges or ring-flows"},
         {"nccl:message_exponent=2", "'2' is not a number in [0, 1]"},
         {"nccl:latency_scale=-1", "key 'latency_scale': '-1' is not a number in [0, 100]"},
         {"nccl:ll128_efficiency=0", "key 'll128_efficiency': '0' is not a number in [0.01, 1.5]"},

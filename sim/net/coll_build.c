@@ -15,8 +15,8 @@ gcd(guint a, guint b)
     return a;
 }
 
-static void
-phase_init(Phase *ph, PhaseKind kind, guint n, guint n_groups, guint m)
+void
+ms_coll_phase_init(Phase *ph, PhaseKind kind, guint n, guint n_groups, guint m)
 {
     memset(ph, 0, sizeof *ph);
     ph->kind = kind;
@@ -48,6 +48,10 @@ ms_coll_phase_clear(Phase *ph, guint n)
     g_free(ph->group_of);
     g_free(ph->pos_of);
     g_free(ph->pair_bytes);
+    g_free(ph->flow_src);
+    g_free(ph->flow_dst);
+    g_free(ph->flow_conns);
+    g_free(ph->sender_first);
     g_free(ph->self_bytes);
     g_free(ph->order);
     g_free(ph->index_of);
@@ -219,7 +223,7 @@ phase_groups(Phase *ph, PhaseKind kind, const Layout *l, Grouping grouping)
     guint n = l->n;
     switch (grouping) {
     case GROUPS_ALL:
-        phase_init(ph, kind, n, 1, n);
+        ms_coll_phase_init(ph, kind, n, 1, n);
         if (l->table) {
             for (guint i = 0; i < n; i++) {
                 set_member(ph, 0, i, l->table[i]);
@@ -231,7 +235,7 @@ phase_groups(Phase *ph, PhaseKind kind, const Layout *l, Grouping grouping)
         }
         break;
     case GROUPS_NODES:
-        phase_init(ph, kind, n, l->N, l->G);
+        ms_coll_phase_init(ph, kind, n, l->N, l->G);
         for (guint a = 0; a < l->N; a++) {
             for (guint k = 0; k < l->G; k++) {
                 set_member(ph, a, k, l->table[a * l->G + k]);
@@ -239,7 +243,7 @@ phase_groups(Phase *ph, PhaseKind kind, const Layout *l, Grouping grouping)
         }
         break;
     case GROUPS_LOCALS:
-        phase_init(ph, kind, n, l->G, l->N);
+        ms_coll_phase_init(ph, kind, n, l->G, l->N);
         for (guint k = 0; k < l->G; k++) {
             for (guint a = 0; a < l->N; a++) {
                 set_member(ph, k, a, l->table[a * l->G + k]);
@@ -275,10 +279,26 @@ fill_a2a(Phase *ph, const Layout *l, PairBytesFn fn, guint window, gboolean self
     }
 }
 
-/* Ring orders: members are node-major; each node's block is visited starting at local c mod b
- * with a stride coprime to b chosen by c / b, so that channel c enters a node at a different GPU
- * (and leaves through a different NIC) than channel c + 1, and channels beyond the node size
- * use other NVLink neighbours. */
+/* Block orders: channel c visits a node's block starting at position c mod b with a stride
+ * coprime to b chosen by c / b, so that channel c enters a node at a different GPU (and leaves
+ * through a different NIC) than channel c + 1, and channels beyond the node size use other
+ * NVLink neighbours. */
+void
+ms_coll_block_order(guint b, guint c, guint *out)
+{
+    guint strides[64], n_strides = 0;
+    for (guint s = 1; s < MAX(b, 2) && n_strides < G_N_ELEMENTS(strides); s++) {
+        if (gcd(s, b) == 1) {
+            strides[n_strides++] = s;
+        }
+    }
+    guint stride = b > 1 ? strides[(c / b) % n_strides] : 1;
+    for (guint t = 0; t < b; t++) {
+        out[t] = (c + t * stride) % b;
+    }
+}
+
+/* Ring orders: members are node-major; each node's block is visited in its block order. */
 static void
 fill_ring(Phase *ph, const Layout *l, guint channels, guint steps, guint64 buffer)
 {
@@ -289,6 +309,7 @@ fill_ring(Phase *ph, const Layout *l, guint channels, guint steps, guint64 buffe
     ph->order = g_new(guint, (gsize)ph->n_groups * channels * m);
     ph->index_of = g_new(guint, (gsize)ph->n_groups * channels * m);
     ph->done_steps = g_new0(guint, (gsize)ph->n_groups * channels * m);
+    g_autofree guint *block = g_new(guint, MAX(m, 1));
     for (guint g = 0; g < ph->n_groups; g++) {
         for (guint c = 0; c < channels; c++) {
             guint *order = &ph->order[((gsize)g * channels + c) * m];
@@ -299,15 +320,9 @@ fill_ring(Phase *ph, const Layout *l, guint channels, guint steps, guint64 buffe
                 while (p0 + b < m && l->node_idx[ph->members[(gsize)g * m + p0 + b]] == node) {
                     b++;
                 }
-                guint strides[64], n_strides = 0;
-                for (guint s = 1; s < MAX(b, 2) && n_strides < G_N_ELEMENTS(strides); s++) {
-                    if (gcd(s, b) == 1) {
-                        strides[n_strides++] = s;
-                    }
-                }
-                guint stride = b > 1 ? strides[(c / b) % n_strides] : 1;
+                ms_coll_block_order(b, c, block);
                 for (guint t = 0; t < b; t++) {
-                    order[i++] = p0 + (c + t * stride) % b;
+                    order[i++] = p0 + block[t];
                 }
                 p0 += b;
             }

@@ -9,6 +9,7 @@ typedef enum {
     PHASE_A2A,  /* pairs within each group, in rounds: position p sends to p+r in round r */
     PHASE_RING, /* C channels x S steps of neighbour sends around each group's ring */
     PHASE_COPY, /* a local layout copy of copy_bytes[part] on each participant */
+    PHASE_TREE, /* NCCL's tree connections (coll_tree.c): a flow per connected pair, all at once */
 } PhaseKind;
 
 typedef struct {
@@ -31,6 +32,12 @@ typedef struct {
     guint *order;      /* [(g * channels + c) * m + i]: position at ring index i */
     guint *index_of;   /* [(g * channels + c) * m + p]: ring index of position p */
     guint *done_steps; /* [(g * channels + c) * m + i]: steps ring index i has sent */
+
+    /* TREE: n_flows flows (connected pairs) sorted by sender; pair_bytes holds their payloads */
+    guint n_flows;
+    guint *flow_src, *flow_dst; /* participants */
+    guint *flow_conns;          /* connections the pair's flow stands for */
+    guint *sender_first;        /* per participant p: its flows are [sender_first[p], [p + 1]) */
 
     /* COPY */
     guint64 *copy_bytes; /* per participant */
@@ -56,6 +63,11 @@ typedef struct {
 gboolean ms_coll_build_phases(PhasePlan *plan, const MsCollSpec *spec, const guint64 *matrix,
                               const guint *node_of, const guint *local_of, GError **error);
 void ms_coll_phase_clear(Phase *ph, guint n);
+/* An empty phase of n_groups groups of m for n participants, every participant outside it. */
+void ms_coll_phase_init(Phase *ph, PhaseKind kind, guint n, guint n_groups, guint m);
+/* The order channel c visits a node's block of b GPUs in (ring and tree alike): out[t] is the
+ * position in the block of the GPU it visits t-th. */
+void ms_coll_block_order(guint b, guint c, guint *out);
 
 /* Bytes of A2A pair (group g, position p, round r) and of ring flow (g, c, s, i). */
 static inline guint64

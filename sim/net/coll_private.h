@@ -54,11 +54,13 @@ struct _MsColl {
 
 /* --- flow identity ---
  * A2A flow index: (g * m + p) * (m - 1) + (r - 1), sender position p, round r.
+ * TREE flow index: its place in the phase's list of connected pairs.
  * RING flow index: ((g * C + c) * S + s) * m + i, ring index i sends step s of channel c. */
 
 typedef struct {
     guint src, dst; /* participants */
     guint64 bytes;
+    guint conns; /* connections the flow stands for: a TREE pair's, else 1 */
 } FlowInfo;
 
 static inline FlowInfo
@@ -66,7 +68,13 @@ flow_info(const Phase *ph, guint64 idx)
 {
     FlowInfo f;
     guint m = ph->m;
-    if (ph->kind == PHASE_A2A) {
+    f.conns = 1;
+    if (ph->kind == PHASE_TREE) {
+        f.src = ph->flow_src[idx];
+        f.dst = ph->flow_dst[idx];
+        f.bytes = ph->pair_bytes[idx];
+        f.conns = ph->flow_conns[idx];
+    } else if (ph->kind == PHASE_A2A) {
         guint r = idx % (m - 1) + 1;
         guint64 gp = idx / (m - 1);
         guint g = gp / m, p = gp % m;
@@ -96,6 +104,19 @@ static inline guint64
 ring_index(const Phase *ph, guint64 gc, guint s, guint i)
 {
     return (gc * ph->steps + s) * ph->m + i;
+}
+
+/* The A2A flow of the same sender that may start once idx is done (its window moved on), or
+ * G_MAXUINT64. */
+static inline guint64
+a2a_successor(const Phase *ph, guint64 idx)
+{
+    guint m = ph->m;
+    guint r = idx % (m - 1) + 1;
+    if (ph->window == 0 || r + ph->window > m - 1) {
+        return G_MAXUINT64;
+    }
+    return idx + ph->window;
 }
 
 /* Shared by collective.c and coll_sym.c. */

@@ -5,9 +5,9 @@
 #include "collective.h"
 
 #include <math.h>
-#include <string.h>
 
 #include "coll_private.h"
+#include "coll_tree.h"
 
 G_DEFINE_QUARK(ms_coll_error_quark, ms_coll_error)
 
@@ -18,19 +18,6 @@ ms_coll_busbw_factor(MsCollOp op, guint n)
         return 0;
     }
     return op == MS_COLL_ALLREDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
-}
-
-/* The A2A flow of the same sender that may start once idx is done (its window moved on), or
- * G_MAXUINT64. */
-static guint64
-a2a_successor(const Phase *ph, guint64 idx)
-{
-    guint m = ph->m;
-    guint r = idx % (m - 1) + 1;
-    if (ph->window == 0 || r + ph->window > m - 1) {
-        return G_MAXUINT64;
-    }
-    return idx + ph->window;
 }
 
 static void enter_phase(MsColl *coll, guint ph_id, guint part);
@@ -128,9 +115,9 @@ ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guin
         return;
     }
     gboolean same_node = coll->node_of[f->src] == coll->node_of[f->dst];
-    if (ph->kind == PHASE_RING) {
+    if (ph->kind != PHASE_A2A) { /* ring steps, tree connections (f->conns of them) */
         *wire = wire_bytes(f->bytes, coll->wire);
-        *weight *= same_node ? 1.0 : coll->net_weight;
+        *weight *= f->conns * (same_node ? 1.0 : coll->net_weight);
         *latency = coll->lat_step;
         return;
     }
@@ -322,7 +309,11 @@ enter_phase(MsColl *coll, guint ph_id, guint part)
     Phase *ph = &coll->plan.phases[ph_id];
     ph->entered[part] = 1;
     guint g = ph->group_of[part], p = ph->pos_of[part], m = ph->m;
-    if (ph->kind == PHASE_A2A) {
+    if (ph->kind == PHASE_TREE) {
+        for (guint k = ph->sender_first[part]; k < ph->sender_first[part + 1]; k++) {
+            flow_ready(coll, ph_id, k);
+        }
+    } else if (ph->kind == PHASE_A2A) {
         if (ph->self_bytes && ph->self_bytes[part]) {
             start_copy(coll, ph_id, part, ph->self_bytes[part]);
         }
@@ -358,6 +349,14 @@ static void
 count_pending(Phase *ph, guint n)
 {
     guint m = ph->m;
+    if (ph->kind == PHASE_TREE) {
+        for (guint k = 0; k < ph->n_flows; k++) {
+            guint inc = ph->pair_bytes[k] ? 1 : 0;
+            ph->pending[ph->flow_src[k]] += inc;
+            ph->pending[ph->flow_dst[k]] += inc;
+        }
+        return;
+    }
     for (guint part = 0; part < n; part++) {
         if (ph->group_of[part] == NONE) {
             continue;
@@ -545,13 +544,28 @@ ring_bus_bandwidth(MsColl *coll, MsNetModel *net, const MsNcclComm *comm)
     return *slot;
 }
 
+/* Seconds the first phase's flows take alone on the links at one wire byte per payload byte:
+ * the rings' bus time, or the tree's busiest link (every connection carries a channel's share);
+ * 0 when neither applies. */
+static double
+links_time(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm)
+{
+    const Phase *ph = &coll->plan.phases[0];
+    if (ph->kind == PHASE_TREE) {
+        double per =
+            ms_coll_tree_link_time(ph, coll->device, spec->net, ms_sim_topology(coll->sim));
+        return ph->channels ? per * (double)spec->bytes / ph->channels : 0;
+    }
+    double bus = ring_bus_bandwidth(coll, spec->net, comm);
+    return bus > 0 ? ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus : 0;
+}
+
 /* What the nccl model decides for the whole call, once its phases exist: NCCL's fixed cost as
  * the per-call overhead (unless the spec gives one), and for ring phases the chosen protocol's
  * wire factor (its predicted time per byte over that of the rings on the links at NCCL's
  * figures), its latency (the size-dependent factor of its tuning model applied) and the weight of
- * its network messages.
- * A tree is run on the ring's flows at the tree's predicted bandwidth, its latency paid up
- * front. */
+ * its network messages. A tree's connections (coll_tree.c) or, under tree=ring-flows, the
+ * ring's flows get the wire factor of the tree's predicted time; its latency is paid up front. */
 static void
 nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const MsNcclChoice *ch,
            const guint *node_of)
@@ -575,10 +589,9 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     double scale = c0.latency_us > 0 ? ch->cost.latency_us / c0.latency_us : 1.0;
     /* Seconds per byte NCCL's model gives the choice, over those of the rings on the links. */
     double t = (ch->cost.time_us - ch->cost.latency_us) * 1e-6;
-    double bus = ring_bus_bandwidth(coll, spec->net, comm);
-    if (spec->bytes && t > 0 && bus > 0) {
-        double t_rings = ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus;
-        coll->wire = CLAMP(t / t_rings / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
+    double t_links = links_time(coll, spec, comm);
+    if (spec->bytes && t > 0 && t_links > 0) {
+        coll->wire = CLAMP(t / t_links / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
     }
     /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
      * latency on the few steps that cross nodes, not on every step a NIC carries. Here a
@@ -690,7 +703,12 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     if (comm && spec.op == MS_COLL_ALLTOALL && spec.window == 0) {
         spec.window = nccl_window(comm, n);
     }
-    if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
+    /* Under the nccl model a tree allreduce moves on the tree's connections unless the spec
+     * asks for the ring's flows (tree=ring-flows). */
+    if (comm && spec.op == MS_COLL_ALLREDUCE && choice.algo == MS_NCCL_ALGO_TREE &&
+        spec.algo == MS_COLL_ALGO_RING && !ms_net_model_spec(spec.net)->tree_ring_flows) {
+        ms_coll_tree_build(&coll->plan, n, spec.bytes, spec.channels, comm, node_of, local_of);
+    } else if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
         ms_coll_free(coll);
         return NULL;
     }
@@ -849,72 +867,4 @@ const MsNcclChoice *
 ms_coll_nccl_choice(const MsColl *coll)
 {
     return coll->comm && coll->op != MS_COLL_ALLTOALL ? &coll->choice : NULL;
-}
-
-/* A2A in index order (a window predecessor has a smaller index). A flow of zero bytes is not
- * listed: what waits for it waits for its predecessor instead. */
-static void
-enumerate_a2a(const MsColl *coll, const Phase *ph, MsCollFlowFn fn, gpointer ctx)
-{
-    gsize total = (gsize)ph->n_groups * ph->m * (ph->m - 1);
-    g_autofree gint64 *pred_of = g_new(gint64, total);
-    for (gsize i = 0; i < total; i++) {
-        pred_of[i] = -1;
-    }
-    gint64 next = 0;
-    for (gsize idx = 0; idx < total; idx++) {
-        FlowInfo f = flow_info(ph, idx);
-        gint64 pred = pred_of[idx], self = pred;
-        if (f.bytes) {
-            fn(ctx, coll->device[f.src], coll->device[f.dst], f.bytes, &pred, pred >= 0 ? 1 : 0);
-            self = next++;
-        }
-        guint64 succ = a2a_successor(ph, idx);
-        if (succ != G_MAXUINT64) {
-            pred_of[succ] = self;
-        }
-    }
-}
-
-/* RING step by step, so that both predecessors of a flow come before it. A step of zero bytes is
- * listed as a flow of zero bytes from the sender to itself, which ends as soon as it may start,
- * as the collective's empty steps do. */
-static void
-enumerate_ring(const MsColl *coll, const Phase *ph, MsCollFlowFn fn, gpointer ctx)
-{
-    guint m = ph->m;
-    gsize chains = (gsize)ph->n_groups * ph->channels;
-    g_autofree gint64 *prev = g_new(gint64, chains * m);
-    g_autofree gint64 *cur = g_new(gint64, chains * m);
-    gint64 next = 0;
-    for (guint s = 0; s < ph->steps; s++) {
-        for (gsize gc = 0; gc < chains; gc++) {
-            for (guint i = 0; i < m; i++) {
-                FlowInfo f = flow_info(ph, ring_index(ph, gc, s, i));
-                gint64 preds[2] = {prev[gc * m + (i + m - 1) % m], prev[gc * m + i]};
-                guint dst = f.bytes ? coll->device[f.dst] : coll->device[f.src];
-                fn(ctx, coll->device[f.src], dst, f.bytes, preds, s ? 2 : 0);
-                cur[gc * m + i] = next++;
-            }
-        }
-        memcpy(prev, cur, chains * m * sizeof(gint64));
-    }
-}
-
-gboolean
-ms_coll_enumerate(const MsColl *coll, MsCollFlowFn fn, gpointer ctx)
-{
-    if (coll->plan.n_phases != 1 || coll->plan.phases[0].kind == PHASE_COPY) {
-        return FALSE;
-    }
-    const Phase *ph = &coll->plan.phases[0];
-    if (ph->m < 2) {
-        return TRUE;
-    }
-    if (ph->kind == PHASE_A2A) {
-        enumerate_a2a(coll, ph, fn, ctx);
-    } else {
-        enumerate_ring(coll, ph, fn, ctx);
-    }
-    return TRUE;
 }

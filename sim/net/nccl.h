@@ -158,4 +158,18 @@ typedef struct {
 
 void ms_nccl_p2p(const MsNcclComm *comm, guint64 nbytes, gboolean same_node, MsNcclP2p *out);
 
+/* One node's place in one of NCCL's two trees across nodes (src/graph/trees.cc): its parent and
+ * two children (node indices, nodes in the order of their first rank; -1: none), and whether it
+ * is its parent's first (0) or second (1) child, which picks the GPU of the parent's node it
+ * connects to (src/graph/connect.cc connectTrees). The root has no parent (child_type 0). */
+typedef struct {
+    gint up;
+    gint down[2];
+    guint child_type;
+} MsNcclTreeNode;
+
+/* NCCL's double binary tree (ncclGetDtree) over n_nodes nodes, as node `node` sees it: t0 the
+ * tree of the first half of the channels, t1 that of the second. */
+void ms_nccl_dtree(guint n_nodes, guint node, MsNcclTreeNode *t0, MsNcclTreeNode *t1);
+
 G_END_DECLS

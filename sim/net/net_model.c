@@ -171,6 +171,13 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
     if (strcmp(key, "message_exponent") == 0) {
         return parse_double(key, value, 0, 1, &spec->message_exponent, error);
     }
+    if (strcmp(key, "tree") == 0) {
+        if (strcmp(value, "edges") != 0 && strcmp(value, "ring-flows") != 0) {
+            return SPEC_ERROR("network model key 'tree': '%s' is not edges or ring-flows", value);
+        }
+        spec->tree_ring_flows = strcmp(value, "ring-flows") == 0;
+        return TRUE;
+    }
     if (strcmp(key, "latency_scale") == 0) {
         return parse_double(key, value, 0, 100, &spec->latency_scale, error);
     }
@@ -183,7 +190,7 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
     }
     return SPEC_ERROR("network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
                       "min_channels, max_channels, net_peer_channels, arbitration, "
-                      "message_exponent, latency_scale, ll_efficiency, ll128_efficiency, "
+                      "message_exponent, latency_scale, tree, ll_efficiency, ll128_efficiency, "
                       "simple_efficiency)",
                       key);
 }
@@ -297,6 +304,9 @@ ms_net_spec_to_string(const MsNetSpec *spec)
     if (spec->latency_scale != 1.0) {
         g_string_append_printf(s, ",latency_scale=%s",
                                g_ascii_formatd(buf, sizeof buf, "%.6g", spec->latency_scale));
+    }
+    if (spec->tree_ring_flows) {
+        g_string_append(s, ",tree=ring-flows");
     }
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         if (spec->proto_efficiency[p] != 1.0) {

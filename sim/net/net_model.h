@@ -41,6 +41,10 @@ typedef struct {
      * bandwidth the machine delivers. */
     double latency_scale;                      /* in [0, 100] */
     double proto_efficiency[MS_NCCL_N_PROTOS]; /* each in [0.01, 1.5] */
+    /* How an allreduce NCCL runs as a tree moves (key tree): FALSE (edges, the default) a
+     * connection per tree edge, channel and direction; TRUE (ring-flows, the model before the
+     * tree's own pattern) the ring's flows at the tree's predicted bandwidth. */
+    gboolean tree_ring_flows;
 } MsNetSpec;
 
 /* The default spec: the flow model, every factor 1. Initialise specs with it. */
