@@ -21,7 +21,7 @@ touch(MsMaxmin *mm, guint32 c)
         mm->s_fmax[c] = mm->cn[c].fmax;
         mm->unfixed[c] = 0; /* times processed */
         mm->cn[c].n_updates++;
-        push(mm->tlist, c);
+        push(&mm->tlist, c);
     }
 }
 
@@ -102,7 +102,7 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
     if (mm->var_mark[v] != mm->pass) {
         mm->var_mark[v] = mm->pass;
         mm->new_bneck[v] = from; /* its group before the solve */
-        push(mm->pivoted, v);
+        push(&mm->pivoted, v);
     }
     touch(mm, from);
     touch(mm, to);
@@ -210,7 +210,7 @@ claim_faster(MsMaxmin *mm, guint32 c)
     }
     mm->stats.rescans++;
     double m = 0;
-    g_array_set_size(mm->pivots, 0);
+    mm->pivots.len = 0;
     const Entry *e = mm->ent[c].e;
     for (guint32 j = 0; j < mm->ent[c].n; j++) {
         guint32 b = e[j].bneck;
@@ -219,13 +219,13 @@ claim_faster(MsMaxmin *mm, guint32 c)
         }
         double lb = mm->cn[b].level;
         if (lb > lv * (1 + TOL)) {
-            push(mm->pivots, e[j].var);
+            push(&mm->pivots, e[j].var);
         } else {
             m = MAX(m, lb);
         }
     }
     mm->cn[c].fmax = m;
-    for (guint j = 0; j < mm->pivots->len; j++) {
+    for (guint j = 0; j < mm->pivots.len; j++) {
         guint32 v = AT(mm->pivots, j);
         if (mm->va[v].bneck != c) {
             pivot(mm, v, c);
@@ -283,7 +283,7 @@ process(MsMaxmin *mm, guint32 c)
         return FALSE;
     }
     mm->cn[c].level = nl;
-    g_array_set_size(mm->pivots, 0);
+    mm->pivots.len = 0;
     guint64 elems = 0;
     const Member *mem = mm->grp[c].m;
     guint32 n_mem = mm->cn[c].n_mem;
@@ -314,15 +314,15 @@ process(MsMaxmin *mm, guint32 c)
             }
         }
         if (target != NONE) {
-            push(mm->pivots, m->var);
-            push(mm->pivots, target);
+            push(&mm->pivots, m->var);
+            push(&mm->pivots, target);
         }
         elems += m->n;
     }
     mm->cn[c].usage += r;
     mm->stats.component_vars += n_mem;
     mm->stats.component_elems += elems;
-    for (guint i = 0; i < mm->pivots->len; i += 2) {
+    for (guint i = 0; i < mm->pivots.len; i += 2) {
         guint32 v = AT(mm->pivots, i), to = AT(mm->pivots, i + 1);
         if (mm->va[v].bneck == c && mm->cn[to].n_mem && mm->cn[to].level < mm->cn[c].level) {
             pivot(mm, v, to);
@@ -341,7 +341,7 @@ process(MsMaxmin *mm, guint32 c)
 static gboolean
 final_checks(MsMaxmin *mm)
 {
-    for (guint i = 0; i < mm->tlist->len; i++) {
+    for (guint i = 0; i < mm->tlist.len; i++) {
         claim_faster(mm, AT(mm->tlist, i));
     }
     return mm->qlen > 0;
@@ -353,14 +353,14 @@ rollback(MsMaxmin *mm)
     while (mm->qlen) {
         dequeue(mm);
     }
-    for (guint i = mm->pivoted->len; i-- > 0;) {
+    for (guint i = mm->pivoted.len; i-- > 0;) {
         guint32 v = AT(mm->pivoted, i);
         if (mm->va[v].bneck != mm->new_bneck[v]) {
             maxmin_group_unlink(mm, v);
             maxmin_group_link(mm, v, mm->new_bneck[v]);
         }
     }
-    for (guint i = 0; i < mm->tlist->len; i++) {
+    for (guint i = 0; i < mm->tlist.len; i++) {
         guint32 c = AT(mm->tlist, i);
         mm->cn[c].usage = mm->s_usage[c];
         mm->cn[c].level = mm->s_level[c];
@@ -372,25 +372,34 @@ rollback(MsMaxmin *mm)
 static void
 report(MsMaxmin *mm, GArray *levels, GArray *moved)
 {
-    g_array_set_size(mm->cnsts, 0);
-    for (guint i = 0; i < mm->tlist->len; i++) {
+    mm->cnsts.len = 0;
+    ms_id_list_reserve(&mm->cnsts, mm->tlist.len);
+    guint32 *lv = levels ? out_reserve(levels, mm->tlist.len) : NULL;
+    for (guint i = 0; i < mm->tlist.len; i++) {
         guint32 c = AT(mm->tlist, i);
         double old = mm->s_level[c], nl = mm->cn[c].level;
-        if (levels && (isfinite(old) != isfinite(nl) ||
-                       (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
-            push(levels, c);
+        if (lv && (isfinite(old) != isfinite(nl) ||
+                   (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
+            *lv++ = c;
         }
-        push(mm->cnsts, c);
+        mm->cnsts.v[mm->cnsts.len++] = c;
         if (mm->cn[c].n_updates > USAGE_REFRESH) {
             mm->cn[c].usage = ms_maxmin_usage(mm, c);
             mm->cn[c].n_updates = 0;
         }
     }
-    for (guint i = 0; moved && i < mm->pivoted->len; i++) {
+    if (levels) {
+        out_commit(levels, lv);
+    }
+    guint32 *mv = moved ? out_reserve(moved, mm->pivoted.len) : NULL;
+    for (guint i = 0; moved && i < mm->pivoted.len; i++) {
         guint32 v = AT(mm->pivoted, i);
         if (mm->va[v].bneck != mm->new_bneck[v]) {
-            push(moved, v);
+            *mv++ = v;
         }
+    }
+    if (moved) {
+        out_commit(moved, mv);
     }
 }
 
@@ -409,16 +418,16 @@ maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
     if (mm->cap_changed || mm->budget == 0) {
         return FALSE;
     }
-    for (guint i = 0; i < mm->new_vars->len; i++) {
+    for (guint i = 0; i < mm->new_vars.len; i++) {
         guint32 v = AT(mm->new_vars, i);
         if (mm->va[v].alive && mm->va[v].n_elem) {
             return FALSE;
         }
     }
     maxmin_next_pass(mm);
-    g_array_set_size(mm->tlist, 0);
-    g_array_set_size(mm->pivoted, 0);
-    for (guint i = 0; i < mm->dirty->len; i++) {
+    mm->tlist.len = 0;
+    mm->pivoted.len = 0;
+    for (guint i = 0; i < mm->dirty.len; i++) {
         guint32 c = AT(mm->dirty, i);
         if (mm->cn[c].n_mem) {
             enqueue(mm, c);

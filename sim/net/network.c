@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "id_list.h"
 #include "share.h"
 
 G_DEFINE_QUARK(ms_network_error_quark, ms_network_error)
@@ -61,7 +62,7 @@ struct _MsNetwork {
     /* flows, struct of arrays */
     guint n_flows, cap_flows, n_live;
     Flow *fl;
-    GArray *free_flows;
+    MsIdList free_flows;
     guint32 *flow_of_var;
     guint cap_var_map;
 
@@ -71,7 +72,8 @@ struct _MsNetwork {
     guint n_gheap;
 
     gboolean dirty;
-    GArray *levels, *moved, *touched, *scratch, *rekeys;
+    GArray *levels, *moved, *touched; /* the solver's reports */
+    MsIdList scratch, rekeys;
     guint32 epoch;
     MsTime last_now;
 
@@ -118,12 +120,9 @@ ms_network_new_shared(guint n_links, const double *bandwidth, const MsShareClass
     for (guint c = 0; c < n_cnst; c++) {
         net->groups[c].pos = NONE;
     }
-    net->free_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->levels = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->moved = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->touched = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->rekeys = g_array_new(FALSE, FALSE, sizeof(guint32));
     return net;
 }
 
@@ -143,12 +142,12 @@ ms_network_free(MsNetwork *net)
         g_free(arrays[i]);
     }
     net->share->destroy(net->mm);
-    g_array_unref(net->free_flows);
+    ms_id_list_clear(&net->free_flows);
     g_array_unref(net->levels);
     g_array_unref(net->moved);
     g_array_unref(net->touched);
-    g_array_unref(net->scratch);
-    g_array_unref(net->rekeys);
+    ms_id_list_clear(&net->scratch);
+    ms_id_list_clear(&net->rekeys);
     g_clear_error(&net->violation);
     g_free(net);
 }
@@ -294,10 +293,8 @@ group_delete(MsNetwork *net, guint32 f)
 static guint32
 alloc_flow(MsNetwork *net)
 {
-    if (net->free_flows->len) {
-        guint32 f = g_array_index(net->free_flows, guint32, net->free_flows->len - 1);
-        g_array_set_size(net->free_flows, net->free_flows->len - 1);
-        return f;
+    if (net->free_flows.len) {
+        return ms_id_list_pop(&net->free_flows);
     }
     if (net->n_flows == net->cap_flows) {
         guint n = net->cap_flows = MAX(256, net->cap_flows * 2);
@@ -372,7 +369,7 @@ release(MsNetwork *net, guint32 f)
     }
     net->fl[f].state = FLOW_FREE;
     net->n_live--;
-    g_array_append_val(net->free_flows, f);
+    ms_id_list_push(&net->free_flows, f);
 }
 
 /* A pending flow whose latency has elapsed joins the sharing; it gets its group at the next
@@ -387,18 +384,18 @@ activate(MsNetwork *net, guint32 f)
     if (net->fl[f].bytes == 0) {
         return FALSE;
     }
-    g_array_set_size(net->scratch, 0);
+    net->scratch.len = 0;
     for (guint i = 0; i < net->fl[f].route_len; i++) {
         guint32 c = net->cnst_of_link[net->fl[f].route[i]];
         if (c != NONE) {
-            g_array_append_val(net->scratch, c);
+            ms_id_list_push(&net->scratch, c);
         }
     }
-    if (net->scratch->len == 0) {
+    if (net->scratch.len == 0) {
         return FALSE;
     }
-    guint32 v = net->share->add_variable(net->mm, net->fl[f].weight,
-                                         (const guint32 *)net->scratch->data, net->scratch->len);
+    guint32 v =
+        net->share->add_variable(net->mm, net->fl[f].weight, net->scratch.v, net->scratch.len);
     map_var(net, v, f);
     net->fl[f].var = v;
     net->fl[f].state = FLOW_ACTIVE;
@@ -503,7 +500,7 @@ want_rekey(MsNetwork *net, guint32 c)
 {
     if (net->groups[c].mark != net->epoch) {
         net->groups[c].mark = net->epoch;
-        g_array_append_val(net->rekeys, c);
+        ms_id_list_push(&net->rekeys, c);
     }
 }
 
@@ -516,7 +513,7 @@ apply(MsNetwork *net, MsTime now)
         }
         net->epoch = 1;
     }
-    g_array_set_size(net->rekeys, 0);
+    net->rekeys.len = 0;
     const guint32 *cs = (const guint32 *)net->levels->data;
     for (guint i = 0; i < net->levels->len; i++) {
         Group *g = &net->groups[cs[i]];
@@ -548,8 +545,8 @@ apply(MsNetwork *net, MsTime now)
         want_rekey(net, c);
         net->stats.rate_changes++;
     }
-    for (guint i = 0; i < net->rekeys->len; i++) {
-        group_rekey(net, g_array_index(net->rekeys, guint32, i));
+    for (guint i = 0; i < net->rekeys.len; i++) {
+        group_rekey(net, net->rekeys.v[i]);
     }
 }
 
