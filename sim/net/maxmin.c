@@ -9,7 +9,6 @@ MsMaxmin *
 ms_maxmin_new(void)
 {
     MsMaxmin *mm = g_new0(MsMaxmin, 1);
-    mm->levels_seen = g_array_new(FALSE, FALSE, sizeof(Seen));
     mm->round = 1;
     mm->pass = 1;
     mm->budget = DEFAULT_BUDGET;
@@ -43,7 +42,8 @@ ms_maxmin_free(MsMaxmin *mm)
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
         ms_id_list_clear(lists[i]);
     }
-    g_array_unref(mm->levels_seen);
+    g_free(mm->seen);
+    g_free(mm->seen_tmp);
     g_free(mm);
 }
 

@@ -125,19 +125,20 @@ struct _MsMaxmin {
     guint n_elems, cap_elems;
     MsIdList free_blocks[MAX_ELEMS_PER_VAR + 1];
 
-    guint32 round;       /* one per solve: dirty and R marks */
-    guint32 pass;        /* one per repair pass: V and K marks */
-    MsIdList dirty;      /* constraints whose groups must be re-solved */
-    MsIdList unloaded;   /* constraints that lost usage to removals since the last solve */
-    MsIdList new_vars;   /* variables added since the last solve */
-    MsIdList region;     /* R */
-    MsIdList vars;       /* V: the variables of R's groups and the new ones */
-    MsIdList cnsts;      /* K: the constraints V uses */
-    MsIdList velems;     /* V's variables listed per constraint of K (voff..vend) */
-    MsIdList tlist;      /* propagation: constraints touched */
-    MsIdList pivots;     /* propagation: (variable, target) moves found in a member loop */
-    MsIdList pivoted;    /* propagation: variables moved, their first group in new_bneck */
-    GArray *levels_seen; /* propagation: (level, weight, variable) of a constraint's flows */
+    guint32 round;         /* one per solve: dirty and R marks */
+    guint32 pass;          /* one per repair pass: V and K marks */
+    MsIdList dirty;        /* constraints whose groups must be re-solved */
+    MsIdList unloaded;     /* constraints that lost usage to removals since the last solve */
+    MsIdList new_vars;     /* variables added since the last solve */
+    MsIdList region;       /* R */
+    MsIdList vars;         /* V: the variables of R's groups and the new ones */
+    MsIdList cnsts;        /* K: the constraints V uses */
+    MsIdList velems;       /* V's variables listed per constraint of K (voff..vend) */
+    MsIdList tlist;        /* propagation: constraints touched */
+    MsIdList pivots;       /* propagation: (variable, target) moves found in a member loop */
+    MsIdList pivoted;      /* propagation: variables moved, their first group in new_bneck */
+    Seen *seen, *seen_tmp; /* propagation: (level, weight, variable) of a constraint's flows */
+    guint seen_cap;
     guint heap_len;
     gboolean grown;
     gboolean cap_changed; /* a capacity changed since the last solve */
