@@ -265,13 +265,6 @@ group_detach(MsMaxmin *mm, guint32 v)
 }
 
 void
-maxmin_group_unlink(MsMaxmin *mm, guint32 v)
-{
-    group_detach(mm, v);
-    set_bneck(mm, v, NONE);
-}
-
-void
 maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
 {
     Group *g = &mm->grp[b];
@@ -291,6 +284,13 @@ maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
     set_bneck(mm, v, b);
     mm->va[v].gpos = n;
     mm->cn[b].wgroup += weight_on(mm, v, b);
+}
+
+void
+maxmin_group_move(MsMaxmin *mm, guint32 v, guint32 b)
+{
+    group_detach(mm, v);
+    maxmin_group_link(mm, v, b); /* writes the route's entries: no need to clear them first */
 }
 
 /* Drops entry pos of constraint c; the last entry takes its place and its element is told. */

@@ -305,9 +305,10 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         guint32 b = mm->new_bneck[v];
         if (b != mm->va[v].bneck) {
             if (mm->va[v].bneck != NONE) {
-                maxmin_group_unlink(mm, v);
+                maxmin_group_move(mm, v, b);
+            } else {
+                maxmin_group_link(mm, v, b);
             }
-            maxmin_group_link(mm, v, b);
             if (mv) {
                 *mv++ = v;
             }

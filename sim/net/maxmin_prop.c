@@ -107,8 +107,7 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
     touch(mm, from);
     touch(mm, to);
     double lv = mm->cn[to].level, d = mm->va[v].weight * (lv - mm->cn[from].level);
-    maxmin_group_unlink(mm, v);
-    maxmin_group_link(mm, v, to);
+    maxmin_group_move(mm, v, to);
     const Elem *e = &mm->elems[mm->va[v].elem_base];
     for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = e[k].cnst;
@@ -376,8 +375,7 @@ rollback(MsMaxmin *mm)
     for (guint i = mm->pivoted.len; i-- > 0;) {
         guint32 v = AT(mm->pivoted, i);
         if (mm->va[v].bneck != mm->new_bneck[v]) {
-            maxmin_group_unlink(mm, v);
-            maxmin_group_link(mm, v, mm->new_bneck[v]);
+            maxmin_group_move(mm, v, mm->new_bneck[v]);
         }
     }
     for (guint i = 0; i < mm->tlist.len; i++) {
