@@ -25,11 +25,10 @@ ms_maxmin_free(MsMaxmin *mm)
         g_free(mm->grp[c].m);
         g_free(mm->ent[c].e);
     }
-    void *arrays[] = {
-        mm->cn,    mm->grp,  mm->ent,      mm->dirty_mark, mm->r_mark,   mm->k_mark,   mm->u_mark,
-        mm->rem,   mm->wsum, mm->sat,      mm->prev,       mm->skey,     mm->unfixed,  mm->heap,
-        mm->voff,  mm->vend, mm->kind,     mm->s_usage,    mm->s_level,  mm->s_wgroup, mm->s_fmax,
-        mm->queue, mm->va,   mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
+    void *arrays[] = {mm->cn,      mm->grp,  mm->ent,      mm->dirty_mark, mm->r_mark,   mm->k_mark,
+                      mm->u_mark,  mm->rem,  mm->wsum,     mm->sat,        mm->prev,     mm->skey,
+                      mm->unfixed, mm->heap, mm->voff,     mm->vend,       mm->kind,     mm->saved,
+                      mm->queue,   mm->va,   mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
@@ -77,10 +76,6 @@ grow_constraints(MsMaxmin *mm)
     mm->voff = g_renew(guint32, mm->voff, n);
     mm->vend = g_renew(guint32, mm->vend, n);
     mm->kind = g_renew(guint8, mm->kind, n);
-    mm->s_usage = g_renew(double, mm->s_usage, n);
-    mm->s_level = g_renew(double, mm->s_level, n);
-    mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
-    mm->s_fmax = g_renew(double, mm->s_fmax, n);
 }
 
 guint32
@@ -549,7 +544,7 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 9 * sizeof(double) +
+    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 5 * sizeof(double) +
                      8 * sizeof(guint32) + 1;
     gsize per_var = sizeof(Var) + sizeof(double) + 2 * sizeof(guint32);
     gsize entries = 0, members = 0;
@@ -562,6 +557,6 @@ ms_maxmin_memory(const MsMaxmin *mm)
         lists += mm->free_blocks[i].len;
     }
     return sizeof *mm + mm->cap_cnst * per_cnst + mm->cap_var * per_var +
-           mm->cap_elems * sizeof(Elem) + entries * sizeof(Entry) + members * sizeof(Member) +
-           lists * sizeof(guint32);
+           mm->cap_elems * sizeof(Elem) + mm->saved_cap * sizeof(Saved) + entries * sizeof(Entry) +
+           members * sizeof(Member) + lists * sizeof(guint32);
 }

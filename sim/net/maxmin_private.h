@@ -50,6 +50,11 @@ typedef struct {
     guint32 var;
 } Seen;
 
+/* A constraint's values before a propagation first changed them, for reports and rollback. */
+typedef struct {
+    double usage, level, wgroup, fmax;
+} Saved;
+
 /* A constraint waiting in the propagation queue. */
 typedef struct {
     double key;
@@ -109,7 +114,8 @@ struct _MsMaxmin {
     guint32 *unfixed, *heap, *voff, *vend; /* unfixed: times processed, in a propagation */
     guint8 *kind;
     /* propagation scratch: values on first touch in a solve, queue keys */
-    double *s_usage, *s_level, *s_wgroup, *s_fmax;
+    Saved *saved; /* saved[i]: tlist.v[i] as it was, written and read in tlist order */
+    guint saved_cap;
     QEntry *queue;
     guint qlen, qcap;
 

@@ -15,10 +15,12 @@ touch(MsMaxmin *mm, guint32 c)
 {
     if (mm->cn[c].t_mark != mm->round) {
         mm->cn[c].t_mark = mm->round;
-        mm->s_usage[c] = mm->cn[c].usage;
-        mm->s_level[c] = mm->cn[c].level;
-        mm->s_wgroup[c] = mm->cn[c].wgroup;
-        mm->s_fmax[c] = mm->cn[c].fmax;
+        if (G_UNLIKELY(mm->tlist.len == mm->saved_cap)) {
+            mm->saved_cap = MAX(64, 2 * mm->saved_cap);
+            mm->saved = g_renew(Saved, mm->saved, mm->saved_cap);
+        }
+        const Cnst *k = &mm->cn[c];
+        mm->saved[mm->tlist.len] = (Saved){k->usage, k->level, k->wgroup, k->fmax};
         mm->unfixed[c] = 0; /* times processed */
         mm->cn[c].n_updates++;
         push(&mm->tlist, c);
@@ -380,10 +382,10 @@ rollback(MsMaxmin *mm)
     }
     for (guint i = 0; i < mm->tlist.len; i++) {
         guint32 c = AT(mm->tlist, i);
-        mm->cn[c].usage = mm->s_usage[c];
-        mm->cn[c].level = mm->s_level[c];
-        mm->cn[c].wgroup = mm->s_wgroup[c];
-        mm->cn[c].fmax = mm->s_fmax[c];
+        mm->cn[c].usage = mm->saved[i].usage;
+        mm->cn[c].level = mm->saved[i].level;
+        mm->cn[c].wgroup = mm->saved[i].wgroup;
+        mm->cn[c].fmax = mm->saved[i].fmax;
     }
 }
 
@@ -395,7 +397,7 @@ report(MsMaxmin *mm, GArray *levels, GArray *moved)
     guint32 *lv = levels ? out_reserve(levels, mm->tlist.len) : NULL;
     for (guint i = 0; i < mm->tlist.len; i++) {
         guint32 c = AT(mm->tlist, i);
-        double old = mm->s_level[c], nl = mm->cn[c].level;
+        double old = mm->saved[i].level, nl = mm->cn[c].level;
         if (lv && (isfinite(old) != isfinite(nl) ||
                    (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
             *lv++ = c;
