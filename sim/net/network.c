@@ -45,6 +45,8 @@ typedef struct {
     double vtime; /* bytes per unit weight moved by any member from the origin to t0 */
     MsTime t0;
     MsTime due;   /* completion time of the first member */
+    double head;  /* tag of the first member (heap[0]), kept here so that a re-key, at every
+                   * level change, reads no flow: the flows are scattered and large */
     guint32 mark; /* solve that last queued it for a re-key */
 } Group;
 
@@ -258,7 +260,7 @@ group_rekey(MsNetwork *net, guint32 c)
         g->vtime = 0;
         return;
     }
-    g->due = finish_time(net->fl[g->heap[0]].when.tag - g->vtime, g->level, g->t0);
+    g->due = finish_time(g->head - g->vtime, g->level, g->t0);
     if (g->pos == NONE) {
         net->gheap[net->n_gheap] = c;
         g->pos = net->n_gheap++;
@@ -278,6 +280,7 @@ group_insert(MsNetwork *net, guint32 c, guint32 f)
     net->fl[f].hpos = g->len++;
     net->fl[f].grp = c;
     sift(net, g->heap, g->len, net->fl[f].hpos, tag_before, FALSE);
+    g->head = net->fl[g->heap[0]].when.tag;
 }
 
 static void
@@ -286,6 +289,9 @@ group_delete(MsNetwork *net, guint32 f)
     Group *g = &net->groups[net->fl[f].grp];
     heap_delete(net, g->heap, &g->len, net->fl[f].hpos, tag_before, FALSE);
     net->fl[f].grp = NONE;
+    if (g->len) {
+        g->head = net->fl[g->heap[0]].when.tag; /* compared by the sift just now: in cache */
+    }
 }
 
 /* --- flows --- */
