@@ -428,6 +428,59 @@ test_drain_matches_scratch(void)
     }
 }
 
+/* Water filling of a link with more flows than the insertion sort takes (40 > 24): flow i
+ * (i = 1 .. 40) crosses its own link P_i of capacity i, shared with a blocker, and a common link
+ * L of capacity 500, which holds the 410 they get at first. When the blockers leave (one solve,
+ * removals only: the propagation) the flows want 820 and L overflows: at the water level y
+ * where 1 + ... + 15 + 25 y = 500, y = 15.2, flows 1 to 15 keep i at P_i and 16 to 40 share L.
+ * Flows are added in a shuffled order, so that the sort by (level, variable) has work to do. */
+static void
+test_water_fill_many_flows(void)
+{
+    g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+    enum { N = 40 };
+    double caps[N + 1];
+    guint32 p[N + 1], flow[N + 1], blocker[N + 1];
+    caps[0] = 500.0;
+    guint32 l = ms_maxmin_add_constraint(mm, caps[0]);
+    for (guint i = 1; i <= N; i++) {
+        caps[i] = i;
+        p[i] = ms_maxmin_add_constraint(mm, caps[i]);
+    }
+    g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
+    for (guint k = 0; k < N; k++) {
+        guint i = 1 + (7 * k) % N; /* 7 is prime to 40: every i once */
+        Var v = {.n = 2, .weight = 1.0, .cnsts = {p[i], l}};
+        v.id = flow[i] = ms_maxmin_add_variable(mm, 1.0, v.cnsts, 2);
+        g_array_append_val(vars, v);
+        blocker[i] = ms_maxmin_add_variable(mm, 1.0, &p[i], 1);
+    }
+    ms_maxmin_solve(mm, NULL);
+    MS_ASSERT_REL(ms_maxmin_load(mm, l), 410.0, 1e-12);
+    CU_ASSERT_TRUE(isinf(ms_maxmin_level(mm, l)));
+    MsMaxminStats before, after;
+    ms_maxmin_stats(mm, &before);
+    for (guint i = 1; i <= N; i++) {
+        ms_maxmin_remove_variable(mm, blocker[i]);
+    }
+    ms_maxmin_solve(mm, NULL);
+    ms_maxmin_stats(mm, &after);
+    CU_ASSERT_EQUAL(after.propagations, before.propagations + 1);
+    CU_ASSERT_EQUAL(after.fallbacks, before.fallbacks);
+    /* The answer is exact whatever the order of the water filling (the propagation repairs a
+     * wrong water level), so the path tells a good sort from a bad one: L overflows once P_1 ..
+     * P_19 have risen, is filled at 18.2 (flows 19 and 37 .. 40 above it move to L), and 27
+     * moves in all reach the answer in this order (golden count of the deterministic path;
+     * skipping the merge step of the sort took 41). */
+    CU_ASSERT_EQUAL(after.pivots - before.pivots, 27);
+    MS_ASSERT_REL(ms_maxmin_level(mm, l), 15.2, 1e-12);
+    for (guint i = 1; i <= N; i++) {
+        MS_ASSERT_REL(ms_maxmin_rate(mm, flow[i]), i <= 15 ? (double)i : 15.2, 1e-12);
+        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, flow[i]), i <= 15 ? p[i] : l);
+    }
+    compare_with_scratch(mm, caps, N + 1, vars);
+}
+
 /* The per-group report: which levels changed, which variables moved, which constraints' usage
  * changed. */
 static void
@@ -498,6 +551,7 @@ main(int argc, char **argv)
         {"random instances satisfy max-min", test_random_instances_are_maxmin_fair},
         {"incremental solves match solves from scratch", test_incremental_matches_scratch},
         {"draining a skewed all-to-all matches scratch", test_drain_matches_scratch},
+        {"water filling of a link with 40 flows", test_water_fill_many_flows},
         {"per-group reports", test_group_reports},
         {NULL, NULL},
     };

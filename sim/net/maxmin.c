@@ -9,13 +9,6 @@ MsMaxmin *
 ms_maxmin_new(void)
 {
     MsMaxmin *mm = g_new0(MsMaxmin, 1);
-    GArray **lists[] = {&mm->free_vars, &mm->dirty,  &mm->unloaded, &mm->new_vars,
-                        &mm->region,    &mm->vars,   &mm->cnsts,    &mm->velems,
-                        &mm->tlist,     &mm->pivots, &mm->pivoted};
-    for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
-        *lists[i] = g_array_new(FALSE, FALSE, sizeof(guint32));
-    }
-    mm->levels_seen = g_array_new(FALSE, FALSE, sizeof(Seen));
     mm->round = 1;
     mm->pass = 1;
     mm->budget = DEFAULT_BUDGET;
@@ -32,25 +25,24 @@ ms_maxmin_free(MsMaxmin *mm)
         g_free(mm->grp[c].m);
         g_free(mm->ent[c].e);
     }
-    void *arrays[] = {
-        mm->cn,    mm->grp,  mm->ent,      mm->dirty_mark, mm->r_mark,   mm->k_mark,   mm->u_mark,
-        mm->rem,   mm->wsum, mm->sat,      mm->prev,       mm->skey,     mm->unfixed,  mm->heap,
-        mm->voff,  mm->vend, mm->kind,     mm->s_usage,    mm->s_level,  mm->s_wgroup, mm->s_fmax,
-        mm->queue, mm->va,   mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
+    void *arrays[] = {mm->cn,      mm->grp,  mm->ent,      mm->dirty_mark, mm->r_mark,   mm->k_mark,
+                      mm->u_mark,  mm->rem,  mm->wsum,     mm->sat,        mm->prev,     mm->skey,
+                      mm->unfixed, mm->heap, mm->voff,     mm->vend,       mm->kind,     mm->saved,
+                      mm->queue,   mm->va,   mm->new_rate, mm->new_bneck,  mm->var_mark, mm->elems};
     for (guint i = 0; i < G_N_ELEMENTS(arrays); i++) {
         g_free(arrays[i]);
     }
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
-        if (mm->free_blocks[i]) {
-            g_array_unref(mm->free_blocks[i]);
-        }
+        ms_id_list_clear(&mm->free_blocks[i]);
     }
-    GArray *lists[] = {mm->free_vars, mm->dirty,  mm->unloaded, mm->new_vars,
-                       mm->region,    mm->vars,   mm->cnsts,    mm->velems,
-                       mm->tlist,     mm->pivots, mm->pivoted,  mm->levels_seen};
+    MsIdList *lists[] = {&mm->free_vars, &mm->dirty,  &mm->unloaded, &mm->new_vars,
+                         &mm->region,    &mm->vars,   &mm->cnsts,    &mm->velems,
+                         &mm->tlist,     &mm->pivots, &mm->pivoted};
     for (guint i = 0; i < G_N_ELEMENTS(lists); i++) {
-        g_array_unref(lists[i]);
+        ms_id_list_clear(lists[i]);
     }
+    g_free(mm->seen);
+    g_free(mm->seen_tmp);
     g_free(mm);
 }
 
@@ -59,7 +51,7 @@ mark_dirty(MsMaxmin *mm, guint32 c)
 {
     if (mm->dirty_mark[c] != mm->round) {
         mm->dirty_mark[c] = mm->round;
-        push(mm->dirty, c);
+        push(&mm->dirty, c);
     }
 }
 
@@ -84,10 +76,6 @@ grow_constraints(MsMaxmin *mm)
     mm->voff = g_renew(guint32, mm->voff, n);
     mm->vend = g_renew(guint32, mm->vend, n);
     mm->kind = g_renew(guint8, mm->kind, n);
-    mm->s_usage = g_renew(double, mm->s_usage, n);
-    mm->s_level = g_renew(double, mm->s_level, n);
-    mm->s_wgroup = g_renew(double, mm->s_wgroup, n);
-    mm->s_fmax = g_renew(double, mm->s_fmax, n);
 }
 
 guint32
@@ -157,11 +145,8 @@ ms_maxmin_set_capacity(MsMaxmin *mm, guint32 cnst, double capacity)
 static guint32
 alloc_block(MsMaxmin *mm, guint n)
 {
-    GArray *fl = mm->free_blocks[n];
-    if (fl && fl->len) {
-        guint32 base = AT(fl, fl->len - 1);
-        g_array_set_size(fl, fl->len - 1);
-        return base;
+    if (mm->free_blocks[n].len) {
+        return ms_id_list_pop(&mm->free_blocks[n]);
     }
     if (mm->n_elems + n > mm->cap_elems) {
         mm->cap_elems = MAX(mm->n_elems + n, MAX(64, mm->cap_elems * 2));
@@ -175,19 +160,14 @@ alloc_block(MsMaxmin *mm, guint n)
 static void
 free_block(MsMaxmin *mm, guint32 base, guint n)
 {
-    if (mm->free_blocks[n] == NULL) {
-        mm->free_blocks[n] = g_array_new(FALSE, FALSE, sizeof(guint32));
-    }
-    push(mm->free_blocks[n], base);
+    push(&mm->free_blocks[n], base);
 }
 
 static guint32
 alloc_var(MsMaxmin *mm)
 {
-    if (mm->free_vars->len) {
-        guint32 v = AT(mm->free_vars, mm->free_vars->len - 1);
-        g_array_set_size(mm->free_vars, mm->free_vars->len - 1);
-        return v;
+    if (mm->free_vars.len) {
+        return ms_id_list_pop(&mm->free_vars);
     }
     if (mm->n_var == mm->cap_var) {
         guint n = mm->cap_var = MAX(64, mm->cap_var * 2);
@@ -216,7 +196,7 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
     mm->va[v].elem_base = NONE;
     mm->new_rate[v] = 0;
     mm->n_live++;
-    push(mm->new_vars, v);
+    push(&mm->new_vars, v);
     if (n == 0) {
         return v;
     }
@@ -280,13 +260,6 @@ group_detach(MsMaxmin *mm, guint32 v)
 }
 
 void
-maxmin_group_unlink(MsMaxmin *mm, guint32 v)
-{
-    group_detach(mm, v);
-    set_bneck(mm, v, NONE);
-}
-
-void
 maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
 {
     Group *g = &mm->grp[b];
@@ -306,6 +279,13 @@ maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
     set_bneck(mm, v, b);
     mm->va[v].gpos = n;
     mm->cn[b].wgroup += weight_on(mm, v, b);
+}
+
+void
+maxmin_group_move(MsMaxmin *mm, guint32 v, guint32 b)
+{
+    group_detach(mm, v);
+    maxmin_group_link(mm, v, b); /* writes the route's entries: no need to clear them first */
 }
 
 /* Drops entry pos of constraint c; the last entry takes its place and its element is told. */
@@ -338,7 +318,7 @@ ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
         mm->cn[c].n_updates++;
         if (mm->u_mark[c] != mm->round) {
             mm->u_mark[c] = mm->round;
-            push(mm->unloaded, c);
+            push(&mm->unloaded, c);
         }
         if (mm->ent[c].n == 0) {
             mm->cn[c].usage = 0;
@@ -355,7 +335,7 @@ ms_maxmin_remove_variable(MsMaxmin *mm, guint32 v)
     mm->va[v].alive = 0;
     mm->va[v].bneck = NONE;
     mm->n_live--;
-    push(mm->free_vars, v);
+    push(&mm->free_vars, v);
 }
 
 guint
@@ -472,29 +452,31 @@ sort_from(GArray *a, guint from)
 static void
 report_touched(MsMaxmin *mm, gboolean solved, GArray *touched)
 {
-    for (guint i = 0; solved && i < mm->cnsts->len; i++) {
+    guint32 *out = out_reserve(touched, (solved ? mm->cnsts.len : 0) + mm->unloaded.len);
+    for (guint i = 0; solved && i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         if (mm->u_mark[c] != mm->round) {
             mm->u_mark[c] = mm->round;
-            push(touched, c);
+            *out++ = c;
         }
     }
-    g_array_append_vals(touched, mm->unloaded->data, mm->unloaded->len);
+    memcpy(out, mm->unloaded.v, mm->unloaded.len * sizeof(guint32));
+    out_commit(touched, out + mm->unloaded.len);
 }
 
 void
 ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touched)
 {
-    gboolean solve = mm->dirty->len || mm->new_vars->len;
-    if (!solve && mm->unloaded->len == 0) {
+    gboolean solve = mm->dirty.len || mm->new_vars.len;
+    if (!solve && mm->unloaded.len == 0) {
         return;
     }
-    for (guint i = 0; i < mm->new_vars->len; i++) {
+    for (guint i = 0; i < mm->new_vars.len; i++) {
         guint32 v = AT(mm->new_vars, i);
         if (mm->va[v].alive && mm->va[v].n_elem == 0 && mm->new_rate[v] == 0) {
             mm->new_rate[v] = INFINITY;
             if (moved) {
-                push(moved, v);
+                g_array_append_val(moved, v); /* rare: a flow over unlimited links only */
             }
         }
     }
@@ -507,9 +489,9 @@ ms_maxmin_solve_groups(MsMaxmin *mm, GArray *levels, GArray *moved, GArray *touc
     if (touched) {
         report_touched(mm, solve, touched);
     }
-    g_array_set_size(mm->dirty, 0);
-    g_array_set_size(mm->unloaded, 0);
-    g_array_set_size(mm->new_vars, 0);
+    mm->dirty.len = 0;
+    mm->unloaded.len = 0;
+    mm->new_vars.len = 0;
     mm->cap_changed = FALSE;
     next_round(mm);
 }
@@ -530,17 +512,17 @@ ms_maxmin_solve(MsMaxmin *mm, GArray *changed)
     maxmin_next_pass(mm);
     guint first = changed->len;
     for (guint i = 0; i < moved->len; i++) {
-        guint32 v = AT(moved, i);
+        guint32 v = g_array_index(moved, guint32, i);
         mm->var_mark[v] = mm->pass;
-        push(changed, v);
+        g_array_append_val(changed, v);
     }
     for (guint i = 0; i < levels->len; i++) {
-        guint32 c = AT(levels, i);
+        guint32 c = g_array_index(levels, guint32, i);
         for (guint32 j = 0; j < mm->cn[c].n_mem; j++) {
             guint32 v = mm->grp[c].m[j].var;
             if (mm->var_mark[v] != mm->pass) {
                 mm->var_mark[v] = mm->pass;
-                push(changed, v);
+                g_array_append_val(changed, v);
             }
         }
     }
@@ -562,7 +544,7 @@ ms_maxmin_stats(const MsMaxmin *mm, MsMaxminStats *out)
 gsize
 ms_maxmin_memory(const MsMaxmin *mm)
 {
-    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 9 * sizeof(double) +
+    gsize per_cnst = sizeof(Cnst) + sizeof(Group) + sizeof(Entries) + 5 * sizeof(double) +
                      8 * sizeof(guint32) + 1;
     gsize per_var = sizeof(Var) + sizeof(double) + 2 * sizeof(guint32);
     gsize entries = 0, members = 0;
@@ -570,11 +552,11 @@ ms_maxmin_memory(const MsMaxmin *mm)
         entries += mm->ent[c].cap;
         members += mm->grp[c].cap;
     }
-    gsize lists = mm->velems->len + mm->vars->len + mm->cnsts->len + mm->free_vars->len;
+    gsize lists = mm->velems.len + mm->vars.len + mm->cnsts.len + mm->free_vars.len;
     for (guint i = 0; i <= MAX_ELEMS_PER_VAR; i++) {
-        lists += mm->free_blocks[i] ? mm->free_blocks[i]->len : 0;
+        lists += mm->free_blocks[i].len;
     }
     return sizeof *mm + mm->cap_cnst * per_cnst + mm->cap_var * per_var +
-           mm->cap_elems * sizeof(Elem) + entries * sizeof(Entry) + members * sizeof(Member) +
-           lists * sizeof(guint32);
+           mm->cap_elems * sizeof(Elem) + mm->saved_cap * sizeof(Saved) + entries * sizeof(Entry) +
+           members * sizeof(Member) + lists * sizeof(guint32);
 }

@@ -88,13 +88,13 @@ add_var(MsMaxmin *mm, guint32 v)
         return;
     }
     mm->var_mark[v] = mm->pass;
-    push(mm->vars, v);
+    push(&mm->vars, v);
     const Elem *ve = &mm->elems[mm->va[v].elem_base];
     for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = ve[k].cnst;
         if (mm->k_mark[c] != mm->pass) {
             mm->k_mark[c] = mm->pass;
-            push(mm->cnsts, c);
+            push(&mm->cnsts, c);
             mm->unfixed[c] = 0;
         }
         mm->unfixed[c]++;
@@ -106,36 +106,37 @@ add_var(MsMaxmin *mm, guint32 v)
 static void
 collect(MsMaxmin *mm)
 {
-    g_array_set_size(mm->vars, 0);
-    g_array_set_size(mm->cnsts, 0);
-    for (guint i = 0; i < mm->region->len; i++) {
+    mm->vars.len = 0;
+    mm->cnsts.len = 0;
+    for (guint i = 0; i < mm->region.len; i++) {
         guint32 c = AT(mm->region, i);
         for (guint32 j = 0; j < mm->cn[c].n_mem; j++) {
             add_var(mm, mm->grp[c].m[j].var);
         }
     }
-    for (guint i = 0; i < mm->new_vars->len; i++) {
+    for (guint i = 0; i < mm->new_vars.len; i++) {
         guint32 v = AT(mm->new_vars, i);
         if (mm->va[v].alive && mm->va[v].n_elem) {
             add_var(mm, v);
         }
     }
     guint32 off = 0;
-    for (guint i = 0; i < mm->cnsts->len; i++) {
+    for (guint i = 0; i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         mm->voff[c] = mm->vend[c] = off;
         off += mm->unfixed[c];
     }
-    g_array_set_size(mm->velems, off);
-    guint32 *ve = (guint32 *)mm->velems->data;
-    for (guint i = 0; i < mm->vars->len; i++) {
+    ms_id_list_reserve(&mm->velems, off);
+    mm->velems.len = off;
+    guint32 *ve = mm->velems.v;
+    for (guint i = 0; i < mm->vars.len; i++) {
         guint32 v = AT(mm->vars, i);
         const Elem *e = &mm->elems[mm->va[v].elem_base];
         for (guint k = 0; k < mm->va[v].n_elem; k++) {
             ve[mm->vend[e[k].cnst]++] = v;
         }
     }
-    mm->stats.component_vars += mm->vars->len;
+    mm->stats.component_vars += mm->vars.len;
     mm->stats.component_elems += off;
 }
 
@@ -144,9 +145,9 @@ collect(MsMaxmin *mm)
 static void
 fill(MsMaxmin *mm)
 {
-    const guint32 *cs = (const guint32 *)mm->cnsts->data;
-    const guint32 *ve = (const guint32 *)mm->velems->data;
-    guint nc = mm->cnsts->len;
+    const guint32 *cs = mm->cnsts.v;
+    const guint32 *ve = mm->velems.v;
+    guint nc = mm->cnsts.len;
     for (guint i = 0; i < nc; i++) {
         guint32 c = cs[i];
         mm->rem[c] = mm->cn[c].capacity - mm->cn[c].usage;
@@ -156,7 +157,7 @@ fill(MsMaxmin *mm)
                       : isfinite(mm->cn[c].level) ? K_OUTSIDE
                                                   : K_FREE;
     }
-    for (guint i = 0; i < mm->vars->len; i++) {
+    for (guint i = 0; i < mm->vars.len; i++) {
         guint32 v = AT(mm->vars, i);
         double r = old_rate(mm, v);
         mm->new_rate[v] = -1;
@@ -213,7 +214,7 @@ grow(MsMaxmin *mm, guint32 c)
 {
     if (mm->r_mark[c] != mm->round) {
         mm->r_mark[c] = mm->round;
-        push(mm->region, c);
+        push(&mm->region, c);
         mm->grown = TRUE;
     }
 }
@@ -251,9 +252,9 @@ check_foreign(MsMaxmin *mm, guint32 c, double y)
 static void
 check_pass(MsMaxmin *mm)
 {
-    const guint32 *ve = (const guint32 *)mm->velems->data;
+    const guint32 *ve = mm->velems.v;
     mm->grown = FALSE;
-    for (guint i = 0; i < mm->cnsts->len; i++) {
+    for (guint i = 0; i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         double d = 0, vmax = 0;
         for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
@@ -279,39 +280,45 @@ check_pass(MsMaxmin *mm)
 static void
 commit(MsMaxmin *mm, GArray *levels, GArray *moved)
 {
-    const guint32 *ve = (const guint32 *)mm->velems->data;
-    for (guint i = 0; i < mm->vars->len; i++) {
+    const guint32 *ve = mm->velems.v;
+    for (guint i = 0; i < mm->vars.len; i++) {
         guint32 v = AT(mm->vars, i);
         guint32 b = mm->new_bneck[v];
         if (mm->kind[b] == K_OUTSIDE) {
             mm->new_rate[v] = mm->va[v].weight * mm->cn[b].level; /* joins at the group's level */
         }
     }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
+    for (guint i = 0; i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         for (guint32 j = mm->voff[c]; j < mm->vend[c]; j++) {
             mm->cn[c].usage += mm->new_rate[ve[j]] - old_rate(mm, ve[j]);
         }
         mm->cn[c].n_updates++;
     }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
+    for (guint i = 0; i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         mm->prev[c] = mm->cn[c].level;
     }
-    for (guint i = 0; i < mm->vars->len; i++) {
+    guint32 *mv = moved ? out_reserve(moved, mm->vars.len) : NULL;
+    for (guint i = 0; i < mm->vars.len; i++) {
         guint32 v = AT(mm->vars, i);
         guint32 b = mm->new_bneck[v];
         if (b != mm->va[v].bneck) {
             if (mm->va[v].bneck != NONE) {
-                maxmin_group_unlink(mm, v);
+                maxmin_group_move(mm, v, b);
+            } else {
+                maxmin_group_link(mm, v, b);
             }
-            maxmin_group_link(mm, v, b);
-            if (moved) {
-                push(moved, v);
+            if (mv) {
+                *mv++ = v;
             }
         }
     }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
+    if (moved) {
+        out_commit(moved, mv);
+    }
+    guint32 *lv_out = levels ? out_reserve(levels, mm->cnsts.len) : NULL;
+    for (guint i = 0; i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         if (mm->kind[c] == K_OUTSIDE) {
             continue;
@@ -321,11 +328,14 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
         mm->cn[c].level = nl;
         gboolean changed =
             isfinite(old) != isfinite(nl) || (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl);
-        if (changed && levels) {
-            push(levels, c);
+        if (changed && lv_out) {
+            *lv_out++ = c;
         }
     }
-    for (guint i = 0; i < mm->vars->len; i++) {
+    if (levels) {
+        out_commit(levels, lv_out);
+    }
+    for (guint i = 0; i < mm->vars.len; i++) {
         guint32 v = AT(mm->vars, i);
         double lv = mm->cn[mm->va[v].bneck].level;
         const Elem *e = &mm->elems[mm->va[v].elem_base];
@@ -335,7 +345,7 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
             }
         }
     }
-    for (guint i = 0; i < mm->cnsts->len; i++) {
+    for (guint i = 0; i < mm->cnsts.len; i++) {
         guint32 c = AT(mm->cnsts, i);
         if (mm->cn[c].n_updates > USAGE_REFRESH) {
             mm->cn[c].usage = ms_maxmin_usage(mm, c);
@@ -347,12 +357,12 @@ commit(MsMaxmin *mm, GArray *levels, GArray *moved)
 void
 maxmin_fill_repair(MsMaxmin *mm, GArray *levels, GArray *moved)
 {
-    g_array_set_size(mm->region, 0);
-    for (guint i = 0; i < mm->dirty->len; i++) {
+    mm->region.len = 0;
+    for (guint i = 0; i < mm->dirty.len; i++) {
         guint32 c = AT(mm->dirty, i);
         if (isfinite(mm->cn[c].level)) {
             mm->r_mark[c] = mm->round;
-            push(mm->region, c);
+            push(&mm->region, c);
         }
     }
     for (;;) {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "id_list.h"
 #include "maxmin.h"
 
 #define NONE G_MAXUINT32
@@ -48,6 +49,11 @@ typedef struct {
     double level, weight;
     guint32 var;
 } Seen;
+
+/* A constraint's values before a propagation first changed them, for reports and rollback. */
+typedef struct {
+    double usage, level, wgroup, fmax;
+} Saved;
 
 /* A constraint waiting in the propagation queue. */
 typedef struct {
@@ -108,7 +114,8 @@ struct _MsMaxmin {
     guint32 *unfixed, *heap, *voff, *vend; /* unfixed: times processed, in a propagation */
     guint8 *kind;
     /* propagation scratch: values on first touch in a solve, queue keys */
-    double *s_usage, *s_level, *s_wgroup, *s_fmax;
+    Saved *saved; /* saved[i]: tlist.v[i] as it was, written and read in tlist order */
+    guint saved_cap;
     QEntry *queue;
     guint qlen, qcap;
 
@@ -117,26 +124,27 @@ struct _MsMaxmin {
     Var *va;
     double *new_rate;
     guint32 *new_bneck, *var_mark;
-    GArray *free_vars;
+    MsIdList free_vars;
 
     /* elements */
     Elem *elems;
     guint n_elems, cap_elems;
-    GArray *free_blocks[MAX_ELEMS_PER_VAR + 1];
+    MsIdList free_blocks[MAX_ELEMS_PER_VAR + 1];
 
-    guint32 round;       /* one per solve: dirty and R marks */
-    guint32 pass;        /* one per repair pass: V and K marks */
-    GArray *dirty;       /* constraints whose groups must be re-solved */
-    GArray *unloaded;    /* constraints that lost usage to removals since the last solve */
-    GArray *new_vars;    /* variables added since the last solve */
-    GArray *region;      /* R */
-    GArray *vars;        /* V: the variables of R's groups and the new ones */
-    GArray *cnsts;       /* K: the constraints V uses */
-    GArray *velems;      /* V's variables listed per constraint of K (voff..vend) */
-    GArray *tlist;       /* propagation: constraints touched */
-    GArray *pivots;      /* propagation: (variable, target) moves found in a member loop */
-    GArray *pivoted;     /* propagation: variables moved, their first group in new_bneck */
-    GArray *levels_seen; /* propagation: (level, weight, variable) of a constraint's flows */
+    guint32 round;         /* one per solve: dirty and R marks */
+    guint32 pass;          /* one per repair pass: V and K marks */
+    MsIdList dirty;        /* constraints whose groups must be re-solved */
+    MsIdList unloaded;     /* constraints that lost usage to removals since the last solve */
+    MsIdList new_vars;     /* variables added since the last solve */
+    MsIdList region;       /* R */
+    MsIdList vars;         /* V: the variables of R's groups and the new ones */
+    MsIdList cnsts;        /* K: the constraints V uses */
+    MsIdList velems;       /* V's variables listed per constraint of K (voff..vend) */
+    MsIdList tlist;        /* propagation: constraints touched */
+    MsIdList pivots;       /* propagation: (variable, target) moves found in a member loop */
+    MsIdList pivoted;      /* propagation: variables moved, their first group in new_bneck */
+    Seen *seen, *seen_tmp; /* propagation: (level, weight, variable) of a constraint's flows */
+    guint seen_cap;
     guint heap_len;
     gboolean grown;
     gboolean cap_changed; /* a capacity changed since the last solve */
@@ -145,12 +153,29 @@ struct _MsMaxmin {
     MsMaxminStats stats;
 };
 
-#define AT(a, i) g_array_index((a), guint32, (i))
+#define AT(a, i) ((a).v[(i)])
+
+/* Appends to a scratch list: a compare and a store. */
+static inline void
+push(MsIdList *a, guint32 x)
+{
+    ms_id_list_push(a, x);
+}
+
+/* Reserves n slots at the end of a caller's GArray and returns the first; the caller writes k <= n
+ * of them and calls out_commit: one library call per report instead of one per id. */
+static inline guint32 *
+out_reserve(GArray *a, guint n)
+{
+    guint base = a->len;
+    g_array_set_size(a, base + n);
+    return (guint32 *)a->data + base;
+}
 
 static inline void
-push(GArray *a, guint32 x)
+out_commit(GArray *a, const guint32 *end)
 {
-    g_array_append_val(a, x);
+    g_array_set_size(a, (guint)(end - (const guint32 *)a->data));
 }
 
 /* Level of a constraint's group as seen by a variable bottlenecked there (0 when unsolved). */
@@ -174,9 +199,11 @@ member_cnst(const MsMaxmin *mm, const Member *m, guint k)
     return k < INLINE_ROUTE ? m->c[k] : mm->elems[mm->va[m->var].elem_base + k].cnst;
 }
 
-/* Group membership; both keep the group weight, unlinking the last member drops the level. */
+/* Group membership; both keep the group weights, and moving the last member out of a group
+ * drops its level. link: v has no group yet. move: v leaves its group for b's, its route's
+ * entries written once (not cleared, then written). */
 void maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b);
-void maxmin_group_unlink(MsMaxmin *mm, guint32 v);
+void maxmin_group_move(MsMaxmin *mm, guint32 v, guint32 b);
 void maxmin_next_pass(MsMaxmin *mm);
 
 /* Repairs the allocation by progressive filling over a region that grows until the boundary

@@ -15,13 +15,15 @@ touch(MsMaxmin *mm, guint32 c)
 {
     if (mm->cn[c].t_mark != mm->round) {
         mm->cn[c].t_mark = mm->round;
-        mm->s_usage[c] = mm->cn[c].usage;
-        mm->s_level[c] = mm->cn[c].level;
-        mm->s_wgroup[c] = mm->cn[c].wgroup;
-        mm->s_fmax[c] = mm->cn[c].fmax;
+        if (G_UNLIKELY(mm->tlist.len == mm->saved_cap)) {
+            mm->saved_cap = MAX(64, 2 * mm->saved_cap);
+            mm->saved = g_renew(Saved, mm->saved, mm->saved_cap);
+        }
+        const Cnst *k = &mm->cn[c];
+        mm->saved[mm->tlist.len] = (Saved){k->usage, k->level, k->wgroup, k->fmax};
         mm->unfixed[c] = 0; /* times processed */
         mm->cn[c].n_updates++;
-        push(mm->tlist, c);
+        push(&mm->tlist, c);
     }
 }
 
@@ -102,13 +104,12 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
     if (mm->var_mark[v] != mm->pass) {
         mm->var_mark[v] = mm->pass;
         mm->new_bneck[v] = from; /* its group before the solve */
-        push(mm->pivoted, v);
+        push(&mm->pivoted, v);
     }
     touch(mm, from);
     touch(mm, to);
     double lv = mm->cn[to].level, d = mm->va[v].weight * (lv - mm->cn[from].level);
-    maxmin_group_unlink(mm, v);
-    maxmin_group_link(mm, v, to);
+    maxmin_group_move(mm, v, to);
     const Elem *e = &mm->elems[mm->va[v].elem_base];
     for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = e[k].cnst;
@@ -123,38 +124,54 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
     mm->stats.pivots++;
 }
 
-static int
-cmp_seen(gconstpointer a, gconstpointer b)
+/* The order of a constraint's flows for water filling: by level, then by variable. It is total
+ * (variables are distinct), so every correct sort gives the same order. */
+static inline gboolean
+seen_before(const Seen *x, const Seen *y)
 {
-    const Seen *x = a, *y = b;
-    if (x->level != y->level) {
-        return x->level < y->level ? -1 : 1;
-    }
-    return x->var < y->var ? -1 : x->var > y->var;
+    return x->level < y->level || (x->level == y->level && x->var < y->var);
 }
 
-/* Entries up to which an insertion sort beats the library's merge sort (no calls through a
- * comparison pointer, no buffer). cmp_seen is a total order (variables are distinct), so either
- * sort gives the same order. */
+/* Runs up to which insertion sort beats merging. */
 #define SMALL_SORT 24
 
 static void
-sort_seen(GArray *seen)
+insertion_sort(Seen *s, guint n)
 {
-    Seen *s = (Seen *)seen->data;
-    guint n = seen->len;
-    if (n > SMALL_SORT) {
-        g_array_sort(seen, cmp_seen);
-        return;
-    }
     for (guint i = 1; i < n; i++) {
         Seen x = s[i];
         guint j = i;
-        while (j > 0 && cmp_seen(&x, &s[j - 1]) < 0) {
+        while (j > 0 && seen_before(&x, &s[j - 1])) {
             s[j] = s[j - 1];
             j--;
         }
         s[j] = x;
+    }
+}
+
+/* Merge sort with the comparison compiled in (the library's calls a comparison function per
+ * step: 13 % of the propagation on 16-GPU inference). tmp holds n / 2 entries: the left half is
+ * copied there and merged back in place, which never overwrites an unread right entry. */
+static void
+sort_seen(Seen *s, Seen *tmp, guint n)
+{
+    if (n <= SMALL_SORT) {
+        insertion_sort(s, n);
+        return;
+    }
+    guint h = n / 2;
+    sort_seen(s, tmp, h);
+    sort_seen(s + h, tmp, n - h);
+    if (!seen_before(&s[h], &s[h - 1])) {
+        return; /* already in order */
+    }
+    memcpy(tmp, s, h * sizeof(Seen));
+    guint i = 0, j = h, k = 0;
+    while (i < h && j < n) {
+        s[k++] = seen_before(&s[j], &tmp[i]) ? s[j++] : tmp[i++];
+    }
+    while (i < h) {
+        s[k++] = tmp[i++];
     }
 }
 
@@ -163,29 +180,33 @@ sort_seen(GArray *seen)
 static gboolean
 water_fill(MsMaxmin *mm, guint32 c)
 {
-    GArray *seen = mm->levels_seen;
-    /* Sized once and written in place: an append per entry costs a call and a copy each. */
-    g_array_set_size(seen, mm->ent[c].n);
-    const Entry *e = mm->ent[c].e;
-    Seen *out = (Seen *)seen->data;
-    for (guint32 i = 0; i < mm->ent[c].n; i++) {
-        out[i] = (Seen){mm->cn[e[i].bneck].level, mm->va[e[i].var].weight, e[i].var};
+    guint n = mm->ent[c].n;
+    if (n > mm->seen_cap) {
+        mm->seen_cap = MAX(n, 2 * mm->seen_cap);
+        g_free(mm->seen);
+        g_free(mm->seen_tmp);
+        mm->seen = g_new(Seen, mm->seen_cap);
+        mm->seen_tmp = g_new(Seen, mm->seen_cap / 2 + 1);
     }
-    sort_seen(seen);
+    const Entry *e = mm->ent[c].e;
+    Seen *s = mm->seen;
+    for (guint32 i = 0; i < n; i++) {
+        s[i] = (Seen){mm->cn[e[i].bneck].level, mm->va[e[i].var].weight, e[i].var};
+    }
+    sort_seen(s, mm->seen_tmp, n);
     mm->stats.rescans++;
-    const Seen *s = (const Seen *)seen->data;
     double below = 0, above = 0;
-    for (guint i = 0; i < seen->len; i++) {
+    for (guint i = 0; i < n; i++) {
         above += s[i].weight;
     }
-    for (guint i = 0; i < seen->len; i++) {
+    for (guint i = 0; i < n; i++) {
         double y = (mm->cn[c].capacity - below) / above;
         if (y < s[i].level) {
             if (!(y > 0)) {
                 return FALSE;
             }
             mm->cn[c].level = y;
-            for (guint j = i; j < seen->len; j++) {
+            for (guint j = i; j < n; j++) {
                 if (mm->va[s[j].var].bneck != c) {
                     pivot(mm, s[j].var, c);
                 }
@@ -210,7 +231,7 @@ claim_faster(MsMaxmin *mm, guint32 c)
     }
     mm->stats.rescans++;
     double m = 0;
-    g_array_set_size(mm->pivots, 0);
+    mm->pivots.len = 0;
     const Entry *e = mm->ent[c].e;
     for (guint32 j = 0; j < mm->ent[c].n; j++) {
         guint32 b = e[j].bneck;
@@ -219,13 +240,13 @@ claim_faster(MsMaxmin *mm, guint32 c)
         }
         double lb = mm->cn[b].level;
         if (lb > lv * (1 + TOL)) {
-            push(mm->pivots, e[j].var);
+            push(&mm->pivots, e[j].var);
         } else {
             m = MAX(m, lb);
         }
     }
     mm->cn[c].fmax = m;
-    for (guint j = 0; j < mm->pivots->len; j++) {
+    for (guint j = 0; j < mm->pivots.len; j++) {
         guint32 v = AT(mm->pivots, j);
         if (mm->va[v].bneck != c) {
             pivot(mm, v, c);
@@ -283,7 +304,7 @@ process(MsMaxmin *mm, guint32 c)
         return FALSE;
     }
     mm->cn[c].level = nl;
-    g_array_set_size(mm->pivots, 0);
+    mm->pivots.len = 0;
     guint64 elems = 0;
     const Member *mem = mm->grp[c].m;
     guint32 n_mem = mm->cn[c].n_mem;
@@ -314,15 +335,15 @@ process(MsMaxmin *mm, guint32 c)
             }
         }
         if (target != NONE) {
-            push(mm->pivots, m->var);
-            push(mm->pivots, target);
+            push(&mm->pivots, m->var);
+            push(&mm->pivots, target);
         }
         elems += m->n;
     }
     mm->cn[c].usage += r;
     mm->stats.component_vars += n_mem;
     mm->stats.component_elems += elems;
-    for (guint i = 0; i < mm->pivots->len; i += 2) {
+    for (guint i = 0; i < mm->pivots.len; i += 2) {
         guint32 v = AT(mm->pivots, i), to = AT(mm->pivots, i + 1);
         if (mm->va[v].bneck == c && mm->cn[to].n_mem && mm->cn[to].level < mm->cn[c].level) {
             pivot(mm, v, to);
@@ -341,7 +362,7 @@ process(MsMaxmin *mm, guint32 c)
 static gboolean
 final_checks(MsMaxmin *mm)
 {
-    for (guint i = 0; i < mm->tlist->len; i++) {
+    for (guint i = 0; i < mm->tlist.len; i++) {
         claim_faster(mm, AT(mm->tlist, i));
     }
     return mm->qlen > 0;
@@ -353,44 +374,52 @@ rollback(MsMaxmin *mm)
     while (mm->qlen) {
         dequeue(mm);
     }
-    for (guint i = mm->pivoted->len; i-- > 0;) {
+    for (guint i = mm->pivoted.len; i-- > 0;) {
         guint32 v = AT(mm->pivoted, i);
         if (mm->va[v].bneck != mm->new_bneck[v]) {
-            maxmin_group_unlink(mm, v);
-            maxmin_group_link(mm, v, mm->new_bneck[v]);
+            maxmin_group_move(mm, v, mm->new_bneck[v]);
         }
     }
-    for (guint i = 0; i < mm->tlist->len; i++) {
+    for (guint i = 0; i < mm->tlist.len; i++) {
         guint32 c = AT(mm->tlist, i);
-        mm->cn[c].usage = mm->s_usage[c];
-        mm->cn[c].level = mm->s_level[c];
-        mm->cn[c].wgroup = mm->s_wgroup[c];
-        mm->cn[c].fmax = mm->s_fmax[c];
+        mm->cn[c].usage = mm->saved[i].usage;
+        mm->cn[c].level = mm->saved[i].level;
+        mm->cn[c].wgroup = mm->saved[i].wgroup;
+        mm->cn[c].fmax = mm->saved[i].fmax;
     }
 }
 
 static void
 report(MsMaxmin *mm, GArray *levels, GArray *moved)
 {
-    g_array_set_size(mm->cnsts, 0);
-    for (guint i = 0; i < mm->tlist->len; i++) {
+    mm->cnsts.len = 0;
+    ms_id_list_reserve(&mm->cnsts, mm->tlist.len);
+    guint32 *lv = levels ? out_reserve(levels, mm->tlist.len) : NULL;
+    for (guint i = 0; i < mm->tlist.len; i++) {
         guint32 c = AT(mm->tlist, i);
-        double old = mm->s_level[c], nl = mm->cn[c].level;
-        if (levels && (isfinite(old) != isfinite(nl) ||
-                       (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
-            push(levels, c);
+        double old = mm->saved[i].level, nl = mm->cn[c].level;
+        if (lv && (isfinite(old) != isfinite(nl) ||
+                   (isfinite(nl) && fabs(nl - old) > RATE_REL_EPS * nl))) {
+            *lv++ = c;
         }
-        push(mm->cnsts, c);
+        mm->cnsts.v[mm->cnsts.len++] = c;
         if (mm->cn[c].n_updates > USAGE_REFRESH) {
             mm->cn[c].usage = ms_maxmin_usage(mm, c);
             mm->cn[c].n_updates = 0;
         }
     }
-    for (guint i = 0; moved && i < mm->pivoted->len; i++) {
+    if (levels) {
+        out_commit(levels, lv);
+    }
+    guint32 *mv = moved ? out_reserve(moved, mm->pivoted.len) : NULL;
+    for (guint i = 0; moved && i < mm->pivoted.len; i++) {
         guint32 v = AT(mm->pivoted, i);
         if (mm->va[v].bneck != mm->new_bneck[v]) {
-            push(moved, v);
+            *mv++ = v;
         }
+    }
+    if (moved) {
+        out_commit(moved, mv);
     }
 }
 
@@ -409,16 +438,16 @@ maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
     if (mm->cap_changed || mm->budget == 0) {
         return FALSE;
     }
-    for (guint i = 0; i < mm->new_vars->len; i++) {
+    for (guint i = 0; i < mm->new_vars.len; i++) {
         guint32 v = AT(mm->new_vars, i);
         if (mm->va[v].alive && mm->va[v].n_elem) {
             return FALSE;
         }
     }
     maxmin_next_pass(mm);
-    g_array_set_size(mm->tlist, 0);
-    g_array_set_size(mm->pivoted, 0);
-    for (guint i = 0; i < mm->dirty->len; i++) {
+    mm->tlist.len = 0;
+    mm->pivoted.len = 0;
+    for (guint i = 0; i < mm->dirty.len; i++) {
         guint32 c = AT(mm->dirty, i);
         if (mm->cn[c].n_mem) {
             enqueue(mm, c);

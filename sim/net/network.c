@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "id_list.h"
 #include "share.h"
 
 G_DEFINE_QUARK(ms_network_error_quark, ms_network_error)
@@ -44,6 +45,8 @@ typedef struct {
     double vtime; /* bytes per unit weight moved by any member from the origin to t0 */
     MsTime t0;
     MsTime due;   /* completion time of the first member */
+    double head;  /* tag of the first member (heap[0]), kept here so that a re-key, at every
+                   * level change, reads no flow: the flows are scattered and large */
     guint32 mark; /* solve that last queued it for a re-key */
 } Group;
 
@@ -61,7 +64,7 @@ struct _MsNetwork {
     /* flows, struct of arrays */
     guint n_flows, cap_flows, n_live;
     Flow *fl;
-    GArray *free_flows;
+    MsIdList free_flows;
     guint32 *flow_of_var;
     guint cap_var_map;
 
@@ -71,7 +74,8 @@ struct _MsNetwork {
     guint n_gheap;
 
     gboolean dirty;
-    GArray *levels, *moved, *touched, *scratch, *rekeys;
+    GArray *levels, *moved, *touched; /* the solver's reports */
+    MsIdList scratch, rekeys;
     guint32 epoch;
     MsTime last_now;
 
@@ -118,12 +122,9 @@ ms_network_new_shared(guint n_links, const double *bandwidth, const MsShareClass
     for (guint c = 0; c < n_cnst; c++) {
         net->groups[c].pos = NONE;
     }
-    net->free_flows = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->levels = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->moved = g_array_new(FALSE, FALSE, sizeof(guint32));
     net->touched = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->scratch = g_array_new(FALSE, FALSE, sizeof(guint32));
-    net->rekeys = g_array_new(FALSE, FALSE, sizeof(guint32));
     return net;
 }
 
@@ -143,12 +144,12 @@ ms_network_free(MsNetwork *net)
         g_free(arrays[i]);
     }
     net->share->destroy(net->mm);
-    g_array_unref(net->free_flows);
+    ms_id_list_clear(&net->free_flows);
     g_array_unref(net->levels);
     g_array_unref(net->moved);
     g_array_unref(net->touched);
-    g_array_unref(net->scratch);
-    g_array_unref(net->rekeys);
+    ms_id_list_clear(&net->scratch);
+    ms_id_list_clear(&net->rekeys);
     g_clear_error(&net->violation);
     g_free(net);
 }
@@ -259,7 +260,7 @@ group_rekey(MsNetwork *net, guint32 c)
         g->vtime = 0;
         return;
     }
-    g->due = finish_time(net->fl[g->heap[0]].when.tag - g->vtime, g->level, g->t0);
+    g->due = finish_time(g->head - g->vtime, g->level, g->t0);
     if (g->pos == NONE) {
         net->gheap[net->n_gheap] = c;
         g->pos = net->n_gheap++;
@@ -279,6 +280,7 @@ group_insert(MsNetwork *net, guint32 c, guint32 f)
     net->fl[f].hpos = g->len++;
     net->fl[f].grp = c;
     sift(net, g->heap, g->len, net->fl[f].hpos, tag_before, FALSE);
+    g->head = net->fl[g->heap[0]].when.tag;
 }
 
 static void
@@ -287,6 +289,9 @@ group_delete(MsNetwork *net, guint32 f)
     Group *g = &net->groups[net->fl[f].grp];
     heap_delete(net, g->heap, &g->len, net->fl[f].hpos, tag_before, FALSE);
     net->fl[f].grp = NONE;
+    if (g->len) {
+        g->head = net->fl[g->heap[0]].when.tag; /* compared by the sift just now: in cache */
+    }
 }
 
 /* --- flows --- */
@@ -294,10 +299,8 @@ group_delete(MsNetwork *net, guint32 f)
 static guint32
 alloc_flow(MsNetwork *net)
 {
-    if (net->free_flows->len) {
-        guint32 f = g_array_index(net->free_flows, guint32, net->free_flows->len - 1);
-        g_array_set_size(net->free_flows, net->free_flows->len - 1);
-        return f;
+    if (net->free_flows.len) {
+        return ms_id_list_pop(&net->free_flows);
     }
     if (net->n_flows == net->cap_flows) {
         guint n = net->cap_flows = MAX(256, net->cap_flows * 2);
@@ -372,7 +375,7 @@ release(MsNetwork *net, guint32 f)
     }
     net->fl[f].state = FLOW_FREE;
     net->n_live--;
-    g_array_append_val(net->free_flows, f);
+    ms_id_list_push(&net->free_flows, f);
 }
 
 /* A pending flow whose latency has elapsed joins the sharing; it gets its group at the next
@@ -387,18 +390,18 @@ activate(MsNetwork *net, guint32 f)
     if (net->fl[f].bytes == 0) {
         return FALSE;
     }
-    g_array_set_size(net->scratch, 0);
+    net->scratch.len = 0;
     for (guint i = 0; i < net->fl[f].route_len; i++) {
         guint32 c = net->cnst_of_link[net->fl[f].route[i]];
         if (c != NONE) {
-            g_array_append_val(net->scratch, c);
+            ms_id_list_push(&net->scratch, c);
         }
     }
-    if (net->scratch->len == 0) {
+    if (net->scratch.len == 0) {
         return FALSE;
     }
-    guint32 v = net->share->add_variable(net->mm, net->fl[f].weight,
-                                         (const guint32 *)net->scratch->data, net->scratch->len);
+    guint32 v =
+        net->share->add_variable(net->mm, net->fl[f].weight, net->scratch.v, net->scratch.len);
     map_var(net, v, f);
     net->fl[f].var = v;
     net->fl[f].state = FLOW_ACTIVE;
@@ -503,7 +506,7 @@ want_rekey(MsNetwork *net, guint32 c)
 {
     if (net->groups[c].mark != net->epoch) {
         net->groups[c].mark = net->epoch;
-        g_array_append_val(net->rekeys, c);
+        ms_id_list_push(&net->rekeys, c);
     }
 }
 
@@ -516,7 +519,7 @@ apply(MsNetwork *net, MsTime now)
         }
         net->epoch = 1;
     }
-    g_array_set_size(net->rekeys, 0);
+    net->rekeys.len = 0;
     const guint32 *cs = (const guint32 *)net->levels->data;
     for (guint i = 0; i < net->levels->len; i++) {
         Group *g = &net->groups[cs[i]];
@@ -548,8 +551,8 @@ apply(MsNetwork *net, MsTime now)
         want_rekey(net, c);
         net->stats.rate_changes++;
     }
-    for (guint i = 0; i < net->rekeys->len; i++) {
-        group_rekey(net, g_array_index(net->rekeys, guint32, i));
+    for (guint i = 0; i < net->rekeys.len; i++) {
+        group_rekey(net, net->rekeys.v[i]);
     }
 }
 
