@@ -157,10 +157,6 @@ static void
 table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen, guint k)
 {
     if (t->dense) {
-        if (t->counts == NULL) {
-            t->counts = g_new0(guint32, power(experts, d + 1));
-            t->totals = g_new0(guint64, power(experts, d));
-        }
         for (guint c = 0; c < k; c++) {
             t->counts[path * experts + chosen[c]]++;
         }
@@ -240,6 +236,51 @@ rank_paths(const MsRouting *batch, guint r)
     return ms_routing_n_tokens(batch, r) ? ms_routing_token_experts(batch, r, 0, 0) : NULL;
 }
 
+/* Allocates a dense table's counters on first use. */
+static void
+table_ready(Table *t, guint experts, guint d)
+{
+    if (t->dense && t->counts == NULL) {
+        t->counts = g_new0(guint32, power(experts, d + 1));
+        t->totals = g_new0(guint64, power(experts, d));
+    }
+}
+
+/* One layer's choices of n tokens (rows `len` ids apart) into tables of depth 1 .. dm, all dense:
+ * the path number of depth d is that of depth d - 1 plus the oldest id times E^(d-1), so each
+ * token costs one multiply-add per depth instead of a walk over its path per table. */
+static void
+add_layer_dense(MsPathProfile *prof, guint m, guint dm, guint k, const guint16 *row, guint n,
+                gsize len)
+{
+    guint64 experts = prof->experts, scale[MS_PATH_MAX_DEPTH + 1];
+    guint32 *counts[MS_PATH_MAX_DEPTH + 1];
+    guint64 *totals[MS_PATH_MAX_DEPTH + 1];
+    scale[1] = 1;
+    for (guint d = 1; d <= dm; d++) {
+        Table *tb = table_of(prof, m, d);
+        counts[d] = tb->counts;
+        totals[d] = tb->totals;
+        scale[d] = d == 1 ? 1 : scale[d - 1] * experts;
+    }
+    guint64 *marginal = prof->marginal + (gsize)m * experts;
+    for (guint t = 0; t < n; t++, row += len) {
+        const guint16 *chosen = row + (gsize)m * k;
+        for (guint c = 0; c < k; c++) {
+            marginal[chosen[c]]++;
+        }
+        guint64 path = 0;
+        for (guint d = 1; d <= dm; d++) {
+            path += row[(gsize)(m - d) * k] * scale[d];
+            guint32 *cell = counts[d] + path * experts;
+            for (guint c = 0; c < k; c++) {
+                cell[chosen[c]]++;
+            }
+            totals[d][path] += k;
+        }
+    }
+}
+
 gboolean
 ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
 {
@@ -255,9 +296,19 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
     for (guint m = 0; m < h->layers; m++) {
         guint64 *marginal = prof->marginal + (gsize)m * prof->experts;
         guint dm = MIN(m, prof->depth);
+        gboolean dense = TRUE;
+        for (guint d = 1; d <= dm; d++) {
+            table_ready(table_of(prof, m, d), prof->experts, d);
+            dense = dense && table_of(prof, m, d)->dense;
+        }
         for (guint r = 0; r < h->ranks; r++) {
             const guint16 *row = rank_paths(batch, r);
             guint n = ms_routing_n_tokens(batch, r);
+            prof->marginal_total[m] += (guint64)k * n;
+            if (dense) {
+                add_layer_dense(prof, m, dm, k, row, n, len);
+                continue;
+            }
             for (guint t = 0; t < n; t++, row += len) {
                 const guint16 *chosen = row + (gsize)m * k;
                 for (guint c = 0; c < k; c++) {
@@ -269,7 +320,6 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
                               chosen, k);
                 }
             }
-            prof->marginal_total[m] += (guint64)k * n;
         }
     }
     prof->batches++;
