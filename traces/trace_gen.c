@@ -422,6 +422,32 @@ choose_limited(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *out)
     return cluster_of(g->rank_of[out[0]], k, g->clusters);
 }
 
+/* token_path with one choice a layer (inference's top-1): the draws of choose_layer, whose loops
+ * over the choices reduce to one pick that is its own cluster (clusters = experts / 1), and the
+ * primary's draw, always 0, still made. Shape and tables in locals, as the state. */
+static void
+token_path_top1(MsTraceGen *g, guint32 *path)
+{
+    Rng rng = g->rng;
+    const guint n = g->params.experts, layers = g->params.layers;
+    const guint64 corr_below = g->corr_below;
+    const Guide cum = g->cum_guide, clusters = g->cluster_guide;
+    const guint32 *sigma = g->sigma;
+    guint32 pick = 0;
+    for (guint l = 0; l < layers; l++, sigma += n) {
+        if (rand32(&rng) < corr_below) {
+            if (l == 0) {
+                pick = find_interval(&clusters, rand32(&rng));
+            }
+        } else {
+            pick = find_interval(&cum, rand32(&rng));
+        }
+        (void)rand_below(&rng, 1);
+        path[l] = sigma[pick];
+    }
+    g->rng = rng;
+}
+
 static void
 token_path(MsTraceGen *g, guint32 *path)
 {
@@ -431,6 +457,10 @@ token_path(MsTraceGen *g, guint32 *path)
         for (guint l = 0; l < g->params.layers; l++) {
             cluster = choose_limited(g, l, cluster, path + (gsize)l * k);
         }
+        return;
+    }
+    if (k == 1) {
+        token_path_top1(g, path);
         return;
     }
     /* The state in a local for the whole path (the same draws in the same order): the build
