@@ -382,6 +382,21 @@ path_set_add(PathSet *ps, guint64 key)
     ps->counts[ps->slot[i] - 1]++;
 }
 
+/* A path counted at slot `number` of a direct table: its first token appends it. */
+static void
+path_set_add_at(PathSet *ps, guint64 number, guint64 key)
+{
+    if (ps->slot[number] == 0) {
+        ps->keys[ps->n] = key;
+        ps->counts[ps->n] = 0;
+        ps->slot[number] = (guint32)++ps->n;
+    }
+    ps->counts[ps->slot[number] - 1]++;
+}
+
+/* Paths over few experts and layers (E^dmax slots, no more than the hash would take or 2^16)
+ * are numbered in base E and counted at their number, no hashing; the same paths in the same
+ * order of first appearance either way. */
 static void
 collect_paths(const MsRouting *batch, guint m, guint dmax, PathSet *ps)
 {
@@ -391,20 +406,29 @@ collect_paths(const MsRouting *batch, guint m, guint dmax, PathSet *ps)
     while (ps->cap < 2 * n) {
         ps->cap *= 2;
     }
+    guint64 space = power(h->experts, dmax);
+    gboolean direct = space <= MAX(ps->cap, G_GUINT64_CONSTANT(1) << 16);
     ps->keys = g_new(guint64, n);
     ps->counts = g_new(guint64, n);
-    ps->slot = g_new0(guint32, ps->cap);
+    ps->slot = g_new0(guint32, direct ? space : ps->cap);
     ps->n = 0;
-    gsize len = ms_trace_header_path_len(h);
+    gsize len = ms_trace_header_path_len(h), k = h->top_k;
+    guint64 experts = h->experts;
     for (guint r = 0; r < h->ranks; r++) {
         guint n_rank = ms_routing_n_tokens(batch, r);
         const guint16 *path = rank_paths(batch, r);
         for (guint t = 0; t < n_rank; t++, path += len) {
-            guint64 key = 0;
+            guint64 key = 0, number = 0;
             for (guint j = 0; j < dmax; j++) {
-                key |= (guint64)path[(gsize)(m - dmax + j) * h->top_k] << (16 * j);
+                guint64 id = path[(m - dmax + j) * k];
+                key |= id << (16 * j);
+                number = number * experts + id;
             }
-            path_set_add(ps, key);
+            if (direct) {
+                path_set_add_at(ps, number, key);
+            } else {
+                path_set_add(ps, key);
+            }
         }
     }
 }
