@@ -264,6 +264,20 @@ add_layer_dense(MsPathProfile *prof, guint m, guint dm, guint k, const guint16 *
         scale[d] = d == 1 ? 1 : scale[d - 1] * experts;
     }
     guint64 *marginal = prof->marginal + (gsize)m * experts;
+    if (k == 1) {
+        /* Inference's top-1: one choice, no loops over choices. */
+        for (guint t = 0; t < n; t++, row += len) {
+            guint chosen = row[m];
+            marginal[chosen]++;
+            guint64 path = 0;
+            for (guint d = 1; d <= dm; d++) {
+                path += row[m - d] * scale[d];
+                counts[d][path * experts + chosen]++;
+                totals[d][path]++;
+            }
+        }
+        return;
+    }
     for (guint t = 0; t < n; t++, row += len) {
         const guint16 *chosen = row + (gsize)m * k;
         for (guint c = 0; c < k; c++) {
