@@ -183,8 +183,11 @@ table_spread(const Table *t, guint experts, guint64 path, double k, double *load
         }
         const guint32 *row = t->counts + path * experts;
         double scale = k / (double)t->totals[path];
+        /* Unconditional: scale is finite and positive, so an expert never chosen adds +0, which
+         * leaves its load (never -0) as it was; a test of each counter would be a branch that
+         * sparse rows make unpredictable. */
         for (guint e = 0; e < experts; e++) {
-            load[e] += row[e] ? scale * row[e] : 0;
+            load[e] += scale * row[e];
         }
         return TRUE;
     }
