@@ -23,8 +23,8 @@ typedef struct {
 
 typedef struct {
     gboolean dense;
-    guint32 *counts;    /* dense, allocated on first use: [path * E + e] */
-    guint64 *totals;    /* dense: [path] */
+    guint32 *counts;    /* dense, allocated on first use: [path * E + e]; a path's total is its
+                         * row's sum, summed when it is read rather than kept at every add */
     GHashTable *sparse; /* packed path -> Stats */
 } Table;
 
@@ -99,7 +99,6 @@ ms_path_profile_free(MsPathProfile *prof)
     }
     for (gsize i = 0; i < (gsize)prof->layers * MS_PATH_MAX_DEPTH; i++) {
         g_free(prof->tables[i].counts);
-        g_free(prof->tables[i].totals);
         if (prof->tables[i].sparse) {
             g_hash_table_unref(prof->tables[i].sparse);
         }
@@ -160,7 +159,6 @@ table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen,
         for (guint c = 0; c < k; c++) {
             t->counts[path * experts + chosen[c]]++;
         }
-        t->totals[path] += k;
         return;
     }
     gint64 key = (gint64)path;
@@ -178,11 +176,18 @@ static gboolean
 table_spread(const Table *t, guint experts, guint64 path, double k, double *load)
 {
     if (t->dense) {
-        if (t->totals == NULL || t->totals[path] == 0) {
+        if (t->counts == NULL) {
             return FALSE;
         }
         const guint32 *row = t->counts + path * experts;
-        double scale = k / (double)t->totals[path];
+        guint64 total = 0;
+        for (guint e = 0; e < experts; e++) {
+            total += row[e];
+        }
+        if (total == 0) {
+            return FALSE;
+        }
+        double scale = k / (double)total;
         /* Unconditional: scale is finite and positive, so an expert never chosen adds +0, which
          * leaves its load (never -0) as it was; a test of each counter would be a branch that
          * sparse rows make unpredictable. */
@@ -245,7 +250,6 @@ table_ready(Table *t, guint experts, guint d)
 {
     if (t->dense && t->counts == NULL) {
         t->counts = g_new0(guint32, power(experts, d + 1));
-        t->totals = g_new0(guint64, power(experts, d));
     }
 }
 
@@ -258,12 +262,10 @@ add_layer_dense(MsPathProfile *prof, guint m, guint dm, guint k, const guint16 *
 {
     guint64 experts = prof->experts, scale[MS_PATH_MAX_DEPTH + 1];
     guint32 *counts[MS_PATH_MAX_DEPTH + 1];
-    guint64 *totals[MS_PATH_MAX_DEPTH + 1];
     scale[1] = 1;
     for (guint d = 1; d <= dm; d++) {
         Table *tb = table_of(prof, m, d);
         counts[d] = tb->counts;
-        totals[d] = tb->totals;
         scale[d] = d == 1 ? 1 : scale[d - 1] * experts;
     }
     guint64 *marginal = prof->marginal + (gsize)m * experts;
@@ -276,7 +278,6 @@ add_layer_dense(MsPathProfile *prof, guint m, guint dm, guint k, const guint16 *
             for (guint d = 1; d <= dm; d++) {
                 path += row[m - d] * scale[d];
                 counts[d][path * experts + chosen]++;
-                totals[d][path]++;
             }
         }
         return;
@@ -293,7 +294,6 @@ add_layer_dense(MsPathProfile *prof, guint m, guint dm, guint k, const guint16 *
             for (guint c = 0; c < k; c++) {
                 cell[chosen[c]]++;
             }
-            totals[d][path] += k;
         }
     }
 }
