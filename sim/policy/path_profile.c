@@ -171,6 +171,29 @@ table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen,
     stats_add(s, chosen, k);
 }
 
+/* The choices counted in a dense row. */
+static guint64
+row_total(const guint32 *row, guint experts)
+{
+    guint64 total = 0;
+    for (guint e = 0; e < experts; e++) {
+        total += row[e];
+    }
+    return total;
+}
+
+/* Adds k choices spread as a dense row of `total` choices (> 0) was. Unconditional: the scale is
+ * finite and positive, so an expert never chosen adds +0, which leaves its load (never -0) as it
+ * was; a test of each counter would be a branch that sparse rows make unpredictable. */
+static void
+row_spread(const guint32 *row, guint experts, guint64 total, double k, double *load)
+{
+    double scale = k / (double)total;
+    for (guint e = 0; e < experts; e++) {
+        load[e] += scale * row[e];
+    }
+}
+
 /* Adds k choices spread as those after path were; FALSE when the path was never seen. */
 static gboolean
 table_spread(const Table *t, guint experts, guint64 path, double k, double *load)
@@ -180,20 +203,11 @@ table_spread(const Table *t, guint experts, guint64 path, double k, double *load
             return FALSE;
         }
         const guint32 *row = t->counts + path * experts;
-        guint64 total = 0;
-        for (guint e = 0; e < experts; e++) {
-            total += row[e];
-        }
+        guint64 total = row_total(row, experts);
         if (total == 0) {
             return FALSE;
         }
-        double scale = k / (double)total;
-        /* Unconditional: scale is finite and positive, so an expert never chosen adds +0, which
-         * leaves its load (never -0) as it was; a test of each counter would be a branch that
-         * sparse rows make unpredictable. */
-        for (guint e = 0; e < experts; e++) {
-            load[e] += scale * row[e];
-        }
+        row_spread(row, experts, total, k, load);
         return TRUE;
     }
     gint64 key = (gint64)path;
@@ -464,7 +478,31 @@ ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guin
     PathSet ps;
     collect_paths(batch, m, dmax, &ps);
     guint64 unknown = 0;
+    /* The deepest table's rows, dense, are first all summed, then spread in the order of the
+     * paths: the tables come to the estimate cold (the previous batch's simulation ran since
+     * they were learnt), and a pass of independent row sums keeps several of those misses in
+     * flight where the spreading, one path at a time, met them one by one. */
+    const Table *deepest = table_of(prof, m, dmax);
+    g_autofree guint64 *deep_total = NULL;
+    g_autofree const guint32 **deep_row = NULL;
+    if (deepest->dense && deepest->counts) {
+        deep_total = g_new(guint64, ps.n);
+        deep_row = g_new(const guint32 *, ps.n);
+        for (gsize i = 0; i < ps.n; i++) {
+            guint64 v = 0;
+            for (guint j = 0; j < dmax; j++) {
+                v = v * prof->experts + ((ps.keys[i] >> (16 * j)) & 0xffff);
+            }
+            deep_row[i] = deepest->counts + v * prof->experts;
+            deep_total[i] = row_total(deep_row[i], prof->experts);
+        }
+    }
     for (gsize i = 0; i < ps.n; i++) {
+        if (deep_total && deep_total[i] > 0) {
+            row_spread(deep_row[i], prof->experts, deep_total[i],
+                       (double)h->top_k * (double)ps.counts[i], load);
+            continue;
+        }
         guint16 best[MS_PATH_MAX_DEPTH];
         for (guint j = 0; j < dmax; j++) {
             best[j] = (guint16)(ps.keys[i] >> (16 * j));
