@@ -23,8 +23,8 @@ typedef struct {
 
 /* A cumulative table cum[0..n] (cum[0] = 0, non-decreasing) with a guide: start[x >> shift] is
  * the interval that holds the first point of x's bucket, so that finding x's interval scans
- * forward from there, about one step with at least 4 buckets per interval, where bisection takes
- * log2(n) dependent steps per expert choice. */
+ * forward from there: with at least 4n buckets, a bucket holds a boundary at most 1 time in 4 on
+ * average, where bisection takes log2(n) dependent steps per expert choice. */
 typedef struct {
     const guint64 *cum;
     guint32 *start;
@@ -143,8 +143,8 @@ find_interval(const Guide *gd, guint64 x)
     return i;
 }
 
-/* The guide of cum[0..n] (cum[n] > 0): a power of two of buckets, at least 4 per interval, so
- * that a bucket is a shift of x. */
+/* The guide of cum[0..n] (cum[n] > 0): a power of two of buckets, at least 4n, so that a
+ * bucket is a shift of x. */
 static void
 guide_init(Guide *gd, const guint64 *cum, guint n)
 {
