@@ -49,6 +49,36 @@ test_estimate(void)
     }
 }
 
+/* Top-2 tokens (training's gate, or a top-2 inference model): the path is the first choice of
+ * each earlier layer, and both choices of a layer are counted after it. Two tokens on one rank:
+ * {0,1} then {2,3}, and {0,2} then {2,1}; after path (0) the choices at layer 1 are 2, 3, 2, 1. */
+static void
+test_top2(void)
+{
+    MsTraceHeader h;
+    ms_trace_header_init_shape(&h, 4, 2, 1, 2);
+    GError *error = NULL;
+    g_autoptr(MsRouting) r = ms_routing_new(&h, 0, &error);
+    static const guint32 paths[] = {0, 1, 2, 3, /**/ 0, 2, 2, 1};
+    CU_ASSERT_TRUE(ms_routing_add_tokens(r, 0, 0, 2, paths, &error));
+    CU_ASSERT_TRUE(ms_routing_seal(r, &error));
+    g_autoptr(MsPathProfile) prof = ms_path_profile_new(4, 2, 2);
+    CU_ASSERT_TRUE(ms_path_profile_add(prof, r, &error));
+    CU_ASSERT_PTR_NULL(error);
+    double load[4];
+    ms_path_profile_estimate(prof, r, 1, 2, load);
+    CU_ASSERT_EQUAL(load[0], 0);
+    CU_ASSERT_EQUAL(load[1], 1);
+    CU_ASSERT_EQUAL(load[2], 2);
+    CU_ASSERT_EQUAL(load[3], 1);
+    /* Layer 0: its popularity, 0 twice, 1 and 2 once, over 4 assignments. */
+    ms_path_profile_estimate(prof, r, 0, 2, load);
+    CU_ASSERT_EQUAL(load[0], 2);
+    CU_ASSERT_EQUAL(load[1], 1);
+    CU_ASSERT_EQUAL(load[2], 1);
+    CU_ASSERT_EQUAL(load[3], 0);
+}
+
 static void
 test_profile_errors(void)
 {
@@ -130,6 +160,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"estimate and its back-offs", test_estimate},
         {"hashed tables for many experts", test_hashed},
+        {"top-2 paths", test_top2},
         {"errors", test_profile_errors},
         {"a shallow profile backs off to its depth", test_depth_limit},
         {NULL, NULL},

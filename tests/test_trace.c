@@ -117,6 +117,14 @@ test_record_checks(void)
     CU_ASSERT_FALSE(ms_trace_check_token(&h, 0, twice, &error));
     MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_PATH,
                     "layer 1: expert 5 chosen twice in one token's top_k");
+    /* Top-1 paths pass in one sweep; a bad id still gets its layer named. */
+    MsTraceHeader one = shape(8, 3, 4, 1);
+    const guint32 path1[] = {7, 0, 7}, bad1[] = {7, 0, 9};
+    CU_ASSERT_TRUE(ms_trace_check_token(&one, 0, path1, &error));
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_FALSE(ms_trace_check_token(&one, 0, bad1, &error));
+    MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE,
+                    "layer 2: expert 9 out of range (experts = 8)");
 }
 
 static void

@@ -232,6 +232,66 @@ test_seal_errors(void)
                     "iteration 2 rank 1 routes 0 tokens but the header says tokens_per_rank 1");
 }
 
+/* Blocks of tokens add what one call per token adds, shuffled ranks included; a bad path, a
+ * repeated id or an id below the rank's last fail as the single call fails, naming the token. */
+static void
+test_add_tokens(void)
+{
+    MsTraceHeader h = shape(4, 2, 3, 2);
+    /* Five paths of 2 layers x top-2. */
+    const guint32 paths[] = {0, 1, 2, 3, 1, 2, 3, 0, 3, 2, 1, 0, 2, 0, 0, 1, 1, 3, 2, 0};
+    const guint len = 4;
+    GError *error = NULL;
+    g_autoptr(MsRouting) one = ms_routing_new(&h, 0, &error);
+    g_autoptr(MsRouting) block = ms_routing_new(&h, 0, &error);
+    const struct {
+        guint64 first;
+        guint32 rank, n, from;
+    } adds[] = {{7, 2, 2, 0}, {0, 0, 3, 2}, {9, 2, 1, 4}, {3, 0, 0, 0}, {20, 1, 5, 0}};
+    for (gsize a = 0; a < G_N_ELEMENTS(adds); a++) {
+        for (guint32 t = 0; t < adds[a].n; t++) {
+            CU_ASSERT_TRUE(ms_routing_add_token(one, adds[a].first + t, adds[a].rank,
+                                                paths + (adds[a].from + t) * len, &error));
+        }
+        CU_ASSERT_TRUE(ms_routing_add_tokens(block, adds[a].first, adds[a].rank, adds[a].n,
+                                             paths + adds[a].from * len, &error));
+    }
+    CU_ASSERT_PTR_NULL(error);
+    CU_ASSERT_TRUE(ms_routing_seal(one, &error));
+    CU_ASSERT_TRUE(ms_routing_seal(block, &error));
+    CU_ASSERT_TRUE(ms_routing_equal(one, block));
+    CU_ASSERT_EQUAL(ms_routing_rank_tokens(block, 0), 3);
+    CU_ASSERT_EQUAL(ms_routing_rank_tokens(block, 1), 5);
+    CU_ASSERT_EQUAL(ms_routing_token_id(block, 2, 2), 9);
+    CU_ASSERT_EQUAL(ms_routing_count(block, 1, 1, 0), 4);
+
+    const guint32 bad[] = {0, 1, 2, 3, 1, 1, 3, 0}; /* the second token picks expert 1 twice */
+    const struct {
+        guint64 first;
+        guint32 n;
+        const guint32 *paths;
+        int code;
+        const char *message;
+    } errors[] = {
+        {0, 2, bad, MS_TRACE_ERROR_PATH, "layer 0: expert 1 chosen twice"},
+        {4, 2, paths, MS_TRACE_ERROR_DUPLICATE, "token 4 of rank 0 appears twice"},
+    };
+    for (gsize e = 0; e < G_N_ELEMENTS(errors); e++) {
+        g_autoptr(MsRouting) r = ms_routing_new(&h, 0, NULL);
+        /* Rank 0 holds ids 4 and 5, then a block starts at errors[e].first. */
+        CU_ASSERT_TRUE(ms_routing_add_tokens(r, 4, 0, 2, paths, NULL));
+        g_autoptr(GError) err = NULL;
+        CU_ASSERT_FALSE(ms_routing_add_tokens(r, errors[e].first + (e == 0 ? 6 : 0), 0, errors[e].n,
+                                              errors[e].paths, &err));
+        CU_ASSERT_TRUE(g_error_matches(err, MS_TRACE_ERROR, errors[e].code));
+        CU_ASSERT_PTR_NOT_NULL(err ? strstr(err->message, errors[e].message) : NULL);
+    }
+    g_autoptr(MsRouting) r = ms_routing_new(&h, 0, NULL);
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_FALSE(ms_routing_add_tokens(r, 0, 3, 1, paths, &err));
+    CU_ASSERT_TRUE(g_error_matches(err, MS_TRACE_ERROR, MS_TRACE_ERROR_RANGE));
+}
+
 static void
 test_equal(void)
 {
@@ -266,6 +326,7 @@ main(int argc, char **argv)
         {"new errors", test_new_errors},
         {"seal errors", test_seal_errors},
         {"equality", test_equal},
+        {"blocks of tokens", test_add_tokens},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"trace_routing", NULL, NULL, tests}, {NULL}};

@@ -313,6 +313,17 @@ ms_trace_check_token(const MsTraceHeader *header, guint64 rank, const guint32 *e
         return FALSE;
     }
     guint k = header->top_k;
+    /* The common case in one pass without branches: every id in range, one choice a layer
+     * (nothing can repeat) and no node limit. Anything else takes the walk that names the
+     * fault. */
+    gsize len = (gsize)header->layers * k;
+    guint32 n_experts = header->experts, in_range = 1;
+    for (gsize i = 0; i < len; i++) {
+        in_range &= experts[i] < n_experts;
+    }
+    if (in_range && k == 1 && header->max_nodes == 0) {
+        return TRUE;
+    }
     for (guint layer = 0; layer < header->layers; layer++) {
         const guint32 *ids = experts + (gsize)layer * k;
         for (guint i = 0; i < k; i++) {

@@ -16,15 +16,31 @@ G_DEFINE_QUARK(ms_trace_gen_error_quark, ms_trace_gen_error)
 
 #define ONE (G_GUINT64_CONSTANT(1) << 32) /* 1.0 in the 32-bit fixed point of the sampler */
 
+/* xoshiro256** state. */
+typedef struct {
+    guint64 s[4];
+} Rng;
+
+/* A cumulative table cum[0..n] (cum[0] = 0, non-decreasing) with a guide: start[x >> shift] is
+ * the interval that holds the first point of x's bucket, so that finding x's interval scans
+ * forward from there: with at least 4n buckets, a bucket holds a boundary at most 1 time in 4 on
+ * average, where bisection takes log2(n) dependent steps per expert choice. */
+typedef struct {
+    const guint64 *cum;
+    guint32 *start;
+    guint shift;
+} Guide;
+
 struct _MsTraceGen {
     MsTraceGenParams params;
     MsTraceHeader header;
-    guint64 rng[4];
+    Rng rng;
     double zipf, corr;    /* in use (solved from targets) */
     double *p;            /* popularity of each rank, capped at 1/top_k */
     guint64 *cum;         /* [experts + 1] cumulative inclusion k*p in fixed point, total k*ONE */
     guint64 *cluster_cum; /* [clusters + 1] cumulative cluster probabilities, total ONE */
     guint32 clusters;
+    Guide cum_guide, cluster_guide;
     guint32 *sigma;                  /* [layer][rank]: the expert at each popularity rank */
     guint64 corr_below, drift_below; /* a 32-bit draw below this succeeds */
     guint32 next_iteration;
@@ -41,10 +57,10 @@ rotl(guint64 x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-static guint64
-rng_next(MsTraceGen *g)
+static inline guint64
+rng_next(Rng *rng)
 {
-    guint64 *s = g->rng;
+    guint64 *s = rng->s;
     guint64 result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
@@ -55,17 +71,17 @@ rng_next(MsTraceGen *g)
     return result;
 }
 
-static guint64
-rand32(MsTraceGen *g)
+static inline guint64
+rand32(Rng *rng)
 {
-    return rng_next(g) >> 32;
+    return rng_next(rng) >> 32;
 }
 
 /* Uniform in 0..n-1 by multiply-shift (bias below n / 2^32, and deterministic). */
-static guint32
-rand_below(MsTraceGen *g, guint32 n)
+static inline guint32
+rand_below(Rng *rng, guint32 n)
 {
-    return (guint32)((rand32(g) * n) >> 32);
+    return (guint32)((rand32(rng) * n) >> 32);
 }
 
 static void
@@ -75,7 +91,7 @@ rng_seed(MsTraceGen *g, guint64 seed)
         guint64 z = (seed += G_GUINT64_CONSTANT(0x9e3779b97f4a7c15));
         z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT(0xbf58476d1ce4e5b9);
         z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT(0x94d049bb133111eb);
-        g->rng[i] = z ^ (z >> 31);
+        g->rng.s[i] = z ^ (z >> 31);
     }
 }
 
@@ -115,6 +131,44 @@ fixed_cumulative(const double *x, guint n, guint64 total, guint64 cap, guint64 *
     }
 }
 
+/* Index i with cum[i] <= x < cum[i + 1] (cum[0] = 0 <= x < cum[n]): unique, since an empty
+ * interval never holds x, so the scan finds the interval a bisection would. */
+static inline guint32
+find_interval(const Guide *gd, guint64 x)
+{
+    guint32 i = gd->start[x >> gd->shift];
+    while (gd->cum[i + 1] <= x) {
+        i++;
+    }
+    return i;
+}
+
+/* The guide of cum[0..n] (cum[n] > 0): a power of two of buckets, at least 4n, so that a
+ * bucket is a shift of x. */
+static void
+guide_init(Guide *gd, const guint64 *cum, guint n)
+{
+    guint bucket_bits = 2, width = 0;
+    while ((G_GUINT64_CONSTANT(1) << bucket_bits) < 4 * (guint64)n) {
+        bucket_bits++;
+    }
+    for (guint64 top = cum[n] - 1; top > 0; top >>= 1) {
+        width++;
+    }
+    gd->cum = cum;
+    gd->shift = width > bucket_bits ? width - bucket_bits : 0;
+    gsize buckets = (gsize)((cum[n] - 1) >> gd->shift) + 1;
+    gd->start = g_new(guint32, buckets);
+    guint32 i = 0;
+    for (gsize b = 0; b < buckets; b++) {
+        guint64 first = (guint64)b << gd->shift;
+        while (cum[i + 1] <= first) {
+            i++;
+        }
+        gd->start[b] = i;
+    }
+}
+
 static void
 build_samplers(MsTraceGen *g)
 {
@@ -134,6 +188,8 @@ build_samplers(MsTraceGen *g)
     }
     g->cluster_cum = g_new(guint64, g->clusters + 1);
     fixed_cumulative(q, g->clusters, ONE, ONE, g->cluster_cum);
+    guide_init(&g->cum_guide, g->cum, n);
+    guide_init(&g->cluster_guide, g->cluster_cum, g->clusters);
 }
 
 static guint64
@@ -180,7 +236,7 @@ ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
             sigma[i] = i;
         }
         for (guint i = n - 1; i > 0; i--) {
-            guint32 j = rand_below(g, i + 1), t = sigma[i];
+            guint32 j = rand_below(&g->rng, i + 1), t = sigma[i];
             sigma[i] = sigma[j];
             sigma[j] = t;
         }
@@ -211,6 +267,8 @@ ms_trace_gen_free(MsTraceGen *g)
     g_free(g->p);
     g_free(g->cum);
     g_free(g->cluster_cum);
+    g_free(g->cum_guide.start);
+    g_free(g->cluster_guide.start);
     g_free(g->sigma);
     g_free(g->path);
     g_free(g->inv_p);
@@ -258,43 +316,28 @@ ms_trace_gen_expected_persistence(const MsTraceGen *g, double *top1, double *top
     ms_trace_gen_persistence(g->p, g->params.experts, g->params.top_k, g->corr, top1, top2);
 }
 
-/* Index i with cum[i] <= x < cum[i + 1] (cum[0] = 0 <= x < cum[n]). */
-static guint32
-find_interval(const guint64 *cum, guint n, guint64 x)
-{
-    guint lo = 0, hi = n; /* invariant: cum[lo] <= x < cum[hi] */
-    while (hi - lo > 1) {
-        guint mid = lo + (hi - lo) / 2;
-        if (cum[mid] <= x) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
 /* One token's top_k popularity ranks at a layer, into picks; returns the cluster of the
- * primary, which the next layer follows. */
-static guint32
-choose_layer(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *picks, guint *primary)
+ * primary, which the next layer follows. The draws come from rng, the caller's copy of the
+ * generator's state. */
+static inline guint32
+choose_layer(const MsTraceGen *g, Rng *rng, guint layer, guint32 prev_cluster, guint32 *picks,
+             guint *primary)
 {
     guint k = g->params.top_k;
-    if (rand32(g) < g->corr_below) {
-        guint32 j =
-            layer == 0 ? find_interval(g->cluster_cum, g->clusters, rand32(g)) : prev_cluster;
+    if (rand32(rng) < g->corr_below) {
+        guint32 j = layer == 0 ? find_interval(&g->cluster_guide, rand32(rng)) : prev_cluster;
         for (guint m = 0; m < k; m++) {
             picks[m] = j * k + m;
         }
     } else {
         /* Systematic sampling: points u, u+1, ..., u+k-1 on the cumulative inclusion scale
          * fall in k distinct intervals because no interval is wider than 1. */
-        guint64 u = rand32(g);
+        guint64 u = rand32(rng);
         for (guint m = 0; m < k; m++) {
-            picks[m] = find_interval(g->cum, g->params.experts, u + m * ONE);
+            picks[m] = find_interval(&g->cum_guide, u + m * ONE);
         }
     }
-    *primary = rand_below(g, k);
+    *primary = rand_below(rng, k);
     return cluster_of(picks[*primary], k, g->clusters);
 }
 
@@ -348,12 +391,12 @@ choose_limited(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *out)
     guint m = g->params.max_nodes, per = n / nodes, q = MIN((k + m - 1) / m, per);
     const guint32 *sigma = g->sigma + (gsize)layer * n;
     guint32 follow = G_MAXUINT32;
-    if (rand32(g) < g->corr_below) {
-        follow = layer == 0 ? find_interval(g->cluster_cum, g->clusters, rand32(g)) : prev_cluster;
+    if (rand32(&g->rng) < g->corr_below) {
+        follow = layer == 0 ? find_interval(&g->cluster_guide, rand32(&g->rng)) : prev_cluster;
     }
     double *v = g->aff;
     for (guint i = 0; i < n; i++) {
-        double key = log(((double)rand32(g) + 0.5) / (double)ONE) * g->inv_p[i];
+        double key = log(((double)rand32(&g->rng) + 0.5) / (double)ONE) * g->inv_p[i];
         v[sigma[i]] = i / k == follow ? 1.0 + exp(key) : key;
         g->rank_of[sigma[i]] = i;
     }
@@ -379,6 +422,32 @@ choose_limited(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *out)
     return cluster_of(g->rank_of[out[0]], k, g->clusters);
 }
 
+/* token_path with one choice a layer (inference's top-1): the draws of choose_layer, whose loops
+ * over the choices reduce to one pick that is its own cluster (clusters = experts / 1), and the
+ * primary's draw, always 0, still made. Shape and tables in locals, as the state. */
+static void
+token_path_top1(MsTraceGen *g, guint32 *path)
+{
+    Rng rng = g->rng;
+    const guint n = g->params.experts, layers = g->params.layers;
+    const guint64 corr_below = g->corr_below;
+    const Guide cum = g->cum_guide, clusters = g->cluster_guide;
+    const guint32 *sigma = g->sigma;
+    guint32 pick = 0;
+    for (guint l = 0; l < layers; l++, sigma += n) {
+        if (rand32(&rng) < corr_below) {
+            if (l == 0) {
+                pick = find_interval(&clusters, rand32(&rng));
+            }
+        } else {
+            pick = find_interval(&cum, rand32(&rng));
+        }
+        (void)rand_below(&rng, 1);
+        path[l] = sigma[pick];
+    }
+    g->rng = rng;
+}
+
 static void
 token_path(MsTraceGen *g, guint32 *path)
 {
@@ -390,9 +459,17 @@ token_path(MsTraceGen *g, guint32 *path)
         }
         return;
     }
+    if (k == 1) {
+        token_path_top1(g, path);
+        return;
+    }
+    /* The state in a local for the whole path (the same draws in the same order): the build
+     * does not assume strict aliasing, so with the state in g every store into path would
+     * force it back to memory and every draw reload it. */
+    Rng rng = g->rng;
     for (guint l = 0; l < g->params.layers; l++) {
         guint primary = 0;
-        cluster = choose_layer(g, l, cluster, picks, &primary);
+        cluster = choose_layer(g, &rng, l, cluster, picks, &primary);
         const guint32 *sigma = g->sigma + (gsize)l * n;
         guint32 *out = path + (gsize)l * k;
         guint at = 0;
@@ -403,6 +480,7 @@ token_path(MsTraceGen *g, guint32 *path)
             }
         }
     }
+    g->rng = rng;
 }
 
 /* Each popularity rank of each layer swaps with a uniformly chosen rank with probability
@@ -414,8 +492,8 @@ apply_drift(MsTraceGen *g)
     for (guint l = 0; l < g->params.layers; l++) {
         guint32 *sigma = g->sigma + (gsize)l * n;
         for (guint i = 0; i < n; i++) {
-            if (rand32(g) < g->drift_below) {
-                guint32 j = rand_below(g, n), t = sigma[i];
+            if (rand32(&g->rng) < g->drift_below) {
+                guint32 j = rand_below(&g->rng, n), t = sigma[i];
                 sigma[i] = sigma[j];
                 sigma[j] = t;
             }
@@ -484,7 +562,7 @@ counts_from_pool(MsTraceGen *g, MsRouting *r, guint32 *acc, GError **error)
     g_autofree guint32 *picks = g_new(guint32, tokens);
     for (guint32 rank = 0; rank < g->params.ranks; rank++) {
         for (guint32 t = 0; t < tokens; t++) {
-            picks[t] = rand_below(g, pool); /* exact: pool is a power of 2 */
+            picks[t] = rand_below(&g->rng, pool); /* exact: pool is a power of 2 */
         }
         for (guint l = 0; l < layers; l++) {
             guint32 *row = acc + (gsize)l * n, upto = layer_tokens(g, l);
@@ -503,18 +581,30 @@ counts_from_pool(MsTraceGen *g, MsRouting *r, guint32 *acc, GError **error)
     return TRUE;
 }
 
-/* Every token's path drawn in order: into the routing, or in counts mode counted and forgotten
- * (up to MS_TRACE_GEN_POOL_TOKENS tokens: the same draws, so the same counts as the paths). */
+/* Expert ids of the token paths handed to the routing at once (64 KiB). */
+#define BLOCK_IDS 16384u
+
+/* Every token's path drawn in order: into the routing, a block of consecutive tokens at a time,
+ * or in counts mode counted and forgotten (up to MS_TRACE_GEN_POOL_TOKENS tokens: the same
+ * draws, so the same counts as the paths). */
 static gboolean
 every_token(MsTraceGen *g, MsRouting *r, guint32 *acc, GError **error)
 {
     guint32 tokens = ms_trace_gen_params_tokens(&g->params);
+    guint len = ms_trace_header_path_len(&g->header);
+    guint32 block = MAX(1u, BLOCK_IDS / len);
+    g_autofree guint32 *paths = acc ? NULL : g_new(guint32, (gsize)MIN(block, tokens) * len);
     for (guint32 rank = 0; rank < g->params.ranks; rank++) {
-        for (guint32 t = 0; t < tokens; t++) {
+        for (guint32 t = 0; t < tokens && acc; t++) {
             token_path(g, g->path);
-            if (acc) {
-                add_group_counts(g, acc, t);
-            } else if (!ms_routing_add_token(r, (guint64)rank * tokens + t, rank, g->path, error)) {
+            add_group_counts(g, acc, t);
+        }
+        for (guint32 t = 0; t < tokens && !acc; t += block) {
+            guint32 n = MIN(block, tokens - t);
+            for (guint32 i = 0; i < n; i++) {
+                token_path(g, paths + (gsize)i * len);
+            }
+            if (!ms_routing_add_tokens(r, (guint64)rank * tokens + t, rank, n, paths, error)) {
                 return FALSE;
             }
         }

@@ -265,6 +265,84 @@ ms_routing_add_token(MsRouting *r, guint64 token_id, guint32 src_rank, const gui
     return TRUE;
 }
 
+/* Whether n tokens of src_rank with ids first_id.. pass every check of ms_routing_add_token
+ * given in order: valid paths, room under the rank's limit, and ids above the rank's last with
+ * no set of ids kept (the set exists once ids stopped increasing). */
+static gboolean
+tokens_fit(const MsRouting *r, guint64 first_id, guint32 src_rank, guint32 n,
+           const guint32 *experts)
+{
+    if (src_rank >= r->header.ranks || (r->kind != KIND_EMPTY && r->kind != KIND_TOKENS) ||
+        r->hashed || n > MS_TRACE_MAX_TOKENS_PER_RANK - r->rank_tokens[src_rank] ||
+        first_id > G_MAXUINT64 - n ||
+        (r->rank_tokens[src_rank] > 0 &&
+         (r->last_id == NULL || first_id <= r->last_id[src_rank]))) {
+        return FALSE;
+    }
+    guint len = ms_trace_header_path_len(&r->header);
+    for (guint32 t = 0; t < n; t++) {
+        if (!ms_trace_check_token(&r->header, src_rank, experts + (gsize)t * len, NULL)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+gboolean
+ms_routing_add_tokens(MsRouting *r, guint64 first_id, guint32 src_rank, guint32 n,
+                      const guint32 *experts, GError **error)
+{
+    g_return_val_if_fail(r != NULL && !r->sealed && (experts != NULL || n == 0), FALSE);
+    guint len = ms_trace_header_path_len(&r->header);
+    if (n == 0) {
+        return TRUE;
+    }
+    if (!tokens_fit(r, first_id, src_rank, n, experts)) {
+        /* Some token fails a check: one call per token reports the first as it would. */
+        for (guint32 t = 0; t < n; t++) {
+            if (!ms_routing_add_token(r, first_id + t, src_rank, experts + (gsize)t * len, error)) {
+                return FALSE;
+            }
+        }
+        return TRUE;
+    }
+    /* The first token through the single call sets up the arrays, the kind and the last id. */
+    if (!ms_routing_add_token(r, first_id, src_rank, experts, error)) {
+        return FALSE;
+    }
+    guint32 more = n - 1;
+    if (more == 0) {
+        return TRUE;
+    }
+    gsize at = r->paths->len, first = r->token_rank->len;
+    g_array_set_size(r->paths, at + (gsize)more * len);
+    g_array_set_size(r->token_rank, first + more);
+    g_array_set_size(r->token_ids, first + more);
+    guint16 *dst = &g_array_index(r->paths, guint16, at);
+    guint32 *ranks = &g_array_index(r->token_rank, guint32, first);
+    guint64 *ids = &g_array_index(r->token_ids, guint64, first);
+    const guint32 *src = experts + len;
+    /* Shape in locals: stores into counts could otherwise alias the header fields. */
+    guint32 k = r->header.top_k, n_layers = r->header.layers;
+    gsize layer_stride = (gsize)r->header.ranks * r->header.experts;
+    guint32 *rank_row = r->counts + (gsize)src_rank * r->header.experts;
+    for (guint32 t = 0; t < more; t++, src += len, dst += len) {
+        guint32 *row = rank_row;
+        for (guint32 layer = 0; layer < n_layers; layer++, row += layer_stride) {
+            for (guint32 j = 0; j < k; j++) {
+                guint32 id = src[layer * k + j];
+                dst[layer * k + j] = (guint16)id;
+                row[id]++;
+            }
+        }
+        ranks[t] = src_rank;
+        ids[t] = first_id + 1 + t;
+    }
+    r->rank_tokens[src_rank] += more;
+    r->last_id[src_rank] = first_id + more;
+    return TRUE;
+}
+
 /* Per-rank token totals of a count iteration, with the whole-token checks: within a layer group
  * every layer routes the same tokens. */
 static gboolean

@@ -32,6 +32,11 @@ gboolean ms_routing_add_count(MsRouting *routing, guint32 layer, guint32 src_ran
  * MS_TRACE_ERROR_MIXED. */
 gboolean ms_routing_add_token(MsRouting *routing, guint64 token_id, guint32 src_rank,
                               const guint32 *experts, GError **error);
+/* n token records at once, as n ms_routing_add_token calls would add them: ids first_id,
+ * first_id + 1, ..., experts n paths of layers * top_k ids one after another. The same errors,
+ * for the first token that fails; the routing must then be freed. */
+gboolean ms_routing_add_tokens(MsRouting *routing, guint64 first_id, guint32 src_rank, guint32 n,
+                               const guint32 *experts, GError **error);
 /* Ends building. Checks that the counts make whole tokens: for every rank the token-expert
  * assignments of every layer add up to the same total, a multiple of top_k (each token picks
  * top_k distinct experts per layer), and when the header fixes tokens_per_rank, that each rank

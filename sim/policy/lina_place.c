@@ -167,11 +167,33 @@ pack_least_loaded(Pack *k, double cap, guint count)
  * expert above the bound is popular: ceil(load / bound) replicas, each with an equal share of
  * its load; every replica (a popular expert's, or an unpopular expert's only one) is packed, at
  * most count unpopular experts a GPU. replicas[e] gets the count. */
+/* Sorts pieces by by_size_desc: by insertion while they are few (the search sorts some forty
+ * times a placement). Pieces that compare equal are the same expert's equal shares, identical,
+ * so the order is the library sort's whatever the method. */
+static void
+sort_pieces(GArray *pieces)
+{
+    if (pieces->len > 64) {
+        g_array_sort(pieces, by_size_desc);
+        return;
+    }
+    Piece *x = (Piece *)pieces->data;
+    for (guint i = 1; i < pieces->len; i++) {
+        Piece v = x[i];
+        guint j = i;
+        while (j > 0 && by_size_desc(&v, &x[j - 1]) < 0) {
+            x[j] = x[j - 1];
+            j--;
+        }
+        x[j] = v;
+    }
+}
+
 static gboolean
 pack_for(Pack *k, const double *load, const GArray *order, double bound, guint count,
          guint *replicas)
 {
-    g_array_set_size(k->pieces, 0);
+    guint total = 0;
     for (guint i = 0; i < order->len; i++) {
         guint e = g_array_index(order, guint, i);
         double r = load[e] > bound ? ceil(load[e] / bound) : 1;
@@ -179,12 +201,17 @@ pack_for(Pack *k, const double *load, const GArray *order, double bound, guint c
             return FALSE;
         }
         replicas[e] = (guint)r;
+        total += replicas[e];
+    }
+    g_array_set_size(k->pieces, total);
+    Piece *x = (Piece *)k->pieces->data;
+    for (guint i = 0; i < order->len; i++) {
+        guint e = g_array_index(order, guint, i);
         for (guint j = 0; j < replicas[e]; j++) {
-            Piece x = {e, load[e] / r, r > 1};
-            g_array_append_val(k->pieces, x);
+            *x++ = (Piece){e, load[e] / replicas[e], replicas[e] > 1};
         }
     }
-    g_array_sort(k->pieces, by_size_desc);
+    sort_pieces(k->pieces);
     if (k->size < k->pieces->len) {
         k->size = k->pieces->len;
         k->bin_of = g_renew(guint, k->bin_of, k->size);

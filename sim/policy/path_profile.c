@@ -23,8 +23,8 @@ typedef struct {
 
 typedef struct {
     gboolean dense;
-    guint32 *counts;    /* dense, allocated on first use: [path * E + e] */
-    guint64 *totals;    /* dense: [path] */
+    guint32 *counts;    /* dense, allocated on first use: [path * E + e]; a path's total is its
+                         * row's sum, summed when it is read rather than kept at every add */
     GHashTable *sparse; /* packed path -> Stats */
 } Table;
 
@@ -99,7 +99,6 @@ ms_path_profile_free(MsPathProfile *prof)
     }
     for (gsize i = 0; i < (gsize)prof->layers * MS_PATH_MAX_DEPTH; i++) {
         g_free(prof->tables[i].counts);
-        g_free(prof->tables[i].totals);
         if (prof->tables[i].sparse) {
             g_hash_table_unref(prof->tables[i].sparse);
         }
@@ -157,14 +156,9 @@ static void
 table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen, guint k)
 {
     if (t->dense) {
-        if (t->counts == NULL) {
-            t->counts = g_new0(guint32, power(experts, d + 1));
-            t->totals = g_new0(guint64, power(experts, d));
-        }
         for (guint c = 0; c < k; c++) {
             t->counts[path * experts + chosen[c]]++;
         }
-        t->totals[path] += k;
         return;
     }
     gint64 key = (gint64)path;
@@ -177,19 +171,43 @@ table_add(Table *t, guint experts, guint d, guint64 path, const guint16 *chosen,
     stats_add(s, chosen, k);
 }
 
+/* The choices counted in a dense row. */
+static guint64
+row_total(const guint32 *row, guint experts)
+{
+    guint64 total = 0;
+    for (guint e = 0; e < experts; e++) {
+        total += row[e];
+    }
+    return total;
+}
+
+/* Adds k choices spread as a dense row of `total` choices (> 0) was. Unconditional: the scale is
+ * finite and positive, so an expert never chosen adds +0, which leaves its load (never -0) as it
+ * was; a test of each counter would be a branch that sparse rows make unpredictable. */
+static void
+row_spread(const guint32 *row, guint experts, guint64 total, double k, double *load)
+{
+    double scale = k / (double)total;
+    for (guint e = 0; e < experts; e++) {
+        load[e] += scale * row[e];
+    }
+}
+
 /* Adds k choices spread as those after path were; FALSE when the path was never seen. */
 static gboolean
 table_spread(const Table *t, guint experts, guint64 path, double k, double *load)
 {
     if (t->dense) {
-        if (t->totals == NULL || t->totals[path] == 0) {
+        if (t->counts == NULL) {
             return FALSE;
         }
         const guint32 *row = t->counts + path * experts;
-        double scale = k / (double)t->totals[path];
-        for (guint e = 0; e < experts; e++) {
-            load[e] += row[e] ? scale * row[e] : 0;
+        guint64 total = row_total(row, experts);
+        if (total == 0) {
+            return FALSE;
         }
+        row_spread(row, experts, total, k, load);
         return TRUE;
     }
     gint64 key = (gint64)path;
@@ -240,6 +258,60 @@ rank_paths(const MsRouting *batch, guint r)
     return ms_routing_n_tokens(batch, r) ? ms_routing_token_experts(batch, r, 0, 0) : NULL;
 }
 
+/* Allocates a dense table's counters on first use. */
+static void
+table_ready(Table *t, guint experts, guint d)
+{
+    if (t->dense && t->counts == NULL) {
+        t->counts = g_new0(guint32, power(experts, d + 1));
+    }
+}
+
+/* One layer's choices of n tokens (rows `len` ids apart) into tables of depth 1 .. dm, all dense:
+ * the path number of depth d is that of depth d - 1 plus the oldest id times E^(d-1), so each
+ * token costs one multiply-add per depth instead of a walk over its path per table. */
+static void
+add_layer_dense(MsPathProfile *prof, guint m, guint dm, guint k, const guint16 *row, guint n,
+                gsize len)
+{
+    guint64 experts = prof->experts, scale[MS_PATH_MAX_DEPTH + 1];
+    guint32 *counts[MS_PATH_MAX_DEPTH + 1];
+    scale[1] = 1;
+    for (guint d = 1; d <= dm; d++) {
+        Table *tb = table_of(prof, m, d);
+        counts[d] = tb->counts;
+        scale[d] = d == 1 ? 1 : scale[d - 1] * experts;
+    }
+    guint64 *marginal = prof->marginal + (gsize)m * experts;
+    if (k == 1) {
+        /* Inference's top-1: one choice, no loops over choices. */
+        for (guint t = 0; t < n; t++, row += len) {
+            guint chosen = row[m];
+            marginal[chosen]++;
+            guint64 path = 0;
+            for (guint d = 1; d <= dm; d++) {
+                path += row[m - d] * scale[d];
+                counts[d][path * experts + chosen]++;
+            }
+        }
+        return;
+    }
+    for (guint t = 0; t < n; t++, row += len) {
+        const guint16 *chosen = row + (gsize)m * k;
+        for (guint c = 0; c < k; c++) {
+            marginal[chosen[c]]++;
+        }
+        guint64 path = 0;
+        for (guint d = 1; d <= dm; d++) {
+            path += row[(gsize)(m - d) * k] * scale[d];
+            guint32 *cell = counts[d] + path * experts;
+            for (guint c = 0; c < k; c++) {
+                cell[chosen[c]]++;
+            }
+        }
+    }
+}
+
 gboolean
 ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
 {
@@ -255,9 +327,19 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
     for (guint m = 0; m < h->layers; m++) {
         guint64 *marginal = prof->marginal + (gsize)m * prof->experts;
         guint dm = MIN(m, prof->depth);
+        gboolean dense = TRUE;
+        for (guint d = 1; d <= dm; d++) {
+            table_ready(table_of(prof, m, d), prof->experts, d);
+            dense = dense && table_of(prof, m, d)->dense;
+        }
         for (guint r = 0; r < h->ranks; r++) {
             const guint16 *row = rank_paths(batch, r);
             guint n = ms_routing_n_tokens(batch, r);
+            prof->marginal_total[m] += (guint64)k * n;
+            if (dense) {
+                add_layer_dense(prof, m, dm, k, row, n, len);
+                continue;
+            }
             for (guint t = 0; t < n; t++, row += len) {
                 const guint16 *chosen = row + (gsize)m * k;
                 for (guint c = 0; c < k; c++) {
@@ -269,7 +351,6 @@ ms_path_profile_add(MsPathProfile *prof, const MsRouting *batch, GError **error)
                               chosen, k);
                 }
             }
-            prof->marginal_total[m] += (guint64)k * n;
         }
     }
     prof->batches++;
@@ -332,6 +413,21 @@ path_set_add(PathSet *ps, guint64 key)
     ps->counts[ps->slot[i] - 1]++;
 }
 
+/* A path counted at slot `number` of a direct table: its first token appends it. */
+static void
+path_set_add_at(PathSet *ps, guint64 number, guint64 key)
+{
+    if (ps->slot[number] == 0) {
+        ps->keys[ps->n] = key;
+        ps->counts[ps->n] = 0;
+        ps->slot[number] = (guint32)++ps->n;
+    }
+    ps->counts[ps->slot[number] - 1]++;
+}
+
+/* Paths over few experts and layers (E^dmax slots, no more than the hash would take or 2^16)
+ * are numbered in base E and counted at their number, no hashing; the same paths in the same
+ * order of first appearance either way. */
 static void
 collect_paths(const MsRouting *batch, guint m, guint dmax, PathSet *ps)
 {
@@ -341,20 +437,29 @@ collect_paths(const MsRouting *batch, guint m, guint dmax, PathSet *ps)
     while (ps->cap < 2 * n) {
         ps->cap *= 2;
     }
+    guint64 space = power(h->experts, dmax);
+    gboolean direct = space <= MAX(ps->cap, G_GUINT64_CONSTANT(1) << 16);
     ps->keys = g_new(guint64, n);
     ps->counts = g_new(guint64, n);
-    ps->slot = g_new0(guint32, ps->cap);
+    ps->slot = g_new0(guint32, direct ? space : ps->cap);
     ps->n = 0;
-    gsize len = ms_trace_header_path_len(h);
+    gsize len = ms_trace_header_path_len(h), k = h->top_k;
+    guint64 experts = h->experts;
     for (guint r = 0; r < h->ranks; r++) {
         guint n_rank = ms_routing_n_tokens(batch, r);
         const guint16 *path = rank_paths(batch, r);
         for (guint t = 0; t < n_rank; t++, path += len) {
-            guint64 key = 0;
+            guint64 key = 0, number = 0;
             for (guint j = 0; j < dmax; j++) {
-                key |= (guint64)path[(gsize)(m - dmax + j) * h->top_k] << (16 * j);
+                guint64 id = path[(m - dmax + j) * k];
+                key |= id << (16 * j);
+                number = number * experts + id;
             }
-            path_set_add(ps, key);
+            if (direct) {
+                path_set_add_at(ps, number, key);
+            } else {
+                path_set_add(ps, key);
+            }
         }
     }
 }
@@ -373,7 +478,31 @@ ms_path_profile_estimate(const MsPathProfile *prof, const MsRouting *batch, guin
     PathSet ps;
     collect_paths(batch, m, dmax, &ps);
     guint64 unknown = 0;
+    /* The deepest table's rows, dense, are first all summed, then spread in the order of the
+     * paths: the tables come to the estimate cold (the previous batch's simulation ran since
+     * they were learnt), and a pass of independent row sums keeps several of those misses in
+     * flight where the spreading, one path at a time, met them one by one. */
+    const Table *deepest = table_of(prof, m, dmax);
+    g_autofree guint64 *deep_total = NULL;
+    g_autofree const guint32 **deep_row = NULL;
+    if (deepest->dense && deepest->counts) {
+        deep_total = g_new(guint64, ps.n);
+        deep_row = g_new(const guint32 *, ps.n);
+        for (gsize i = 0; i < ps.n; i++) {
+            guint64 v = 0;
+            for (guint j = 0; j < dmax; j++) {
+                v = v * prof->experts + ((ps.keys[i] >> (16 * j)) & 0xffff);
+            }
+            deep_row[i] = deepest->counts + v * prof->experts;
+            deep_total[i] = row_total(deep_row[i], prof->experts);
+        }
+    }
     for (gsize i = 0; i < ps.n; i++) {
+        if (deep_total && deep_total[i] > 0) {
+            row_spread(deep_row[i], prof->experts, deep_total[i],
+                       (double)h->top_k * (double)ps.counts[i], load);
+            continue;
+        }
         guint16 best[MS_PATH_MAX_DEPTH];
         for (guint j = 0; j < dmax; j++) {
             best[j] = (guint16)(ps.keys[i] >> (16 * j));
