@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "coll_nvls.h"
 #include "coll_private.h"
 
 G_DEFINE_QUARK(ms_coll_error_quark, ms_coll_error)
@@ -128,6 +129,11 @@ ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guin
         return;
     }
     gboolean same_node = coll->node_of[f->src] == coll->node_of[f->dst];
+    if (ph->nvls) { /* its latency is paid up front (nccl_setup) */
+        *wire = wire_bytes(f->bytes, coll->wire);
+        *latency = 0;
+        return;
+    }
     if (ph->kind == PHASE_RING) {
         *wire = wire_bytes(f->bytes, coll->wire);
         *weight *= same_node ? 1.0 : coll->net_weight;
@@ -580,6 +586,10 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
         double t_rings = ms_coll_busbw_factor(spec->op, coll->n) * (double)spec->bytes / bus;
         coll->wire = CLAMP(t / t_rings / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
     }
+    if (coll->plan.phases[0].nvls) {
+        double w = ms_coll_nvls_wire(coll, spec->net, t) / net->proto_efficiency[ch->proto];
+        coll->wire = CLAMP(w, 1.0 / 64, 64.0);
+    }
     /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
      * latency on the few steps that cross nodes, not on every step a NIC carries. Here a
      * connection moves its steps one after another: the latency is spread evenly over the
@@ -690,7 +700,9 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     if (comm && spec.op == MS_COLL_ALLTOALL && spec.window == 0) {
         spec.window = nccl_window(comm, n);
     }
-    if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
+    if (comm && choice.algo == MS_NCCL_ALGO_NVLS && spec.algo == MS_COLL_ALGO_RING) {
+        ms_coll_nvls_build(&coll->plan, &spec);
+    } else if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
         ms_coll_free(coll);
         return NULL;
     }
