@@ -1,14 +1,15 @@
 /* coll_nvls: the flows of NCCL's NVLS allreduce on one node.
  *
- * NCCL's kernel (src/device/all_reduce.h, runRing's NVLS variant ncclFunction AllReduce
- * NVLS/Simple, v2.18.3 :329-390; the transport src/transport/nvls.cc) splits the buffer into one
- * share per GPU (the channel heads). Its reduce warps issue multimem.ld_reduce on the multicast
- * address of the head's share: the NVSwitch reads that share from every GPU, reduces in the
- * switch and returns the sum to the head; then multimem.st of the sum: the head writes it once
- * and the switch copies it to every GPU. Per GPU and direction on its NVSwitch link, for S bytes
- * over n GPUs:
- *   up:   every share of its buffer for the reductions (S) + its reduced share stored (S/n);
- *   down: its reduced share (S/n) + every share multicast back (S).
+ * NCCL's kernel (RunWorkElement<AllReduce, NVLS, Simple>, v2.18.3
+ * src/collectives/device/all_reduce.h:378-470; src/device/all_reduce.h from 2.19; the buffers in
+ * src/transport/nvls.cc) splits the buffer into one share per GPU (the NVLS heads). Its scatter
+ * and gather warps copy the user buffers into and out of the GPU's own memory bound to the
+ * multicast object (memory traffic, not the NVSwitch link). Its reduce warps issue
+ * multimem.ld_reduce on the multicast address of the head's share: the NVSwitch reads that share
+ * from every GPU, reduces in the switch and returns the sum to the head; then multimem.st of the
+ * sum: the head writes it once and the switch copies it to every GPU. Per GPU and direction on its
+ * NVSwitch link, for S bytes over n GPUs: up:   every share of its buffer for the reductions (S) +
+ * its reduced share stored (S/n); down: its reduced share (S/n) + every share multicast back (S).
  * moesim routes flows between GPUs, not to the switch, so the phase is an exchange in which GPU
  * i sends (S + S/n) / (n - 1) to each other GPU: every GPU link then carries exactly S + S/n up
  * and down, as NCCL's does. The switch's own work (reduction, replication) is not a link and
