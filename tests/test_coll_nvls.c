@@ -68,32 +68,42 @@ comm_of(const MsTopology *topo, guint n, guint version)
     return c;
 }
 
-/* NCCL enables NVLS on one node of more than two SM90 GPUs behind a multicast NVSwitch, from
- * 2.18.1 (as modelled: to 2.27); the graph has a channel per GPU at the first speed whose n + 1
- * shares fit each GPU's NVSwitch link: 18 x 20.6 = 370.8 GB/s over 9 takes 40 of SM90's list. */
+/* NCCL enables NVLS on one node behind a multicast NVSwitch from 2.18.1 on SM90 (from 2.25.1 on
+ * SM100), with more than two GPUs (at least two from 2.29.2); the graph has a channel per GPU at
+ * the first speed whose n + 1 shares fit each GPU's NVSwitch link, and from 2.19.3 pass 2 raises
+ * its inter-node speed up the list while below twice that. DGX H100: 18 x 20 = 360 GB/s (370.8 from
+ * 2.20.3) over 9 takes 40; inter 60 from SM90's {60, 50, 40 ...}. B200 at 2.29.2: 18 x 40.1 =
+ * 721.8 over 9 takes 80 of {90, 80 ...}, inter 90. */
 static void
 test_enable(void)
 {
-    guint on[] = {V(2, 18, 1), V(2, 18, 3), V(2, 19, 3), V(2, 22, 3), V(2, 27, 99)};
+    guint on[] = {V(2, 18, 1), V(2, 18, 3), V(2, 19, 3), V(2, 22, 3), V(2, 27, 99), V(2, 30, 7)};
     for (guint v = 0; v < G_N_ELEMENTS(on); v++) {
         MsNcclComm c = comm_of(h100, 8, on[v]);
         CU_ASSERT_EQUAL(c.nvls_channels, 16);
         CU_ASSERT_EQUAL(c.nvls_graph_channels, 8);
         MS_ASSERT_REL(c.nvls_bw, 40.0, 1e-12);
+        MS_ASSERT_REL(c.nvls_bw_inter, on[v] >= V(2, 19, 3) ? 60.0 : 40.0, 1e-12);
     }
+    MsNcclComm b = comm_of(b200, 8, V(2, 29, 2));
+    CU_ASSERT_EQUAL(b.nvls_channels, 24);
+    CU_ASSERT_EQUAL(b.nvls_graph_channels, 8);
+    MS_ASSERT_REL(b.nvls_bw, 80.0, 1e-12);
+    MS_ASSERT_REL(b.nvls_bw_inter, 90.0, 1e-12);
+    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 25, 1)).nvls_channels, 32);
     MsNcclComm three = comm_of(h100, 3, V(2, 18, 3));
     CU_ASSERT_EQUAL(three.nvls_graph_channels, 3);
-    /* Three GPUs: the start is 60 (3 x 60 within totalBw x 3/2 = 556.2), and 4 x 60 = 240 fits
-     * the 370.8 GB/s link. */
+    /* Three GPUs in 2.18.3: the start is 60 (3 x 60 within totalBw x 3/2 = 540), and 4 x 60 =
+     * 240 fits the 360 GB/s link. */
     MS_ASSERT_REL(three.nvls_bw, 60.0, 1e-12);
-    /* Off: before 2.18 and from 2.28 (not modelled), two GPUs, two nodes, SM80, SM100, and a
-     * switch without multicast. */
+    /* Two GPUs: off through 2.28, on from 2.29.2. */
+    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 28, 3)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 29, 2)).nvls_channels, 16);
+    /* Off: 2.17, two nodes, SM80, SM100 before 2.25, and a switch without multicast. */
     CU_ASSERT_EQUAL(comm_of(h100, 8, V(2, 17, 1)).nvls_channels, 0);
-    CU_ASSERT_EQUAL(comm_of(h100, 8, V(2, 30, 7)).nvls_channels, 0);
-    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 18, 3)).nvls_channels, 0);
     CU_ASSERT_EQUAL(comm_of(h100x2, 16, V(2, 18, 3)).nvls_channels, 0);
     CU_ASSERT_EQUAL(comm_of(a100, 8, V(2, 18, 3)).nvls_channels, 0);
-    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 29, 2)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 24, 3)).nvls_channels, 0);
     g_autoptr(GError) err = NULL;
     g_autoptr(MsTopology) plain =
         ms_topology_load_data(plain_ini, strlen(plain_ini), "plain", &err);
@@ -136,25 +146,34 @@ nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto p, guint64 bytes)
     return k;
 }
 
-/* busBw = 8 channels x 40 = 320 GB/s, algBw x 5/6; latency 23 us in 2.18 (baseLat), 23 in 2.19
- * and 25 from 2.21 (NVLink hwLat); Simple only, allreduce only, and the algorithm mask. */
+/* Through 2.27: busBw = 8 channels x 40 = 320 GB/s, algBw x 5/6. From 2.28: per channel
+ * min(40 x 0.85 x 7/8 x 2, 60) = 59.5 on the H100, min(80 x 0.74 x 7/8 x 2, 90) = 90 on the
+ * B200, x 8 channels, algBw x 8/14. Latency 23 us in 2.18 (baseLat), 23 in 2.19 and 25 from 2.21
+ * (NVLink hwLat); Simple only, allreduce only, and the algorithm mask. */
 static void
 test_tuning(void)
 {
     struct {
+        gboolean b200;
         guint version;
-        double base, intra;
-    } rows[] = {{V(2, 18, 3), 23, 0}, {V(2, 19, 3), 0, 23}, {V(2, 22, 3), 0, 25}};
+        double base, intra, bus, alg;
+    } rows[] = {
+        {FALSE, V(2, 18, 3), 23, 0, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 19, 3), 0, 23, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 22, 3), 0, 25, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 30, 7), 0, 25, 8 * 59.5, 8 * 59.5 * 8 / 14},
+        {TRUE, V(2, 29, 2), 0, 25, 8 * 90.0, 8 * 90.0 * 8 / 14},
+    };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(h100, 8, rows[i].version);
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
         MsNcclCost k = nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
         CU_ASSERT_TRUE(k.enabled);
-        MS_ASSERT_REL(k.bus_bw, 320.0, 1e-9);
-        MS_ASSERT_REL(k.alg_bw, 320.0 * 5 / 6, 1e-9);
+        MS_ASSERT_REL(k.bus_bw, rows[i].bus, 1e-6);
+        MS_ASSERT_REL(k.alg_bw, rows[i].alg, 1e-6);
         MS_ASSERT_REL(k.latency_us, rows[i].base + rows[i].intra, 1e-12);
         CU_ASSERT_DOUBLE_EQUAL(k.base_us, rows[i].base, 1e-12);
         CU_ASSERT_DOUBLE_EQUAL(k.intra_us, rows[i].intra, 1e-12);
-        MS_ASSERT_REL(k.time_us, k.latency_us + 1024.0 * MIB / (1000 * 320.0 * 5 / 6), 1e-9);
+        MS_ASSERT_REL(k.time_us, k.latency_us + 1024.0 * MIB / (1000 * rows[i].alg), 1e-6);
         CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_LL, MIB).enabled);
         CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_LL128, MIB).enabled);
         CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
@@ -166,42 +185,47 @@ test_tuning(void)
 /* NCCL's choice on a DGX H100, by hand: NVLS takes L + S / 266.67 GB/s against the ring's LL,
  * 15 us + S / (min(llMaxBw, 12 x 30 x f) x 8/14): in 2.18 llMaxBw 87.7, f 1/4 (50.1 GB/s) and
  * L 23, so NVLS from S = 8 / (1/50.1 - 1/266.7) kB = 494 kB; in 2.22 141 and 1/2 (80.6 GB/s)
- * and L 25, from 1.155 MB. Nothing else comes closer there (the dump of the costs in the commit
- * that added this test). From 2.28 and on Blackwell NVLS is not modelled: ring or tree. */
+ * and L 25, from 1.155 MB; in 2.30 NVLS at 272 GB/s, from 1.145 MB. B200 at 2.29.2: NVLS at
+ * 411.4 GB/s against LL at min(282, 16 x 45 / 2) x 8/14 = 161.1, from 2.65 MB. Nothing else
+ * comes closer there. 2.17 has no NVLS modelled. */
 static void
 test_choice(void)
 {
     struct {
+        gboolean b200;
         guint version;
         guint64 bytes;
         MsNcclAlgo algo;
         MsNcclProto proto;
+        guint channels;
     } rows[] = {
-        {V(2, 18, 3), 256 * 1024, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
-        {V(2, 18, 3), 512 * 1024, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
-        {V(2, 18, 3), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
-        {V(2, 22, 3), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
-        {V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
-        {V(2, 22, 3), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 18, 3), 256 * 1024, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {FALSE, V(2, 18, 3), 512 * 1024, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 18, 3), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 22, 3), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {FALSE, V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 22, 3), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 30, 7), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {FALSE, V(2, 30, 7), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {TRUE, V(2, 29, 2), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {TRUE, V(2, 29, 2), 4 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
+        {TRUE, V(2, 29, 2), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(h100, 8, rows[i].version);
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
         MsNcclChoice ch;
         CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, rows[i].bytes, &ch));
         CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
         CU_ASSERT_EQUAL(ch.proto, rows[i].proto);
         if (ch.algo == MS_NCCL_ALGO_NVLS) {
-            CU_ASSERT_EQUAL(ch.channels, 16);
+            CU_ASSERT_EQUAL(ch.channels, rows[i].channels);
             CU_ASSERT_EQUAL(ch.threads, 640);
         }
     }
-    guint off[][2] = {{V(2, 30, 7), 0}, {V(2, 29, 2), 1}};
-    for (guint i = 0; i < G_N_ELEMENTS(off); i++) {
-        MsNcclComm c = comm_of(off[i][1] ? b200 : h100, 8, off[i][0]);
-        MsNcclChoice ch;
-        CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, 1024 * MIB, &ch));
-        CU_ASSERT_NOT_EQUAL(ch.algo, MS_NCCL_ALGO_NVLS);
-    }
+    MsNcclComm old = comm_of(h100, 8, V(2, 17, 1));
+    MsNcclChoice ch;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&old, MS_COLL_ALLREDUCE, 1024 * MIB, &ch));
+    CU_ASSERT_NOT_EQUAL(ch.algo, MS_NCCL_ALGO_NVLS);
 }
 
 static MsNetModel *
@@ -224,10 +248,10 @@ typedef struct {
 } Run;
 
 static Run
-run(MsNetModel *net, guint64 bytes, gboolean symmetric)
+run(const MsTopology *topo, MsNetModel *net, guint64 bytes, gboolean symmetric)
 {
     Run r = {0};
-    g_autoptr(MsSim) sim = ms_sim_new(h100);
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_net_model_apply(net, sim);
     ms_sim_set_check_invariants(sim, TRUE);
     MsCollSpec spec = {
@@ -254,12 +278,14 @@ run(MsNetModel *net, guint64 bytes, gboolean symmetric)
 static void
 test_flows(void)
 {
-    static const char *const specs[] = {"nccl:version=2.18", "nccl:version=2.22"};
+    static const char *const specs[] = {"nccl:version=2.18", "nccl:version=2.22",
+                                        "nccl:version=2.30", "nccl:version=2.29.2"};
     static const guint64 sizes[] = {56 * MIB, 224 * MIB, 1024 * MIB};
     for (guint v = 0; v < G_N_ELEMENTS(specs); v++) {
-        g_autoptr(MsNetModel) net = model(specs[v], h100);
+        const MsTopology *topo = v == 3 ? b200 : h100;
+        g_autoptr(MsNetModel) net = model(specs[v], topo);
         for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
-            Run flows = run(net, sizes[s], FALSE), classes = run(net, sizes[s], TRUE);
+            Run flows = run(topo, net, sizes[s], FALSE), classes = run(topo, net, sizes[s], TRUE);
             CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS);
             CU_ASSERT_EQUAL(flows.flows, 8 * 7);
             for (guint i = 0; i < 8; i++) {
@@ -276,11 +302,11 @@ static void
 test_algo_mask(void)
 {
     g_autoptr(MsNetModel) ring = model("nccl:version=2.18,algo=ring", h100);
-    Run r = run(ring, 1024 * MIB, FALSE);
+    Run r = run(h100, ring, 1024 * MIB, FALSE);
     CU_ASSERT_EQUAL(r.ch.algo, MS_NCCL_ALGO_RING);
     CU_ASSERT_EQUAL(r.flows, (guint64)r.ch.channels * 14 * 8);
     g_autoptr(MsNetModel) nvls = model("nccl:version=2.18,algo=nvls", h100);
-    CU_ASSERT_EQUAL(run(nvls, 1024 * MIB, FALSE).ch.algo, MS_NCCL_ALGO_NVLS);
+    CU_ASSERT_EQUAL(run(h100, nvls, 1024 * MIB, FALSE).ch.algo, MS_NCCL_ALGO_NVLS);
 }
 
 int

@@ -99,11 +99,11 @@ typedef struct {
     /* NVLS (nccl_nvls.c): comm->nvlsChannels, 0 when NCCL does not enable it here, and the NVLS
      * graph's channels and bandwidth per channel. */
     guint nvls_channels, nvls_graph_channels;
-    double nvls_bw;
-    guint channels;              /* comm->nChannels: after duplication and the user limits */
-    guint p2p_channels;          /* comm->p2pnChannels */
-    guint p2p_channels_per_peer; /* comm->p2pnChannelsPerPeer */
-    guint algo_mask, proto_mask; /* what the configuration allows */
+    double nvls_bw, nvls_bw_inter; /* the graph's bwIntra and bwInter, GB/s per channel */
+    guint channels;                /* comm->nChannels: after duplication and the user limits */
+    guint p2p_channels;            /* comm->p2pnChannels */
+    guint p2p_channels_per_peer;   /* comm->p2pnChannelsPerPeer */
+    guint algo_mask, proto_mask;   /* what the configuration allows */
 } MsNcclComm;
 
 /* Runs NCCL's detection and ring search over ranks (topology GPU ranks; NULL = 0..n-1) and fills

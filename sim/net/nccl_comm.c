@@ -309,7 +309,7 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
     }
     c->n_nodes = nodes->len;
     c->nvls_channels = c->nvls_graph_channels = 0;
-    c->nvls_bw = 0;
+    c->nvls_bw = c->nvls_bw_inter = 0;
     gboolean ok = TRUE;
     NcclGraph ring = {0}, tree = {0};
     NcclPath type_inter = NCCL_PATH_PIX;

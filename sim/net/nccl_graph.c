@@ -267,11 +267,16 @@ nccl_search(const NcclNode *nd, const NcclSearch *s, NcclGraph *g)
  * (ncclTopoSearchTryNvls, v2.18 search.cc:306-336; unchanged in v2.30 :410-440), so each link
  * carries (n + 1) x speed. The start speed skips those above maxBw or whose n channels exceed
  * totalBw x n / (n - 1), as for every pattern but the ring (v2.18 search.cc:873-876); the first
- * speed at which all n channels fit is kept (no other solution compares better, :343-345). */
+ * speed at which all n channels fit is kept (no other solution compares better, :343-345).
+ * From 2.19.3 pass 2 raises the graph's inter-node speed one step at a time while it is below
+ * twice the intra-node one (v2.19.3 search.cc:1009, v2.29.2 :1201-1204); inside one node no path
+ * is inter-node, so every raise fits. Before, bwInter stays the speed. Only 2.28's tuning model
+ * reads that figure (nccl_nvls.c). */
 double
-nccl_nvls_speed(const NcclNode *nd, guint version, guint arch)
+nccl_nvls_speed(const NcclNode *nd, guint version, guint arch, double *bw_inter)
 {
     guint n = nd->n_gpus;
+    *bw_inter = 0;
     if (!nd->nvswitch || n < 2) {
         return 0;
     }
@@ -289,6 +294,11 @@ nccl_nvls_speed(const NcclNode *nd, guint version, guint arch)
             fits = (n + 1) * sp <= nd->nvs_up[g] + 1e-9 && (n + 1) * sp <= nd->nvs_down[g] + 1e-9;
         }
         if (fits) {
+            guint j = i;
+            *bw_inter = sp;
+            while (version >= V(2, 19, 3) && j > 0 && *bw_inter < 2 * sp) {
+                *bw_inter = list->speeds[--j];
+            }
             return sp;
         }
     }
