@@ -186,8 +186,8 @@ test_tuning(void)
  * 15 us + S / (min(llMaxBw, 12 x 30 x f) x 8/14): in 2.18 llMaxBw 87.7, f 1/4 (50.1 GB/s) and
  * L 23, so NVLS from S = 8 / (1/50.1 - 1/266.7) kB = 494 kB; in 2.22 141 and 1/2 (80.6 GB/s)
  * and L 25, from 1.155 MB; in 2.30 NVLS at 272 GB/s, from 1.145 MB. B200 at 2.29.2: NVLS at
- * 411.4 GB/s against LL at min(282, 16 x 45 / 2) x 8/14 = 161.1, from 2.65 MB. Nothing else
- * comes closer there. 2.17 has no NVLS modelled. */
+ * 411.4 GB/s against LL at min(282, 16 x 45 / 2) x 8/14 = 161.1, from 2.65 MB (2.30.7 alike).
+ * Nothing else comes closer there. 2.17 has no NVLS modelled. */
 static void
 test_choice(void)
 {
@@ -210,6 +210,8 @@ test_choice(void)
         {TRUE, V(2, 29, 2), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
         {TRUE, V(2, 29, 2), 4 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
         {TRUE, V(2, 29, 2), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
+        {TRUE, V(2, 30, 7), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {TRUE, V(2, 30, 7), 4 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
         MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
