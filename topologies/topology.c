@@ -375,6 +375,12 @@ ms_topology_nics_per_node(const MsTopology *topo)
     return topo->nics_per_node;
 }
 
+gboolean
+ms_topology_multicast(const MsTopology *topo)
+{
+    return topo->multicast;
+}
+
 const MsGpuSpec *
 ms_topology_gpu_spec(const MsTopology *topo, guint rank)
 {

@@ -125,6 +125,11 @@ guint ms_topology_gpu_node(const MsTopology *topo, guint rank);
 guint ms_topology_gpus_per_node(const MsTopology *topo);
 /* NICs per node when every node has the same number, else 0. */
 guint ms_topology_nics_per_node(const MsTopology *topo);
+/* Whether the nodes' NVSwitches take multicast stores and in-switch reductions (NVLink SHARP:
+ * third-generation NVSwitch and later, what CUDA reports as
+ * CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED); the preset key intra_multicast, FALSE for explicit
+ * topologies. */
+gboolean ms_topology_multicast(const MsTopology *topo);
 const MsGpuSpec *ms_topology_gpu_spec(const MsTopology *topo, guint rank);
 
 guint ms_topology_n_links(const MsTopology *topo);

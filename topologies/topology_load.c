@@ -54,6 +54,9 @@ static const MsRange fields[] = {
     {"[preset]", "intra_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
     {"[preset]", "intra_links", MS_RANGE_COUNT, 1, TOPO_MAX_LINK_COUNT,
      "physical links bundled per GPU (18 on an H100); 1024 keeps count x bandwidth finite"},
+    {"[preset]", "intra_multicast", MS_RANGE_BOOLEAN, 0, 1,
+     "with intra = nvswitch: the switches take multicast and in-switch reductions (NVLink SHARP, "
+     "third-generation NVSwitch: H100, H200, B200, GB200); NCCL's NVLS needs it"},
     {"[preset]", "nics", MS_RANGE_CHOICE, 0, 2,
      "none (one node), a NIC per GPU (DGX) or one per node; required with more than one node",
      topo_nics_names},

@@ -25,6 +25,7 @@ typedef struct {
     MsBandwidth intra_bw;
     MsTime intra_lat;
     guint64 intra_links;
+    gboolean multicast; /* intra_multicast */
     MsBandwidth nic_bw, gpu_nic_bw;
     MsTime nic_lat, gpu_nic_lat, fabric_lat;
     guint64 per_leaf;
@@ -63,6 +64,7 @@ check_applicable(const MsIni *ini, const Preset *p, GError **error)
         {"intra_bandwidth", p->intra == INTRA_NONE, "intra = none"},
         {"intra_latency", p->intra == INTRA_NONE, "intra = none"},
         {"intra_links", p->intra == INTRA_NONE, "intra = none"},
+        {"intra_multicast", p->intra != INTRA_NVSWITCH, "intra is not nvswitch"},
         {"nic_bandwidth", p->nics == NICS_NONE, "nics = none"},
         {"nic_latency", p->nics == NICS_NONE, "nics = none"},
         {"gpu_nic_bandwidth", p->nics == NICS_NONE, "nics = none"},
@@ -142,7 +144,8 @@ read_figures(const MsIni *ini, Preset *p, GError **error)
     if (p->intra != INTRA_NONE &&
         (!topo_get_bandwidth(ini, G, F("intra_bandwidth"), TRUE, FALSE, &p->intra_bw, error) ||
          !ms_ini_range_time(ini, G, F("intra_latency"), TRUE, &p->intra_lat, error) ||
-         !ms_ini_range_uint(ini, G, F("intra_links"), FALSE, &p->intra_links, error))) {
+         !ms_ini_range_uint(ini, G, F("intra_links"), FALSE, &p->intra_links, error) ||
+         !ms_ini_range_bool(ini, G, F("intra_multicast"), FALSE, &p->multicast, error))) {
         return FALSE;
     }
     if (p->nics == NICS_NONE) {
@@ -560,6 +563,7 @@ topo_build_preset(const MsIni *ini, const char *name, const char *description, c
         "intra_bandwidth",
         "intra_latency",
         "intra_links",
+        "intra_multicast",
         "nics",
         "nic_bandwidth",
         "nic_latency",
@@ -594,5 +598,6 @@ topo_build_preset(const MsIni *ini, const char *name, const char *description, c
     }
     MsTopology *topo = topo_new(name, description, gpu);
     build(topo, &p);
+    topo->multicast = p.multicast;
     return topo;
 }

@@ -6,6 +6,7 @@
 
 #include <math.h>
 
+#include "coll_nvls.h"
 #include "coll_private.h"
 #include "coll_tree.h"
 
@@ -115,6 +116,11 @@ ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f, guin
         return;
     }
     gboolean same_node = coll->node_of[f->src] == coll->node_of[f->dst];
+    if (ph->nvls) { /* its latency is paid up front (nccl_setup) */
+        *wire = wire_bytes(f->bytes, coll->wire);
+        *latency = 0;
+        return;
+    }
     if (ph->kind != PHASE_A2A) { /* ring steps, tree connections (f->conns of them) */
         *wire = wire_bytes(f->bytes, coll->wire);
         *weight *= f->conns * (same_node ? 1.0 : coll->net_weight);
@@ -593,6 +599,10 @@ nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm, const M
     if (spec->bytes && t > 0 && t_links > 0) {
         coll->wire = CLAMP(t / t_links / net->proto_efficiency[ch->proto], 1.0 / 64, 64.0);
     }
+    if (coll->plan.phases[0].nvls) {
+        double w = ms_coll_nvls_wire(coll, spec->net, t) / net->proto_efficiency[ch->proto];
+        coll->wire = CLAMP(w, 1.0 / 64, 64.0);
+    }
     /* NCCL pipelines a ring's steps over each connection, so its model charges the network's
      * latency on the few steps that cross nodes, not on every step a NIC carries. Here a
      * connection moves its steps one after another: the latency is spread evenly over the
@@ -703,10 +713,12 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     if (comm && spec.op == MS_COLL_ALLTOALL && spec.window == 0) {
         spec.window = nccl_window(comm, n);
     }
-    /* Under the nccl model a tree allreduce moves on the tree's connections unless the spec
-     * asks for the ring's flows (tree=ring-flows). */
-    if (comm && spec.op == MS_COLL_ALLREDUCE && choice.algo == MS_NCCL_ALGO_TREE &&
-        spec.algo == MS_COLL_ALGO_RING && !ms_net_model_spec(spec.net)->tree_ring_flows) {
+    if (comm && choice.algo == MS_NCCL_ALGO_NVLS && spec.algo == MS_COLL_ALGO_RING) {
+        ms_coll_nvls_build(&coll->plan, &spec);
+    } else if (comm && spec.op == MS_COLL_ALLREDUCE && choice.algo == MS_NCCL_ALGO_TREE &&
+               spec.algo == MS_COLL_ALGO_RING && !ms_net_model_spec(spec.net)->tree_ring_flows) {
+        /* Under the nccl model a tree allreduce moves on the tree's connections unless the
+         * spec asks for the ring's flows (tree=ring-flows). */
         ms_coll_tree_build(&coll->plan, n, spec.bytes, spec.channels, comm, node_of, local_of);
     } else if (!ms_coll_build_phases(&coll->plan, &spec, matrix, node_of, local_of, error)) {
         ms_coll_free(coll);

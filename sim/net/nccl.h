@@ -34,6 +34,7 @@ typedef enum {
 typedef enum {
     MS_NCCL_ALGO_TREE,
     MS_NCCL_ALGO_RING,
+    MS_NCCL_ALGO_NVLS, /* NVLink SHARP: the NVSwitch reduces and multicasts (one node) */
     MS_NCCL_N_ALGOS,
 } MsNcclAlgo;
 
@@ -44,7 +45,7 @@ typedef enum {
     MS_NCCL_N_PROTOS,
 } MsNcclProto;
 
-const char *ms_nccl_algo_name(MsNcclAlgo algo);                       /* "tree", "ring" */
+const char *ms_nccl_algo_name(MsNcclAlgo algo);                       /* "tree", "ring", "nvls" */
 const char *ms_nccl_proto_name(MsNcclProto proto);                    /* "LL", "LL128", "Simple" */
 gboolean ms_nccl_algo_from_name(const char *name, MsNcclAlgo *out);   /* case-insensitive */
 gboolean ms_nccl_proto_from_name(const char *name, MsNcclProto *out); /* case-insensitive */
@@ -95,10 +96,14 @@ typedef struct {
     guint tree_channels;
     double tree_bw_intra, tree_bw_inter;
     gboolean tree_simple;
-    guint channels;              /* comm->nChannels: after duplication and the user limits */
-    guint p2p_channels;          /* comm->p2pnChannels */
-    guint p2p_channels_per_peer; /* comm->p2pnChannelsPerPeer */
-    guint algo_mask, proto_mask; /* what the configuration allows */
+    /* NVLS (nccl_nvls.c): comm->nvlsChannels, 0 when NCCL does not enable it here, and the NVLS
+     * graph's channels and bandwidth per channel. */
+    guint nvls_channels, nvls_graph_channels;
+    double nvls_bw, nvls_bw_inter; /* the graph's bwIntra and bwInter, GB/s per channel */
+    guint channels;                /* comm->nChannels: after duplication and the user limits */
+    guint p2p_channels;            /* comm->p2pnChannels */
+    guint p2p_channels_per_peer;   /* comm->p2pnChannelsPerPeer */
+    guint algo_mask, proto_mask;   /* what the configuration allows */
 } MsNcclComm;
 
 /* Runs NCCL's detection and ring search over ranks (topology GPU ranks; NULL = 0..n-1) and fills

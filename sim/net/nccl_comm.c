@@ -308,6 +308,8 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
         i = j;
     }
     c->n_nodes = nodes->len;
+    c->nvls_channels = c->nvls_graph_channels = 0;
+    c->nvls_bw = c->nvls_bw_inter = 0;
     gboolean ok = TRUE;
     NcclGraph ring = {0}, tree = {0};
     NcclPath type_inter = NCCL_PATH_PIX;
@@ -320,6 +322,9 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
         ok = nccl_node_build(nd, topo, sorted + i, j - i, c->n_nodes > 1, version, arch, error);
         nd->intel_cpu = !cfg->amd_cpu;
         NcclGraph r, t;
+        if (ok && c->n_nodes == 1) {
+            nccl_nvls_init(c, nd, ms_topology_multicast(topo));
+        }
         if (ok && node_graphs(nd, c, &r, &t)) {
             /* Across ranks the fewest channels, the least bandwidth, the worst type (v2.18
              * src/init.cc AllGather3). */

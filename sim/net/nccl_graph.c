@@ -260,3 +260,47 @@ nccl_search(const NcclNode *nd, const NcclSearch *s, NcclGraph *g)
     }
     dup_channels(g, s, max_ch);
 }
+
+/* The NVLS graph of one node without NICs (v2.18 search.cc:830-836): one channel per GPU
+ * (minChannels = maxChannels = the GPU count), channel g headed by GPU g; a channel takes its
+ * speed on every GPU's link from the NVSwitch and to it, twice on its head's
+ * (ncclTopoSearchTryNvls, v2.18 search.cc:306-336; unchanged in v2.30 :410-440), so each link
+ * carries (n + 1) x speed. The start speed skips those above maxBw or whose n channels exceed
+ * totalBw x n / (n - 1), as for every pattern but the ring (v2.18 search.cc:873-876); the first
+ * speed at which all n channels fit is kept (no other solution compares better, :343-345).
+ * From 2.19.3 pass 2 raises the graph's inter-node speed one step at a time while it is below
+ * twice the intra-node one (v2.19.3 search.cc:1009, v2.29.2 :1201-1204); inside one node no path
+ * is inter-node, so every raise fits. Before, bwInter stays the speed. Only 2.28's tuning model
+ * reads that figure (nccl_nvls.c). */
+double
+nccl_nvls_speed(const NcclNode *nd, guint version, guint arch, double *bw_inter)
+{
+    guint n = nd->n_gpus;
+    *bw_inter = 0;
+    if (!nd->nvswitch || n < 2) {
+        return 0;
+    }
+    const SpeedBand *list = speed_list(version, arch, FALSE);
+    double start_total = nd->total_bw * n / (n - 1.0);
+    guint i = 0;
+    while (i + 1 < list->n && (list->speeds[i] > nd->max_bw ||
+                               (version >= V(2, 18, 3) && list->speeds[i] * n > start_total))) {
+        i++;
+    }
+    for (; i < list->n; i++) {
+        double sp = list->speeds[i];
+        gboolean fits = TRUE;
+        for (guint g = 0; g < n && fits; g++) {
+            fits = (n + 1) * sp <= nd->nvs_up[g] + 1e-9 && (n + 1) * sp <= nd->nvs_down[g] + 1e-9;
+        }
+        if (fits) {
+            guint j = i;
+            *bw_inter = sp;
+            while (version >= V(2, 19, 3) && j > 0 && *bw_inter < 2 * sp) {
+                *bw_inter = list->speeds[--j];
+            }
+            return sp;
+        }
+    }
+    return 0;
+}

@@ -101,3 +101,11 @@ typedef struct {
 } NcclGraph;
 
 void nccl_search(const NcclNode *node, const NcclSearch *search, NcclGraph *graph);
+
+/* NVLS (nccl_nvls.c). The speed of the NVLS graph of a node whose GPUs all reach one NVSwitch
+ * (nccl_graph.c), 0 when none fits; whether NCCL enables NVLS on the communicator, and its
+ * channels; the tuning model's bandwidth and latency of NVLS for an operation (FALSE when it
+ * does not apply). */
+double nccl_nvls_speed(const NcclNode *node, guint version, guint arch, double *bw_inter);
+void nccl_nvls_init(MsNcclComm *c, const NcclNode *node, gboolean multicast);
+gboolean nccl_nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out);

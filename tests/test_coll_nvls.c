@@ -1,0 +1,328 @@
+/* Tests of NVLS (NVLink SHARP) under the nccl network model: when NCCL enables it (release,
+ * architecture, the topology's intra_multicast, GPU and node counts), its tuning model (latency,
+ * bandwidth, Simple only, allreduce only), NCCL's choice per size on a DGX H100 pinned by hand
+ * from that model, and its flows (sim/net/coll_nvls.c): the bytes on each GPU's NVSwitch link in
+ * closed form, the time alone against NCCL's prediction, both engines alike. */
+#include "ms_test.h"
+#include "sim/net/collective.h"
+#include "sim/net/nccl.h"
+#include "sim/net/net_model.h"
+#include "sim/sim.h"
+#include "topologies/topology.h"
+
+#define MIB (G_GUINT64_CONSTANT(1) << 20)
+#define V MS_NCCL_VERSION
+
+static MsTopology *h100, *h100x2, *a100, *b200;
+
+/* A DGX H100 whose NVSwitch is not declared multicast-capable. */
+static const char plain_ini[] = "[topology]\nformat = 1\nname = plain\ndescription = plain\n"
+                                "[gpu]\nmodel = H100-SXM5-80GB\npeak = 989TFLOPS\n"
+                                "hbm = 3350GBps\nmemory = 80GiB\nlaunch_overhead = 4us\n"
+                                "[preset]\nnodes = 1\ngpus_per_node = 8\nintra = nvswitch\n"
+                                "intra_bandwidth = 450GBps\nintra_links = 18\n"
+                                "intra_latency = 0.7us\n";
+
+static MsTopology *
+load(const char *name)
+{
+    g_autoptr(GError) err = NULL;
+    MsTopology *t = ms_topology_load(name, &err);
+    if (t == NULL) {
+        fprintf(stderr, "%s\n", err->message);
+    }
+    return t;
+}
+
+static int
+suite_init(void)
+{
+    g_autofree char *x2 =
+        g_build_filename(ms_test_srcdir(), "validate/data/corpus/dgx-h100/topology.ini", NULL);
+    g_autofree char *b =
+        g_build_filename(ms_test_srcdir(), "validate/data/corpus/mit-b200/topology.ini", NULL);
+    h100 = load("dgx-h100");
+    h100x2 = load(x2);
+    a100 = load("dgx-a100");
+    b200 = load(b);
+    return h100 && h100x2 && a100 && b200 ? 0 : 1;
+}
+
+static int
+suite_clean(void)
+{
+    MsTopology **all[] = {&h100, &h100x2, &a100, &b200};
+    for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
+        g_clear_pointer(all[i], ms_topology_free);
+    }
+    return 0;
+}
+
+static MsNcclComm
+comm_of(const MsTopology *topo, guint n, guint version)
+{
+    MsNcclConfig cfg = {.version = version};
+    MsNcclComm c;
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&c, topo, NULL, n, &cfg, &err));
+    return c;
+}
+
+/* NCCL enables NVLS on one node behind a multicast NVSwitch from 2.18.1 on SM90 (from 2.25.1 on
+ * SM100), with more than two GPUs (at least two from 2.29.2); the graph has a channel per GPU at
+ * the first speed whose n + 1 shares fit each GPU's NVSwitch link, and from 2.19.3 pass 2 raises
+ * its inter-node speed up the list while below twice that. DGX H100: 18 x 20 = 360 GB/s (370.8 from
+ * 2.20.3) over 9 takes 40; inter 60 from SM90's {60, 50, 40 ...}. B200 at 2.29.2: 18 x 40.1 =
+ * 721.8 over 9 takes 80 of {90, 80 ...}, inter 90. */
+static void
+test_enable(void)
+{
+    guint on[] = {V(2, 18, 1), V(2, 18, 3), V(2, 19, 3), V(2, 22, 3), V(2, 27, 99), V(2, 30, 7)};
+    for (guint v = 0; v < G_N_ELEMENTS(on); v++) {
+        MsNcclComm c = comm_of(h100, 8, on[v]);
+        CU_ASSERT_EQUAL(c.nvls_channels, 16);
+        CU_ASSERT_EQUAL(c.nvls_graph_channels, 8);
+        MS_ASSERT_REL(c.nvls_bw, 40.0, 1e-12);
+        MS_ASSERT_REL(c.nvls_bw_inter, on[v] >= V(2, 19, 3) ? 60.0 : 40.0, 1e-12);
+    }
+    MsNcclComm b = comm_of(b200, 8, V(2, 29, 2));
+    CU_ASSERT_EQUAL(b.nvls_channels, 24);
+    CU_ASSERT_EQUAL(b.nvls_graph_channels, 8);
+    MS_ASSERT_REL(b.nvls_bw, 80.0, 1e-12);
+    MS_ASSERT_REL(b.nvls_bw_inter, 90.0, 1e-12);
+    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 25, 1)).nvls_channels, 32);
+    MsNcclComm three = comm_of(h100, 3, V(2, 18, 3));
+    CU_ASSERT_EQUAL(three.nvls_graph_channels, 3);
+    /* Three GPUs in 2.18.3: the start is 60 (3 x 60 within totalBw x 3/2 = 540), and 4 x 60 =
+     * 240 fits the 360 GB/s link. */
+    MS_ASSERT_REL(three.nvls_bw, 60.0, 1e-12);
+    /* Two GPUs: off through 2.28, on from 2.29.2. */
+    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 28, 3)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 29, 2)).nvls_channels, 16);
+    /* Off: 2.17, two nodes, SM80, SM100 before 2.25, and a switch without multicast. */
+    CU_ASSERT_EQUAL(comm_of(h100, 8, V(2, 17, 1)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(comm_of(h100x2, 16, V(2, 18, 3)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(comm_of(a100, 8, V(2, 18, 3)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 24, 3)).nvls_channels, 0);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MsTopology) plain =
+        ms_topology_load_data(plain_ini, strlen(plain_ini), "plain", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_FALSE(ms_topology_multicast(plain));
+    CU_ASSERT_TRUE(ms_topology_multicast(h100));
+    CU_ASSERT_EQUAL(comm_of(plain, 8, V(2, 18, 3)).nvls_channels, 0);
+}
+
+/* The key is a boolean, and only with an NVSwitch. */
+static void
+test_topology_key(void)
+{
+    static const char *const bad[][2] = {
+        {"intra = nvswitch\nintra_multicast = maybe\n", "intra_multicast"},
+        {"intra = nvlink_mesh\nintra_multicast = true\n", "intra is not nvswitch"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *ini = g_strdup_printf(
+            "[topology]\nformat = 1\nname = k\ndescription = k\n[gpu]\nmodel = H100-SXM5-80GB\n"
+            "peak = 989TFLOPS\nhbm = 3350GBps\nmemory = 80GiB\nlaunch_overhead = 4us\n"
+            "[preset]\nnodes = 1\ngpus_per_node = 8\n%sintra_bandwidth = 450GBps\n"
+            "intra_latency = 0.7us\n",
+            bad[i][0]);
+        g_autoptr(GError) err = NULL;
+        g_autoptr(MsTopology) t = ms_topology_load_data(ini, strlen(ini), "k", &err);
+        CU_ASSERT_PTR_NULL(t);
+        CU_ASSERT_TRUE(err && strstr(err->message, bad[i][1]) != NULL);
+        if (err && strstr(err->message, bad[i][1]) == NULL) {
+            fprintf(stderr, "\n  %s\n", err->message);
+        }
+    }
+}
+
+static MsNcclCost
+nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto p, guint64 bytes)
+{
+    MsNcclCost k;
+    ms_nccl_cost(c, op, MS_NCCL_ALGO_NVLS, p, bytes, &k);
+    return k;
+}
+
+/* Through 2.27: busBw = 8 channels x 40 = 320 GB/s, algBw x 5/6. From 2.28: per channel
+ * min(40 x 0.85 x 7/8 x 2, 60) = 59.5 on the H100, min(80 x 0.74 x 7/8 x 2, 90) = 90 on the
+ * B200, x 8 channels, algBw x 8/14. Latency 23 us in 2.18 (baseLat), 23 in 2.19 and 25 from 2.21
+ * (NVLink hwLat); Simple only, allreduce only, and the algorithm mask. */
+static void
+test_tuning(void)
+{
+    struct {
+        gboolean b200;
+        guint version;
+        double base, intra, bus, alg;
+    } rows[] = {
+        {FALSE, V(2, 18, 3), 23, 0, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 19, 3), 0, 23, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 22, 3), 0, 25, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 30, 7), 0, 25, 8 * 59.5, 8 * 59.5 * 8 / 14},
+        {TRUE, V(2, 29, 2), 0, 25, 8 * 90.0, 8 * 90.0 * 8 / 14},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        MsNcclCost k = nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
+        CU_ASSERT_TRUE(k.enabled);
+        MS_ASSERT_REL(k.bus_bw, rows[i].bus, 1e-6);
+        MS_ASSERT_REL(k.alg_bw, rows[i].alg, 1e-6);
+        MS_ASSERT_REL(k.latency_us, rows[i].base + rows[i].intra, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(k.base_us, rows[i].base, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(k.intra_us, rows[i].intra, 1e-12);
+        MS_ASSERT_REL(k.time_us, k.latency_us + 1024.0 * MIB / (1000 * rows[i].alg), 1e-6);
+        CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_LL, MIB).enabled);
+        CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_LL128, MIB).enabled);
+        CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+        c.algo_mask = (1u << MS_NCCL_ALGO_RING) | (1u << MS_NCCL_ALGO_TREE);
+        CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+    }
+}
+
+/* NCCL's choice on a DGX H100, by hand: NVLS takes L + S / 266.67 GB/s against the ring's LL,
+ * 15 us + S / (min(llMaxBw, 12 x 30 x f) x 8/14): in 2.18 llMaxBw 87.7, f 1/4 (50.1 GB/s) and
+ * L 23, so NVLS from S = 8 / (1/50.1 - 1/266.7) kB = 494 kB; in 2.22 141 and 1/2 (80.6 GB/s)
+ * and L 25, from 1.155 MB; in 2.30 NVLS at 272 GB/s, from 1.145 MB. B200 at 2.29.2: NVLS at
+ * 411.4 GB/s against LL at min(282, 16 x 45 / 2) x 8/14 = 161.1, from 2.65 MB (2.30.7 alike).
+ * Nothing else comes closer there. 2.17 has no NVLS modelled. */
+static void
+test_choice(void)
+{
+    struct {
+        gboolean b200;
+        guint version;
+        guint64 bytes;
+        MsNcclAlgo algo;
+        MsNcclProto proto;
+        guint channels;
+    } rows[] = {
+        {FALSE, V(2, 18, 3), 256 * 1024, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {FALSE, V(2, 18, 3), 512 * 1024, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 18, 3), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 22, 3), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {FALSE, V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 22, 3), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {FALSE, V(2, 30, 7), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {FALSE, V(2, 30, 7), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 16},
+        {TRUE, V(2, 29, 2), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {TRUE, V(2, 29, 2), 4 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
+        {TRUE, V(2, 29, 2), 1024 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
+        {TRUE, V(2, 30, 7), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0},
+        {TRUE, V(2, 30, 7), 4 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        MsNcclChoice ch;
+        CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, rows[i].bytes, &ch));
+        CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
+        CU_ASSERT_EQUAL(ch.proto, rows[i].proto);
+        if (ch.algo == MS_NCCL_ALGO_NVLS) {
+            CU_ASSERT_EQUAL(ch.channels, rows[i].channels);
+            CU_ASSERT_EQUAL(ch.threads, 640);
+        }
+    }
+    MsNcclComm old = comm_of(h100, 8, V(2, 17, 1));
+    MsNcclChoice ch;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&old, MS_COLL_ALLREDUCE, 1024 * MIB, &ch));
+    CU_ASSERT_NOT_EQUAL(ch.algo, MS_NCCL_ALGO_NVLS);
+}
+
+static MsNetModel *
+model(const char *text, const MsTopology *topo)
+{
+    MsNetSpec spec;
+    g_autoptr(GError) err = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse(text, &spec, &err));
+    MsNetModel *m = ms_net_model_new(&spec, topo, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    return m;
+}
+
+/* One run alone: end time, bytes each participant sent, flows, and NCCL's choice. */
+typedef struct {
+    double end_us;
+    guint64 sent[8];
+    guint64 flows;
+    MsNcclChoice ch;
+} Run;
+
+static Run
+run(const MsTopology *topo, MsNetModel *net, guint64 bytes, gboolean symmetric)
+{
+    Run r = {0};
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    ms_net_model_apply(net, sim);
+    ms_sim_set_check_invariants(sim, TRUE);
+    MsCollSpec spec = {
+        .op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = bytes, .net = net, .symmetric = symmetric};
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
+    ms_coll_launch_all(coll);
+    CU_ASSERT_TRUE_FATAL(ms_sim_run(sim, &err));
+    MsTime end = 0;
+    for (guint i = 0; i < 8; i++) {
+        end = MAX(end, ms_coll_rank_end(coll, i));
+        r.sent[i] = ms_coll_bytes_sent(coll, i);
+    }
+    r.end_us = ms_time_to_us(end);
+    r.flows = ms_coll_n_flows(coll);
+    r.ch = *ms_coll_nccl_choice(coll);
+    return r;
+}
+
+/* Each GPU sends S + S/n on its NVSwitch link (every share for the reductions, its own reduced
+ * share stored) in n(n-1) flows; alone the call takes NCCL's prediction within 3%; the
+ * symmetric-classes engine refuses NVLS, so both engines give the same time. */
+static void
+test_flows(void)
+{
+    static const char *const specs[] = {"nccl:version=2.18", "nccl:version=2.22",
+                                        "nccl:version=2.30", "nccl:version=2.29.2"};
+    static const guint64 sizes[] = {56 * MIB, 224 * MIB, 1024 * MIB};
+    for (guint v = 0; v < G_N_ELEMENTS(specs); v++) {
+        const MsTopology *topo = v == 3 ? b200 : h100;
+        g_autoptr(MsNetModel) net = model(specs[v], topo);
+        for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
+            Run flows = run(topo, net, sizes[s], FALSE), classes = run(topo, net, sizes[s], TRUE);
+            CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS);
+            CU_ASSERT_EQUAL(flows.flows, 8 * 7);
+            for (guint i = 0; i < 8; i++) {
+                CU_ASSERT_EQUAL(flows.sent[i], sizes[s] + sizes[s] / 8);
+            }
+            MS_ASSERT_REL(flows.end_us, flows.ch.cost.time_us, 0.03);
+            CU_ASSERT_EQUAL(classes.end_us, flows.end_us);
+        }
+    }
+}
+
+/* algo=ring keeps NCCL to rings where NVLS would win; algo=nvls is accepted. */
+static void
+test_algo_mask(void)
+{
+    g_autoptr(MsNetModel) ring = model("nccl:version=2.18,algo=ring", h100);
+    Run r = run(h100, ring, 1024 * MIB, FALSE);
+    CU_ASSERT_EQUAL(r.ch.algo, MS_NCCL_ALGO_RING);
+    CU_ASSERT_EQUAL(r.flows, (guint64)r.ch.channels * 14 * 8);
+    g_autoptr(MsNetModel) nvls = model("nccl:version=2.18,algo=nvls", h100);
+    CU_ASSERT_EQUAL(run(h100, nvls, 1024 * MIB, FALSE).ch.algo, MS_NCCL_ALGO_NVLS);
+}
+
+int
+main(int argc, char **argv)
+{
+    static const MsTestCase tests[] = {
+        {"when NCCL enables NVLS", test_enable},
+        {"the intra_multicast key", test_topology_key},
+        {"NVLS in the tuning model", test_tuning},
+        {"NCCL's choice per size on a DGX H100", test_choice},
+        {"NVLS flows: link bytes, time alone, both engines", test_flows},
+        {"algo masks", test_algo_mask},
+        {NULL, NULL},
+    };
+    static const MsTestSuite suites[] = {{"coll_nvls", suite_init, suite_clean, tests}, {NULL}};
+    return ms_test_main(argc, argv, suites);
+}
