@@ -129,6 +129,17 @@ void ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f,
  * the topology's routes were there when the collective was made) when there is none. */
 const guint32 *ms_coll_route(MsColl *coll, guint ph_id, guint src_part, guint dst_part, guint *n);
 
+/* coll_nccl.c, under the nccl network model. NCCL's communicator for the spec's ranks and its
+ * choice for the call into ch; NULL without error under another model, NULL with error when the
+ * communicator cannot be made or the model allows NCCL no algorithm for the call. */
+const MsNcclComm *ms_coll_nccl_comm(const MsCollSpec *spec, MsNcclChoice *ch, GError **error);
+/* Peers a rank sends to at once in a grouped send/receive over n ranks (0: all of them). */
+guint ms_coll_nccl_window(const MsNcclComm *comm, guint n);
+/* Once the phases exist: the call's overhead (unless the spec gives one), wire factor, per-step
+ * latency and network message weight as NCCL's model decides them; keeps comm and node_of. */
+void ms_coll_nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm,
+                        const MsNcclChoice *ch, const guint *node_of);
+
 /* coll_sym.c: a flat ring whose participants all launched at one instant, over links that
  * repeat from node to node and carry nothing else, run by the ring indices of its first node's
  * block (the representatives) for all. Tries to start so at the collective's first entry: TRUE
