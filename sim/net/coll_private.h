@@ -36,7 +36,7 @@ struct _MsColl {
     GArray *finished; /* participants in completion order, for the done callbacks */
     guint n_notified; /* of them, those whose callback has run */
 
-    /* Under the nccl network model (see nccl_setup): */
+    /* Under the nccl network model (see ms_coll_nccl_setup): */
     MsNetModel *net;        /* NULL: the flow model */
     const MsNcclComm *comm; /* NCCL's communicator over the participants */
     MsNcclChoice choice;    /* for ring phases */
