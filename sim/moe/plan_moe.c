@@ -6,7 +6,6 @@
  * bytes = tokens x d_model x dtype (x the compression ratio on the wire). */
 #include "plan_private.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "sim/compute.h"
@@ -20,294 +19,6 @@ typedef struct {
     guint64 **matrix;     /* [c * groups + g]: group_size^2 tokens */
     guint64 **rdma;       /* deepep: [c * groups + g]: the RDMA leg's tokens; else NULL */
 } Chunks;
-
-static const MsLayerPlacement *
-layer_placement(const Plan *p, guint m)
-{
-    return p->cfg->layers && p->mode == MS_PLAN_INFER ? &p->cfg->layers[m] : NULL;
-}
-
-static const MsPlacement *
-placement_of(const Plan *p, guint m)
-{
-    const MsLayerPlacement *lp = layer_placement(p, m);
-    if (lp) {
-        return lp->placement;
-    }
-    return p->shadowed && p->shadowed[m] ? p->shadowed[m] : p->base;
-}
-
-static const gboolean *
-shadow_of(const Plan *p, guint m)
-{
-    return p->mode == MS_PLAN_TRAIN && p->cfg->shadow ? p->cfg->shadow + (gsize)m * p->spec->experts
-                                                      : NULL;
-}
-
-/* The training layout of layer m with its shadowed experts on every rank of each group. */
-static MsPlacement *
-shadow_placement(const Plan *p, guint m)
-{
-    const gboolean *sh = shadow_of(p, m);
-    guint E = p->spec->experts, size = ms_placement_group_size(p->base);
-    gboolean any = FALSE;
-    for (guint e = 0; sh && e < E; e++) {
-        any = any || sh[e];
-    }
-    if (!any) {
-        return NULL;
-    }
-    MsPlacement *pl = ms_placement_copy(p->base);
-    ms_placement_set_local_first(pl, TRUE);
-    for (guint g = 0; g < ms_placement_n_groups(pl); g++) {
-        for (guint e = 0; e < E; e++) {
-            for (guint r = g * size; sh[e] && r < (g + 1) * size; r++) {
-                if (!ms_placement_hosts(pl, r, e)) {
-                    ms_placement_add(pl, g, e, r);
-                }
-            }
-        }
-    }
-    return pl;
-}
-
-static gboolean
-check_layers(Plan *p)
-{
-    const MsPlanConfig *cfg = p->cfg;
-    if (cfg->n_layers != p->spec->n_moe) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
-                    "%u inference placements for %u MoE layers", cfg->n_layers, p->spec->n_moe);
-        return FALSE;
-    }
-    for (guint m = 0; m < cfg->n_layers; m++) {
-        const MsLayerPlacement *lp = &cfg->layers[m];
-        if ((lp->loads_p1 || lp->loads_p2) &&
-            (lp->moves_p1 || lp->moves_p2 || !(lp->host_bw > 0 && isfinite(lp->host_bw)))) {
-            g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
-                        "MoE layer %u loads experts from host memory %s", m,
-                        lp->host_bw > 0 ? "and moves them between GPUs"
-                                        : "without a host link bandwidth");
-            return FALSE;
-        }
-        const MsPlacement *pl = cfg->layers[m].placement;
-        if (pl == NULL || ms_placement_n_ranks(pl) != p->n ||
-            ms_placement_n_experts(pl) != p->spec->experts || ms_placement_group_size(pl) != p->n ||
-            !ms_placement_complete(pl)) {
-            g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
-                        "the inference placement of MoE layer %u does not give each of the %u "
-                        "experts a replica on the %u GPUs",
-                        m, p->spec->experts, p->n);
-            return FALSE;
-        }
-    }
-    return TRUE;
-}
-
-static guint64
-wire_bytes(const Plan *p, guint64 tokens)
-{
-    return (guint64)llround((double)tokens * (double)p->token_bytes * p->cfg->compress_ratio);
-}
-
-/* The policy's decisions for MoE layer m (its hook, or whole all-to-alls), checked. */
-static gboolean
-layer_plan(Plan *p, guint m)
-{
-    MsMoeLayer layer = {.model = p->model,
-                        .topo = p->topo,
-                        .mode = p->mode,
-                        .layer = ms_model_moe_layer(p->model, m),
-                        .moe = m,
-                        .traffic = p->traffic[m]};
-    for (guint r = 0; r < p->n; r++) {
-        layer.most_wire_bytes =
-            MAX(layer.most_wire_bytes, wire_bytes(p, ms_traffic_sent_off_rank(p->traffic[m], r)));
-    }
-    MsMoeLayerPlan *lp = &p->layer_plans[m];
-    *lp = (MsMoeLayerPlan){.chunks = 1, .order = MS_PLAN_ORDER_CHUNKED};
-    if (p->cfg->moe_layer) {
-        p->cfg->moe_layer(p->cfg->hook_data, &layer, lp);
-    }
-    if (lp->chunks > MS_PLAN_MAX_CHUNKS && lp->chunk_bytes > 0) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
-                    "all-to-all chunks of %" G_GUINT64_FORMAT " bytes cut layer %u's all-to-all "
-                    "into %" G_GUINT64_FORMAT " chunks (at most %u): use a larger chunk",
-                    lp->chunk_bytes, layer.layer, lp->chunks, MS_PLAN_MAX_CHUNKS);
-        return FALSE;
-    }
-    guint size = ms_placement_group_size(ms_traffic_placement(p->traffic[m]));
-    if (lp->peers > 0 && (size % lp->peers != 0 || lp->chunks != size / lp->peers)) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
-                    "peer groups of %u ranks cut layer %u's expert-parallel group of %u into "
-                    "%" G_GUINT64_FORMAT " chunks: the groups must divide it, one chunk per group",
-                    lp->peers, layer.layer, size, lp->chunks);
-        return FALSE;
-    }
-    if (lp->chunks == 0 || lp->chunks > MS_PLAN_MAX_CHUNKS) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
-                    "the policy cut layer %u's all-to-all into %" G_GUINT64_FORMAT
-                    " chunks (1 to %u)",
-                    layer.layer, lp->chunks, MS_PLAN_MAX_CHUNKS);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-/* A first count of the ops, refused beyond MS_PLAN_MAX_OPS before any is made. */
-static gboolean
-check_size(Plan *p)
-{
-    gboolean train = p->mode == MS_PLAN_TRAIN, comp = p->cfg->compress_ratio != 1.0;
-    guint64 per_rank = 3 * (guint64)p->spec->layers + 2;
-    for (guint m = 0; m < p->spec->n_moe; m++) {
-        per_rank += 5 + p->layer_plans[m].chunks * (comp ? 7 : 3);
-    }
-    per_rank *= train ? 2 : 1;
-    guint64 params = 0;
-    for (guint l = 0; l < p->spec->layers; l++) {
-        const MsModel *v = ms_model_layer(p->root, l);
-        params += ms_model_attention_params(v) + ms_model_dense_ffn_params(v) +
-                  ms_model_expert_params(v) + ms_model_shared_params(v);
-    }
-    guint64 grads = params * ms_dtype_bytes(p->spec->dtype) / p->spec->grad_bucket + 2;
-    guint64 ar = p->cfg->allreduce_chunk
-                     ? params * ms_dtype_bytes(p->spec->dtype) / p->cfg->allreduce_chunk + grads
-                     : grads;
-    guint64 ops = per_rank * p->n + (train ? 2 * ar * p->n : 0);
-    if (ops > MS_PLAN_MAX_OPS) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
-                    "the schedule would hold about %" G_GUINT64_FORMAT " ops (at most %u): use "
-                    "larger chunks, fewer layers or fewer GPUs",
-                    ops, MS_PLAN_MAX_OPS);
-        return FALSE;
-    }
-    return TRUE;
-}
-
-static gboolean
-deepep(const Plan *p)
-{
-    return p->cfg->a2a_algo == MS_COLL_ALGO_DEEPEP;
-}
-
-/* DeepEP counts each token once per GPU and node: that takes token paths, routed (not padded)
- * tokens, and one home per expert in each group. */
-static gboolean
-check_deepep(Plan *p)
-{
-    if (!deepep(p)) {
-        return TRUE;
-    }
-    const char *why = NULL;
-    if (!ms_routing_has_paths(p->routing)) {
-        why = "needs token paths (a trace of token records, or gen:records=tokens): it sends a "
-              "token once per GPU and node, which counts per expert cannot tell";
-    } else if (p->spec->capacity_factor > 0) {
-        why = "sends the routed tokens (dropless), but the model pads to a capacity";
-    }
-    for (guint m = 0; why == NULL && m < p->spec->n_moe; m++) {
-        const MsPlacement *pl = placement_of(p, m);
-        for (guint g = 0; why == NULL && g < ms_placement_n_groups(pl); g++) {
-            for (guint e = 0; e < p->spec->experts; e++) {
-                guint k = 0;
-                ms_placement_replicas(pl, g, e, &k);
-                if (k != 1) {
-                    why = "needs one home per expert, but the placement replicates experts";
-                    break;
-                }
-            }
-        }
-    }
-    if (why) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID, "a2a=deepep %s", why);
-        return FALSE;
-    }
-    p->node_of = g_new(guint, p->n);
-    for (guint r = 0; r < p->n; r++) {
-        p->node_of[r] = ms_topology_gpu_node(p->topo, r);
-    }
-    return TRUE;
-}
-
-/* The largest (rank, expert) count of a layer: what DeepSpeed all-reduces (max) for its
- * capacity when it drops nothing. */
-static guint64
-largest_count(const MsRouting *routing, guint moe)
-{
-    const MsTraceHeader *h = ms_routing_header(routing);
-    guint64 most = 0;
-    for (guint r = 0; r < h->ranks; r++) {
-        const guint32 *counts = ms_routing_counts(routing, moe, r);
-        for (guint e = 0; e < h->experts; e++) {
-            most = MAX(most, counts[e]);
-        }
-    }
-    return most;
-}
-
-guint64
-ms_plan_capacity(const MsPlanConfig *cfg, const MsModel *model, const MsRouting *routing, guint moe,
-                 guint64 tokens, guint top_k)
-{
-    guint E = ms_model_spec(model)->experts;
-    switch (cfg->capacity) {
-    case MS_CAPACITY_MODEL:
-        return ms_model_capacity(model, tokens, top_k);
-    case MS_CAPACITY_DEEPSPEED: {
-        /* deepspeed/moe/sharded_moe.py, _capacity: top-2 gating passes capacity_factor x 2. */
-        double c = ceil((double)tokens / E * top_k * cfg->capacity_factor);
-        return MAX((guint64)c, (guint64)MAX(cfg->capacity_min, 1));
-    }
-    case MS_CAPACITY_MAX:
-        return MAX(largest_count(routing, moe), 1);
-    case MS_CAPACITY_NONE:
-        return 0;
-    }
-    g_return_val_if_reached(0);
-}
-
-gboolean
-plan_moe_prepare(Plan *p)
-{
-    guint E = p->spec->experts, n_moe = p->spec->n_moe;
-    if (p->mode == MS_PLAN_INFER && p->cfg->layers && !check_layers(p)) {
-        return FALSE;
-    }
-    if (p->mode == MS_PLAN_TRAIN && p->cfg->shadow && p->cfg->n_shadow_layers != n_moe) {
-        g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_INVALID,
-                    "shadowed experts given for %u MoE layers, the model has %u",
-                    p->cfg->n_shadow_layers, n_moe);
-        return FALSE;
-    }
-    p->base = p->mode == MS_PLAN_TRAIN ? ms_placement_new_ep(p->n, E, p->ep)
-                                       : ms_placement_new_static(p->n, E);
-    if (shadow_of(p, 0)) {
-        p->shadowed = g_new0(MsPlacement *, n_moe);
-        for (guint m = 0; m < n_moe; m++) {
-            p->shadowed[m] = shadow_placement(p, m);
-        }
-    }
-    g_autofree guint64 *caps = g_new(guint64, p->n);
-    p->traffic = g_new0(MsTraffic *, n_moe);
-    p->layer_plans = g_new0(MsMoeLayerPlan, n_moe);
-    for (guint m = 0; m < n_moe; m++) {
-        guint layer = ms_model_moe_layer(p->root, m);
-        plan_enter(p, layer);
-        gboolean capped = FALSE;
-        for (guint r = 0; r < p->n; r++) {
-            caps[r] = ms_plan_capacity(p->cfg, p->model, p->routing, m,
-                                       plan_layer_tokens(p, layer, r), p->top_k);
-            capped = capped || caps[r] > 0;
-        }
-        p->traffic[m] = ms_traffic_new(p->routing, m, placement_of(p, m), capped ? caps : NULL);
-        p->dropped += ms_traffic_dropped(p->traffic[m]);
-        if (!layer_plan(p, m)) {
-            return FALSE;
-        }
-    }
-    return check_deepep(p) && check_size(p);
-}
 
 /* --- chunk bookkeeping --- */
 
@@ -329,7 +40,7 @@ chunks_init(Plan *p, guint m, Chunks *ch)
     ch->matrix = g_new(guint64 *, (gsize)ch->k * groups);
     ch->rdma = NULL;
     g_autofree guint64 *pair = NULL, *rdma = NULL;
-    if (deepep(p)) {
+    if (plan_moe_deepep(p)) {
         ch->rdma = g_new(guint64 *, (gsize)ch->k * groups);
         pair = g_new(guint64, (gsize)groups * size * size);
         rdma = g_new(guint64, (gsize)groups * size * size);
@@ -354,7 +65,7 @@ chunks_init(Plan *p, guint m, Chunks *ch)
                 }
             }
             ch->matrix[(gsize)c * groups + g] = mat;
-            if (deepep(p)) {
+            if (plan_moe_deepep(p)) {
                 /* What goes on the wire: each token once per GPU, and over RDMA once per node,
                  * cut into the chunks as the shares are. */
                 guint64 *r = g_new(guint64, (gsize)size * size);
@@ -448,8 +159,8 @@ alltoall(Plan *p, Section *sec, guint c, gboolean back, const guint32 *prod)
         for (guint i = 0; i < size; i++) {
             for (guint j = 0; j < size; j++) {
                 /* The way back carries the same tokens in the other direction. */
-                bytes[(gsize)i * size + j] =
-                    wire_bytes(p, back ? tok[(gsize)j * size + i] : tok[(gsize)i * size + j]);
+                bytes[(gsize)i * size + j] = plan_moe_wire_bytes(
+                    p, back ? tok[(gsize)j * size + i] : tok[(gsize)i * size + j]);
             }
         }
         g_autofree char *label = plan_label((gint)sec->layer, sec->phase,
@@ -463,8 +174,8 @@ alltoall(Plan *p, Section *sec, guint c, gboolean back, const guint32 *prod)
             for (guint i = 0; i < size; i++) {
                 for (guint j = 0; j < size; j++) {
                     /* The way back crosses the network between the same GPUs, reversed. */
-                    bytes[(gsize)i * size + j] =
-                        wire_bytes(p, back ? rt[(gsize)j * size + i] : rt[(gsize)i * size + j]);
+                    bytes[(gsize)i * size + j] = plan_moe_wire_bytes(
+                        p, back ? rt[(gsize)j * size + i] : rt[(gsize)i * size + j]);
                 }
             }
             ms_schedule_set_relay(p->s, cid, bytes, back);
@@ -732,7 +443,7 @@ weights(Plan *p, guint layer, MsPhase phase, guint8 algo, const guint64 *moves, 
 {
     g_autofree char *label = plan_label((gint)layer, phase, what, -1, -1);
     /* Weights are not tokens: DeepEP has nothing to deduplicate, NCCL sends them. */
-    if (deepep(p)) {
+    if (plan_moe_deepep(p)) {
         algo = MS_COLL_ALGO_DIRECT;
     }
     ms_schedule_add_alltoall(p->s, p->st_weights, p->ranks, p->n, moves, algo, 0, MS_ROLE_WEIGHTS,
@@ -821,7 +532,7 @@ phase2(Plan *p, guint layer, const MsLayerPlacement *lp, guint32 *w2)
 static guint64 *
 shadow_moves(const Plan *p, guint m, gboolean back)
 {
-    const gboolean *sh = shadow_of(p, m);
+    const gboolean *sh = plan_moe_shadow(p, m);
     if (sh == NULL || p->shadowed[m] == NULL) {
         return NULL;
     }
@@ -846,7 +557,7 @@ gboolean
 plan_moe_forward(Plan *p, guint layer)
 {
     guint m = (guint)ms_model_moe_index(p->model, layer);
-    const MsLayerPlacement *lp = layer_placement(p, m);
+    const MsLayerPlacement *lp = plan_moe_layer_placement(p, m);
     g_autofree guint32 *w1 = NULL, *w2 = NULL;
     if (lp) {
         w1 = g_new(guint32, p->n);
@@ -858,7 +569,7 @@ plan_moe_forward(Plan *p, guint layer)
     }
     gate(p, layer, MS_PHASE_FORWARD);
     memcpy(p->gate, p->ids, sizeof(guint32) * p->n);
-    host_work(p, layer, placement_of(p, m));
+    host_work(p, layer, plan_moe_placement(p, m));
     if (lp) {
         phase2(p, layer, lp, w2);
     }
@@ -872,7 +583,7 @@ plan_moe_forward(Plan *p, guint layer)
     Section sec = {.layer = layer,
                    .m = m,
                    .phase = MS_PHASE_FORWARD,
-                   .pl = placement_of(p, m),
+                   .pl = plan_moe_placement(p, m),
                    .w1 = w1,
                    .w2 = w2,
                    .wx = wx};
@@ -888,7 +599,8 @@ plan_moe_backward(Plan *p, guint layer)
     guint m = (guint)ms_model_moe_index(p->model, layer);
     shared_experts(p, layer, MS_PHASE_BACKWARD);
     g_autofree guint32 *shared = g_memdup2(p->ids, sizeof(guint32) * p->n);
-    Section sec = {.layer = layer, .m = m, .phase = MS_PHASE_BACKWARD, .pl = placement_of(p, m)};
+    Section sec = {
+        .layer = layer, .m = m, .phase = MS_PHASE_BACKWARD, .pl = plan_moe_placement(p, m)};
     chunks_init(p, m, &sec.ch);
     section(p, &sec);
     chunks_clear(&sec.ch, ms_placement_n_groups(sec.pl));

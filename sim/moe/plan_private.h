@@ -83,3 +83,11 @@ gboolean plan_bucket_flush(Plan *p, Bucket *b, gboolean expert);
 gboolean plan_moe_prepare(Plan *p);
 gboolean plan_moe_forward(Plan *p, guint layer);
 gboolean plan_moe_backward(Plan *p, guint layer);
+/* From plan_moe_prep.c, for plan_moe.c: MoE layer m's per-layer inference layout (NULL: none),
+ * the placement its experts have, its shadowed experts in training (NULL: none); the wire bytes
+ * of a count of tokens (with the compression ratio); whether the all-to-alls are DeepEP's. */
+const MsLayerPlacement *plan_moe_layer_placement(const Plan *p, guint m);
+const MsPlacement *plan_moe_placement(const Plan *p, guint m);
+const gboolean *plan_moe_shadow(const Plan *p, guint m);
+guint64 plan_moe_wire_bytes(const Plan *p, guint64 tokens);
+gboolean plan_moe_deepep(const Plan *p);
