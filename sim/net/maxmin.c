@@ -460,7 +460,9 @@ report_touched(MsMaxmin *mm, gboolean solved, GArray *touched)
             *out++ = c;
         }
     }
-    memcpy(out, mm->unloaded.v, mm->unloaded.len * sizeof(guint32));
+    if (mm->unloaded.len) { /* an empty list may have no storage */
+        memcpy(out, mm->unloaded.v, mm->unloaded.len * sizeof(guint32));
+    }
     out_commit(touched, out + mm->unloaded.len);
 }
 

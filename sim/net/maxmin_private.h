@@ -163,12 +163,13 @@ push(MsIdList *a, guint32 x)
 }
 
 /* Reserves n slots at the end of a caller's GArray and returns the first; the caller writes k <= n
- * of them and calls out_commit: one library call per report instead of one per id. */
+ * of them and calls out_commit: one library call per report instead of one per id. At least one
+ * slot is reserved, so that the array has storage to point into even when n is 0. */
 static inline guint32 *
 out_reserve(GArray *a, guint n)
 {
     guint base = a->len;
-    g_array_set_size(a, base + n);
+    g_array_set_size(a, base + MAX(n, 1));
     return (guint32 *)a->data + base;
 }
 
