@@ -161,16 +161,17 @@ add_stat(MsRecords *rec, const char *key, double value)
 
 /* What a finished collective was made of, summed per kind into the records' stats: which part of
  * a step's flows are all-to-alls and which the gradients' rings or trees is what decides how a
- * large step costs (docs/performance.md, "DeepSeek-V3 training step"). The kind is the op and
- * algorithm, and under the nccl model what NCCL chose ("allreduce.tree.LL128"). */
+ * large step costs (docs/performance.md, "DeepSeek-V3 training step"). The kind is the op, its
+ * ranks and algorithm, and under the nccl model NCCL's choice ("allreduce.256.tree.LL128"). */
 static void
 count_kind(Engine *e, const Running *r)
 {
     const MsNcclChoice *ch = ms_coll_nccl_choice(r->coll);
-    g_autofree char *kind =
-        ch ? g_strdup_printf("%s.%s.%s", ms_coll_op_name(r->op), ms_nccl_algo_name(ch->algo),
-                             ms_nccl_proto_name(ch->proto))
-           : g_strdup_printf("%s.%s", ms_coll_op_name(r->op), ms_coll_algo_name(r->algo));
+    const char *op = ms_coll_op_name(r->op);
+    guint n = ms_coll_n_ranks(r->coll);
+    g_autofree char *kind = ch ? g_strdup_printf("%s.%u.%s.%s", op, n, ms_nccl_algo_name(ch->algo),
+                                                 ms_nccl_proto_name(ch->proto))
+                               : g_strdup_printf("%s.%u.%s", op, n, ms_coll_algo_name(r->algo));
     g_autofree char *calls = g_strconcat("calls.", kind, NULL);
     g_autofree char *bytes = g_strconcat("bytes.", kind, NULL);
     g_autofree char *flows = g_strconcat("flows.", kind, NULL);

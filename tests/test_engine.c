@@ -230,26 +230,26 @@ test_stats_per_collective_kind(void)
     MsEngineOptions opts = {.check_invariants = TRUE, .flow_by_flow = TRUE};
     g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT_EQUAL(stat(r, "calls.alltoall.direct"), 1);
-    CU_ASSERT_EQUAL(stat(r, "flows.alltoall.direct"), 12); /* a flow per pair, flow by flow */
-    CU_ASSERT_EQUAL(stat(r, "calls.allreduce.ring"), 2);
-    CU_ASSERT_EQUAL(stat(r, "bytes.allreduce.ring"), (double)(96u << 20));
-    double ring = stat(r, "flows.allreduce.ring");
+    CU_ASSERT_EQUAL(stat(r, "calls.alltoall.4.direct"), 1);
+    CU_ASSERT_EQUAL(stat(r, "flows.alltoall.4.direct"), 12); /* a flow per pair, flow by flow */
+    CU_ASSERT_EQUAL(stat(r, "calls.allreduce.4.ring"), 2);
+    CU_ASSERT_EQUAL(stat(r, "bytes.allreduce.4.ring"), (double)(96u << 20));
+    double ring = stat(r, "flows.allreduce.4.ring");
     /* channels x 2(n - 1) steps x n flows per call */
     CU_ASSERT_TRUE(ring > 0 && fmod(ring, 2.0 * 3 * 4) == 0);
     CU_ASSERT_EQUAL(ring + 12, stat(r, "flows"));
     double v;
-    CU_ASSERT_FALSE(ms_records_get_stat(r, "bytes.alltoall.direct", &v));
+    CU_ASSERT_FALSE(ms_records_get_stat(r, "bytes.alltoall.4.direct", &v));
 
     MsNetSpec net;
     CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl:algo=ring,proto=simple", &net, NULL));
     opts.net = &net;
     g_autoptr(MsRecords) rn = ms_engine_run(s, t, &opts, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rn);
-    CU_ASSERT_EQUAL(stat(rn, "calls.allreduce.ring.Simple"), 2);
-    CU_ASSERT_EQUAL(stat(rn, "bytes.allreduce.ring.Simple"), (double)(96u << 20));
-    CU_ASSERT_FALSE(ms_records_get_stat(rn, "calls.allreduce.ring", &v));
-    CU_ASSERT_EQUAL(stat(rn, "flows.allreduce.ring.Simple") + stat(rn, "flows.alltoall.direct"),
+    CU_ASSERT_EQUAL(stat(rn, "calls.allreduce.4.ring.Simple"), 2);
+    CU_ASSERT_EQUAL(stat(rn, "bytes.allreduce.4.ring.Simple"), (double)(96u << 20));
+    CU_ASSERT_FALSE(ms_records_get_stat(rn, "calls.allreduce.4.ring", &v));
+    CU_ASSERT_EQUAL(stat(rn, "flows.allreduce.4.ring.Simple") + stat(rn, "flows.alltoall.4.direct"),
                     stat(rn, "flows"));
     ms_schedule_free(s);
 }
