@@ -22,6 +22,9 @@ typedef struct {
     MsColl *coll;
     guint left;       /* participants not finished */
     guint64 expected; /* bytes all participants must send, when known in closed form, else 0 */
+    guint64 bytes;    /* the collective's size, for the per-kind stats */
+    MsCollOp op;
+    MsCollAlgo algo; /* resolved (never auto) */
 } Running;
 
 struct Engine {
@@ -149,6 +152,37 @@ compute_done(MsSim *sim, gpointer ctx, guint64 op)
 }
 
 static void
+add_stat(MsRecords *rec, const char *key, double value)
+{
+    double v = 0;
+    ms_records_get_stat(rec, key, &v);
+    ms_records_set_stat(rec, key, v + value);
+}
+
+/* What a finished collective was made of, summed per kind into the records' stats: which part of
+ * a step's flows are all-to-alls and which the gradients' rings or trees is what decides how a
+ * large step costs (docs/performance.md, "DeepSeek-V3 training step"). The kind is the op, its
+ * ranks and algorithm, and under the nccl model NCCL's choice ("allreduce.256.tree.LL128"). */
+static void
+count_kind(Engine *e, const Running *r)
+{
+    const MsNcclChoice *ch = ms_coll_nccl_choice(r->coll);
+    const char *op = ms_coll_op_name(r->op);
+    guint n = ms_coll_n_ranks(r->coll);
+    g_autofree char *kind = ch ? g_strdup_printf("%s.%u.%s.%s", op, n, ms_nccl_algo_name(ch->algo),
+                                                 ms_nccl_proto_name(ch->proto))
+                               : g_strdup_printf("%s.%u.%s", op, n, ms_coll_algo_name(r->algo));
+    g_autofree char *calls = g_strconcat("calls.", kind, NULL);
+    g_autofree char *bytes = g_strconcat("bytes.", kind, NULL);
+    g_autofree char *flows = g_strconcat("flows.", kind, NULL);
+    add_stat(e->rec, calls, 1);
+    if (r->bytes) { /* an allreduce's buffer per rank (an all-to-all's sizes are its matrix) */
+        add_stat(e->rec, bytes, (double)r->bytes);
+    }
+    add_stat(e->rec, flows, (double)ms_coll_n_flows(r->coll));
+}
+
+static void
 coll_rank_done(MsColl *coll, guint part, gpointer ctx)
 {
     Running *r = ctx;
@@ -167,6 +201,7 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
                      "collective %u (%s) moved %" G_GUINT64_FORMAT " bytes, not %" G_GUINT64_FORMAT,
                      r->id, c.label, sent, r->expected);
         }
+        count_kind(e, r);
         /* The collective object is freed after the network has delivered its last callback. */
         e->running[r->id] = NULL;
         ms_coll_free(r->coll);
@@ -210,6 +245,9 @@ start_collective(Engine *e, guint32 id, GError **error)
         spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
     }
     r->expected = expected_bytes(&spec);
+    r->bytes = c.bytes;
+    r->op = spec.op;
+    r->algo = spec.algo;
     if (r->coll == NULL) {
         /* Name the collective, and the calibration when its stretch made the size invalid. */
         g_prefix_error(

@@ -199,6 +199,61 @@ test_expert_efficiency_at_gemm_rows(void)
                   1e12 / (peak * 0.4), 1e-9);
 }
 
+static double
+stat(const MsRecords *r, const char *key)
+{
+    double v = -1;
+    CU_ASSERT_TRUE(ms_records_get_stat(r, key, &v));
+    return v;
+}
+
+/* The records count each finished collective by kind: calls, an allreduce's buffer, flows; the
+ * kinds' flows add up to the run's, and under the nccl model the kind names NCCL's choice. */
+static void
+test_stats_per_collective_kind(void)
+{
+    g_autoptr(MsTopology) t = topo();
+    MsSchedule *s = ms_schedule_new(4);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    guint32 ranks[4] = {0, 1, 2, 3}, x[4], y[4];
+    guint64 m[16];
+    for (guint i = 0; i < 16; i++) {
+        m[i] = i % 5 ? 1000000 : 0; /* every pair but a rank to itself */
+    }
+    ms_schedule_add_alltoall(s, 1, ranks, 4, m, 0, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "a2a", x);
+    ms_schedule_add_allreduce(s, 1, ranks, 4, 64u << 20, 0, MS_PHASE_BACKWARD, -1, -1, "ar", y);
+    ms_schedule_add_allreduce(s, 1, ranks, 4, 32u << 20, 0, MS_PHASE_BACKWARD, -1, -1, "ar", NULL);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    GError *error = NULL;
+    MsEngineOptions opts = {.check_invariants = TRUE, .flow_by_flow = TRUE};
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(stat(r, "calls.alltoall.4.direct"), 1);
+    CU_ASSERT_EQUAL(stat(r, "flows.alltoall.4.direct"), 12); /* a flow per pair, flow by flow */
+    CU_ASSERT_EQUAL(stat(r, "calls.allreduce.4.ring"), 2);
+    CU_ASSERT_EQUAL(stat(r, "bytes.allreduce.4.ring"), (double)(96u << 20));
+    double ring = stat(r, "flows.allreduce.4.ring");
+    /* channels x 2(n - 1) steps x n flows per call */
+    CU_ASSERT_TRUE(ring > 0 && fmod(ring, 2.0 * 3 * 4) == 0);
+    CU_ASSERT_EQUAL(ring + 12, stat(r, "flows"));
+    double v;
+    CU_ASSERT_FALSE(ms_records_get_stat(r, "bytes.alltoall.4.direct", &v));
+
+    MsNetSpec net;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl:algo=ring,proto=simple", &net, NULL));
+    opts.net = &net;
+    g_autoptr(MsRecords) rn = ms_engine_run(s, t, &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rn);
+    CU_ASSERT_EQUAL(stat(rn, "calls.allreduce.4.ring.Simple"), 2);
+    CU_ASSERT_EQUAL(stat(rn, "bytes.allreduce.4.ring.Simple"), (double)(96u << 20));
+    CU_ASSERT_FALSE(ms_records_get_stat(rn, "calls.allreduce.4.ring", &v));
+    CU_ASSERT_EQUAL(stat(rn, "flows.allreduce.4.ring.Simple") + stat(rn, "flows.alltoall.4.direct"),
+                    stat(rn, "flows"));
+    ms_schedule_free(s);
+}
+
 static void
 test_errors(void)
 {
@@ -228,6 +283,7 @@ main(int argc, char **argv)
         {"a run past the clock's end is an error", test_clock_end},
         {"an expert op's efficiency is read at one expert's tokens",
          test_expert_efficiency_at_gemm_rows},
+        {"the records count collectives by kind", test_stats_per_collective_kind},
         {"errors", test_errors},
         {NULL, NULL},
     };

@@ -101,12 +101,35 @@ test_summary_and_outputs(void)
         32.5, 1e-12);
 }
 
+/* A stat reads back as the last value set, and as the JSON's "stats" member shows it; a name
+ * never set is FALSE and leaves the value alone. */
+static void
+test_stats_read_back(void)
+{
+    g_autoptr(MsResult) res = ms_result_new("test");
+    ms_result_set_stat(res, "events", 5);
+    ms_result_set_stat(res, "flows", 7);
+    ms_result_set_stat(res, "events", 11);
+    double v = -1;
+    CU_ASSERT_TRUE(ms_result_get_stat(res, "events", &v));
+    CU_ASSERT_EQUAL(v, 11);
+    CU_ASSERT_TRUE(ms_result_get_stat(res, "flows", &v));
+    CU_ASSERT_EQUAL(v, 7);
+    v = -1;
+    CU_ASSERT_FALSE(ms_result_get_stat(res, "wall_s", &v));
+    CU_ASSERT_EQUAL(v, -1);
+    g_autoptr(JsonNode) json = ms_result_to_json(res);
+    JsonObject *stats = json_object_get_object_member(json_node_get_object(json), "stats");
+    CU_ASSERT_EQUAL(json_object_get_double_member(stats, "events"), 11);
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"metrics from interval unions", test_metrics},
         {"summary, percentiles, Chrome trace and CSV", test_summary_and_outputs},
+        {"stats read back", test_stats_read_back},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"result", NULL, NULL, tests}, {NULL}};

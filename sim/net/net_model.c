@@ -6,16 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "route_cache.h"
+
 G_DEFINE_QUARK(ms_net_model_error_quark, ms_net_model_error)
 
 struct _MsNetModel {
     MsNetSpec spec;
     const MsTopology *topo;
     guint arch;
-    double *bandwidth;  /* per link, bytes/s */
-    GHashTable *comms;  /* rank list (GBytes) -> MsNcclComm */
-    GHashTable *routes; /* src << 32 | dst -> GArray of guint32 links, for rerouted pairs */
-    GHashTable *rings;  /* (comm, channels) -> double */
+    double *bandwidth;    /* per link, bytes/s */
+    GHashTable *comms;    /* rank list (GBytes) -> MsNcclComm */
+    MsRouteCache *routes; /* src << 32 | dst -> links, empty where the topology's route holds */
+    GHashTable *rings;    /* (comm, channels) -> double */
 };
 
 typedef struct {
@@ -375,8 +377,7 @@ ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
     }
     m->comms =
         g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
-    m->routes =
-        g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, (GDestroyNotify)g_array_unref);
+    m->routes = ms_route_cache_new();
     m->rings = g_hash_table_new_full(ring_hash, ring_equal, g_free, g_free);
     return m;
 }
@@ -389,7 +390,7 @@ ms_net_model_free(MsNetModel *model)
     }
     g_free(model->bandwidth);
     g_hash_table_unref(model->comms);
-    g_hash_table_unref(model->routes);
+    ms_route_cache_free(model->routes);
     g_hash_table_unref(model->rings);
     g_free(model);
 }
@@ -517,22 +518,22 @@ ms_net_model_route(MsNetModel *model, guint src, guint dst, guint *n_links, GErr
         nvlink_route(route, *n_links, topo)) {
         return route;
     }
-    gint64 key = ((gint64)src << 32) | dst;
-    GArray *via = g_hash_table_lookup(model->routes, &key);
-    if (via == NULL) {
-        via = nvb_route(model, src, dst);
-        if (via == NULL) {
-            /* No GPU to go through: NCCL uses the PCIe path too. Remember that as an empty
-             * array so the search runs once. */
-            via = g_array_new(FALSE, FALSE, sizeof(guint32));
-        }
-        g_hash_table_insert(model->routes, g_memdup2(&key, sizeof key), via);
+    guint64 key = ((guint64)src << 32) | dst;
+    const guint32 *via = NULL;
+    guint n_via = 0;
+    if (!ms_route_cache_lookup(model->routes, key, &via, &n_via)) {
+        /* No GPU to go through: NCCL uses the PCIe path too. That is remembered as an empty
+         * route so the search runs once. */
+        g_autoptr(GArray) found = nvb_route(model, src, dst);
+        n_via = found ? found->len : 0;
+        via =
+            ms_route_cache_insert(model->routes, key, found ? (guint32 *)found->data : NULL, n_via);
     }
-    if (via->len == 0) {
+    if (n_via == 0) {
         return route;
     }
-    *n_links = via->len;
-    return (const guint32 *)via->data;
+    *n_links = n_via;
+    return via;
 }
 
 /* The first NIC on a route, or G_MAXUINT. */
@@ -600,20 +601,20 @@ ms_net_model_p2p_route(MsNetModel *model, guint src, guint dst, guint *n_links, 
         return NULL;
     }
     /* Bit 63 tells PXN routes from the NVB ones in the cache. */
-    gint64 key = (gint64)((G_GUINT64_CONSTANT(1) << 63) | ((guint64)src << 32) | dst);
-    GArray *via = g_hash_table_lookup(model->routes, &key);
-    if (via == NULL) {
-        via = pxn_route(model, src, dst, route, *n_links);
-        if (via == NULL) {
-            via = g_array_new(FALSE, FALSE, sizeof(guint32));
-        }
-        g_hash_table_insert(model->routes, g_memdup2(&key, sizeof key), via);
+    guint64 key = (G_GUINT64_CONSTANT(1) << 63) | ((guint64)src << 32) | dst;
+    const guint32 *via = NULL;
+    guint n_via = 0;
+    if (!ms_route_cache_lookup(model->routes, key, &via, &n_via)) {
+        g_autoptr(GArray) found = pxn_route(model, src, dst, route, *n_links);
+        n_via = found ? found->len : 0;
+        via =
+            ms_route_cache_insert(model->routes, key, found ? (guint32 *)found->data : NULL, n_via);
     }
-    if (via->len == 0) {
+    if (n_via == 0) {
         return route;
     }
-    *n_links = via->len;
-    return (const guint32 *)via->data;
+    *n_links = n_via;
+    return via;
 }
 
 double *

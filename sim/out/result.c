@@ -228,6 +228,18 @@ ms_result_set_stat(MsResult *res, const char *key, double value)
     g_array_append_val(res->stat_values, value);
 }
 
+gboolean
+ms_result_get_stat(const MsResult *res, const char *key, double *value)
+{
+    for (guint i = 0; i < res->stat_keys->len; i++) {
+        if (strcmp(res->stat_keys->pdata[i], key) == 0) {
+            *value = g_array_index(res->stat_values, double, i);
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 void
 ms_result_add_note(MsResult *res, const char *note)
 {

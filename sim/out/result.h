@@ -47,6 +47,8 @@ void ms_result_add(MsResult *res, const MsSchedule *s, const MsRecords *r);
 void ms_result_set_detail(MsResult *res, MsSchedule *s, MsRecords *r);
 /* Run-level figures (wall time, peak memory ...) and notes shown in the summary. */
 void ms_result_set_stat(MsResult *res, const char *key, double value);
+/* A figure set so; FALSE (and *value untouched) when there is none of that name. */
+gboolean ms_result_get_stat(const MsResult *res, const char *key, double *value);
 void ms_result_add_note(MsResult *res, const char *note);
 
 guint ms_result_n_iterations(const MsResult *res);

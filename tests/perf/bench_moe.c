@@ -2,12 +2,13 @@
  * of a 16-layer, 64-expert model on 256 GPUs (32 DGX A100 nodes) under each policy, and 10,000
  * inference batches of the default model on its 16-GPU testbed under static and Lina placement.
  * On request (--deepseek=NODES, not part of the default run), one training step of the shipped
- * deepseek-v3 (EP 64 x DP) on the shipped dgx-h100-NODESnode cluster.
+ * deepseek-v3 (EP 64 x DP) on the shipped dgx-h100-NODESnode cluster. --net SPEC runs every point
+ * under that network model (moesim run's specs and parser), and each point lists its first
+ * iteration's collectives per kind (op, algorithm, and under nccl NCCL's choice of protocol).
  * Each point runs in a child process so that its peak memory is its own. Prints wall and CPU time,
  * events, flows, peak resident memory and the simulated step time; asserts nothing about time. */
 #include <glib.h>
 #include <glib/gstdio.h>
-#include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +35,8 @@ typedef struct {
     double wall_s, cpu_s, events, flows, step_ms, p95_ms;
     guint iterations;
     guint64 base_kib, peak_kib;
+    char kinds[3072]; /* the first iteration's flows per collective kind, one line each */
 } Point;
-
-static double
-stat_of(JsonObject *o, const char *member, const char *key)
-{
-    JsonObject *m = json_object_get_object_member(o, member);
-    return m && json_object_has_member(m, key) ? json_object_get_double_member(m, key) : 0;
-}
 
 /* A point: the inputs by name and the scenario's mode and iterations. */
 typedef struct {
@@ -49,6 +44,7 @@ typedef struct {
     MsPlanMode mode;
     guint iterations;
     gboolean flow_by_flow; /* the reference engine */
+    const MsNetSpec *net;  /* NULL: the flow model */
 } Bench;
 
 /* Loads the inputs and runs the scenario on the engine, timed together. */
@@ -59,11 +55,37 @@ load_and_run(const Bench *b, GError **error)
     if (in == NULL) {
         return NULL;
     }
-    MsEngineOptions eo = {.flow_by_flow = b->flow_by_flow};
+    MsEngineOptions eo = {.flow_by_flow = b->flow_by_flow, .net = b->net};
     g_autoptr(MsRunner) runner = ms_engine_runner_new(&eo);
     MsScenario sc = {.runner = runner, .mode = b->mode, .iterations = b->iterations};
     ms_inputs_fill(in, &sc);
     return ms_scenario_run(&sc, error);
+}
+
+/* The engine's per-kind stats of the detailed (first) iteration (sim/engine.c: "calls.KIND",
+ * "bytes.KIND", "flows.KIND"), a line per kind: calls, mean buffer per rank, flows. */
+static void
+describe_kinds(const MsRecords *rec, char *out, gsize size)
+{
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (const char *const *k = rec ? ms_records_stat_keys(rec) : NULL; k && *k; k++) {
+        if (!g_str_has_prefix(*k, "calls.")) {
+            continue;
+        }
+        const char *kind = *k + strlen("calls.");
+        g_autofree char *bytes_key = g_strconcat("bytes.", kind, NULL);
+        g_autofree char *flows_key = g_strconcat("flows.", kind, NULL);
+        double calls = 0, bytes = 0, flows = 0;
+        ms_records_get_stat(rec, *k, &calls);
+        ms_records_get_stat(rec, bytes_key, &bytes);
+        ms_records_get_stat(rec, flows_key, &flows);
+        g_string_append_printf(s, "  %-28s %8.0f calls %14.0f flows", kind, calls, flows);
+        if (bytes > 0) {
+            g_string_append_printf(s, "  %10.3f MiB per rank per call", bytes / calls / 1048576.0);
+        }
+        g_string_append_c(s, '\n');
+    }
+    g_strlcpy(out, s->str, size);
 }
 
 static Point
@@ -80,13 +102,16 @@ run_point(const Bench *b)
         g_strlcpy(pt.error, error->message, sizeof pt.error);
         return pt;
     }
-    g_autoptr(JsonNode) json = ms_result_to_json(res);
-    JsonObject *o = json_node_get_object(json);
-    pt.events = stat_of(o, "stats", "events");
-    pt.flows = stat_of(o, "stats", "flows");
-    pt.step_ms = stat_of(o, "summary", "step_time_us") * 1e-3;
-    pt.p95_ms = stat_of(o, "summary", "step_time_p95_us") * 1e-3;
+    /* The figures themselves, not the result's JSON: that holds every op of the detailed
+     * iteration (gigabytes for 2,048 GPUs) and would be the point's peak memory. */
+    ms_result_get_stat(res, "events", &pt.events);
+    ms_result_get_stat(res, "flows", &pt.flows);
+    MsMetrics mean;
+    ms_result_mean(res, &mean);
+    pt.step_ms = mean.step_us * 1e-3;
+    pt.p95_ms = ms_result_step_percentile(res, 95) * 1e-3;
     pt.iterations = ms_result_n_iterations(res);
+    describe_kinds(ms_result_records(res), pt.kinds, sizeof pt.kinds);
     pt.ok = TRUE;
     return pt;
 }
@@ -135,6 +160,7 @@ print_point(const char *what, const char *policy, const Point *p)
     printf("%-26s %-11s %8.2f %8.2f %6u %12.0f %11.0f %9.0f %9.0f %14.6f %13.6f\n", what, policy,
            p->wall_s, p->cpu_s, p->iterations, p->events, p->flows, p->base_kib / 1024.0,
            p->peak_kib / 1024.0, p->step_ms, p->p95_ms);
+    fputs(p->kinds, stdout);
 }
 
 static char *
@@ -153,6 +179,7 @@ write_inputs(const char *dir, guint nodes, char **model_path)
 }
 
 static gboolean flow_by_flow;
+static const MsNetSpec *net_spec; /* --net, NULL: the flow model */
 
 static int
 bench_train(const char *dir, guint nodes, char **policies)
@@ -169,7 +196,8 @@ bench_train(const char *dir, guint nodes, char **policies)
         Bench b = {{.topology = topo, .model = model, .policy = policies[i]},
                    MS_PLAN_TRAIN,
                    1,
-                   flow_by_flow};
+                   flow_by_flow,
+                   net_spec};
         Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
@@ -185,7 +213,7 @@ bench_infer(guint batches, char **policies)
     g_autofree char *what = g_strdup_printf("infer x%u, 16 GPUs", batches);
     int rc = 0;
     for (guint i = 0; policies[i]; i++) {
-        Bench b = {{.policy = policies[i]}, MS_PLAN_INFER, batches, flow_by_flow};
+        Bench b = {{.policy = policies[i]}, MS_PLAN_INFER, batches, flow_by_flow, net_spec};
         Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
@@ -209,7 +237,8 @@ bench_deepseek(guint nodes, char **policies)
                     .trace = "gen:records=counts"},
                    MS_PLAN_TRAIN,
                    1,
-                   flow_by_flow};
+                   flow_by_flow,
+                   net_spec};
         Point p = in_child(&b);
         print_point(what, policies[i], &p);
         rc |= !p.ok;
@@ -224,6 +253,7 @@ main(int argc, char **argv)
     g_autofree char *infer = g_strdup("concurrent,lina");
     gint nodes = 32, batches = 10000, deepseek = 0;
     g_autofree char *deepseek_policies = g_strdup("fifo");
+    g_autofree char *net = NULL;
     GOptionEntry entries[] = {
         {"train", 0, 0, G_OPTION_ARG_STRING, &train, "Policies of the training step ('' = none)",
          "LIST"},
@@ -234,6 +264,10 @@ main(int argc, char **argv)
          "Also one deepseek-v3 training step on the shipped dgx-h100-Nnode (32, 256 or 2048)", "N"},
         {"deepseek-policies", 0, 0, G_OPTION_ARG_STRING, &deepseek_policies,
          "Policies of the deepseek-v3 step (default fifo)", "LIST"},
+        {"net", 0, 0, G_OPTION_ARG_STRING, &net,
+         "Network model of every point, as moesim run --net: flow (default) or "
+         "nccl[:key=value,...]",
+         "SPEC"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flow_by_flow,
          "Every flow on its own (the reference engine) instead of symmetric classes", NULL},
         {NULL},
@@ -246,15 +280,23 @@ main(int argc, char **argv)
         fprintf(stderr, "bench_moe: %s\n", error ? error->message : "bad --nodes or --batches");
         return 2;
     }
+    MsNetSpec spec;
+    ms_net_spec_init(&spec);
+    if (net && !ms_net_spec_parse(net, &spec, &error)) {
+        fprintf(stderr, "bench_moe: --net: %s\n", error->message);
+        return 2;
+    }
+    net_spec = net ? &spec : NULL;
+    g_autofree char *net_text = ms_net_spec_to_string(&spec);
     g_autofree char *dir = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
     if (dir == NULL) {
         fprintf(stderr, "bench_moe: cannot make a temporary folder\n");
         return 1;
     }
     printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, on %d DGX A100 "
-           "nodes; infer: %s on %s, generated routing; engine: %s\n",
+           "nodes; infer: %s on %s, generated routing; engine: %s; network: %s\n",
            nodes, MS_SCENARIO_MODEL, MS_SCENARIO_TOPOLOGY,
-           flow_by_flow ? "flow by flow" : "symmetric classes");
+           flow_by_flow ? "flow by flow" : "symmetric classes", net_text);
     printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %14s %13s\n", "point", "policy", "wall(s)",
            "cpu(s)", "iters", "events", "flows", "base MiB", "peak MiB", "step(ms)", "p95(ms)");
     g_auto(GStrv) tp = g_strsplit(train, ",", -1);
