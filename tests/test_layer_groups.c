@@ -178,7 +178,7 @@ test_trace(void)
                     "(every layer routes the same tokens)");
     static const struct {
         const char *line;
-        guint code;
+        gint code; /* GError codes are gint */
         const char *needle;
     } bad_headers[] = {
         {"groups 1\n", MS_TRACE_ERROR_HEADER, "groups: the first group starts at MoE layer 1"},

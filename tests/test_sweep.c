@@ -630,8 +630,9 @@ test_memory(void)
     g_autoptr(MsPolicy) lina = ms_policy_parse("lina", &error);
     sc.policy = lina;
     gsize before = heap_in_use();
-    g_autoptr(MsResult) res = ms_scenario_run(&sc, &error);
+    g_autoptr(MsResult) res = ms_scenario_run(&sc, &error); /* held while measured */
     g_assert_no_error(error);
+    CU_ASSERT_PTR_NOT_NULL(res);
     gsize one_result = heap_in_use() - before;
     CU_ASSERT_TRUE(one_result > 20000);
     gsize one = held_by((const char *[]){"policy=lina", "seed=1", NULL});
