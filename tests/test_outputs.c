@@ -241,8 +241,11 @@ static const Case cases[] = {
      {"validate", "--layers", "-s", "%sim.csv", "-M", "%meas.csv", "--json", "-", NULL}},
     {"calibrate",
      {"calibrate", "@tests/data/all_reduce_perf.log", "-t", "dgx-a100-2node", "--json", "-", NULL}},
+    /* The simulation's own per-layer figures as the measurement: the cpu execution's all-to-alls
+     * are real copies, which a loaded machine (sanitizers on) once made 113 times the model's,
+     * past what a calibration may stretch, and the schema check needs no particular fit. */
     {"calibrate-layers",
-     {"calibrate", "--layers", "%meas.csv", "--simulated", "%sim.csv", "-t", SLOW2, "--json", "-",
+     {"calibrate", "--layers", "%sim.csv", "--simulated", "%sim.csv", "-t", SLOW2, "--json", "-",
       NULL}},
     {"collective",
      {"collective", "--op", "allreduce", "-b", "1M", "-e", "4M", "--json", "-", NULL}},
