@@ -35,7 +35,9 @@ test_header_limits(void)
         {128, 1, 1, 65, 0, "top_k = 65 is outside 1..64"},
         {4, 1, 1, 0, 0, "top_k = 0 is outside"},
         {4, 1, 1, 1, (1u << 26) + 1, "tokens_per_rank = 67108865 is outside 0..67108864"},
-        {65536, 4096, 1, 1, 0, "layers x ranks x experts = 4096 x 1 x 65536 = 268435456 exceeds"},
+        {65536, 4096, 2, 1, 0,
+         "layers x ranks x experts = 4096 x 2 x 65536 = 536870912 exceeds the limit of 268435456"},
+        {256, 58, 18079, 8, 0, "58 x 18079 x 256 = 268436992 exceeds"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         h = shape(bad[i].experts, bad[i].layers, bad[i].ranks, bad[i].top_k);
@@ -43,6 +45,12 @@ test_header_limits(void)
         CU_ASSERT_FALSE(ms_trace_header_validate(&h, &error));
         MS_ASSERT_ERROR(error, MS_TRACE_ERROR, MS_TRACE_ERROR_LIMIT, bad[i].needle);
     }
+    /* The cell limit itself, and DeepSeek-V3's 58 MoE layers of 256 experts on 16,384 GPUs. */
+    h = shape(65536, 4096, 1, 1);
+    CU_ASSERT_TRUE(ms_trace_header_validate(&h, &error));
+    h = shape(256, 58, 16384, 8);
+    CU_ASSERT_TRUE(ms_trace_header_validate(&h, &error));
+    CU_ASSERT_PTR_NULL(error);
     h = shape(4, 1, 1, 1);
     memset(h.generator, 'x', sizeof(h.generator));
     CU_ASSERT_FALSE(ms_trace_header_validate(&h, &error));

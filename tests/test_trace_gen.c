@@ -92,8 +92,8 @@ test_param_errors(void)
         {"ratio=0.5", MS_TRACE_GEN_ERROR_VALUE, "ratio=0.5"},
         {"persist=1.5", MS_TRACE_GEN_ERROR_VALUE, "persist=1.5"},
         {"experts=4,top_k=5", MS_TRACE_GEN_ERROR_CONFLICT, "top_k=5 exceeds experts=4"},
-        {"experts=65536,layers=4096,ranks=1,top_k=1", MS_TRACE_GEN_ERROR_LIMIT,
-         "layers x ranks x experts = 4096 x 1 x 65536"},
+        {"experts=65536,layers=4096,ranks=2,top_k=1", MS_TRACE_GEN_ERROR_LIMIT,
+         "layers x ranks x experts = 4096 x 2 x 65536"},
         {"tokens=67108864", MS_TRACE_GEN_ERROR_LIMIT,
          "ranks x tokens x layers x top_k = 25769803776 expert choices per iteration exceeds "
          "the limit of 268435456"},

@@ -46,7 +46,7 @@ ms_trace_header_init_shape(MsTraceHeader *header, guint32 experts, guint32 layer
  * tests/test_input_ranges.c walks it): the limits above, which bound what a reader allocates. */
 static const MsRange fields[] = {
     {HEADER, "experts", MS_RANGE_COUNT, 1, MS_TRACE_MAX_EXPERTS,
-     "as a model's; and layers x ranks x experts at most 2^26 count cells"},
+     "as a model's; and layers x ranks x experts at most 2^28 count cells"},
     {HEADER, "layers", MS_RANGE_COUNT, 1, MS_TRACE_MAX_LAYERS, "MoE layers, as a model's layers"},
     {HEADER, "ranks", MS_RANGE_COUNT, 1, MS_TRACE_MAX_RANKS, "as a topology's GPUs"},
     {HEADER, "top_k", MS_RANGE_COUNT, 1, MS_TRACE_MAX_TOP_K, "and at most experts"},

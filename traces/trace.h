@@ -38,12 +38,13 @@ typedef enum {
 
 /* Documented limits (docs/trace-format.md). A header beyond them is refused before anything is
  * allocated. MS_TRACE_MAX_CELLS bounds layers x ranks x experts, the size of one iteration's count
- * matrix (4 bytes a cell, so at most 256 MiB). */
+ * matrix (4 bytes a cell, so at most 1 GiB: DeepSeek-V3 on 16,384 GPUs is 58 x 16384 x 256 = 243
+ * million cells, 928 MiB). */
 #define MS_TRACE_MAX_EXPERTS 65536u
 #define MS_TRACE_MAX_LAYERS 4096u
 #define MS_TRACE_MAX_RANKS 65536u
 #define MS_TRACE_MAX_TOP_K 64u
-#define MS_TRACE_MAX_CELLS (G_GUINT64_CONSTANT(1) << 26)
+#define MS_TRACE_MAX_CELLS (G_GUINT64_CONSTANT(1) << 28)
 #define MS_TRACE_MAX_TOKENS_PER_RANK (1u << 26)
 #define MS_TRACE_MAX_ITERATION G_MAXUINT32
 #define MS_TRACE_GENERATOR_MAX 512u
