@@ -16,16 +16,34 @@ cancelled(const MsScenario *sc, GError **error)
     return FALSE;
 }
 
-/* Sums the engine's counters over iterations. */
-typedef struct {
-    double events, flows;
-} Counters;
+/* The engine's counters a result sums over its iterations: events, flows, bandwidth solves and
+ * what each kind of collective was made of (sim/engine.c: "calls.KIND", "bytes.KIND",
+ * "flows.KIND"). Other figures of a run (its wall time, a backend's device) are not sums. */
+static gboolean
+summed_stat(const char *key)
+{
+    return strcmp(key, "events") == 0 || strcmp(key, "flows") == 0 ||
+           strcmp(key, "bandwidth_solves") == 0 || g_str_has_prefix(key, "calls.") ||
+           g_str_has_prefix(key, "bytes.") || g_str_has_prefix(key, "flows.");
+}
+
+static void
+add_stats(MsResult *res, const MsRecords *r)
+{
+    for (const char *const *k = ms_records_stat_keys(r); k && *k; k++) {
+        double v = 0, sum = 0;
+        if (summed_stat(*k) && ms_records_get_stat(r, *k, &v)) {
+            ms_result_get_stat(res, *k, &sum);
+            ms_result_set_stat(res, *k, sum + v);
+        }
+    }
+}
 
 /* Plans and runs one measured iteration; the first one's schedule and records are kept whole,
  * and the sink gets those it wants. */
 static gboolean
 run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing, MsResult *res,
-              Counters *c, GError **error)
+              GError **error)
 {
     g_autoptr(MsSchedule) s = ms_planner_plan(planner, routing, error);
     guint index = ms_result_n_iterations(res);
@@ -36,11 +54,7 @@ run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing
     if (r == NULL) {
         return FALSE;
     }
-    double ev = 0, fl = 0;
-    ms_records_get_stat(r, "events", &ev);
-    ms_records_get_stat(r, "flows", &fl);
-    c->events += ev;
-    c->flows += fl;
+    add_stats(res, r);
     ms_result_add(res, s, r);
     if (sink && !sc->sink->each(sc->sink->data, index, s, r, error)) {
         return FALSE;
@@ -75,7 +89,6 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         ms_result_keep_layers(res);
     }
     gboolean ok = TRUE;
-    Counters c = {0};
     /* 64 bits: "the whole trace" after warm-up iterations must not wrap around. */
     guint64 want = sc->iterations ? sc->iterations : (generated ? 1 : G_MAXUINT);
     for (guint64 it = 0; ok && it < sc->warmup + want; it++) {
@@ -100,7 +113,7 @@ ms_scenario_run(const MsScenario *sc, GError **error)
             ok = FALSE;
             break;
         }
-        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, &c, error);
+        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, error);
         /* Lina learns the paths (and its expert caches the uses) of every batch it has seen,
          * warm-up batches included. */
         if (ok) {
@@ -131,8 +144,6 @@ ms_scenario_run(const MsScenario *sc, GError **error)
                     sc->iterations);
         return NULL;
     }
-    ms_result_set_stat(res, "events", c.events);
-    ms_result_set_stat(res, "flows", c.flows);
     ms_result_add_note(res, sc->calibration ? "calibrated figures" : "nominal topology figures");
     return g_steal_pointer(&res);
 }

@@ -60,6 +60,12 @@ test_stats_sum_iterations(void)
     CU_ASSERT_EQUAL(stat_of(one, "flows"), 6 * 2 * 16 * 15);
     CU_ASSERT_EQUAL(stat_of(three, "flows"), 3 * stat_of(one, "flows"));
     CU_ASSERT_TRUE(stat_of(three, "events") > stat_of(three, "flows"));
+    /* Per kind of collective, summed alike: the 12 all-to-alls of a batch are the only kind,
+     * and their flows are all of the run's. */
+    CU_ASSERT_EQUAL(stat_of(three, "calls.alltoall.16.direct"), 3 * 6 * 2);
+    CU_ASSERT_EQUAL(stat_of(three, "flows.alltoall.16.direct"), stat_of(three, "flows"));
+    CU_ASSERT_EQUAL(stat_of(three, "bytes.alltoall.16.direct"), -1);
+    CU_ASSERT_TRUE(stat_of(three, "bandwidth_solves") >= 3 * 6 * 2);
     /* Regression: the summary held the run's wall time, so identical inputs gave different
      * files; wall-clock figures go to standard error. */
     CU_ASSERT_EQUAL(stat_of(three, "wall_s"), -1);
