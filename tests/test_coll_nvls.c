@@ -276,7 +276,9 @@ test_tuning_rs_ag(void)
  * at 411.4 GB/s. 2.19.3: LL at min(87.7, 360 / 3) x 8/7 = 100.2 GB/s, NVLS 23 us at 266.7 GB/s:
  * NVLS beats LL from 12.2 / (1/100.2 - 1/266.7) = 1.96 MB and LL128 up to 4.3 / (1/266.7 -
  * 1/378.5) = 3.88 MB, so it runs 2 and 3 MiB. 2.22.3: LL at min(141, 360 / 2) x 8/7 = 161.1,
- * NVLS 25 us at 266.7: NVLS beats LL only from 5.78 MB, where LL128 is faster: never. 2.30.7:
+ * NVLS 25 us at 266.7: NVLS beats LL only from 5.78 MB, where LL128 is faster: never. 2.23.4:
+ * NVLS at 320 GB/s beats LL from 14.2 / (1/161.1 - 1/320) = 4.61 MB and LL128 up to 2.3 /
+ * (1/320 - 1/378.5) = 4.76 MB: it runs 4.7 MB (4.5 MB LL, 4.9 MB LL128). 2.30.7:
  * NVLS at 208.3 GB/s is below every ring protocol past 10 us: never. */
 static void
 test_choice_rs_ag(void)
@@ -293,6 +295,9 @@ test_choice_rs_ag(void)
         {V(2, 19, 3), 4 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
         {V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
         {V(2, 22, 3), 6 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {V(2, 23, 4), 4500000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {V(2, 23, 4), 4700000, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {V(2, 23, 4), 4900000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
         {V(2, 30, 7), 3 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
         {V(2, 30, 7), 1024 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
     };
