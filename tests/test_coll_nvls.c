@@ -236,7 +236,8 @@ test_choice(void)
 /* Reducescatter and allgather, from 2.19.1: through 2.22 busBw 8 x 40 = 320 GB/s and algBw x
  * 5/6; from 2.23.4 algBw = busBw; from 2.28 per channel min(40 x 0.85 x 7/8 x 7/8, 60) =
  * 26.03 GB/s on the H100 and min(80 x 0.74 x 7/8 x 7/8, 90) = 45.33 on the B200, x 8 channels,
- * algBw = busBw. The latency is allreduce's. Not in 2.18. */
+ * algBw = busBw. The latency is allreduce's. Not in 2.18, nor from 2.25.1 over more than 32 GPUs.
+ */
 static void
 test_tuning_rs_ag(void)
 {
@@ -268,6 +269,18 @@ test_tuning_rs_ag(void)
     MsNcclComm old = comm_of(h100, 8, V(2, 18, 3));
     CU_ASSERT_FALSE(nvls_cost(&old, MS_COLL_REDUCESCATTER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
     CU_ASSERT_FALSE(nvls_cost(&old, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+    /* NCCL_MAX_NVLS_ARITY: on one GB200 NVL72 domain, 32 GPUs run NVLS for all three, 33 for
+     * allreduce only. */
+    g_autoptr(MsTopology) nvl = load("gb200-nvl72");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nvl);
+    for (guint n = 32; n <= 33; n++) {
+        MsNcclComm c = comm_of(nvl, n, V(2, 29, 2));
+        CU_ASSERT_TRUE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+        CU_ASSERT_EQUAL(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled,
+                        n == 32);
+        CU_ASSERT_EQUAL(nvls_cost(&c, MS_COLL_REDUCESCATTER, MS_NCCL_PROTO_SIMPLE, MIB).enabled,
+                        n == 32);
+    }
 }
 
 /* NCCL's choice for reducescatter and allgather on a DGX H100, by hand. The ring graph has 12
