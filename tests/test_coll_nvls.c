@@ -292,31 +292,38 @@ test_tuning_rs_ag(void)
  * NVLS 25 us at 266.7: NVLS beats LL only from 5.78 MB, where LL128 is faster: never. 2.23.4:
  * NVLS at 320 GB/s beats LL from 14.2 / (1/161.1 - 1/320) = 4.61 MB and LL128 up to 2.3 /
  * (1/320 - 1/378.5) = 4.76 MB: it runs 4.7 MB (4.5 MB LL, 4.9 MB LL128). 2.30.7:
- * NVLS at 208.3 GB/s is below every ring protocol past 10 us: never. */
+ * NVLS at 208.3 GB/s is below every ring protocol past 10 us: never. B200 at 2.29.2 (ring of 16
+ * channels of 45 GB/s): NVLS at 362.6 GB/s after 25 us against LL at min(282, 360) x 8/7 =
+ * 322.3 after 10.8 us (LL's lead closes only at 41 MB) and LL128 at min(0.92 x 720, 16 x 34.5) x
+ * 8/7 = 630.9 after 27.3 us: never (the corpus' mit-b200 1x8 logs unchanged). */
 static void
 test_choice_rs_ag(void)
 {
     struct {
+        gboolean b200;
         guint version;
         guint64 bytes;
         MsNcclAlgo algo;
         MsNcclProto proto;
     } rows[] = {
-        {V(2, 19, 3), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
-        {V(2, 19, 3), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
-        {V(2, 19, 3), 3 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
-        {V(2, 19, 3), 4 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
-        {V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
-        {V(2, 22, 3), 6 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
-        {V(2, 23, 4), 4500000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
-        {V(2, 23, 4), 4700000, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
-        {V(2, 23, 4), 4900000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
-        {V(2, 30, 7), 3 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
-        {V(2, 30, 7), 1024 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 19, 3), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 19, 3), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 19, 3), 3 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 19, 3), 4 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {FALSE, V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 22, 3), 6 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {FALSE, V(2, 23, 4), 4500000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 23, 4), 4700000, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 23, 4), 4900000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {FALSE, V(2, 30, 7), 3 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 30, 7), 1024 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
+        {TRUE, V(2, 29, 2), 4 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {TRUE, V(2, 29, 2), 64 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
+        {TRUE, V(2, 29, 2), 1024 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
     };
     MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(h100, 8, rows[i].version);
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
         for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
             MsNcclChoice ch;
             CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, ops[o], rows[i].bytes, &ch));
