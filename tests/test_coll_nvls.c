@@ -1,8 +1,9 @@
 /* Tests of NVLS (NVLink SHARP) under the nccl network model: when NCCL enables it (release,
  * architecture, the topology's intra_multicast, GPU and node counts), its tuning model (latency,
- * bandwidth, Simple only, allreduce only), NCCL's choice per size on a DGX H100 pinned by hand
- * from that model, and its flows (sim/net/coll_nvls.c): the bytes on each GPU's NVSwitch link in
- * closed form, the time alone against NCCL's prediction, both engines alike. */
+ * bandwidth, Simple only; allreduce, and reducescatter and allgather from 2.19), NCCL's choice per
+ * size on a DGX H100 pinned by hand from that model, and its flows (sim/net/coll_nvls.c): the bytes
+ * on each GPU's NVSwitch link in closed form, the time alone against NCCL's prediction, both
+ * engines alike. */
 #include "ms_test.h"
 #include "sim/net/collective.h"
 #include "sim/net/nccl.h"
@@ -149,7 +150,7 @@ nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto p, guint64 bytes)
 /* Through 2.27: busBw = 8 channels x 40 = 320 GB/s, algBw x 5/6. From 2.28: per channel
  * min(40 x 0.85 x 7/8 x 2, 60) = 59.5 on the H100, min(80 x 0.74 x 7/8 x 2, 90) = 90 on the
  * B200, x 8 channels, algBw x 8/14. Latency 23 us in 2.18 (baseLat), 23 in 2.19 and 25 from 2.21
- * (NVLink hwLat); Simple only, allreduce only, and the algorithm mask. */
+ * (NVLink hwLat); Simple only, allreduce (and from 2.19 the two below), and the algorithm mask. */
 static void
 test_tuning(void)
 {
@@ -176,7 +177,9 @@ test_tuning(void)
         MS_ASSERT_REL(k.time_us, k.latency_us + 1024.0 * MIB / (1000 * rows[i].alg), 1e-6);
         CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_LL, MIB).enabled);
         CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_LL128, MIB).enabled);
-        CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+        CU_ASSERT_EQUAL(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled,
+                        rows[i].version >= V(2, 19, 0));
+        CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLTOALL, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
         c.algo_mask = (1u << MS_NCCL_ALGO_RING) | (1u << MS_NCCL_ALGO_TREE);
         CU_ASSERT_FALSE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
     }
@@ -230,6 +233,140 @@ test_choice(void)
     CU_ASSERT_NOT_EQUAL(ch.algo, MS_NCCL_ALGO_NVLS);
 }
 
+/* Reducescatter and allgather, from 2.19.1: through 2.22 busBw 8 x 40 = 320 GB/s and algBw x
+ * 5/6; from 2.23.4 algBw = busBw; from 2.28 per channel min(40 x 0.85 x 7/8 x 7/8, 60) =
+ * 26.03 GB/s on the H100 and min(80 x 0.74 x 7/8 x 7/8, 90) = 45.33 on the B200, x 8 channels,
+ * algBw = busBw. The latency is allreduce's. Not in 2.18, nor from 2.25.1 over more than 32 GPUs.
+ */
+static void
+test_tuning_rs_ag(void)
+{
+    struct {
+        gboolean b200;
+        guint version;
+        double lat, bus, alg;
+    } rows[] = {
+        {FALSE, V(2, 19, 3), 23, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 22, 3), 25, 320, 320.0 * 5 / 6},
+        {FALSE, V(2, 23, 4), 25, 320, 320},
+        {FALSE, V(2, 27, 3), 25, 320, 320},
+        {FALSE, V(2, 30, 7), 25, 8 * 40 * 0.85 * 49 / 64, 8 * 40 * 0.85 * 49 / 64},
+        {TRUE, V(2, 29, 2), 25, 8 * 80 * 0.74 * 49 / 64, 8 * 80 * 0.74 * 49 / 64},
+    };
+    MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
+            MsNcclCost k = nvls_cost(&c, ops[o], MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
+            CU_ASSERT_TRUE(k.enabled);
+            MS_ASSERT_REL(k.bus_bw, rows[i].bus, 1e-6);
+            MS_ASSERT_REL(k.alg_bw, rows[i].alg, 1e-6);
+            MS_ASSERT_REL(k.latency_us, rows[i].lat, 1e-12);
+            MS_ASSERT_REL(k.time_us, k.latency_us + 1024.0 * MIB / (1000 * rows[i].alg), 1e-6);
+            CU_ASSERT_FALSE(nvls_cost(&c, ops[o], MS_NCCL_PROTO_LL128, MIB).enabled);
+        }
+    }
+    MsNcclComm old = comm_of(h100, 8, V(2, 18, 3));
+    CU_ASSERT_FALSE(nvls_cost(&old, MS_COLL_REDUCESCATTER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+    CU_ASSERT_FALSE(nvls_cost(&old, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+    /* NCCL_MAX_NVLS_ARITY: on one GB200 NVL72 domain, 32 GPUs run NVLS for all three, 33 for
+     * allreduce only. */
+    g_autoptr(MsTopology) nvl = load("gb200-nvl72");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nvl);
+    for (guint n = 32; n <= 33; n++) {
+        MsNcclComm c = comm_of(nvl, n, V(2, 29, 2));
+        CU_ASSERT_TRUE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
+        CU_ASSERT_EQUAL(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled,
+                        n == 32);
+        CU_ASSERT_EQUAL(nvls_cost(&c, MS_COLL_REDUCESCATTER, MS_NCCL_PROTO_SIMPLE, MIB).enabled,
+                        n == 32);
+    }
+}
+
+/* NCCL's choice for reducescatter and allgather on a DGX H100, by hand. The ring graph has 12
+ * channels of 30 GB/s (bus 360); over 7 steps LL takes 6.6 + 7 x 0.6 = 10.8 us, LL128 14 + 7 x
+ * 1.9 = 27.3 us at min(0.92 x 360, 12 x 36.7) x 8/7 = 378.5 GB/s, Simple 8.4 + 7 x 3.4 = 32.2 us
+ * at 411.4 GB/s. 2.19.3: LL at min(87.7, 360 / 3) x 8/7 = 100.2 GB/s, NVLS 23 us at 266.7 GB/s:
+ * NVLS beats LL from 12.2 / (1/100.2 - 1/266.7) = 1.96 MB and LL128 up to 4.3 / (1/266.7 -
+ * 1/378.5) = 3.88 MB, so it runs 2 and 3 MiB. 2.22.3: LL at min(141, 360 / 2) x 8/7 = 161.1,
+ * NVLS 25 us at 266.7: NVLS beats LL only from 5.78 MB, where LL128 is faster: never. 2.23.4:
+ * NVLS at 320 GB/s beats LL from 14.2 / (1/161.1 - 1/320) = 4.61 MB and LL128 up to 2.3 /
+ * (1/320 - 1/378.5) = 4.76 MB: it runs 4.7 MB (4.5 MB LL, 4.9 MB LL128). 2.30.7:
+ * NVLS at 208.3 GB/s is below every ring protocol past 10 us: never. B200 at 2.29.2 (ring of 16
+ * channels of 45 GB/s): NVLS at 362.6 GB/s after 25 us against LL at min(282, 360) x 8/7 =
+ * 322.3 after 10.8 us (LL's lead closes only at 41 MB) and LL128 at min(0.92 x 720, 16 x 34.5) x
+ * 8/7 = 630.9 after 27.3 us: never (the corpus' mit-b200 1x8 logs unchanged). */
+static void
+test_choice_rs_ag(void)
+{
+    struct {
+        gboolean b200;
+        guint version;
+        guint64 bytes;
+        MsNcclAlgo algo;
+        MsNcclProto proto;
+    } rows[] = {
+        {FALSE, V(2, 19, 3), MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 19, 3), 2 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 19, 3), 3 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 19, 3), 4 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {FALSE, V(2, 22, 3), 2 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 22, 3), 6 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {FALSE, V(2, 23, 4), 4500000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 23, 4), 4700000, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE},
+        {FALSE, V(2, 23, 4), 4900000, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128},
+        {FALSE, V(2, 30, 7), 3 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {FALSE, V(2, 30, 7), 1024 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
+        {TRUE, V(2, 29, 2), 4 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL},
+        {TRUE, V(2, 29, 2), 64 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
+        {TRUE, V(2, 29, 2), 1024 * MIB, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE},
+    };
+    MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
+            MsNcclChoice ch;
+            CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, ops[o], rows[i].bytes, &ch));
+            CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
+            CU_ASSERT_EQUAL(ch.proto, rows[i].proto);
+            if (ch.algo != rows[i].algo || ch.proto != rows[i].proto) {
+                fprintf(stderr, "\n  row %u op %u: %s/%s\n", i, o, ms_nccl_algo_name(ch.algo),
+                        ms_nccl_proto_name(ch.proto));
+            }
+            if (ch.algo == MS_NCCL_ALGO_NVLS) {
+                CU_ASSERT_EQUAL(ch.channels, 16);
+                CU_ASSERT_EQUAL(ch.threads, 640);
+            }
+        }
+    }
+}
+
+/* The algorithm mask: from 2.19 algo=nvls leaves reducescatter and allgather NVLS, and the ring
+ * comes back only where NVLS is not there (a mask without either); through 2.18 the ring stays. */
+static void
+test_mask_rs_ag(void)
+{
+    guint ring = 1u << MS_NCCL_ALGO_RING, nvls = 1u << MS_NCCL_ALGO_NVLS;
+    struct {
+        guint version, mask;
+        MsNcclAlgo algo;
+    } rows[] = {
+        {V(2, 19, 3), nvls, MS_NCCL_ALGO_NVLS},
+        {V(2, 22, 3), nvls, MS_NCCL_ALGO_NVLS},
+        {V(2, 30, 7), nvls, MS_NCCL_ALGO_NVLS},
+        {V(2, 30, 7), ring, MS_NCCL_ALGO_RING},
+        {V(2, 30, 7), 1u << MS_NCCL_ALGO_TREE, MS_NCCL_ALGO_RING},
+        {V(2, 18, 3), nvls, MS_NCCL_ALGO_RING},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        MsNcclComm c = comm_of(h100, 8, rows[i].version);
+        c.algo_mask = rows[i].mask;
+        MsNcclChoice ch;
+        CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLGATHER, 1024 * MIB, &ch));
+        CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
+    }
+}
+
 static MsNetModel *
 model(const char *text, const MsTopology *topo)
 {
@@ -250,14 +387,13 @@ typedef struct {
 } Run;
 
 static Run
-run(const MsTopology *topo, MsNetModel *net, guint64 bytes, gboolean symmetric)
+run_op(const MsTopology *topo, MsNetModel *net, MsCollOp op, guint64 bytes, gboolean symmetric)
 {
     Run r = {0};
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_net_model_apply(net, sim);
     ms_sim_set_check_invariants(sim, TRUE);
-    MsCollSpec spec = {
-        .op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = bytes, .net = net, .symmetric = symmetric};
+    MsCollSpec spec = {.op = op, .n_ranks = 8, .bytes = bytes, .net = net, .symmetric = symmetric};
     g_autoptr(GError) err = NULL;
     g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
@@ -272,6 +408,12 @@ run(const MsTopology *topo, MsNetModel *net, guint64 bytes, gboolean symmetric)
     r.flows = ms_coll_n_flows(coll);
     r.ch = *ms_coll_nccl_choice(coll);
     return r;
+}
+
+static Run
+run(const MsTopology *topo, MsNetModel *net, guint64 bytes, gboolean symmetric)
+{
+    return run_op(topo, net, MS_COLL_ALLREDUCE, bytes, symmetric);
 }
 
 /* Each GPU sends S + S/n on its NVSwitch link (every share for the reductions, its own reduced
@@ -299,6 +441,37 @@ test_flows(void)
     }
 }
 
+/* Reducescatter and allgather under algo=nvls: each GPU sends S on its NVSwitch link (the
+ * busier direction: every share read for the reductions, every share multicast to it) in
+ * n(n-1) flows of S/7 (the remainder on the first rounds); alone within 3% of NCCL's
+ * prediction; both engines alike. */
+static void
+test_flows_rs_ag(void)
+{
+    static const char *const specs[] = {
+        "nccl:version=2.19.3,algo=nvls", "nccl:version=2.23.4,algo=nvls",
+        "nccl:version=2.30,algo=nvls", "nccl:version=2.29.2,algo=nvls"};
+    static const guint64 sizes[] = {56 * MIB, 1024 * MIB + 3};
+    MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
+    for (guint v = 0; v < G_N_ELEMENTS(specs); v++) {
+        const MsTopology *topo = v == 3 ? b200 : h100;
+        g_autoptr(MsNetModel) net = model(specs[v], topo);
+        for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
+            for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
+                Run flows = run_op(topo, net, ops[o], sizes[s], FALSE);
+                Run classes = run_op(topo, net, ops[o], sizes[s], TRUE);
+                CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS);
+                CU_ASSERT_EQUAL(flows.flows, 8 * 7);
+                for (guint i = 0; i < 8; i++) {
+                    CU_ASSERT_EQUAL(flows.sent[i], sizes[s]);
+                }
+                MS_ASSERT_REL(flows.end_us, flows.ch.cost.time_us, 0.03);
+                CU_ASSERT_EQUAL(classes.end_us, flows.end_us);
+            }
+        }
+    }
+}
+
 /* algo=ring keeps NCCL to rings where NVLS would win; algo=nvls is accepted. */
 static void
 test_algo_mask(void)
@@ -321,6 +494,10 @@ main(int argc, char **argv)
         {"NCCL's choice per size on a DGX H100", test_choice},
         {"NVLS flows: link bytes, time alone, both engines", test_flows},
         {"algo masks", test_algo_mask},
+        {"reducescatter and allgather in the tuning model", test_tuning_rs_ag},
+        {"NCCL's choice for reducescatter and allgather", test_choice_rs_ag},
+        {"the algorithm mask for reducescatter and allgather", test_mask_rs_ag},
+        {"reducescatter and allgather flows", test_flows_rs_ag},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"coll_nvls", suite_init, suite_clean, tests}, {NULL}};

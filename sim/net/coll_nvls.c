@@ -1,6 +1,6 @@
-/* coll_nvls: the flows of NCCL's NVLS allreduce on one node.
+/* coll_nvls: the flows of NCCL's NVLS allreduce, reducescatter and allgather on one node.
  *
- * NCCL's kernel (RunWorkElement<AllReduce, NVLS, Simple>, v2.18.3
+ * Allreduce (RunWorkElement<AllReduce, NVLS, Simple>, v2.18.3
  * src/collectives/device/all_reduce.h:378-470; src/device/all_reduce.h from 2.19; the buffers in
  * src/transport/nvls.cc) splits the buffer into one share per GPU (the NVLS heads). Its scatter
  * and gather warps copy the user buffers into and out of the GPU's own memory bound to the
@@ -10,10 +10,24 @@
  * sum: the head writes it once and the switch copies it to every GPU. Per GPU and direction on its
  * NVSwitch link, for S bytes over n GPUs: up:   every share of its buffer for the reductions (S) +
  * its reduced share stored (S/n); down: its reduced share (S/n) + every share multicast back (S).
+ *
+ * Reducescatter (RunWorkElement<ReduceScatter, NVLS, Simple>, v2.19.3
+ * src/device/reduce_scatter.h:92-167; RunWorkColl from v2.22.3 :78, v2.29.2 :144, v2.30.7 :152)
+ * is the first half: its scatter warps copy the n shares of the send buffer (S in all) into the
+ * multicast-bound memory, and its reduce warps' multimem.ld_reduce of the GPU's own share reads
+ * that share from every GPU: up S (each GPU's copy of every share is read once), down S/n (its
+ * reduced share). Allgather (v2.19.3 src/device/all_gather.h:102-170; v2.22.3 :85, v2.29.2
+ * :175, v2.30.7 :187) is the second: its bcast warps multimem.st the GPU's S/n bytes once and
+ * the switch writes them to every GPU, whose gather warps copy the n shares out locally: up S/n,
+ * down S. Unregistered buffers throughout (the registered variants skip the local copies only).
+ *
  * moesim routes flows between GPUs, not to the switch, so the phase is an exchange in which GPU
- * i sends (S + S/n) / (n - 1) to each other GPU: every GPU link then carries exactly S + S/n up
- * and down, as NCCL's does. The switch's own work (reduction, replication) is not a link and
- * costs nothing here.
+ * i sends L / (n - 1) to each other GPU, L the busier direction's bytes: S + S/n for allreduce,
+ * S for the other two. Every GPU link then carries L up and down: exactly NCCL's bytes for
+ * allreduce; for reducescatter (allgather) the down (up) direction carries S instead of S/n,
+ * which costs nothing alone (the busier direction sets the time) and overstates that direction
+ * under contention. The switch's own work (reduction, replication) is not a link and costs
+ * nothing here.
  *
  * Time: NCCL's tuning model predicts latency + S / algBw (nccl_nvls.c). The latency is paid up
  * front (the collective's alpha); the flows move their bytes scaled by one wire factor, the
@@ -26,9 +40,12 @@
 #include <string.h>
 
 guint64
-ms_coll_nvls_link_bytes(guint64 bytes, guint n)
+ms_coll_nvls_link_bytes(MsCollOp op, guint64 bytes, guint n)
 {
-    return n < 2 ? 0 : bytes + bytes / n;
+    if (n < 2) {
+        return 0;
+    }
+    return op == MS_COLL_ALLREDUCE ? bytes + bytes / n : bytes;
 }
 
 void
@@ -60,7 +77,7 @@ ms_coll_nvls_build(PhasePlan *plan, const MsCollSpec *spec)
     /* Round r of every sender: an equal part of its link bytes, the remainder on the first
      * rounds; a GPU receives round r from exactly one sender for each r, so it receives what
      * each sends. */
-    guint64 up = ms_coll_nvls_link_bytes(spec->bytes, n);
+    guint64 up = ms_coll_nvls_link_bytes(spec->op, spec->bytes, n);
     guint64 base = up / (n - 1), rem = up % (n - 1);
     ph->pair_bytes = g_new(guint64, (gsize)n * (n - 1));
     for (guint p = 0; p < n; p++) {

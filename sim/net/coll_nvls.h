@@ -1,14 +1,15 @@
-/* coll_nvls: NCCL's NVLS allreduce on one node as flows on the real links. Private to sim/net
- * (collective.c builds and times it through these). */
+/* coll_nvls: NCCL's NVLS allreduce, reducescatter and allgather on one node as flows on the real
+ * links. Private to sim/net (collective.c builds and times it through these). */
 #pragma once
 
 #include "coll_private.h"
 
-/* Bytes each GPU's link to the NVSwitch carries in each direction for an NVLS allreduce of
- * `bytes` over n GPUs: bytes + bytes / n (see coll_nvls.c). */
-guint64 ms_coll_nvls_link_bytes(guint64 bytes, guint n);
+/* Bytes each GPU's link to the NVSwitch carries in its busier direction for an NVLS op of
+ * `bytes` over n GPUs: bytes + bytes / n for allreduce, bytes for reducescatter (up) and
+ * allgather (down) (see coll_nvls.c). The exchange's flows carry it in both directions. */
+guint64 ms_coll_nvls_link_bytes(MsCollOp op, guint64 bytes, guint n);
 
-/* The NVLS allreduce of spec (validated, all participants on one node) as one phase. */
+/* The NVLS collective of spec (validated, all participants on one node) as one phase. */
 void ms_coll_nvls_build(PhasePlan *plan, const MsCollSpec *spec);
 
 /* The wire factor that makes the phase, alone on the links, take t_s seconds (NCCL's predicted

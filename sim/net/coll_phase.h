@@ -25,7 +25,7 @@ typedef struct {
     guint64 *pair_bytes; /* [(g * m + p) * (m - 1) + (r - 1)]: p -> p + r; NULL for COPY/RING */
     guint64 *self_bytes; /* per participant: bytes it keeps (a local copy), may be NULL */
     guint window;        /* rounds in flight per sender; 0 = all */
-    gboolean nvls;       /* NCCL's NVLS allreduce through the NVSwitch (coll_nvls.c) */
+    gboolean nvls;       /* NCCL's NVLS collective through the NVSwitch (coll_nvls.c) */
 
     /* RING */
     guint channels, steps;

@@ -2,7 +2,8 @@
  * (nccl_graph.c) over NCCL's view of the node (nccl_view.c), combined across nodes as init.cc
  * does (fewest channels, least bandwidth, worst path type), LL128's enable rule, the channel
  * duplications of connect.cc and the user's limits, and the point-to-point channels of paths.cc.
- * Homogeneous GPUs only; CollNet and NVLS, which need SHARP hardware, are not modelled. */
+ * Homogeneous GPUs only; CollNet, which needs SHARP switches, is not modelled (NVLS on one node
+ * is, nccl_nvls.c). */
 #include "nccl_private.h"
 
 #include <math.h>

@@ -1,8 +1,8 @@
 /* nccl_nvls: NVLS (NVLink SHARP) in NCCL's model, on one node: when NCCL enables it (the
  * transport's support test and the NVLS graph search), and what its tuning model predicts for
- * an allreduce with it. Modelled from 2.18.1 on SM90 and from 2.25.1 on SM100. NVLS_TREE (across
- * nodes), NVLS for reducescatter and allgather (from 2.19) and 2.17 (NVLS on the ring graph at
- * ratio 0.75, v2.17.1 tuning.cc:127, 173) are not: NVLS is then off. */
+ * an allreduce (from 2.18.1), a reducescatter or an allgather (from 2.19.1) with it. Modelled
+ * from 2.18.1 on SM90 and from 2.25.1 on SM100. NVLS_TREE (across nodes) and 2.17 (NVLS on the
+ * ring graph at ratio 0.75, v2.17.1 tuning.cc:127, 173) are not: NVLS is then off. */
 #include "nccl_private.h"
 
 /* comm->nvlsChannels: NCCL_NVLS_NCHANNELS, 16 (v2.18.3 src/transport/nvls.cc:231, v2.22.3
@@ -47,36 +47,58 @@ nccl_nvls_init(MsNcclComm *c, const NcclNode *nd, gboolean multicast)
     c->nvls_channels = nvls_channels(c->version, c->arch);
 }
 
+/* Whether NCCL offers NVLS for op on this communicator (one node, NVLS enabled): allreduce from
+ * 2.18.1; reducescatter and allgather from 2.19.1 (v2.18.3 tuning.cc:168-169 skip them, v2.19.3
+ * :168-169 and enqueue.cc:1171-1172 admit them on one node), and from 2.25.1 only with at most
+ * NCCL_MAX_NVLS_ARITY = 32 GPUs (v2.25.1 enqueue.cc:1610; v2.29.2 :1909, include/device.h:208). */
+static gboolean
+nvls_offers(const MsNcclComm *c, MsCollOp op)
+{
+    if (op == MS_COLL_ALLREDUCE) {
+        return TRUE;
+    }
+    if (op != MS_COLL_REDUCESCATTER && op != MS_COLL_ALLGATHER) {
+        return FALSE;
+    }
+    return c->version >= V(2, 19, 0) && (c->version < V(2, 25, 0) || c->n_ranks <= 32);
+}
+
 gboolean
 nccl_nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out)
 {
-    /* Simple only (v2.18.3 tuning.cc:172, v2.30.7 :301); allreduce here (reducescatter and
-     * allgather join in v2.19.1, tuning.cc:168-169, not modelled). */
-    if (c->nvls_channels == 0 || op != MS_COLL_ALLREDUCE || proto != MS_NCCL_PROTO_SIMPLE) {
+    /* Simple only (v2.18.3 tuning.cc:172, v2.30.7 :301). */
+    if (c->nvls_channels == 0 || proto != MS_NCCL_PROTO_SIMPLE || !nvls_offers(c, op)) {
         return FALSE;
     }
+    gboolean ar = op == MS_COLL_ALLREDUCE;
     guint nch = c->nvls_graph_channels;
     if (c->version < V(2, 28, 0)) {
         /* busBw = nChannels x bw, bw = min(bwIntra, bwInter) from 2.19 (v2.19.3 tuning.cc:175;
-         * bwInter is never the lower), then x 5/6 (v2.18.3 tuning.cc:197, v2.27.3 :324). */
+         * bwInter is never the lower), then x 5/6 (v2.18.3 tuning.cc:197, v2.27.3 :324). From
+         * 2.23.4 no ratio for reducescatter and allgather: algBw = busBw (v2.22.3 tuning.cc:211
+         * exempts CollNet only, v2.23.4 :221 every algorithm but the ring). */
         out->bus_bw = nch * c->nvls_bw;
-        out->alg_bw = out->bus_bw * 5.0 / 6.0;
+        gboolean ratio = ar || c->version < V(2, 23, 0);
+        out->alg_bw = ratio ? out->bus_bw * 5.0 / 6.0 : out->bus_bw;
     } else {
         /* From 2.28.3: per channel bwIntra x nvlsEfficiency (Hopper 0.85, Blackwell 0.74) x
-         * (nChannels - 1) / nChannels, x 2 for allreduce (two operations pipelined), at most
-         * bwInter; then the ring's ratio nRanks / 2(nRanks - 1) (v2.28.3 tuning.cc:134-138,
-         * 286-300, 348; v2.30.7 :139-144, 307-323, 379). */
+         * (nChannels - 1) / nChannels, x 2 for allreduce (two operations pipelined), else x
+         * (ppn - 1) / ppn, at most bwInter; then for allreduce the ring's ratio
+         * nRanks / 2(nRanks - 1), none for the others (v2.28.3 tuning.cc:134-138, 286-300, 346;
+         * v2.30.7 :139-144, 307-323, 376-379). */
         if (nch < 2) {
             return FALSE;
         }
         double eff = c->arch >= 100 ? 0.74 : 0.85;
-        double intra = c->nvls_bw * eff * (nch - 1) / nch * 2.0;
+        double n = c->n_ranks;
+        double intra = c->nvls_bw * eff * (nch - 1) / nch * (ar ? 2.0 : (n - 1) / n);
         out->bus_bw = nch * MIN(intra, c->nvls_bw_inter);
-        out->alg_bw = out->bus_bw * c->n_ranks / (2.0 * (c->n_ranks - 1));
+        out->alg_bw = ar ? out->bus_bw * n / (2.0 * (n - 1)) : out->bus_bw;
     }
-    /* Latency on one node: baseLat 23 in 2.18 with no hardware term (v2.18.3 tuning.cc:59, 69,
-     * 235-236); from 2.19.1 no baseLat and the NVLink hwLat alone: 23 (v2.19.3 tuning.cc:58, 69,
-     * 240), 25 from 2.21.5 (v2.21.5 tuning.cc:69; v2.27.3 :147; v2.29.2 :152, 391-392). */
+    /* Latency on one node, every operation alike: baseLat 23 in 2.18 with no hardware term
+     * (v2.18.3 tuning.cc:59, 69, 235-236); from 2.19.1 no baseLat and the NVLink hwLat alone: 23
+     * (v2.19.3 tuning.cc:58, 69, 240), 25 from 2.21.5 (v2.21.5 tuning.cc:69; v2.27.3 :147;
+     * v2.29.2 :152, 391-392). */
     gboolean base = c->version < V(2, 19, 0);
     double lat = c->version < V(2, 21, 0) ? 23.0 : 25.0;
     out->base_us = base ? lat : 0;

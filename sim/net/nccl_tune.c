@@ -2,8 +2,8 @@
  * per (algorithm, protocol) a latency in microseconds and an algorithm bandwidth in GB/s from
  * the graph search's channels and per-channel bandwidth, the time of a call of n bytes, the pair
  * of least time, and the channels and threads it runs with. Ring and tree, and NVLS on one node
- * (nccl_nvls.c); CollNet and PAT need hardware (SHARP switches) or shapes (one GPU per node) not
- * modelled. */
+ * for allreduce, reducescatter and allgather (nccl_nvls.c); CollNet and PAT need hardware (SHARP
+ * switches) or shapes (one GPU per node) not modelled. */
 #include "nccl_private.h"
 
 #include <math.h>
@@ -275,6 +275,17 @@ step_latencies(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p, MsNcclCost *out
     }
 }
 
+/* Whether NVLS/Simple is enabled for op on the communicator, the algorithm and protocol masks
+ * applied. */
+static gboolean
+nvls_available(const MsNcclComm *c, MsCollOp op)
+{
+    MsNcclCost k;
+    guint simple = 1u << MS_NCCL_PROTO_SIMPLE;
+    return (c->algo_mask & (1u << MS_NCCL_ALGO_NVLS)) && (c->proto_mask & simple) &&
+           c->n_ranks >= 2 && nccl_nvls_cost(c, op, MS_NCCL_PROTO_SIMPLE, &k) && k.alg_bw > 0;
+}
+
 void
 ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto proto,
              guint64 nbytes, MsNcclCost *out)
@@ -284,8 +295,8 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
     *out = (MsNcclCost){0};
     if (algo == MS_NCCL_ALGO_NVLS) {
         /* NVLS has no size-dependent correction (v2.18.3 tuning.cc:381-397). */
-        if ((comm->algo_mask & (1u << algo)) && (comm->proto_mask & (1u << proto)) &&
-            comm->n_ranks >= 2 && nccl_nvls_cost(comm, op, proto, out) && out->alg_bw > 0) {
+        if (proto == MS_NCCL_PROTO_SIMPLE && nvls_available(comm, op)) {
+            nccl_nvls_cost(comm, op, proto, out);
             out->enabled = TRUE;
             out->time_us = out->latency_us + nbytes / (1000.0 * out->alg_bw);
         }
@@ -297,11 +308,13 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
         return;
     }
     gboolean allowed = (comm->algo_mask & (1u << algo)) && (comm->proto_mask & (1u << proto));
-    /* Through 2.21 the algorithm mask only restricts allreduce (v2.10 tuning.cc:200, v2.18
-     * :296-297); from 2.22 a ring disabled everywhere comes back as the backup (v2.22
-     * tuning.cc:321-335), which for these operations amounts to the same. */
-    if (!tree && op != MS_COLL_ALLREDUCE) {
-        allowed = comm->proto_mask & (1u << proto);
+    /* Through 2.18 the algorithm mask only restricts allreduce (v2.10 tuning.cc:200, v2.18
+     * :296-297); from 2.19.1 it restricts every operation, and a ring it leaves an operation
+     * with nothing comes back as the backup (v2.19.3 tuning.cc:301-317, v2.22.3 :321-335): for
+     * reducescatter and allgather the ring unless NVLS is there (nvls_available). */
+    if (!tree && op != MS_COLL_ALLREDUCE && !(comm->algo_mask & (1u << algo))) {
+        allowed = (comm->proto_mask & (1u << proto)) &&
+                  (comm->version < V(2, 19, 0) || !nvls_available(comm, op));
     }
     if (!allowed || (proto == MS_NCCL_PROTO_LL128 && !comm->ll128)) {
         return;
