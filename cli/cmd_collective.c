@@ -360,11 +360,10 @@ report_header(Report *r)
     const MsCollSpec *spec = r->spec;
     g_autofree char *net = ms_net_spec_to_string(ms_net_model_spec(r->net));
     /* The default, a process per GPU, is not named: the header stays nccl-tests' usual one. */
-    g_autofree char *host =
-        r->gpus_per_thread > 1
-            ? g_strdup_printf(", %u GPUs per thread at %.2f us per call", r->gpus_per_thread,
-                              r->host_call_s * 1e6)
-            : g_strdup("");
+    g_autofree char *host = r->gpus_per_thread > 1
+                                ? g_strdup_printf(", %u GPUs per thread at %.2f us per call",
+                                                  r->gpus_per_thread, r->host_call_s * 1e6)
+                                : g_strdup("");
     if (ms_net_model_kind(r->net) == MS_NET_NCCL) {
         /* NCCL picks the channels per size: the rows give them. */
         g_string_append_printf(r->text, "# moesim collective: %s on %s, %u ranks%s, %s, %s\n#\n",
@@ -506,9 +505,10 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
         spec->ranks = picked;
     }
     if (spec->n_ranks % (guint)o->gpus_per_thread != 0) {
-        return ms_cli_usage("collective: --gpus-per-thread %d does not divide the %u ranks (they are "
-                            "processes x GPUs per thread)",
-                            o->gpus_per_thread, spec->n_ranks);
+        return ms_cli_usage(
+            "collective: --gpus-per-thread %d does not divide the %u ranks (they are "
+            "processes x GPUs per thread)",
+            o->gpus_per_thread, spec->n_ranks);
     }
     spec->channels = o->channels;
     spec->window = o->window;

@@ -189,7 +189,8 @@ test_errors(void)
         {"# nThread 3 nGpus 1 minBytes 8\n" DEVICES HDR
          "        1024           256     float     sum      -1    20.01    0.05    0.05      0"
          "    20.05    0.05    0.05      0\n",
-         MS_MEASUREMENT_ERROR_VALUE, "t.log:1: nGpus: nThread 3 x nGpus 1 does not divide the run's 2 ranks"},
+         MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:1: nGpus: nThread 3 x nGpus 1 does not divide the run's 2 ranks"},
         {"# Collective test starting: broadcast_perf\n", MS_MEASUREMENT_ERROR_VALUE,
          "t.log:1: collective test 'broadcast_perf' is not one moesim models"},
         {PRE HDR, MS_MEASUREMENT_ERROR_FORMAT, "t.log:6: no nccl-tests data line"},
@@ -208,8 +209,9 @@ test_errors(void)
 static void
 test_threads_and_gpus(void)
 {
-    const char *row = "        1024           256     float     sum      -1    20.01    0.05    0.05"
-                      "      0    20.05    0.05    0.05      0\n";
+    const char *row =
+        "        1024           256     float     sum      -1    20.01    0.05    0.05"
+        "      0    20.05    0.05    0.05      0\n";
     g_autofree char *text = g_strconcat(
         PRE, HDR, row,
         "# nThread 2 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"

@@ -30,7 +30,7 @@ typedef struct {
     MsNetSpec spec;          /* the base spec with the fitted factors */
     double latency_scale_se; /* standard errors; NAN when not fitted */
     double efficiency_se[MS_NCCL_N_PROTOS];
-    double host_us_se;       /* of spec.host_us, microseconds; NAN when not fitted */
+    double host_us_se;                  /* of spec.host_us, microseconds; NAN when not fitted */
     guint rows;                         /* rows fitted */
     guint proto_rows[MS_NCCL_N_PROTOS]; /* of them, device-bound, per protocol NCCL chose */
     guint host_rows; /* of them, bound by the host's calls (one thread driving several GPUs) */

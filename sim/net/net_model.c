@@ -194,11 +194,12 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
             return parse_double(key, value, 0.01, 1.5, &spec->proto_efficiency[p], error);
         }
     }
-    return SPEC_ERROR("network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
-                      "min_channels, max_channels, net_peer_channels, arbitration, "
-                      "message_exponent, latency_scale, host_us, tree, ll_efficiency, ll128_efficiency, "
-                      "simple_efficiency)",
-                      key);
+    return SPEC_ERROR(
+        "network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
+        "min_channels, max_channels, net_peer_channels, arbitration, "
+        "message_exponent, latency_scale, host_us, tree, ll_efficiency, ll128_efficiency, "
+        "simple_efficiency)",
+        key);
 }
 
 gboolean
