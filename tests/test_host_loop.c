@@ -97,8 +97,8 @@ test_collective_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, ",host_us=5, NCCL's link figures"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "  20.00  "));
     static const char *const bad[][2] = {
-        {"0", "--gpus-per-thread must be between 1 and 1048576 (got 0)"},
-        {"-2", "--gpus-per-thread must be between 1 and 1048576 (got -2)"},
+        {"0", "--gpus-per-thread must be between 1 and 1024 (got 0)"},
+        {"-2", "--gpus-per-thread must be between 1 and 1024 (got -2)"},
         {"eight", "eight"},
         {"3", "--gpus-per-thread 3 does not divide the 8 ranks"},
     };

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/base/units.h"
+#include "sim/net/host_loop.h"
 
 #define RANKS_MAX (1u << 20)
 #define LOG "an nccl-tests line"
@@ -21,10 +22,12 @@ static const MsRange fields[] = {
      "bytes, as nccl-tests prints them; at most 1 PiB, as every size moesim reads"},
     {LOG, "time", MS_RANGE_NUMBER, 1e-3, 1e12,
      "microseconds: 1 ns to 11.6 days, as a measurement row's time"},
-    {LOG, "nThread", MS_RANGE_COUNT, 1, RANKS_MAX,
-     "threads per process (nccl-tests' -t), at least 1; at most the ranks of a run"},
-    {LOG, "nGpus", MS_RANGE_COUNT, 1, RANKS_MAX,
-     "GPUs per thread (nccl-tests' -g), at least 1; threads x GPUs divide the ranks"},
+    {LOG, "nThread", MS_RANGE_COUNT, 1, MS_HOST_LOOP_MAX_GPUS,
+     "threads per process (nccl-tests' -t); a process drives GPUs of one host, and threads x "
+     "GPUs divide the ranks"},
+    {LOG, "nGpus", MS_RANGE_COUNT, 1, MS_HOST_LOOP_MAX_GPUS,
+     "GPUs per thread (nccl-tests' -g); 1024, 14 times the largest NVLink domain moesim models "
+     "(72 GPUs)"},
     {NULL},
 };
 

@@ -14,9 +14,9 @@
 
 G_BEGIN_DECLS
 
-/* The most GPUs one thread can drive here: nccl-tests' limit is the GPUs of the process, moesim's
- * the ranks of a run (2^20). */
-#define MS_HOST_LOOP_MAX_GPUS (1u << 20)
+/* The most GPUs one thread drives: nccl-tests' -g is bounded by the GPUs of the process's host;
+ * 1024 is 14 times the largest NVLink domain moesim models (GB200 NVL72). */
+#define MS_HOST_LOOP_MAX_GPUS 1024u
 
 /* The host time of one NCCL call on one GPU inside a group, its kernel launch included, seconds:
  * the spec's host_us when it is set (a calibration's, or given), else the topology's
