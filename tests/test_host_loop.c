@@ -109,6 +109,13 @@ test_collective_cli(void)
         CU_ASSERT_EQUAL(r.rc, 2);
         CU_ASSERT_PTR_NOT_NULL(strstr(r.err, bad[i][1]));
     }
+    /* A log whose nGpus does not parse: its file and line, exit 2. */
+    ms_test_run_clear(&r);
+    g_autofree char *log =
+        ms_test_write_tmp("all_reduce_bad.log", "# nThread 1 nGpus eight minBytes 8 maxBytes 8\n");
+    r = ms_test_moesim_run("calibrate", "--topology", "dgx-a100", log, NULL);
+    CU_ASSERT_EQUAL(r.rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "all_reduce_bad.log:1: nGpus: 'eight'"));
     ms_test_run_clear(&r);
 }
 
