@@ -4,7 +4,6 @@
  * iterations (src/common.cu, BenchTime). */
 #include "host_loop.h"
 
-
 double
 ms_host_loop_call_cost(const MsNetSpec *spec, const MsTopology *topo)
 {
