@@ -153,6 +153,11 @@ report_net(JsonBuilder *b, const MsNcclFit *fit, const MsNicFit *nic, const char
             }
         }
     }
+    if (fit->host_rows) {
+        ms_json_member_double(b, "host_us", fit->spec.host_us);
+        ms_json_member_double(b, "host_us_se", fit->host_us_se);
+        ms_json_member_int(b, "host_rows", fit->host_rows);
+    }
     ms_json_member_int(b, "rows", fit->rows);
     if (fit->rows) {
         ms_json_member_double(b, "median_error_before", fit->median_before);

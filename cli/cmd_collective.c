@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sim/net/collective.h"
+#include "sim/net/host_loop.h"
 #include "sim/base/json_output.h"
 #include "sim/sim.h"
 #include "topologies/topology.h"
@@ -59,7 +60,7 @@ typedef struct {
     char *topology, *op_name, *algo_name, *json, *minbytes, *maxbytes, *alpha, *delay;
     char *calibration, *net, *stepbytes, *dtype_name;
     double stepfactor;
-    gint ranks, channels, window, per_node;
+    gint ranks, channels, window, per_node, gpus_per_thread;
     gboolean check;
     guint dtype;  /* index in dtypes */
     guint64 step; /* --stepbytes; 0: multiply by stepfactor */
@@ -222,6 +223,10 @@ parse_options(int *argc, char ***argv, Options *o)
         {"ranks", 'g', 0, G_OPTION_ARG_INT, &o->ranks,
          "Use GPUs 0..N-1 (default: all; nccl-tests' -g, --ngpus)", "N"},
         {"ngpus", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &o->ranks, NULL, "N"},
+        {"gpus-per-thread", 0, 0, G_OPTION_ARG_INT, &o->gpus_per_thread,
+         "GPUs one host thread drives, calling NCCL for each in turn (nccl-tests run as one "
+         "process with -g G; default 1: a process per GPU)",
+         "G"},
         {"dtype", 'd', 0, G_OPTION_ARG_STRING, &o->dtype_name,
          "Element type, nccl-tests' names: float (default), half, bfloat16, double, int8, ...",
          "T"},
@@ -312,6 +317,10 @@ check_options(Options *o, MsCollSpec *spec, guint64 *lo, guint64 *hi)
     if (o->per_node < 0) {
         return ms_cli_usage("collective: --per-node must be >= 0 (got %d)", o->per_node);
     }
+    if (o->gpus_per_thread < 1 || (guint)o->gpus_per_thread > MS_HOST_LOOP_MAX_GPUS) {
+        return ms_cli_usage("collective: --gpus-per-thread must be between 1 and %u (got %d)",
+                            MS_HOST_LOOP_MAX_GPUS, o->gpus_per_thread);
+    }
     if (o->channels < 0 || (guint)o->channels > MS_COLL_MAX_CHANNELS) {
         return ms_cli_usage("collective: --channels must be between 0 and %u (got %d)",
                             MS_COLL_MAX_CHANNELS, o->channels);
@@ -338,6 +347,8 @@ typedef struct {
     MsCollAlgo algo;
     guint channels;
     guint dtype;
+    guint gpus_per_thread;
+    double host_call_s; /* one NCCL call's host time on one GPU (sim/net/host_loop.h) */
     GArray *rows;
     GString *text;
     JsonBuilder *json;
@@ -348,16 +359,21 @@ report_header(Report *r)
 {
     const MsCollSpec *spec = r->spec;
     g_autofree char *net = ms_net_spec_to_string(ms_net_model_spec(r->net));
+    /* The default, a process per GPU, is not named: the header stays nccl-tests' usual one. */
+    g_autofree char *host = r->gpus_per_thread > 1
+                                ? g_strdup_printf(", %u GPUs per thread at %.2f us per call",
+                                                  r->gpus_per_thread, r->host_call_s * 1e6)
+                                : g_strdup("");
     if (ms_net_model_kind(r->net) == MS_NET_NCCL) {
         /* NCCL picks the channels per size: the rows give them. */
-        g_string_append_printf(r->text, "# moesim collective: %s on %s, %u ranks, %s, %s\n#\n",
+        g_string_append_printf(r->text, "# moesim collective: %s on %s, %u ranks%s, %s, %s\n#\n",
                                ms_coll_op_name(spec->op), ms_topology_name(r->topo), spec->n_ranks,
-                               net, r->cal ? "calibrated figures" : "NCCL's link figures");
+                               host, net, r->cal ? "calibrated figures" : "NCCL's link figures");
     } else {
         g_string_append_printf(
-            r->text, "# moesim collective: %s (%s) on %s, %u ranks, %u channel%s, %s\n#\n",
+            r->text, "# moesim collective: %s (%s) on %s, %u ranks%s, %u channel%s, %s\n#\n",
             ms_coll_op_name(spec->op), ms_coll_algo_name(r->algo), ms_topology_name(r->topo),
-            spec->n_ranks, r->channels, r->channels == 1 ? "" : "s",
+            spec->n_ranks, host, r->channels, r->channels == 1 ? "" : "s",
             r->cal ? "calibrated figures" : "nominal link figures");
     }
     g_string_append(r->text,
@@ -381,6 +397,8 @@ report_header(Report *r)
     json_builder_add_int_value(jb, spec->n_ranks);
     json_builder_set_member_name(jb, "channels");
     json_builder_add_int_value(jb, r->channels);
+    ms_json_member_int(jb, "gpus_per_thread", r->gpus_per_thread);
+    ms_json_member_double(jb, "host_call_us", r->host_call_s * 1e6);
     json_builder_set_member_name(jb, "net");
     json_builder_add_string_value(jb, net);
     json_builder_set_member_name(jb, "type");
@@ -444,6 +462,12 @@ sweep(Report *r, MsCollSpec *spec, guint64 lo, guint64 hi, const Options *o, GEr
         if (!simulate(r->topo, r->cal, spec, o->check, &row, error)) {
             return FALSE;
         }
+        /* One thread driving several GPUs: each iteration at least its NCCL calls' host time. */
+        if (o->gpus_per_thread > 1) {
+            double s = ms_host_loop_iteration(ms_time_to_s(row.time), (guint)o->gpus_per_thread,
+                                              r->host_call_s);
+            row.time = ms_time_from_s(s);
+        }
         g_array_append_val(r->rows, row);
     }
     return TRUE;
@@ -480,6 +504,12 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
         spec->n_ranks = want;
         spec->ranks = picked;
     }
+    if (spec->n_ranks % (guint)o->gpus_per_thread != 0) {
+        return ms_cli_usage(
+            "collective: --gpus-per-thread %d does not divide the %u ranks (they are "
+            "processes x GPUs per thread)",
+            o->gpus_per_thread, spec->n_ranks);
+    }
     spec->channels = o->channels;
     spec->window = o->window;
     MsNetSpec net_spec;
@@ -506,6 +536,8 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
                                                 : MS_COLL_ALGO_RING,
         .channels = o->channels ? (guint)o->channels : MAX(1, ms_topology_nics_per_node(topo)),
         .dtype = o->dtype,
+        .gpus_per_thread = (guint)o->gpus_per_thread,
+        .host_call_s = ms_host_loop_call_cost(&net_spec, topo),
         .rows = rows,
         .text = text,
         .json = jb,
@@ -540,7 +572,7 @@ run(const Options *o, MsCollSpec *spec, guint64 lo, guint64 hi)
 int
 ms_cmd_collective(int argc, char **argv)
 {
-    Options o = {.stepfactor = 2.0, .dtype = DTYPE_FLOAT};
+    Options o = {.stepfactor = 2.0, .dtype = DTYPE_FLOAT, .gpus_per_thread = 1};
     int rc = MS_EXIT_USAGE;
     if (parse_options(&argc, &argv, &o)) {
         MsCollSpec spec = {0};

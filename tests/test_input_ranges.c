@@ -47,8 +47,9 @@ static const char calibration[] =
 static const char trace_header[] =
     "moe-trace 1\nexperts 64\nlayers 2\nranks 2\ntop_k 1\ntokens_per_rank 8\n";
 static const char nccl_log[] =
-    "# nThread 1 nGpus 1 minBytes 8 maxBytes 8192 step: 2(factor) warmup iters: 5 iters: 20\n"
-    "#  Rank  @RANK Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+    "# nThread @THREADS nGpus @GPUS minBytes 8 maxBytes 8192 step: 2(factor) warmup iters: 5 "
+    "iters: 20\n"
+    "@RANKS"
     "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
     "        @SIZE          2048     float     sum      -1    @TIME    0.27    0.00      0\n";
 
@@ -454,7 +455,23 @@ input_for(const MsRangeTable *t, const MsRange *r, const char *text, Pos pos)
         return g_string_free(lines, FALSE);
     }
     if (strcmp(in, "nccl-tests logs") == 0) {
-        g_autofree char *a = replace(nccl_log, "@RANK", strcmp(r->key, "Rank") == 0 ? text : "0");
+        /* nThread x nGpus must divide the ranks: a run of that many ranks (at least one), the
+         * one rank of the other fields' runs is @RANK. */
+        gboolean threads = strcmp(r->key, "nThread") == 0, gpus = strcmp(r->key, "nGpus") == 0;
+        guint64 n = threads || gpus ? MAX(g_ascii_strtoull(text, NULL, 10), 1) : 1;
+        GString *ranks = g_string_new(NULL);
+        for (guint64 i = 0; i < n; i++) {
+            g_autofree char *num = n > 1 ? g_strdup_printf("%" G_GUINT64_FORMAT, i) : NULL;
+            g_string_append_printf(ranks,
+                                   "#  Rank  %s Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA "
+                                   "A100-SXM4-80GB\n",
+                                   num ? num : "@RANK");
+        }
+        g_autofree char *with_ranks = replace(nccl_log, "@RANKS", ranks->str);
+        g_string_free(ranks, TRUE);
+        g_autofree char *with_threads = replace(with_ranks, "@THREADS", threads ? text : "1");
+        g_autofree char *g = replace(with_threads, "@GPUS", gpus ? text : "1");
+        g_autofree char *a = replace(g, "@RANK", strcmp(r->key, "Rank") == 0 ? text : "0");
         g_autofree char *b = replace(a, "@SIZE", strcmp(r->key, "size") == 0 ? text : "8192");
         return replace(b, "@TIME", strcmp(r->key, "time") == 0 ? text : "30.12");
     }

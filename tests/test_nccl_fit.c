@@ -20,22 +20,34 @@ spec(const char *text)
     return s;
 }
 
-/* Allreduce rows from 8 B to 256 MiB on 8 GPUs, timed by the model under truth. */
-static MsMeasurementSet *
-synthetic(const MsTopology *topo, const MsNetSpec *truth)
+/* Allreduce rows from 8 B to 256 MiB on 8 GPUs, one thread driving gpus_per_thread of them (0:
+ * a process per GPU), timed by the model under truth, appended to set. */
+static void
+add_synthetic(MsMeasurementSet *set, const MsTopology *topo, const MsNetSpec *truth,
+              guint gpus_per_thread)
 {
-    MsMeasurementSet *set = ms_measurement_set_new();
     g_autoptr(MsNetModel) net = ms_net_model_new(truth, topo, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(net);
     for (guint64 b = 8; b <= (256u << 20); b *= 4) {
-        MsMeasurement m = {
-            .kind = MS_MEASUREMENT_ALLREDUCE, .bytes = b, .ranks = 8, .ranks_per_node = 8};
+        MsMeasurement m = {.kind = MS_MEASUREMENT_ALLREDUCE,
+                           .bytes = b,
+                           .ranks = 8,
+                           .ranks_per_node = 8,
+                           .threads = gpus_per_thread ? 1 : 0,
+                           .gpus_per_thread = gpus_per_thread};
         GError *error = NULL;
         CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(topo, NULL, net, &m, &m.seconds, &error));
         m.median_s = m.seconds;
         m.min_s = m.mean_s = NAN;
         CU_ASSERT_TRUE_FATAL(ms_measurement_set_add(set, &m, NULL));
     }
+}
+
+static MsMeasurementSet *
+synthetic(const MsTopology *topo, const MsNetSpec *truth)
+{
+    MsMeasurementSet *set = ms_measurement_set_new();
+    add_synthetic(set, topo, truth, 0);
     return set;
 }
 
@@ -64,6 +76,41 @@ test_recovers_factors(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "ll_efficiency 0.40"));
 }
 
+/* Rows of one thread driving the 8 GPUs at 7.5 us per call beside rows of a process per GPU:
+ * the host cost is found again, with the other factors, from the rows its 60 us bound; without
+ * such rows it is not fitted (NAN error, the base's nominal cost kept). */
+static void
+test_recovers_host_cost(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100");
+    MsNetSpec truth = spec("nccl:latency_scale=1.3,simple_efficiency=0.8,host_us=7.5");
+    g_autoptr(MsMeasurementSet) set = synthetic(topo, &truth);
+    add_synthetic(set, topo, &truth, 8);
+    MsNetSpec base = spec("nccl");
+    MsNcclFit fit;
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_fit(topo, set, &base, &fit, &error));
+    CU_ASSERT(fit.host_rows > 0 && fit.host_rows < fit.rows / 2);
+    MS_ASSERT_REL(fit.spec.host_us, 7.5, 1e-3);
+    CU_ASSERT(isfinite(fit.host_us_se) && fit.host_us_se < 0.01);
+    MS_ASSERT_REL(fit.spec.latency_scale, 1.3, 0.02);
+    MS_ASSERT_REL(fit.spec.proto_efficiency[MS_NCCL_PROTO_SIMPLE], 0.8, 0.02);
+    CU_ASSERT(fit.median_after < 0.01);
+    g_autofree char *text = ms_nccl_fit_describe(&fit);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "host_us 7.500"));
+    g_autofree char *net = ms_net_spec_to_string(&fit.spec);
+    CU_ASSERT_PTR_NOT_NULL(strstr(net, ",host_us=7.5"));
+
+    /* A process per GPU only: nothing constrains the host cost. */
+    g_autoptr(MsMeasurementSet) one = synthetic(topo, &truth);
+    CU_ASSERT_TRUE_FATAL(ms_nccl_fit(topo, one, &base, &fit, &error));
+    CU_ASSERT_EQUAL(fit.host_rows, 0);
+    CU_ASSERT(isnan(fit.host_us_se));
+    CU_ASSERT(fit.spec.host_us < 0);
+    g_autofree char *plain = ms_nccl_fit_describe(&fit);
+    CU_ASSERT_PTR_NULL(strstr(plain, "host_us"));
+}
+
 static void
 test_refusals(void)
 {
@@ -89,6 +136,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"factors made by the model are found again", test_recovers_factors},
+        {"the host cost of one thread driving 8 GPUs", test_recovers_host_cost},
         {"a flow spec, too few rows", test_refusals},
         {NULL, NULL},
     };

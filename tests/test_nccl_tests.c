@@ -33,6 +33,8 @@ test_all_reduce(void)
     CU_ASSERT_DOUBLE_EQUAL(r->mean_s, 20.01e-6, 1e-15);
     CU_ASSERT_TRUE(isnan(r->median_s) && isnan(r->min_s));
     CU_ASSERT_EQUAL(r->line, 20);
+    CU_ASSERT_EQUAL(r->threads, 1);
+    CU_ASSERT_EQUAL(r->gpus_per_thread, 1);
     CU_ASSERT_TRUE(g_str_has_suffix(r->source, "all_reduce_perf.log"));
     const MsMeasurement *last = ms_measurement_set_get(set, 17);
     CU_ASSERT_EQUAL(last->bytes, 134217728);
@@ -117,12 +119,13 @@ test_kind_names(void)
 }
 
 /* A valid one-run log with its data line replaced by `data`. */
-#define PRE                                                                                        \
-    "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg "     \
-    "iters: 1 validation: 1 graph: 0\n"                                                            \
+#define DEVICES                                                                                    \
     "#\n# Using devices\n"                                                                         \
     "#  Rank  0 Group  0 Pid   100 on      host1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"         \
     "#  Rank  1 Group  0 Pid   100 on      host1 device  1 [0x0f] NVIDIA A100-SXM4-80GB\n"
+#define PRE                                                                                        \
+    "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg "     \
+    "iters: 1 validation: 1 graph: 0\n" DEVICES
 #define HDR                                                                                        \
     "#       size         count      type   redop    root     time   algbw   busbw #wrong     "    \
     "time   algbw   busbw #wrong\n"
@@ -177,6 +180,17 @@ test_errors(void)
          "        1024           256     float     sum      -1    20.01    0.05    0.05    abc"
          "    20.05    0.05    0.05      0\n",
          MS_MEASUREMENT_ERROR_VALUE, "t.log:7: #wrong: 'abc' is not a number"},
+        {"# nThread 1 nGpus x minBytes 8\n", MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:1: nGpus: 'x' is not a non-negative integer"},
+        {"# nThread 0 nGpus 2 minBytes 8\n", MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:1: nThread: '0' out of range (must be between 1 and"},
+        {"# nThread 1 minBytes 8\n", MS_MEASUREMENT_ERROR_SYNTAX,
+         "t.log:1: nGpus: the '# nThread T nGpus G' line has no 'nGpus G'"},
+        {"# nThread 3 nGpus 1 minBytes 8\n" DEVICES HDR
+         "        1024           256     float     sum      -1    20.01    0.05    0.05      0"
+         "    20.05    0.05    0.05      0\n",
+         MS_MEASUREMENT_ERROR_VALUE,
+         "t.log:1: nGpus: nThread 3 x nGpus 1 does not divide the run's 2 ranks"},
         {"# Collective test starting: broadcast_perf\n", MS_MEASUREMENT_ERROR_VALUE,
          "t.log:1: collective test 'broadcast_perf' is not one moesim models"},
         {PRE HDR, MS_MEASUREMENT_ERROR_FORMAT, "t.log:6: no nccl-tests data line"},
@@ -188,6 +202,37 @@ test_errors(void)
                                            MS_MEASUREMENT_ALLREDUCE, NULL, &error));
         MS_ASSERT_ERROR(error, MS_MEASUREMENT_ERROR, cases[i].code, cases[i].needle);
     }
+}
+
+/* nThread and nGpus of each run: the PRE run's (one thread driving both GPUs), then a run of
+ * two threads of one GPU each; a log without the line keeps 0 (one process per GPU). */
+static void
+test_threads_and_gpus(void)
+{
+    const char *row =
+        "        1024           256     float     sum      -1    20.01    0.05    0.05"
+        "      0    20.05    0.05    0.05      0\n";
+    g_autofree char *text = g_strconcat(
+        PRE, HDR, row,
+        "# nThread 2 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+        "#  Rank  0 Group  0 Pid   100 on      host1 device  0 [0x07] NVIDIA A100-SXM4-80GB\n"
+        "#  Rank  1 Group  0 Pid   100 on      host1 device  1 [0x0f] NVIDIA A100-SXM4-80GB\n",
+        HDR, row, NULL);
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_tests_read(set, text, strlen(text), "t.log",
+                                            MS_MEASUREMENT_ALLREDUCE, NULL, &error));
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 2);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->threads, 1);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->gpus_per_thread, 2);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 1)->threads, 2);
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 1)->gpus_per_thread, 1);
+    /* Without the line (an excerpt): 0, read as one process per GPU. */
+    g_autofree char *excerpt = g_strconcat(DEVICES, HDR, row, NULL);
+    g_autoptr(MsMeasurementSet) other = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(ms_nccl_tests_read(other, excerpt, strlen(excerpt), "t.log",
+                                            MS_MEASUREMENT_ALLREDUCE, NULL, &error));
+    CU_ASSERT_EQUAL(ms_measurement_set_get(other, 0)->gpus_per_thread, 0);
 }
 
 static void
@@ -317,6 +362,7 @@ main(int argc, char **argv)
         {"all_gather then reduce_scatter", test_two_collectives},
         {"kind from names, sniffing", test_kind_names},
         {"error paths", test_errors},
+        {"nThread and nGpus per run", test_threads_and_gpus},
         {"collective unknown without hint", test_unknown_collective},
         {"srun --label: tasks, shapes, mixes", test_srun_label},
         {NULL, NULL},

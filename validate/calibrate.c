@@ -6,6 +6,7 @@
 
 #include "sim/compute.h"
 #include "sim/sim.h"
+#include "sim/net/host_loop.h"
 #include "validate/fit.h"
 
 G_DEFINE_QUARK(ms_calibrate_error_quark, ms_calibrate_error)
@@ -641,15 +642,23 @@ ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNet
         net = own;
     }
     MsCollOp op;
-    if (coll_op(row->kind, &op)) {
+    gboolean ok = TRUE, is_coll = coll_op(row->kind, &op);
+    if (is_coll) {
         g_autofree guint *ranks = g_new(guint, row->ranks);
         MsCollSpec spec = {
             .op = op, .n_ranks = row->ranks, .ranks = ranks, .bytes = row->bytes, .net = net};
-        return place_row(topo, row, ranks, error) && simulate_spec(topo, cal, spec, seconds, error);
+        ok = place_row(topo, row, ranks, error) && simulate_spec(topo, cal, spec, seconds, error);
+    } else if (row->kind == MS_MEASUREMENT_SENDRECV) {
+        ok = nccl ? predict_sendrecv_net(topo, net, row, seconds, error)
+                  : predict_sendrecv(topo, cal, row, seconds, error);
     }
-    if (row->kind == MS_MEASUREMENT_SENDRECV) {
-        return nccl ? predict_sendrecv_net(topo, net, row, seconds, error)
-                    : predict_sendrecv(topo, cal, row, seconds, error);
+    if (is_coll || row->kind == MS_MEASUREMENT_SENDRECV) {
+        /* A run whose threads each drove several GPUs paced by its host (sim/net/host_loop.h). */
+        if (ok) {
+            double cost = ms_host_loop_call_cost(net ? ms_net_model_spec(net) : NULL, topo);
+            *seconds = ms_host_loop_iteration(*seconds, row->gpus_per_thread, cost);
+        }
+        return ok;
     }
     const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
     g_autoptr(MsComputeModel) model =

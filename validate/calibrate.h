@@ -63,7 +63,8 @@ gboolean ms_calibrate_place(const MsTopology *topo, guint ranks, guint per_node,
 /* The time moesim predicts for a measured row on topo (calibrated or nominal) under cal (may be
  * NULL): collectives and point-to-point transfers are simulated, compute rows use the compute
  * model. Without cal (or for a collective cal does not calibrate) transfers pay their route
- * latency, as the engine's do. */
+ * latency, as the engine's do. A collective or send/receive row whose threads each drove several
+ * GPUs (gpus_per_thread > 1) takes at least their NCCL calls' host time (sim/net/host_loop.h). */
 gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
                               const MsMeasurement *row, double *seconds, GError **error);
 /* The same under a network model (NULL: the flow model). Under the nccl model a calibration's

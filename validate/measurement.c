@@ -248,6 +248,11 @@ check_network(const MsMeasurement *row, GError **error)
     if (!nccl && row->qps) {
         return row_error(row, error, "qps", "%u: a %s row does not run NCCL", row->qps, kind);
     }
+    if (row->gpus_per_thread > row->ranks || row->threads > row->ranks) {
+        return row_error(row, error, row->threads > row->ranks ? "threads" : "gpus_per_thread",
+                         "%u threads x %u GPUs per thread: more than the row's %u ranks",
+                         row->threads, row->gpus_per_thread, row->ranks);
+    }
     return TRUE;
 }
 

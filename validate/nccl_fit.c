@@ -7,15 +7,22 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/net/host_loop.h"
 #include "validate/calibrate.h"
 
 G_DEFINE_QUARK(ms_nccl_fit_error_quark, ms_nccl_fit_error)
 
-#define K_MAX (1 + MS_NCCL_N_PROTOS)
+/* The latency scale, an efficiency per protocol, the per-GPU host cost. */
+#define K_MAX (2 + MS_NCCL_N_PROTOS)
+/* Rounds of classifying the rows as host- or device-bound and refitting (a round that changes no
+ * row's class ends it; in practice two or three). */
+#define ROUNDS_MAX 32
 
 typedef struct {
     double t, L, B; /* measured, and the model's latency and byte parts, seconds */
     MsNcclProto proto;
+    guint gpus;    /* GPUs its thread drove (1 for one process per GPU) */
+    gboolean host; /* this round: the host's calls outlast the device time */
 } Row;
 
 static gboolean
@@ -161,17 +168,118 @@ collect(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *ba
         if (!is_collective(m->kind) || m->bytes == 0 || m->ranks < 2 || !(m->seconds > 0)) {
             continue;
         }
-        Row r = {.t = m->seconds};
+        Row r = {.t = m->seconds, .gpus = MAX(m->gpus_per_thread, 1u)};
+        /* The device's parts alone: the host's bound is a term of its own. */
+        MsMeasurement device = *m;
+        device.gpus_per_thread = 1;
         double t1, t0;
         if (!row_proto(topo, full, m, &r.proto, error) ||
-            !ms_calibrate_predict_net(topo, NULL, full, m, &t1, error) ||
-            !ms_calibrate_predict_net(topo, NULL, bytes_only, m, &t0, error)) {
+            !ms_calibrate_predict_net(topo, NULL, full, &device, &t1, error) ||
+            !ms_calibrate_predict_net(topo, NULL, bytes_only, &device, &t0, error)) {
             return FALSE;
         }
         r.L = MAX(t1 - t0, 0);
         r.B = t0;
         g_array_append_val(rows, r);
     }
+    return TRUE;
+}
+
+/* The factors of a round: the latency scale, 1 / efficiency per protocol, the host cost
+ * (seconds); and which unknown each is in the round's system (G_MAXUINT: not fitted). */
+typedef struct {
+    double lat, inv_eff[MS_NCCL_N_PROTOS], host;
+    guint k, var_of[MS_NCCL_N_PROTOS], host_var;
+    guint proto_rows[MS_NCCL_N_PROTOS], host_rows;
+} Factors;
+
+static double
+device_time(const Factors *f, const Row *r)
+{
+    return f->lat * r->L + f->inv_eff[r->proto] * r->B;
+}
+
+/* Marks each row host- or device-bound under f; TRUE when some row changed. */
+static gboolean
+classify(const Factors *f, GArray *rows)
+{
+    gboolean changed = FALSE;
+    for (guint i = 0; i < rows->len; i++) {
+        Row *r = &g_array_index(rows, Row, i);
+        gboolean host = r->gpus > 1 && r->gpus * f->host > device_time(f, r);
+        changed |= host != r->host;
+        r->host = host;
+    }
+    return changed;
+}
+
+/* One linear least squares on the relative error with the rows' classes fixed: a device-bound
+ * row is latency_scale x L + B / efficiency, a host-bound one G x host cost. Numbers the unknowns
+ * in f, solves, stores the solution in f; sigma2 receives the residual variance. */
+static gboolean
+fit_round(GArray *rows, Factors *f, double inv[K_MAX][K_MAX], double *sigma2, GError **error)
+{
+    memset(f->proto_rows, 0, sizeof f->proto_rows);
+    f->host_rows = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        const Row *r = &g_array_index(rows, Row, i);
+        if (r->host) {
+            f->host_rows++;
+        } else {
+            f->proto_rows[r->proto]++;
+        }
+    }
+    f->k = 1;
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        f->var_of[p] = f->proto_rows[p] ? f->k++ : G_MAXUINT;
+    }
+    f->host_var = f->host_rows ? f->k++ : G_MAXUINT;
+    if (rows->len <= f->k) {
+        g_set_error(error, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_NO_DATA,
+                    "%u collective rows to fit %u factors: at least %u are needed", rows->len, f->k,
+                    f->k + 1);
+        return FALSE;
+    }
+    double ata[K_MAX][K_MAX] = {{0}}, atb[K_MAX] = {0};
+    for (guint i = 0; i < rows->len; i++) {
+        const Row *r = &g_array_index(rows, Row, i);
+        double a[K_MAX] = {0};
+        if (r->host) {
+            a[f->host_var] = r->gpus / r->t;
+        } else {
+            a[0] = r->L / r->t;
+            a[f->var_of[r->proto]] = r->B / r->t;
+        }
+        for (guint x = 0; x < f->k; x++) {
+            atb[x] += a[x];
+            for (guint y = 0; y < f->k; y++) {
+                ata[x][y] += a[x] * a[y];
+            }
+        }
+    }
+    double x[K_MAX];
+    if (!solve(ata, atb, f->k, x, inv)) {
+        g_set_error(error, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_NO_DATA,
+                    "the rows cannot tell the factors apart (every size latency-bound, or every "
+                    "one bandwidth-bound)");
+        return FALSE;
+    }
+    f->lat = x[0];
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        if (f->var_of[p] != G_MAXUINT) {
+            f->inv_eff[p] = x[f->var_of[p]];
+        }
+    }
+    if (f->host_var != G_MAXUINT) {
+        f->host = x[f->host_var];
+    }
+    double rss = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        const Row *r = &g_array_index(rows, Row, i);
+        double e = (r->host ? r->gpus * f->host : device_time(f, r)) / r->t - 1;
+        rss += e * e;
+    }
+    *sigma2 = rss / (rows->len - f->k);
     return TRUE;
 }
 
@@ -186,7 +294,7 @@ ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
     }
     memset(out, 0, sizeof *out);
     out->spec = *base;
-    out->latency_scale_se = NAN;
+    out->latency_scale_se = out->host_us_se = NAN;
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         out->efficiency_se[p] = NAN;
     }
@@ -194,64 +302,50 @@ ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
     if (!collect(topo, set, base, rows, error)) {
         return FALSE;
     }
-    /* Unknowns: the latency scale, then 1 / efficiency of each protocol some row used. */
-    guint var_of[MS_NCCL_N_PROTOS], k = 1;
-    for (guint i = 0; i < rows->len; i++) {
-        out->proto_rows[g_array_index(rows, Row, i).proto]++;
-    }
+    /* The max of the host's and the device's times is linear on each side: classify the rows
+     * under the current factors, fit, and classify again until no row changes side. */
+    double host0 = ms_host_loop_call_cost(base, topo);
+    Factors f = {.lat = base->latency_scale, .host = host0};
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
-        var_of[p] = out->proto_rows[p] ? k++ : G_MAXUINT;
+        f.inv_eff[p] = 1 / base->proto_efficiency[p];
     }
-    if (rows->len <= k) {
-        g_set_error(error, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_NO_DATA,
-                    "%u collective rows to fit %u factors: at least %u are needed", rows->len, k,
-                    k + 1);
-        return FALSE;
-    }
-    /* Relative error: every row's equation divided by its measured time. */
-    double ata[K_MAX][K_MAX] = {{0}}, atb[K_MAX] = {0};
-    for (guint i = 0; i < rows->len; i++) {
-        const Row *r = &g_array_index(rows, Row, i);
-        double a[K_MAX] = {0};
-        a[0] = r->L / r->t;
-        a[var_of[r->proto]] = r->B / r->t;
-        for (guint x = 0; x < k; x++) {
-            atb[x] += a[x];
-            for (guint y = 0; y < k; y++) {
-                ata[x][y] += a[x] * a[y];
-            }
+    double inv[K_MAX][K_MAX], sigma2 = 0;
+    classify(&f, rows);
+    for (guint round = 0; round < ROUNDS_MAX; round++) {
+        if (!fit_round(rows, &f, inv, &sigma2, error)) {
+            return FALSE;
+        }
+        if (!classify(&f, rows)) {
+            break;
         }
     }
-    double x[K_MAX], inv[K_MAX][K_MAX];
-    if (!solve(ata, atb, k, x, inv)) {
-        g_set_error(error, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_NO_DATA,
-                    "the rows cannot tell the factors apart (every size latency-bound, or every "
-                    "one bandwidth-bound)");
-        return FALSE;
-    }
-    g_autoptr(GArray) before = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) after = g_array_new(FALSE, FALSE, sizeof(double));
-    double rss = 0;
-    for (guint i = 0; i < rows->len; i++) {
-        const Row *r = &g_array_index(rows, Row, i);
-        double fit = x[0] * r->L + x[var_of[r->proto]] * r->B;
-        double e0 = fabs((r->L + r->B) / r->t - 1), e1 = fabs(fit / r->t - 1);
-        g_array_append_val(before, e0);
-        g_array_append_val(after, e1);
-        rss += (fit / r->t - 1) * (fit / r->t - 1);
-    }
-    double sigma2 = rss / (rows->len - k);
-    out->spec.latency_scale = CLAMP(x[0], 0, 100);
+    out->spec.latency_scale = CLAMP(f.lat, 0, 100);
     out->latency_scale_se = sqrt(sigma2 * inv[0][0]);
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
-        guint v = var_of[p];
+        guint v = f.var_of[p];
+        out->proto_rows[p] = f.proto_rows[p];
         if (v == G_MAXUINT) {
             continue;
         }
         /* efficiency = 1 / u; its error to first order is se(u) / u^2. */
-        double u = x[v];
+        double u = f.inv_eff[p];
         out->spec.proto_efficiency[p] = CLAMP(u > 0 ? 1 / u : 1.5, 0.01, 1.5);
         out->efficiency_se[p] = u > 0 ? sqrt(sigma2 * inv[v][v]) / (u * u) : NAN;
+    }
+    out->host_rows = f.host_rows;
+    if (f.host_var != G_MAXUINT) {
+        out->spec.host_us = CLAMP(f.host * 1e6, 0, 1e4);
+        out->host_us_se = sqrt(sigma2 * inv[f.host_var][f.host_var]) * 1e6;
+    }
+    g_autoptr(GArray) before = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) after = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < rows->len; i++) {
+        const Row *r = &g_array_index(rows, Row, i);
+        double t0 = ms_host_loop_iteration(r->L + r->B, r->gpus, host0);
+        double t1 = ms_host_loop_iteration(device_time(&f, r), r->gpus, f.host);
+        double e0 = fabs(t0 / r->t - 1), e1 = fabs(t1 / r->t - 1);
+        g_array_append_val(before, e0);
+        g_array_append_val(after, e1);
     }
     out->rows = rows->len;
     out->median_before = median(before);
@@ -272,6 +366,10 @@ ms_nccl_fit_describe(const MsNcclFit *fit)
                                    fit->spec.proto_efficiency[p], fit->efficiency_se[p],
                                    fit->proto_rows[p]);
         }
+    }
+    if (fit->host_rows) {
+        g_string_append_printf(s, "host_us %.3f +- %.3f (%u rows bound by one thread's calls)\n",
+                               fit->spec.host_us, fit->host_us_se, fit->host_rows);
     }
     g_string_append_printf(s, "median time error %.1f%% before, %.1f%% after\n",
                            100 * fit->median_before, 100 * fit->median_after);

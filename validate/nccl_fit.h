@@ -6,7 +6,10 @@
  * model charges, and per protocol the fraction of the predicted bandwidth it delivers. Each
  * measured time t is modelled as latency_scale x L + B / efficiency(protocol), with L and B the
  * latency and the byte-moving parts of the simulated call; the factors come from a linear
- * least-squares fit of the relative error, with their standard errors. */
+ * least-squares fit of the relative error, with their standard errors. Rows of runs whose threads
+ * each drove G > 1 GPUs are modelled as max(that, G x host cost) (sim/net/host_loop.h), and the
+ * host cost is a further factor when some row is bound by it; it stays the base's (the topology's
+ * launch overhead unless set) with a NAN error when none is. */
 #pragma once
 
 #include <glib.h>
@@ -27,13 +30,16 @@ typedef struct {
     MsNetSpec spec;          /* the base spec with the fitted factors */
     double latency_scale_se; /* standard errors; NAN when not fitted */
     double efficiency_se[MS_NCCL_N_PROTOS];
+    double host_us_se;                  /* of spec.host_us, microseconds; NAN when not fitted */
     guint rows;                         /* rows fitted */
-    guint proto_rows[MS_NCCL_N_PROTOS]; /* of them, per protocol NCCL chose */
+    guint proto_rows[MS_NCCL_N_PROTOS]; /* of them, device-bound, per protocol NCCL chose */
+    guint host_rows; /* of them, bound by the host's calls (one thread driving several GPUs) */
     double median_before, median_after; /* relative time error of the rows, before and after */
 } MsNcclFit;
 
 /* Fits base (kind nccl) on the collective and send/receive rows of set, placed on topo as the
- * calibration places them. A protocol no row used keeps its efficiency and a NAN error. FALSE
+ * calibration places them. A protocol no device-bound row used keeps its efficiency and a NAN
+ * error. FALSE
  * with MS_NCCL_FIT_ERROR, or the simulation's error naming the row. */
 gboolean ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base,
                      MsNcclFit *out, GError **error);

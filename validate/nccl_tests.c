@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sim/base/units.h"
+#include "sim/net/host_loop.h"
 
 #define RANKS_MAX (1u << 20)
 #define LOG "an nccl-tests line"
@@ -21,6 +22,12 @@ static const MsRange fields[] = {
      "bytes, as nccl-tests prints them; at most 1 PiB, as every size moesim reads"},
     {LOG, "time", MS_RANGE_NUMBER, 1e-3, 1e12,
      "microseconds: 1 ns to 11.6 days, as a measurement row's time"},
+    {LOG, "nThread", MS_RANGE_COUNT, 1, MS_HOST_LOOP_MAX_GPUS,
+     "threads per process (nccl-tests' -t); a process drives GPUs of one host, and threads x "
+     "GPUs divide the ranks"},
+    {LOG, "nGpus", MS_RANGE_COUNT, 1, MS_HOST_LOOP_MAX_GPUS,
+     "GPUs per thread (nccl-tests' -g); 1024, 14 times the largest NVLink domain moesim models "
+     "(72 GPUs)"},
     {NULL},
 };
 
@@ -86,6 +93,8 @@ typedef struct {
     gint col_size, col_type, col_time, col_wrong;
     GHashTable *ranks;    /* rank number -> host (owned strings) */
     gboolean data_in_run; /* data lines seen since the run began */
+    guint threads, gpus;  /* the run's "# nThread T nGpus G", 0 until read */
+    guint threads_line;   /* the line they were read from */
     guint rows;
 } Parser;
 
@@ -96,6 +105,7 @@ begin_run(Parser *p, MsMeasurementKind kind)
     g_hash_table_remove_all(p->ranks);
     p->kind = kind;
     p->data_in_run = FALSE;
+    p->threads = p->gpus = p->threads_line = 0;
 }
 
 /* Every message names SOURCE:LINE of the line being read. */
@@ -244,6 +254,26 @@ read_header(Parser *p, char **tok, guint n, GError **error)
     return TRUE;
 }
 
+/* "# nThread 1 nGpus 8 minBytes 8 ...": how many threads each process ran and how many GPUs each
+ * thread drove (nccl-tests' -t and -g). */
+static gboolean
+read_threads(Parser *p, char **tok, guint n, GError **error)
+{
+    double threads = 0, gpus = 0;
+    if (n < 4 || strcmp(tok[2], "nGpus") != 0) {
+        return FAIL_AT(error, MS_MEASUREMENT_ERROR_SYNTAX, p,
+                       "nGpus: the '# nThread T nGpus G' line has no 'nGpus G' after nThread");
+    }
+    if (!parse_field(p, "nThread", tok[1], &threads, error) ||
+        !parse_field(p, "nGpus", tok[3], &gpus, error)) {
+        return FALSE;
+    }
+    p->threads = (guint)threads;
+    p->gpus = (guint)gpus;
+    p->threads_line = p->line;
+    return TRUE;
+}
+
 static gboolean
 read_comment(Parser *p, const char *line, GError **error)
 {
@@ -260,14 +290,14 @@ read_comment(Parser *p, const char *line, GError **error)
         begin_run(p, kind);
         return TRUE;
     }
+    guint n;
+    g_auto(GStrv) tok = tokens(line + 1, &n);
     if (g_str_has_prefix(line, "# nThread ")) {
         if (p->data_in_run) {
             begin_run(p, p->hint);
         }
-        return TRUE;
+        return read_threads(p, tok, n, error);
     }
-    guint n;
-    g_auto(GStrv) tok = tokens(line + 1, &n);
     if (n >= 1 && strcmp(tok[0], "Rank") == 0) {
         return read_rank(p, tok, n, error);
     }
@@ -397,6 +427,16 @@ read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
     if (!run_shape(p, &row.ranks, &row.ranks_per_node, error)) {
         return FALSE;
     }
+    /* nccl-tests runs processes x threads x GPUs ranks: a count that does not divide them is
+     * not the run's. */
+    if (p->threads && row.ranks % ((guint64)p->threads * p->gpus) != 0) {
+        return ms_measurement_fail(error, MS_MEASUREMENT_ERROR_VALUE, p->source, p->threads_line,
+                                   "nGpus: nThread %u x nGpus %u does not divide the run's %u "
+                                   "ranks",
+                                   p->threads, p->gpus, row.ranks);
+    }
+    row.threads = p->threads;
+    row.gpus_per_thread = p->gpus;
     p->data_in_run = TRUE;
     p->rows++;
     return ms_measurement_set_add(set, &row, error);

@@ -2,7 +2,8 @@
  * all_gather_perf, reduce_scatter_perf, sendrecv_perf), one row per data line with its
  * out-of-place time (printed in microseconds, the mean over the iterations). The '#  Rank' lines
  * give the ranks and, by hostname, the ranks per node (or the caller gives them, for logs that
- * lack them); several runs may be concatenated. Errors
+ * lack them); the "# nThread T nGpus G" line gives each row its threads per process and GPUs
+ * per thread; several runs may be concatenated. Errors
  * are MS_MEASUREMENT_ERROR as "SOURCE:LINE: field: problem". */
 #pragma once
 
@@ -35,10 +36,11 @@ gboolean ms_nccl_tests_sniff(const char *data, gsize len);
  * with them must agree with a shape given. opts may be NULL (no shape, no notes).
  * Returns FALSE with MS_MEASUREMENT_ERROR: _MISSING for a data line before any column header, or
  * before any '#  Rank' line without a shape, or when the collective is unknown; _SYNTAX for a
- * data line with the wrong number of fields, or a log whose nccl-tests lines are srun-labelled
- * on some lines and not on others; _VALUE for a bad number, a time <= 0, a nonzero #wrong (the
- * run failed its check), an unknown type, a shape the rank lines contradict or an inconsistent
- * shape; _FORMAT when no data line is found. Rows read before an error stay in set. */
+ * data line with the wrong number of fields, a '# nThread' line without 'nGpus G', or a log whose
+ * nccl-tests lines are srun-labelled on some lines and not on others; _VALUE for a bad number, a
+ * time <= 0, a nonzero #wrong (the run failed its check), an unknown type, a shape the rank lines
+ * contradict or an inconsistent shape, an nThread or nGpus below 1, or nThread x nGpus not dividing
+ * the ranks; _FORMAT when no data line is found. Rows read before an error stay in set. */
 gboolean ms_nccl_tests_read(MsMeasurementSet *set, const char *data, gsize len, const char *source,
                             MsMeasurementKind hint, const MsMeasurementReadOptions *opts,
                             GError **error);

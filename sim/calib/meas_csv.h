@@ -48,6 +48,11 @@ typedef struct {
      * channels forced by NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS (1 to MS_MEAS_MAX_CHANNELS),
      * queue pairs per network connection by NCCL_IB_QPS_PER_CONNECTION (1 to MS_MEAS_MAX_QPS). */
     guint32 channels, qps;
+    /* How the run drove its GPUs: nccl-tests' nThread (threads per process) and nGpus (GPUs per
+     * thread); 0 where the source does not say, read as 1 (one process per GPU). One thread
+     * driving several GPUs pays their NCCL calls in turn (sim/net/host_loop.h). Not a column of
+     * the moesim CSV. */
+    guint32 threads, gpus_per_thread;
     const char *source; /* file (or resource) name */
     guint line;         /* 1-based line in source; 0 when the row was built in memory */
 } MsMeasurement;

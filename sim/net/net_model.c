@@ -46,6 +46,7 @@ ms_net_spec_init(MsNetSpec *spec)
     spec->kind = MS_NET_FLOW;
     spec->message_exponent = 1.0;
     spec->latency_scale = 1.0;
+    spec->host_us = -1;
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         spec->proto_efficiency[p] = 1.0;
     }
@@ -183,6 +184,9 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
     if (strcmp(key, "latency_scale") == 0) {
         return parse_double(key, value, 0, 100, &spec->latency_scale, error);
     }
+    if (strcmp(key, "host_us") == 0) {
+        return parse_double(key, value, 0, 1e4, &spec->host_us, error);
+    }
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         g_autofree char *name = g_ascii_strdown(ms_nccl_proto_name(p), -1);
         g_autofree char *k = g_strdup_printf("%s_efficiency", name);
@@ -190,11 +194,12 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
             return parse_double(key, value, 0.01, 1.5, &spec->proto_efficiency[p], error);
         }
     }
-    return SPEC_ERROR("network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
-                      "min_channels, max_channels, net_peer_channels, arbitration, "
-                      "message_exponent, latency_scale, tree, ll_efficiency, ll128_efficiency, "
-                      "simple_efficiency)",
-                      key);
+    return SPEC_ERROR(
+        "network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
+        "min_channels, max_channels, net_peer_channels, arbitration, "
+        "message_exponent, latency_scale, host_us, tree, ll_efficiency, ll128_efficiency, "
+        "simple_efficiency)",
+        key);
 }
 
 gboolean
@@ -306,6 +311,10 @@ ms_net_spec_to_string(const MsNetSpec *spec)
     if (spec->latency_scale != 1.0) {
         g_string_append_printf(s, ",latency_scale=%s",
                                g_ascii_formatd(buf, sizeof buf, "%.6g", spec->latency_scale));
+    }
+    if (spec->host_us >= 0) {
+        g_string_append_printf(s, ",host_us=%s",
+                               g_ascii_formatd(buf, sizeof buf, "%.6g", spec->host_us));
     }
     if (spec->tree_ring_flows) {
         g_string_append(s, ",tree=ring-flows");

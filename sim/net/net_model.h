@@ -41,6 +41,10 @@ typedef struct {
      * bandwidth the machine delivers. */
     double latency_scale;                      /* in [0, 100] */
     double proto_efficiency[MS_NCCL_N_PROTOS]; /* each in [0.01, 1.5] */
+    /* The host time of one NCCL call on one GPU inside a group, microseconds, where one thread
+     * drives several GPUs (sim/net/host_loop.h); negative (the default): the topology's
+     * [gpu] launch_overhead. Key host_us, in [0, 10^4]. */
+    double host_us;
     /* How an allreduce NCCL runs as a tree moves (key tree): FALSE (edges, the default) a
      * connection per tree edge, channel and direction; TRUE (ring-flows, the model before the
      * tree's own pattern) the ring's flows at the tree's predicted bandwidth. */
