@@ -300,3 +300,82 @@ ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *group
     }
     return ms_plot_render(h, error);
 }
+
+/* Dash types of the predictions, a model each: solid, dashed, dotted, dash-dot. */
+static const guint model_dash[] = {1, 2, 3, 4};
+
+/* The items of a group with a bus bandwidth, ordered by size (stable: a log's repeated sizes keep
+ * their order), into idx; how many. */
+static guint
+curve_items(const double *size, const double *factor, const double *measured, guint first,
+            guint count, guint *idx)
+{
+    guint k = 0;
+    for (guint i = first; i < first + count; i++) {
+        if (!(size[i] > 0 && factor[i] > 0 && measured[i] > 0)) {
+            continue;
+        }
+        guint j = k++;
+        for (; j > 0 && size[idx[j - 1]] > size[i]; j--) {
+            idx[j] = idx[j - 1];
+        }
+        idx[j] = i;
+    }
+    return k;
+}
+
+gboolean
+ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
+                     const double *size, const double *factor, const double *measured,
+                     const MsPlotModel *models, guint n_models, guint n, GError **error)
+{
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s",
+                    dir, g_strerror(errno));
+        return FALSE;
+    }
+    g_autofree char *path = g_build_filename(dir, "curves.png", NULL);
+    g_autoptr(MsPlot) p = ms_plot_new(path, title, 1100, 700);
+    ms_plot_set(p, "set logscale x 2");
+    ms_plot_set(p, "set format x '%%.0b %%BB'");
+    ms_plot_set(p, "set xtics 4 rotate by -30");
+    ms_plot_set(p, "set xlabel 'size (bytes, as nccl-tests counts them)'");
+    ms_plot_set(p, "set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'");
+    ms_plot_set(p, "set yrange [0:*]");
+    ms_plot_set(p, "set grid");
+    /* Outside the plot: a legend entry per group and model would hide the curves. */
+    ms_plot_set(p, "set key outside right top Left reverse samplen 3 font ',9'");
+    g_autofree guint *idx = g_new(guint, MAX(n, 1));
+    for (guint g = 0, first = 0; g < n_groups; first += groups[g].n, g++) {
+        guint k = curve_items(size, factor, measured, first, MIN(groups[g].n, n - first), idx);
+        if (k == 0) {
+            continue;
+        }
+        const char *colour = group_colour[g % G_N_ELEMENTS(group_colour)];
+        g_autofree char *pts_style = g_strdup_printf(
+            "points pt %u ps 0.8 lc rgb '%s'", group_point[g % G_N_ELEMENTS(group_point)], colour);
+        g_autofree char *pts_name = g_strdup_printf("%s measured", groups[g].name);
+        guint pts = ms_plot_series(p, pts_name, "1:2", pts_style);
+        for (guint j = 0; j < k; j++) {
+            guint i = idx[j];
+            double row[2] = {size[i], size[i] / measured[i] * factor[i] / 1e3};
+            ms_plot_row(p, pts, row, 2, NULL);
+        }
+        for (guint m = 0; m < n_models; m++) {
+            g_autofree char *style = g_strdup_printf(
+                "lines lw 2 dt %u lc rgb '%s'", model_dash[m % G_N_ELEMENTS(model_dash)], colour);
+            g_autofree char *name = g_strdup_printf("%s %s", groups[g].name, models[m].name);
+            guint line = ms_plot_series(p, name, "1:2", style);
+            for (guint j = 0; j < k; j++) {
+                guint i = idx[j];
+                double t = models[m].predicted[i];
+                /* A prediction of no time has no bandwidth to draw. */
+                if (t > 0) {
+                    double row[2] = {size[i], size[i] / t * factor[i] / 1e3};
+                    ms_plot_row(p, line, row, 2, NULL);
+                }
+            }
+        }
+    }
+    return ms_plot_render(p, error);
+}
