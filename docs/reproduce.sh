@@ -5,9 +5,72 @@
 # docs/img/repro-NAME-*.png. Run from the repository root after building:
 #   sh docs/reproduce.sh            (MOESIM=build/moesim, OUT=moesim-out/repro by default)
 #   sh docs/reproduce.sh NAME...    (only those experiments)
+#   sh docs/reproduce.sh corpus     (the nccl-tests corpus: docs/img/corpus/MACHINE.png and the
+#                                    table between <!-- corpus --> and <!-- /corpus --> of
+#                                    docs/calibration.md)
 set -eu
 MOESIM=${MOESIM:-build/moesim}
 OUT=${OUT:-moesim-out/repro}
+
+# The NCCL release a machine's logs are modelled at, as tests/validate_corpus.c takes it: a log's
+# own "NCCL version" line, else corpus.ini's [nccl] entry, else moesim's default (empty); raised
+# to 2.10, the oldest release modelled.
+corpus_release() {
+    v=$(cat "$1"/*.log | grep -m1 -o 'NCCL version [0-9.]*' | awk '{ print $3 }' || true)
+    [ -n "$v" ] || v=$(awk -F' *= *' -v m="$(basename "$1")" '
+        /^\[/ { s = $0 } s == "[nccl]" && $1 == m { print $2 }' validate/data/corpus/corpus.ini)
+    if [ -n "$v" ] && [ "$(printf '%s\n2.10\n' "$v" | sort -V | head -n1)" != 2.10 ]; then
+        v=2.10
+    fi
+    echo "$v"
+}
+
+# Every machine of the corpus predicted under the nccl model (its figures are the report's)
+# with the flow model's curve beside it; the shape of a log without '#  Rank' lines is its
+# name's (OP_NODESxGPUS[_NOTE].log).
+corpus() {
+    mkdir -p docs/img/corpus "$OUT/corpus"
+    table="$OUT/corpus.md"
+    printf '| machine | NCCL modelled | logs | points | nccl model: median, p90 | flow model: median, p90 | curves |\n' > "$table"
+    printf '| --- | --- | --- | --- | --- | --- | --- |\n' >> "$table"
+    for dir in validate/data/corpus/*/; do
+        dir=${dir%/}
+        m=$(basename "$dir")
+        v=$(corpus_release "$dir")
+        set --
+        shape=
+        for log in "$dir"/*.log; do
+            set -- "$@" -M "$log"
+            if ! grep -q '#  *Rank' "$log"; then
+                shape=$(basename "$log" .log | sed 's/^[a-z_]*_\([0-9]*\)x\([0-9]*\).*/\1 \2/' |
+                    awk '{ print $1 * $2 "x" $2 }')
+            fi
+        done
+        [ -z "$shape" ] || set -- "$@" --log-shape "$shape"
+        net=nccl${v:+:version=$v}
+        "$MOESIM" validate "$@" -t "$dir/topology.ini" --net "$net" --plot-net flow \
+            --plot "$OUT/corpus/$m" > "$OUT/corpus/$m.nccl.txt"
+        "$MOESIM" validate "$@" -t "$dir/topology.ini" > "$OUT/corpus/$m.flow.txt"
+        cp "$OUT/corpus/$m/curves.png" "docs/img/corpus/$m.png"
+        all() { awk '/^all:/ { gsub(",", ""); print $2, $5 ", " $7 }' "$1"; }
+        set -- $(all "$OUT/corpus/$m.nccl.txt")
+        nccl="$2 $3"
+        set -- $(all "$OUT/corpus/$m.flow.txt")
+        printf '| %s | %s | %s | %s | %s | %s | [curves](img/corpus/%s.png) |\n' "$m" "${v:-default}" \
+            "$(ls "$dir"/*.log | wc -l)" "$1" "$nccl" "$2 $3" "$m" >> "$table"
+    done
+    page=docs/calibration.md
+    awk -v file="$table" '
+        $0 == "<!-- corpus -->" { print; while ((getline line < file) > 0) print line; skip = 1; next }
+        $0 == "<!-- /corpus -->" { skip = 0 }
+        !skip { print }' "$page" > "$page.new"
+    mv "$page.new" "$page"
+}
+
+if [ "${1:-}" = corpus ]; then
+    corpus
+    exit 0
+fi
 PAGE=docs/reproduce.md
 NAMES=${*:-$("$MOESIM" repro --list | awk 'NR > 1 { print $1 }')}
 for e in $NAMES; do

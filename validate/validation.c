@@ -324,6 +324,35 @@ curve_items(const double *size, const double *factor, const double *measured, gu
     return k;
 }
 
+/* Size tics at powers of two, labelled in binary units, with a step that keeps at most 12 of
+ * them over the sizes drawn. */
+static void
+size_ticks(MsPlot *p, const double *size, guint n)
+{
+    double lo = G_MAXDOUBLE, hi = 0;
+    for (guint i = 0; i < n; i++) {
+        if (size[i] > 0) {
+            lo = MIN(lo, size[i]);
+            hi = MAX(hi, size[i]);
+        }
+    }
+    if (hi == 0) {
+        return;
+    }
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    gint first = (gint)floor(log2(lo)), last = (gint)ceil(log2(hi));
+    gint step = MAX(1, (last - first + 11) / 12);
+    GString *t = g_string_new("set xtics (");
+    for (gint e = first; e <= last; e += step) {
+        gint u = MIN(e / 10, (gint)G_N_ELEMENTS(unit) - 1);
+        g_string_append_printf(t, "%s'%.0f %s' %.0f", e > first ? ", " : "", ldexp(1, e - 10 * u),
+                               unit[u], ldexp(1, e));
+    }
+    g_string_append(t, ")");
+    ms_plot_set(p, "%s", t->str);
+    g_string_free(t, TRUE);
+}
+
 gboolean
 ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
                      const double *size, const double *factor, const double *measured,
@@ -337,14 +366,16 @@ ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *grou
     g_autofree char *path = g_build_filename(dir, "curves.png", NULL);
     g_autoptr(MsPlot) p = ms_plot_new(path, title, 1100, 700);
     ms_plot_set(p, "set logscale x 2");
-    ms_plot_set(p, "set format x '%%.0b %%BB'");
-    ms_plot_set(p, "set xtics 4 rotate by -30");
+    size_ticks(p, size, n);
     ms_plot_set(p, "set xlabel 'size (bytes, as nccl-tests counts them)'");
     ms_plot_set(p, "set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'");
     ms_plot_set(p, "set yrange [0:*]");
     ms_plot_set(p, "set grid");
     /* Outside the plot: a legend entry per group and model would hide the curves. */
     ms_plot_set(p, "set key outside right top Left reverse samplen 3 font ',9'");
+    ms_plot_set(p, "set key title 'kind ranks x ranks per node' font ',9'");
+    /* Room for the smallest and largest sizes' points at the edges. */
+    ms_plot_set(p, "set offsets graph 0.02, graph 0.02, 0, 0");
     g_autofree guint *idx = g_new(guint, MAX(n, 1));
     for (guint g = 0, first = 0; g < n_groups; first += groups[g].n, g++) {
         guint k = curve_items(size, factor, measured, first, MIN(groups[g].n, n - first), idx);
@@ -353,7 +384,7 @@ ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *grou
         }
         const char *colour = group_colour[g % G_N_ELEMENTS(group_colour)];
         g_autofree char *pts_style = g_strdup_printf(
-            "points pt %u ps 0.8 lc rgb '%s'", group_point[g % G_N_ELEMENTS(group_point)], colour);
+            "points pt %u ps 1.2 lc rgb '%s'", group_point[g % G_N_ELEMENTS(group_point)], colour);
         g_autofree char *pts_name = g_strdup_printf("%s measured", groups[g].name);
         guint pts = ms_plot_series(p, pts_name, "1:2", pts_style);
         for (guint j = 0; j < k; j++) {
