@@ -1,5 +1,6 @@
 /* Tests of validation: Kendall's tau-b in closed form, pairing the ops of two results (ids,
- * labels, the min_us filter, step times), every result-file and mismatch error, and the plots (the nccl-tests curves too). */
+ * labels, the min_us filter, step times), every result-file and mismatch error, and the plots (the
+ * nccl-tests curves too). */
 #include "ms_test.h"
 #include "sim/out/plot.h"
 #include "validate/validation.h"
@@ -308,8 +309,8 @@ test_curves(void)
     const MsPlotModel models[] = {{"flow", flow}, {"nccl", nccl}};
     g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "curves", NULL);
     GError *error = NULL;
-    gboolean ok = ms_validation_curves(dir, "t", groups, 2, size, factor, meas, models, 2, 4,
-                                       &error);
+    gboolean ok =
+        ms_validation_curves(dir, "t", groups, 2, size, factor, meas, models, 2, 4, &error);
     g_autofree char *gp = g_build_filename(dir, "curves.png.gp", NULL);
     g_autofree char *text = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(gp, &text, NULL, NULL));
