@@ -28,9 +28,13 @@ corpus_release() {
 # Every machine of the corpus predicted under the nccl model (its figures are the report's)
 # with the flow model's curve beside it; the shape of a log without '#  Rank' lines is its
 # name's (OP_NODESxGPUS[_NOTE].log).
+# "POINTS MEDIAN, P90" of a validate report's last line.
+all_errors() { awk '/^all:/ { gsub(",", ""); print $2, $5 ", " $7 }' "$1"; }
+
 corpus() {
     mkdir -p docs/img/corpus "$OUT/corpus"
-    table="$OUT/corpus.md"
+    table="$OUT/corpus.md" figs="$OUT/corpus-figures.md"
+    : > "$figs"
     printf '| machine | NCCL modelled | logs | points | nccl model: median, p90 | flow model: median, p90 | curves |\n' > "$table"
     printf '| --- | --- | --- | --- | --- | --- | --- |\n' >> "$table"
     for dir in validate/data/corpus/*/; do
@@ -52,13 +56,18 @@ corpus() {
             --plot "$OUT/corpus/$m" > "$OUT/corpus/$m.nccl.txt"
         "$MOESIM" validate "$@" -t "$dir/topology.ini" > "$OUT/corpus/$m.flow.txt"
         cp "$OUT/corpus/$m/curves.png" "docs/img/corpus/$m.png"
-        all() { awk '/^all:/ { gsub(",", ""); print $2, $5 ", " $7 }' "$1"; }
-        set -- $(all "$OUT/corpus/$m.nccl.txt")
+        set -- $(all_errors "$OUT/corpus/$m.nccl.txt")
         nccl="$2 $3"
-        set -- $(all "$OUT/corpus/$m.flow.txt")
-        printf '| %s | %s | %s | %s | %s | %s | [curves](img/corpus/%s.png) |\n' "$m" "${v:-default}" \
+        set -- $(all_errors "$OUT/corpus/$m.flow.txt")
+        printf '| %s | %s | %s | %s | %s | %s | [curves](#%s) |\n' "$m" "${v:-default}" \
             "$(ls "$dir"/*.log | wc -l)" "$1" "$nccl" "$2 $3" "$m" >> "$table"
+        printf '\n#### %s\n\n%s under %s: median %s; under the flow model: median %s.\n\n' \
+            "$m" "$m" "$net" "$(echo "$nccl" | sed 's/, /, p90 /')" \
+            "$(echo "$2 $3" | sed 's/, /, p90 /')" >> "$figs"
+        printf '![%s: bus bandwidth against size, measured and predicted](img/corpus/%s.png)\n' \
+            "$m" "$m" >> "$figs"
     done
+    cat "$figs" >> "$table"
     page=docs/calibration.md
     awk -v file="$table" '
         $0 == "<!-- corpus -->" { print; while ((getline line < file) > 0) print line; skip = 1; next }
