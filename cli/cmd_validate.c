@@ -109,8 +109,9 @@ tables_report(char **files, const MsTopology *topo, const MsCalibration *cal, co
 typedef struct {
     const MsTopology *topo;
     const MsCalibration *cal;
-    const char *net;  /* --net, NULL: the flow model */
-    char **plot_nets; /* --plot-net, may be NULL */
+    const char *net;    /* --net, NULL: the flow model */
+    char **plot_nets;   /* --plot-net, may be NULL */
+    char **plot_labels; /* --plot-label: the legend's names of --net and the --plot-nets */
     const MsMeasurementReadOptions *read;
 } TablesCtx;
 
@@ -124,7 +125,11 @@ write_curves(const char *dir, const MsValidationReport *r, const MsPlotGroup *gr
     g_autoptr(GPtrArray) reports =
         g_ptr_array_new_with_free_func((GDestroyNotify)ms_validation_report_free);
     g_autofree MsPlotModel *models = g_new(MsPlotModel, extra + 1);
-    models[0] = (MsPlotModel){t->net ? t->net : "flow", ms_validation_report_predicted(r, &n)};
+    guint labels = t->plot_labels ? g_strv_length(t->plot_labels) : 0;
+    models[0] = (MsPlotModel){labels   ? t->plot_labels[0]
+                              : t->net ? t->net
+                                       : "flow",
+                              ms_validation_report_predicted(r, &n)};
     /* The same tables read the same way; their notices were printed once already. */
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     MsMeasurementReadOptions quiet = {t->read->ranks, t->read->ranks_per_node, notes};
@@ -136,7 +141,8 @@ write_curves(const char *dir, const MsValidationReport *r, const MsPlotGroup *gr
         }
         g_ptr_array_add(reports, other);
         guint k = 0;
-        models[m + 1] = (MsPlotModel){t->plot_nets[m], ms_validation_report_predicted(other, &k)};
+        models[m + 1] = (MsPlotModel){m + 1 < labels ? t->plot_labels[m + 1] : t->plot_nets[m],
+                                      ms_validation_report_predicted(other, &k)};
     }
     const double *size = ms_validation_report_sizes(r, &n);
     const double *factor = ms_validation_report_bus_factors(r, &n);
@@ -314,7 +320,7 @@ validate_layers(char **sims, char **meas, const LayerArgs *la, double bound, con
 int
 ms_cmd_validate(int argc, char **argv)
 {
-    g_auto(GStrv) sims = NULL, meas = NULL, plot_nets = NULL;
+    g_auto(GStrv) sims = NULL, meas = NULL, plot_nets = NULL, plot_labels = NULL;
     g_autofree char *topology = NULL, *calibration = NULL, *max_error = NULL, *stat = NULL;
     g_autofree char *plot = NULL, *json = NULL, *min_op = NULL, *net = NULL;
     g_autofree char *iterations = NULL, *pattern = NULL, *log_shape = NULL;
@@ -347,6 +353,10 @@ ms_cmd_validate(int argc, char **argv)
          "Tables: also draw this network model's prediction on curves.png (repeatable; the "
          "figures and the bound stay --net's)",
          "MODEL"},
+        {"plot-label", 0, 0, G_OPTION_ARG_STRING_ARRAY, &plot_labels,
+         "Tables: the legend's name of a curve on curves.png, in order: --net's, then each "
+         "--plot-net's (default: the model as given)",
+         "TEXT"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the report as JSON (- for stdout)",
          "FILE"},
         {"layers", 0, 0, G_OPTION_ARG_NONE, &layers,
@@ -414,9 +424,14 @@ ms_cmd_validate(int argc, char **argv)
         LayerArgs la = {iterations, pattern, gpu};
         return validate_layers(sims, meas, &la, bound, stat ? stat : "median", plot, json);
     }
-    if (plot_nets && (topology == NULL || plot == NULL)) {
-        return ms_cli_usage("validate: --plot-net goes with --measured tables, --topology and "
-                            "--plot");
+    if ((plot_nets || plot_labels) && (topology == NULL || plot == NULL)) {
+        return ms_cli_usage("validate: --plot-net and --plot-label go with --measured tables, "
+                            "--topology and --plot");
+    }
+    guint n_curves = 1 + (plot_nets ? g_strv_length(plot_nets) : 0);
+    if (plot_labels && g_strv_length(plot_labels) > n_curves) {
+        return ms_cli_usage("validate: %u --plot-label for %u curves (--net and %u --plot-net)",
+                            g_strv_length(plot_labels), n_curves, n_curves - 1);
     }
     g_autoptr(MsTopology) topo = NULL;
     g_autoptr(MsCalibration) cal = NULL;
@@ -441,7 +456,7 @@ ms_cmd_validate(int argc, char **argv)
     const MsErrorStats *all = ms_validation_report_all(r);
     fprintf(out_text, "all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all->n,
             100 * all->median, 100 * all->p90, 100 * all->max);
-    const TablesCtx tables = {topo, cal, net, plot_nets, &read};
+    const TablesCtx tables = {topo, cal, net, plot_nets, plot_labels, &read};
     if (plot &&
         !write_plots(plot, r, sims, meas, topology, calibration, topo ? &tables : NULL, &error)) {
         return ms_cli_fail(error);

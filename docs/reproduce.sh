@@ -26,8 +26,21 @@ corpus_release() {
 }
 
 # Every machine of the corpus predicted under the nccl model (its figures are the report's)
-# with the flow model's curve beside it; the shape of a log without '#  Rank' lines is its
+# with the flow model's curve beside it and, where it has more than one allocation, the nccl
+# model fitted on its smallest (calibration.md section 6.3); the shape of a log without '#  Rank' lines is its
 # name's (OP_NODESxGPUS[_NOTE].log).
+# The logs of a machine's fewest GPUs (a name's NODESxGPUS); nothing when every log has that
+# count (no larger allocation to predict).
+fit_files() {
+    counts=$(for log in "$1"/*.log; do
+        basename "$log" .log | sed 's/^[a-z_]*_\([0-9]*\)x\([0-9]*\).*/\1 \2/' |
+            awk -v f="$log" '{ print $1 * $2, f }'
+    done | sort -n)
+    fewest=$(echo "$counts" | awk 'NR == 1 { print $1 }')
+    [ "$(echo "$counts" | awk -v n="$fewest" '$1 != n' | wc -l)" -gt 0 ] || return 0
+    echo "$counts" | awk -v n="$fewest" '$1 == n { print $2 }'
+}
+
 # "POINTS MEDIAN, P90" of a validate report's last line.
 all_errors() { awk '/^all:/ { gsub(",", ""); print $2, $5 ", " $7 }' "$1"; }
 
@@ -52,7 +65,19 @@ corpus() {
         done
         [ -z "$shape" ] || set -- "$@" --log-shape "$shape"
         net=nccl${v:+:version=$v}
+        # The nccl model's four factors fitted on the smallest allocation (section 7), where the
+        # machine has a larger one to predict.
+        files=$(fit_files "$dir")
+        fitted= fit_logs=
+        if [ -n "$files" ]; then
+            fit_logs=$(for f in $files; do basename "$f" .log | sed 's/^[a-z_]*_//'; done |
+                sort -u | paste -sd+ -)
+            fitted=$("$MOESIM" calibrate -t "$dir/topology.ini" $files --net "$net" \
+                --out "$OUT/corpus/$m.ini" | sed -n "s/^ *--net '\(.*\)'\$/\1/p")
+        fi
         "$MOESIM" validate "$@" -t "$dir/topology.ini" --net "$net" --plot-net flow \
+            ${fitted:+--plot-net "$fitted" --plot-label "$net" --plot-label flow} \
+            ${fitted:+--plot-label "nccl fitted on the $fit_logs logs"} \
             --plot "$OUT/corpus/$m" > "$OUT/corpus/$m.nccl.txt"
         "$MOESIM" validate "$@" -t "$dir/topology.ini" > "$OUT/corpus/$m.flow.txt"
         cp "$OUT/corpus/$m/curves.png" "docs/img/corpus/$m.png"

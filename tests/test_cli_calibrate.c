@@ -266,13 +266,16 @@ test_validate_tables(void)
      * groups, every one of the 15 sizes of each (send/recv's busbw is its algbw). */
     g_autofree char *curves = tmp("curves");
     cli(&r, (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
-                             "--calibration", cal, "--plot", curves, "--plot-net", "flow", NULL});
+                             "--calibration", cal, "--plot", curves, "--plot-net", "flow",
+                             "--plot-label", "calibrated", NULL});
     CU_ASSERT_EQUAL(r.rc, plot ? 0 : 2);
     g_autofree char *gp = g_build_filename(curves, "curves.png.gp", NULL);
     g_autofree char *script = NULL;
     CU_ASSERT_TRUE_FATAL(g_file_get_contents(gp, &script, NULL, NULL));
     CU_ASSERT_PTR_NOT_NULL(strstr(script, "title 'sendrecv 2x2 measured'"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(script, "dt 1 lc rgb '#d62728' title 'allreduce 16x8 flow'"));
+    /* The first curve named by --plot-label, the second by its model. */
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(script, "dt 1 lc rgb '#d62728' title 'allreduce 16x8 calibrated'"));
     CU_ASSERT_PTR_NOT_NULL(strstr(script, "dt 2 lc rgb '#d62728' title 'allreduce 16x8 flow'"));
     guint blocks = 0, rows = 0;
     for (const char *b = strstr(script, " << EOD\n"); b; b = strstr(b, " << EOD\n")) {
@@ -288,7 +291,12 @@ test_validate_tables(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(script, "$d0 << EOD\n4096 0.45407"));
     expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot-net", "flow",
                             NULL},
-           2, "validate: --plot-net goes with --measured tables, --topology and --plot");
+           2,
+           "validate: --plot-net and --plot-label go with --measured tables, --topology "
+           "and --plot");
+    expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot", curves,
+                            "--plot-label", "a", "--plot-label", "b", NULL},
+           2, "validate: 2 --plot-label for 1 curves (--net and 0 --plot-net)");
     expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot", curves,
                             "--plot-net", "nccl:bogus=1", NULL},
            2, "--plot-net: ");

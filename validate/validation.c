@@ -364,7 +364,7 @@ ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *grou
         return FALSE;
     }
     g_autofree char *path = g_build_filename(dir, "curves.png", NULL);
-    g_autoptr(MsPlot) p = ms_plot_new(path, title, 1100, 700);
+    g_autoptr(MsPlot) p = ms_plot_new(path, title, 1300, 820);
     ms_plot_set(p, "set logscale x 2");
     size_ticks(p, size, n);
     ms_plot_set(p, "set xlabel 'size (bytes, as nccl-tests counts them)'");
