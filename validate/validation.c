@@ -226,13 +226,23 @@ static const char *const group_colour[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d6
                                            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 static const guint group_point[] = {7, 5, 9, 11, 13};
 
-gboolean
-ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
-                    const double *predicted, const double *measured, guint n, GError **error)
+/* The plots' folder, created with its parents. */
+static gboolean
+make_dir(const char *dir, GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s",
                     dir, g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
+                    const double *predicted, const double *measured, guint n, GError **error)
+{
+    if (!make_dir(dir, error)) {
         return FALSE;
     }
     MsPlotGroup all = {"operations", n};
@@ -358,9 +368,7 @@ ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *grou
                      const double *size, const double *factor, const double *measured,
                      const MsPlotModel *models, guint n_models, guint n, GError **error)
 {
-    if (g_mkdir_with_parents(dir, 0755) != 0) {
-        g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s",
-                    dir, g_strerror(errno));
+    if (!make_dir(dir, error)) {
         return FALSE;
     }
     g_autofree char *path = g_build_filename(dir, "curves.png", NULL);
