@@ -52,42 +52,103 @@ print_tables(const MsValidationReport *r)
     }
 }
 
-/* The tables' report on the topology (calibrated when a calibration is given). */
+/* The topology and calibration (NULL: nominal figures) tables are predicted on. */
+static gboolean
+load_tables_inputs(const char *topology, const char *calibration, MsTopology **topo,
+                   MsCalibration **cal, GError **error)
+{
+    *topo = ms_inputs_load_topology(topology, NULL, error);
+    if (*topo == NULL) {
+        return FALSE;
+    }
+    if (calibration) {
+        *cal = ms_calibration_load(calibration, error);
+        if (*cal == NULL || !ms_calibration_apply_topology(*cal, *topo, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+/* The tables predicted under the network model net_text (NULL: the flow model); option names the
+ * option it came from in messages. */
 static MsValidationReport *
-tables_report(char **files, const char *topology, const char *calibration, const char *net_text,
-              const MsMeasurementReadOptions *read, GError **error)
+predict_tables(char **files, const MsTopology *topo, const MsCalibration *cal, const char *net_text,
+               const char *option, const MsMeasurementReadOptions *read, GError **error)
 {
     MsNetSpec spec;
     ms_net_spec_init(&spec);
     if (net_text && !ms_net_spec_parse(net_text, &spec, error)) {
-        g_prefix_error(error, "--net: ");
+        g_prefix_error(error, "%s: ", option);
         return NULL;
-    }
-    g_autoptr(MsTopology) topo = ms_inputs_load_topology(topology, NULL, error);
-    if (topo == NULL) {
-        return NULL;
-    }
-    g_autoptr(MsCalibration) cal = NULL;
-    if (calibration) {
-        cal = ms_calibration_load(calibration, error);
-        if (cal == NULL || !ms_calibration_apply_topology(cal, topo, error)) {
-            return NULL;
-        }
     }
     g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, error);
     if (net == NULL) {
         return NULL;
     }
-    MsValidationReport *report =
-        ms_validation_report_tables((const char *const *)files, read, topo, cal, net, error);
+    return ms_validation_report_tables((const char *const *)files, read, topo, cal, net, error);
+}
+
+/* The tables' report on the topology (calibrated when a calibration is given). */
+static MsValidationReport *
+tables_report(char **files, const MsTopology *topo, const MsCalibration *cal, const char *net_text,
+              const MsMeasurementReadOptions *read, GError **error)
+{
+    MsValidationReport *report = predict_tables(files, topo, cal, net_text, "--net", read, error);
     for (guint k = 0; k < read->notes->len; k++) {
         fprintf(stderr, "moesim: notice: %s\n", (const char *)read->notes->pdata[k]);
     }
     /* Said only once the tables are read: a failure prints its message alone. */
-    if (report && calibration == NULL) {
+    if (report && cal == NULL) {
         fprintf(out_text, "# no --calibration: nominal figures of %s\n", ms_topology_name(topo));
     }
     return report;
+}
+
+/* What the tables were predicted with, for the curves' other models. */
+typedef struct {
+    const MsTopology *topo;
+    const MsCalibration *cal;
+    const char *net;    /* --net, NULL: the flow model */
+    char **plot_nets;   /* --plot-net, may be NULL */
+    char **plot_labels; /* --plot-label: the legend's names of --net and the --plot-nets */
+    const MsMeasurementReadOptions *read;
+} TablesCtx;
+
+/* curves.png: the report's predictions (named by --net) and those of every --plot-net model on
+ * the same tables, topology and calibration. */
+static gboolean
+write_curves(const char *dir, const MsValidationReport *r, const MsPlotGroup *groups,
+             const char *title, char **files, const TablesCtx *t, GError **error)
+{
+    guint extra = t->plot_nets ? g_strv_length(t->plot_nets) : 0, n = 0;
+    g_autoptr(GPtrArray) reports =
+        g_ptr_array_new_with_free_func((GDestroyNotify)ms_validation_report_free);
+    g_autofree MsPlotModel *models = g_new(MsPlotModel, extra + 1);
+    guint labels = t->plot_labels ? g_strv_length(t->plot_labels) : 0;
+    models[0] = (MsPlotModel){labels   ? t->plot_labels[0]
+                              : t->net ? t->net
+                                       : "flow",
+                              ms_validation_report_predicted(r, &n)};
+    /* The same tables read the same way; their notices were printed once already. */
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    MsMeasurementReadOptions quiet = {t->read->ranks, t->read->ranks_per_node, notes};
+    for (guint m = 0; m < extra; m++) {
+        MsValidationReport *other =
+            predict_tables(files, t->topo, t->cal, t->plot_nets[m], "--plot-net", &quiet, error);
+        if (other == NULL) {
+            return FALSE;
+        }
+        g_ptr_array_add(reports, other);
+        guint k = 0;
+        models[m + 1] = (MsPlotModel){m + 1 < labels ? t->plot_labels[m + 1] : t->plot_nets[m],
+                                      ms_validation_report_predicted(other, &k)};
+    }
+    const double *size = ms_validation_report_sizes(r, &n);
+    const double *factor = ms_validation_report_bus_factors(r, &n);
+    const double *meas = ms_validation_report_measured(r, &n);
+    return ms_validation_curves(dir, title, groups, ms_validation_report_n_rows(r), size, factor,
+                                meas, models, extra + 1, n, error);
 }
 
 /* Appends part to a title after sep, on a new line where the current one (from *line on) would
@@ -115,7 +176,7 @@ add_title_part(GString *title, gsize *line, const char *part, const char *sep)
  * in the legend, under a title that names the inputs. */
 static gboolean
 write_plots(const char *dir, const MsValidationReport *r, char **sims, char **meas,
-            const char *topology, const char *calibration, GError **error)
+            const char *topology, const char *calibration, const TablesCtx *tables, GError **error)
 {
     guint rows = ms_validation_report_n_rows(r);
     g_autofree MsPlotGroup *groups = g_new0(MsPlotGroup, MAX(rows, 1));
@@ -150,6 +211,10 @@ write_plots(const char *dir, const MsValidationReport *r, char **sims, char **me
     const double *pred = ms_validation_report_predicted(r, &n);
     const double *measd = ms_validation_report_measured(r, &n);
     gboolean ok = ms_validation_plots(dir, title->str, groups, rows, pred, measd, n, error);
+    /* Curves need sizes: tables only. */
+    if (ok && tables) {
+        ok = write_curves(dir, r, groups, title->str, meas, tables, error);
+    }
     g_string_free(title, TRUE);
     return ok;
 }
@@ -255,7 +320,7 @@ validate_layers(char **sims, char **meas, const LayerArgs *la, double bound, con
 int
 ms_cmd_validate(int argc, char **argv)
 {
-    g_auto(GStrv) sims = NULL, meas = NULL;
+    g_auto(GStrv) sims = NULL, meas = NULL, plot_nets = NULL, plot_labels = NULL;
     g_autofree char *topology = NULL, *calibration = NULL, *max_error = NULL, *stat = NULL;
     g_autofree char *plot = NULL, *json = NULL, *min_op = NULL, *net = NULL;
     g_autofree char *iterations = NULL, *pattern = NULL, *log_shape = NULL;
@@ -283,7 +348,15 @@ ms_cmd_validate(int argc, char **argv)
         {"stat", 0, 0, G_OPTION_ARG_STRING, &stat,
          "Statistic --max-error bounds: median (default), p90 or max", "S"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
-         "Write scatter.png and errors.png into this folder", "DIR"},
+         "Write scatter.png and errors.png into this folder (tables: curves.png too)", "DIR"},
+        {"plot-net", 0, 0, G_OPTION_ARG_STRING_ARRAY, &plot_nets,
+         "Tables: also draw this network model's prediction on curves.png (repeatable; the "
+         "figures and the bound stay --net's)",
+         "MODEL"},
+        {"plot-label", 0, 0, G_OPTION_ARG_STRING_ARRAY, &plot_labels,
+         "Tables: the legend's name of a curve on curves.png, in order: --net's, then each "
+         "--plot-net's (default: the model as given)",
+         "TEXT"},
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json, "Write the report as JSON (- for stdout)",
          "FILE"},
         {"layers", 0, 0, G_OPTION_ARG_NONE, &layers,
@@ -351,8 +424,22 @@ ms_cmd_validate(int argc, char **argv)
         LayerArgs la = {iterations, pattern, gpu};
         return validate_layers(sims, meas, &la, bound, stat ? stat : "median", plot, json);
     }
+    if ((plot_nets || plot_labels) && (topology == NULL || plot == NULL)) {
+        return ms_cli_usage("validate: --plot-net and --plot-label go with --measured tables, "
+                            "--topology and --plot");
+    }
+    guint n_curves = 1 + (plot_nets ? g_strv_length(plot_nets) : 0);
+    if (plot_labels && g_strv_length(plot_labels) > n_curves) {
+        return ms_cli_usage("validate: %u --plot-label for %u curves (--net and %u --plot-net)",
+                            g_strv_length(plot_labels), n_curves, n_curves - 1);
+    }
+    g_autoptr(MsTopology) topo = NULL;
+    g_autoptr(MsCalibration) cal = NULL;
+    if (topology && !load_tables_inputs(topology, calibration, &topo, &cal, &error)) {
+        return ms_cli_fail(error);
+    }
     g_autoptr(MsValidationReport) r =
-        topology ? tables_report(meas, topology, calibration, net, &read, &error)
+        topology ? tables_report(meas, topo, cal, net, &read, &error)
                  : ms_validation_report_runs((const char *const *)sims, (const char *const *)meas,
                                              min_us, &error);
     if (r == NULL) {
@@ -369,7 +456,9 @@ ms_cmd_validate(int argc, char **argv)
     const MsErrorStats *all = ms_validation_report_all(r);
     fprintf(out_text, "all: %u compared, median %.2f%%, p90 %.2f%%, max %.2f%%\n", all->n,
             100 * all->median, 100 * all->p90, 100 * all->max);
-    if (plot && !write_plots(plot, r, sims, meas, topology, calibration, &error)) {
+    const TablesCtx tables = {topo, cal, net, plot_nets, plot_labels, &read};
+    if (plot &&
+        !write_plots(plot, r, sims, meas, topology, calibration, topo ? &tables : NULL, &error)) {
         return ms_cli_fail(error);
     }
     if (json) {

@@ -253,7 +253,7 @@ test_validate_tables(void)
     CU_ASSERT_TRUE(json_object_get_double_member(all, "p90") < 0.01);
     CU_ASSERT_TRUE(
         json_object_has_member(json_object_get_object_member(o, "groups"), "allreduce 8x8"));
-    static const char *const pngs[] = {"scatter.png", "errors.png"};
+    static const char *const pngs[] = {"scatter.png", "errors.png", "curves.png"};
     for (guint i = 0; plot && i < G_N_ELEMENTS(pngs); i++) {
         g_autofree char *path = g_build_filename(plots, pngs[i], NULL);
         g_autofree char *data = NULL;
@@ -262,6 +262,48 @@ test_validate_tables(void)
         CU_ASSERT_TRUE(len > 1000);
         CU_ASSERT_EQUAL(memcmp(data, "\x89PNG", 4), 0);
     }
+    /* The curves with a second model: a measured series and a line per model for each of the 4
+     * groups, every one of the 15 sizes of each (send/recv's busbw is its algbw). */
+    g_autofree char *curves = tmp("curves");
+    cli(&r, (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
+                             "--calibration", cal, "--plot", curves, "--plot-net", "flow",
+                             "--plot-label", "calibrated", NULL});
+    CU_ASSERT_EQUAL(r.rc, plot ? 0 : 2);
+    g_autofree char *gp = g_build_filename(curves, "curves.png.gp", NULL);
+    g_autofree char *script = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(gp, &script, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "title 'sendrecv 2x2 measured'"));
+    /* The first curve named by --plot-label, the second by its model. */
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(script, "dt 1 lc rgb '#d62728' title 'allreduce 16x8 calibrated'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "dt 2 lc rgb '#d62728' title 'allreduce 16x8 flow'"));
+    guint blocks = 0, rows = 0;
+    for (const char *b = strstr(script, " << EOD\n"); b; b = strstr(b, " << EOD\n")) {
+        b += strlen(" << EOD\n");
+        blocks++;
+        for (const char *e = strstr(b, "EOD\n"); b < e; b = strchr(b, '\n') + 1) {
+            rows++;
+        }
+    }
+    CU_ASSERT_EQUAL(blocks, 4 * 3);
+    CU_ASSERT_EQUAL(rows, 4 * 3 * 15);
+    /* sendrecv 2x2 at 4 KiB: 9 us + 4096 B at 200 GB/s, 4096 / 9.02048 us = 0.454077... GB/s. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "$d0 << EOD\n4096 0.45407"));
+    expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot-net", "flow",
+                            NULL},
+           2,
+           "validate: --plot-net and --plot-label go with --measured tables, --topology "
+           "and --plot");
+    expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot", curves,
+                            "--plot-label", "a", "--plot-label", "b", NULL},
+           2, "validate: 2 --plot-label for 1 curves (--net and 0 --plot-net)");
+    expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot", curves,
+                            "--plot-net", "nccl:bogus=1", NULL},
+           2, "--plot-net: ");
+    g_autofree char *file = ms_test_write_tmp("curves-not-a-dir", "x");
+    g_autofree char *under = g_build_filename(file, "sub", NULL);
+    expect((const char *[]){"validate", "-M", meas, "-t", "vidur-dgx-a100", "--plot", under, NULL},
+           2, "cannot create");
     /* Without the calibration: nominal figures, said so, and far off. */
     cli(&r, (const char *[]){"validate", "--measured", meas, "--topology", "vidur-dgx-a100",
                              "--max-error", "10%", NULL});

@@ -1,5 +1,6 @@
 /* Tests of validation: Kendall's tau-b in closed form, pairing the ops of two results (ids,
- * labels, the min_us filter, step times), every result-file and mismatch error, and the plots. */
+ * labels, the min_us filter, step times), every result-file and mismatch error, and the plots (the
+ * nccl-tests curves too). */
 #include "ms_test.h"
 #include "sim/out/plot.h"
 #include "validate/validation.h"
@@ -296,6 +297,51 @@ test_plots_per_configuration(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(d1, "\n12 0\n"));
 }
 
+/* curves.png: nccl-tests' bus bandwidth (size / time x factor, GB/s from bytes and
+ * microseconds) against size, the items of a group in size order, measured as points and a line
+ * per model; items without a factor (a GEMM) and predictions of no time are left out. */
+static void
+test_curves(void)
+{
+    const MsPlotGroup groups[] = {{"allreduce 8x8", 3}, {"gemm 1x1", 1}};
+    const double size[] = {1024, 4096, 2048, 1e9}, factor[] = {1.75, 1.75, 1.75, 0};
+    const double meas[] = {1, 2, 4, 5}, flow[] = {1, 1, 2, 5}, nccl[] = {0, 2, 2, 5};
+    const MsPlotModel models[] = {{"flow", flow}, {"nccl", nccl}};
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "curves", NULL);
+    GError *error = NULL;
+    gboolean ok =
+        ms_validation_curves(dir, "t", groups, 2, size, factor, meas, models, 2, 4, &error);
+    g_autofree char *gp = g_build_filename(dir, "curves.png.gp", NULL);
+    g_autofree char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(gp, &text, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "set logscale x 2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "set ylabel 'bus bandwidth (GB/s"));
+    /* 1024 B in 1 us is 1.024 GB/s of algbw, 1.792 of busbw over 8 ranks. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "$d0 << EOD\n1024 1.792\n2048 0.896\n4096 3.584\nEOD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "$d1 << EOD\n1024 1.792\n2048 1.792\n4096 7.168\nEOD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "$d2 << EOD\n2048 1.792\n4096 3.584\nEOD"));
+    CU_ASSERT_PTR_NULL(strstr(text, "$d3 << EOD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "title 'allreduce 8x8 measured'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "dt 1 lc rgb '#1f77b4' title 'allreduce 8x8 flow'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "dt 2 lc rgb '#1f77b4' title 'allreduce 8x8 nccl'"));
+    CU_ASSERT_PTR_NULL(strstr(text, "gemm"));
+    if (!ms_plot_available()) {
+        CU_ASSERT_FALSE(ok);
+        MS_ASSERT_ERROR(error, MS_PLOT_ERROR, MS_PLOT_ERROR_GNUPLOT, "gnuplot");
+        return;
+    }
+    CU_ASSERT_TRUE_FATAL(ok);
+    assert_png(dir, "curves.png");
+    g_autofree char *file = ms_test_write_tmp("curves-file", "x");
+    g_autofree char *under = g_build_filename(file, "sub", NULL);
+    CU_ASSERT_FALSE(
+        ms_validation_curves(under, "t", groups, 2, size, factor, meas, models, 2, 4, &error));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+    CU_ASSERT_EQUAL(error->domain, G_FILE_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "cannot create"));
+    g_clear_error(&error);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -306,6 +352,7 @@ main(int argc, char **argv)
         {"result file errors", test_load_errors},
         {"plots", test_plots},
         {"plots: a colour and a name per configuration", test_plots_per_configuration},
+        {"curves: bus bandwidth against size", test_curves},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"validation", NULL, NULL, tests}, {NULL}};

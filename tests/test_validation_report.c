@@ -70,6 +70,9 @@ test_runs(void)
     const double *p = ms_validation_report_predicted(r, &n);
     CU_ASSERT_EQUAL(n, 4);
     CU_ASSERT_EQUAL(p[3], 150);
+    /* Ops have no size: no bus bandwidth. */
+    CU_ASSERT_EQUAL(ms_validation_report_bus_factors(r, &n)[3], 0);
+    CU_ASSERT_EQUAL(ms_validation_report_sizes(r, &n)[0], 0);
     CU_ASSERT_EQUAL(ms_validation_report_measured(r, &n)[1], 200);
     g_autoptr(JsonNode) json = ms_validation_report_to_json(r);
     JsonObject *o = json_node_get_object(json);
@@ -147,6 +150,14 @@ test_tables(void)
         MS_ASSERT_REL(p[i], s * 1e6, 1e-12);
     }
     CU_ASSERT_EQUAL(ms_validation_report_measured(r, &n)[1], 80);
+    /* Sizes and nccl-tests' bus-bandwidth factors, item by item: 2(n-1)/n of an allreduce. */
+    const double *size = ms_validation_report_sizes(r, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    CU_ASSERT_EQUAL(size[0], 1048576);
+    CU_ASSERT_EQUAL(size[1], 4194304);
+    const double *factor = ms_validation_report_bus_factors(r, &n);
+    MS_ASSERT_REL(factor[0], 1.75, 1e-15);
+    MS_ASSERT_REL(factor[2], 30.0 / 16, 1e-15);
     g_autoptr(JsonNode) json = ms_validation_report_to_json(r);
     JsonObject *groups = json_object_get_object_member(json_node_get_object(json), "groups");
     CU_ASSERT_TRUE(json_object_has_member(groups, "allreduce 16x8"));

@@ -95,8 +95,8 @@ fit_links(MsTopology *topo, const MsMeasurementSet *set, MsCalibration *cal, GPt
 
 /* --- collectives --- */
 
-static gboolean
-coll_op(MsMeasurementKind kind, MsCollOp *op)
+gboolean
+ms_calibrate_coll_op(MsMeasurementKind kind, MsCollOp *op)
 {
     switch (kind) {
     case MS_MEASUREMENT_ALLREDUCE:
@@ -211,7 +211,7 @@ fit_config(const MsTopology *topo, const MsMeasurementSet *set, const Config *cf
            MsCalibration *cal, GPtrArray *report, gboolean *fitted, GError **error)
 {
     MsCollOp op = MS_COLL_ALLREDUCE;
-    coll_op(cfg->kind, &op);
+    ms_calibrate_coll_op(cfg->kind, &op);
     g_autofree guint *ranks = g_new(guint, cfg->ranks);
     if (cfg->kind != MS_MEASUREMENT_SENDRECV && !place_row(topo, cfg->first, ranks, error)) {
         return FALSE;
@@ -301,7 +301,7 @@ fit_collectives(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(set, i);
         MsCollOp op;
-        if ((!coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) ||
+        if ((!ms_calibrate_coll_op(r->kind, &op) && r->kind != MS_MEASUREMENT_SENDRECV) ||
             !ms_calibrate_row_default(r)) {
             continue;
         }
@@ -642,7 +642,7 @@ ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNet
         net = own;
     }
     MsCollOp op;
-    gboolean ok = TRUE, is_coll = coll_op(row->kind, &op);
+    gboolean ok = TRUE, is_coll = ms_calibrate_coll_op(row->kind, &op);
     if (is_coll) {
         g_autofree guint *ranks = g_new(guint, row->ranks);
         MsCollSpec spec = {

@@ -75,6 +75,10 @@ gboolean ms_calibrate_predict(const MsTopology *topo, const MsCalibration *cal,
 gboolean ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
                                   const MsMeasurement *row, double *seconds, GError **error);
 
+/* The collective a measured kind is (allreduce, alltoall, allgather, reducescatter); FALSE for
+ * the other kinds, *op unchanged. */
+gboolean ms_calibrate_coll_op(MsMeasurementKind kind, MsCollOp *op);
+
 /* The network spec a measured row ran under: base, with the row's forced channel count (NCCL_MIN
  * and NCCL_MAX_NCHANNELS) as NCCL's minimum and maximum under the nccl model. Queue pairs per
  * connection are not modelled; the flow model has neither. */

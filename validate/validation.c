@@ -226,13 +226,23 @@ static const char *const group_colour[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d6
                                            "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 static const guint group_point[] = {7, 5, 9, 11, 13};
 
-gboolean
-ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
-                    const double *predicted, const double *measured, guint n, GError **error)
+/* The plots' folder, created with its parents. */
+static gboolean
+make_dir(const char *dir, GError **error)
 {
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s",
                     dir, g_strerror(errno));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+gboolean
+ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
+                    const double *predicted, const double *measured, guint n, GError **error)
+{
+    if (!make_dir(dir, error)) {
         return FALSE;
     }
     MsPlotGroup all = {"operations", n};
@@ -299,4 +309,112 @@ ms_validation_plots(const char *dir, const char *title, const MsPlotGroup *group
         }
     }
     return ms_plot_render(h, error);
+}
+
+/* Dash types of the predictions, a model each: solid, dashed, dotted, dash-dot. */
+static const guint model_dash[] = {1, 2, 3, 4};
+
+/* The items of a group with a bus bandwidth, ordered by size (stable: a log's repeated sizes keep
+ * their order), into idx; how many. */
+static guint
+curve_items(const double *size, const double *factor, const double *measured, guint first,
+            guint count, guint *idx)
+{
+    guint k = 0;
+    for (guint i = first; i < first + count; i++) {
+        if (!(size[i] > 0 && factor[i] > 0 && measured[i] > 0)) {
+            continue;
+        }
+        guint j = k++;
+        for (; j > 0 && size[idx[j - 1]] > size[i]; j--) {
+            idx[j] = idx[j - 1];
+        }
+        idx[j] = i;
+    }
+    return k;
+}
+
+/* Size tics at powers of two, labelled in binary units, with a step that keeps at most 12 of
+ * them over the sizes drawn. */
+static void
+size_ticks(MsPlot *p, const double *size, guint n)
+{
+    double lo = G_MAXDOUBLE, hi = 0;
+    for (guint i = 0; i < n; i++) {
+        if (size[i] > 0) {
+            lo = MIN(lo, size[i]);
+            hi = MAX(hi, size[i]);
+        }
+    }
+    if (hi == 0) {
+        return;
+    }
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    gint first = (gint)floor(log2(lo)), last = (gint)ceil(log2(hi));
+    gint step = MAX(1, (last - first + 11) / 12);
+    GString *t = g_string_new("set xtics (");
+    for (gint e = first; e <= last; e += step) {
+        gint u = MIN(e / 10, (gint)G_N_ELEMENTS(unit) - 1);
+        g_string_append_printf(t, "%s'%.0f %s' %.0f", e > first ? ", " : "", ldexp(1, e - 10 * u),
+                               unit[u], ldexp(1, e));
+    }
+    g_string_append(t, ")");
+    ms_plot_set(p, "%s", t->str);
+    g_string_free(t, TRUE);
+}
+
+gboolean
+ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *groups, guint n_groups,
+                     const double *size, const double *factor, const double *measured,
+                     const MsPlotModel *models, guint n_models, guint n, GError **error)
+{
+    if (!make_dir(dir, error)) {
+        return FALSE;
+    }
+    g_autofree char *path = g_build_filename(dir, "curves.png", NULL);
+    g_autoptr(MsPlot) p = ms_plot_new(path, title, 1300, 820);
+    ms_plot_set(p, "set logscale x 2");
+    size_ticks(p, size, n);
+    ms_plot_set(p, "set xlabel 'size (bytes, as nccl-tests counts them)'");
+    ms_plot_set(p, "set ylabel 'bus bandwidth (GB/s, nccl-tests busbw)'");
+    ms_plot_set(p, "set yrange [0:*]");
+    ms_plot_set(p, "set grid");
+    /* Outside the plot: a legend entry per group and model would hide the curves. */
+    ms_plot_set(p, "set key outside right top Left reverse samplen 3 font ',9'");
+    ms_plot_set(p, "set key title 'kind ranks x ranks per node' font ',9'");
+    /* Room for the smallest and largest sizes' points at the edges. */
+    ms_plot_set(p, "set offsets graph 0.02, graph 0.02, 0, 0");
+    g_autofree guint *idx = g_new(guint, MAX(n, 1));
+    for (guint g = 0, first = 0; g < n_groups; first += groups[g].n, g++) {
+        guint k = curve_items(size, factor, measured, first, MIN(groups[g].n, n - first), idx);
+        if (k == 0) {
+            continue;
+        }
+        const char *colour = group_colour[g % G_N_ELEMENTS(group_colour)];
+        g_autofree char *pts_style = g_strdup_printf(
+            "points pt %u ps 1.2 lc rgb '%s'", group_point[g % G_N_ELEMENTS(group_point)], colour);
+        g_autofree char *pts_name = g_strdup_printf("%s measured", groups[g].name);
+        guint pts = ms_plot_series(p, pts_name, "1:2", pts_style);
+        for (guint j = 0; j < k; j++) {
+            guint i = idx[j];
+            double row[2] = {size[i], size[i] / measured[i] * factor[i] / 1e3};
+            ms_plot_row(p, pts, row, 2, NULL);
+        }
+        for (guint m = 0; m < n_models; m++) {
+            g_autofree char *style = g_strdup_printf(
+                "lines lw 2 dt %u lc rgb '%s'", model_dash[m % G_N_ELEMENTS(model_dash)], colour);
+            g_autofree char *name = g_strdup_printf("%s %s", groups[g].name, models[m].name);
+            guint line = ms_plot_series(p, name, "1:2", style);
+            for (guint j = 0; j < k; j++) {
+                guint i = idx[j];
+                double t = models[m].predicted[i];
+                /* A prediction of no time has no bandwidth to draw. */
+                if (t > 0) {
+                    double row[2] = {size[i], size[i] / t * factor[i] / 1e3};
+                    ms_plot_row(p, line, row, 2, NULL);
+                }
+            }
+        }
+    }
+    return ms_plot_render(p, error);
 }

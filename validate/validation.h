@@ -63,4 +63,19 @@ gboolean ms_validation_plots(const char *dir, const char *title, const MsPlotGro
                              guint n_groups, const double *predicted, const double *measured,
                              guint n, GError **error);
 
+/* A prediction drawn on curves.png: its legend name and every item's predicted time (us). */
+typedef struct {
+    const char *name;
+    const double *predicted;
+} MsPlotModel;
+
+/* Writes DIR/curves.png: bus bandwidth (GB/s: size / time x factor, the times in microseconds)
+ * against size (log2 x), nccl-tests' curves: per group a colour, its measured items as points and
+ * a line per model (a dash type each, n_models of them). Items without a size or factor (0) are
+ * left out; a group left with none draws nothing. Fails as ms_validation_plots. */
+gboolean ms_validation_curves(const char *dir, const char *title, const MsPlotGroup *groups,
+                              guint n_groups, const double *size, const double *factor,
+                              const double *measured, const MsPlotModel *models, guint n_models,
+                              guint n, GError **error);
+
 G_END_DECLS

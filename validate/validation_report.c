@@ -14,6 +14,7 @@ struct _MsValidationReport {
     gboolean runs;
     GArray *rows;        /* MsReportRow */
     GArray *pred, *meas; /* double, every item compared */
+    GArray *size, *bus;  /* double per item: bytes, bus-bandwidth factor (0: none) */
     double tau;
     gboolean has_tau; /* two pairs or more */
     MsErrorStats all;
@@ -34,6 +35,8 @@ report_new(gboolean runs)
     g_array_set_clear_func(r->rows, row_clear);
     r->pred = g_array_new(FALSE, FALSE, sizeof(double));
     r->meas = g_array_new(FALSE, FALSE, sizeof(double));
+    r->size = g_array_new(FALSE, TRUE, sizeof(double));
+    r->bus = g_array_new(FALSE, TRUE, sizeof(double));
     r->tau = NAN;
     return r;
 }
@@ -47,6 +50,8 @@ ms_validation_report_free(MsValidationReport *r)
     g_array_unref(r->rows);
     g_array_unref(r->pred);
     g_array_unref(r->meas);
+    g_array_unref(r->size);
+    g_array_unref(r->bus);
     g_free(r);
 }
 
@@ -63,6 +68,9 @@ add_row(MsValidationReport *r, char *name, const double *p, const double *m, gui
     g_array_append_val(r->rows, row);
     g_array_append_vals(r->pred, p, n);
     g_array_append_vals(r->meas, m, n);
+    /* Items without a size (runs' ops) have no bus bandwidth; tables fill theirs in after. */
+    g_array_set_size(r->size, r->pred->len);
+    g_array_set_size(r->bus, r->pred->len);
     return TRUE;
 }
 
@@ -141,6 +149,22 @@ ms_validation_report_runs(const char *const *sims, const char *const *meas, doub
     return finish(r, error) ? g_steal_pointer(&r) : NULL;
 }
 
+/* nccl-tests' bus-bandwidth factor of a row (docs/collectives.md "Bus bandwidth and sizes"):
+ * 2(n-1)/n for allreduce, (n-1)/n for the other collectives (an all-to-all under an allreduce is
+ * an all-to-all); sendrecv's busbw is its algbw. 0 for rows without one: compute kinds, one
+ * rank. */
+static double
+bus_factor(const MsMeasurement *row)
+{
+    MsCollOp op;
+    MsMeasurementKind kind =
+        row->kind == MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE ? MS_MEASUREMENT_ALLTOALL : row->kind;
+    if (kind == MS_MEASUREMENT_SENDRECV) {
+        return 1;
+    }
+    return ms_calibrate_coll_op(kind, &op) ? ms_coll_busbw_factor(op, row->ranks) : 0;
+}
+
 /* One row per kind and configuration of a table, in the order they appear. */
 static gboolean
 predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopology *topo,
@@ -155,6 +179,8 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
         }
         g_autoptr(GArray) p = g_array_new(FALSE, FALSE, sizeof(double));
         g_autoptr(GArray) m = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) size = g_array_new(FALSE, FALSE, sizeof(double));
+        g_autoptr(GArray) bus = g_array_new(FALSE, FALSE, sizeof(double));
         for (guint j = i; j < n; j++) {
             const MsMeasurement *b = ms_measurement_set_get(set, j);
             if (done[j] || b->kind != a->kind || b->ranks != a->ranks ||
@@ -176,6 +202,9 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
             double mu = b->seconds * 1e6;
             g_array_append_val(p, s);
             g_array_append_val(m, mu);
+            double bytes = (double)b->bytes, factor = bus_factor(b);
+            g_array_append_val(size, bytes);
+            g_array_append_val(bus, factor);
         }
         char *name = g_strdup_printf("%s %ux%u%s%s", ms_measurement_kind_name(a->kind), a->ranks,
                                      a->ranks_per_node, a->label && *a->label ? " " : "",
@@ -183,6 +212,9 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
         if (!add_row(r, name, (double *)p->data, (double *)m->data, p->len, NAN, NAN, error)) {
             return FALSE;
         }
+        guint first = r->bus->len - bus->len;
+        memcpy(&g_array_index(r->size, double, first), size->data, size->len * sizeof(double));
+        memcpy(&g_array_index(r->bus, double, first), bus->data, bus->len * sizeof(double));
     }
     return TRUE;
 }
@@ -244,6 +276,20 @@ ms_validation_report_measured(const MsValidationReport *r, guint *n)
 {
     *n = r->meas->len;
     return (const double *)r->meas->data;
+}
+
+const double *
+ms_validation_report_sizes(const MsValidationReport *r, guint *n)
+{
+    *n = r->size->len;
+    return (const double *)r->size->data;
+}
+
+const double *
+ms_validation_report_bus_factors(const MsValidationReport *r, guint *n)
+{
+    *n = r->bus->len;
+    return (const double *)r->bus->data;
 }
 
 gboolean

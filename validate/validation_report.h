@@ -58,6 +58,11 @@ const MsErrorStats *ms_validation_report_all(const MsValidationReport *report);
 /* Every item's predicted and measured value (microseconds), for plots; n items. */
 const double *ms_validation_report_predicted(const MsValidationReport *report, guint *n);
 const double *ms_validation_report_measured(const MsValidationReport *report, guint *n);
+/* Every item's size in bytes as nccl-tests counts it and its bus-bandwidth factor (nccl-tests'
+ * busbw = size / time x factor), 0 for items without one (runs' ops, compute rows, one rank); n
+ * items, in the order of the two above. */
+const double *ms_validation_report_sizes(const MsValidationReport *report, guint *n);
+const double *ms_validation_report_bus_factors(const MsValidationReport *report, guint *n);
 /* The overall statistic named stat ("median", "p90" or "max"); FALSE for another name. */
 gboolean ms_validation_report_stat(const MsValidationReport *report, const char *stat, double *out);
 
