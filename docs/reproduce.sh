@@ -65,8 +65,8 @@ corpus() {
         done
         [ -z "$shape" ] || set -- "$@" --log-shape "$shape"
         net=nccl${v:+:version=$v}
-        # The nccl model's factors (four, and host_us where rows are bound by the host) fitted on the smallest allocation (section 7), where the
-        # machine has a larger one to predict.
+        # The nccl model's factors (four, and host_us where rows are bound by the host) fitted
+        # on the smallest allocation (section 7), where the machine has a larger one to predict.
         files=$(fit_files "$dir")
         fitted= fit_logs=
         if [ -n "$files" ]; then
