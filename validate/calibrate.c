@@ -620,6 +620,21 @@ ms_calibrate_row_default(const MsMeasurement *row)
     return row->channels == 0 && row->qps == 0;
 }
 
+/* The device time of a collective (op) or send/receive (op NULL) row, seconds. */
+static gboolean
+predict_comm(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net, gboolean nccl,
+             const MsMeasurement *row, const MsCollOp *op, double *seconds, GError **error)
+{
+    if (op == NULL) {
+        return nccl ? predict_sendrecv_net(topo, net, row, seconds, error)
+                    : predict_sendrecv(topo, cal, row, seconds, error);
+    }
+    g_autofree guint *ranks = g_new(guint, row->ranks);
+    MsCollSpec spec = {
+        .op = *op, .n_ranks = row->ranks, .ranks = ranks, .bytes = row->bytes, .net = net};
+    return place_row(topo, row, ranks, error) && simulate_spec(topo, cal, spec, seconds, error);
+}
+
 gboolean
 ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNetModel *net,
                          const MsMeasurement *row, double *seconds, GError **error)
@@ -642,23 +657,15 @@ ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNet
         net = own;
     }
     MsCollOp op;
-    gboolean ok = TRUE, is_coll = ms_calibrate_coll_op(row->kind, &op);
-    if (is_coll) {
-        g_autofree guint *ranks = g_new(guint, row->ranks);
-        MsCollSpec spec = {
-            .op = op, .n_ranks = row->ranks, .ranks = ranks, .bytes = row->bytes, .net = net};
-        ok = place_row(topo, row, ranks, error) && simulate_spec(topo, cal, spec, seconds, error);
-    } else if (row->kind == MS_MEASUREMENT_SENDRECV) {
-        ok = nccl ? predict_sendrecv_net(topo, net, row, seconds, error)
-                  : predict_sendrecv(topo, cal, row, seconds, error);
-    }
+    gboolean is_coll = ms_calibrate_coll_op(row->kind, &op);
     if (is_coll || row->kind == MS_MEASUREMENT_SENDRECV) {
-        /* A run whose threads each drove several GPUs paced by its host (sim/net/host_loop.h). */
-        if (ok) {
-            double cost = ms_host_loop_call_cost(net ? ms_net_model_spec(net) : NULL, topo);
-            *seconds = ms_host_loop_iteration(*seconds, row->gpus_per_thread, cost);
+        if (!predict_comm(topo, cal, net, nccl, row, is_coll ? &op : NULL, seconds, error)) {
+            return FALSE;
         }
-        return ok;
+        /* A run whose threads each drove several GPUs paced by its host (sim/net/host_loop.h). */
+        double cost = ms_host_loop_call_cost(net ? ms_net_model_spec(net) : NULL, topo);
+        *seconds = ms_host_loop_iteration(*seconds, row->gpus_per_thread, cost);
+        return TRUE;
     }
     const MsGpuSpec *spec = ms_topology_gpu_spec(topo, 0);
     g_autoptr(MsComputeModel) model =

@@ -276,14 +276,13 @@ step_latencies(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p, MsNcclCost *out
 }
 
 /* Whether NVLS/Simple is enabled for op on the communicator, the algorithm and protocol masks
- * applied. */
+ * applied; its cost into out. */
 static gboolean
-nvls_available(const MsNcclComm *c, MsCollOp op)
+nvls_available(const MsNcclComm *c, MsCollOp op, MsNcclCost *out)
 {
-    MsNcclCost k;
     guint simple = 1u << MS_NCCL_PROTO_SIMPLE;
     return (c->algo_mask & (1u << MS_NCCL_ALGO_NVLS)) && (c->proto_mask & simple) &&
-           c->n_ranks >= 2 && nccl_nvls_cost(c, op, MS_NCCL_PROTO_SIMPLE, &k) && k.alg_bw > 0;
+           c->n_ranks >= 2 && nccl_nvls_cost(c, op, MS_NCCL_PROTO_SIMPLE, out) && out->alg_bw > 0;
 }
 
 void
@@ -295,8 +294,7 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
     *out = (MsNcclCost){0};
     if (algo == MS_NCCL_ALGO_NVLS) {
         /* NVLS has no size-dependent correction (v2.18.3 tuning.cc:381-397). */
-        if (proto == MS_NCCL_PROTO_SIMPLE && nvls_available(comm, op)) {
-            nccl_nvls_cost(comm, op, proto, out);
+        if (proto == MS_NCCL_PROTO_SIMPLE && nvls_available(comm, op, out)) {
             out->enabled = TRUE;
             out->time_us = out->latency_us + nbytes / (1000.0 * out->alg_bw);
         }
@@ -313,8 +311,9 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
      * with nothing comes back as the backup (v2.19.3 tuning.cc:301-317, v2.22.3 :321-335): for
      * reducescatter and allgather the ring unless NVLS is there (nvls_available). */
     if (!tree && op != MS_COLL_ALLREDUCE && !(comm->algo_mask & (1u << algo))) {
+        MsNcclCost nvls;
         allowed = (comm->proto_mask & (1u << proto)) &&
-                  (comm->version < V(2, 19, 0) || !nvls_available(comm, op));
+                  (comm->version < V(2, 19, 0) || !nvls_available(comm, op, &nvls));
     }
     if (!allowed || (proto == MS_NCCL_PROTO_LL128 && !comm->ll128)) {
         return;
