@@ -649,6 +649,35 @@ expect_error(const MsModel *m, const MsRouting *r, MsPlanMode mode, const MsPlan
     MS_ASSERT_ERROR(error, MS_PLAN_ERROR, code, needle);
 }
 
+/* The count in "... hold about N ops" or "... at least N ops". */
+static guint64
+count_in(const GError *error, const char *before)
+{
+    const char *at = error ? strstr(error->message, before) : NULL;
+    return at ? g_ascii_strtoull(at + strlen(before), NULL, 10) : 0;
+}
+
+/* The bound that needs no routing refuses what the planner refuses, with the planner's count when
+ * every all-to-all is one chunk (the default configuration), and admits the inference that the
+ * planner builds. */
+static void
+check_ops_bound(const MsModel *big, const MsRouting *deep, const MsPlanConfig *cfg)
+{
+    GError *early = NULL, *late = NULL, *error = NULL;
+    CU_ASSERT_FALSE(ms_plan_check_ops(big, 8, MS_PLAN_TRAIN, &early));
+    CU_ASSERT_PTR_NULL(build(big, deep, MS_PLAN_TRAIN, cfg, &late));
+    guint64 bound = count_in(early, "at least "), about = count_in(late, "about ");
+    CU_ASSERT_TRUE(bound > MS_PLAN_MAX_OPS);
+    CU_ASSERT_EQUAL(bound, about);
+    MS_ASSERT_ERROR(early, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
+                    "a train schedule of big on 8 ranks would hold at least");
+    g_clear_error(&late);
+    CU_ASSERT_TRUE(ms_plan_check_ops(big, 8, MS_PLAN_INFER, &error));
+    g_assert_no_error(error);
+    g_autoptr(MsSchedule) s = build_ok(big, deep, MS_PLAN_INFER, cfg);
+    CU_ASSERT_PTR_NOT_NULL(s);
+}
+
 static guint32
 four_experts(guint layer, guint src, guint e)
 {
@@ -739,6 +768,7 @@ test_errors(void)
     g_autoptr(MsRouting) deep = fx_routing(4096, 8, 8, 2, four_experts);
     expect_error(big, deep, MS_PLAN_TRAIN, &cfg, MS_PLAN_ERROR_LIMIT,
                  "the schedule would hold about");
+    check_ops_bound(big, deep, &cfg);
     ms_plan_config_clear(&cfg);
     MsPlanMode mode = MS_PLAN_TRAIN;
     CU_ASSERT_TRUE(ms_plan_mode_from_name("infer", &mode));

@@ -153,6 +153,17 @@ test_loaded_objects(void)
     CU_ASSERT_STRING_EQUAL(ms_schedule_get_meta(s, "topology"), "nowhere-4");
     CU_ASSERT_EQUAL(ms_schedule_n_ranks(s), 4);
     CU_ASSERT_TRUE(g_str_has_prefix(ms_planner_trace(p), "gen:ranks=4,experts=16,layers=12"));
+    /* A schedule beyond the op limit whatever the routing is refused before any is generated. */
+    static const char big_text[] =
+        "[model]\nformat = 1\nname = big\nlayers = 4096\nd_model = 64\nd_ffn = 64\n"
+        "experts = 8\ntop_k = 2\nheads = 1\nseq_len = 8\ntokens_per_gpu = 8\n"
+        "grad_bucket = 1B\n";
+    g_autoptr(MsModel) big = ms_model_load_data(big_text, strlen(big_text), "big", &error);
+    g_assert_no_error(error);
+    pin.model = big;
+    CU_ASSERT_PTR_NULL(ms_planner_new(&pin, &error));
+    MS_ASSERT_ERROR(error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
+                    "a train schedule of big on 4 ranks would hold at least");
 }
 
 static void

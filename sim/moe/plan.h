@@ -168,6 +168,12 @@ gboolean ms_plan_check_routing(const MsModel *model, const MsRouting *routing,
 guint64 ms_plan_capacity(const MsPlanConfig *cfg, const MsModel *model, const MsRouting *routing,
                          guint moe, guint64 tokens, guint top_k);
 
+/* A lower bound of ms_plan_build's count of ops for a schedule of `ranks` ranks in this mode (one
+ * chunk per all-to-all, none compressed, an allreduce per gradient bucket), which needs no
+ * routing: FALSE with MS_PLAN_ERROR_LIMIT when even that exceeds MS_PLAN_MAX_OPS, so that a caller
+ * refuses a run before it generates or reads its routing. */
+gboolean ms_plan_check_ops(const MsModel *model, guint ranks, MsPlanMode mode, GError **error);
+
 /* Builds and validates the schedule, asking cfg's moe_layer hook about each MoE layer in order.
  * Returns NULL with MS_PLAN_ERROR (mismatch, a partition of 0 or beyond MS_PLAN_MAX_CHUNKS, more
  * than MS_PLAN_MAX_OPS ops, an ep that does not divide the GPUs and experts, inference placements

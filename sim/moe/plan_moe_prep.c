@@ -142,27 +142,66 @@ layer_plan(Plan *p, guint m)
     return TRUE;
 }
 
+/* About how many ops a schedule of n ranks holds: per rank and direction three per layer, two
+ * more, and moe_ops for the MoE layers' all-to-alls and experts; in training each direction, and
+ * the gradients' allreduces (one per bucket, and one per ar_chunk bytes when the allreduce is
+ * chunked, 0: not) twice per rank. */
+static guint64
+ops_estimate(const MsModel *model, guint n, gboolean train, guint64 moe_ops, guint64 ar_chunk)
+{
+    const MsModelSpec *s = ms_model_spec(model);
+    guint64 per_rank = (3 * (guint64)s->layers + 2 + moe_ops) * (train ? 2 : 1);
+    if (!train) {
+        return per_rank * n;
+    }
+    guint64 params = 0;
+    for (guint l = 0; l < s->layers; l++) {
+        const MsModel *v = ms_model_layer(model, l);
+        params += ms_model_attention_params(v) + ms_model_dense_ffn_params(v) +
+                  ms_model_expert_params(v) + ms_model_shared_params(v);
+    }
+    guint64 bytes = params * ms_dtype_bytes(s->dtype), grads = bytes / s->grad_bucket + 2;
+    guint64 ar = ar_chunk ? bytes / ar_chunk + grads : grads;
+    return per_rank * n + 2 * ar * n;
+}
+
+/* An MoE layer's ops per rank and direction, cut into chunks: five, and three per chunk (seven
+ * when the all-to-all is compressed). */
+static guint64
+moe_layer_ops(guint64 chunks, gboolean compressed)
+{
+    return 5 + chunks * (compressed ? 7 : 3);
+}
+
+gboolean
+ms_plan_check_ops(const MsModel *model, guint ranks, MsPlanMode mode, GError **error)
+{
+    guint n_moe = ms_model_spec(model)->n_moe;
+    guint64 ops =
+        ops_estimate(model, ranks, mode == MS_PLAN_TRAIN, n_moe * moe_layer_ops(1, FALSE), 0);
+    if (ops > MS_PLAN_MAX_OPS) {
+        g_set_error(error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
+                    "a %s schedule of %s on %u ranks would hold at least %" G_GUINT64_FORMAT
+                    " ops (at most %u), even with one chunk per all-to-all: use fewer layers or "
+                    "fewer GPUs",
+                    ms_plan_mode_name(mode), ms_model_spec(model)->name, ranks, ops,
+                    MS_PLAN_MAX_OPS);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 /* A first count of the ops, refused beyond MS_PLAN_MAX_OPS before any is made. */
 static gboolean
 check_size(Plan *p)
 {
-    gboolean train = p->mode == MS_PLAN_TRAIN, comp = p->cfg->compress_ratio != 1.0;
-    guint64 per_rank = 3 * (guint64)p->spec->layers + 2;
+    gboolean comp = p->cfg->compress_ratio != 1.0;
+    guint64 moe_ops = 0;
     for (guint m = 0; m < p->spec->n_moe; m++) {
-        per_rank += 5 + p->layer_plans[m].chunks * (comp ? 7 : 3);
+        moe_ops += moe_layer_ops(p->layer_plans[m].chunks, comp);
     }
-    per_rank *= train ? 2 : 1;
-    guint64 params = 0;
-    for (guint l = 0; l < p->spec->layers; l++) {
-        const MsModel *v = ms_model_layer(p->root, l);
-        params += ms_model_attention_params(v) + ms_model_dense_ffn_params(v) +
-                  ms_model_expert_params(v) + ms_model_shared_params(v);
-    }
-    guint64 grads = params * ms_dtype_bytes(p->spec->dtype) / p->spec->grad_bucket + 2;
-    guint64 ar = p->cfg->allreduce_chunk
-                     ? params * ms_dtype_bytes(p->spec->dtype) / p->cfg->allreduce_chunk + grads
-                     : grads;
-    guint64 ops = per_rank * p->n + (train ? 2 * ar * p->n : 0);
+    guint64 ops =
+        ops_estimate(p->root, p->n, p->mode == MS_PLAN_TRAIN, moe_ops, p->cfg->allreduce_chunk);
     if (ops > MS_PLAN_MAX_OPS) {
         g_set_error(p->error, MS_PLAN_ERROR, MS_PLAN_ERROR_LIMIT,
                     "the schedule would hold about %" G_GUINT64_FORMAT " ops (at most %u): use "

@@ -65,6 +65,11 @@ open_routing(MsPlanner *p, const MsPlannerInputs *in, GError **error)
     if (!ms_routing_source_gen_params(src, &shape, &params, error)) {
         return FALSE;
     }
+    /* Refused before the routing exists: at frontier scale its generation alone takes minutes
+     * and gigabytes, and the schedule's size depends on the shapes only. */
+    if (!ms_plan_check_ops(in->model, p->gpus_used, in->mode, error)) {
+        return FALSE;
+    }
     g_autofree char *spec = ms_trace_gen_params_to_spec(&params);
     p->source = g_strconcat("gen:", spec, NULL);
     p->gen = ms_trace_gen_new(&params, error);
