@@ -100,8 +100,13 @@ test_names(void)
     CU_ASSERT_TRUE(ms_nccl_parse_version("2.18", &v) && v == 21899);
     CU_ASSERT_TRUE(ms_nccl_parse_version("21003", &v) && v == 21003);
     CU_ASSERT_TRUE(ms_nccl_parse_version("2.30.99", &v) && v == MS_NCCL_VERSION_MAX);
-    const char *bad[] = {"2.9",   "2.9.9", "2.31",     "23100", "2.18.x", "2.18.6-1",
-                         "abc",   "",      "2..18",    "3.0",   "2.180",  "123456",
+    /* The oldest modelled release is 2.8.0; 2.7 is refused. */
+    CU_ASSERT_TRUE(ms_nccl_parse_version("2.8.0", &v) && v == MS_NCCL_VERSION_MIN && v == 20800);
+    CU_ASSERT_TRUE(ms_nccl_parse_version("2.8", &v) && v == 20899);
+    CU_ASSERT_TRUE(ms_nccl_parse_version("2.9.9", &v) && v == 20909);
+    CU_ASSERT_TRUE(ms_nccl_parse_version("20804", &v) && v == 20804);
+    const char *bad[] = {"2.7",   "2.7.8", "2.7.99",   "20799", "2.31",   "23100", "2.18.x",
+                         "abc",   "",      "2..18",    "3.0",   "2.180",  "123456", "2.18.6-1",
                          "2.18.", ".18",   "2.18.100", "2.1.8"};
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         if (ms_nccl_parse_version(bad[i], &v)) {
@@ -625,8 +630,12 @@ expect_init_error(const MsTopology *t, const guint *ranks, guint n, const MsNccl
 static void
 test_errors(void)
 {
-    MsNcclConfig cfg = {.version = V(2, 9, 9)};
-    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION, "2.9.9");
+    MsNcclConfig cfg = {.version = V(2, 7, 8)};
+    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION, "2.7.8 is outside the modelled 2.8.0 .. 2.30.99");
+    cfg = (MsNcclConfig){.version = V(2, 8, 0)};
+    MsNcclComm oldest;
+    g_autoptr(GError) none = NULL;
+    CU_ASSERT_TRUE(ms_nccl_comm_init(&oldest, a100, NULL, 8, &cfg, &none));
     cfg = (MsNcclConfig){.version = V(2, 31, 0)};
     expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION, "2.31.0");
     cfg = (MsNcclConfig){.arch = 61};
