@@ -237,7 +237,8 @@ check_attach(const char *spec_text, const guint (*edges)[2], guint n_edges)
         for (guint b = 0; b < 16; b++) {
             if (p.bytes[a][b] != want[a][b]) {
                 fprintf(stderr,
-                        "\n  %s: GPU %u to GPU %u: %" G_GUINT64_FORMAT " B, want %" G_GUINT64_FORMAT,
+                        "\n  %s: GPU %u to GPU %u: %" G_GUINT64_FORMAT
+                        " B, want %" G_GUINT64_FORMAT,
                         spec_text, a, b, p.bytes[a][b], want[a][b]);
             }
             CU_ASSERT_EQUAL(p.bytes[a][b], want[a][b]);

@@ -105,9 +105,9 @@ test_names(void)
     CU_ASSERT_TRUE(ms_nccl_parse_version("2.8", &v) && v == 20899);
     CU_ASSERT_TRUE(ms_nccl_parse_version("2.9.9", &v) && v == 20909);
     CU_ASSERT_TRUE(ms_nccl_parse_version("20804", &v) && v == 20804);
-    const char *bad[] = {"2.7",   "2.7.8", "2.7.99",   "20799", "2.31",   "23100", "2.18.x",
-                         "abc",   "",      "2..18",    "3.0",   "2.180",  "123456", "2.18.6-1",
-                         "2.18.", ".18",   "2.18.100", "2.1.8"};
+    const char *bad[] = {"2.7",    "2.7.8",    "2.7.99", "20799", "2.31",     "23100",
+                         "2.18.x", "abc",      "",       "2..18", "3.0",      "2.180",
+                         "123456", "2.18.6-1", "2.18.",  ".18",   "2.18.100", "2.1.8"};
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         if (ms_nccl_parse_version(bad[i], &v)) {
             fprintf(stderr, "\n  '%s' parsed as %u\n", bad[i], v);
@@ -757,7 +757,8 @@ static void
 test_errors(void)
 {
     MsNcclConfig cfg = {.version = V(2, 7, 8)};
-    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION, "2.7.8 is outside the modelled 2.8.0 .. 2.30.99");
+    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION,
+                      "2.7.8 is outside the modelled 2.8.0 .. 2.30.99");
     cfg = (MsNcclConfig){.version = V(2, 8, 0)};
     MsNcclComm oldest;
     g_autoptr(GError) none = NULL;

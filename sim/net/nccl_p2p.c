@@ -136,8 +136,8 @@ ms_nccl_p2p(const MsNcclComm *comm, guint64 nbytes, gboolean same_node, MsNcclP2
          * enqueue.cc:855-860); until 2.21 the piece is compared, from 2.22 the whole send. 2.8
          * always sends whole steps (v2.8.4 proxy.cc:225-252 divides by the step alone). */
         guint64 size = v < V(2, 22, 0) ? piece : nbytes;
-        guint64 msg = v < V(2, 9, 0) ? step
-                      : size < step  ? step / 4
+        guint64 msg = v < V(2, 9, 0)    ? step
+                      : size < step     ? step / 4
                       : size < 8 * step ? step / 2
                                         : step;
         out->message = MAX(MIN(msg, piece), MIN(nbytes, 1));

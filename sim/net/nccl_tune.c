@@ -163,7 +163,7 @@ cap(guint version, guint row, guint idx, const NcclBand *volta, const NcclBand *
     }
 }
 #define CAP(version, row, idx, t)                                                                  \
-    cap(version, row, idx, t##_volta, t##_ampere, G_N_ELEMENTS(t##_ampere), t##_hopper,           \
+    cap(version, row, idx, t##_volta, t##_ampere, G_N_ELEMENTS(t##_ampere), t##_hopper,            \
         G_N_ELEMENTS(t##_hopper), t##_blackwell, G_N_ELEMENTS(t##_blackwell))
 
 /* LL128's cap per channel in 2.8 and 2.9: one per operation whatever the GPU, for rings and
@@ -182,7 +182,8 @@ ll128_cap(guint version, guint row, guint idx, MsCollOp op, gboolean tree)
  * 256 MiB, identical in every release from 2.10 (v2.10 tuning.cc:267-271, v2.30 :623-627). 2.8
  * and 2.9 differ in LL128's row only (v2.8.4 tuning.cc:267, v2.9.9 :269). */
 static const double tree_correction_ll128_28[23] = {
-    1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, .92, .92,
+    1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+    .6,  .5,  .6,  .6,  .7,  .7, .8, .9, .9, .92, .92,
 };
 static const double tree_correction[MS_NCCL_N_PROTOS][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
