@@ -14,13 +14,13 @@ OUT=${OUT:-moesim-out/repro}
 
 # The NCCL release a machine's logs are modelled at, as tests/validate_corpus.c takes it: a log's
 # own "NCCL version" line, else corpus.ini's [nccl] entry, else moesim's default (empty); raised
-# to 2.10, the oldest release modelled.
+# to 2.8.0, the oldest release modelled.
 corpus_release() {
     v=$(cat "$1"/*.log | grep -m1 -o 'NCCL version [0-9.]*' | awk '{ print $3 }' || true)
     [ -n "$v" ] || v=$(awk -F' *= *' -v m="$(basename "$1")" '
         /^\[/ { s = $0 } s == "[nccl]" && $1 == m { print $2 }' validate/data/corpus/corpus.ini)
-    if [ -n "$v" ] && [ "$(printf '%s\n2.10\n' "$v" | sort -V | head -n1)" != 2.10 ]; then
-        v=2.10
+    if [ -n "$v" ] && [ "$(printf '%s\n2.8.0\n' "$v" | sort -V | head -n1)" != 2.8.0 ]; then
+        v=2.8.0
     fi
     echo "$v"
 }

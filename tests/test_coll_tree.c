@@ -210,11 +210,13 @@ pair_bytes(gpointer ctx, guint src, guint dst, guint64 bytes, const gint64 *pred
  * GPU 12 to GPU 8, node 2 (type 1 under 0) GPU 8 to GPU 0. Channel 1 (chains start at local 1):
  * node 2 (type 0 under 1) GPU 9 to GPU 6, node 0 (type 1 under 1) GPU 1 to GPU 5, node 1 (type 1
  * under 3) GPU 5 to GPU 13. Each carries the channel's half of the size both ways. */
+/* The tree connections of an allreduce on lina-testbed under `spec`, 2 channels, against the
+ * edges given (each carrying half the size both ways). */
 static void
-test_attach_gpus(void)
+check_attach(const char *spec_text, const guint (*edges)[2], guint n_edges)
 {
     g_autoptr(MsTopology) topo = load("lina-testbed");
-    g_autoptr(MsNetModel) net = model("nccl:version=2.10", topo);
+    g_autoptr(MsNetModel) net = model(spec_text, topo);
     guint64 size = tree_size(net, 16);
     g_autoptr(MsSim) sim = ms_sim_new(topo);
     ms_net_model_apply(net, sim);
@@ -227,21 +229,34 @@ test_attach_gpus(void)
     memset(&p, 0, sizeof p);
     p.topo = topo;
     CU_ASSERT_TRUE(ms_coll_enumerate(coll, pair_bytes, &p));
-    static const guint edges[][2] = {{4, 9}, {12, 8}, {8, 0}, {9, 6}, {1, 5}, {5, 13}};
     guint64 want[16][16] = {{0}};
-    for (guint k = 0; k < G_N_ELEMENTS(edges); k++) {
+    for (guint k = 0; k < n_edges; k++) {
         want[edges[k][0]][edges[k][1]] = want[edges[k][1]][edges[k][0]] = size / 2;
     }
     for (guint a = 0; a < 16; a++) {
         for (guint b = 0; b < 16; b++) {
             if (p.bytes[a][b] != want[a][b]) {
                 fprintf(stderr,
-                        "\n  GPU %u to GPU %u: %" G_GUINT64_FORMAT " B, want %" G_GUINT64_FORMAT, a,
-                        b, p.bytes[a][b], want[a][b]);
+                        "\n  %s: GPU %u to GPU %u: %" G_GUINT64_FORMAT
+                        " B, want %" G_GUINT64_FORMAT,
+                        spec_text, a, b, p.bytes[a][b], want[a][b]);
             }
             CU_ASSERT_EQUAL(p.bytes[a][b], want[a][b]);
         }
     }
+}
+
+static void
+test_attach_gpus(void)
+{
+    static const guint edges[][2] = {{4, 9}, {12, 8}, {8, 0}, {9, 6}, {1, 5}, {5, 13}};
+    check_attach("nccl:version=2.10", edges, G_N_ELEMENTS(edges));
+    /* NCCL 2.8 on GPUs before SM80 (sm70 forced on the same machine): the split tree, whose
+     * children both join the parent's second GPU (v2.8.4 connect.cc:43-45, search.cc:682).
+     * Channel 0: node 3 now joins GPU 9, node 2 GPU 1; channel 1: node 0 joins GPU 6, node 1
+     * GPU 14. */
+    static const guint split[][2] = {{4, 9}, {12, 9}, {8, 1}, {9, 6}, {1, 6}, {5, 14}};
+    check_attach("nccl:version=2.8.4,arch=sm70", split, G_N_ELEMENTS(split));
 }
 
 static MsTime
@@ -368,7 +383,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"NCCL's double binary tree for 2, 3, 4 and 16 nodes", test_dtree},
         {"bytes per node and direction in closed form", test_bytes_closed_form},
-        {"the GPUs where the nodes join, balanced pattern", test_attach_gpus},
+        {"the GPUs where the nodes join, balanced and split patterns", test_attach_gpus},
         {"a tree alone takes NCCL's predicted time", test_alone_matches_nccl},
         {"beside an all-to-all: the tree loads its own NICs", test_contended},
         {NULL, NULL},

@@ -100,9 +100,14 @@ test_names(void)
     CU_ASSERT_TRUE(ms_nccl_parse_version("2.18", &v) && v == 21899);
     CU_ASSERT_TRUE(ms_nccl_parse_version("21003", &v) && v == 21003);
     CU_ASSERT_TRUE(ms_nccl_parse_version("2.30.99", &v) && v == MS_NCCL_VERSION_MAX);
-    const char *bad[] = {"2.9",   "2.9.9", "2.31",     "23100", "2.18.x", "2.18.6-1",
-                         "abc",   "",      "2..18",    "3.0",   "2.180",  "123456",
-                         "2.18.", ".18",   "2.18.100", "2.1.8"};
+    /* The oldest modelled release is 2.8.0; 2.7 is refused. */
+    CU_ASSERT_TRUE(ms_nccl_parse_version("2.8.0", &v) && v == MS_NCCL_VERSION_MIN && v == 20800);
+    CU_ASSERT_TRUE(ms_nccl_parse_version("2.8", &v) && v == 20899);
+    CU_ASSERT_TRUE(ms_nccl_parse_version("2.9.9", &v) && v == 20909);
+    CU_ASSERT_TRUE(ms_nccl_parse_version("20804", &v) && v == 20804);
+    const char *bad[] = {"2.7",    "2.7.8",    "2.7.99", "20799", "2.31",     "23100",
+                         "2.18.x", "abc",      "",       "2..18", "3.0",      "2.180",
+                         "123456", "2.18.6-1", "2.18.",  ".18",   "2.18.100", "2.1.8"};
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
         if (ms_nccl_parse_version(bad[i], &v)) {
             fprintf(stderr, "\n  '%s' parsed as %u\n", bad[i], v);
@@ -165,6 +170,8 @@ test_link_figures(void)
         {90, V(2, 12, 12), 22},   {90, V(2, 18, 6), 20},    {90, V(2, 19, 4), 20},
         {90, V(2, 20, 3), 20.6},  {100, V(2, 22, 3), 20.6}, {100, V(2, 25, 1), 40.0},
         {100, V(2, 27, 3), 40.0}, {100, V(2, 27, 5), 40.1}, {89, V(2, 18, 6), 20},
+        {80, V(2, 8, 4), 21},     {70, V(2, 9, 9), 21},     {90, V(2, 9, 9), 21},
+        {70, V(2, 8, 0), 21},     {86, V(2, 8, 4), 12},
     };
     for (guint i = 0; i < G_N_ELEMENTS(nvl); i++) {
         MS_ASSERT_REL(ms_nccl_nvlink_bw(nvl[i].arch, nvl[i].version), nvl[i].bw, 1e-12);
@@ -567,6 +574,13 @@ p2p(const MsNcclComm *c, guint64 bytes, gboolean same_node)
 static void
 test_p2p(void)
 {
+    /* 2.8 sends whole 128 KiB steps over the network (v2.8.4 proxy.cc:225-252); 2.9.9 halves
+     * them for a piece below 8 steps (v2.9.9 proxy.cc:251-270): a 512 KiB send is one piece. */
+    MsNcclComm c28 = comm(a100x2, V(2, 8, 4), 0);
+    MsNcclP2p q28 = p2p(&c28, 512 * KIB, FALSE);
+    CU_ASSERT_TRUE(q28.channels == 1 && q28.chunk == 128 * KIB && q28.message == 128 * KIB);
+    q28 = p2p((MsNcclComm[]){comm(a100x2, V(2, 9, 9), 0)}, 512 * KIB, FALSE);
+    CU_ASSERT_TRUE(q28.channels == 1 && q28.chunk == 128 * KIB && q28.message == 64 * KIB);
     /* 2.10, two nodes (1 channel per net peer): pieces of at least 512 KiB, steps of 128 KiB; a
      * network message is a quarter of a step below one step, half below eight. */
     MsNcclComm c10 = comm(a100x2, V(2, 10, 3), 0);
@@ -625,8 +639,13 @@ expect_init_error(const MsTopology *t, const guint *ranks, guint n, const MsNccl
 static void
 test_errors(void)
 {
-    MsNcclConfig cfg = {.version = V(2, 9, 9)};
-    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION, "2.9.9");
+    MsNcclConfig cfg = {.version = V(2, 7, 8)};
+    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION,
+                      "2.7.8 is outside the modelled 2.8.0 .. 2.30.99");
+    cfg = (MsNcclConfig){.version = V(2, 8, 0)};
+    MsNcclComm oldest;
+    g_autoptr(GError) none = NULL;
+    CU_ASSERT_TRUE(ms_nccl_comm_init(&oldest, a100, NULL, 8, &cfg, &none));
     cfg = (MsNcclConfig){.version = V(2, 31, 0)};
     expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_VERSION, "2.31.0");
     cfg = (MsNcclConfig){.arch = 61};

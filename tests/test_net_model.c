@@ -100,7 +100,7 @@ test_spec_errors(void)
         {"flow:version=2.10", "network model flow takes no keys"},
         {"nccl:version", "'version' is not key=value"},
         {"nccl:version=", "'version=' is not key=value"},
-        {"nccl:version=2.9", "key 'version': '2.9' is not an NCCL version"},
+        {"nccl:version=2.7", "key 'version': '2.7' is not an NCCL version from 2.8"},
         {"nccl:version=2.31", "key 'version': '2.31'"},
         {"nccl:speed=3", "network model nccl has no key 'speed'"},
         {"nccl:arch=sm8", "key 'arch': '8' is not a whole number in [60, 120]"},

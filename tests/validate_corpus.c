@@ -356,8 +356,8 @@ score_log(const MsTopology *topo, const MsCalibration *cal, const Log *log, Scor
 }
 
 /* The NCCL version a log is modelled with: its own, brought into the modelled range (the
- * corpus has runs of 2.6 to 2.9, modelled as 2.10, the oldest modelled release), or the
- * default when the log does not say. */
+ * corpus' 2.8 and 2.9 runs at their own release, its 2.6 runs as 2.8.0, the oldest modelled
+ * release), or the default when the log does not say. */
 static guint
 modelled_version(const Log *log)
 {

@@ -13,6 +13,7 @@
 typedef enum {
     PATTERN_BALANCED = 1, /* parent and the second child on the first GPU, the first child on the
                            * second GPU */
+    PATTERN_SPLIT = 2,    /* parent on the first GPU, both children on the second (2.8, 2.9) */
     PATTERN_SIMPLE = 3,   /* everything through the first GPU (NCCL_TOPO_PATTERN_TREE) */
 } Pattern;
 
@@ -136,9 +137,9 @@ static guint
 attach(const guint *chain_gpus, guint size, Pattern pattern, guint child_type)
 {
     /* v2.18 src/graph/connect.cc:49-55: parent index 0, child 0 index 1 unless the pattern is
-     * the simple tree, child 1 index 0 (1 only for the split tree, which moesim's search never
-     * concludes). One GPU per node is always the simple pattern (v2.18 search.cc:850). */
-    if (child_type == 0 && pattern == PATTERN_BALANCED && size > 1) {
+     * the simple tree, child 1 index 0, 1 for the split tree (v2.8.4 connect.cc:43-45; only 2.8
+     * and 2.9 ask for it). One GPU per node is always the simple pattern (v2.18 search.cc:850). */
+    if (size > 1 && ((child_type == 0 && pattern != PATTERN_SIMPLE) || pattern == PATTERN_SPLIT)) {
         return chain_gpus[1];
     }
     return chain_gpus[0];
@@ -165,7 +166,9 @@ ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, cons
     }
     Nodes nd;
     nodes_init(&nd, n, node_of, local_of);
-    Pattern pattern = comm->tree_simple ? PATTERN_SIMPLE : PATTERN_BALANCED;
+    Pattern pattern = comm->tree_simple  ? PATTERN_SIMPLE
+                      : comm->tree_split ? PATTERN_SPLIT
+                                         : PATTERN_BALANCED;
     /* The channels before NCCL duplicates them (comm->nChannels = min(tree, ring), v2.18
      * src/init.cc:935): channel c of the duplicated set runs the second tree when c mod 2 x that
      * is in the upper half (connect.cc:141-142; later copies repeat the pattern). */

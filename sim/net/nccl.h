@@ -1,5 +1,5 @@
 /* nccl: NCCL's own model of how it runs a collective, as its source states it, per version
- * (2.10 to 2.30): what its topology detection sees (link bandwidths per GPU architecture), what
+ * (2.8 to 2.30): what its topology detection sees (link bandwidths per GPU architecture), what
  * its graph search concludes (rings: channels and bandwidth per channel), how many channels and
  * which algorithm and protocol it picks for a call of a given size (src/graph/tuning.cc), with the
  * latency and bandwidth its tuning model predicts for each choice, and how it cuts point-to-point
@@ -27,7 +27,7 @@ typedef enum {
 /* NCCL_VERSION_CODE of a release: major * 10000 + minor * 100 + patch (2.10.3 = 21003). The
  * modelled range, and the default: the release PyTorch 2.x wheels shipped most (2.18.x). */
 #define MS_NCCL_VERSION(major, minor, patch) ((major)*10000 + (minor)*100 + (patch))
-#define MS_NCCL_VERSION_MIN MS_NCCL_VERSION(2, 10, 0)
+#define MS_NCCL_VERSION_MIN MS_NCCL_VERSION(2, 8, 0)
 #define MS_NCCL_VERSION_MAX MS_NCCL_VERSION(2, 30, 99)
 #define MS_NCCL_VERSION_DEFAULT MS_NCCL_VERSION(2, 18, 6)
 
@@ -73,7 +73,8 @@ typedef struct {
 gboolean ms_nccl_arch_of_model(const char *model, guint *arch);
 
 /* Link bandwidth as NCCL's topology detection counts it, GB/s per direction (graph/topo.h): one
- * NVLink of that architecture under that version (SM80: 22 in 2.10-2.17, 20 from 2.18 ...); a
+ * NVLink of that architecture under that version (SM80: 21 in 2.8-2.9, 22 in 2.10-2.17, 20 from
+ * 2.18 ...); a
  * PCIe link whose nominal (datasheet) bandwidth is nominal_gbps (NCCL counts lanes x GT/s / 80:
  * a Gen4 x16 link of 31.5 GB/s is 24); a NIC port of that line rate (Gb/s / 8). */
 double ms_nccl_nvlink_bw(guint arch, guint version);
@@ -91,11 +92,12 @@ typedef struct {
     guint graph_channels;        /* ring graph search result, before any duplication */
     double bw_intra, bw_inter;   /* the graph's bandwidth per channel, GB/s */
     /* The tree graph (searched with the ring's channel count): its bandwidth per channel, which
-     * NCCL raises inside the node when it can, and whether the search fell back from the
-     * balanced tree to the simple one (the tuning model then takes 15% off). */
+     * NCCL raises inside the node when it can, and whether its pattern is the simple tree (the
+     * search fell back from the balanced one, the tuning model then takes 15% off; or 2.8 and
+     * 2.9 asked for it on two nodes) or, in 2.8 and 2.9 on GPUs before SM80, the split tree. */
     guint tree_channels;
     double tree_bw_intra, tree_bw_inter;
-    gboolean tree_simple;
+    gboolean tree_simple, tree_split;
     /* NVLS (nccl_nvls.c): comm->nvlsChannels, 0 when NCCL does not enable it here, and the NVLS
      * graph's channels and bandwidth per channel. */
     guint nvls_channels, nvls_graph_channels;

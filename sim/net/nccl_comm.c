@@ -17,8 +17,11 @@ check_config(const MsNcclConfig *cfg, guint version, GError **error)
     guint maxch = nccl_max_channels(version);
     if (version < MS_NCCL_VERSION_MIN || version > MS_NCCL_VERSION_MAX) {
         g_set_error(error, MS_NCCL_ERROR, MS_NCCL_ERROR_VERSION,
-                    "NCCL version %u.%u.%u is outside the modelled 2.10.0 .. 2.30.99",
-                    version / 10000, version / 100 % 100, version % 100);
+                    "NCCL version %u.%u.%u is outside the modelled %u.%u.%u .. %u.%u.%u",
+                    version / 10000, version / 100 % 100, version % 100,
+                    MS_NCCL_VERSION_MIN / 10000, MS_NCCL_VERSION_MIN / 100 % 100,
+                    MS_NCCL_VERSION_MIN % 100, MS_NCCL_VERSION_MAX / 10000,
+                    MS_NCCL_VERSION_MAX / 100 % 100, MS_NCCL_VERSION_MAX % 100);
         return FALSE;
     }
     gboolean arch_ok = cfg->arch == 0;
@@ -250,13 +253,20 @@ node_graphs(const NcclNode *nd, const MsNcclComm *c, NcclGraph *ring, NcclGraph 
  * 400 Gb/s NICs), concludes for the tree where its backtracking differs from the packing: one
  * speed less than the ring in 2.18.1 (45 of the SM90 list), the simple tree pattern from 2.18.3
  * to 2.19.1 (2.19.3 is balanced again). With one GPU per node the tree is always the simple
- * pattern (v2.18 src/graph/search.cc:850). */
+ * pattern (v2.18 src/graph/search.cc:850). 2.8 and 2.9 ask for the simple tree on at most two
+ * nodes, else the balanced one (v2.8.4 src/init.cc:652, v2.9.9 init.cc:565; 2.10 always asks
+ * for the balanced tree, v2.10 init.cc:597), and the search turns the balanced tree into the
+ * split tree on GPUs before SM80 (v2.8.4 search.cc:679-682, v2.9.9 :741). The search's fallback
+ * from the split to the simple tree when the split finds nothing (v2.8.4 search.cc:741-745) is
+ * not modelled: the packing does not tell the patterns apart. */
 static void
 tree_quirks(MsNcclComm *c, const NcclGraph *ring, NcclGraph *tree)
 {
     guint v = c->version;
-    if (c->ppn == 1) {
+    if (c->ppn == 1 || (v < V(2, 10, 0) && c->n_nodes <= 2)) {
         c->tree_simple = TRUE;
+    } else if (v < V(2, 10, 0) && c->arch < 80) {
+        c->tree_split = TRUE;
     }
     if (c->arch >= 90 && c->n_nodes > 1 && c->ppn > 1 && ring->bw_inter >= 48.0) {
         if (v >= V(2, 18, 0) && v < V(2, 18, 3)) {

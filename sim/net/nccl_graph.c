@@ -17,7 +17,9 @@ typedef struct {
         from, list, G_N_ELEMENTS(list)                                                             \
     }
 
-/* Speed lists, GB/s per channel, highest first. */
+/* Speed lists, GB/s per channel, highest first. 2.8 and 2.9 have one list for both. */
+static const double any_28[] = {42, 30, 24, 21, 18, 15,  12,  10,   9,
+                                7,  6,  5,  4,  3,  2.4, 1.2, 0.24, 0.12};
 static const double intra_210[] = {44, 30, 22, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 static const double intra_218[] = {40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3};
 static const double inter_210[] = {48, 30, 24, 22, 18, 15,  12,  10,   9,
@@ -51,12 +53,14 @@ static const double sm100_inter_2297[] = {96,   80, 48, 45.1, 42, 40,  30,  24, 
 static const double sm100_inter_2303[] = {96, 86,   80, 48, 45.1, 42, 40,  30,  24,   22,
                                           20, 17.5, 15, 12, 6,    3,  2.4, 1.2, 0.24, 0.12};
 
-/* v2.10 src/graph/search.cc:710-711; 28 GB/s joins the inter list in 2.15.1; v2.18
+/* One speedArray in 2.8 and 2.9 (v2.8.4 src/graph/search.cc:651, v2.9.9 :710); intra and inter
+ * lists from 2.10 (v2.10 search.cc:710-711); 28 GB/s joins the inter list in 2.15.1; v2.18
  * search.cc:807-808. The first tag with each list is given; untagged patch releases between
  * are taken to be like the tag before. */
-static const SpeedBand intra_bands[] = {SB(V(2, 10, 0), intra_210), SB(V(2, 18, 0), intra_218)};
-static const SpeedBand inter_bands[] = {SB(V(2, 10, 0), inter_210), SB(V(2, 15, 0), inter_215),
-                                        SB(V(2, 18, 0), inter_218)};
+static const SpeedBand intra_bands[] = {SB(V(2, 8, 0), any_28), SB(V(2, 10, 0), intra_210),
+                                        SB(V(2, 18, 0), intra_218)};
+static const SpeedBand inter_bands[] = {SB(V(2, 8, 0), any_28), SB(V(2, 10, 0), inter_210),
+                                        SB(V(2, 15, 0), inter_215), SB(V(2, 18, 0), inter_218)};
 /* SM90 lists from 2.16.5 (v2.16.5 search.cc:734-735; 2.16.2 has none), v2.18.1 :781-782,
  * v2.18.3 (17.5, 20), v2.19.1 (50, :802), v2.19.3 (22), v2.21.5 (11, :855; v2.22 :914-915). */
 static const SpeedBand sm90_intra_bands[] = {

@@ -145,12 +145,13 @@ ms_nccl_arch_of_model(const char *model, guint *arch)
 double
 ms_nccl_nvlink_bw(guint arch, guint version)
 {
-    /* ncclTopoNVLinkBw: SM60 18, SM70 and SM80 22 through 2.17 (v2.10 src/graph/topo.h:14-16,
-     * 168-173), 20 from 2.18.1 (v2.18 src/graph/topo.h:15-16); SM86 12 (v2.10 topo.h:17). SM90
-     * had no figure of its own before 2.18: ">= 80" gave it the SM80 one (v2.10 topo.h:170);
-     * 20 from 2.18.1 (v2.18 topo.h:17), 20.6 from 2.20.3 (v2.20.3 topo.h:17). SM100 takes the
-     * SM90 figure until 2.25.1 gives it 40.0 (v2.25.1 topo.h:19), 40.1 from 2.27.5 (v2.27.5
-     * topo.h:21; 2.27.3 still 40.0, 2.27.4 has no tag). */
+    /* ncclTopoNVLinkBw: SM60 18, SM70 and SM80 21 in 2.8 and 2.9 (SM70_NVLINK_WIDTH and
+     * SM80_NVLINK_WIDTH, v2.8.4 and v2.9.9 src/graph/topo.h:16-17), 22 from 2.10 through 2.17
+     * (v2.10 src/graph/topo.h:14-16, 168-173), 20 from 2.18.1 (v2.18 src/graph/topo.h:15-16); SM86
+     * 12 (v2.10 topo.h:17). SM90 had no figure of its own before 2.18: ">= 80" gave it the SM80 one
+     * (v2.10 topo.h:170); 20 from 2.18.1 (v2.18 topo.h:17), 20.6 from 2.20.3 (v2.20.3 topo.h:17).
+     * SM100 takes the SM90 figure until 2.25.1 gives it 40.0 (v2.25.1 topo.h:19), 40.1 from 2.27.5
+     * (v2.27.5 topo.h:21; 2.27.3 still 40.0, 2.27.4 has no tag). */
     if (arch >= 100 && version >= V(2, 25, 0)) {
         return version >= V(2, 27, 5) ? 40.1 : 40.0;
     }
@@ -161,7 +162,7 @@ ms_nccl_nvlink_bw(guint arch, guint version)
         return 12.0;
     }
     if (arch >= 70) {
-        return version >= V(2, 18, 0) ? 20.0 : 22.0;
+        return version >= V(2, 18, 0) ? 20.0 : version >= V(2, 10, 0) ? 22.0 : 21.0;
     }
     return 18.0;
 }

@@ -1,6 +1,7 @@
 /* nccl_p2p: how NCCL cuts one send of a grouped send/receive (an all-to-all): the channels it
  * spreads the bytes over, the chunk each kernel step moves, the network message of a proxy step
  * and the protocol, per release (group.cc until 2.12, enqueue.cc after; proxy.cc, init.cc).
+ * 2.8 and 2.9 cut sends as 2.10 does (v2.8.4 src/group.cc:140-149, 221-230).
  * Buffers registered by the user (one step per part from 2.22) and NCCL_CHUNK_SIZE are not
  * modelled; the default buffer sizes of x86 hosts are. */
 #include "nccl_private.h"
@@ -131,10 +132,14 @@ ms_nccl_p2p(const MsNcclComm *comm, guint64 nbytes, gboolean same_node, MsNcclP2
     out->chunk = MAX(MIN(step, piece), MIN(nbytes, 1));
     if (network) {
         /* A network connection sends a quarter of the step below one step of bytes, half below
-         * eight (v2.10 proxy.cc:263-281, v2.18 proxy.cc:605-618, v2.22 enqueue.cc:855-860);
-         * until 2.21 the piece is compared, from 2.22 the whole send. */
+         * eight (v2.9.9 proxy.cc:251-270, v2.10 proxy.cc:263-281, v2.18 proxy.cc:605-618, v2.22
+         * enqueue.cc:855-860); until 2.21 the piece is compared, from 2.22 the whole send. 2.8
+         * always sends whole steps (v2.8.4 proxy.cc:225-252 divides by the step alone). */
         guint64 size = v < V(2, 22, 0) ? piece : nbytes;
-        guint64 msg = size < step ? step / 4 : size < 8 * step ? step / 2 : step;
+        guint64 msg = v < V(2, 9, 0)    ? step
+                      : size < step     ? step / 4
+                      : size < 8 * step ? step / 2
+                                        : step;
         out->message = MAX(MIN(msg, piece), MIN(nbytes, 1));
     }
     /* At most 8 operations per channel at a time: NCCL_MAX_WORK_ELEMENTS (v2.10

@@ -32,15 +32,16 @@ sub_round(double a, double b)
 }
 
 /* What a hop of path k takes from a slot. A GPU-to-GPU path through an Intel CPU's root complex
- * (type PHB) takes 6/5 of the speed on each of its PCIe links, for "P2P inefficiency through
- * Intel CPU RC" (INTEL_P2P_OVERHEAD, v2.10 src/graph/topo.h:29 and search.cc:70-75, unchanged
- * to v2.30 topo.h:39 and search.cc:84-90); other links, and AMD CPUs, take the speed. */
+ * (type PHB) takes INTEL_P2P_OVERHEAD of the speed on each of its PCIe links, for "P2P
+ * inefficiency through Intel CPU RC" (12/9 in 2.8, 6/5 from 2.9: nd->intel_p2p; v2.8.4
+ * search.cc:67-76, v2.10 src/graph/topo.h:29 and search.cc:70-75, unchanged to v2.30 topo.h:39
+ * and search.cc:84-90); other links, and AMD CPUs, take the speed. */
 static double
 hop_need(const Pack *p, guint k, guint slot)
 {
     const NcclNode *nd = p->nd;
     if (nd->type[k] == NCCL_PATH_PHB && nd->intel_cpu && nd->slot_pci[slot]) {
-        return p->speed * 6.0 / 5.0;
+        return p->speed * nd->intel_p2p;
     }
     return p->speed;
 }

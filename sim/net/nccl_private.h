@@ -53,6 +53,7 @@ typedef struct {
     double *slot_bw;        /* NCCL's figure of each link a path crosses */
     gboolean *slot_pci;     /* whether that link is PCIe (NCCL's LINK_PCI) */
     gboolean intel_cpu;     /* the node's CPUs are Intel x86 (not AMD): INTEL_P2P_OVERHEAD */
+    double intel_p2p;       /* INTEL_P2P_OVERHEAD of the release: 12/9 in 2.8, 6/5 from 2.9 */
     NcclPath *type;         /* [i * n + j]: path type from GPU i to GPU j */
     double *bw;             /* [i * n + j]: the path's bandwidth (its narrowest link) */
     guint *path_off, *path; /* slots of path i->j: path[path_off[k] .. path_off[k + 1]) */

@@ -95,6 +95,7 @@ arch_row(guint version, guint arch)
     return arch >= 90 ? HOPPER : arch >= 80 ? AMPERE : VOLTA;
 }
 
+/* llMaxBws: the same in 2.8 and 2.9 (v2.8.4 tuning.cc:75, v2.9.9 :75). */
 static const NcclBand ll_volta[] = {{V(2, 10, 0), {39.0, 39.0, 20.4}}};  /* v2.10 tuning.cc:74 */
 static const NcclBand ll_ampere[] = {{V(2, 10, 0), {87.7, 22.5, 19.0}}}; /* v2.10 tuning.cc:74 */
 static const NcclBand ll_hopper[] = {
@@ -103,8 +104,11 @@ static const NcclBand ll_hopper[] = {
 };
 static const NcclBand ll_blackwell[] = {{V(2, 25, 0), {282.0, 90.0, 70.0}}}; /* v2.25.1 :155 */
 
-static const NcclBand tree_volta[] = {{V(2, 10, 0), {26.5, 18.5, 10.0}}};  /* v2.10 :75 */
-static const NcclBand tree_ampere[] = {{V(2, 10, 0), {24.0, 23.6, 17.8}}}; /* v2.10 :75 */
+static const NcclBand tree_volta[] = {{V(2, 8, 0), {26.5, 18.5, 10.0}}}; /* v2.8.4 :76, v2.10 :75 */
+static const NcclBand tree_ampere[] = {
+    {V(2, 8, 0), {24.0, 22.5, 16.0}},  /* v2.8.4 tuning.cc:76, v2.9.9 :76 */
+    {V(2, 10, 0), {24.0, 23.6, 17.8}}, /* v2.10 tuning.cc:75 */
+};
 static const NcclBand tree_hopper[] = {
     {V(2, 10, 0), {24.0, 23.6, 17.8}}, /* v2.15.1 tuning.cc:91 */
     {V(2, 17, 0), {38.7, 41.4, 33.0}}, /* v2.17.1 tuning.cc:94 */
@@ -136,17 +140,22 @@ static const NcclBand tree128_blackwell[] = {
     {V(2, 25, 0), {73.4, 73.4, 58.0}},  /* v2.25.1 tuning.cc:168 */
     {V(2, 28, 0), {55.6, 31.67, 20.0}}, /* v2.28.3 tuning.cc:185 */
 };
-static const NcclBand twenty[] = {{V(2, 10, 0), {20.0, 20.0, 20.0}}}; /* v2.18 tuning.cc:93-99 */
+/* 20 for Volta and Ampere from 2.10 (v2.10 tuning.cc:73, v2.18 tuning.cc:93-99). */
+static const NcclBand ring128_volta[] = {{V(2, 10, 0), {20.0, 20.0, 20.0}}};
+static const NcclBand ring128_ampere[] = {{V(2, 10, 0), {20.0, 20.0, 20.0}}};
+static const NcclBand tree128_volta[] = {{V(2, 10, 0), {20.0, 20.0, 20.0}}};
+static const NcclBand tree128_ampere[] = {{V(2, 10, 0), {20.0, 20.0, 20.0}}};
 
 static double
 cap(guint version, guint row, guint idx, const NcclBand *volta, const NcclBand *ampere,
-    const NcclBand *hopper, guint n_hopper, const NcclBand *blackwell, guint n_blackwell)
+    guint n_ampere, const NcclBand *hopper, guint n_hopper, const NcclBand *blackwell,
+    guint n_blackwell)
 {
     switch (row) {
     case VOLTA:
         return nccl_band(volta, 1, version)[idx];
     case AMPERE:
-        return nccl_band(ampere, 1, version)[idx];
+        return nccl_band(ampere, n_ampere, version)[idx];
     case HOPPER:
         return nccl_band(hopper, n_hopper, version)[idx];
     default:
@@ -154,13 +163,28 @@ cap(guint version, guint row, guint idx, const NcclBand *volta, const NcclBand *
     }
 }
 #define CAP(version, row, idx, t)                                                                  \
-    cap(version, row, idx, t##_volta, t##_ampere, t##_hopper, G_N_ELEMENTS(t##_hopper),            \
-        t##_blackwell, G_N_ELEMENTS(t##_blackwell))
-static const NcclBand *const ring128_volta = twenty, *const ring128_ampere = twenty;
-static const NcclBand *const tree128_volta = twenty, *const tree128_ampere = twenty;
+    cap(version, row, idx, t##_volta, t##_ampere, G_N_ELEMENTS(t##_ampere), t##_hopper,            \
+        G_N_ELEMENTS(t##_hopper), t##_blackwell, G_N_ELEMENTS(t##_blackwell))
+
+/* LL128's cap per channel in 2.8 and 2.9: one per operation whatever the GPU, for rings and
+ * trees alike (ll128MaxBwPerCh, v2.8.4 tuning.cc:72-74, v2.9.9 :72-74: broadcast 18.8, reduce
+ * 12.0, allgather 18.3, reducescatter 15.2, allreduce 16.9); from 2.10 the tables above. */
+static double
+ll128_cap(guint version, guint row, guint idx, MsCollOp op, gboolean tree)
+{
+    if (version < V(2, 10, 0)) {
+        return op == MS_COLL_ALLGATHER ? 18.3 : op == MS_COLL_REDUCESCATTER ? 15.2 : 16.9;
+    }
+    return tree ? CAP(version, row, idx, tree128) : CAP(version, row, idx, ring128);
+}
 
 /* Trees stick to the model poorly for medium sizes: a factor per power of two from 64 B to
- * 256 MiB, identical in every release (v2.10 tuning.cc:267-271, v2.30 :623-627). */
+ * 256 MiB, identical in every release from 2.10 (v2.10 tuning.cc:267-271, v2.30 :623-627). 2.8
+ * and 2.9 differ in LL128's row only (v2.8.4 tuning.cc:267, v2.9.9 :269). */
+static const double tree_correction_ll128_28[23] = {
+    1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+    .6,  .5,  .6,  .6,  .7,  .7, .8, .9, .9, .92, .92,
+};
 static const double tree_correction[MS_NCCL_N_PROTOS][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
      .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
@@ -233,7 +257,7 @@ bus_bandwidth(const MsNcclComm *c, MsCollOp op, MsNcclAlgo a, MsNcclProto p)
         /* 0.7 when fewer than 2 ranks per node, until 2.22 (v2.22 tuning.cc:179, v2.23.4
          * :188 drops it). */
         double f = ppn < 2 && v < V(2, 23, 0) ? 0.7 : 0.92;
-        bus = MIN(bus * f, nch * CAP(v, row, idx, ring128));
+        bus = MIN(bus * f, nch * ll128_cap(v, row, idx, op, FALSE));
     }
     if (tree) {
         bus = MIN(bus * .92, nch * CAP(v, row, idx, tree));
@@ -241,8 +265,11 @@ bus_bandwidth(const MsNcclComm *c, MsCollOp op, MsNcclAlgo a, MsNcclProto p)
             bus = MIN(bus / 3.8, ll_max);
         }
         if (p == MS_NCCL_PROTO_LL128) {
-            bus = MIN(bus * (c->n_nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
-                      nch * CAP(v, row, idx, tree128));
+            /* Across nodes 0.915 in 2.8 and 2.9 (v2.8.4 tuning.cc:129, v2.9.9 :131), 120/128
+             * from 2.10 (v2.10 tuning.cc:131). */
+            double across = v < V(2, 10, 0) ? 0.915 : 120.0 / 128.0;
+            bus = MIN(bus * (c->n_nodes == 1 ? 7.0 / 9.0 : across),
+                      nch * ll128_cap(v, row, idx, op, TRUE));
         }
         /* The simple tree pattern, from 2.18.3 (v2.18.3 tuning.cc:183). */
         if (c->tree_simple && v >= V(2, 18, 3)) {
@@ -343,8 +370,11 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
         log_size = 0;
     }
     if (tree && log_size >= 0 && log_size < 23) {
-        out->alg_bw *= tree_correction[proto][log_size];
-        out->bus_bw *= tree_correction[proto][log_size];
+        const double *row = comm->version < V(2, 10, 0) && proto == MS_NCCL_PROTO_LL128
+                                ? tree_correction_ll128_28
+                                : tree_correction[proto];
+        out->alg_bw *= row[log_size];
+        out->bus_bw *= row[log_size];
     }
     if (!tree && proto == MS_NCCL_PROTO_SIMPLE && comm->n_nodes > 1 && op == MS_COLL_ALLREDUCE) {
         /* x1.9 once nbytes >= nRanks/16 x 64 KiB until 2.17 (v2.10 tuning.cc:282-283); from
@@ -425,7 +455,10 @@ channels_threads(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p, guint64 nbyte
         }
     }
     if (p == MS_NCCL_PROTO_SIMPLE) {
-        nt += a == MS_NCCL_ALGO_RING ? 32 : 4 * 32;
+        /* Trees add two warps in 2.8 and 2.9 (v2.8.4 enqueue.cc:313-314, v2.9.9 :398-400), four
+         * from 2.10 (v2.10 enqueue.cc:428-430). */
+        guint tree_warps = c->version < V(2, 10, 0) ? 2 : 4;
+        nt += a == MS_NCCL_ALGO_RING ? 32 : tree_warps * 32;
     }
     if (c->version >= V(2, 13, 0) && nt < 3 * 32) {
         nt = 3 * 32;

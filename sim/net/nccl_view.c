@@ -351,6 +351,9 @@ nccl_node_build(NcclNode *nd, const MsTopology *topo, const guint *ranks, guint 
 {
     memset(nd, 0, sizeof(*nd));
     nd->n_gpus = n;
+    /* INTEL_P2P_OVERHEAD(speed): speed x 12/9 in 2.8 (v2.8.4 src/graph/topo.h:31), x 6/5 from
+     * 2.9 (v2.9.9 topo.h:30, v2.10 topo.h:29, unchanged to v2.30 topo.h:39). */
+    nd->intel_p2p = version >= V(2, 9, 0) ? 6.0 / 5.0 : 12.0 / 9.0;
     nd->rank = g_memdup2(ranks, n * sizeof(guint));
     nd->type = g_new0(NcclPath, n * n);
     nd->bw = g_new0(double, n *n);

@@ -128,7 +128,7 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
     MsNcclConfig *c = &spec->nccl;
     if (strcmp(key, "version") == 0) {
         if (!ms_nccl_parse_version(value, &c->version)) {
-            return SPEC_ERROR("network model key 'version': '%s' is not an NCCL version from 2.10 "
+            return SPEC_ERROR("network model key 'version': '%s' is not an NCCL version from 2.8 "
                               "to 2.30 (2.18, 2.18.6 or 21806)",
                               value);
         }
