@@ -102,7 +102,10 @@ test_enable(void)
     CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 29, 2)).nvls_channels, 16);
     /* Off: 2.17, two nodes, SM80, SM100 before 2.25, and a switch without multicast. */
     CU_ASSERT_EQUAL(comm_of(h100, 8, V(2, 17, 1)).nvls_channels, 0);
-    CU_ASSERT_EQUAL(comm_of(h100x2, 16, V(2, 18, 3)).nvls_channels, 0);
+    MsNcclComm two = comm_of(h100x2, 16, V(2, 18, 3));
+    MsNcclCost across;
+    ms_nccl_cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, MIB, &across);
+    CU_ASSERT_FALSE(across.enabled); /* NVLS_TREE there (test_coll_nvls_tree.c) */
     CU_ASSERT_EQUAL(comm_of(a100, 8, V(2, 18, 3)).nvls_channels, 0);
     CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 24, 3)).nvls_channels, 0);
     g_autoptr(GError) err = NULL;

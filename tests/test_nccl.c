@@ -654,8 +654,8 @@ test_errors(void)
     expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_CONFIG, "min_channels 33");
     cfg = (MsNcclConfig){.max_channels = 65};
     expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_CONFIG, "max_channels 65");
-    cfg = (MsNcclConfig){.algo_mask = 8};
-    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_CONFIG, "algo_mask 8");
+    cfg = (MsNcclConfig){.algo_mask = 16};
+    expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_CONFIG, "algo_mask 16");
     cfg = (MsNcclConfig){.proto_mask = 8};
     expect_init_error(a100, NULL, 8, &cfg, MS_NCCL_ERROR_CONFIG, "proto_mask 8");
     cfg = (MsNcclConfig){.net_peer_channels = 99};

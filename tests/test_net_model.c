@@ -105,7 +105,7 @@ test_spec_errors(void)
         {"nccl:speed=3", "network model nccl has no key 'speed'"},
         {"nccl:arch=sm8", "key 'arch': '8' is not a whole number in [60, 120]"},
         {"nccl:cpu=arm", "key 'cpu': 'arm' is not intel or amd"},
-        {"nccl:algo=collnet", "key 'algo': unknown name 'collnet' (ring, tree, nvls, joined by +)"},
+        {"nccl:algo=collnet", "key 'algo': unknown name 'collnet' (ring, tree, nvls, nvlstree, joined by +)"},
         {"nccl:proto=ll256", "key 'proto': unknown name 'll256'"},
         {"nccl:max_channels=65", "key 'max_channels': '65' is not a whole number in [1, 64]"},
         {"nccl:min_channels=4,max_channels=2", "min_channels 4 is above max_channels 2"},

@@ -98,7 +98,15 @@ ms_coll_nvls_wire(const MsColl *coll, MsNetModel *net, double t_s)
     }
     g_autofree double *load = g_new0(double, n_links);
     guint m = ph->m;
-    for (guint p = 0; p < m; p++) {
+    for (guint k = 0; ph->kind == PHASE_TREE && k < ph->n_flows; k++) {
+        guint len = 0;
+        const guint32 *route = ms_net_model_route(net, coll->device[ph->flow_src[k]],
+                                                  coll->device[ph->flow_dst[k]], &len, NULL);
+        for (guint q = 0; route && q < len; q++) {
+            load[route[q]] += (double)ph->pair_bytes[k];
+        }
+    }
+    for (guint p = 0; ph->kind == PHASE_A2A && p < m; p++) {
         for (guint r = 1; r < m; r++) {
             guint src = coll->device[ph->members[p]];
             guint dst = coll->device[ph->members[(p + r) % m]];

@@ -232,3 +232,63 @@ ms_coll_tree_link_time(const Phase *ph, const guint *device, MsNetModel *net,
     }
     return worst;
 }
+
+/* NVLS_TREE (RunWorkElement<AllReduce, NVLS_TREE, Simple>, v2.19.3 src/device/all_reduce.h:466;
+ * its trees, graph/connect.cc:255-300): in each node NVLS reduces every GPU's buffer into one
+ * share per NVLS head and multicasts the result back (coll_nvls.c: per GPU and direction S + S/m
+ * on its NVSwitch link, m the node's GPUs, carried as an exchange among them); between nodes
+ * head h of each node runs NCCL's double binary tree over the nodes with head h of the others,
+ * channel c on tree c mod 2, so each tree edge carries half of the head's share S/H up (reduce)
+ * and down (broadcast). Head h is the node's GPU h x m / H (H = the NVLS graph's channels, one
+ * per NIC; on nodes with a NIC per GPU every GPU is a head). All flows move at once: NCCL
+ * pipelines the stages by chunk. */
+void
+ms_coll_nvls_tree_build(PhasePlan *plan, guint n, guint64 bytes, const MsNcclComm *comm,
+                        const guint *node_of, const guint *local_of)
+{
+    memset(plan, 0, sizeof *plan);
+    Phase *ph = &plan->phases[0];
+    plan->n_phases = 1;
+    ms_coll_phase_init(ph, PHASE_TREE, n, 1, n);
+    ph->nvls = TRUE;
+    ph->channels = comm->nvls_channels;
+    for (guint i = 0; i < n; i++) {
+        ph->members[i] = ph->pos_of[i] = i;
+        ph->group_of[i] = 0;
+    }
+    g_autoptr(GArray) conns = g_array_new(FALSE, FALSE, sizeof(Conn));
+    Nodes nd;
+    nodes_init(&nd, n, node_of, local_of);
+    guint heads = MAX(comm->nvls_graph_channels, 1);
+    for (guint a = 0; a < nd.n_nodes; a++) {
+        const guint *mem = &nd.members[nd.start[a]];
+        guint m = nd.size[a];
+        guint64 each = m > 1 ? (bytes + bytes / m) / (m - 1) : 0;
+        for (guint i = 0; i < m && each; i++) {
+            for (guint j = 0; j < m; j++) {
+                if (j != i) {
+                    add_conn(conns, mem[i], mem[j], each);
+                }
+            }
+        }
+    }
+    guint64 half = bytes / heads / 2;
+    for (guint a = 0; a < nd.n_nodes && half; a++) {
+        MsNcclTreeNode t[2];
+        ms_nccl_dtree(nd.n_nodes, a, &t[0], &t[1]);
+        for (guint k = 0; k < 2; k++) {
+            if (t[k].up < 0) {
+                continue;
+            }
+            guint u = (guint)t[k].up;
+            for (guint h = 0; h < heads; h++) {
+                guint me = nd.members[nd.start[a] + MIN(h * nd.size[a] / heads, nd.size[a] - 1)];
+                guint peer = nd.members[nd.start[u] + MIN(h * nd.size[u] / heads, nd.size[u] - 1)];
+                add_conn(conns, me, peer, half);
+                add_conn(conns, peer, me, half);
+            }
+        }
+    }
+    nodes_clear(&nd);
+    fill_flows(ph, n, conns);
+}

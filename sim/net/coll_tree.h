@@ -13,6 +13,12 @@
 void ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels,
                         const MsNcclComm *comm, const guint *node_of, const guint *local_of);
 
+/* Fills plan with the one TREE phase of NCCL's NVLS_TREE allreduce of `bytes` among n
+ * participants on comm's NVLS heads (see coll_tree.c), marked nvls: its latency is paid up front
+ * and its flows' bytes scaled by ms_coll_nvls_wire. */
+void ms_coll_nvls_tree_build(PhasePlan *plan, guint n, guint64 bytes, const MsNcclComm *comm,
+                             const guint *node_of, const guint *local_of);
+
 /* Seconds per payload byte of one connection when every connection of the TREE phase moves at
  * once over the links as the model gives them: the busiest link's connections over its
  * bandwidth (0 when no link limits them). device[i] is participant i's topology device. */

@@ -573,6 +573,8 @@ ms_coll_new(MsSim *sim, const MsCollSpec *spec_in, MsCollRankDoneFn done, gpoint
     }
     if (comm && choice.algo == MS_NCCL_ALGO_NVLS && spec.algo == MS_COLL_ALGO_RING) {
         ms_coll_nvls_build(&coll->plan, &spec);
+    } else if (comm && choice.algo == MS_NCCL_ALGO_NVLS_TREE && spec.algo == MS_COLL_ALGO_RING) {
+        ms_coll_nvls_tree_build(&coll->plan, n, spec.bytes, comm, node_of, local_of);
     } else if (comm && spec.op == MS_COLL_ALLREDUCE && choice.algo == MS_NCCL_ALGO_TREE &&
                spec.algo == MS_COLL_ALGO_RING && !ms_net_model_spec(spec.net)->tree_ring_flows) {
         /* Under the nccl model a tree allreduce moves on the tree's connections unless the

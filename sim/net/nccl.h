@@ -34,7 +34,8 @@ typedef enum {
 typedef enum {
     MS_NCCL_ALGO_TREE,
     MS_NCCL_ALGO_RING,
-    MS_NCCL_ALGO_NVLS, /* NVLink SHARP: the NVSwitch reduces and multicasts (one node) */
+    MS_NCCL_ALGO_NVLS,      /* NVLink SHARP: the NVSwitch reduces and multicasts (one node) */
+    MS_NCCL_ALGO_NVLS_TREE, /* NVLS in each node, a tree of its NVLS heads across nodes */
     MS_NCCL_N_ALGOS,
 } MsNcclAlgo;
 
@@ -45,8 +46,8 @@ typedef enum {
     MS_NCCL_N_PROTOS,
 } MsNcclProto;
 
-const char *ms_nccl_algo_name(MsNcclAlgo algo);                       /* "tree", "ring", "nvls" */
-const char *ms_nccl_proto_name(MsNcclProto proto);                    /* "LL", "LL128", "Simple" */
+const char *ms_nccl_algo_name(MsNcclAlgo algo);    /* "tree", "ring", "nvls", "nvlstree" */
+const char *ms_nccl_proto_name(MsNcclProto proto); /* "LL", "LL128", "Simple" */
 gboolean ms_nccl_algo_from_name(const char *name, MsNcclAlgo *out);   /* case-insensitive */
 gboolean ms_nccl_proto_from_name(const char *name, MsNcclProto *out); /* case-insensitive */
 
@@ -99,7 +100,8 @@ typedef struct {
     double tree_bw_intra, tree_bw_inter;
     gboolean tree_simple, tree_split;
     /* NVLS (nccl_nvls.c): comm->nvlsChannels, 0 when NCCL does not enable it here, and the NVLS
-     * graph's channels and bandwidth per channel. */
+     * graph's channels and bandwidth per channel: on one node NVLS's, across nodes NVLS_TREE's
+     * (the graph then searched with the NICs, one NVLS head per channel). */
     guint nvls_channels, nvls_graph_channels;
     double nvls_bw, nvls_bw_inter; /* the graph's bwIntra and bwInter, GB/s per channel */
     guint channels;                /* comm->nChannels: after duplication and the user limits */

@@ -333,8 +333,8 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
         ok = nccl_node_build(nd, topo, sorted + i, j - i, c->n_nodes > 1, version, arch, error);
         nd->intel_cpu = !cfg->amd_cpu;
         NcclGraph r, t;
-        if (ok && c->n_nodes == 1) {
-            nccl_nvls_init(c, nd, ms_topology_multicast(topo));
+        if (ok) {
+            nccl_nvls_init(c, nd, ms_topology_multicast(topo), k == 0);
         }
         if (ok && node_graphs(nd, c, &r, &t)) {
             /* Across ranks the fewest channels, the least bandwidth, the worst type (v2.18

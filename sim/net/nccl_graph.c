@@ -308,3 +308,83 @@ nccl_nvls_speed(const NcclNode *nd, guint version, guint arch, double *bw_inter)
     }
     return 0;
 }
+
+/* Whether n_ch channels of the NVLS graph fit the node with the NICs: channel j enters by NIC j
+ * carrying bw_inter (net.bw -= bw, v2.18.3 search.cc:515-529), its head at that NIC's closest
+ * GPU, and takes bw_intra from every GPU's NVSwitch link each way, twice from its head's
+ * (ncclTopoSearchTryNvls, :436-464). */
+static gboolean
+nvls_nets_fit(const NcclNode *nd, guint n_ch, double bw_intra, double bw_inter)
+{
+    g_autofree guint *heads = g_new0(guint, nd->n_gpus);
+    for (guint j = 0; j < n_ch; j++) {
+        if (MIN(nd->nic_bw[j], nd->nic_pci[j]) + 1e-9 < bw_inter) {
+            return FALSE;
+        }
+        heads[nd->nic_gpu[j]]++;
+    }
+    for (guint g = 0; g < nd->n_gpus; g++) {
+        double load = (n_ch + heads[g]) * bw_intra;
+        if (load > nd->nvs_up[g] + 1e-9 || load > nd->nvs_down[g] + 1e-9) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
+double
+nccl_nvls_speed_nets(const NcclNode *nd, guint version, guint arch, double *bw_inter,
+                     guint *channels)
+{
+    *bw_inter = 0;
+    *channels = 0;
+    if (!nd->nvswitch || nd->n_gpus < 2 || nd->n_nics == 0) {
+        return 0;
+    }
+    /* The inter-node list from the first speed within maxBw (the best GPU-to-NIC path) and
+     * totalBw (v2.18.3 search.cc:900-912). At most a channel per NIC: beyond it NCCL's search
+     * reads its head past the NIC list (search.cc:533 passes nets[graph->nChannels]), and at most
+     * one per GPU (ncclTopoCompareGraphs, :343-346). */
+    const SpeedBand *list = speed_list(version, arch, TRUE);
+    double max_bw = 0;
+    for (guint k = 0; k < nd->n_nics; k++) {
+        max_bw = MAX(max_bw, MIN(nd->nic_bw[k], nd->nic_pci[k]));
+    }
+    guint i = 0;
+    while (i + 1 < list->n && (list->speeds[i] > max_bw || list->speeds[i] > nd->total_bw)) {
+        i++;
+    }
+    guint most = MIN(nd->n_gpus, nd->n_nics), best = 0, at = 0;
+    /* Going down the list, the graph kept is the first with the most channels (more channels
+     * win, :343-346), the search going on while the next speed is above 0.49 of the kept one's
+     * (:981-985). */
+    for (; i < list->n && best < most; i++) {
+        double sp = list->speeds[i];
+        if (best > 0 && sp / list->speeds[at] <= 0.49) {
+            break;
+        }
+        guint k = 0;
+        while (k < most && nvls_nets_fit(nd, k + 1, sp, sp)) {
+            k++;
+        }
+        if (k > best) {
+            best = k;
+            at = i;
+        }
+    }
+    if (best == 0) {
+        return 0;
+    }
+    double sp = list->speeds[at];
+    *channels = best;
+    *bw_inter = sp;
+    /* Pass 2 from 2.19.3 raises bwInter up the list while below twice bwIntra and the NICs carry
+     * it (v2.19.3 search.cc:1002-1012), as on one node. */
+    for (guint j = at; version >= V(2, 19, 3) && j > 0 && *bw_inter < 2 * sp; j--) {
+        if (!nvls_nets_fit(nd, best, sp, list->speeds[j - 1])) {
+            break;
+        }
+        *bw_inter = list->speeds[j - 1];
+    }
+    return sp;
+}

@@ -9,7 +9,7 @@
 
 G_DEFINE_QUARK(ms_nccl_error, ms_nccl_error)
 
-static const char *const algo_names[MS_NCCL_N_ALGOS] = {"tree", "ring", "nvls"};
+static const char *const algo_names[MS_NCCL_N_ALGOS] = {"tree", "ring", "nvls", "nvlstree"};
 static const char *const proto_names[MS_NCCL_N_PROTOS] = {"LL", "LL128", "Simple"};
 
 const char *

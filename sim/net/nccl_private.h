@@ -108,5 +108,15 @@ void nccl_search(const NcclNode *node, const NcclSearch *search, NcclGraph *grap
  * channels; the tuning model's bandwidth and latency of NVLS for an operation (FALSE when it
  * does not apply). */
 double nccl_nvls_speed(const NcclNode *node, guint version, guint arch, double *bw_inter);
-void nccl_nvls_init(MsNcclComm *c, const NcclNode *node, gboolean multicast);
+/* The same searched with the node's NICs (NVLS_TREE across nodes): bwIntra, 0 when none fits,
+ * with bwInter and the channels (one NVLS head each). */
+double nccl_nvls_speed_nets(const NcclNode *node, guint version, guint arch, double *bw_inter,
+                            guint *channels);
+/* Called for each node of the communicator in turn (first for the first): across nodes the
+ * fewest channels and the least bandwidth, NVLS off when one node has none. */
+void nccl_nvls_init(MsNcclComm *c, const NcclNode *node, gboolean multicast, gboolean first);
 gboolean nccl_nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out);
+/* NVLS_TREE's allreduce across nodes (FALSE when it does not apply), and the size-dependent
+ * factor of its bandwidth (1 but on SM100 from 2.29.2). */
+gboolean nccl_nvls_tree_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out);
+double nccl_nvls_tree_correction(const MsNcclComm *c, guint64 nbytes);

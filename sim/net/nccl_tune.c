@@ -1,9 +1,9 @@
 /* nccl_tune: NCCL's tuning model (src/graph/tuning.cc) and its choice for one call (enqueue.cc):
  * per (algorithm, protocol) a latency in microseconds and an algorithm bandwidth in GB/s from
  * the graph search's channels and per-channel bandwidth, the time of a call of n bytes, the pair
- * of least time, and the channels and threads it runs with. Ring and tree, and NVLS on one node
- * for allreduce, reducescatter and allgather (nccl_nvls.c); CollNet and PAT need hardware (SHARP
- * switches) or shapes (one GPU per node) not modelled. */
+ * of least time, and the channels and threads it runs with. Ring and tree, NVLS on one node for
+ * allreduce, reducescatter and allgather and NVLS_TREE's allreduce across nodes (nccl_nvls.c);
+ * CollNet and PAT need hardware (SHARP switches) or shapes (one GPU per node) not modelled. */
 #include "nccl_private.h"
 
 #include <math.h>
@@ -327,6 +327,17 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
         }
         return;
     }
+    if (algo == MS_NCCL_ALGO_NVLS_TREE) {
+        if ((comm->algo_mask & (1u << algo)) && (comm->proto_mask & (1u << proto)) &&
+            nccl_nvls_tree_cost(comm, op, proto, out) && out->alg_bw > 0) {
+            double k = nccl_nvls_tree_correction(comm, nbytes);
+            out->alg_bw *= k;
+            out->bus_bw *= k;
+            out->enabled = TRUE;
+            out->time_us = out->latency_us + nbytes / (1000.0 * out->alg_bw);
+        }
+        return;
+    }
     gboolean tree = algo == MS_NCCL_ALGO_TREE;
     /* Tree only for allreduce; nothing for one rank (v2.18 tuning.cc:137, 166-169). */
     if (op == MS_COLL_ALLTOALL || comm->n_ranks < 2 || (tree && op != MS_COLL_ALLREDUCE)) {
@@ -429,7 +440,7 @@ channels_threads(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p, guint64 nbyte
                  MsNcclChoice *out)
 {
     guint64 nc = c->channels, nt = max_threads(c, a, p), thr = thread_threshold(c, a, p);
-    if (a == MS_NCCL_ALGO_NVLS) {
+    if (a == MS_NCCL_ALGO_NVLS || a == MS_NCCL_ALGO_NVLS_TREE) {
         /* comm->nvlsChannels at every size, NCCL_MAX_NTHREADS (v2.18.3 enqueue.cc:1203-1205,
          * tuning.cc:128-129). */
         out->channels = c->nvls_channels;
@@ -498,8 +509,8 @@ ms_nccl_choose(const MsNcclComm *comm, MsCollOp op, guint64 nbytes, MsNcclChoice
     g_return_val_if_fail(comm != NULL && out != NULL, FALSE);
     *out = (MsNcclChoice){0};
     gboolean found = FALSE;
-    /* The first pair of least time in NCCL's order, tree before ring before NVLS and LL before
-     * LL128 before Simple (v2.18 enqueue.cc:1153-1187). */
+    /* The first pair of least time in NCCL's order, tree before ring before NVLS before NVLS_TREE
+     * and LL before LL128 before Simple (v2.18 enqueue.cc:1153-1187). */
     for (guint a = 0; a < MS_NCCL_N_ALGOS; a++) {
         for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
             MsNcclCost cost;

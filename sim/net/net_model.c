@@ -146,7 +146,7 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
         return TRUE;
     }
     if (strcmp(key, "algo") == 0) {
-        return parse_mask(key, value, algo_bit, "ring, tree, nvls", &c->algo_mask, error);
+        return parse_mask(key, value, algo_bit, "ring, tree, nvls, nvlstree", &c->algo_mask, error);
     }
     if (strcmp(key, "proto") == 0) {
         return parse_mask(key, value, proto_bit, "ll, ll128, simple", &c->proto_mask, error);
