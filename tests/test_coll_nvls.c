@@ -4,7 +4,7 @@
  * size on a DGX H100 pinned by hand from that model, and its flows (sim/net/coll_nvls.c): the bytes
  * on each GPU's NVSwitch link in closed form, the time alone against NCCL's prediction, both
  * engines alike. */
-#include "ms_test.h"
+#include "nccl_fixture.h"
 #include "sim/net/collective.h"
 #include "sim/net/nccl.h"
 #include "sim/net/net_model.h"
@@ -24,28 +24,13 @@ static const char plain_ini[] = "[topology]\nformat = 1\nname = plain\ndescripti
                                 "intra_bandwidth = 450GBps\nintra_links = 18\n"
                                 "intra_latency = 0.7us\n";
 
-static MsTopology *
-load(const char *name)
-{
-    g_autoptr(GError) err = NULL;
-    MsTopology *t = ms_topology_load(name, &err);
-    if (t == NULL) {
-        fprintf(stderr, "%s\n", err->message);
-    }
-    return t;
-}
-
 static int
 suite_init(void)
 {
-    g_autofree char *x2 =
-        g_build_filename(ms_test_srcdir(), "validate/data/corpus/dgx-h100/topology.ini", NULL);
-    g_autofree char *b =
-        g_build_filename(ms_test_srcdir(), "validate/data/corpus/mit-b200/topology.ini", NULL);
-    h100 = load("dgx-h100");
-    h100x2 = load(x2);
-    a100 = load("dgx-a100");
-    b200 = load(b);
+    h100 = nccl_fx_load("dgx-h100");
+    h100x2 = nccl_fx_load_src("validate/data/corpus/dgx-h100/topology.ini");
+    a100 = nccl_fx_load("dgx-a100");
+    b200 = nccl_fx_load_src("validate/data/corpus/mit-b200/topology.ini");
     return h100 && h100x2 && a100 && b200 ? 0 : 1;
 }
 
@@ -59,16 +44,6 @@ suite_clean(void)
     return 0;
 }
 
-static MsNcclComm
-comm_of(const MsTopology *topo, guint n, guint version)
-{
-    MsNcclConfig cfg = {.version = version};
-    MsNcclComm c;
-    g_autoptr(GError) err = NULL;
-    CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&c, topo, NULL, n, &cfg, &err));
-    return c;
-}
-
 /* NCCL enables NVLS on one node behind a multicast NVSwitch from 2.18.1 on SM90 (from 2.25.1 on
  * SM100), with more than two GPUs (at least two from 2.29.2); the graph has a channel per GPU at
  * the first speed whose n + 1 shares fit each GPU's NVSwitch link, and from 2.19.3 pass 2 raises
@@ -80,41 +55,41 @@ test_enable(void)
 {
     guint on[] = {V(2, 18, 1), V(2, 18, 3), V(2, 19, 3), V(2, 22, 3), V(2, 27, 99), V(2, 30, 7)};
     for (guint v = 0; v < G_N_ELEMENTS(on); v++) {
-        MsNcclComm c = comm_of(h100, 8, on[v]);
+        MsNcclComm c = nccl_fx_comm(h100, on[v], 8);
         CU_ASSERT_EQUAL(c.nvls_channels, 16);
         CU_ASSERT_EQUAL(c.nvls_graph_channels, 8);
         MS_ASSERT_REL(c.nvls_bw, 40.0, 1e-12);
         MS_ASSERT_REL(c.nvls_bw_inter, on[v] >= V(2, 19, 3) ? 60.0 : 40.0, 1e-12);
     }
-    MsNcclComm b = comm_of(b200, 8, V(2, 29, 2));
+    MsNcclComm b = nccl_fx_comm(b200, V(2, 29, 2), 8);
     CU_ASSERT_EQUAL(b.nvls_channels, 24);
     CU_ASSERT_EQUAL(b.nvls_graph_channels, 8);
     MS_ASSERT_REL(b.nvls_bw, 80.0, 1e-12);
     MS_ASSERT_REL(b.nvls_bw_inter, 90.0, 1e-12);
-    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 25, 1)).nvls_channels, 32);
-    MsNcclComm three = comm_of(h100, 3, V(2, 18, 3));
+    CU_ASSERT_EQUAL(nccl_fx_comm(b200, V(2, 25, 1), 8).nvls_channels, 32);
+    MsNcclComm three = nccl_fx_comm(h100, V(2, 18, 3), 3);
     CU_ASSERT_EQUAL(three.nvls_graph_channels, 3);
     /* Three GPUs in 2.18.3: the start is 60 (3 x 60 within totalBw x 3/2 = 540), and 4 x 60 =
      * 240 fits the 360 GB/s link. */
     MS_ASSERT_REL(three.nvls_bw, 60.0, 1e-12);
     /* Two GPUs: off through 2.28, on from 2.29.2. */
-    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 28, 3)).nvls_channels, 0);
-    CU_ASSERT_EQUAL(comm_of(h100, 2, V(2, 29, 2)).nvls_channels, 16);
+    CU_ASSERT_EQUAL(nccl_fx_comm(h100, V(2, 28, 3), 2).nvls_channels, 0);
+    CU_ASSERT_EQUAL(nccl_fx_comm(h100, V(2, 29, 2), 2).nvls_channels, 16);
     /* Off: 2.17, two nodes, SM80, SM100 before 2.25, and a switch without multicast. */
-    CU_ASSERT_EQUAL(comm_of(h100, 8, V(2, 17, 1)).nvls_channels, 0);
-    MsNcclComm two = comm_of(h100x2, 16, V(2, 18, 3));
+    CU_ASSERT_EQUAL(nccl_fx_comm(h100, V(2, 17, 1), 8).nvls_channels, 0);
+    MsNcclComm two = nccl_fx_comm(h100x2, V(2, 18, 3), 16);
     MsNcclCost across;
     ms_nccl_cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, MIB, &across);
     CU_ASSERT_FALSE(across.enabled); /* NVLS_TREE there (test_coll_nvls_tree.c) */
-    CU_ASSERT_EQUAL(comm_of(a100, 8, V(2, 18, 3)).nvls_channels, 0);
-    CU_ASSERT_EQUAL(comm_of(b200, 8, V(2, 24, 3)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(nccl_fx_comm(a100, V(2, 18, 3), 8).nvls_channels, 0);
+    CU_ASSERT_EQUAL(nccl_fx_comm(b200, V(2, 24, 3), 8).nvls_channels, 0);
     g_autoptr(GError) err = NULL;
     g_autoptr(MsTopology) plain =
         ms_topology_load_data(plain_ini, strlen(plain_ini), "plain", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
     CU_ASSERT_FALSE(ms_topology_multicast(plain));
     CU_ASSERT_TRUE(ms_topology_multicast(h100));
-    CU_ASSERT_EQUAL(comm_of(plain, 8, V(2, 18, 3)).nvls_channels, 0);
+    CU_ASSERT_EQUAL(nccl_fx_comm(plain, V(2, 18, 3), 8).nvls_channels, 0);
 }
 
 /* The key is a boolean, and only with an NVSwitch. */
@@ -169,7 +144,7 @@ test_tuning(void)
         {TRUE, V(2, 29, 2), 0, 25, 8 * 90.0, 8 * 90.0 * 8 / 14},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        MsNcclComm c = nccl_fx_comm(rows[i].b200 ? b200 : h100, rows[i].version, 8);
         MsNcclCost k = nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
         CU_ASSERT_TRUE(k.enabled);
         MS_ASSERT_REL(k.bus_bw, rows[i].bus, 1e-6);
@@ -220,7 +195,7 @@ test_choice(void)
         {TRUE, V(2, 30, 7), 4 * MIB, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 24},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        MsNcclComm c = nccl_fx_comm(rows[i].b200 ? b200 : h100, rows[i].version, 8);
         MsNcclChoice ch;
         CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, rows[i].bytes, &ch));
         CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
@@ -230,7 +205,7 @@ test_choice(void)
             CU_ASSERT_EQUAL(ch.threads, 640);
         }
     }
-    MsNcclComm old = comm_of(h100, 8, V(2, 17, 1));
+    MsNcclComm old = nccl_fx_comm(h100, V(2, 17, 1), 8);
     MsNcclChoice ch;
     CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&old, MS_COLL_ALLREDUCE, 1024 * MIB, &ch));
     CU_ASSERT_NOT_EQUAL(ch.algo, MS_NCCL_ALGO_NVLS);
@@ -258,7 +233,7 @@ test_tuning_rs_ag(void)
     };
     MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        MsNcclComm c = nccl_fx_comm(rows[i].b200 ? b200 : h100, rows[i].version, 8);
         for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
             MsNcclCost k = nvls_cost(&c, ops[o], MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
             CU_ASSERT_TRUE(k.enabled);
@@ -269,15 +244,15 @@ test_tuning_rs_ag(void)
             CU_ASSERT_FALSE(nvls_cost(&c, ops[o], MS_NCCL_PROTO_LL128, MIB).enabled);
         }
     }
-    MsNcclComm old = comm_of(h100, 8, V(2, 18, 3));
+    MsNcclComm old = nccl_fx_comm(h100, V(2, 18, 3), 8);
     CU_ASSERT_FALSE(nvls_cost(&old, MS_COLL_REDUCESCATTER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
     CU_ASSERT_FALSE(nvls_cost(&old, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
     /* NCCL_MAX_NVLS_ARITY: on one GB200 NVL72 domain, 32 GPUs run NVLS for all three, 33 for
      * allreduce only. */
-    g_autoptr(MsTopology) nvl = load("gb200-nvl72");
+    g_autoptr(MsTopology) nvl = nccl_fx_load("gb200-nvl72");
     CU_ASSERT_PTR_NOT_NULL_FATAL(nvl);
     for (guint n = 32; n <= 33; n++) {
-        MsNcclComm c = comm_of(nvl, n, V(2, 29, 2));
+        MsNcclComm c = nccl_fx_comm(nvl, V(2, 29, 2), n);
         CU_ASSERT_TRUE(nvls_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_PROTO_SIMPLE, MIB).enabled);
         CU_ASSERT_EQUAL(nvls_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_PROTO_SIMPLE, MIB).enabled,
                         n == 32);
@@ -326,7 +301,7 @@ test_choice_rs_ag(void)
     };
     MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(rows[i].b200 ? b200 : h100, 8, rows[i].version);
+        MsNcclComm c = nccl_fx_comm(rows[i].b200 ? b200 : h100, rows[i].version, 8);
         for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
             MsNcclChoice ch;
             CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, ops[o], rows[i].bytes, &ch));
@@ -362,23 +337,12 @@ test_mask_rs_ag(void)
         {V(2, 18, 3), nvls, MS_NCCL_ALGO_RING},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(h100, 8, rows[i].version);
+        MsNcclComm c = nccl_fx_comm(h100, rows[i].version, 8);
         c.algo_mask = rows[i].mask;
         MsNcclChoice ch;
         CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLGATHER, 1024 * MIB, &ch));
         CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
     }
-}
-
-static MsNetModel *
-model(const char *text, const MsTopology *topo)
-{
-    MsNetSpec spec;
-    g_autoptr(GError) err = NULL;
-    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse(text, &spec, &err));
-    MsNetModel *m = ms_net_model_new(&spec, topo, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    return m;
 }
 
 /* One run alone: end time, bytes each participant sent, flows, and NCCL's choice. */
@@ -430,7 +394,7 @@ test_flows(void)
     static const guint64 sizes[] = {56 * MIB, 224 * MIB, 1024 * MIB};
     for (guint v = 0; v < G_N_ELEMENTS(specs); v++) {
         const MsTopology *topo = v == 3 ? b200 : h100;
-        g_autoptr(MsNetModel) net = model(specs[v], topo);
+        g_autoptr(MsNetModel) net = nccl_fx_model(specs[v], topo);
         for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
             Run flows = run(topo, net, sizes[s], FALSE), classes = run(topo, net, sizes[s], TRUE);
             CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS);
@@ -458,7 +422,7 @@ test_flows_rs_ag(void)
     MsCollOp ops[] = {MS_COLL_REDUCESCATTER, MS_COLL_ALLGATHER};
     for (guint v = 0; v < G_N_ELEMENTS(specs); v++) {
         const MsTopology *topo = v == 3 ? b200 : h100;
-        g_autoptr(MsNetModel) net = model(specs[v], topo);
+        g_autoptr(MsNetModel) net = nccl_fx_model(specs[v], topo);
         for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
             for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
                 Run flows = run_op(topo, net, ops[o], sizes[s], FALSE);
@@ -479,11 +443,11 @@ test_flows_rs_ag(void)
 static void
 test_algo_mask(void)
 {
-    g_autoptr(MsNetModel) ring = model("nccl:version=2.18,algo=ring", h100);
+    g_autoptr(MsNetModel) ring = nccl_fx_model("nccl:version=2.18,algo=ring", h100);
     Run r = run(h100, ring, 1024 * MIB, FALSE);
     CU_ASSERT_EQUAL(r.ch.algo, MS_NCCL_ALGO_RING);
     CU_ASSERT_EQUAL(r.flows, (guint64)r.ch.channels * 14 * 8);
-    g_autoptr(MsNetModel) nvls = model("nccl:version=2.18,algo=nvls", h100);
+    g_autoptr(MsNetModel) nvls = nccl_fx_model("nccl:version=2.18,algo=nvls", h100);
     CU_ASSERT_EQUAL(run(h100, nvls, 1024 * MIB, FALSE).ch.algo, MS_NCCL_ALGO_NVLS);
 }
 

@@ -3,7 +3,7 @@
  * the NICs, its tuning model in closed form per release on two and four DGX H100 and on two B200
  * nodes, NCCL's choice, and its flows (sim/net/coll_tree.c): their count and bytes, the time alone
  * against NCCL's prediction, both engines alike. */
-#include "ms_test.h"
+#include "nccl_fixture.h"
 #include "sim/net/collective.h"
 #include "sim/net/nccl.h"
 #include "sim/net/net_model.h"
@@ -24,28 +24,13 @@ static const char plain_ini[] = "[topology]\nformat = 1\nname = plain\ndescripti
                                 "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 400Gbps\n"
                                 "nic_latency = 0.6us\nfabric = switch\nfabric_latency = 0.13us\n";
 
-static MsTopology *
-load(const char *name)
-{
-    g_autoptr(GError) err = NULL;
-    MsTopology *t = ms_topology_load(name, &err);
-    if (t == NULL) {
-        fprintf(stderr, "%s\n", err->message);
-    }
-    return t;
-}
-
 static int
 suite_init(void)
 {
-    g_autofree char *x2 =
-        g_build_filename(ms_test_srcdir(), "validate/data/corpus/dgx-h100/topology.ini", NULL);
-    g_autofree char *b =
-        g_build_filename(ms_test_srcdir(), "validate/data/corpus/mit-b200/topology.ini", NULL);
     g_autoptr(GError) err = NULL;
-    h100x2 = load(x2);
-    h100x4 = load("dgx-h100-4node");
-    b200x2 = load(b);
+    h100x2 = nccl_fx_load_src("validate/data/corpus/dgx-h100/topology.ini");
+    h100x4 = nccl_fx_load("dgx-h100-4node");
+    b200x2 = nccl_fx_load_src("validate/data/corpus/mit-b200/topology.ini");
     plain = ms_topology_load_data(plain_ini, strlen(plain_ini), "plain", &err);
     return h100x2 && h100x4 && b200x2 && plain ? 0 : 1;
 }
@@ -60,16 +45,6 @@ suite_clean(void)
     return 0;
 }
 
-static MsNcclComm
-comm_of(const MsTopology *topo, guint n, guint version)
-{
-    MsNcclConfig cfg = {.version = version};
-    MsNcclComm c;
-    g_autoptr(GError) err = NULL;
-    CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&c, topo, NULL, n, &cfg, &err));
-    return c;
-}
-
 /* Across nodes NCCL enables NVLS (then NVLS_TREE only) from 2.18.1 through 2.19 and from 2.21.5,
  * not in 2.20. The NVLS graph searched with the NICs (SM90's inter-node list {48, 45, 42, 40 ...})
  * keeps the first speed with a channel per NIC: 8 channels at 40 GB/s on a DGX H100 (9 x 40 fits
@@ -82,7 +57,7 @@ test_enable(void)
     guint on[] = {V(2, 18, 1), V(2, 18, 3), V(2, 19, 3), V(2, 21, 5),
                   V(2, 22, 3), V(2, 28, 3), V(2, 30, 7)};
     for (guint v = 0; v < G_N_ELEMENTS(on); v++) {
-        MsNcclComm c = comm_of(h100x2, 16, on[v]);
+        MsNcclComm c = nccl_fx_comm(h100x2, on[v], 16);
         CU_ASSERT_EQUAL(c.n_nodes, 2);
         CU_ASSERT_EQUAL(c.nvls_graph_channels, 8);
         CU_ASSERT_EQUAL(c.nvls_channels, 16);
@@ -91,10 +66,10 @@ test_enable(void)
     }
     guint off[] = {V(2, 17, 1), V(2, 20, 3), V(2, 20, 5)};
     for (guint v = 0; v < G_N_ELEMENTS(off); v++) {
-        CU_ASSERT_EQUAL(comm_of(h100x2, 16, off[v]).nvls_graph_channels, 0);
+        CU_ASSERT_EQUAL(nccl_fx_comm(h100x2, off[v], 16).nvls_graph_channels, 0);
     }
-    CU_ASSERT_EQUAL(comm_of(plain, 16, V(2, 19, 3)).nvls_graph_channels, 0);
-    MsNcclComm b = comm_of(b200x2, 16, V(2, 29, 2));
+    CU_ASSERT_EQUAL(nccl_fx_comm(plain, V(2, 19, 3), 16).nvls_graph_channels, 0);
+    MsNcclComm b = nccl_fx_comm(b200x2, V(2, 29, 2), 16);
     CU_ASSERT_EQUAL(b.nvls_graph_channels, 8);
     CU_ASSERT_EQUAL(b.nvls_channels, 32);
     MS_ASSERT_REL(b.nvls_bw, 48.0, 1e-12);
@@ -130,7 +105,7 @@ test_tuning(void)
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
         MsNcclComm c =
-            comm_of(rows[i].nodes == 2 ? h100x2 : h100x4, 8 * rows[i].nodes, rows[i].version);
+            nccl_fx_comm(rows[i].nodes == 2 ? h100x2 : h100x4, rows[i].version, 8 * rows[i].nodes);
         MsNcclCost k;
         ms_nccl_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS_TREE, MS_NCCL_PROTO_SIMPLE,
                      1024 * MIB, &k);
@@ -148,7 +123,7 @@ test_tuning(void)
         ms_nccl_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS, MS_NCCL_PROTO_SIMPLE, 0, &k);
         CU_ASSERT_FALSE(k.enabled);
     }
-    MsNcclComm b = comm_of(b200x2, 16, V(2, 29, 2));
+    MsNcclComm b = nccl_fx_comm(b200x2, V(2, 29, 2), 16);
     MsNcclCost k;
     ms_nccl_cost(&b, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS_TREE, MS_NCCL_PROTO_SIMPLE, 4096 * MIB,
                  &k);
@@ -159,7 +134,7 @@ test_tuning(void)
     ms_nccl_cost(&b, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS_TREE, MS_NCCL_PROTO_SIMPLE, 64 * MIB, &k);
     MS_ASSERT_REL(k.bus_bw, 497.28 * 0.8, 1e-6);
     /* One node: never. */
-    MsNcclComm one = comm_of(h100x2, 8, V(2, 22, 3));
+    MsNcclComm one = nccl_fx_comm(h100x2, V(2, 22, 3), 8);
     ms_nccl_cost(&one, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_NVLS_TREE, MS_NCCL_PROTO_SIMPLE, 0, &k);
     CU_ASSERT_FALSE(k.enabled);
 }
@@ -179,7 +154,7 @@ test_choice(void)
         {V(2, 22, 3), MS_NCCL_ALGO_NVLS_TREE},
     };
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
-        MsNcclComm c = comm_of(h100x2, 16, rows[i].version);
+        MsNcclComm c = nccl_fx_comm(h100x2, rows[i].version, 16);
         MsNcclChoice ch;
         CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, 1024 * MIB, &ch));
         CU_ASSERT_EQUAL(ch.algo, rows[i].algo);
@@ -191,17 +166,6 @@ test_choice(void)
         CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, 1024 * MIB, &ch));
         CU_ASSERT_EQUAL(ch.algo, MS_NCCL_ALGO_RING);
     }
-}
-
-static MsNetModel *
-model(const char *text, const MsTopology *topo)
-{
-    MsNetSpec spec;
-    g_autoptr(GError) err = NULL;
-    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse(text, &spec, &err));
-    MsNetModel *m = ms_net_model_new(&spec, topo, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    return m;
 }
 
 typedef struct {
@@ -249,7 +213,7 @@ test_flows(void)
                                         "nccl:version=2.30.7"};
     static const guint64 sizes[] = {256 * MIB, 1024 * MIB + 48};
     for (guint v = 0; v < G_N_ELEMENTS(specs); v++) {
-        g_autoptr(MsNetModel) net = model(specs[v], h100x2);
+        g_autoptr(MsNetModel) net = nccl_fx_model(specs[v], h100x2);
         for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
             guint64 S = sizes[s];
             Run flows = run(h100x2, net, 16, S, FALSE), classes = run(h100x2, net, 16, S, TRUE);
@@ -263,7 +227,7 @@ test_flows(void)
         }
     }
     /* On four nodes the ring wins at 2.22.3 (NVLS_TREE halves bwInter there): asked for. */
-    g_autoptr(MsNetModel) four = model("nccl:version=2.22.3,algo=nvlstree", h100x4);
+    g_autoptr(MsNetModel) four = nccl_fx_model("nccl:version=2.22.3,algo=nvlstree", h100x4);
     Run r = run(h100x4, four, 32, 1024 * MIB, FALSE);
     CU_ASSERT_EQUAL_FATAL(r.ch.algo, MS_NCCL_ALGO_NVLS_TREE);
     guint64 intra = (1024 * MIB + 128 * MIB) / 7 * 7, edge = 1024 * MIB / 16;

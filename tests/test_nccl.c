@@ -3,7 +3,7 @@
  * src/graph/search.cc run on the machine described as an NCCL topology), LL128's rule, closed
  * forms of the tuning model computed by hand from the tables, the choice, threads and messages,
  * the point-to-point cuts per release, and every error. */
-#include "ms_test.h"
+#include "nccl_fixture.h"
 #include "sim/net/nccl.h"
 #include "topologies/topology.h"
 
@@ -24,29 +24,16 @@ static const char pcie_box_ini[] = "[topology]\nformat = 1\nname = box\ndescript
                                    "gpu_nic_bandwidth = 31.5GBps\nfabric = switch\n"
                                    "fabric_latency = 0.1us\n";
 
-static MsTopology *
-load(const char *name)
-{
-    g_autoptr(GError) err = NULL;
-    MsTopology *t = ms_topology_load(name, &err);
-    if (t == NULL) {
-        fprintf(stderr, "%s\n", err->message);
-    }
-    return t;
-}
-
 static int
 suite_init(void)
 {
-    g_autofree char *h100_path =
-        g_build_filename(ms_test_srcdir(), "validate/data/corpus/dgx-h100/topology.ini", NULL);
-    a100 = load("dgx-a100");
-    a100x2 = load("dgx-a100-2node");
-    h100 = load("dgx-h100");
-    h100x2 = load(h100_path);
-    lina = load("lina-testbed");
-    schemoe = load("schemoe-testbed");
-    dgx1 = load("dgx1-v100");
+    a100 = nccl_fx_load("dgx-a100");
+    a100x2 = nccl_fx_load("dgx-a100-2node");
+    h100 = nccl_fx_load("dgx-h100");
+    h100x2 = nccl_fx_load_src("validate/data/corpus/dgx-h100/topology.ini");
+    lina = nccl_fx_load("lina-testbed");
+    schemoe = nccl_fx_load("schemoe-testbed");
+    dgx1 = nccl_fx_load("dgx1-v100");
     pcie_box = ms_topology_load_data(pcie_box_ini, strlen(pcie_box_ini), "box", NULL);
     return a100 && a100x2 && h100 && h100x2 && lina && schemoe && dgx1 && pcie_box ? 0 : 1;
 }
@@ -59,21 +46,6 @@ suite_clean(void)
         g_clear_pointer(all[i], ms_topology_free);
     }
     return 0;
-}
-
-/* A communicator over the first n ranks (all when n is 0) under that version. */
-static MsNcclComm
-comm(const MsTopology *t, guint version, guint n)
-{
-    MsNcclConfig cfg = {.version = version};
-    MsNcclComm c;
-    g_autoptr(GError) err = NULL;
-    gboolean ok = ms_nccl_comm_init(&c, t, NULL, n ? n : ms_topology_n_gpus(t), &cfg, &err);
-    if (!ok) {
-        fprintf(stderr, "%s\n", err->message);
-    }
-    CU_ASSERT_TRUE_FATAL(ok);
-    return c;
 }
 
 static MsNcclCost
@@ -206,15 +178,15 @@ test_channels(void)
 {
     /* DGX A100, one node: 6 rings of 40 (44 in 2.10) fill 12 NVLinks of 20 (22); the search
      * doubles them, connect doubles again: 24. */
-    check_graph((MsNcclComm[]){comm(a100, V(2, 10, 3), 0)}, 12, 22, 24);
-    check_graph((MsNcclComm[]){comm(a100, V(2, 18, 6), 0)}, 12, 20, 24);
-    check_graph((MsNcclComm[]){comm(a100, V(2, 22, 3), 0)}, 12, 20, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(a100, V(2, 10, 3), 0)}, 12, 22, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(a100, V(2, 18, 6), 0)}, 12, 20, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(a100, V(2, 22, 3), 0)}, 12, 20, 24);
     /* Two GPUs of it: the same 240 GB/s NVSwitch links. */
-    check_graph((MsNcclComm[]){comm(a100, V(2, 18, 6), 2)}, 12, 20, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(a100, V(2, 18, 6), 2)}, 12, 20, 24);
     /* Across nodes: one ring per NIC at 24 (the first speed below its 25 GB/s), no search dup
      * below 25: 8 x 24, 16 channels. The tree raises its intra-node speed to 30. */
     for (guint v = V(2, 10, 0); v <= V(2, 30, 0); v += 100) {
-        MsNcclComm c = comm(a100x2, v, 0);
+        MsNcclComm c = nccl_fx_comm(a100x2, v, 0);
         check_graph(&c, 8, 24, 16);
         CU_ASSERT_EQUAL(c.tree_channels, 8);
         MS_ASSERT_REL(c.tree_bw_intra, 30, 1e-12);
@@ -222,30 +194,30 @@ test_channels(void)
     }
     /* DGX H100, one node: 6 x 60 (360 or 370.8 GB/s of NVLink), dup to 12 x 30, 24 channels;
      * before SM90 had lists of its own, 9 x 44 of 396 dup to 16 x 22 (2.12). */
-    check_graph((MsNcclComm[]){comm(h100, V(2, 18, 6), 0)}, 12, 30, 24);
-    check_graph((MsNcclComm[]){comm(h100, V(2, 22, 3), 0)}, 12, 30, 24);
-    check_graph((MsNcclComm[]){comm(h100, V(2, 12, 12), 0)}, 16, 22, 32);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100, V(2, 18, 6), 0)}, 12, 30, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100, V(2, 22, 3), 0)}, 12, 30, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100, V(2, 12, 12), 0)}, 16, 22, 32);
     /* DGX H100, two nodes: 8 x 48 through the 400 Gb/s NICs; 16 channels, doubled again for
      * Hopper in 2.18 and 2.19 (2 x 16 fits MAXCHANNELS), not from 2.20 (only below 16). */
-    check_graph((MsNcclComm[]){comm(h100x2, V(2, 18, 6), 0)}, 8, 48, 32);
-    check_graph((MsNcclComm[]){comm(h100x2, V(2, 19, 4), 0)}, 8, 48, 32);
-    check_graph((MsNcclComm[]){comm(h100x2, V(2, 22, 3), 0)}, 8, 48, 16);
-    check_graph((MsNcclComm[]){comm(h100x2, V(2, 30, 7), 0)}, 8, 48, 16);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100x2, V(2, 18, 6), 0)}, 8, 48, 32);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100x2, V(2, 19, 4), 0)}, 8, 48, 32);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100x2, V(2, 22, 3), 0)}, 8, 48, 16);
+    check_graph((MsNcclComm[]){nccl_fx_comm(h100x2, V(2, 30, 7), 0)}, 8, 48, 16);
     /* Lina testbed: one 100 Gb/s NIC (12.5 GB/s) per node, one ring of 12; 6 would fit two but
      * ties keep the first. 2 channels. Its tree climbs to 24 inside the node. */
-    MsNcclComm l = comm(lina, V(2, 10, 3), 0);
+    MsNcclComm l = nccl_fx_comm(lina, V(2, 10, 3), 0);
     check_graph(&l, 1, 12, 2);
     MS_ASSERT_REL(l.tree_bw_intra, 24, 1e-12);
     /* One Lina node: the 4-GPU NVLink mesh (4 links per pair) packs 6 rings of 44. */
-    check_graph((MsNcclComm[]){comm(lina, V(2, 10, 3), 4)}, 12, 22, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(lina, V(2, 10, 3), 4)}, 12, 22, 24);
     /* DGX-1's hybrid cube mesh: 6 rings of 22 use all 6 NVLinks of every GPU; below 25, no dup. */
-    check_graph((MsNcclComm[]){comm(dgx1, V(2, 10, 3), 0)}, 6, 22, 12);
-    check_graph((MsNcclComm[]){comm(dgx1, V(2, 18, 6), 0)}, 6, 20, 12);
+    check_graph((MsNcclComm[]){nccl_fx_comm(dgx1, V(2, 10, 3), 0)}, 6, 22, 12);
+    check_graph((MsNcclComm[]){nccl_fx_comm(dgx1, V(2, 18, 6), 0)}, 6, 20, 12);
     /* PCIe boxes with one NIC: 2 channels. SM75 GPUs also reserve 1/8 on the way back from the
      * NIC, so the ScheMoE testbed's ring runs at 10. */
-    check_graph((MsNcclComm[]){comm(pcie_box, V(2, 18, 6), 0)}, 1, 12, 2);
-    check_graph((MsNcclComm[]){comm(schemoe, V(2, 18, 6), 0)}, 1, 10, 2);
-    CU_ASSERT_FALSE((MsNcclComm[]) { comm(pcie_box, V(2, 18, 6), 0) } -> intra_nvlink);
+    check_graph((MsNcclComm[]){nccl_fx_comm(pcie_box, V(2, 18, 6), 0)}, 1, 12, 2);
+    check_graph((MsNcclComm[]){nccl_fx_comm(schemoe, V(2, 18, 6), 0)}, 1, 10, 2);
+    CU_ASSERT_FALSE((MsNcclComm[]) { nccl_fx_comm(pcie_box, V(2, 18, 6), 0) } -> intra_nvlink);
 }
 
 /* Two GPUs without peer-to-peer on one PCIe 3.0 switch: NCCL's SHM transport goes through host
@@ -287,7 +259,7 @@ test_shm_through_host(void)
     for (guint i = 0; i < G_N_ELEMENTS(versions); i++) {
         guint v = versions[i];
         gboolean diverted = v >= V(2, 19, 1);
-        MsNcclComm intel = comm(t, v, 0);
+        MsNcclComm intel = nccl_fx_comm(t, v, 0);
         CU_ASSERT_STRING_EQUAL(intel.intra_path, diverted ? "PHB" : "PIX");
         check_graph(&intel, 1, diverted ? 5 : 12, 2);
         CU_ASSERT_FALSE(intel.intra_nvlink);
@@ -301,12 +273,12 @@ test_shm_through_host(void)
         check_graph(&amd, 1, diverted ? 6 : 12, 2);
     }
     /* The release before and the first with the diversion, side by side. */
-    CU_ASSERT_STRING_EQUAL(comm(t, V(2, 18, 6), 0).intra_path, "PIX");
-    CU_ASSERT_STRING_EQUAL(comm(t, V(2, 19, 1), 0).intra_path, "PHB");
+    CU_ASSERT_STRING_EQUAL(nccl_fx_comm(t, V(2, 18, 6), 0).intra_path, "PIX");
+    CU_ASSERT_STRING_EQUAL(nccl_fx_comm(t, V(2, 19, 1), 0).intra_path, "PHB");
     /* The overhead is for paths through a CPU only: one node of the A100 PCIe box, whose GPUs
      * share a switch (PIX) with Gen4 links of 24, packs 2 rings of 12 (with 6/5 it would be one
      * of 20). */
-    check_graph((MsNcclComm[]){comm(pcie_box, V(2, 18, 6), 4)}, 2, 12, 4);
+    check_graph((MsNcclComm[]){nccl_fx_comm(pcie_box, V(2, 18, 6), 4)}, 2, 12, 4);
 }
 
 static void
@@ -337,21 +309,21 @@ static void
 test_p2p_channels(void)
 {
     /* One node: NVSwitch peers allow 2 x 12 links; 24 channels round up to 32 and 32. */
-    MsNcclComm c = comm(a100, V(2, 18, 6), 0);
+    MsNcclComm c = nccl_fx_comm(a100, V(2, 18, 6), 0);
     CU_ASSERT_EQUAL(c.p2p_channels, 32);
     CU_ASSERT_EQUAL(c.p2p_channels_per_peer, 32);
     /* Lina's mesh: 4 links per pair, 8 per peer; DGX-1: single-link and indirect pairs, 2. */
-    CU_ASSERT_EQUAL(comm(lina, V(2, 18, 6), 4).p2p_channels_per_peer, 8);
-    CU_ASSERT_EQUAL(comm(dgx1, V(2, 18, 6), 0).p2p_channels_per_peer, 2);
+    CU_ASSERT_EQUAL(nccl_fx_comm(lina, V(2, 18, 6), 4).p2p_channels_per_peer, 8);
+    CU_ASSERT_EQUAL(nccl_fx_comm(dgx1, V(2, 18, 6), 0).p2p_channels_per_peer, 2);
     /* Net peers: 1 in 2.10, NCCL_NCHANNELS_PER_NET_PEER 2 from 2.12, automatic 2 for 16 ranks
      * from 2.20 (2 x 16 <= 4 x 16), from 2.29 the NIC's 25 GB/s needs 2 of 14. */
-    CU_ASSERT_EQUAL(comm(a100x2, V(2, 10, 3), 0).p2p_channels_per_peer, 1);
-    CU_ASSERT_EQUAL(comm(a100x2, V(2, 12, 12), 0).p2p_channels_per_peer, 2);
-    CU_ASSERT_EQUAL(comm(a100x2, V(2, 22, 3), 0).p2p_channels_per_peer, 2);
-    CU_ASSERT_EQUAL(comm(a100x2, V(2, 30, 7), 0).p2p_channels_per_peer, 2);
+    CU_ASSERT_EQUAL(nccl_fx_comm(a100x2, V(2, 10, 3), 0).p2p_channels_per_peer, 1);
+    CU_ASSERT_EQUAL(nccl_fx_comm(a100x2, V(2, 12, 12), 0).p2p_channels_per_peer, 2);
+    CU_ASSERT_EQUAL(nccl_fx_comm(a100x2, V(2, 22, 3), 0).p2p_channels_per_peer, 2);
+    CU_ASSERT_EQUAL(nccl_fx_comm(a100x2, V(2, 30, 7), 0).p2p_channels_per_peer, 2);
     /* 400 Gb/s: 50 / 14 -> 4 per net peer in 2.30; 16 ranks, ceil(16 / 8) x 4 <= 16. */
-    CU_ASSERT_EQUAL(comm(h100x2, V(2, 30, 7), 0).p2p_channels_per_peer, 4);
-    CU_ASSERT_EQUAL(comm(h100x2, V(2, 22, 3), 0).p2p_channels_per_peer, 2);
+    CU_ASSERT_EQUAL(nccl_fx_comm(h100x2, V(2, 30, 7), 0).p2p_channels_per_peer, 4);
+    CU_ASSERT_EQUAL(nccl_fx_comm(h100x2, V(2, 22, 3), 0).p2p_channels_per_peer, 2);
     MsNcclConfig cfg = {.version = V(2, 18, 6), .net_peer_channels = 1};
     CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&c, a100x2, NULL, 16, &cfg, NULL));
     CU_ASSERT_EQUAL(c.p2p_channels_per_peer, 1);
@@ -361,15 +333,15 @@ test_p2p_channels(void)
 static void
 test_ll128_rule(void)
 {
-    CU_ASSERT_TRUE(comm(a100, V(2, 10, 3), 0).ll128);   /* SM80 on NVLink */
-    CU_ASSERT_TRUE(comm(a100x2, V(2, 18, 6), 0).ll128); /* NICs within PCIe (PIX) */
-    CU_ASSERT_TRUE(comm(dgx1, V(2, 12, 12), 0).ll128);  /* SM70 */
-    CU_ASSERT_FALSE(comm(h100, V(2, 12, 12), 0).ll128); /* SM90 before 2.15 */
-    CU_ASSERT_TRUE(comm(h100, V(2, 15, 5), 0).ll128);
-    CU_ASSERT_FALSE(comm(schemoe, V(2, 18, 6), 0).ll128);  /* SM75, and PCIe inside */
-    CU_ASSERT_FALSE(comm(pcie_box, V(2, 30, 7), 0).ll128); /* PCIe inside, any release */
+    CU_ASSERT_TRUE(nccl_fx_comm(a100, V(2, 10, 3), 0).ll128);   /* SM80 on NVLink */
+    CU_ASSERT_TRUE(nccl_fx_comm(a100x2, V(2, 18, 6), 0).ll128); /* NICs within PCIe (PIX) */
+    CU_ASSERT_TRUE(nccl_fx_comm(dgx1, V(2, 12, 12), 0).ll128);  /* SM70 */
+    CU_ASSERT_FALSE(nccl_fx_comm(h100, V(2, 12, 12), 0).ll128); /* SM90 before 2.15 */
+    CU_ASSERT_TRUE(nccl_fx_comm(h100, V(2, 15, 5), 0).ll128);
+    CU_ASSERT_FALSE(nccl_fx_comm(schemoe, V(2, 18, 6), 0).ll128);  /* SM75, and PCIe inside */
+    CU_ASSERT_FALSE(nccl_fx_comm(pcie_box, V(2, 30, 7), 0).ll128); /* PCIe inside, any release */
     /* Disabled LL128 has no bandwidth, whatever the mask. */
-    MsNcclComm c = comm(schemoe, V(2, 18, 6), 0);
+    MsNcclComm c = nccl_fx_comm(schemoe, V(2, 18, 6), 0);
     CU_ASSERT_FALSE(
         cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, MIB).enabled);
 }
@@ -378,7 +350,7 @@ test_ll128_rule(void)
 static void
 test_tuning_one_node(void)
 {
-    MsNcclComm c = comm(a100, V(2, 18, 6), 0);
+    MsNcclComm c = nccl_fx_comm(a100, V(2, 18, 6), 0);
     const double bus = 12 * 20.0, ring = 8.0 / 14;
     struct {
         MsNcclAlgo a;
@@ -425,13 +397,13 @@ test_tuning_one_node(void)
         CU_ASSERT_EQUAL(ch.proto, win[i].p);
     }
     /* 2.10: baseLat 3.6 + 14 x 0.47; the 235 GB/s cap of all-SM80 machines on 12 x 22. */
-    MsNcclComm old = comm(a100, V(2, 10, 3), 0);
+    MsNcclComm old = nccl_fx_comm(a100, V(2, 10, 3), 0);
     MsNcclCost k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(k.latency_us, 3.6 + 14 * 0.47, 1e-9);
     k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
     MS_ASSERT_REL(k.alg_bw, 235.0 * ring, 1e-6);
     /* 2.22: Ring/LL is x 1/2, so llMaxBw binds: 87.7 x 8/14; Tree/Simple NVLink latency 28. */
-    MsNcclComm c22 = comm(a100, V(2, 22, 3), 0);
+    MsNcclComm c22 = nccl_fx_comm(a100, V(2, 22, 3), 0);
     k = cost(&c22, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(k.alg_bw, 87.7 * ring, 1e-6);
     k = cost(&c22, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
@@ -447,7 +419,7 @@ test_tuning_one_node(void)
 static void
 test_tuning_two_nodes(void)
 {
-    MsNcclComm c = comm(a100x2, V(2, 18, 6), 0);
+    MsNcclComm c = nccl_fx_comm(a100x2, V(2, 18, 6), 0);
     /* Tree/LL: min(8 x 30 x .92, 8 x 23.6) / 3.8, capped by the Intel 2-node llMaxBw 39.0, x 1/2;
      * 6.8 + 2 (7 x 0.6 + 1 x 5.0). */
     MsNcclCost k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 1024 * MIB);
@@ -472,7 +444,7 @@ test_tuning_two_nodes(void)
     MS_ASSERT_REL(k.latency_us, 8.4 + 26 * 6.0 + 4 * 14.0, 1e-9);
     /* 2.10: nInterSteps 2 (nNodes - 1), net Simple 9.6, LL's NVLink steps x 1.8, plateau x 1.9
      * from nRanks / 16 x 64 KiB. */
-    MsNcclComm old = comm(a100x2, V(2, 10, 3), 0);
+    MsNcclComm old = nccl_fx_comm(a100x2, V(2, 10, 3), 0);
     k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 65535);
     MS_ASSERT_REL(k.latency_us, 8.4 + 28 * 3.4 + 2 * 9.6, 1e-9);
     k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 65536);
@@ -506,19 +478,19 @@ test_hopper_tree(void)
 {
     /* NCCL's search on the DGX H100 layout: the simple tree pattern in 2.18.3 .. 2.19.1, taking
      * 15% off the tree; balanced before and after. */
-    MsNcclComm c = comm(h100x2, V(2, 18, 6), 0);
+    MsNcclComm c = nccl_fx_comm(h100x2, V(2, 18, 6), 0);
     CU_ASSERT_TRUE(c.tree_simple);
     MsNcclCost k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
     MS_ASSERT_REL(k.bus_bw, MIN(8 * 48 * .92, 8 * 41.4) * .85, 1e-6);
-    CU_ASSERT_FALSE(comm(h100x2, V(2, 19, 4), 0).tree_simple);
-    CU_ASSERT_FALSE(comm(h100x2, V(2, 17, 1), 0).tree_simple);
-    MS_ASSERT_REL(comm(h100x2, V(2, 18, 1), 0).tree_bw_inter, 45, 1e-12);
+    CU_ASSERT_FALSE(nccl_fx_comm(h100x2, V(2, 19, 4), 0).tree_simple);
+    CU_ASSERT_FALSE(nccl_fx_comm(h100x2, V(2, 17, 1), 0).tree_simple);
+    MS_ASSERT_REL(nccl_fx_comm(h100x2, V(2, 18, 1), 0).tree_bw_inter, 45, 1e-12);
 }
 
 static void
 test_choice_details(void)
 {
-    MsNcclComm c = comm(a100, V(2, 18, 6), 0);
+    MsNcclComm c = nccl_fx_comm(a100, V(2, 18, 6), 0);
     MsNcclChoice ch;
     /* 8 B of Ring/LL: one channel, threads halved from 512 to 64, then at least 3 warps. */
     CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, 8, &ch));
@@ -535,7 +507,7 @@ test_choice_details(void)
     CU_ASSERT_EQUAL(ch.threads, 544);
     CU_ASSERT_EQUAL(ch.message, MIB);
     /* 2.22: trees always run 640 threads. */
-    MsNcclComm c22 = comm(a100x2, V(2, 22, 3), 0);
+    MsNcclComm c22 = nccl_fx_comm(a100x2, V(2, 22, 3), 0);
     CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c22, MS_COLL_ALLREDUCE, 8, &ch));
     CU_ASSERT_EQUAL(ch.algo, MS_NCCL_ALGO_TREE);
     CU_ASSERT_EQUAL(ch.threads, 640);
@@ -558,7 +530,7 @@ test_choice_details(void)
     CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&m, schemoe, NULL, 32, &cfg, NULL));
     CU_ASSERT_FALSE(ms_nccl_choose(&m, MS_COLL_ALLREDUCE, MIB, &ch));
     CU_ASSERT_FALSE(ms_nccl_choose(&c, MS_COLL_ALLTOALL, MIB, &ch));
-    MsNcclComm one = comm(a100, V(2, 18, 6), 1);
+    MsNcclComm one = nccl_fx_comm(a100, V(2, 18, 6), 1);
     CU_ASSERT_FALSE(ms_nccl_choose(&one, MS_COLL_ALLREDUCE, MIB, &ch));
 }
 
@@ -576,14 +548,14 @@ test_p2p(void)
 {
     /* 2.8 sends whole 128 KiB steps over the network (v2.8.4 proxy.cc:225-252); 2.9.9 halves
      * them for a piece below 8 steps (v2.9.9 proxy.cc:251-270): a 512 KiB send is one piece. */
-    MsNcclComm c28 = comm(a100x2, V(2, 8, 4), 0);
+    MsNcclComm c28 = nccl_fx_comm(a100x2, V(2, 8, 4), 0);
     MsNcclP2p q28 = p2p(&c28, 512 * KIB, FALSE);
     CU_ASSERT_TRUE(q28.channels == 1 && q28.chunk == 128 * KIB && q28.message == 128 * KIB);
-    q28 = p2p((MsNcclComm[]){comm(a100x2, V(2, 9, 9), 0)}, 512 * KIB, FALSE);
+    q28 = p2p((MsNcclComm[]){nccl_fx_comm(a100x2, V(2, 9, 9), 0)}, 512 * KIB, FALSE);
     CU_ASSERT_TRUE(q28.channels == 1 && q28.chunk == 128 * KIB && q28.message == 64 * KIB);
     /* 2.10, two nodes (1 channel per net peer): pieces of at least 512 KiB, steps of 128 KiB; a
      * network message is a quarter of a step below one step, half below eight. */
-    MsNcclComm c10 = comm(a100x2, V(2, 10, 3), 0);
+    MsNcclComm c10 = nccl_fx_comm(a100x2, V(2, 10, 3), 0);
     MsNcclP2p q = p2p(&c10, 64 * KIB, FALSE);
     CU_ASSERT_TRUE(q.channels == 1 && q.chunk == 64 * KIB && q.message == 32 * KIB);
     CU_ASSERT_EQUAL(q.proto, MS_NCCL_PROTO_SIMPLE);
@@ -592,7 +564,7 @@ test_p2p(void)
     CU_ASSERT_TRUE(q.channels == 1 && q.chunk == 128 * KIB && q.message == 128 * KIB);
     /* 2.18, two nodes: 2 per net peer, step 128 KiB; pieces 16 KiB .. 128 KiB; LL for small
      * intra-node sends (NVLink hop 0.6 us), never over the network. */
-    MsNcclComm c18 = comm(a100x2, V(2, 18, 6), 0);
+    MsNcclComm c18 = nccl_fx_comm(a100x2, V(2, 18, 6), 0);
     q = p2p(&c18, 16 * KIB, TRUE);
     CU_ASSERT_TRUE(q.proto == MS_NCCL_PROTO_LL && q.message == 0 && q.channels == 1);
     MS_ASSERT_REL(q.latency_us, 0.6, 1e-12);
@@ -604,23 +576,23 @@ test_p2p(void)
     q = p2p(&c18, MIB, FALSE); /* pieces of 512 KiB < 8 steps: messages of 64 KiB */
     CU_ASSERT_TRUE(q.channels == 2 && q.chunk == 128 * KIB && q.message == 64 * KIB);
     /* 2.18, one node: 32 per peer cut to 4 for 8 ranks over 32 channels; NVLink step 512 KiB. */
-    MsNcclComm one = comm(a100, V(2, 18, 6), 0);
+    MsNcclComm one = nccl_fx_comm(a100, V(2, 18, 6), 0);
     q = p2p(&one, MIB, TRUE);
     CU_ASSERT_TRUE(q.channels == 4 && q.chunk == 256 * KIB && q.message == 0);
     q = p2p(&one, 64 * KIB, TRUE);
     CU_ASSERT_TRUE(q.channels == 1 && q.proto == MS_NCCL_PROTO_SIMPLE);
     /* 2.22: LL up to nChannelsMax (32) x 16 KiB in 32 KiB data steps; over the network the whole
      * send decides the message: 1 MiB is 8 steps, full 128 KiB messages. */
-    MsNcclComm one22 = comm(a100, V(2, 22, 3), 0);
+    MsNcclComm one22 = nccl_fx_comm(a100, V(2, 22, 3), 0);
     q = p2p(&one22, 64 * KIB, TRUE);
     CU_ASSERT_TRUE(q.proto == MS_NCCL_PROTO_LL && q.chunk == 32 * KIB && q.channels == 1);
-    MsNcclComm c22 = comm(a100x2, V(2, 22, 3), 0);
+    MsNcclComm c22 = nccl_fx_comm(a100x2, V(2, 22, 3), 0);
     q = p2p(&c22, MIB, FALSE);
     CU_ASSERT_TRUE(q.channels == 2 && q.message == 128 * KIB);
     q = p2p(&c22, 64 * KIB, FALSE);
     CU_ASSERT_TRUE(q.channels == 1 && q.message == 32 * KIB);
     /* PCIe inside a node: 128 KiB steps, the PCI hop latency. */
-    MsNcclComm box = comm(pcie_box, V(2, 18, 6), 4);
+    MsNcclComm box = nccl_fx_comm(pcie_box, V(2, 18, 6), 4);
     q = p2p(&box, 16 * MIB, TRUE);
     CU_ASSERT_EQUAL(q.chunk, 128 * KIB);
     MS_ASSERT_REL(q.latency_us, 5.7, 1e-12);

@@ -2,7 +2,7 @@
  * the link figures, speed list, tree patterns, LL128 caps per operation, tree factors, threads
  * and Intel P2P overhead those releases had, each worked out by hand from the tags' source
  * (lines given in each test). Version parsing and the 2.8 p2p cuts are in test_nccl.c. */
-#include "ms_test.h"
+#include "nccl_fixture.h"
 #include "sim/net/nccl.h"
 #include "topologies/topology.h"
 
@@ -13,27 +13,14 @@
 
 static MsTopology *a100, *a100x2, *lina, *abci, *dgx1;
 
-static MsTopology *
-load(const char *name)
-{
-    g_autoptr(GError) err = NULL;
-    MsTopology *t = ms_topology_load(name, &err);
-    if (t == NULL) {
-        fprintf(stderr, "%s\n", err->message);
-    }
-    return t;
-}
-
 static int
 suite_init(void)
 {
-    g_autofree char *path =
-        g_build_filename(ms_test_srcdir(), "validate/data/corpus/abci-v100/topology.ini", NULL);
-    a100 = load("dgx-a100");
-    a100x2 = load("dgx-a100-2node");
-    lina = load("lina-testbed");
-    abci = load(path);
-    dgx1 = load("dgx1-v100");
+    a100 = nccl_fx_load("dgx-a100");
+    a100x2 = nccl_fx_load("dgx-a100-2node");
+    lina = nccl_fx_load("lina-testbed");
+    abci = nccl_fx_load_src("validate/data/corpus/abci-v100/topology.ini");
+    dgx1 = nccl_fx_load("dgx1-v100");
     return a100 && a100x2 && lina && abci && dgx1 ? 0 : 1;
 }
 
@@ -45,21 +32,6 @@ suite_clean(void)
         g_clear_pointer(all[i], ms_topology_free);
     }
     return 0;
-}
-
-/* A communicator over the first n ranks (all when n is 0) under that version. */
-static MsNcclComm
-comm(const MsTopology *t, guint version, guint n)
-{
-    MsNcclConfig cfg = {.version = version};
-    MsNcclComm c;
-    g_autoptr(GError) err = NULL;
-    gboolean ok = ms_nccl_comm_init(&c, t, NULL, n ? n : ms_topology_n_gpus(t), &cfg, &err);
-    if (!ok) {
-        fprintf(stderr, "%s\n", err->message);
-    }
-    CU_ASSERT_TRUE_FATAL(ok);
-    return c;
 }
 
 static MsNcclCost
@@ -109,13 +81,13 @@ test_release_28(void)
 {
     /* DGX A100 (12 NVLinks of 21): 6 rings of 42 fill 252 GB/s, doubled to 12 x 21. The same
      * in 2.9.9; 2.10.3 has 12 x 22 (44 of its intra list). */
-    MsNcclComm c = comm(a100, V(2, 8, 4), 0);
+    MsNcclComm c = nccl_fx_comm(a100, V(2, 8, 4), 0);
     check_graph(&c, 12, 21, 24);
-    check_graph((MsNcclComm[]){comm(a100, V(2, 9, 9), 0)}, 12, 21, 24);
-    check_graph((MsNcclComm[]){comm(a100, V(2, 10, 3), 0)}, 12, 22, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(a100, V(2, 9, 9), 0)}, 12, 21, 24);
+    check_graph((MsNcclComm[]){nccl_fx_comm(a100, V(2, 10, 3), 0)}, 12, 22, 24);
     /* DGX-1 (hybrid cube mesh, 1 or 2 NVLinks of 21 per pair): 6 x 21 in 2.8, 6 x 22 in 2.10. */
-    check_graph((MsNcclComm[]){comm(dgx1, V(2, 8, 4), 0)}, 6, 21, 12);
-    check_graph((MsNcclComm[]){comm(dgx1, V(2, 10, 3), 0)}, 6, 22, 12);
+    check_graph((MsNcclComm[]){nccl_fx_comm(dgx1, V(2, 8, 4), 0)}, 6, 21, 12);
+    check_graph((MsNcclComm[]){nccl_fx_comm(dgx1, V(2, 10, 3), 0)}, 6, 22, 12);
     /* Ring/LL128: 12 x 21 = 252, the all-SM80 cap 235, x 0.92 = 216.2, under the operation's
      * cap x 12 channels: allreduce 202.8 binds (x 8/14), allgather 219.6 does not (x 8/7),
      * reducescatter 182.4 binds (x 8/7). 2.10.3: 12 x 20 = 240 does not bind. */
@@ -127,7 +99,7 @@ test_release_28(void)
     MS_ASSERT_REL(k.alg_bw, ring_bus * 8 / 7, 1e-6);
     k = cost(&c, MS_COLL_REDUCESCATTER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.alg_bw, 12 * 15.2 * 8 / 7, 1e-6);
-    MsNcclComm c10 = comm(a100, V(2, 10, 3), 0);
+    MsNcclComm c10 = nccl_fx_comm(a100, V(2, 10, 3), 0);
     k = cost(&c10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.alg_bw, ring_bus * 8 / 14, 1e-6);
     MsNcclChoice ch;
@@ -139,8 +111,8 @@ test_release_28(void)
      * x .915, 8 x 16.9) / 2 = 67.6, x .6 at 1 MiB (2^14 x 64 B) and x .7 at 8 MiB (2^17);
      * 2.10.3: min(min(216.2, 8 x 23.6) x 120/128, 8 x 20) / 2 = 80, x .6 and x .9. Latency
      * 4.4 + 2 (7 x 1.25 + 1 x 8.5) = 38.9 in both. */
-    MsNcclComm two = comm(a100x2, V(2, 8, 4), 0);
-    MsNcclComm two10 = comm(a100x2, V(2, 10, 3), 0);
+    MsNcclComm two = nccl_fx_comm(a100x2, V(2, 8, 4), 0);
+    MsNcclComm two10 = nccl_fx_comm(a100x2, V(2, 10, 3), 0);
     k = cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, MIB);
     MS_ASSERT_REL(k.alg_bw, 8 * 16.9 / 2 * 0.6, 1e-6);
     MS_ASSERT_REL(k.latency_us, 38.9, 1e-6);
@@ -157,7 +129,7 @@ test_release_28(void)
     CU_ASSERT_TRUE(ch.algo == MS_NCCL_ALGO_TREE && ch.proto == MS_NCCL_PROTO_LL128);
     /* Two nodes: the simple tree pattern in 2.8 and 2.9, the balanced one in 2.10. */
     CU_ASSERT_TRUE(two.tree_simple && !two.tree_split);
-    CU_ASSERT_TRUE(comm(a100x2, V(2, 9, 9), 0).tree_simple);
+    CU_ASSERT_TRUE(nccl_fx_comm(a100x2, V(2, 9, 9), 0).tree_simple);
     CU_ASSERT_FALSE(two10.tree_simple);
     /* Tree/Simple threads: 512 + 2 warps in 2.8, + 4 warps from 2.10. */
     MsNcclConfig cfg = {.version = V(2, 8, 4),
@@ -174,19 +146,19 @@ test_release_28(void)
 
     /* V100 nodes (ABCI): the split tree on more than two nodes before 2.10, the simple tree on
      * two; A100 nodes (Lina's 4) keep the balanced tree. */
-    MsNcclComm v4 = comm(abci, V(2, 8, 4), 16);
+    MsNcclComm v4 = nccl_fx_comm(abci, V(2, 8, 4), 16);
     CU_ASSERT_TRUE(v4.n_nodes == 4 && v4.tree_split && !v4.tree_simple);
-    CU_ASSERT_TRUE(comm(abci, V(2, 9, 9), 16).tree_split);
-    CU_ASSERT_FALSE(comm(abci, V(2, 10, 3), 16).tree_split);
-    MsNcclComm v2 = comm(abci, V(2, 8, 4), 8);
+    CU_ASSERT_TRUE(nccl_fx_comm(abci, V(2, 9, 9), 16).tree_split);
+    CU_ASSERT_FALSE(nccl_fx_comm(abci, V(2, 10, 3), 16).tree_split);
+    MsNcclComm v2 = nccl_fx_comm(abci, V(2, 8, 4), 8);
     CU_ASSERT_TRUE(v2.n_nodes == 2 && v2.tree_simple && !v2.tree_split);
-    MsNcclComm l4 = comm(lina, V(2, 8, 4), 0);
+    MsNcclComm l4 = nccl_fx_comm(lina, V(2, 8, 4), 0);
     CU_ASSERT_TRUE(l4.n_nodes == 4 && !l4.tree_split && !l4.tree_simple);
     /* Lina's tree (1 channel, 12 across): min(12 x .92, 1 x 16.0) x 0.915 / 2, under the cap of
      * 16.9, x .6 at 64 KiB (2^10 x 64 B); 2.10.3 x 120/128. */
     k = cost(&l4, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 64 * 1024);
     MS_ASSERT_REL(k.alg_bw, 12 * 0.92 * 0.915 / 2 * 0.6, 1e-6);
-    MsNcclComm l10 = comm(lina, V(2, 10, 3), 0);
+    MsNcclComm l10 = nccl_fx_comm(lina, V(2, 10, 3), 0);
     k = cost(&l10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 64 * 1024);
     MS_ASSERT_REL(k.alg_bw, 12 * 0.92 * 120 / 128 / 2 * 0.6, 1e-6);
 
@@ -197,10 +169,10 @@ test_release_28(void)
     g_autoptr(MsTopology) host =
         ms_topology_load_data(host_box_ini, strlen(host_box_ini), "host", &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(host);
-    MsNcclComm h28 = comm(host, V(2, 8, 4), 0);
+    MsNcclComm h28 = nccl_fx_comm(host, V(2, 8, 4), 0);
     CU_ASSERT_STRING_EQUAL(h28.intra_path, "PHB");
     check_graph(&h28, 1, 9, 2);
-    check_graph((MsNcclComm[]){comm(host, V(2, 9, 9), 0)}, 1, 10, 2);
+    check_graph((MsNcclComm[]){nccl_fx_comm(host, V(2, 9, 9), 0)}, 1, 10, 2);
     cfg = (MsNcclConfig){.version = V(2, 8, 4), .amd_cpu = TRUE};
     MsNcclComm amd;
     CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&amd, host, NULL, 2, &cfg, NULL));
