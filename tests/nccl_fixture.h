@@ -5,6 +5,7 @@
 
 #include "ms_test.h"
 #include "sim/net/nccl.h"
+#include "sim/net/collective.h"
 #include "sim/net/net_model.h"
 #include "topologies/topology.h"
 
@@ -16,3 +17,17 @@ MsTopology *nccl_fx_load_src(const char *relative);
 MsNcclComm nccl_fx_comm(const MsTopology *t, guint version, guint n);
 /* The network model of a spec ("nccl:version=2.18") on topo. */
 MsNetModel *nccl_fx_model(const char *spec, const MsTopology *topo);
+/* Frees every topology of a suite (a NULL-safe clear of each). */
+void nccl_fx_clear(MsTopology **const *all, guint n);
+
+/* One collective alone on the first n ranks (at most NCCL_FX_MAX_RANKS), every rank launched at
+ * 0, invariant checks on: its end, the bytes each rank sent, its flows and NCCL's choice. */
+#define NCCL_FX_MAX_RANKS 32
+typedef struct {
+    double end_us;
+    guint64 sent[NCCL_FX_MAX_RANKS];
+    guint64 flows;
+    MsNcclChoice ch;
+} NcclFxRun;
+NcclFxRun nccl_fx_run(const MsTopology *topo, MsNetModel *net, MsCollOp op, guint n, guint64 bytes,
+                      gboolean symmetric);

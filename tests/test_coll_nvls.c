@@ -38,9 +38,7 @@ static int
 suite_clean(void)
 {
     MsTopology **all[] = {&h100, &h100x2, &a100, &b200};
-    for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
-        g_clear_pointer(all[i], ms_topology_free);
-    }
+    nccl_fx_clear(all, G_N_ELEMENTS(all));
     return 0;
 }
 
@@ -345,42 +343,11 @@ test_mask_rs_ag(void)
     }
 }
 
-/* One run alone: end time, bytes each participant sent, flows, and NCCL's choice. */
-typedef struct {
-    double end_us;
-    guint64 sent[8];
-    guint64 flows;
-    MsNcclChoice ch;
-} Run;
-
-static Run
-run_op(const MsTopology *topo, MsNetModel *net, MsCollOp op, guint64 bytes, gboolean symmetric)
+/* One run alone on the node's 8 GPUs. */
+static NcclFxRun
+run(const MsTopology *topo, MsNetModel *net, MsCollOp op, guint64 bytes, gboolean symmetric)
 {
-    Run r = {0};
-    g_autoptr(MsSim) sim = ms_sim_new(topo);
-    ms_net_model_apply(net, sim);
-    ms_sim_set_check_invariants(sim, TRUE);
-    MsCollSpec spec = {.op = op, .n_ranks = 8, .bytes = bytes, .net = net, .symmetric = symmetric};
-    g_autoptr(GError) err = NULL;
-    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
-    ms_coll_launch_all(coll);
-    CU_ASSERT_TRUE_FATAL(ms_sim_run(sim, &err));
-    MsTime end = 0;
-    for (guint i = 0; i < 8; i++) {
-        end = MAX(end, ms_coll_rank_end(coll, i));
-        r.sent[i] = ms_coll_bytes_sent(coll, i);
-    }
-    r.end_us = ms_time_to_us(end);
-    r.flows = ms_coll_n_flows(coll);
-    r.ch = *ms_coll_nccl_choice(coll);
-    return r;
-}
-
-static Run
-run(const MsTopology *topo, MsNetModel *net, guint64 bytes, gboolean symmetric)
-{
-    return run_op(topo, net, MS_COLL_ALLREDUCE, bytes, symmetric);
+    return nccl_fx_run(topo, net, op, 8, bytes, symmetric);
 }
 
 /* Each GPU sends S + S/n on its NVSwitch link (every share for the reductions, its own reduced
@@ -396,7 +363,8 @@ test_flows(void)
         const MsTopology *topo = v == 3 ? b200 : h100;
         g_autoptr(MsNetModel) net = nccl_fx_model(specs[v], topo);
         for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
-            Run flows = run(topo, net, sizes[s], FALSE), classes = run(topo, net, sizes[s], TRUE);
+            NcclFxRun flows = run(topo, net, MS_COLL_ALLREDUCE, sizes[s], FALSE),
+                      classes = run(topo, net, MS_COLL_ALLREDUCE, sizes[s], TRUE);
             CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS);
             CU_ASSERT_EQUAL(flows.flows, 8 * 7);
             for (guint i = 0; i < 8; i++) {
@@ -425,8 +393,8 @@ test_flows_rs_ag(void)
         g_autoptr(MsNetModel) net = nccl_fx_model(specs[v], topo);
         for (guint o = 0; o < G_N_ELEMENTS(ops); o++) {
             for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
-                Run flows = run_op(topo, net, ops[o], sizes[s], FALSE);
-                Run classes = run_op(topo, net, ops[o], sizes[s], TRUE);
+                NcclFxRun flows = run(topo, net, ops[o], sizes[s], FALSE);
+                NcclFxRun classes = run(topo, net, ops[o], sizes[s], TRUE);
                 CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS);
                 CU_ASSERT_EQUAL(flows.flows, 8 * 7);
                 for (guint i = 0; i < 8; i++) {
@@ -444,11 +412,12 @@ static void
 test_algo_mask(void)
 {
     g_autoptr(MsNetModel) ring = nccl_fx_model("nccl:version=2.18,algo=ring", h100);
-    Run r = run(h100, ring, 1024 * MIB, FALSE);
+    NcclFxRun r = run(h100, ring, MS_COLL_ALLREDUCE, 1024 * MIB, FALSE);
     CU_ASSERT_EQUAL(r.ch.algo, MS_NCCL_ALGO_RING);
     CU_ASSERT_EQUAL(r.flows, (guint64)r.ch.channels * 14 * 8);
     g_autoptr(MsNetModel) nvls = nccl_fx_model("nccl:version=2.18,algo=nvls", h100);
-    CU_ASSERT_EQUAL(run(h100, nvls, 1024 * MIB, FALSE).ch.algo, MS_NCCL_ALGO_NVLS);
+    CU_ASSERT_EQUAL(run(h100, nvls, MS_COLL_ALLREDUCE, 1024 * MIB, FALSE).ch.algo,
+                    MS_NCCL_ALGO_NVLS);
 }
 
 int

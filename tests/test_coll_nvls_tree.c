@@ -39,9 +39,7 @@ static int
 suite_clean(void)
 {
     MsTopology **all[] = {&h100x2, &h100x4, &b200x2, &plain};
-    for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
-        g_clear_pointer(all[i], ms_topology_free);
-    }
+    nccl_fx_clear(all, G_N_ELEMENTS(all));
     return 0;
 }
 
@@ -168,36 +166,11 @@ test_choice(void)
     }
 }
 
-typedef struct {
-    double end_us;
-    guint64 sent[32];
-    guint64 flows;
-    MsNcclChoice ch;
-} Run;
-
-static Run
+/* One allreduce alone on the first n ranks. */
+static NcclFxRun
 run(const MsTopology *topo, MsNetModel *net, guint n, guint64 bytes, gboolean symmetric)
 {
-    Run r = {0};
-    g_autoptr(MsSim) sim = ms_sim_new(topo);
-    ms_net_model_apply(net, sim);
-    ms_sim_set_check_invariants(sim, TRUE);
-    MsCollSpec spec = {
-        .op = MS_COLL_ALLREDUCE, .n_ranks = n, .bytes = bytes, .net = net, .symmetric = symmetric};
-    g_autoptr(GError) err = NULL;
-    g_autoptr(MsColl) coll = ms_coll_new(sim, &spec, NULL, NULL, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(coll);
-    ms_coll_launch_all(coll);
-    CU_ASSERT_TRUE_FATAL(ms_sim_run(sim, &err));
-    MsTime end = 0;
-    for (guint i = 0; i < n; i++) {
-        end = MAX(end, ms_coll_rank_end(coll, i));
-        r.sent[i] = ms_coll_bytes_sent(coll, i);
-    }
-    r.end_us = ms_time_to_us(end);
-    r.flows = ms_coll_n_flows(coll);
-    r.ch = *ms_coll_nccl_choice(coll);
-    return r;
+    return nccl_fx_run(topo, net, MS_COLL_ALLREDUCE, n, bytes, symmetric);
 }
 
 /* Each GPU sends (S + S/8) / 7 to each of its node's 7 others (the NVLS exchange) and, as the
@@ -216,7 +189,8 @@ test_flows(void)
         g_autoptr(MsNetModel) net = nccl_fx_model(specs[v], h100x2);
         for (guint s = 0; s < G_N_ELEMENTS(sizes); s++) {
             guint64 S = sizes[s];
-            Run flows = run(h100x2, net, 16, S, FALSE), classes = run(h100x2, net, 16, S, TRUE);
+            NcclFxRun flows = run(h100x2, net, 16, S, FALSE),
+                      classes = run(h100x2, net, 16, S, TRUE);
             CU_ASSERT_EQUAL_FATAL(flows.ch.algo, MS_NCCL_ALGO_NVLS_TREE);
             CU_ASSERT_EQUAL(flows.flows, 128);
             for (guint i = 0; i < 16; i++) {
@@ -228,7 +202,7 @@ test_flows(void)
     }
     /* On four nodes the ring wins at 2.22.3 (NVLS_TREE halves bwInter there): asked for. */
     g_autoptr(MsNetModel) four = nccl_fx_model("nccl:version=2.22.3,algo=nvlstree", h100x4);
-    Run r = run(h100x4, four, 32, 1024 * MIB, FALSE);
+    NcclFxRun r = run(h100x4, four, 32, 1024 * MIB, FALSE);
     CU_ASSERT_EQUAL_FATAL(r.ch.algo, MS_NCCL_ALGO_NVLS_TREE);
     guint64 intra = (1024 * MIB + 128 * MIB) / 7 * 7, edge = 1024 * MIB / 16;
     guint64 total = 0;

@@ -42,9 +42,7 @@ static int
 suite_clean(void)
 {
     MsTopology **all[] = {&a100, &a100x2, &h100, &h100x2, &lina, &schemoe, &dgx1, &pcie_box};
-    for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
-        g_clear_pointer(all[i], ms_topology_free);
-    }
+    nccl_fx_clear(all, G_N_ELEMENTS(all));
     return 0;
 }
 

@@ -28,9 +28,7 @@ static int
 suite_clean(void)
 {
     MsTopology **all[] = {&a100, &a100x2, &lina, &abci, &dgx1};
-    for (guint i = 0; i < G_N_ELEMENTS(all); i++) {
-        g_clear_pointer(all[i], ms_topology_free);
-    }
+    nccl_fx_clear(all, G_N_ELEMENTS(all));
     return 0;
 }
 
