@@ -334,14 +334,15 @@ test_link_sharing(void)
     CU_ASSERT_EQUAL(n, 2);
     CU_ASSERT_EQUAL(sharing_rate(net, 2, 10, &n), -1);
     CU_ASSERT_EQUAL(n, 0);
-    /* z ends at 1 ms (2 MB at 2 GB/s): x is then bound by A with y, 5 GB/s each. */
+    /* z ends at 1 ms (2 MB at 2 GB/s): x alone on B would take A's fair half (5 GB/s), more than
+     * B's 4, so B still binds it at 4 GB/s and y gets A's remaining 6. */
     MsTime t = ms_network_next_time(net, 0);
     CU_ASSERT_EQUAL(t, ms_time_from_us(1000));
     ms_network_advance(net, t, on_done, &rec);
     ms_network_next_time(net, t);
-    MS_ASSERT_REL(sharing_rate(net, 0, 10, &n), 5e9, 1e-12);
-    MS_ASSERT_REL(sharing_rate(net, 0, 11, &n), 5e9, 1e-12);
-    MS_ASSERT_REL(sharing_rate(net, 1, 10, &n), 5e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 0, 10, &n), 4e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 0, 11, &n), 6e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 1, 10, &n), 4e9, 1e-12);
     CU_ASSERT_EQUAL(sharing_rate(net, 1, 12, &n), -1);
     CU_ASSERT_EQUAL(n, 1);
     g_array_unref(rec.done_at);
