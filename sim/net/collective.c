@@ -754,7 +754,7 @@ ms_coll_flow_label(const MsColl *coll, guint64 arg, MsCollFlowLabel *out)
     FlowInfo f = flow_info(ph, idx);
     *out = (MsCollFlowLabel){
         .phase = ph_id,
-        .pattern = ph->nvls                   ? "nvls"
+        .pattern = ph->nvls                 ? "nvls"
                    : ph->kind == PHASE_A2A  ? "a2a"
                    : ph->kind == PHASE_TREE ? "tree"
                                             : "ring",

@@ -15,12 +15,12 @@ G_DEFINE_QUARK(ms_link_timeline_error_quark, ms_link_timeline_error)
 
 typedef struct {
     char *op, *kind, *conn;
-    guint32 id;       /* the network's flow id while live */
-    guint64 cookie;   /* with active_at: tells a reused id apart */
+    guint32 id;     /* the network's flow id while live */
+    guint64 cookie; /* with active_at: tells a reused id apart */
     MsTime active_at;
-    double rate;      /* its last step's */
-    guint32 last;     /* index of its last step, NONE before its first */
-    guint32 seen;     /* observation that last listed it */
+    double rate;  /* its last step's */
+    guint32 last; /* index of its last step, NONE before its first */
+    guint32 seen; /* observation that last listed it */
     gboolean live;
 } Series;
 
@@ -34,8 +34,8 @@ struct _MsLinkTimeline {
     guint link;
     char *name;
     double capacity;
-    GArray *series; /* Series */
-    GArray *steps;  /* Step, in time order */
+    GArray *series;    /* Series */
+    GArray *steps;     /* Step, in time order */
     GHashTable *of_id; /* live flow id -> series index + 1 */
     GArray *live;      /* live series indices, in order of appearance */
     guint32 epoch;
@@ -334,11 +334,23 @@ ms_link_timeline_plot(const MsLinkTimeline *tl, const char *path, const char *ti
     g_autofree guint *conns = g_new0(guint, MAX(n, 1));
     g_autofree guint8 *shown = g_new0(guint8, MAX(n, 1));
     g_autofree double *rate = g_new0(double, MAX(n, 1));
+    /* A flow is shown when it moves somewhere in the window: at its start, or from a step in it. */
     for (guint k = 0; k < tl->steps->len; k++) {
         const Step *s = &g_array_index(tl->steps, Step, k);
-        if (s->t < to && (s->t >= from || s->rate > 0)) {
+        if (s->t > from && rate[s->series] > 0) {
+            shown[s->series] = 1; /* it moved from `from` up to here */
+        }
+        if (s->t >= to) {
+            break;
+        }
+        rate[s->series] = s->rate;
+        if (s->t >= from && s->rate > 0) {
             shown[s->series] = 1;
         }
+    }
+    for (guint i = 0; i < n; i++) {
+        shown[i] |= rate[i] > 0; /* still moving at the window's end */
+        rate[i] = 0;
     }
     for (guint i = 0; i < n; i++) {
         guint o = 0;
@@ -356,10 +368,33 @@ ms_link_timeline_plot(const MsLinkTimeline *tl, const char *path, const char *ti
         for (guint i = 0; i < n; i++) {
             if (shown[i] && op_of[i] == o) {
                 g_array_append_val(order, i);
-                conns[o]++;
             }
         }
     }
+    /* Per op the most flows moving at once in the window (conns): a ring's steps follow one
+     * another on a connection, so this counts connections where the flow count would not. */
+    g_autofree guint *moving = g_new0(guint, MAX(ops->len, 1));
+    for (guint k = 0; k < tl->steps->len; k++) {
+        const Step *s = &g_array_index(tl->steps, Step, k);
+        if (s->t >= to) {
+            break;
+        }
+        guint o = op_of[s->series];
+        moving[o] = moving[o] + (s->rate > 0) - (rate[s->series] > 0);
+        rate[s->series] = s->rate;
+        gboolean last = k + 1 == tl->steps->len || g_array_index(tl->steps, Step, k + 1).t > s->t;
+        if (last && s->t >= from) {
+            for (guint j = 0; j < ops->len; j++) {
+                conns[j] = MAX(conns[j], moving[j]);
+            }
+        } else if (last && k + 1 < tl->steps->len &&
+                   g_array_index(tl->steps, Step, k + 1).t > from) {
+            for (guint j = 0; j < ops->len; j++) {
+                conns[j] = MAX(conns[j], moving[j]); /* what moves at the window's start */
+            }
+        }
+    }
+    memset(rate, 0, MAX(n, 1) * sizeof(double));
     g_autoptr(MsPlot) p = ms_plot_new(path, title, 1100, 600);
     ms_plot_set(p, "set xlabel 'time since the window''s start (us)'");
     ms_plot_set(p, "set ylabel 'rate on %s (GB/s, stacked per flow)'", tl->name);
@@ -367,11 +402,21 @@ ms_link_timeline_plot(const MsLinkTimeline *tl, const char *path, const char *ti
     ms_plot_set(p, "set xrange [0:%.6g]", ms_time_to_us(to - MIN(from, to)));
     ms_plot_set(p, "set key outside bottom center horizontal");
     ms_plot_set(p, "set style fill solid 0.75 border lc rgb 'white'");
-    ms_plot_set(p, "set arrow from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 lw 2 "
-                   "lc rgb 'black'",
+    ms_plot_set(p,
+                "set arrow from graph 0, first %.6g to graph 1, first %.6g nohead dt 2 lw 2 "
+                "lc rgb 'black'",
                 tl->capacity / 1e9, tl->capacity / 1e9);
     ms_plot_set(p, "set label 'capacity %.2f GB/s' at graph 0.01, first %.6g offset 0,0.7",
                 tl->capacity / 1e9, tl->capacity / 1e9);
+    /* Colours by the ops shown, in order: the window's first op gets the first. */
+    g_autofree guint *colour = g_new0(guint, MAX(ops->len, 1));
+    guint n_shown_ops = 0;
+    for (guint k = 0; k < order->len; k++) {
+        guint o = op_of[g_array_index(order, guint, k)];
+        if (k == 0 || op_of[g_array_index(order, guint, k - 1)] != o) {
+            colour[o] = n_shown_ops++;
+        }
+    }
     guint *band = g_new0(guint, MAX(order->len, 1));
     g_autofree guint *bands = band;
     for (guint k = 0; k < order->len; k++) {
@@ -379,11 +424,11 @@ ms_link_timeline_plot(const MsLinkTimeline *tl, const char *path, const char *ti
         guint o = op_of[i];
         gboolean first = k == 0 || op_of[g_array_index(order, guint, k - 1)] != o;
         g_autofree char *name =
-            first ? g_strdup_printf("%s: %s (%u flows)", series_at(tl, i)->kind,
+            first ? g_strdup_printf("%s: %s (up to %u flows at once)", series_at(tl, i)->kind,
                                     (const char *)ops->pdata[o], conns[o])
                   : g_strdup("");
-        g_autofree char *style = g_strdup_printf("filledcurves lc rgb '%s'",
-                                                 palette[o % G_N_ELEMENTS(palette)]);
+        g_autofree char *style =
+            g_strdup_printf("filledcurves lc rgb '%s'", palette[colour[o] % G_N_ELEMENTS(palette)]);
         band[k] = ms_plot_series(p, name, "1:2:3", style);
     }
     /* Walk the steps; at each instant inside the window every band gets the edges of the

@@ -63,8 +63,9 @@ gboolean ms_link_timeline_overlap(const MsLinkTimeline *tl, const char *kind, co
  * one row per step. "-" writes to standard output. */
 gboolean ms_link_timeline_write_csv(const MsLinkTimeline *tl, const char *path, GError **error);
 /* A stacked step chart of the flows' rates on the link over [from, to] (MS_TIME_NEVER as to:
- * the last step), coloured by op, one key entry per op with its connection count; path .png or
- * .svg, the gnuplot script beside it (sim/out/plot.h, whose errors it returns). */
+ * the last step), coloured by op, one key entry per op with the most of its flows that move at
+ * once in the window; path .png or .svg, the gnuplot script beside it (sim/out/plot.h, whose errors
+ * it returns). */
 gboolean ms_link_timeline_plot(const MsLinkTimeline *tl, const char *path, const char *title,
                                MsTime from, MsTime to, GError **error);
 
