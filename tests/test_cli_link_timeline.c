@@ -1,7 +1,7 @@
 /* Tests of `moesim run --link-timeline LINK`: its refusals (no --plot DIR, a link the topology
- * lacks, a backend), and what it writes for Lina's case (lina-testbed, the concurrent policy under
- * NCCL 2.10): the CSV's header, rates that never exceed the NIC, and the connections of the
- * all-to-all and the allreduce on node 0's NIC while they overlap. */
+ * lacks or of unlimited bandwidth, a backend), and what it writes for Lina's case (lina-testbed,
+ * the concurrent policy under NCCL 2.10): the CSV's header, rates that never exceed the NIC, and
+ * the connections of the all-to-all and the allreduce on node 0's NIC while they overlap. */
 #include "ms_test.h"
 
 #include <math.h>
@@ -23,6 +23,11 @@ test_refusals(void)
                                                    "--link-timeline", "n0.nic0->fabric", NULL);
     CU_ASSERT_EQUAL(backend.rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(backend.err, "does not go with --backend cpu"));
+    /* dgx-a100 leaves the GPU-to-NIC path unlimited: nothing is shared there. */
+    g_auto(MsTestRun) unlimited = ms_test_moesim_run("run", "--topology", "dgx-a100", "--plot", dir,
+                                                     "--link-timeline", "gpu0->n0.nic0", NULL);
+    CU_ASSERT_EQUAL(unlimited.rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(unlimited.err, "link 'gpu0->n0.nic0' has unlimited bandwidth"));
     CU_ASSERT_FALSE(g_file_test(dir, G_FILE_TEST_EXISTS));
 }
 
@@ -108,7 +113,7 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"refusals: no --plot, unknown link, a backend", test_refusals},
+        {"refusals: no --plot, unknown or unlimited link, a backend", test_refusals},
         {"Lina's case on node 0's NIC", test_lina_case},
         {NULL, NULL},
     };
