@@ -50,7 +50,8 @@ void ms_link_timeline_step(const MsLinkTimeline *tl, guint i, MsTime *t, guint *
 const char *ms_link_timeline_op(const MsLinkTimeline *tl, guint series);
 const char *ms_link_timeline_kind(const MsLinkTimeline *tl, guint series);
 const char *ms_link_timeline_conn(const MsLinkTimeline *tl, guint series);
-/* Rate of a series at time t (that of its last step at or before t; 0 before its first). */
+/* Rate of a series at time t (that of its last step at or before t; 0 before its first);
+ * O(steps). */
 double ms_link_timeline_rate_at(const MsLinkTimeline *tl, guint series, MsTime t);
 
 /* The span of the first op of kind `kind` whose flows move on the link while a flow of another
