@@ -408,13 +408,25 @@ ms_link_timeline_plot(const MsLinkTimeline *tl, const char *path, const char *ti
                 tl->capacity / 1e9, tl->capacity / 1e9);
     ms_plot_set(p, "set label 'capacity %.2f GB/s' at graph 0.01, first %.6g offset 0,0.7",
                 tl->capacity / 1e9, tl->capacity / 1e9);
-    /* Colours by the ops shown, in order: the window's first op gets the first. */
+    /* Colours by the ops shown, the same in every chart for the first all-to-all (blue) and
+     * the first allreduce (red); the others take the next ones in order. */
     g_autofree guint *colour = g_new0(guint, MAX(ops->len, 1));
-    guint n_shown_ops = 0;
+    guint next_colour = 2;
+    gboolean a2a_seen = FALSE, ar_seen = FALSE;
     for (guint k = 0; k < order->len; k++) {
-        guint o = op_of[g_array_index(order, guint, k)];
-        if (k == 0 || op_of[g_array_index(order, guint, k - 1)] != o) {
-            colour[o] = n_shown_ops++;
+        guint i = g_array_index(order, guint, k), o = op_of[i];
+        if (k > 0 && op_of[g_array_index(order, guint, k - 1)] == o) {
+            continue;
+        }
+        const char *kind = series_at(tl, i)->kind;
+        if (!a2a_seen && !strcmp(kind, "alltoall")) {
+            colour[o] = 0;
+            a2a_seen = TRUE;
+        } else if (!ar_seen && !strcmp(kind, "allreduce")) {
+            colour[o] = 1;
+            ar_seen = TRUE;
+        } else {
+            colour[o] = next_colour++;
         }
     }
     guint *band = g_new0(guint, MAX(order->len, 1));
