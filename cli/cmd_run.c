@@ -134,12 +134,41 @@ chrome_finish(ChromeSink *c, const char *spec, guint ran, GError **error)
     return ms_chrome_trace_close(c->trace, error);
 }
 
+/* The link timeline's outputs in plot_dir: the CSV of the detailed iteration, and the chart of
+ * the first all-to-all that shares the link with an allreduce (of the whole iteration when none
+ * does). Reports the window on out. */
+static gboolean
+write_link_timeline(const MsLinkTimeline *tl, const MsResult *res, const char *plot_dir, FILE *out,
+                    GError **error)
+{
+    g_autofree char *csv = g_build_filename(plot_dir, "link-timeline.csv", NULL);
+    g_autofree char *png = g_build_filename(plot_dir, "link-timeline.png", NULL);
+    if (!ms_link_timeline_write_csv(tl, csv, error)) {
+        return FALSE;
+    }
+    MsTime from = 0, to = MS_TIME_NEVER;
+    const char *op = NULL;
+    gboolean overlap = ms_link_timeline_overlap(tl, "alltoall", "allreduce", &from, &to, &op);
+    const MsSchedule *s = ms_result_schedule(res);
+    g_autofree char *what =
+        overlap ? g_strdup_printf("%s, from %.1f us of the step", op, ms_time_to_us(from))
+                : g_strdup("the first iteration");
+    g_autofree char *title =
+        g_strdup_printf("moesim: %s, policy %s: flows on the link\n%s",
+                        ms_schedule_get_meta(s, "model"), ms_schedule_policy(s), what);
+    fprintf(out, "  %-22s %u flows, %u rate steps in %s; chart: %s%s\n", "link timeline",
+            ms_link_timeline_n_series(tl), ms_link_timeline_n_steps(tl), csv,
+            overlap ? "from the first all-to-all sharing the link with an allreduce, " : "",
+            overlap ? op : "the whole iteration (no all-to-all shares the link with an allreduce)");
+    return ms_link_timeline_plot(tl, png, title, from, to, error);
+}
+
 int
 ms_cmd_run(int argc, char **argv)
 {
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL, *which = NULL;
-    g_autofree char *layers = NULL;
+    g_autofree char *layers = NULL, *link = NULL;
     const GOptionEntry outputs[] = {
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Summary and per-op records as JSON (- for standard output, the text going to standard "
@@ -152,6 +181,10 @@ ms_cmd_run(int argc, char **argv)
         {"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "Per-op CSV of the first iteration", "FILE"},
         {"plot", 0, 0, G_OPTION_ARG_FILENAME, &plot,
          "Write timeline.png, links.png (and latency-cdf.png) here", "DIR"},
+        {"link-timeline", 0, 0, G_OPTION_ARG_STRING, &link,
+         "Record every flow on LINK (e.g. n0.nic0->fabric) in the first iteration: "
+         "link-timeline.csv and .png in the --plot DIR",
+         "LINK"},
         {"layers", 0, 0, G_OPTION_ARG_FILENAME, &layers,
          "Per-iteration, per-layer figures of every iteration (FILE.json or FILE.csv)", "FILE"},
         {NULL},
@@ -180,6 +213,10 @@ ms_cmd_run(int argc, char **argv)
         return ms_cli_usage("run: --chrome-iterations: %s",
                             error ? error->message : "give --chrome-trace FILE too");
     }
+    if (link && plot == NULL) {
+        return ms_cli_usage("run: --link-timeline writes into the --plot DIR: give it too");
+    }
+    o.link_timeline = link;
     g_auto(MsCliScenario) cs = {0};
     /* Link series feed the plots and the trace's utilisation counters. */
     int rc = ms_scenario_opts_setup(&o, plot != NULL || chrome != NULL, &cs);
@@ -215,7 +252,8 @@ ms_cmd_run(int argc, char **argv)
             ms_result_n_iterations(res) == 1 ? "" : "s");
     print_metrics(text, res, cs.sc.mode);
     if (!ms_cli_write_outputs(res, json, NULL, csv, plot, &error) ||
-        (layers && !ms_layer_table_save(ms_result_layers(res), layers, &error))) {
+        (layers && !ms_layer_table_save(ms_result_layers(res), layers, &error)) ||
+        (cs.timeline && !write_link_timeline(cs.timeline, res, plot, text, &error))) {
         return ms_cli_fail(error);
     }
     /* Wall-clock figures go to standard error: outputs are identical for identical inputs. */

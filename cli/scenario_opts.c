@@ -1,6 +1,7 @@
 /* scenario_opts: parsing and describing the scenario options. */
 #include "scenario_opts.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "backend_runner.h"
@@ -158,6 +159,30 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
                             "--backend %s",
                             o->backend);
     }
+    if (o->link_timeline && o->backend && strcmp(o->backend, "sim") != 0) {
+        return ms_cli_usage("--link-timeline records the simulator's flows: it does not go with "
+                            "--backend %s",
+                            o->backend);
+    }
+    if (o->link_timeline) {
+        const MsTopology *topo = ms_inputs_topology(out->inputs);
+        guint l = 0, n = ms_topology_n_links(topo);
+        while (l < n && strcmp(ms_topology_link(topo, l)->name, o->link_timeline) != 0) {
+            l++;
+        }
+        if (l == n) {
+            return ms_cli_usage("--link-timeline: topology '%s' has no link '%s' (its links: "
+                                "moesim topo show %s --links)",
+                                ms_topology_name(topo), o->link_timeline, ms_topology_name(topo));
+        }
+        const MsLink *link = ms_topology_link(topo, l);
+        if (!isfinite(link->bandwidth)) {
+            return ms_cli_usage("--link-timeline: link '%s' has unlimited bandwidth: no flow "
+                                "shares it",
+                                o->link_timeline);
+        }
+        out->timeline = ms_link_timeline_new(l, link->name, link->bandwidth);
+    }
     if (o->backend == NULL || strcmp(o->backend, "sim") == 0) {
         MsEngineOptions eo = {
             .check_invariants = o->check,
@@ -165,6 +190,7 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
             .record_links = record_links,
             .net = &net,
             .flow_by_flow = o->engine && strcmp(o->engine, "flows") == 0,
+            .link_timeline = out->timeline,
         };
         out->runner = ms_engine_runner_new(&eo);
     } else {
@@ -178,6 +204,7 @@ void
 ms_cli_scenario_clear(MsCliScenario *cs)
 {
     ms_runner_free(cs->runner);
+    ms_link_timeline_free(cs->timeline);
     ms_inputs_free(cs->inputs);
     memset(cs, 0, sizeof *cs);
 }

@@ -6,6 +6,7 @@
 #include <glib.h>
 
 #include "sim/inputs.h"
+#include "sim/out/link_timeline.h"
 #include "sim/out/result.h"
 #include "sim/runner.h"
 #include "sim/scenario.h"
@@ -19,6 +20,9 @@ typedef struct {
     gint64 seed;
     gboolean check;
     char *engine; /* flows or classes; NULL: classes */
+    /* A link of the topology to record per flow (set by a command, not an option entry of these;
+     * borrowed): ms_scenario_opts_setup makes MsCliScenario.timeline for it. */
+    const char *link_timeline;
 } MsScenarioOpts;
 
 /* Entries bound to opts (with_policy: include --policy), terminated; owned by the caller. */
@@ -36,13 +40,15 @@ typedef struct {
     MsInputs *inputs;
     MsRunner *runner;
     MsScenario sc;
+    MsLinkTimeline *timeline; /* with opts->link_timeline: filled by the detailed iteration */
 } MsCliScenario;
 
 /* Checks the options (mode, counts: a usage message), loads the inputs they name and makes the
  * runner they choose: the engine (--backend sim or none, with the calibration, the network model
  * of --net, invariant checks
- * with --check-invariants, link series when record_links) or a backend. Returns MS_EXIT_OK, or
- * MS_EXIT_USAGE with the message printed. */
+ * with --check-invariants, link series when record_links, the link timeline of
+ * opts->link_timeline) or a backend. Returns MS_EXIT_OK, or MS_EXIT_USAGE with the message
+ * printed (an unknown link among them, or a link timeline with a backend). */
 int ms_scenario_opts_setup(const MsScenarioOpts *opts, gboolean record_links, MsCliScenario *out);
 void ms_cli_scenario_clear(MsCliScenario *cs);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsCliScenario, ms_cli_scenario_clear)

@@ -5,6 +5,9 @@
 # docs/img/repro-NAME-*.png. Run from the repository root after building:
 #   sh docs/reproduce.sh            (MOESIM=build/moesim, OUT=moesim-out/repro by default)
 #   sh docs/reproduce.sh NAME...    (only those experiments)
+#   sh docs/reproduce.sh link-timeline  (docs/img/lina-link-timeline*.png of docs/collectives.md:
+#                                    every flow on node 0's NIC during Lina's overlapped
+#                                    backward all-to-all; also run with the experiments)
 #   sh docs/reproduce.sh corpus     (the nccl-tests corpus: docs/img/corpus/MACHINE.png and the
 #                                    table between <!-- corpus --> and <!-- /corpus --> of
 #                                    docs/calibration.md)
@@ -101,6 +104,22 @@ corpus() {
     mv "$page.new" "$page"
 }
 
+# Lina's case (docs/collectives.md, "Per connection"): DeepSpeed-MoE's all-to-all beside DDP's
+# allreduce (the concurrent policy) on lina-testbed under NCCL 2.10, every flow on node 0's NIC;
+# and the same with an equal share per connection.
+link_timeline() {
+    for v in message connection; do
+        "$MOESIM" run --policy concurrent --net "nccl:version=2.10,arbitration=$v" \
+            --plot "$OUT/link-timeline-$v" --link-timeline 'n0.nic0->fabric' > /dev/null
+    done
+    cp "$OUT/link-timeline-message/link-timeline.png" docs/img/lina-link-timeline.png
+    cp "$OUT/link-timeline-connection/link-timeline.png" docs/img/lina-link-timeline-connection.png
+}
+
+if [ "${1:-}" = link-timeline ]; then
+    link_timeline
+    exit 0
+fi
 if [ "${1:-}" = corpus ]; then
     corpus
     exit 0
@@ -118,3 +137,4 @@ for e in $NAMES; do
         [ -f "$chart" ] && cp "$chart" "docs/img/repro-$(basename "$chart")"
     done
 done
+[ $# -gt 0 ] || link_timeline

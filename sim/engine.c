@@ -44,6 +44,9 @@ struct Engine {
     /* with record_links: per link its last rate, per class the sum of rates and of capacities */
     double *link_rate;
     double class_rate[MS_LINK_N_CLASSES], class_capacity[MS_LINK_N_CLASSES];
+    /* with a link timeline: the running collectives by their handler, the link's flows */
+    GHashTable *by_handler;
+    GArray *sharing;
     GError *error;
 };
 
@@ -88,11 +91,64 @@ expected_bytes(const MsCollSpec *spec)
 
 static void dispatch(Engine *e);
 
-/* Network observer: keeps each link class's total rate and samples its utilisation. */
+/* Labels a flow on the timeline's link: its collective's label and kind, and which connection
+ * it is (sim/net/collective.h). */
+static void
+label_flow(gpointer ctx, guint64 cookie, char **op, char **kind, char **conn)
+{
+    Engine *e = ctx;
+    guint32 handler;
+    guint64 arg;
+    ms_sim_flow_owner(cookie, &handler, &arg);
+    const Running *r = g_hash_table_lookup(e->by_handler, GUINT_TO_POINTER(handler));
+    MsCollFlowLabel l;
+    if (r == NULL || !ms_coll_flow_label(r->coll, arg, &l)) {
+        return;
+    }
+    MsCollInfo c;
+    ms_schedule_coll(e->s, r->id, &c);
+    *op = g_strdup(c.label);
+    *kind = g_strdup(ms_coll_op_name(r->op));
+    g_autofree char *ch = l.channel >= 0 ? g_strdup_printf("ch%d ", l.channel) : g_strdup("");
+    g_autofree char *x = l.conns > 1 ? g_strdup_printf(" x%u", l.conns) : g_strdup("");
+    /* "ch1 ring gpu3->gpu4", "a2a gpu0->gpu5 x2" (a send NCCL spreads over 2 connections). */
+    *conn = g_strdup_printf("%s%s gpu%u->gpu%u%s", ch, l.pattern, l.src, l.dst, x);
+}
+
+static void
+observe_timeline(Engine *e, MsTime now, const guint32 *links, guint n)
+{
+    guint link = ms_link_timeline_link(e->opts->link_timeline);
+    guint lo = 0, hi = n;
+    while (lo < hi) { /* links come in increasing order */
+        guint mid = (lo + hi) / 2;
+        if (links[mid] < link) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    if (lo == n || links[lo] != link) {
+        return;
+    }
+    g_array_set_size(e->sharing, 0);
+    ms_network_link_sharing(ms_sim_network(e->sim), link, e->sharing);
+    ms_link_timeline_observe(e->opts->link_timeline, now, (const MsLinkFlow *)e->sharing->data,
+                             e->sharing->len, label_flow, e);
+}
+
+/* Network observer: keeps each link class's total rate and samples its utilisation; feeds the
+ * link timeline. */
 static void
 observe_links(gpointer ctx, MsTime now, const guint32 *links, guint n)
 {
     Engine *e = ctx;
+    if (e->opts->link_timeline) {
+        observe_timeline(e, now, links, n);
+    }
+    if (e->link_rate == NULL) {
+        return;
+    }
     MsNetwork *net = ms_sim_network(e->sim);
     gboolean changed[MS_LINK_N_CLASSES] = {FALSE};
     for (guint i = 0; i < n; i++) {
@@ -113,6 +169,10 @@ observe_links(gpointer ctx, MsTime now, const guint32 *links, guint n)
 static void
 setup_link_recording(Engine *e)
 {
+    if (!e->opts->record_links) {
+        ms_network_set_link_observer(ms_sim_network(e->sim), observe_links, e);
+        return;
+    }
     guint n = ms_topology_n_links(e->topo);
     e->link_rate = g_new0(double, MAX(n, 1));
     for (guint l = 0; l < n; l++) {
@@ -202,6 +262,9 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
                      r->id, c.label, sent, r->expected);
         }
         count_kind(e, r);
+        if (e->by_handler) {
+            g_hash_table_remove(e->by_handler, GUINT_TO_POINTER(ms_coll_handler(r->coll)));
+        }
         /* The collective object is freed after the network has delivered its last callback. */
         e->running[r->id] = NULL;
         ms_coll_free(r->coll);
@@ -225,8 +288,8 @@ start_collective(Engine *e, guint32 id, GError **error)
         .rdma = c.rdma,
         .returning = c.returning,
         .window = c.window,
-        /* Link utilisation needs every link's flows. */
-        .symmetric = !e->opts->flow_by_flow && !e->opts->record_links,
+        /* Link utilisation and the link timeline need every link's flows. */
+        .symmetric = !e->opts->flow_by_flow && !e->opts->record_links && !e->opts->link_timeline,
     };
     spec.net = e->net;
     /* The nccl model has its own latencies and protocol efficiencies: a calibration's
@@ -257,6 +320,9 @@ start_collective(Engine *e, guint32 id, GError **error)
         return FALSE;
     }
     e->running[id] = r;
+    if (e->by_handler) {
+        g_hash_table_insert(e->by_handler, GUINT_TO_POINTER(ms_coll_handler(r->coll)), r);
+    }
     return TRUE;
 }
 
@@ -346,6 +412,10 @@ engine_clear(Engine *e)
     g_free(e->comm_running);
     g_free(e->done);
     g_free(e->link_rate);
+    if (e->by_handler) {
+        g_hash_table_unref(e->by_handler);
+        g_array_unref(e->sharing);
+    }
     if (e->launch) {
         g_array_unref(e->launch);
     }
@@ -391,7 +461,11 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     }
     g_autoptr(MsRecords) rec = ms_records_new(ms_schedule_n_ops(s), "sim");
     e.rec = rec;
-    if (e.opts->record_links) {
+    if (e.opts->link_timeline) {
+        e.by_handler = g_hash_table_new(g_direct_hash, g_direct_equal);
+        e.sharing = g_array_new(FALSE, FALSE, sizeof(MsLinkFlow));
+    }
+    if (e.opts->record_links || e.opts->link_timeline) {
         setup_link_recording(&e);
     }
     dispatch(&e);
@@ -446,6 +520,7 @@ engine_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gbool
 {
     MsEngineOptions opts = ((const EngineRunner *)data)->opts;
     opts.record_links = opts.record_links && detail;
+    opts.link_timeline = detail ? opts.link_timeline : NULL;
     return ms_engine_run(s, topo, &opts, error);
 }
 

@@ -7,6 +7,7 @@
 #include <glib.h>
 
 #include "sim/net/net_model.h"
+#include "sim/out/link_timeline.h"
 #include "sim/runner.h"
 #include "sim/schedule/schedule.h"
 #include "sim/schedule/records.h"
@@ -33,6 +34,9 @@ typedef struct {
      * symmetric ring's first node standing for all while nothing else touches its links (the
      * default: the same times within rounding, sim/net/coll_sym.c). Recording links implies it. */
     gboolean flow_by_flow;
+    /* When set, every rate change of a flow on its link is recorded into it, each flow labelled
+     * with its collective and connection (borrowed; implies flow by flow). */
+    MsLinkTimeline *link_timeline;
 } MsEngineOptions;
 
 /* Runs one iteration. Returns NULL with an error on a schedule/topology mismatch, a dispatcher
@@ -41,7 +45,8 @@ MsRecords *ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEn
                          GError **error);
 
 /* The engine as a runner called "sim" (sim/runner.h): each execution is one ms_engine_run with
- * opts (copied; NULL: defaults), recording links only for detailed executions. The calibration is
+ * opts (copied; NULL: defaults), recording links and the link timeline only for detailed
+ * executions. The calibration is
  * borrowed and must outlive the runner. */
 MsRunner *ms_engine_runner_new(const MsEngineOptions *opts);
 

@@ -95,6 +95,7 @@ repro_run_free(ReproRun *r)
     g_free(r->policy);
     g_free(r->net);
     ms_result_free(r->result);
+    ms_link_timeline_free(r->timeline);
     g_array_unref(r->slowdowns);
     g_free(r);
 }
@@ -248,7 +249,16 @@ execute_run(ReproRun *run, const gint *cancel, GError **error)
         g_free(m);
         return FALSE;
     }
-    MsEngineOptions eo = {.net = &m->net};
+    if (run->timeline_link) {
+        guint l = 0, n = ms_topology_n_links(topo);
+        while (l < n && strcmp(ms_topology_link(topo, l)->name, run->timeline_link) != 0) {
+            l++;
+        }
+        g_return_val_if_fail(l < n, FALSE); /* the experiment names a link of its testbed */
+        const MsLink *link = ms_topology_link(topo, l);
+        run->timeline = ms_link_timeline_new(l, link->name, link->bandwidth);
+    }
+    MsEngineOptions eo = {.net = &m->net, .link_timeline = run->timeline};
     m->engine = ms_engine_runner_new(&eo);
     g_autoptr(MsRunner) runner = ms_runner_new("sim", measure_execute, m, measure_free);
     MsScenario sc = {.topology = topo,
@@ -440,8 +450,19 @@ ms_repro_result_free(MsReproResult *res)
     g_ptr_array_unref(res->charts);
     g_ptr_array_unref(res->files);
     g_ptr_array_unref(res->pivots);
+    ms_link_timeline_free(res->timeline);
+    g_free(res->timeline_title);
     g_free(res->name);
     g_free(res);
+}
+
+void
+repro_link_timeline(MsReproResult *res, ReproRun *run, const char *title)
+{
+    ms_link_timeline_free(res->timeline);
+    g_free(res->timeline_title);
+    res->timeline = g_steal_pointer(&run->timeline);
+    res->timeline_title = g_strdup(title);
 }
 
 void

@@ -102,6 +102,16 @@ repro_lina_train(MsReproResult *res, const MsReproOptions *opts, GError **error)
             add_runs(runs, fam, e, 0, model, topo, NULL, MS_PLAN_TRAIN, policies, nets, steps,
                      warmup);
             per_model = runs->len - before;
+            for (guint k = before; k < runs->len; k++) {
+                /* DeepSpeed on GPT-2 with 16 experts under NCCL 2.10: every flow on node 0's NIC,
+                 * for its first backward all-to-all beside the allreduce (read in
+                 * docs/collectives.md, "Per connection"). */
+                ReproRun *run = runs->pdata[k];
+                if (!strcmp(fam, "gpt2") && e == 16 && !strcmp(run->policy, "deepspeed") &&
+                    !strcmp(run->net, lina_nets[1])) {
+                    run->timeline_link = "n0.nic0->fabric";
+                }
+            }
         }
     }
     if (!repro_run_all(runs, opts, error)) {
@@ -117,6 +127,12 @@ repro_lina_train(MsReproResult *res, const MsReproOptions *opts, GError **error)
         }
         repro_row_set(res, "step_ms", repro_step_ms(run));
         repro_row_set(res, "speedup", repro_step_ms(base) / repro_step_ms(run));
+        if (run->timeline) {
+            g_autofree char *title =
+                g_strdup_printf("lina-train: %s %ue, %s, %s: every flow on n0.nic0->fabric",
+                                run->tag, run->experts, run->policy, repro_net_label(run->net));
+            repro_link_timeline(res, runs->pdata[r], title);
+        }
         double bwd = repro_a2a_bwd_ms(run);
         repro_row_set(res, "a2a_backward_speedup", bwd > 0 ? repro_a2a_bwd_ms(base) / bwd : NAN);
         repro_row_set(res, "moe_forward_speedup", base->moe_fwd_us / run->moe_fwd_us);

@@ -382,6 +382,29 @@ ms_repro_result_write(const MsReproResult *res, const char *dir, GError **error)
             }
         }
     }
+    if (res->timeline) {
+        g_autofree char *csv_name = g_strdup_printf("%s-link-timeline.csv", res->name);
+        g_autofree char *png_name = g_strdup_printf("%s-link-timeline.png", res->name);
+        g_autofree char *csv = g_build_filename(dir, csv_name, NULL);
+        g_autofree char *png = g_build_filename(dir, png_name, NULL);
+        if (!ms_link_timeline_write_csv(res->timeline, csv, error)) {
+            g_clear_error(&first);
+            return FALSE;
+        }
+        MsTime from = 0, to = MS_TIME_NEVER;
+        const char *op = NULL;
+        ms_link_timeline_overlap(res->timeline, "alltoall", "allreduce", &from, &to, &op);
+        g_autofree char *title =
+            g_strdup_printf("%s\n%s", res->timeline_title, op ? op : "the first iteration");
+        GError *local = NULL;
+        if (!ms_link_timeline_plot(res->timeline, png, title, from, to, &local)) {
+            if (first == NULL) {
+                first = local;
+            } else {
+                g_error_free(local);
+            }
+        }
+    }
     if (first) {
         g_propagate_error(error, first);
         return FALSE;

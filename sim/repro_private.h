@@ -7,6 +7,7 @@
 #include "repro.h"
 
 #include "sim/moe/plan.h"
+#include "sim/out/link_timeline.h"
 #include "sim/out/result.h"
 
 /* One run. Inputs are texts (or shipped names) loaded by the worker that runs it. */
@@ -25,6 +26,9 @@ typedef struct {
     guint iterations, warmup;
     guint64 seed;
     gboolean overlap; /* measure the backward all-to-alls' slowdown against running alone */
+    const char *timeline_link; /* a link (static name) to record per flow in the detailed
+                                * iteration, into timeline; NULL: none */
+    MsLinkTimeline *timeline;
     /* outputs */
     MsResult *result;
     double moe_fwd_us, moe_bwd_us; /* MoE blocks per GPU per iteration, summed over MoE layers */
@@ -77,6 +81,8 @@ struct _MsReproResult {
     GPtrArray *charts;          /* ReproChart */
     GPtrArray *files;           /* file name, text, ...: the setup's INI files */
     GPtrArray *pivots;          /* key, title, ...: compact tables of one figure */
+    MsLinkTimeline *timeline;   /* drawn as NAME-link-timeline.png (+ .csv); NULL: none */
+    char *timeline_title;
 };
 
 /* A result under construction. */
@@ -99,6 +105,11 @@ void repro_setup_file(MsReproResult *res, const char *name, const char *text);
 /* A bar chart of the rows' figure `key` (grouped by model, one bar per policy and net), written
  * as DIR/NAME-suffix.png by ms_repro_result_write. */
 void repro_chart(MsReproResult *res, const char *suffix, const char *key, const char *ylabel);
+
+/* The result's link timeline: the run's (taken from it), titled; written as
+ * DIR/NAME-link-timeline.csv and a chart of the first all-to-all sharing the link with an
+ * allreduce, DIR/NAME-link-timeline.png, by ms_repro_result_write. */
+void repro_link_timeline(MsReproResult *res, ReproRun *run, const char *title);
 
 /* Summary lines comparing every network model after the first with the first: per time and
  * speedup figure, the range of its ratio over the same run under the first model and the run

@@ -220,6 +220,13 @@ ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 b
                             ((guint64)handler << ARG_BITS) | arg);
 }
 
+void
+ms_sim_flow_owner(guint64 cookie, guint32 *handler, guint64 *arg)
+{
+    *handler = (guint32)(cookie >> ARG_BITS);
+    *arg = cookie & ARG_MASK;
+}
+
 gboolean
 ms_sim_watch(MsSim *sim, guint32 handler, const guint32 *links, guint n)
 {

@@ -60,6 +60,10 @@ gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes
 guint32 ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes,
                               double weight, MsTime latency, guint32 handler, guint64 arg);
 
+/* The handler and argument a transfer's network flow was started with, from its network cookie
+ * (MsLinkFlow.cookie): who owns a flow seen on a link. */
+void ms_sim_flow_owner(guint64 cookie, guint32 *handler, guint64 *arg);
+
 /* Watching links: before a transfer of another handler starts on a watched link, the watching
  * handler is called with arg MS_SIM_WATCH_ARG, and must unwatch its links from that call (its
  * own transfers never call it). A way for an object that simulates a symmetric part of the

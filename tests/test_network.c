@@ -285,6 +285,69 @@ test_link_rates(void)
     g_array_unref(rec.done_at);
 }
 
+/* The rate of the flow of a cookie among a link's sharing flows; -1 when it is not listed. */
+static double
+sharing_rate(MsNetwork *net, guint link, guint64 cookie, guint *listed)
+{
+    g_autoptr(GArray) fl = g_array_new(FALSE, FALSE, sizeof(MsLinkFlow));
+    *listed = ms_network_link_sharing(net, link, fl);
+    CU_ASSERT_EQUAL(*listed, fl->len);
+    double rate = -1;
+    for (guint i = 0; i < fl->len; i++) {
+        const MsLinkFlow *f = &g_array_index(fl, MsLinkFlow, i);
+        if (f->cookie == cookie) {
+            CU_ASSERT_EQUAL(rate, -1); /* listed once */
+            rate = f->rate;
+        }
+    }
+    return rate;
+}
+
+/* The textbook case: x crosses A (10 GB/s) and B (4 GB/s), y only A, z only B. B is the
+ * bottleneck of x and z (2 GB/s each), y takes what A has left (8 GB/s). A fourth flow still in
+ * its latency is not listed; an unlimited link lists nothing; a finished flow leaves. */
+static void
+test_link_sharing(void)
+{
+    double bw[3] = {10e9, 4e9, INFINITY};
+    g_autoptr(MsNetwork) net = ms_network_new(3, bw);
+    guint32 ab[3] = {0, 1, 2}, a = 0, b = 1;
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    ms_network_start(net, 0, 0, ab, 3, 4000000, 1.0, 10);
+    ms_network_start(net, 0, 0, &a, 1, 16000000, 1.0, 11);
+    ms_network_start(net, 0, 0, &b, 1, 2000000, 1.0, 12);
+    ms_network_start(net, 0, ms_time_from_us(5000), &a, 1, 1000, 1.0, 13);
+    ms_network_advance(net, 0, on_done, &rec);
+    g_autoptr(GArray) fl = g_array_new(FALSE, FALSE, sizeof(MsLinkFlow));
+    /* Before the first solve the flows are listed at rate 0. */
+    CU_ASSERT_EQUAL(ms_network_link_sharing(net, 0, fl), 2);
+    CU_ASSERT_EQUAL(g_array_index(fl, MsLinkFlow, 0).rate, 0);
+    ms_network_next_time(net, 0);
+    guint n = 0;
+    MS_ASSERT_REL(sharing_rate(net, 0, 10, &n), 2e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 0, 11, &n), 8e9, 1e-12);
+    CU_ASSERT_EQUAL(sharing_rate(net, 0, 13, &n), -1);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(ms_network_link_flows(net, 0), 3); /* the pending one counted there */
+    MS_ASSERT_REL(sharing_rate(net, 1, 10, &n), 2e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 1, 12, &n), 2e9, 1e-12);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(sharing_rate(net, 2, 10, &n), -1);
+    CU_ASSERT_EQUAL(n, 0);
+    /* z ends at 1 ms (2 MB at 2 GB/s): x alone on B would take A's fair half (5 GB/s), more than
+     * B's 4, so B still binds it at 4 GB/s and y gets A's remaining 6. */
+    MsTime t = ms_network_next_time(net, 0);
+    CU_ASSERT_EQUAL(t, ms_time_from_us(1000));
+    ms_network_advance(net, t, on_done, &rec);
+    ms_network_next_time(net, t);
+    MS_ASSERT_REL(sharing_rate(net, 0, 10, &n), 4e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 0, 11, &n), 6e9, 1e-12);
+    MS_ASSERT_REL(sharing_rate(net, 1, 10, &n), 4e9, 1e-12);
+    CU_ASSERT_EQUAL(sharing_rate(net, 1, 12, &n), -1);
+    CU_ASSERT_EQUAL(n, 1);
+    g_array_unref(rec.done_at);
+}
+
 /* Runs a skewed all-to-all-v on 6 senders x 6 receivers (one link each) with the given solver
  * budget; returns the completion times and fills the stats. */
 static GArray *
@@ -430,6 +493,7 @@ main(int argc, char **argv)
         {"one group, rising level", test_group_clock},
         {"flow changes bottleneck group", test_flow_changes_group},
         {"link rates and weights", test_link_rates},
+        {"flows sharing a link and their rates", test_link_sharing},
         {"propagation and fill repair agree", test_solver_budget},
         {"invariant: time order", test_invariant_time},
         {"invariant: bytes moved", test_invariant_bytes},

@@ -6,6 +6,7 @@
  * as experts, every FFN MoE), the files written, and `moesim repro` on the command line.
  * MS_REPRO_GOLDEN_WRITE=DIR rewrites the goldens into DIR. */
 #include "ms_test.h"
+#include "sim/out/plot.h"
 #include "sim/moe/model.h"
 #include "sim/repro.h"
 #include "sim/repro_private.h"
@@ -93,6 +94,32 @@ static void
 test_lina_train(void)
 {
     check_quick("lina-train");
+}
+
+/* lina-train draws every flow on node 0's NIC for DeepSpeed on GPT-2 with 16 experts under NCCL
+ * 2.10: its first backward all-to-all (hierarchical: node 0's 4 GPUs to their peers on the 3
+ * other nodes, 12 flows) beside the allreduce's 2 ring channels. */
+static void
+test_lina_train_link_timeline(void)
+{
+    MsReproOptions opts = {.quick = TRUE};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsReproResult) res = ms_repro_run("lina-train", &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(res);
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "train-timeline", NULL);
+    gboolean ok = ms_repro_result_write(res, dir, &error);
+    CU_ASSERT_TRUE(ok || g_error_matches(error, MS_PLOT_ERROR, MS_PLOT_ERROR_GNUPLOT));
+    g_autofree char *csv = g_build_filename(dir, "lina-train-link-timeline.csv", NULL);
+    g_autofree char *gp = g_build_filename(dir, "lina-train-link-timeline.png.gp", NULL);
+    g_autofree char *text = NULL, *script = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(csv, &text, NULL, NULL));
+    CU_ASSERT_TRUE(g_str_has_prefix(text, "# moesim-link-timeline 1 link n0.nic0->fabric "
+                                          "capacity_GBps 12.500000\ntime_us,flow,rate_GBps,op,"
+                                          "kind,connection\n"));
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(gp, &script, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "alltoall: L11.bwd.combine (up to 12 flows at once)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "allreduce: grads.b0 (up to 2 flows at once)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "gpt2 16e, deepspeed, nccl 2.10"));
 }
 
 static void
@@ -277,6 +304,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"lina-train quick against its golden", test_lina_train},
+        {"lina-train's link timeline", test_lina_train_link_timeline},
         {"lina-infer quick against its golden", test_lina_infer},
         {"lina-motivation quick against its golden", test_lina_motivation},
         {"schemoe-ablation quick against its golden", test_schemoe_ablation},

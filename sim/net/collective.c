@@ -735,6 +735,49 @@ ms_coll_n_flows(const MsColl *coll)
     return coll->n_flows;
 }
 
+guint32
+ms_coll_handler(const MsColl *coll)
+{
+    return coll->handler;
+}
+
+gboolean
+ms_coll_flow_label(const MsColl *coll, guint64 arg, MsCollFlowLabel *out)
+{
+    guint ph_id = (guint)(arg >> IDX_BITS);
+    guint64 idx = arg & IDX_MASK;
+    if (ph_id >= coll->plan.n_phases) {
+        return FALSE;
+    }
+    const Phase *ph = &coll->plan.phases[ph_id];
+    if (ph->kind == PHASE_COPY) {
+        return FALSE;
+    }
+    FlowInfo f = flow_info(ph, idx);
+    *out = (MsCollFlowLabel){
+        .phase = ph_id,
+        .pattern = ph->nvls                 ? "nvls"
+                   : ph->kind == PHASE_A2A  ? "a2a"
+                   : ph->kind == PHASE_TREE ? "tree"
+                                            : "ring",
+        .src = coll->device[f.src],
+        .dst = coll->device[f.dst],
+        .channel = -1,
+        .conns = f.conns,
+    };
+    if (ph->kind == PHASE_RING) {
+        out->channel = (gint)(idx / ph->m / ph->steps % ph->channels);
+        out->step = (guint)(idx / ph->m % ph->steps);
+    }
+    if (ph->kind == PHASE_A2A && coll->comm) {
+        /* The channels NCCL spreads the send over (ms_coll_flow_params gives them its weight). */
+        MsNcclP2p p2p;
+        ms_nccl_p2p(coll->comm, f.bytes, coll->node_of[f.src] == coll->node_of[f.dst], &p2p);
+        out->conns = p2p.channels;
+    }
+    return TRUE;
+}
+
 const MsNcclChoice *
 ms_coll_nccl_choice(const MsColl *coll)
 {

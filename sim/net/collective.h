@@ -121,6 +121,24 @@ guint64 ms_coll_n_flows(const MsColl *coll);
  * otherwise. */
 const MsNcclChoice *ms_coll_nccl_choice(const MsColl *coll);
 
+/* What one of the collective's network flows is, told by its transfer argument (from
+ * ms_sim_flow_owner, for the handler ms_coll_handler): for a timeline per connection. */
+typedef struct {
+    guint phase;         /* the collective's phase (0 for single-phase algorithms) */
+    const char *pattern; /* "a2a" (a send to one peer), "ring" (a channel's step), "tree" (a
+                          * connected pair), "nvls" */
+    guint src, dst;      /* devices (topology GPU ranks) */
+    gint channel;        /* ring: its channel; -1 otherwise */
+    guint step;          /* ring: its step; 0 otherwise */
+    /* Connections the flow stands for: under the nccl model the p2p channels of a send (NCCL
+     * spreads it over them) or a tree pair's; 1 for a ring step and under the flow model. */
+    guint conns;
+} MsCollFlowLabel;
+/* FALSE for an argument that names no flow of the collective. Costs nothing while not called. */
+gboolean ms_coll_flow_label(const MsColl *coll, guint64 arg, MsCollFlowLabel *out);
+/* The simulation handler the collective's transfers complete to. */
+guint32 ms_coll_handler(const MsColl *coll);
+
 /* Enumerates the flows of a single-phase collective (direct alltoall, ring allreduce,
  * reducescatter, allgather) whose participants all launch at once, in an order where every flow
  * comes after the flows it waits for: fn gets the source and destination devices, the bytes and

@@ -351,6 +351,13 @@ ms_maxmin_n_crossings(const MsMaxmin *mm, guint32 cnst)
     return mm->ent[cnst].n;
 }
 
+guint32
+ms_maxmin_crossing(const MsMaxmin *mm, guint32 cnst, guint k)
+{
+    g_return_val_if_fail(cnst < mm->n_cnst && k < mm->ent[cnst].n, NONE);
+    return mm->ent[cnst].e[k].var;
+}
+
 double
 ms_maxmin_rate(const MsMaxmin *mm, guint32 var)
 {

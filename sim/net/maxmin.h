@@ -30,6 +30,10 @@ void ms_maxmin_remove_variable(MsMaxmin *mm, guint32 var);
 guint ms_maxmin_n_variables(const MsMaxmin *mm);
 /* Variables crossing a constraint (one that crosses it twice counts twice), O(1). */
 guint ms_maxmin_n_crossings(const MsMaxmin *mm, guint32 cnst);
+/* The variable of crossing k (0 <= k < ms_maxmin_n_crossings) of a constraint, O(1). The order is
+ * the solver's and changes as variables come and go: read all crossings between two calls that
+ * add or remove variables. */
+guint32 ms_maxmin_crossing(const MsMaxmin *mm, guint32 cnst, guint k);
 
 /* Brings the allocation up to date with the changes since the last solve: the groups those
  * touch are re-solved, and the region grows until the max-min conditions hold everywhere (within

@@ -649,6 +649,30 @@ ms_network_link_flows(const MsNetwork *net, guint link)
     return net->pending_on[link] + active;
 }
 
+guint
+ms_network_link_sharing(const MsNetwork *net, guint link, GArray *out)
+{
+    g_return_val_if_fail(link < net->n_links && out != NULL, 0);
+    guint32 c = net->cnst_of_link[link];
+    if (c == NONE) {
+        return 0;
+    }
+    guint n = net->share->crossings(net->mm, c);
+    for (guint k = 0; k < n; k++) {
+        guint32 id = net->flow_of_var[net->share->crossing(net->mm, c, k)];
+        const Flow *f = &net->fl[id];
+        MsLinkFlow x = {
+            .id = id,
+            .cookie = f->cookie,
+            .active_at = f->active_at,
+            .rate = f->grp == NONE ? 0 : f->weight * net->groups[f->grp].level,
+            .weight = f->weight,
+        };
+        g_array_append_val(out, x);
+    }
+    return n;
+}
+
 gboolean
 ms_network_flow_left(const MsNetwork *net, guint32 id, MsTime now, double *bytes, MsTime *active_at)
 {

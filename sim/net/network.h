@@ -52,6 +52,21 @@ double ms_network_link_bandwidth(const MsNetwork *net, guint link);
 /* Live flows whose route crosses a link, O(1): those waiting for their latency and, on a link of
  * limited bandwidth, those sharing it. */
 guint ms_network_link_flows(const MsNetwork *net, guint link);
+/* A flow sharing a link, as ms_network_link_sharing reports it. */
+typedef struct {
+    guint32 id;       /* the network's flow id (reused once the flow is done) */
+    guint64 cookie;   /* as given to ms_network_start */
+    MsTime active_at; /* the end of its latency: with id and cookie, tells a reused id apart */
+    double rate;      /* bytes/s, as of the last solve (0 before its first) */
+    double weight;
+} MsLinkFlow;
+/* Appends to out (a GArray of MsLinkFlow) the flows sharing a link of limited bandwidth, in
+ * the solver's order (which changes as flows come and go), and returns how many: O(flows on the
+ * link), nothing kept or computed when never called. Flows still in their latency move nothing
+ * and are not listed (ms_network_link_flows counts them); a route that crosses the link twice is
+ * listed twice; an unlimited link lists none. Rates are the last solve's: current from a link
+ * observer or after ms_network_next_time. */
+guint ms_network_link_sharing(const MsNetwork *net, guint link, GArray *out);
 /* Where live flow id stands at time now (no earlier than the last event processed): the bytes
  * it has still to move (those of a flow in its latency; of a sharing flow, what its rate since
  * the last solve leaves, never below 0) and the time it becomes or became active. FALSE for an

@@ -91,6 +91,12 @@ mm_crossings(gconstpointer s, guint32 c)
     return ms_maxmin_n_crossings(s, c);
 }
 
+static guint32
+mm_crossing(gconstpointer s, guint32 c, guint k)
+{
+    return ms_maxmin_crossing(s, c, k);
+}
+
 static gsize
 mm_memory(gconstpointer s)
 {
@@ -111,6 +117,7 @@ static const MsShareClass maxmin_class = {
     .bottleneck = mm_bottleneck,
     .load = mm_load,
     .crossings = mm_crossings,
+    .crossing = mm_crossing,
     .set_budget = mm_set_budget,
     .stats = mm_stats,
     .memory = mm_memory,

@@ -37,7 +37,8 @@ typedef struct {
     double (*level)(gconstpointer solver, guint32 cnst);
     guint32 (*bottleneck)(gconstpointer solver, guint32 var);
     double (*load)(gconstpointer solver, guint32 cnst);
-    guint (*crossings)(gconstpointer solver, guint32 cnst); /* variables on it */
+    guint (*crossings)(gconstpointer solver, guint32 cnst);           /* variables on it */
+    guint32 (*crossing)(gconstpointer solver, guint32 cnst, guint k); /* the k-th of them */
     /* A tuning knob of the solver that leaves results unchanged (maxmin: the propagation
      * budget); may be NULL. */
     void (*set_budget)(gpointer solver, guint budget);
