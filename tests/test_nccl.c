@@ -606,6 +606,49 @@ expect_init_error(const MsTopology *t, const guint *ranks, guint n, const MsNccl
     MS_ASSERT_ERROR(err, MS_NCCL_ERROR, code, needle);
 }
 
+/* The latency a net plugin reports (aws-ofi-nccl: 75 us on p4d) enters NCCL's network hop: not
+ * before 2.12, in place of hwLat NET from 2.12.7, added to it from 2.18.1 and twice for Simple;
+ * one node never sees it. */
+static void
+test_net_plugin_latency(void)
+{
+    g_autofree char *ini = g_strconcat(pcie_box_ini, "nccl_net_latency = 75us\n", NULL);
+    g_autoptr(GError) err = NULL;
+    g_autoptr(MsTopology) efa = ms_topology_load_data(ini, strlen(ini), "efa", &err);
+    g_assert_no_error(err);
+    MS_ASSERT_REL(ms_time_to_us(ms_topology_nccl_net_latency(efa)), 75.0, 1e-12);
+    CU_ASSERT_EQUAL(ms_topology_nccl_net_latency(pcie_box), 0);
+    static const struct {
+        guint version;
+        MsNcclAlgo algo;
+        MsNcclProto proto;
+        double added; /* to the network hop; < 0: replaces it by 75 */
+    } rows[] = {
+        {V(2, 10, 3), MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 0},
+        {V(2, 12, 7), MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, -1},
+        {V(2, 17, 1), MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, -1},
+        {V(2, 18, 3), MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 75},
+        {V(2, 18, 3), MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 150},
+        {V(2, 22, 3), MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 75},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+        MsNcclComm with = nccl_fx_comm(efa, rows[i].version, 0);
+        MsNcclComm without = nccl_fx_comm(pcie_box, rows[i].version, 0);
+        MsNcclCost a = cost(&with, MS_COLL_ALLREDUCE, rows[i].algo, rows[i].proto, 0);
+        MsNcclCost b = cost(&without, MS_COLL_ALLREDUCE, rows[i].algo, rows[i].proto, 0);
+        CU_ASSERT_TRUE_FATAL(a.enabled && b.enabled);
+        double want = rows[i].added < 0 ? 75.0 : b.inter_us + rows[i].added;
+        MS_ASSERT_REL(a.inter_us, want, 1e-12);
+        CU_ASSERT_TRUE(rows[i].added == 0 ? a.latency_us == b.latency_us
+                                          : a.latency_us > b.latency_us);
+    }
+    MsNcclComm one = nccl_fx_comm(efa, V(2, 18, 3), 4);
+    MsNcclComm plain = nccl_fx_comm(pcie_box, V(2, 18, 3), 4);
+    MS_ASSERT_REL(
+        cost(&one, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0).latency_us,
+        cost(&plain, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0).latency_us, 1e-12);
+}
+
 static void
 test_errors(void)
 {
@@ -676,6 +719,7 @@ main(int argc, char **argv)
         {"Hopper tree patterns", test_hopper_tree},
         {"channels, threads, messages and masks of a choice", test_choice_details},
         {"point-to-point cuts per release", test_p2p},
+        {"a net plugin's reported latency", test_net_plugin_latency},
         {"errors", test_errors},
         {NULL, NULL},
     };

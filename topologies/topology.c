@@ -375,6 +375,12 @@ ms_topology_nics_per_node(const MsTopology *topo)
     return topo->nics_per_node;
 }
 
+MsTime
+ms_topology_nccl_net_latency(const MsTopology *topo)
+{
+    return topo->nccl_net_latency;
+}
+
 gboolean
 ms_topology_multicast(const MsTopology *topo)
 {

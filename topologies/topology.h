@@ -130,6 +130,10 @@ guint ms_topology_nics_per_node(const MsTopology *topo);
  * CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED); the preset key intra_multicast, FALSE for explicit
  * topologies. */
 gboolean ms_topology_multicast(const MsTopology *topo);
+/* The network latency NCCL's net plugin reports for the NICs (ncclNetProperties.latency; the
+ * preset key nccl_net_latency): not a link's latency but a figure of NCCL's tuning model. 0 for
+ * NCCL's own InfiniBand and RoCE transport, and for explicit topologies. */
+MsTime ms_topology_nccl_net_latency(const MsTopology *topo);
 const MsGpuSpec *ms_topology_gpu_spec(const MsTopology *topo, guint rank);
 
 guint ms_topology_n_links(const MsTopology *topo);

@@ -62,6 +62,10 @@ static const MsRange fields[] = {
      topo_nics_names},
     {"[preset]", "nic_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW},
     {"[preset]", "nic_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
+    {"[preset]", "nccl_net_latency", MS_RANGE_TIME, 0, 1e-3,
+     "the network latency NCCL's net plugin reports for the NICs (ncclNetProperties.latency), "
+     "which NCCL's tuning model adds to each network hop: 0 for its own InfiniBand and RoCE, "
+     "75us from aws-ofi-nccl on p4d, p4de and p5; at most 1 ms"},
     {"[preset]", "gpu_nic_bandwidth", MS_RANGE_BANDWIDTH, BW_MIN, BW_MAX, LINK_BW_OR},
     {"[preset]", "gpu_nic_latency", MS_RANGE_TIME, 0, 1, LINK_LAT},
     {"[preset]", "fabric", MS_RANGE_CHOICE, 0, 1,

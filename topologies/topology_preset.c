@@ -28,6 +28,7 @@ typedef struct {
     gboolean multicast; /* intra_multicast */
     MsBandwidth nic_bw, gpu_nic_bw;
     MsTime nic_lat, gpu_nic_lat, fabric_lat;
+    MsTime net_plugin_lat; /* nccl_net_latency: not a link's, NCCL's tuning model's */
     guint64 per_leaf;
     double oversub;
     /* Fat tree: rails, spines, radix (0: not given), routing; derived: leaves, the leaf's NIC
@@ -67,6 +68,7 @@ check_applicable(const MsIni *ini, const Preset *p, GError **error)
         {"intra_multicast", p->intra != INTRA_NVSWITCH, "intra is not nvswitch"},
         {"nic_bandwidth", p->nics == NICS_NONE, "nics = none"},
         {"nic_latency", p->nics == NICS_NONE, "nics = none"},
+        {"nccl_net_latency", p->nics == NICS_NONE, "nics = none"},
         {"gpu_nic_bandwidth", p->nics == NICS_NONE, "nics = none"},
         {"gpu_nic_latency", p->nics == NICS_NONE, "nics = none"},
         {"fabric", p->nics == NICS_NONE, "nics = none"},
@@ -153,6 +155,7 @@ read_figures(const MsIni *ini, Preset *p, GError **error)
     }
     if (!topo_get_bandwidth(ini, G, F("nic_bandwidth"), TRUE, FALSE, &p->nic_bw, error) ||
         !ms_ini_range_time(ini, G, F("nic_latency"), TRUE, &p->nic_lat, error) ||
+        !ms_ini_range_time(ini, G, F("nccl_net_latency"), FALSE, &p->net_plugin_lat, error) ||
         !topo_get_bandwidth(ini, G, F("gpu_nic_bandwidth"), p->nics == NICS_PER_NODE, TRUE,
                             &p->gpu_nic_bw, error) ||
         !ms_ini_range_time(ini, G, F("gpu_nic_latency"), FALSE, &p->gpu_nic_lat, error) ||
@@ -567,6 +570,7 @@ topo_build_preset(const MsIni *ini, const char *name, const char *description, c
         "nics",
         "nic_bandwidth",
         "nic_latency",
+        "nccl_net_latency",
         "gpu_nic_bandwidth",
         "gpu_nic_latency",
         "fabric",
@@ -599,5 +603,6 @@ topo_build_preset(const MsIni *ini, const char *name, const char *description, c
     MsTopology *topo = topo_new(name, description, gpu);
     build(topo, &p);
     topo->multicast = p.multicast;
+    topo->nccl_net_latency = p.net_plugin_lat;
     return topo;
 }

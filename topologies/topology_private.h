@@ -129,8 +129,9 @@ struct _MsTopology {
     /* Derived by topo_finish. */
     guint *gpu_devices; /* rank -> device */
     guint n_gpus, n_nodes, gpus_per_node, nics_per_node;
-    gboolean multicast; /* the NVSwitches take multicast and in-switch reductions (presets) */
-    guint32 *out_start; /* CSR of outgoing links per device */
+    gboolean multicast;      /* the NVSwitches take multicast and in-switch reductions (presets) */
+    MsTime nccl_net_latency; /* what NCCL's net plugin reports for the NICs (presets) */
+    guint32 *out_start;      /* CSR of outgoing links per device */
     guint32 *out_links;
     guint32 *node_start; /* CSR of devices per node */
     guint32 *node_devices;

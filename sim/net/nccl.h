@@ -87,6 +87,7 @@ typedef struct {
     gboolean amd_cpu;
     guint n_ranks, n_nodes, ppn; /* ppn: ranks per node (the most on one node) */
     gboolean intra_nvlink;       /* the ring graph's intra-node hops are NVLink (else PCIe) */
+    double net_latency_us;       /* graphs' latencyInter: the net plugin's latency, 0 on one node */
     const char *intra_path;      /* the ring graph's intra-node path type as NCCL prints it
                                   * ("NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS"; static) */
     gboolean ll128;              /* LL128 enabled by NCCL's rule for this machine and version */

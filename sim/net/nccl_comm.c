@@ -307,6 +307,7 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
     c->version = version;
     c->arch = arch;
     c->amd_cpu = cfg->amd_cpu;
+    c->net_latency_us = 0;
     c->n_ranks = n;
     GArray *nodes = g_array_new(FALSE, TRUE, sizeof(NcclNode));
     for (guint i = 0; i < n;) {
@@ -360,6 +361,10 @@ ms_nccl_comm_init(MsNcclComm *out, const MsTopology *topo, const guint *ranks, g
         /* topoPathTypeStr (v2.18 src/graph/topo.cc:24), in NcclPath's order. */
         static const char *const path_names[] = {"LOC", "NVL", "NVB", "PIX",
                                                  "PXB", "PXN", "PHB", "SYS"};
+        /* A graph across nodes takes the latency its NIC reports (ncclNetProperties.latency,
+         * v2.12.7 src/graph/topo.cc:658, search.cc:468; the NICs of a moesim topology all
+         * report one). */
+        c->net_latency_us = c->n_nodes > 1 ? ms_time_to_us(ms_topology_nccl_net_latency(topo)) : 0;
         c->intra_nvlink = ring.type_intra == NCCL_PATH_NVL;
         c->intra_path = path_names[ring.type_intra];
         c->graph_channels = ring.channels;

@@ -217,7 +217,9 @@ nccl_nvls_tree_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclC
     } else {
         out->base_us = 0;
         out->intra_us = c->version < V(2, 21, 0) ? 23.0 : 25.0;
-        out->inter_us = c->version < V(2, 29, 0) ? 14.0 : 20.9;
+        /* interLat: hwLat NET and the net plugin's latency, twice for Simple (v2.19.3
+         * tuning.cc:208-210). */
+        out->inter_us = (c->version < V(2, 29, 0) ? 14.0 : 20.9) + 2 * c->net_latency_us;
         out->latency_us = out->intra_us + 2 * log2_floor(c->n_nodes) * out->inter_us;
     }
     return TRUE;

@@ -290,6 +290,15 @@ step_latencies(const MsNcclComm *c, MsNcclAlgo a, MsNcclProto p, MsNcclCost *out
     /* With one rank per node the tree's network latency, from 2.23.4 (v2.23.4 tuning.cc:236). */
     gboolean one_ppn = c->n_ranks == c->n_nodes && v >= V(2, 23, 0);
     out->inter_us = nccl_hw_latency(v, NCCL_HW_NET, one_ppn ? MS_NCCL_ALGO_TREE : a, p);
+    /* The net plugin's latency (the graph's latencyInter): from 2.12.7 in place of hwLat NET when
+     * it is not 0 (v2.12.7 tuning.cc:140), from 2.18.1 added to it, and once more for Simple, the
+     * flush (v2.18.1 tuning.cc:194-196). Before 2.12 NCCL has no such property. */
+    double net = c->net_latency_us;
+    if (net > 0 && v >= V(2, 18, 0)) {
+        out->inter_us += net * (p == MS_NCCL_PROTO_SIMPLE ? 2 : 1);
+    } else if (net > 0 && v >= V(2, 12, 0)) {
+        out->inter_us = net;
+    }
     /* LL's intra-node steps x1.8 across nodes until 2.17 (v2.10 tuning.cc:142). */
     if (v < V(2, 18, 0) && c->n_nodes > 1 && p == MS_NCCL_PROTO_LL) {
         out->intra_us *= 1.8;
