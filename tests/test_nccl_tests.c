@@ -235,6 +235,38 @@ test_threads_and_gpus(void)
     CU_ASSERT_EQUAL(ms_measurement_set_get(other, 0)->gpus_per_thread, 0);
 }
 
+/* NCCL's "NCCL version" line gives the rows after it their release: printed alone (nccl-tests
+ * 2.13 on) or inside an NCCL INFO line under an mpirun tag; a log without it gives 0, and a line
+ * that names no release in NCCL's form changes nothing. */
+static void
+test_release(void)
+{
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("NCCL version 2.29.2+cuda13.1"), 22902);
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("host:26:26 [0] NCCL INFO NCCL version 2.8.3+cuda11.2"),
+                    20803);
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("NCCL version 2.18.3"), 21803);
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("NCCL version 2.x"), 0);
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("NCCL version 2.18.3-rc1"), 0);
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("NCCL version 2.180.3"), 0);
+    CU_ASSERT_EQUAL(ms_nccl_tests_release("# nThread 1 nGpus 8"), 0);
+    const char *row =
+        "        1024           256     float     sum      -1    20.01    0.05    0.05"
+        "      0    20.05    0.05    0.05      0\n";
+    g_autofree char *text =
+        g_strconcat(PRE, "[1,0]<stdout>:worker-0:26:26 [0] NCCL INFO NCCL version 2.9.9+cuda11.2\n",
+                    "NCCL version 2.x is not a release\n", HDR, row, NULL);
+    g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_tests_read(set, text, strlen(text), "t.log",
+                                            MS_MEASUREMENT_ALLREDUCE, NULL, &error));
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->nccl_version, 20909);
+    g_autofree char *none = g_strconcat(PRE, HDR, row, NULL);
+    g_autoptr(MsMeasurementSet) other = ms_measurement_set_new();
+    CU_ASSERT_TRUE_FATAL(ms_nccl_tests_read(other, none, strlen(none), "t.log",
+                                            MS_MEASUREMENT_ALLREDUCE, NULL, &error));
+    CU_ASSERT_EQUAL(ms_measurement_set_get(other, 0)->nccl_version, 0);
+}
+
 static void
 test_unknown_collective(void)
 {
@@ -363,6 +395,7 @@ main(int argc, char **argv)
         {"kind from names, sniffing", test_kind_names},
         {"error paths", test_errors},
         {"nThread and nGpus per run", test_threads_and_gpus},
+        {"the NCCL release a log prints", test_release},
         {"collective unknown without hint", test_unknown_collective},
         {"srun --label: tasks, shapes, mixes", test_srun_label},
         {NULL, NULL},

@@ -89,24 +89,6 @@ list_dir(const char *dir, gboolean dirs, const char *suffix)
     return names;
 }
 
-/* The version the log's NCCL printed ("NCCL version 2.18.3+cuda12.2"), 0 when none (corpus.ini's
- * [nccl] group then gives the machine's, from SOURCE.md). */
-static guint
-log_nccl_version(const char *path)
-{
-    g_autofree char *text = NULL;
-    if (!g_file_get_contents(path, &text, NULL, NULL)) {
-        return 0;
-    }
-    const char *at = strstr(text, "NCCL version ");
-    guint major = 0, minor = 0, patch = 0;
-    if (at == NULL ||
-        sscanf(at + strlen("NCCL version "), "%u.%u.%u", &major, &minor, &patch) != 3) {
-        return 0;
-    }
-    return MS_NCCL_VERSION(major, minor, patch);
-}
-
 /* The shape a log's name states: "all_reduce_2x8.log", "all_reduce_1x2_docker.log" (SOURCE.md's
  * nodes x GPUs column); 0 x 0 when it states none. */
 static void
@@ -127,7 +109,6 @@ name_shape(Log *log)
 static void
 load_log(Log *log)
 {
-    log->nccl_version = log_nccl_version(log->path);
     g_autoptr(GError) error = NULL;
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     MsMeasurementReadOptions opts = {log->nodes * log->gpus, log->gpus, notes};
@@ -142,6 +123,7 @@ load_log(Log *log)
     for (guint i = 0; i < ms_measurement_set_size(log->set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(log->set, i);
         if (i == 0) {
+            log->nccl_version = r->nccl_version; /* the reader's, from its "NCCL version" line */
             log->ranks = r->ranks;
             log->per_node = r->ranks_per_node;
         } else if (r->ranks != log->ranks || r->ranks_per_node != log->per_node) {

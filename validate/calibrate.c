@@ -614,6 +614,20 @@ ms_calibrate_row_spec(const MsNetSpec *base, const MsMeasurement *row, MsNetSpec
     }
 }
 
+MsNetModel *
+ms_calibrate_row_model(const MsTopology *topo, MsNetModel *net, const MsMeasurement *row,
+                       MsNetModel **own, GError **error)
+{
+    *own = NULL;
+    if (net == NULL || ms_net_model_kind(net) != MS_NET_NCCL || row->channels == 0) {
+        return net;
+    }
+    MsNetSpec spec;
+    ms_calibrate_row_spec(ms_net_model_spec(net), row, &spec);
+    *own = ms_net_model_new(&spec, topo, error);
+    return *own;
+}
+
 gboolean
 ms_calibrate_row_default(const MsMeasurement *row)
 {
@@ -648,13 +662,8 @@ ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNet
     }
     /* A row under forced channels runs on a model of its own with them. */
     g_autoptr(MsNetModel) own = NULL;
-    if (nccl && row->channels) {
-        MsNetSpec spec;
-        ms_calibrate_row_spec(ms_net_model_spec(net), row, &spec);
-        if ((own = ms_net_model_new(&spec, topo, error)) == NULL) {
-            return FALSE;
-        }
-        net = own;
+    if (nccl && (net = ms_calibrate_row_model(topo, net, row, &own, error)) == NULL) {
+        return FALSE;
     }
     MsCollOp op;
     gboolean is_coll = ms_calibrate_coll_op(row->kind, &op);

@@ -84,6 +84,12 @@ gboolean ms_calibrate_coll_op(MsMeasurementKind kind, MsCollOp *op);
  * connection are not modelled; the flow model has neither. */
 void ms_calibrate_row_spec(const MsNetSpec *base, const MsMeasurement *row, MsNetSpec *out);
 
+/* The network model a row runs on: net, or (in *own, which the caller frees) an nccl model of
+ * the row's spec (ms_calibrate_row_spec) where the row forced channels. NULL with the model's
+ * error when that one cannot be made. */
+MsNetModel *ms_calibrate_row_model(const MsTopology *topo, MsNetModel *net,
+                                   const MsMeasurement *row, MsNetModel **own, GError **error);
+
 /* TRUE when the row ran under NCCL's own channels and queue pairs (neither forced): the rows the
  * flow model's link and collective figures are fitted on. */
 gboolean ms_calibrate_row_default(const MsMeasurement *row);

@@ -44,13 +44,8 @@ row_proto(const MsTopology *topo, MsNetModel *model, const MsMeasurement *m, MsN
     }
     /* NCCL's choice under the row's forced channels, as ms_calibrate_predict_net simulates it. */
     g_autoptr(MsNetModel) own = NULL;
-    if (m->channels) {
-        MsNetSpec spec;
-        ms_calibrate_row_spec(ms_net_model_spec(model), m, &spec);
-        if ((own = ms_net_model_new(&spec, topo, error)) == NULL) {
-            return FALSE;
-        }
-        model = own;
+    if ((model = ms_calibrate_row_model(topo, model, m, &own, error)) == NULL) {
+        return FALSE;
     }
     const MsNcclComm *comm = ms_net_model_comm(model, ranks, m->ranks, error);
     if (comm == NULL) {

@@ -10,6 +10,7 @@
 
 #include "sim/base/units.h"
 #include "sim/net/host_loop.h"
+#include "sim/net/nccl.h"
 
 #define RANKS_MAX (1u << 20)
 #define LOG "an nccl-tests line"
@@ -95,6 +96,7 @@ typedef struct {
     gboolean data_in_run; /* data lines seen since the run began */
     guint threads, gpus;  /* the run's "# nThread T nGpus G", 0 until read */
     guint threads_line;   /* the line they were read from */
+    guint nccl_version;   /* the last "NCCL version X.Y.Z" read, 0 until one is */
     guint rows;
 } Parser;
 
@@ -437,6 +439,7 @@ read_data(Parser *p, MsMeasurementSet *set, char **tok, guint n, GError **error)
     }
     row.threads = p->threads;
     row.gpus_per_thread = p->gpus;
+    row.nccl_version = p->nccl_version;
     p->data_in_run = TRUE;
     p->rows++;
     return ms_measurement_set_add(set, &row, error);
@@ -550,11 +553,29 @@ choose_task(Parser *p, const char *data, gsize len, GPtrArray *notes, GError **e
     return TRUE;
 }
 
+guint
+ms_nccl_tests_release(const char *line)
+{
+    const char *at = strstr(line, "NCCL version ");
+    guint major = 0, minor = 0, patch = 0;
+    char end = 0;
+    gint n =
+        at ? sscanf(at + strlen("NCCL version "), "%u.%u.%u%c", &major, &minor, &patch, &end) : 0;
+    if (n < 3 || (n == 4 && end != '+' && end != ' ') || minor > 99 || patch > 99 || major > 9) {
+        return 0;
+    }
+    return MS_NCCL_VERSION(major, minor, patch);
+}
+
 static gboolean
 read_line(Parser *p, MsMeasurementSet *set, const char *raw, GError **error)
 {
     gint64 task;
     g_autofree char *line = line_text(raw, &task);
+    /* NCCL prints its release at init, alone or in an NCCL INFO line, on whichever task: every
+     * task of a run links the same NCCL. */
+    guint release = ms_nccl_tests_release(line);
+    p->nccl_version = release ? release : p->nccl_version;
     if (task != p->task) {
         return TRUE; /* another task's line, or an unlabelled one (never an nccl-tests line) */
     }

@@ -3,7 +3,8 @@
  * out-of-place time (printed in microseconds, the mean over the iterations). The '#  Rank' lines
  * give the ranks and, by hostname, the ranks per node (or the caller gives them, for logs that
  * lack them); the "# nThread T nGpus G" line gives each row its threads per process and GPUs
- * per thread; several runs may be concatenated. Errors
+ * per thread, and NCCL's "NCCL version X.Y.Z" line (where NCCL printed it, alone or in an NCCL
+ * INFO line) the release of the rows after it; several runs may be concatenated. Errors
  * are MS_MEASUREMENT_ERROR as "SOURCE:LINE: field: problem". */
 #pragma once
 
@@ -25,6 +26,10 @@ gboolean ms_nccl_tests_kind_from_name(const char *name, MsMeasurementKind *out);
 /* TRUE when the text has nccl-tests' "# Using devices" or "# nThread" preamble or its
  * "size count type" column header (after any srun label or mpirun tag). */
 gboolean ms_nccl_tests_sniff(const char *data, gsize len);
+
+/* The NCCL release a line prints ("NCCL version 2.18.3+cuda12.2" anywhere in it) as
+ * MS_NCCL_VERSION codes it; 0 when it prints none in that form. */
+guint ms_nccl_tests_release(const char *line);
 
 /* Appends a row per data line to set. The collective of a run comes from its
  * "# Collective test starting: NAME" line (newer nccl-tests), else from hint

@@ -53,6 +53,9 @@ typedef struct {
      * driving several GPUs pays their NCCL calls in turn (sim/net/host_loop.h). Not a column of
      * the moesim CSV. */
     guint32 threads, gpus_per_thread;
+    /* The NCCL release the run printed ("NCCL version 2.18.3+cuda12.2"), as MS_NCCL_VERSION
+     * codes it (21803); 0 where the source does not say. Not a column of the moesim CSV. */
+    guint32 nccl_version;
     const char *source; /* file (or resource) name */
     guint line;         /* 1-based line in source; 0 when the row was built in memory */
 } MsMeasurement;
