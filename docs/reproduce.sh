@@ -15,17 +15,32 @@ set -eu
 MOESIM=${MOESIM:-build/moesim}
 OUT=${OUT:-moesim-out/repro}
 
-# The NCCL release a machine's logs are modelled at, as tests/validate_corpus.c takes it: a log's
-# own "NCCL version" line, else corpus.ini's [nccl] entry, else moesim's default (empty); raised
-# to 2.8.0, the oldest release modelled.
+# The NCCL release a machine's logs are modelled at, as tests/validate_corpus.c takes it: each
+# log's own "NCCL version" line when every log prints one (version=log: a release older than the
+# oldest modelled runs as 2.8.0), else corpus.ini's [nccl] entry (raised to 2.8.0), else moesim's
+# default (empty).
 corpus_release() {
-    v=$(cat "$1"/*.log | grep -m1 -o 'NCCL version [0-9.]*' | awk '{ print $3 }' || true)
-    [ -n "$v" ] || v=$(awk -F' *= *' -v m="$(basename "$1")" '
+    if [ -z "$(grep -L 'NCCL version [0-9]' "$1"/*.log)" ]; then
+        echo log
+        return
+    fi
+    v=$(awk -F' *= *' -v m="$(basename "$1")" '
         /^\[/ { s = $0 } s == "[nccl]" && $1 == m { print $2 }' validate/data/corpus/corpus.ini)
     if [ -n "$v" ] && [ "$(printf '%s\n2.8.0\n' "$v" | sort -V | head -n1)" != 2.8.0 ]; then
         v=2.8.0
     fi
     echo "$v"
+}
+
+# The releases a machine's logs print, for the table: "2.8.3, 2.9.9", "2.6.4 (as 2.8.0)".
+corpus_printed() {
+    cat "$1"/*.log | grep -o 'NCCL version [0-9.]*' | awk '{ print $3 }' | sort -uV |
+        while read -r v; do
+            if [ "$(printf '%s\n2.8.0\n' "$v" | sort -V | head -n1)" != 2.8.0 ]; then
+                v="$v (as 2.8.0)"
+            fi
+            echo "$v"
+        done | paste -sd, - | sed 's/,/, /g'
 }
 
 # Every machine of the corpus predicted under the nccl model (its figures are the report's)
@@ -87,7 +102,9 @@ corpus() {
         set -- $(all_errors "$OUT/corpus/$m.nccl.txt")
         nccl="$2 $3"
         set -- $(all_errors "$OUT/corpus/$m.flow.txt")
-        printf '| %s | %s | %s | %s | %s | %s | [curves](#%s) |\n' "$m" "${v:-default}" \
+        shown=${v:-default}
+        [ "$v" != log ] || shown="$(corpus_printed "$dir"), each log's"
+        printf '| %s | %s | %s | %s | %s | %s | [curves](#%s) |\n' "$m" "$shown" \
             "$(ls "$dir"/*.log | wc -l)" "$1" "$nccl" "$2 $3" "$m" >> "$table"
         printf '\n#### %s\n\n%s under %s: median %s; under the flow model: median %s.\n\n' \
             "$m" "$m" "$net" "$(echo "$nccl" | sed 's/, /, p90 /')" \

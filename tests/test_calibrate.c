@@ -541,6 +541,40 @@ test_forced_configuration(void)
                     "synthetic:9: an alltoall_under_allreduce row is predicted by the NIC fit");
 }
 
+/* The prediction of a row at a release. */
+static double
+predict_at(const MsTopology *topo, const char *net_spec, const MsMeasurement *row)
+{
+    MsNetSpec spec;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse(net_spec, &spec, NULL));
+    g_autoptr(MsNetModel) net = ms_net_model_new(&spec, topo, NULL);
+    double t = 0;
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(topo, NULL, net, row, &t, &error));
+    return t;
+}
+
+/* Under version=log a row runs at the release its log printed (2.6.4 as 2.8.0, the oldest
+ * modelled), without one at the default; any other spec keeps its own release. Two DGX A100 at
+ * 64 KiB: 2.10 and 2.18 differ (2.18's ring launches every network step, its LL latencies). */
+static void
+test_release_per_row(void)
+{
+    g_autoptr(MsTopology) two = load_topology("dgx-a100-2node");
+    MsMeasurement row = row_of(MS_MEASUREMENT_ALLREDUCE, 16, 8, 64u << 10, 1, 1);
+    double at210 = predict_at(two, "nccl:version=2.10.3", &row);
+    double at218 = predict_at(two, "nccl:version=2.18.6", &row);
+    double at280 = predict_at(two, "nccl:version=2.8.0", &row);
+    CU_ASSERT_TRUE(fabs(at210 - at218) > 0.01 * at218);
+    MS_ASSERT_REL(predict_at(two, "nccl:version=log", &row), at218, 1e-12);
+    row.nccl_version = MS_NCCL_VERSION(2, 10, 3);
+    MS_ASSERT_REL(predict_at(two, "nccl:version=log", &row), at210, 1e-12);
+    MS_ASSERT_REL(predict_at(two, "nccl:version=2.18.6", &row), at218, 1e-12);
+    MS_ASSERT_REL(predict_at(two, "nccl", &row), at218, 1e-12);
+    row.nccl_version = MS_NCCL_VERSION(2, 6, 4);
+    MS_ASSERT_REL(predict_at(two, "nccl:version=log", &row), at280, 1e-12);
+}
+
 static void
 test_placement_errors(void)
 {
@@ -794,6 +828,7 @@ main(int argc, char **argv)
         {"rows of one configuration in two datatypes", test_mixed_dtypes},
         {"placement errors", test_placement_errors},
         {"rows under forced NCCL channels or queue pairs", test_forced_configuration},
+        {"version=log: each row at its log's NCCL release", test_release_per_row},
         {"expert shape", test_expert_shape},
         {"held-out sizes mask", test_holdout_alternate_sizes},
         {"held-out configurations mask", test_holdout_configs},

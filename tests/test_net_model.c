@@ -77,6 +77,7 @@ test_spec_version_spelling(void)
         {"nccl:version=21003", "nccl:version=2.10.3"},
         {"nccl:version=2.30", "nccl:version=2.30"},
         {"nccl:version=2.18.6", "nccl:version=2.18.6"},
+        {"nccl:version=log,latency_scale=2", "nccl:version=log,latency_scale=2"},
         {"nccl:version=2.10,tree=ring-flows", "nccl:version=2.10,tree=ring-flows"},
         {"nccl:version=2.10,tree=edges", "nccl:version=2.10"},
     };
@@ -102,6 +103,8 @@ test_spec_errors(void)
         {"nccl:version=", "'version=' is not key=value"},
         {"nccl:version=2.7", "key 'version': '2.7' is not an NCCL version from 2.8"},
         {"nccl:version=2.31", "key 'version': '2.31'"},
+        {"nccl:version=logs", "'logs' is not an NCCL version from 2.8 to 2.30 (2.18, 2.18.6 or "
+                              "21806) nor log (each measured row at its log's)"},
         {"nccl:speed=3", "network model nccl has no key 'speed'"},
         {"nccl:arch=sm8", "key 'arch': '8' is not a whole number in [60, 120]"},
         {"nccl:cpu=arm", "key 'cpu': 'arm' is not intel or amd"},

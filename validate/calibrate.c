@@ -619,11 +619,22 @@ ms_calibrate_row_model(const MsTopology *topo, MsNetModel *net, const MsMeasurem
                        MsNetModel **own, GError **error)
 {
     *own = NULL;
-    if (net == NULL || ms_net_model_kind(net) != MS_NET_NCCL || row->channels == 0) {
+    if (net == NULL || ms_net_model_kind(net) != MS_NET_NCCL) {
+        return net;
+    }
+    /* Under version=log the row's own release; one outside the modelled releases runs as the
+     * nearest (2.6.4 as 2.8.0, as the corpus does), a row without one at the default. */
+    const MsNetSpec *base = ms_net_model_spec(net);
+    guint release = 0;
+    if (base->nccl.version == MS_NCCL_VERSION_LOG && row->nccl_version) {
+        release = CLAMP(row->nccl_version, MS_NCCL_VERSION_MIN, MS_NCCL_VERSION_MAX);
+    }
+    if (row->channels == 0 && (release == 0 || release == MS_NCCL_VERSION_DEFAULT)) {
         return net;
     }
     MsNetSpec spec;
-    ms_calibrate_row_spec(ms_net_model_spec(net), row, &spec);
+    ms_calibrate_row_spec(base, row, &spec);
+    spec.nccl.version = release ? release : spec.nccl.version;
     *own = ms_net_model_new(&spec, topo, error);
     return *own;
 }

@@ -85,8 +85,10 @@ gboolean ms_calibrate_coll_op(MsMeasurementKind kind, MsCollOp *op);
 void ms_calibrate_row_spec(const MsNetSpec *base, const MsMeasurement *row, MsNetSpec *out);
 
 /* The network model a row runs on: net, or (in *own, which the caller frees) an nccl model of
- * the row's spec (ms_calibrate_row_spec) where the row forced channels. NULL with the model's
- * error when that one cannot be made. */
+ * the row's spec (ms_calibrate_row_spec) where the row forced channels or, under version=log
+ * (MS_NCCL_VERSION_LOG), its log printed a release other than the default (a release outside
+ * the modelled ones runs as the nearest). NULL with the model's error when that one cannot be
+ * made. */
 MsNetModel *ms_calibrate_row_model(const MsTopology *topo, MsNetModel *net,
                                    const MsMeasurement *row, MsNetModel **own, GError **error);
 

@@ -30,6 +30,10 @@ typedef enum {
 #define MS_NCCL_VERSION_MIN MS_NCCL_VERSION(2, 8, 0)
 #define MS_NCCL_VERSION_MAX MS_NCCL_VERSION(2, 30, 99)
 #define MS_NCCL_VERSION_DEFAULT MS_NCCL_VERSION(2, 18, 6)
+/* A network spec's version=log: each measured row runs at the release its log printed
+ * (validate/calibrate.h, ms_calibrate_row_model), the default where it printed none. Never a
+ * communicator's version. */
+#define MS_NCCL_VERSION_LOG 1u
 
 typedef enum {
     MS_NCCL_ALGO_TREE,

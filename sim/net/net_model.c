@@ -11,7 +11,8 @@
 G_DEFINE_QUARK(ms_net_model_error_quark, ms_net_model_error)
 
 struct _MsNetModel {
-    MsNetSpec spec;
+    MsNetSpec spec; /* as given, its version filled in (the default, or log) */
+    guint version;  /* the release the model's communicators run: the default for log */
     const MsTopology *topo;
     guint arch;
     double *bandwidth;    /* per link, bytes/s */
@@ -127,9 +128,14 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
 {
     MsNcclConfig *c = &spec->nccl;
     if (strcmp(key, "version") == 0) {
+        if (strcmp(value, "log") == 0) {
+            c->version = MS_NCCL_VERSION_LOG;
+            return TRUE;
+        }
         if (!ms_nccl_parse_version(value, &c->version)) {
             return SPEC_ERROR("network model key 'version': '%s' is not an NCCL version from 2.8 "
-                              "to 2.30 (2.18, 2.18.6 or 21806)",
+                              "to 2.30 (2.18, 2.18.6 or 21806) nor log (each measured row at its "
+                              "log's)",
                               value);
         }
         return TRUE;
@@ -281,7 +287,9 @@ ms_net_spec_to_string(const MsNetSpec *spec)
     GString *s = g_string_new(NULL);
     /* Patch 99 is what "2.10" alone parses to (ms_nccl_parse_version): printed so, the spec reads
      * as it was given and never names a release NCCL did not make. */
-    if (v % 100 == 99) {
+    if (v == MS_NCCL_VERSION_LOG) {
+        g_string_printf(s, "nccl:version=log");
+    } else if (v % 100 == 99) {
         g_string_printf(s, "nccl:version=%u.%u", v / 10000, v / 100 % 100);
     } else {
         g_string_printf(s, "nccl:version=%u.%u.%u", v / 10000, v / 100 % 100, v % 100);
@@ -375,14 +383,15 @@ ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
     if (m->spec.nccl.version == 0) {
         m->spec.nccl.version = MS_NCCL_VERSION_DEFAULT;
     }
+    m->version = m->spec.nccl.version == MS_NCCL_VERSION_LOG ? MS_NCCL_VERSION_DEFAULT
+                                                             : m->spec.nccl.version;
     m->topo = topo;
     m->arch = arch;
     guint n = ms_topology_n_links(topo);
     m->bandwidth = g_new(double, MAX(n, 1));
     for (guint l = 0; l < n; l++) {
-        m->bandwidth[l] = spec->kind == MS_NET_NCCL
-                              ? nccl_link_bandwidth(topo, l, arch, m->spec.nccl.version)
-                              : ms_topology_link(topo, l)->bandwidth;
+        m->bandwidth[l] = spec->kind == MS_NET_NCCL ? nccl_link_bandwidth(topo, l, arch, m->version)
+                                                    : ms_topology_link(topo, l)->bandwidth;
     }
     m->comms =
         g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
@@ -452,7 +461,9 @@ ms_net_model_comm(MsNetModel *model, const guint *ranks, guint n, GError **error
         return comm;
     }
     comm = g_new(MsNcclComm, 1);
-    if (!ms_nccl_comm_init(comm, model->topo, list, n, &model->spec.nccl, error)) {
+    MsNcclConfig cfg = model->spec.nccl;
+    cfg.version = model->version;
+    if (!ms_nccl_comm_init(comm, model->topo, list, n, &cfg, error)) {
         g_free(comm);
         return NULL;
     }
@@ -599,7 +610,7 @@ const guint32 *
 ms_net_model_p2p_route(MsNetModel *model, guint src, guint dst, guint *n_links, GError **error)
 {
     const MsTopology *topo = model->topo;
-    if (model->spec.kind != MS_NET_NCCL || model->spec.nccl.version < MS_NCCL_VERSION(2, 12, 7) ||
+    if (model->spec.kind != MS_NET_NCCL || model->version < MS_NCCL_VERSION(2, 12, 7) ||
         ms_topology_device_kind(topo, src) != MS_DEVICE_GPU ||
         ms_topology_device_kind(topo, dst) != MS_DEVICE_GPU ||
         ms_topology_device_node(topo, src) == ms_topology_device_node(topo, dst)) {
