@@ -35,6 +35,14 @@ nccl_fx_comm(const MsTopology *t, guint version, guint n)
     return c;
 }
 
+MsNcclCost
+nccl_fx_cost(const MsNcclComm *c, MsCollOp op, MsNcclAlgo a, MsNcclProto p, guint64 bytes)
+{
+    MsNcclCost k;
+    ms_nccl_cost(c, op, a, p, bytes, &k);
+    return k;
+}
+
 MsNetModel *
 nccl_fx_model(const char *spec, const MsTopology *topo)
 {

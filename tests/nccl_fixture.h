@@ -15,6 +15,9 @@ MsTopology *nccl_fx_load(const char *name);
 MsTopology *nccl_fx_load_src(const char *relative);
 /* A communicator over the first n ranks (all when n is 0) under that version. */
 MsNcclComm nccl_fx_comm(const MsTopology *t, guint version, guint n);
+/* NCCL's tuning model for one (algorithm, protocol) and size (ms_nccl_cost). */
+MsNcclCost nccl_fx_cost(const MsNcclComm *c, MsCollOp op, MsNcclAlgo a, MsNcclProto p,
+                        guint64 bytes);
 /* The network model of a spec ("nccl:version=2.18") on topo. */
 MsNetModel *nccl_fx_model(const char *spec, const MsTopology *topo);
 /* Frees every topology of a suite (a NULL-safe clear of each). */

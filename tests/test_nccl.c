@@ -46,14 +46,6 @@ suite_clean(void)
     return 0;
 }
 
-static MsNcclCost
-cost(const MsNcclComm *c, MsCollOp op, MsNcclAlgo a, MsNcclProto p, guint64 bytes)
-{
-    MsNcclCost k;
-    ms_nccl_cost(c, op, a, p, bytes, &k);
-    return k;
-}
-
 static void
 test_names(void)
 {
@@ -262,7 +254,7 @@ test_shm_through_host(void)
         check_graph(&intel, 1, diverted ? 5 : 12, 2);
         CU_ASSERT_FALSE(intel.intra_nvlink);
         MsNcclCost k =
-            cost(&intel, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, MIB);
+            nccl_fx_cost(&intel, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, MIB);
         MS_ASSERT_REL(k.bus_bw, diverted ? 5.0 : 12.0, 1e-12);
         MsNcclConfig cfg = {.version = v, .amd_cpu = TRUE};
         MsNcclComm amd;
@@ -341,7 +333,7 @@ test_ll128_rule(void)
     /* Disabled LL128 has no bandwidth, whatever the mask. */
     MsNcclComm c = nccl_fx_comm(schemoe, V(2, 18, 6), 0);
     CU_ASSERT_FALSE(
-        cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, MIB).enabled);
+        nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, MIB).enabled);
 }
 
 /* DGX A100, one node, 2.18: graph 12 x 20 = 240 GB/s, 8 ranks, 14 ring steps, all over NVLink. */
@@ -369,14 +361,14 @@ test_tuning_one_node(void)
     };
     for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
         /* 1 GiB: no tree correction (logSize 24), no plateau on one node. */
-        MsNcclCost k = cost(&c, MS_COLL_ALLREDUCE, want[i].a, want[i].p, 1024 * MIB);
+        MsNcclCost k = nccl_fx_cost(&c, MS_COLL_ALLREDUCE, want[i].a, want[i].p, 1024 * MIB);
         CU_ASSERT_TRUE(k.enabled);
         MS_ASSERT_REL(k.latency_us, want[i].lat, 1e-6);
         MS_ASSERT_REL(k.alg_bw, want[i].alg, 1e-6);
         MS_ASSERT_REL(k.time_us, want[i].lat + 1024.0 * MIB / (1000 * want[i].alg), 1e-6);
     }
     /* The same figures as the digest's tuning table (15.0/34.3, 40.6/126.2, 56.0/137.1). */
-    MsNcclCost ll = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
+    MsNcclCost ll = nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(ll.latency_us, 15.0, 1e-9);
     /* Winners: Ring/LL at 1 KiB and 1 MiB (15 + 1 MiB / 34.3 GB/s < 40.6 + 1 MiB / 126.2),
      * Ring/Simple at 256 MiB. */
@@ -396,21 +388,22 @@ test_tuning_one_node(void)
     }
     /* 2.10: baseLat 3.6 + 14 x 0.47; the 235 GB/s cap of all-SM80 machines on 12 x 22. */
     MsNcclComm old = nccl_fx_comm(a100, V(2, 10, 3), 0);
-    MsNcclCost k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
+    MsNcclCost k = nccl_fx_cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(k.latency_us, 3.6 + 14 * 0.47, 1e-9);
-    k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
+    k = nccl_fx_cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
     MS_ASSERT_REL(k.alg_bw, 235.0 * ring, 1e-6);
     /* 2.22: Ring/LL is x 1/2, so llMaxBw binds: 87.7 x 8/14; Tree/Simple NVLink latency 28. */
     MsNcclComm c22 = nccl_fx_comm(a100, V(2, 22, 3), 0);
-    k = cost(&c22, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
+    k = nccl_fx_cost(&c22, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(k.alg_bw, 87.7 * ring, 1e-6);
-    k = cost(&c22, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
+    k = nccl_fx_cost(&c22, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
     MS_ASSERT_REL(k.latency_us, 14 * 28.0, 1e-9);
     /* Allgather: ring only, n/(n-1), LL x 1/3 on one node until 2.20. */
-    k = cost(&c, MS_COLL_ALLGATHER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
+    k = nccl_fx_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(k.alg_bw, MIN(87.7, bus / 3) * 8 / 7, 1e-6);
     MS_ASSERT_REL(k.latency_us, 6.6 + 7 * 0.6, 1e-9);
-    CU_ASSERT_FALSE(cost(&c, MS_COLL_ALLGATHER, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 8).enabled);
+    CU_ASSERT_FALSE(
+        nccl_fx_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 8).enabled);
 }
 
 /* DGX A100, two nodes, 2.18: ring 8 x 24, tree 8 x 30 inside / 24 across; 16 ranks. */
@@ -420,34 +413,35 @@ test_tuning_two_nodes(void)
     MsNcclComm c = nccl_fx_comm(a100x2, V(2, 18, 6), 0);
     /* Tree/LL: min(8 x 30 x .92, 8 x 23.6) / 3.8, capped by the Intel 2-node llMaxBw 39.0, x 1/2;
      * 6.8 + 2 (7 x 0.6 + 1 x 5.0). */
-    MsNcclCost k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 1024 * MIB);
+    MsNcclCost k =
+        nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 1024 * MIB);
     MS_ASSERT_REL(k.alg_bw, MIN(MIN(240 * .92, 8 * 23.6) / 3.8, 39.0) / 2, 1e-6);
     MS_ASSERT_REL(k.latency_us, 6.8 + 2 * (7 * 0.6 + 5.0), 1e-9);
     /* At 64 KiB the tree correction for LL at log2(1024) = 10 is 0.6. */
-    k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 64 * KIB);
+    k = nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL, 64 * KIB);
     MS_ASSERT_REL(k.time_us, 25.2 + 65536 / (1000 * 19.5 * 0.6), 1e-6);
     /* Ring/Simple: 8 x 24 x 16/30; 8.4 + 26 x max(3.4, 3 x 1.0) + 4 x 14 (nInterSteps = 2 x 2),
      * x 1.4 once nbytes / (16 channels x 16 ranks) reaches 64. */
     const double lat = 8.4 + 26 * 3.4 + 4 * 14.0;
-    k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 16383);
+    k = nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 16383);
     MS_ASSERT_REL(k.alg_bw, 192 * 16.0 / 30, 1e-6);
     MS_ASSERT_REL(k.latency_us, lat, 1e-9);
-    k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 16384);
+    k = nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 16384);
     MS_ASSERT_REL(k.latency_us, lat * 1.4, 1e-9);
     /* AMD hosts: the network overhead is 2 us, x3 for Simple, above the NVLink 3.4. */
     MsNcclConfig cfg = {.version = V(2, 18, 6), .amd_cpu = TRUE};
     MsNcclComm amd;
     CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&amd, a100x2, NULL, 16, &cfg, NULL));
-    k = cost(&amd, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
+    k = nccl_fx_cost(&amd, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
     MS_ASSERT_REL(k.latency_us, 8.4 + 26 * 6.0 + 4 * 14.0, 1e-9);
     /* 2.10: nInterSteps 2 (nNodes - 1), net Simple 9.6, LL's NVLink steps x 1.8, plateau x 1.9
      * from nRanks / 16 x 64 KiB. */
     MsNcclComm old = nccl_fx_comm(a100x2, V(2, 10, 3), 0);
-    k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 65535);
+    k = nccl_fx_cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 65535);
     MS_ASSERT_REL(k.latency_us, 8.4 + 28 * 3.4 + 2 * 9.6, 1e-9);
-    k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 65536);
+    k = nccl_fx_cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 65536);
     MS_ASSERT_REL(k.latency_us, (8.4 + 28 * 3.4 + 2 * 9.6) * 1.9, 1e-9);
-    k = cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
+    k = nccl_fx_cost(&old, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 8);
     MS_ASSERT_REL(k.latency_us, 3.6 + 28 * 0.47 * 1.8 + 2 * 2.7, 1e-9);
     /* One GPU per node (2.18): 2 ring steps but 2 x 2 network ones, so the intra-node term
      * counts -2 times (PCI row, no NVLink in the graph). */
@@ -455,10 +449,10 @@ test_tuning_two_nodes(void)
     MsNcclComm ppn1;
     cfg = (MsNcclConfig){.version = V(2, 18, 6)};
     CU_ASSERT_TRUE_FATAL(ms_nccl_comm_init(&ppn1, h100x2, two, 2, &cfg, NULL));
-    k = cost(&ppn1, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
+    k = nccl_fx_cost(&ppn1, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_SIMPLE, 8);
     MS_ASSERT_REL(k.latency_us, 8.4 - 2 * 5.7 + 4 * 14.0, 1e-9);
     /* Ring LL128 with fewer than 2 ranks per node: x 0.7 until 2.22, x 0.92 from 2.23. */
-    k = cost(&ppn1, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
+    k = nccl_fx_cost(&ppn1, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.bus_bw,
                   MIN(ppn1.graph_channels * ppn1.bw_intra * 0.7, ppn1.graph_channels * 36.7), 1e-6);
     /* Winners: Tree/LL at 8 B, Tree/LL128 at 1 MiB, Ring/Simple at 256 MiB. */
@@ -478,7 +472,8 @@ test_hopper_tree(void)
      * 15% off the tree; balanced before and after. */
     MsNcclComm c = nccl_fx_comm(h100x2, V(2, 18, 6), 0);
     CU_ASSERT_TRUE(c.tree_simple);
-    MsNcclCost k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
+    MsNcclCost k =
+        nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_SIMPLE, 1024 * MIB);
     MS_ASSERT_REL(k.bus_bw, MIN(8 * 48 * .92, 8 * 41.4) * .85, 1e-6);
     CU_ASSERT_FALSE(nccl_fx_comm(h100x2, V(2, 19, 4), 0).tree_simple);
     CU_ASSERT_FALSE(nccl_fx_comm(h100x2, V(2, 17, 1), 0).tree_simple);
@@ -634,8 +629,8 @@ test_net_plugin_latency(void)
     for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
         MsNcclComm with = nccl_fx_comm(efa, rows[i].version, 0);
         MsNcclComm without = nccl_fx_comm(pcie_box, rows[i].version, 0);
-        MsNcclCost a = cost(&with, MS_COLL_ALLREDUCE, rows[i].algo, rows[i].proto, 0);
-        MsNcclCost b = cost(&without, MS_COLL_ALLREDUCE, rows[i].algo, rows[i].proto, 0);
+        MsNcclCost a = nccl_fx_cost(&with, MS_COLL_ALLREDUCE, rows[i].algo, rows[i].proto, 0);
+        MsNcclCost b = nccl_fx_cost(&without, MS_COLL_ALLREDUCE, rows[i].algo, rows[i].proto, 0);
         CU_ASSERT_TRUE_FATAL(a.enabled && b.enabled);
         double want = rows[i].added < 0 ? 75.0 : b.inter_us + rows[i].added;
         MS_ASSERT_REL(a.inter_us, want, 1e-12);
@@ -645,8 +640,9 @@ test_net_plugin_latency(void)
     MsNcclComm one = nccl_fx_comm(efa, V(2, 18, 3), 4);
     MsNcclComm plain = nccl_fx_comm(pcie_box, V(2, 18, 3), 4);
     MS_ASSERT_REL(
-        cost(&one, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0).latency_us,
-        cost(&plain, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0).latency_us, 1e-12);
+        nccl_fx_cost(&one, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0).latency_us,
+        nccl_fx_cost(&plain, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL, 0).latency_us,
+        1e-12);
 }
 
 static void

@@ -32,14 +32,6 @@ suite_clean(void)
     return 0;
 }
 
-static MsNcclCost
-cost(const MsNcclComm *c, MsCollOp op, MsNcclAlgo a, MsNcclProto p, guint64 bytes)
-{
-    MsNcclCost k;
-    ms_nccl_cost(c, op, a, p, bytes, &k);
-    return k;
-}
-
 /* Graph = the search's channels x GB/s per channel (after its own dup), channels =
  * comm->nChannels. */
 static void
@@ -90,15 +82,15 @@ test_release_28(void)
      * cap x 12 channels: allreduce 202.8 binds (x 8/14), allgather 219.6 does not (x 8/7),
      * reducescatter 182.4 binds (x 8/7). 2.10.3: 12 x 20 = 240 does not bind. */
     const double ring_bus = 235.0 * 0.92;
-    MsNcclCost k = cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
+    MsNcclCost k = nccl_fx_cost(&c, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.alg_bw, 12 * 16.9 * 8 / 14, 1e-6);
     MS_ASSERT_REL(k.latency_us, 10.0 + 14 * 1.9, 1e-6);
-    k = cost(&c, MS_COLL_ALLGATHER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
+    k = nccl_fx_cost(&c, MS_COLL_ALLGATHER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.alg_bw, ring_bus * 8 / 7, 1e-6);
-    k = cost(&c, MS_COLL_REDUCESCATTER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
+    k = nccl_fx_cost(&c, MS_COLL_REDUCESCATTER, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.alg_bw, 12 * 15.2 * 8 / 7, 1e-6);
     MsNcclComm c10 = nccl_fx_comm(a100, V(2, 10, 3), 0);
-    k = cost(&c10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
+    k = nccl_fx_cost(&c10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_RING, MS_NCCL_PROTO_LL128, 8);
     MS_ASSERT_REL(k.alg_bw, ring_bus * 8 / 14, 1e-6);
     MsNcclChoice ch;
     CU_ASSERT_TRUE_FATAL(ms_nccl_choose(&c, MS_COLL_ALLREDUCE, 8 * MIB, &ch));
@@ -111,12 +103,12 @@ test_release_28(void)
      * 4.4 + 2 (7 x 1.25 + 1 x 8.5) = 38.9 in both. */
     MsNcclComm two = nccl_fx_comm(a100x2, V(2, 8, 4), 0);
     MsNcclComm two10 = nccl_fx_comm(a100x2, V(2, 10, 3), 0);
-    k = cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, MIB);
+    k = nccl_fx_cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, MIB);
     MS_ASSERT_REL(k.alg_bw, 8 * 16.9 / 2 * 0.6, 1e-6);
     MS_ASSERT_REL(k.latency_us, 38.9, 1e-6);
-    k = cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 8 * MIB);
+    k = nccl_fx_cost(&two, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 8 * MIB);
     MS_ASSERT_REL(k.alg_bw, 8 * 16.9 / 2 * 0.7, 1e-6);
-    k = cost(&two10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 8 * MIB);
+    k = nccl_fx_cost(&two10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 8 * MIB);
     MS_ASSERT_REL(k.alg_bw, 80 * 0.9, 1e-6);
     /* So at 8 MiB 2.8.4 runs Ring/LL128 (min(8 x 24 x .92, 8 x 16.9) x 16/30; 10 + 28 x 1.9 +
      * 2 x 4.0) where 2.10.3 runs Tree/LL128. */
@@ -154,10 +146,10 @@ test_release_28(void)
     CU_ASSERT_TRUE(l4.n_nodes == 4 && !l4.tree_split && !l4.tree_simple);
     /* Lina's tree (1 channel, 12 across): min(12 x .92, 1 x 16.0) x 0.915 / 2, under the cap of
      * 16.9, x .6 at 64 KiB (2^10 x 64 B); 2.10.3 x 120/128. */
-    k = cost(&l4, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 64 * 1024);
+    k = nccl_fx_cost(&l4, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 64 * 1024);
     MS_ASSERT_REL(k.alg_bw, 12 * 0.92 * 0.915 / 2 * 0.6, 1e-6);
     MsNcclComm l10 = nccl_fx_comm(lina, V(2, 10, 3), 0);
-    k = cost(&l10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 64 * 1024);
+    k = nccl_fx_cost(&l10, MS_COLL_ALLREDUCE, MS_NCCL_ALGO_TREE, MS_NCCL_PROTO_LL128, 64 * 1024);
     MS_ASSERT_REL(k.alg_bw, 12 * 0.92 * 120 / 128 / 2 * 0.6, 1e-6);
 
     /* Two GPUs through an Intel root complex, links of 12: a ring of s takes s x 12/9 in 2.8, so

@@ -145,9 +145,9 @@ attach(const guint *chain_gpus, guint size, Pattern pattern, guint child_type)
     return chain_gpus[0];
 }
 
-void
-ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, const MsNcclComm *comm,
-                   const guint *node_of, const guint *local_of)
+/* plan as the one TREE phase of every participant, in one group in their order. */
+static Phase *
+tree_phase(PhasePlan *plan, guint n, guint channels)
 {
     memset(plan, 0, sizeof *plan);
     Phase *ph = &plan->phases[0];
@@ -155,10 +155,17 @@ ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, cons
     ms_coll_phase_init(ph, PHASE_TREE, n, 1, n);
     ph->channels = channels;
     for (guint i = 0; i < n; i++) {
-        ph->members[i] = i;
+        ph->members[i] = ph->pos_of[i] = i;
         ph->group_of[i] = 0;
-        ph->pos_of[i] = i;
     }
+    return ph;
+}
+
+void
+ms_coll_tree_build(PhasePlan *plan, guint n, guint64 bytes, guint channels, const MsNcclComm *comm,
+                   const guint *node_of, const guint *local_of)
+{
+    Phase *ph = tree_phase(plan, n, channels);
     g_autoptr(GArray) conns = g_array_new(FALSE, FALSE, sizeof(Conn));
     if (n < 2 || channels == 0) {
         fill_flows(ph, n, conns);
@@ -246,16 +253,8 @@ void
 ms_coll_nvls_tree_build(PhasePlan *plan, guint n, guint64 bytes, const MsNcclComm *comm,
                         const guint *node_of, const guint *local_of)
 {
-    memset(plan, 0, sizeof *plan);
-    Phase *ph = &plan->phases[0];
-    plan->n_phases = 1;
-    ms_coll_phase_init(ph, PHASE_TREE, n, 1, n);
+    Phase *ph = tree_phase(plan, n, comm->nvls_channels);
     ph->nvls = TRUE;
-    ph->channels = comm->nvls_channels;
-    for (guint i = 0; i < n; i++) {
-        ph->members[i] = ph->pos_of[i] = i;
-        ph->group_of[i] = 0;
-    }
     g_autoptr(GArray) conns = g_array_new(FALSE, FALSE, sizeof(Conn));
     Nodes nd;
     nodes_init(&nd, n, node_of, local_of);

@@ -160,16 +160,6 @@ nvls_tree_max_bw(const MsNcclComm *c)
     return c->version >= V(2, 30, 0) ? 80.0 : c->version >= V(2, 29, 0) ? 43.8 : 43.1;
 }
 
-static gint
-log2_floor(guint64 n)
-{
-    gint l = -1;
-    for (; n; n >>= 1) {
-        l++;
-    }
-    return l;
-}
-
 gboolean
 nccl_nvls_tree_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out)
 {
@@ -220,22 +210,7 @@ nccl_nvls_tree_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclC
         /* interLat: hwLat NET and the net plugin's latency, twice for Simple (v2.19.3
          * tuning.cc:208-210). */
         out->inter_us = (c->version < V(2, 29, 0) ? 14.0 : 20.9) + 2 * c->net_latency_us;
-        out->latency_us = out->intra_us + 2 * log2_floor(c->n_nodes) * out->inter_us;
+        out->latency_us = out->intra_us + 2 * nccl_log2i(c->n_nodes) * out->inter_us;
     }
     return TRUE;
-}
-
-double
-nccl_nvls_tree_correction(const MsNcclComm *c, guint64 nbytes)
-{
-    /* ncclTopoGetAlgoTime from 2.29.2: NVLS_TREE allreduce on SM100 with x86 CPUs (every CPU a
-     * moesim topology names) takes the tree's Simple correction for 64 B to 512 MiB, whose
-     * 24-entry table ends in 0.9 (v2.29.2 tuning.cc:580-584, 595; not in 2.28.3). */
-    static const double simple[24] = {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
-                                      .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9};
-    gint log_size = log2_floor(nbytes >> 6);
-    if (c->version < V(2, 29, 0) || c->arch < 100 || log_size < 0 || log_size >= 24) {
-        return 1.0;
-    }
-    return simple[log_size];
 }

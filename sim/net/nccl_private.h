@@ -34,6 +34,9 @@ typedef struct {
 const double *nccl_band(const NcclBand *bands, guint n, guint version);
 #define NCCL_BAND(table, version) nccl_band(table, G_N_ELEMENTS(table), version)
 
+/* NCCL's log2i: the floor of log2(n), -1 for 0. */
+gint nccl_log2i(guint64 n);
+
 /* MAXCHANNELS of the release: 32, 64 from 2.25. */
 guint nccl_max_channels(guint version);
 
@@ -116,7 +119,6 @@ double nccl_nvls_speed_nets(const NcclNode *node, guint version, guint arch, dou
  * fewest channels and the least bandwidth, NVLS off when one node has none. */
 void nccl_nvls_init(MsNcclComm *c, const NcclNode *node, gboolean multicast, gboolean first);
 gboolean nccl_nvls_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out);
-/* NVLS_TREE's allreduce across nodes (FALSE when it does not apply), and the size-dependent
- * factor of its bandwidth (1 but on SM100 from 2.29.2). */
+/* NVLS_TREE's allreduce across nodes (FALSE when it does not apply), before the size-dependent
+ * factor ms_nccl_cost applies. */
 gboolean nccl_nvls_tree_cost(const MsNcclComm *c, MsCollOp op, MsNcclProto proto, MsNcclCost *out);
-double nccl_nvls_tree_correction(const MsNcclComm *c, guint64 nbytes);

@@ -180,21 +180,37 @@ ll128_cap(guint version, guint row, guint idx, MsCollOp op, gboolean tree)
 
 /* Trees stick to the model poorly for medium sizes: a factor per power of two from 64 B to
  * 256 MiB, identical in every release from 2.10 (v2.10 tuning.cc:267-271, v2.30 :623-627). 2.8
- * and 2.9 differ in LL128's row only (v2.8.4 tuning.cc:267, v2.9.9 :269). */
+ * and 2.9 differ in LL128's row only (v2.8.4 tuning.cc:267, v2.9.9 :269). From 2.29.2 the table
+ * has a 24th column (512 MiB: 1.0, 1.0, 0.9), which only NVLS_TREE reads (v2.29.2
+ * tuning.cc:580-584, 594-595). */
 static const double tree_correction_ll128_28[23] = {
     1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
     .6,  .5,  .6,  .6,  .7,  .7, .8, .9, .9, .92, .92,
 };
-static const double tree_correction[MS_NCCL_N_PROTOS][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+static const double tree_correction[MS_NCCL_N_PROTOS][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6,  .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6,  .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9},
 };
 
-static gint
-log2i(guint64 n)
+/* ncclTopoGetAlgoTime from 2.29.2: NVLS_TREE allreduce on SM100 with x86 CPUs (every CPU a moesim
+ * topology names) takes the tree's Simple factor up to 512 MiB (v2.29.2 tuning.cc:595; not in
+ * 2.28.3). */
+static double
+nvls_tree_correction(const MsNcclComm *c, guint64 nbytes)
+{
+    gint log_size = nccl_log2i(nbytes >> 6);
+    if (c->version < V(2, 29, 0) || c->arch < 100 || log_size < 0 || log_size >= 24) {
+        return 1.0;
+    }
+    return tree_correction[MS_NCCL_PROTO_SIMPLE][log_size];
+}
+
+gint
+nccl_log2i(guint64 n)
 {
     gint l = -1;
     while (n) {
@@ -339,7 +355,7 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
     if (algo == MS_NCCL_ALGO_NVLS_TREE) {
         if ((comm->algo_mask & (1u << algo)) && (comm->proto_mask & (1u << proto)) &&
             nccl_nvls_tree_cost(comm, op, proto, out) && out->alg_bw > 0) {
-            double k = nccl_nvls_tree_correction(comm, nbytes);
+            double k = nvls_tree_correction(comm, nbytes);
             out->alg_bw *= k;
             out->bus_bw *= k;
             out->enabled = TRUE;
@@ -375,7 +391,7 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
     double lat = out->base_us;
     if (tree) {
         gint ppn = (gint)(comm->n_ranks / comm->n_nodes);
-        lat += 2 * ((ppn - 1) * out->intra_us + log2i(comm->n_nodes) * out->inter_us);
+        lat += 2 * ((ppn - 1) * out->intra_us + nccl_log2i(comm->n_nodes) * out->inter_us);
     } else {
         lat += (steps - inter_steps) * out->intra_us + inter_steps * out->inter_us;
     }
@@ -383,9 +399,10 @@ ms_nccl_cost(const MsNcclComm *comm, MsCollOp op, MsNcclAlgo algo, MsNcclProto p
         return;
     }
     out->enabled = TRUE;
-    /* ncclTopoGetAlgoTime (v2.18 tuning.cc:381-397): the tree correction (log2i(0) is 0 until
-     * 2.21, -1 and no correction from 2.22.3, v2.22 tuning.cc:433-434), then the ring plateau. */
-    gint log_size = log2i(nbytes >> 6);
+    /* ncclTopoGetAlgoTime (v2.18 tuning.cc:381-397): the tree correction (NCCL's log2i(0) is 0
+     * until 2.21, -1 and no correction from 2.22.3, v2.22 tuning.cc:433-434), then the ring
+     * plateau. */
+    gint log_size = nccl_log2i(nbytes >> 6);
     if (log_size < 0 && comm->version < V(2, 22, 0)) {
         log_size = 0;
     }
