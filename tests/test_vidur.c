@@ -134,6 +134,8 @@ test_network_errors(void)
          MS_MEASUREMENT_ERROR_MISSING, "n.csv:1: required column 'size' is missing"},
         {",time_stats.send_recv.mean,size,num_workers,devices_per_node\n",
          MS_MEASUREMENT_ERROR_MISSING, "n.csv:1: no time_stats.<operation>.median column"},
+        {",time_stats.median,size,num_workers,devices_per_node\n", MS_MEASUREMENT_ERROR_MISSING,
+         "n.csv:1: no time_stats.<operation>.median column"},
         {",time_stats.broadcast.median,size,num_workers,devices_per_node\n",
          MS_MEASUREMENT_ERROR_VALUE,
          "n.csv:1: time_stats.broadcast.median: operation "

@@ -153,13 +153,16 @@ static const struct {
 static gboolean
 network_op(Csv *c, GError **error)
 {
+    static const char prefix[] = "time_stats.", suffix[] = ".median";
     for (guint i = 0; c->header[i]; i++) {
         const char *h = c->header[i];
-        if (!g_str_has_prefix(h, "time_stats.") || !g_str_has_suffix(h, ".median")) {
+        gsize len = strlen(h);
+        /* The prefix and suffix may not overlap: "time_stats.median" names no operation. */
+        if (len <= strlen(prefix) + strlen(suffix) || !g_str_has_prefix(h, prefix) ||
+            !g_str_has_suffix(h, suffix)) {
             continue;
         }
-        g_autofree char *op = g_strndup(h + strlen("time_stats."),
-                                        strlen(h) - strlen("time_stats.") - strlen(".median"));
+        g_autofree char *op = g_strndup(h + strlen(prefix), len - strlen(prefix) - strlen(suffix));
         if (c->op != NULL) {
             return FAIL_AT(error, MS_MEASUREMENT_ERROR_VALUE, c,
                            "%s: a second operation ('%s' after '%s'): a network profile has one", h,
