@@ -17,6 +17,7 @@
 #define REL 1e-6
 
 static MsTopology *four_node; /* 4 DGX A100-like nodes: 32 GPUs, a NIC each */
+static MsTopology *fat_tree;  /* 8 nodes of 2 GPUs, 2 nodes per leaf of a rail-optimised tree */
 
 static const char four_node_ini[] =
     "[topology]\nformat = 1\nname = sym-4node\ndescription = 4 nodes for the symmetry tests\n"
@@ -26,21 +27,39 @@ static const char four_node_ini[] =
     "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
     "fabric = switch\nfabric_latency = 0.13us\n";
 
+static const char fat_tree_ini[] =
+    "[topology]\nformat = 1\nname = sym-fat-tree\ndescription = 4 leaves of 2 nodes\n"
+    "[gpu]\nmodel = H100-SXM5-80GB\npeak = 989TFLOPS\nhbm = 3.35TBps\nmemory = 80GiB\n"
+    "launch_overhead = 4us\n"
+    "[preset]\nnodes = 8\ngpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 450GBps\n"
+    "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 400Gbps\nnic_latency = 0.6us\n"
+    "fabric = fat_tree\nfabric_latency = 0.13us\nnodes_per_leaf = 2\nrail_optimised = true\n"
+    "oversubscription = 1\nspines = 2\n";
+
+static MsTopology *
+load(const char *ini, const char *name)
+{
+    g_autoptr(GError) error = NULL;
+    MsTopology *t = ms_topology_load_data(ini, strlen(ini), name, &error);
+    if (error) {
+        fprintf(stderr, "%s: %s\n", name, error->message);
+    }
+    return t;
+}
+
 static int
 suite_init(void)
 {
-    g_autoptr(GError) error = NULL;
-    four_node = ms_topology_load_data(four_node_ini, strlen(four_node_ini), "sym-4node", &error);
-    if (error) {
-        fprintf(stderr, "sym-4node: %s\n", error->message);
-    }
-    return four_node ? 0 : 1;
+    four_node = load(four_node_ini, "sym-4node");
+    fat_tree = load(fat_tree_ini, "sym-fat-tree");
+    return four_node && fat_tree ? 0 : 1;
 }
 
 static int
 suite_clean(void)
 {
     g_clear_pointer(&four_node, ms_topology_free);
+    g_clear_pointer(&fat_tree, ms_topology_free);
     return 0;
 }
 
@@ -59,6 +78,7 @@ typedef struct {
     gboolean slow_nic;  /* GPU 5's NIC at half its bandwidth */
     MsTime skew;        /* the last rank launches this much later */
     const MsNetSpec *net;
+    MsTopology *topo; /* four_node unless set */
 } Setup;
 
 static void
@@ -96,10 +116,11 @@ run(const MsCollSpec *spec_in, const Setup *st, gboolean symmetric, Outcome *o)
 {
     memset(o, 0, sizeof *o);
     g_autoptr(GError) error = NULL;
-    g_autoptr(MsSim) sim = ms_sim_new(four_node);
+    MsTopology *topo = st->topo ? st->topo : four_node;
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
     g_autoptr(MsNetModel) model = NULL;
     if (st->net) {
-        model = ms_net_model_new(st->net, four_node, &error);
+        model = ms_net_model_new(st->net, topo, &error);
         CU_ASSERT_PTR_NOT_NULL_FATAL(model);
         ms_net_model_apply(model, sim);
     }
@@ -208,6 +229,40 @@ test_uncontended(void)
     MsCollSpec spread = {.op = MS_COLL_ALLREDUCE, .n_ranks = 4, .ranks = ranks, .bytes = 8 * MIB};
     compare(&spread, &quiet, &fs, &fr);
     CU_ASSERT_EQUAL(fs, fr / 4);
+}
+
+/* A ring over one GPU of each node of a fat tree crosses a spine from the last node of a leaf to
+ * the next leaf's first and stays in the leaf between the others: translating it by one node is
+ * no symmetry, by one leaf (two nodes) it is. Over one GPU per leaf every step crosses a spine
+ * and one node is the block again. Over three nodes (a whole leaf and half of the next) no
+ * block is a symmetry and the ring runs flow by flow. Every rank ends as flow by flow. */
+static void
+test_fat_tree_blocks(void)
+{
+    guint every[8], second[4];
+    for (guint i = 0; i < 8; i++) {
+        every[i] = 2 * i; /* GPU 0 of node i: rail 0 */
+    }
+    for (guint i = 0; i < 4; i++) {
+        second[i] = 4 * i; /* GPU 0 of nodes 0, 2, 4, 6: one per leaf */
+    }
+    Setup st = {.topo = fat_tree};
+    guint64 fs = 0, fr = 0;
+    MsCollSpec ring = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .ranks = every, .bytes = 8 * MIB};
+    compare(&ring, &st, &fs, &fr);
+    CU_ASSERT_EQUAL(fr, 2 * 14 * 8); /* 2 channels (a NIC per GPU) x 2 (n - 1) steps x 8 */
+    CU_ASSERT_EQUAL(fs, fr / 4);    /* 4 leaves of 2 nodes */
+    MsCollSpec spread = {.op = MS_COLL_ALLREDUCE, .n_ranks = 4, .ranks = second, .bytes = 8 * MIB};
+    compare(&spread, &st, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr / 4); /* one node per leaf: a block of one */
+    MsCollSpec gather = ring;
+    gather.op = MS_COLL_ALLGATHER;
+    compare(&gather, &st, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr / 4);
+    MsCollSpec three = {.op = MS_COLL_ALLREDUCE, .n_ranks = 3, .ranks = every, .bytes = 6 * MIB};
+    compare(&three, &st, &fs, &fr);
+    CU_ASSERT_TRUE(fr > 0);
+    CU_ASSERT_EQUAL(fs, fr);
 }
 
 /* An all-to-all among the GPUs of two nodes starts while the ring runs: the ring expands into
@@ -348,7 +403,8 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"uncontended", test_uncontended},     {"joined by an all-to-all", test_joined_by_alltoall},
         {"no symmetry", test_no_symmetry},     {"nccl model", test_nccl_model},
-        {"training step", test_training_step}, {NULL, NULL},
+        {"fat tree blocks", test_fat_tree_blocks}, {"training step", test_training_step},
+        {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"coll_sym", suite_init, suite_clean, tests}, {NULL}};
     return ms_test_main(argc, argv, suites);

@@ -1,9 +1,10 @@
 /* coll_sym: a flat ring run by representatives. When every participant launches at one instant,
- * every chunk has the same size, and translating the ring by one node (ring index i to i + b, b
- * ring indices per node) maps each flow's route link by link onto its image's route, links of
- * equal bandwidth onto each other, with every link of limited bandwidth moving round an orbit of
- * N = m / b distinct links, then the flows of all nodes do at every instant what those of the
- * first node do (max-min sharing is unique, so it keeps the symmetry). Only the first block's
+ * every chunk has the same size, and translating the ring by a block of whole nodes (ring index
+ * i to i + b: one node's ring indices, or several nodes' where only groups of nodes are alike,
+ * as the leaves of a fat tree) maps each flow's route link by link onto its image's route, links
+ * of equal bandwidth onto each other, with every link of limited bandwidth moving round an orbit
+ * of N = m / b distinct links, then the flows of all blocks do at every instant what those of
+ * the first block do (max-min sharing is unique, so it keeps the symmetry). Only the first block's
  * ring indices are simulated, each image counted with it; the links of the whole ring are
  * watched, and the moment another transfer comes onto one of them, every image becomes a flow
  * of its own with the bytes its representative has left, and the ring goes on flow by flow. */
@@ -151,22 +152,20 @@ find_translation(const MsColl *coll, CollSym *y)
     return TRUE;
 }
 
+/* What map_links found. */
+typedef enum { MAP_OK, MAP_ASYMMETRIC, MAP_BUSY } MapResult;
+
 /* Links: each flow's route maps position by position onto its image's (same length, latency,
  * wire bytes and weight; links of limited bandwidth onto links of the same bandwidth, the same
  * link always onto the same one), every such link's orbit has exactly N links, and the
- * representatives touch one link of each orbit. Collects the links into y->links. */
-static gboolean
-map_links(MsColl *coll, CollSym *y)
+ * representatives touch one link of each orbit; then nothing else may be on them now. Collects
+ * the links into y->links. tl and orbit hold NONE for every link on entry and on return. */
+static MapResult
+map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit)
 {
     const Phase *ph = &coll->plan.phases[0];
     MsNetwork *net = ms_sim_network(coll->sim);
-    guint m = ph->m, n_links = ms_network_n_links(net);
-    g_autofree guint32 *tl = g_new(guint32, MAX(n_links, 1));
-    g_autofree guint32 *orbit = g_new(guint32, MAX(n_links, 1));
-    for (guint l = 0; l < n_links; l++) {
-        tl[l] = NONE;
-        orbit[l] = NONE;
-    }
+    guint m = ph->m;
     GArray *used = g_array_new(FALSE, FALSE, sizeof(guint32));
     gboolean ok = TRUE;
     for (guint c = 0; ok && c < ph->channels; c++) {
@@ -224,13 +223,60 @@ map_links(MsColl *coll, CollSym *y)
             }
         }
     }
+    /* Every link tl or orbit names an entry of is in used (an orbit's name is one of its links,
+     * and every link of an orbit is used). */
+    for (guint u = 0; u < used->len; u++) {
+        guint32 l = g_array_index(used, guint32, u);
+        tl[l] = NONE;
+        orbit[l] = NONE;
+    }
+    MapResult r = ok ? MAP_OK : MAP_ASYMMETRIC;
     /* Nothing else on them now. */
-    for (guint u = 0; ok && u < used->len; u++) {
-        ok = ms_network_link_flows(net, g_array_index(used, guint32, u)) == 0;
+    for (guint u = 0; r == MAP_OK && u < used->len; u++) {
+        r = ms_network_link_flows(net, g_array_index(used, guint32, u)) == 0 ? MAP_OK : MAP_BUSY;
     }
     y->n_links = used->len;
     y->links = (guint32 *)g_array_free(used, FALSE);
-    return ok;
+    return r;
+}
+
+/* The smallest block, whole node blocks of b0 ring indices at a time, whose translation is a
+ * symmetry of the ring and its links: one node where the links from every node to the next are
+ * alike (a switch, or a ring inside one leaf), several where they are alike only between groups
+ * of nodes (a ring over one GPU in each of several leaves of a fat tree crosses the spine only
+ * from the last node of a leaf to the next leaf's first). FALSE when none is, or when another
+ * transfer is on the ring's links now. */
+static gboolean
+find_block(MsColl *coll, CollSym *y, guint b0)
+{
+    MsNetwork *net = ms_sim_network(coll->sim);
+    guint m = coll->plan.phases[0].m, n_links = MAX(ms_network_n_links(net), 1);
+    g_autofree guint32 *tl = g_new(guint32, n_links);
+    g_autofree guint32 *orbit = g_new(guint32, n_links);
+    for (guint l = 0; l < n_links; l++) {
+        tl[l] = NONE;
+        orbit[l] = NONE;
+    }
+    for (guint b = b0; b <= m / 2; b += b0) {
+        if (m % b != 0) {
+            continue;
+        }
+        y->b = b;
+        y->N = m / b;
+        if (!find_translation(coll, y)) {
+            continue;
+        }
+        MapResult r = map_links(coll, y, tl, orbit);
+        if (r == MAP_OK) {
+            return TRUE;
+        }
+        g_clear_pointer(&y->links, g_free);
+        y->n_links = 0;
+        if (r == MAP_BUSY) {
+            return FALSE; /* a larger block has the same links */
+        }
+    }
+    return FALSE;
 }
 
 gboolean
@@ -242,18 +288,15 @@ ms_coll_sym_try_start(MsColl *coll)
     }
     const Phase *ph0 = &coll->plan.phases[0];
     CollSym *y = g_new0(CollSym, 1);
-    y->b = b;
-    y->N = ph0->m / b;
     y->rep = g_new(guint, coll->n);
     y->tau = g_new(guint, coll->n);
     coll->sym = y;
-    if (!find_translation(coll, y) || !map_links(coll, y) ||
-        !ms_sim_watch(coll->sim, coll->handler, y->links, y->n_links)) {
+    if (!find_block(coll, y, b) || !ms_sim_watch(coll->sim, coll->handler, y->links, y->n_links)) {
         sym_clear(coll);
         return FALSE;
     }
     y->watching = TRUE;
-    gsize slots = (gsize)ph0->channels * b;
+    gsize slots = (gsize)ph0->channels * y->b;
     y->live = g_new(guint32, slots);
     y->live_idx = g_new0(guint64, slots);
     for (gsize k = 0; k < slots; k++) {

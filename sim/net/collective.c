@@ -378,6 +378,10 @@ count_pending(Phase *ph, guint n)
         } else if (ph->kind == PHASE_RING) {
             for (guint c = 0; c < ph->channels && m > 1; c++) {
                 guint i = ph->index_of[((gsize)g * ph->channels + c) * m + p];
+                if (ph->buffer / ph->channels >= m) {
+                    count += 2 * ph->steps; /* every chunk of a channel's slice has a byte */
+                    continue;
+                }
                 for (guint s = 0; s < ph->steps; s++) {
                     count += ms_coll_ring_chunk(ph, c, s, i) ? 1 : 0;
                     count += ms_coll_ring_chunk(ph, c, s, (i + m - 1) % m) ? 1 : 0;
