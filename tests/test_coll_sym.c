@@ -18,6 +18,7 @@
 
 static MsTopology *four_node; /* 4 DGX A100-like nodes: 32 GPUs, a NIC each */
 static MsTopology *fat_tree;  /* 8 nodes of 2 GPUs, 2 nodes per leaf of a rail-optimised tree */
+static MsTopology *one_group; /* the 8 nodes in one group: a leaf per rail, 2 spines, 2:1 */
 
 static const char four_node_ini[] =
     "[topology]\nformat = 1\nname = sym-4node\ndescription = 4 nodes for the symmetry tests\n"
@@ -27,14 +28,16 @@ static const char four_node_ini[] =
     "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
     "fabric = switch\nfabric_latency = 0.13us\n";
 
-static const char fat_tree_ini[] =
-    "[topology]\nformat = 1\nname = sym-fat-tree\ndescription = 4 leaves of 2 nodes\n"
-    "[gpu]\nmodel = H100-SXM5-80GB\npeak = 989TFLOPS\nhbm = 3.35TBps\nmemory = 80GiB\n"
-    "launch_overhead = 4us\n"
-    "[preset]\nnodes = 8\ngpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 450GBps\n"
-    "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 400Gbps\nnic_latency = 0.6us\n"
-    "fabric = fat_tree\nfabric_latency = 0.13us\nnodes_per_leaf = 2\nrail_optimised = true\n"
-    "oversubscription = 1\nspines = 2\n";
+#define FAT_TREE_INI(NAME, PER_LEAF, OVER)                                                         \
+    "[topology]\nformat = 1\nname = " NAME "\ndescription = 8 nodes of 2 GPUs\n"                   \
+    "[gpu]\nmodel = H100-SXM5-80GB\npeak = 989TFLOPS\nhbm = 3.35TBps\nmemory = 80GiB\n"            \
+    "launch_overhead = 4us\n"                                                                      \
+    "[preset]\nnodes = 8\ngpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 450GBps\n"        \
+    "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 400Gbps\nnic_latency = 0.6us\n"        \
+    "fabric = fat_tree\nfabric_latency = 0.13us\nnodes_per_leaf = " PER_LEAF "\n"                  \
+    "rail_optimised = true\noversubscription = " OVER "\nspines = 2\n"
+static const char fat_tree_ini[] = FAT_TREE_INI("sym-fat-tree", "2", "1");
+static const char one_group_ini[] = FAT_TREE_INI("sym-one-group", "8", "2");
 
 static MsTopology *
 load(const char *ini, const char *name)
@@ -52,7 +55,8 @@ suite_init(void)
 {
     four_node = load(four_node_ini, "sym-4node");
     fat_tree = load(fat_tree_ini, "sym-fat-tree");
-    return four_node && fat_tree ? 0 : 1;
+    one_group = load(one_group_ini, "sym-one-group");
+    return four_node && fat_tree && one_group ? 0 : 1;
 }
 
 static int
@@ -60,6 +64,7 @@ suite_clean(void)
 {
     g_clear_pointer(&four_node, ms_topology_free);
     g_clear_pointer(&fat_tree, ms_topology_free);
+    g_clear_pointer(&one_group, ms_topology_free);
     return 0;
 }
 
@@ -251,7 +256,7 @@ test_fat_tree_blocks(void)
     MsCollSpec ring = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .ranks = every, .bytes = 8 * MIB};
     compare(&ring, &st, &fs, &fr);
     CU_ASSERT_EQUAL(fr, 2 * 14 * 8); /* 2 channels (a NIC per GPU) x 2 (n - 1) steps x 8 */
-    CU_ASSERT_EQUAL(fs, fr / 4);    /* 4 leaves of 2 nodes */
+    CU_ASSERT_EQUAL(fs, fr / 4);     /* 4 leaves of 2 nodes */
     MsCollSpec spread = {.op = MS_COLL_ALLREDUCE, .n_ranks = 4, .ranks = second, .bytes = 8 * MIB};
     compare(&spread, &st, &fs, &fr);
     CU_ASSERT_EQUAL(fs, fr / 4); /* one node per leaf: a block of one */
@@ -263,6 +268,30 @@ test_fat_tree_blocks(void)
     compare(&three, &st, &fs, &fr);
     CU_ASSERT_TRUE(fr > 0);
     CU_ASSERT_EQUAL(fs, fr);
+}
+
+/* A ring over every GPU of 8 nodes whose leaves are one per rail: a channel's flow from one node
+ * to the next crosses from one rail's leaf to the other's through a spine, d_mod_k's choice by
+ * destination alternating between the two spines from node to node, so the flows of all 8 nodes
+ * share 2 leaf-to-spine links (and 2 spine-to-leaf ones): orbits of d = 2 links, each carrying
+ * 4 flows, on 2:1 oversubscribed links of 100 GB/s where a NIC gives 50, their bottleneck. The
+ * first node's flows run there on a quarter of each link's bandwidth, and every rank ends as
+ * flow by flow; an all-to-all among two nodes joining mid-way gives the links their whole
+ * bandwidth back. */
+static void
+test_shared_links(void)
+{
+    Setup st = {.topo = one_group};
+    guint64 fs = 0, fr = 0;
+    MsCollSpec ring = {.op = MS_COLL_ALLREDUCE, .n_ranks = 16, .bytes = 32 * MIB};
+    compare(&ring, &st, &fs, &fr);
+    CU_ASSERT_EQUAL(fr, 2 * 30 * 16); /* 2 channels x 2 (n - 1) steps x 16 ranks */
+    CU_ASSERT_EQUAL(fs, fr / 8);
+    const guint ranks[] = {4, 5, 6, 7};
+    MsCollSpec a2a = {.op = MS_COLL_ALLTOALL, .n_ranks = 4, .ranks = ranks, .bytes = 4 * MIB};
+    Setup joined = {.topo = one_group, .other = &a2a, .other_at = ms_time_from_us(100)};
+    compare(&ring, &joined, &fs, &fr);
+    CU_ASSERT_TRUE(fs > 2 * 30 * 16 / 8 && fs < fr);
 }
 
 /* An all-to-all among the GPUs of two nodes starts while the ring runs: the ring expands into
@@ -401,9 +430,13 @@ int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
-        {"uncontended", test_uncontended},     {"joined by an all-to-all", test_joined_by_alltoall},
-        {"no symmetry", test_no_symmetry},     {"nccl model", test_nccl_model},
-        {"fat tree blocks", test_fat_tree_blocks}, {"training step", test_training_step},
+        {"uncontended", test_uncontended},
+        {"joined by an all-to-all", test_joined_by_alltoall},
+        {"no symmetry", test_no_symmetry},
+        {"nccl model", test_nccl_model},
+        {"fat tree blocks", test_fat_tree_blocks},
+        {"shared links", test_shared_links},
+        {"training step", test_training_step},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"coll_sym", suite_init, suite_clean, tests}, {NULL}};

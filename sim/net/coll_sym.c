@@ -3,8 +3,10 @@
  * i to i + b: one node's ring indices, or several nodes' where only groups of nodes are alike,
  * as the leaves of a fat tree) maps each flow's route link by link onto its image's route, links
  * of equal bandwidth onto each other, with every link of limited bandwidth moving round an orbit
- * of N = m / b distinct links, then the flows of all blocks do at every instant what those of
- * the first block do (max-min sharing is unique, so it keeps the symmetry). Only the first block's
+ * of d links, d dividing N = m / b (d < N: a link the flows of N / d blocks share, as a spine
+ * every node's flow crosses, on which the first block's flows get d / N of its bandwidth), then
+ * the flows of all blocks do at every instant what those of the first block do (max-min sharing
+ * is unique, so it keeps the symmetry). Only the first block's
  * ring indices are simulated, each image counted with it; the links of the whole ring are
  * watched, and the moment another transfer comes onto one of them, every image becomes a flow
  * of its own with the bytes its representative has left, and the ring goes on flow by flow. */
@@ -18,6 +20,11 @@ struct CollSym {
     guint *tau;     /* per participant: its image one block further round the ring */
     guint32 *links; /* the ring's links of limited bandwidth, watched */
     guint n_links;
+    guint32 *shared;   /* the links of orbits of d < N links the representatives cross */
+    double *shared_bw; /* and their own bandwidth: the representatives get d / N of it */
+    guint32 *shared_d; /* each one's d */
+    guint n_shared;
+    gboolean divided; /* whether their bandwidth is divided now */
     gboolean watching;
     guint32 *live;     /* per (channel, ring index of the first block): network id, or NONE */
     guint64 *live_idx; /* and the flow index it moves */
@@ -35,6 +42,31 @@ ms_coll_sym_rep(const MsColl *coll, guint part)
     return coll->sym ? coll->sym->rep[part] : part;
 }
 
+/* Gives the links that several blocks' flows cross their own bandwidth back. */
+static void
+restore_shared(MsColl *coll)
+{
+    CollSym *y = coll->sym;
+    MsNetwork *net = ms_sim_network(coll->sim);
+    for (guint k = 0; y->divided && k < y->n_shared; k++) {
+        ms_network_set_link_bandwidth(net, y->shared[k], ms_sim_now(coll->sim), y->shared_bw[k]);
+    }
+    y->divided = FALSE;
+}
+
+/* Gives the representatives d / N of each link they share with N / d - 1 of their images. */
+static void
+divide_shared(MsColl *coll)
+{
+    CollSym *y = coll->sym;
+    MsNetwork *net = ms_sim_network(coll->sim);
+    for (guint k = 0; k < y->n_shared; k++) {
+        double bw = y->shared_bw[k] * y->shared_d[k] / y->N;
+        ms_network_set_link_bandwidth(net, y->shared[k], ms_sim_now(coll->sim), bw);
+    }
+    y->divided = TRUE;
+}
+
 static void
 sym_clear(MsColl *coll)
 {
@@ -45,9 +77,13 @@ sym_clear(MsColl *coll)
     if (y->watching) {
         ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
     }
+    restore_shared(coll);
     g_free(y->rep);
     g_free(y->tau);
     g_free(y->links);
+    g_free(y->shared);
+    g_free(y->shared_bw);
+    g_free(y->shared_d);
     g_free(y->live);
     g_free(y->live_idx);
     g_free(y);
@@ -157,11 +193,16 @@ typedef enum { MAP_OK, MAP_ASYMMETRIC, MAP_BUSY } MapResult;
 
 /* Links: each flow's route maps position by position onto its image's (same length, latency,
  * wire bytes and weight; links of limited bandwidth onto links of the same bandwidth, the same
- * link always onto the same one), every such link's orbit has exactly N links, and the
+ * link always onto the same one), every such link's orbit has d links, d dividing N, and the
  * representatives touch one link of each orbit; then nothing else may be on them now. Collects
- * the links into y->links. tl and orbit hold NONE for every link on entry and on return. */
+ * the links into y->links, and those of orbits of d < N links into y->shared: such a link
+ * carries each flow the representatives send over it and N / d - 1 of its images (the images
+ * one, two ... N / d - 1 times d blocks further), which by symmetry move at its rate, so the
+ * representatives alone on 1 / (N / d) of its bandwidth share it as all of them would share all
+ * of it (a spine that every node's flow of a channel crosses: d = 1). tl, orbit and period hold
+ * NONE for every link on entry and on return. */
 static MapResult
-map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit)
+map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period)
 {
     const Phase *ph = &coll->plan.phases[0];
     MsNetwork *net = ms_sim_network(coll->sim);
@@ -195,15 +236,18 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit)
             }
         }
     }
-    /* Orbits of exactly N links, named by their smallest link. */
+    /* Orbits of d links, d dividing N, named by their smallest link. */
     for (guint u = 0; ok && u < used->len; u++) {
         guint32 l = g_array_index(used, guint32, u), x = l, least = l;
-        for (guint j = 1; ok && j <= y->N; j++) {
+        guint d = 0;
+        for (guint j = 1; d == 0 && j <= y->N && x != NONE; j++) {
             x = tl[x];
-            ok = x != NONE && (x == l) == (j == y->N);
             least = MIN(least, x);
+            d = x == l ? j : 0;
         }
+        ok = d > 0 && y->N % d == 0;
         orbit[l] = least;
+        period[l] = d;
     }
     /* One link of each orbit for the representatives: tl is reused to hold it. */
     for (guint u = 0; u < used->len; u++) {
@@ -223,12 +267,25 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit)
             }
         }
     }
-    /* Every link tl or orbit names an entry of is in used (an orbit's name is one of its links,
-     * and every link of an orbit is used). */
+    y->n_shared = 0;
+    for (guint u = 0; ok && u < used->len; u++) {
+        guint32 l = g_array_index(used, guint32, u);
+        if (tl[orbit[l]] == l && period[l] < y->N) {
+            y->shared = g_renew(guint32, y->shared, y->n_shared + 1);
+            y->shared_bw = g_renew(double, y->shared_bw, y->n_shared + 1);
+            y->shared_d = g_renew(guint32, y->shared_d, y->n_shared + 1);
+            y->shared[y->n_shared] = l;
+            y->shared_bw[y->n_shared] = ms_network_link_bandwidth(net, l);
+            y->shared_d[y->n_shared++] = period[l];
+        }
+    }
+    /* Every link tl, orbit or period names an entry of is in used (an orbit's name is one of its
+     * links, and every link of an orbit is used). */
     for (guint u = 0; u < used->len; u++) {
         guint32 l = g_array_index(used, guint32, u);
         tl[l] = NONE;
         orbit[l] = NONE;
+        period[l] = NONE;
     }
     MapResult r = ok ? MAP_OK : MAP_ASYMMETRIC;
     /* Nothing else on them now. */
@@ -253,9 +310,11 @@ find_block(MsColl *coll, CollSym *y, guint b0)
     guint m = coll->plan.phases[0].m, n_links = MAX(ms_network_n_links(net), 1);
     g_autofree guint32 *tl = g_new(guint32, n_links);
     g_autofree guint32 *orbit = g_new(guint32, n_links);
+    g_autofree guint32 *period = g_new(guint32, n_links);
     for (guint l = 0; l < n_links; l++) {
         tl[l] = NONE;
         orbit[l] = NONE;
+        period[l] = NONE;
     }
     for (guint b = b0; b <= m / 2; b += b0) {
         if (m % b != 0) {
@@ -266,12 +325,16 @@ find_block(MsColl *coll, CollSym *y, guint b0)
         if (!find_translation(coll, y)) {
             continue;
         }
-        MapResult r = map_links(coll, y, tl, orbit);
+        MapResult r = map_links(coll, y, tl, orbit, period);
         if (r == MAP_OK) {
             return TRUE;
         }
         g_clear_pointer(&y->links, g_free);
+        g_clear_pointer(&y->shared, g_free);
+        g_clear_pointer(&y->shared_bw, g_free);
+        g_clear_pointer(&y->shared_d, g_free);
         y->n_links = 0;
+        y->n_shared = 0;
         if (r == MAP_BUSY) {
             return FALSE; /* a larger block has the same links */
         }
@@ -296,6 +359,7 @@ ms_coll_sym_try_start(MsColl *coll)
         return FALSE;
     }
     y->watching = TRUE;
+    divide_shared(coll);
     gsize slots = (gsize)ph0->channels * y->b;
     y->live = g_new(guint32, slots);
     y->live_idx = g_new0(guint64, slots);
@@ -357,6 +421,7 @@ ms_coll_sym_finished(MsColl *coll, guint part)
     if (coll->n_finished == coll->n && y->watching) {
         ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
         y->watching = FALSE;
+        restore_shared(coll);
     }
 }
 
@@ -369,6 +434,7 @@ ms_coll_sym_expand(MsColl *coll)
     }
     ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
     y->watching = FALSE;
+    restore_shared(coll);
     Phase *ph = &coll->plan.phases[0];
     guint m = ph->m, b = y->b;
     /* Each image stands where its representative stands. */
