@@ -14,15 +14,20 @@
 
 #include "coll_private.h"
 
+/* A link of an orbit of d < N links that the representatives cross: it carries N / d copies of
+ * each of their flows on it. */
+typedef struct {
+    guint32 link, d;
+    double bw; /* its own bandwidth, of which the representatives get d / N */
+} Shared;
+
 struct CollSym {
     guint b, N;     /* ring indices per block, blocks */
     guint *rep;     /* per participant: the representative it is an image of */
     guint *tau;     /* per participant: its image one block further round the ring */
     guint32 *links; /* the ring's links of limited bandwidth, watched */
     guint n_links;
-    guint32 *shared;   /* the links of orbits of d < N links the representatives cross */
-    double *shared_bw; /* and their own bandwidth: the representatives get d / N of it */
-    guint32 *shared_d; /* each one's d */
+    Shared *shared;
     guint n_shared;
     gboolean divided; /* whether their bandwidth is divided now */
     gboolean watching;
@@ -49,7 +54,8 @@ restore_shared(MsColl *coll)
     CollSym *y = coll->sym;
     MsNetwork *net = ms_sim_network(coll->sim);
     for (guint k = 0; y->divided && k < y->n_shared; k++) {
-        ms_network_set_link_bandwidth(net, y->shared[k], ms_sim_now(coll->sim), y->shared_bw[k]);
+        ms_network_set_link_bandwidth(net, y->shared[k].link, ms_sim_now(coll->sim),
+                                      y->shared[k].bw);
     }
     y->divided = FALSE;
 }
@@ -61,8 +67,8 @@ divide_shared(MsColl *coll)
     CollSym *y = coll->sym;
     MsNetwork *net = ms_sim_network(coll->sim);
     for (guint k = 0; k < y->n_shared; k++) {
-        double bw = y->shared_bw[k] * y->shared_d[k] / y->N;
-        ms_network_set_link_bandwidth(net, y->shared[k], ms_sim_now(coll->sim), bw);
+        const Shared *sh = &y->shared[k];
+        ms_network_set_link_bandwidth(net, sh->link, ms_sim_now(coll->sim), sh->bw * sh->d / y->N);
     }
     y->divided = TRUE;
 }
@@ -82,8 +88,6 @@ sym_clear(MsColl *coll)
     g_free(y->tau);
     g_free(y->links);
     g_free(y->shared);
-    g_free(y->shared_bw);
-    g_free(y->shared_d);
     g_free(y->live);
     g_free(y->live_idx);
     g_free(y);
@@ -271,12 +275,8 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period
     for (guint u = 0; ok && u < used->len; u++) {
         guint32 l = g_array_index(used, guint32, u);
         if (tl[orbit[l]] == l && period[l] < y->N) {
-            y->shared = g_renew(guint32, y->shared, y->n_shared + 1);
-            y->shared_bw = g_renew(double, y->shared_bw, y->n_shared + 1);
-            y->shared_d = g_renew(guint32, y->shared_d, y->n_shared + 1);
-            y->shared[y->n_shared] = l;
-            y->shared_bw[y->n_shared] = ms_network_link_bandwidth(net, l);
-            y->shared_d[y->n_shared++] = period[l];
+            y->shared = g_renew(Shared, y->shared, y->n_shared + 1);
+            y->shared[y->n_shared++] = (Shared){l, period[l], ms_network_link_bandwidth(net, l)};
         }
     }
     /* Every link tl, orbit or period names an entry of is in used (an orbit's name is one of its
@@ -331,8 +331,6 @@ find_block(MsColl *coll, CollSym *y, guint b0)
         }
         g_clear_pointer(&y->links, g_free);
         g_clear_pointer(&y->shared, g_free);
-        g_clear_pointer(&y->shared_bw, g_free);
-        g_clear_pointer(&y->shared_d, g_free);
         y->n_links = 0;
         y->n_shared = 0;
         if (r == MAP_BUSY) {
