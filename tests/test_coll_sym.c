@@ -1,8 +1,9 @@
 /* Tests of symmetric rings run by representatives (sim/net/coll_sym.c) against the same rings
  * flow by flow: uncontended rings of each op (fewer flows, the same ends), rings that another
  * transfer joins mid-way (an all-to-all, one flow), rings that may not use their symmetry
- * (contended at the start, launch skew, a slower NIC, chunks of unequal size), the nccl network
- * model, and whole training steps through the command line under two policies. */
+ * (contended at the start, launch skew, a slower NIC, chunks of unequal size), rings across the
+ * leaves of a fat tree (blocks of several nodes) and over links several blocks share, the nccl
+ * network model, and whole training steps through the command line under two policies. */
 #include "ms_test.h"
 #include "sim/net/collective.h"
 #include "sim/net/net_model.h"
