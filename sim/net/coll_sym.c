@@ -6,10 +6,10 @@
  * of d links, d dividing N = m / b (d < N: a link the flows of N / d blocks share, as a spine
  * every node's flow crosses, on which the first block's flows get d / N of its bandwidth), then
  * the flows of all blocks do at every instant what those of the first block do (max-min sharing
- * is unique, so it keeps the symmetry). Only the first block's
- * ring indices are simulated, each image counted with it; the links of the whole ring are
- * watched, and the moment another transfer comes onto one of them, every image becomes a flow
- * of its own with the bytes its representative has left, and the ring goes on flow by flow. */
+ * is unique, so it keeps the symmetry). Only the first block's ring indices are simulated, each
+ * image counted with it; the links of the whole ring are watched, and the moment another
+ * transfer comes onto one of them, every image becomes a flow of its own with the bytes its
+ * representative has left, and the ring goes on flow by flow. */
 #include <math.h>
 
 #include "coll_private.h"
@@ -27,9 +27,8 @@ struct CollSym {
     guint *tau;     /* per participant: its image one block further round the ring */
     guint32 *links; /* the ring's links of limited bandwidth, watched */
     guint n_links;
-    Shared *shared;
+    Shared *shared; /* divided while the ring is watched */
     guint n_shared;
-    gboolean divided; /* whether their bandwidth is divided now */
     gboolean watching;
     guint32 *live;     /* per (channel, ring index of the first block): network id, or NONE */
     guint64 *live_idx; /* and the flow index it moves */
@@ -47,30 +46,27 @@ ms_coll_sym_rep(const MsColl *coll, guint part)
     return coll->sym ? coll->sym->rep[part] : part;
 }
 
-/* Gives the links that several blocks' flows cross their own bandwidth back. */
-static void
-restore_shared(MsColl *coll)
+/* Starts or stops watching the ring's links (FALSE when they cannot be watched): while watched,
+ * the representatives get d / N of each link they share with N / d - 1 of their images; after,
+ * every such link has its own bandwidth back. */
+static gboolean
+set_watching(MsColl *coll, gboolean on)
 {
     CollSym *y = coll->sym;
     MsNetwork *net = ms_sim_network(coll->sim);
-    for (guint k = 0; y->divided && k < y->n_shared; k++) {
-        ms_network_set_link_bandwidth(net, y->shared[k].link, ms_sim_now(coll->sim),
-                                      y->shared[k].bw);
+    MsTime now = ms_sim_now(coll->sim);
+    if (on && !ms_sim_watch(coll->sim, coll->handler, y->links, y->n_links)) {
+        return FALSE;
     }
-    y->divided = FALSE;
-}
-
-/* Gives the representatives d / N of each link they share with N / d - 1 of their images. */
-static void
-divide_shared(MsColl *coll)
-{
-    CollSym *y = coll->sym;
-    MsNetwork *net = ms_sim_network(coll->sim);
+    if (!on) {
+        ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
+    }
     for (guint k = 0; k < y->n_shared; k++) {
         const Shared *sh = &y->shared[k];
-        ms_network_set_link_bandwidth(net, sh->link, ms_sim_now(coll->sim), sh->bw * sh->d / y->N);
+        ms_network_set_link_bandwidth(net, sh->link, now, on ? sh->bw * sh->d / y->N : sh->bw);
     }
-    y->divided = TRUE;
+    y->watching = on;
+    return TRUE;
 }
 
 static void
@@ -81,9 +77,8 @@ sym_clear(MsColl *coll)
         return;
     }
     if (y->watching) {
-        ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
+        set_watching(coll, FALSE);
     }
-    restore_shared(coll);
     g_free(y->rep);
     g_free(y->tau);
     g_free(y->links);
@@ -271,14 +266,16 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period
             }
         }
     }
-    y->n_shared = 0;
+    GArray *shared = g_array_new(FALSE, FALSE, sizeof(Shared));
     for (guint u = 0; ok && u < used->len; u++) {
         guint32 l = g_array_index(used, guint32, u);
         if (tl[orbit[l]] == l && period[l] < y->N) {
-            y->shared = g_renew(Shared, y->shared, y->n_shared + 1);
-            y->shared[y->n_shared++] = (Shared){l, period[l], ms_network_link_bandwidth(net, l)};
+            Shared sh = {l, period[l], ms_network_link_bandwidth(net, l)};
+            g_array_append_val(shared, sh);
         }
     }
+    y->n_shared = shared->len;
+    y->shared = (Shared *)g_array_free(shared, FALSE);
     /* Every link tl, orbit or period names an entry of is in used (an orbit's name is one of its
      * links, and every link of an orbit is used). */
     for (guint u = 0; u < used->len; u++) {
@@ -352,12 +349,10 @@ ms_coll_sym_try_start(MsColl *coll)
     y->rep = g_new(guint, coll->n);
     y->tau = g_new(guint, coll->n);
     coll->sym = y;
-    if (!find_block(coll, y, b) || !ms_sim_watch(coll->sim, coll->handler, y->links, y->n_links)) {
+    if (!find_block(coll, y, b) || !set_watching(coll, TRUE)) {
         sym_clear(coll);
         return FALSE;
     }
-    y->watching = TRUE;
-    divide_shared(coll);
     gsize slots = (gsize)ph0->channels * y->b;
     y->live = g_new(guint32, slots);
     y->live_idx = g_new0(guint64, slots);
@@ -417,9 +412,7 @@ ms_coll_sym_finished(MsColl *coll, guint part)
         g_array_append_val(coll->finished, q);
     }
     if (coll->n_finished == coll->n && y->watching) {
-        ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
-        y->watching = FALSE;
-        restore_shared(coll);
+        set_watching(coll, FALSE);
     }
 }
 
@@ -430,9 +423,7 @@ ms_coll_sym_expand(MsColl *coll)
     if (y == NULL || !y->watching) {
         return;
     }
-    ms_sim_unwatch(coll->sim, coll->handler, y->links, y->n_links);
-    y->watching = FALSE;
-    restore_shared(coll);
+    set_watching(coll, FALSE);
     Phase *ph = &coll->plan.phases[0];
     guint m = ph->m, b = y->b;
     /* Each image stands where its representative stands. */
