@@ -8,7 +8,7 @@
 #include "sim/calib/meas_csv.h"
 
 #define WHERE "`moesim bench`"
-#define LOOP_WHERE "a concurrency run"
+#define LOOP_WHERE "a concurrency or overlap run"
 #define LOOP_KEY "allreduce calls"
 #define SIZE_REASON                                                                                \
     "the send and receive buffers of the largest size, twice over in a concurrency run, fit in "   \
@@ -44,8 +44,8 @@ static const MsRange fields[] = {
      "fp16",
      dtypes},
     {LOOP_WHERE, LOOP_KEY, MS_RANGE_COUNT, 1, MS_BENCH_MAX_LOOP,
-     "the --background allreduce's calls looping under one size's all-to-alls, sized from their "
-     "times: more means a --background too small for the all-to-all"},
+     "the --background allreduce's calls looping under one size's all-to-alls or one kernel's "
+     "calls, sized from their times: more means a --background too small for them"},
     {NULL},
 };
 
@@ -181,7 +181,7 @@ ms_bench_option_set(MsBenchSpec *spec, const char *option, const char *text, GEr
 }
 
 gboolean
-ms_bench_loop_check(double calls, guint64 bytes, guint64 background, GError **error)
+ms_bench_loop_check(double calls, const char *timed, guint64 background, GError **error)
 {
     const MsRange *r = ms_range_find(fields, LOOP_WHERE, LOOP_KEY);
     g_autofree char *text = g_strdup_printf("%.0f", calls);
@@ -190,8 +190,7 @@ ms_bench_loop_check(double calls, guint64 bytes, guint64 background, GError **er
         return TRUE;
     }
     return ms_bench_spec_error(error,
-                               "concurrency: %s: %s: the all-to-all of %" G_GUINT64_FORMAT
-                               " B needs that many calls of the %" G_GUINT64_FORMAT
+                               "%s: %s: %s needs that many calls of the %" G_GUINT64_FORMAT
                                " B allreduce to loop under it: give a larger --background",
-                               LOOP_KEY, local->message, bytes, background);
+                               LOOP_KEY, local->message, timed, background);
 }

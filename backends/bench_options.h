@@ -25,10 +25,11 @@ const MsRangeTable *ms_bench_ranges(void);
 gboolean ms_bench_option_set(MsBenchSpec *spec, const char *option, const char *text,
                              GError **error);
 
-/* The concurrency benchmark's loop of calls calls of the background allreduce of background
- * bytes under the all-to-all of bytes: TRUE when calls is within the table's range (1 to
- * MS_BENCH_MAX_LOOP), else FALSE with MS_BENCH_ERROR_SPEC naming the sizes and saying to give a
- * larger --background. */
-gboolean ms_bench_loop_check(double calls, guint64 bytes, guint64 background, GError **error);
+/* The loop of calls calls of the background allreduce of background bytes under what the
+ * concurrency or overlap benchmark times (timed: "the all-to-all of 1048576 B", "the kernel
+ * mlp_up_proj at 256 tokens"): TRUE when calls is within the table's range (1 to
+ * MS_BENCH_MAX_LOOP), else FALSE with MS_BENCH_ERROR_SPEC naming what is timed and the
+ * allreduce's size and saying to give a larger --background. */
+gboolean ms_bench_loop_check(double calls, const char *timed, guint64 background, GError **error);
 
 G_END_DECLS

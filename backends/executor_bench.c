@@ -15,8 +15,8 @@
 
 G_DEFINE_QUARK(ms_bench_error_quark, ms_bench_error)
 
-static const char *const what_names[] = {"p2p",  "alltoall", "allreduce",
-                                         "gemm", "launch",   "concurrency"};
+static const char *const what_names[] = {"p2p",    "alltoall",    "allreduce", "gemm",
+                                         "launch", "concurrency", "overlap"};
 
 static void
 pair_clear(gpointer data)
@@ -95,7 +95,7 @@ ms_bench_parse_what(const char *list, guint32 *what, GError **error)
         } else {
             return ms_bench_spec_error(error,
                                        "--what: unknown benchmark '%s' (p2p, alltoall, allreduce, "
-                                       "gemm, launch, concurrency or all)",
+                                       "gemm, launch, concurrency, overlap or all)",
                                        item);
         }
     }
@@ -190,7 +190,7 @@ ms_bench_spec_check(const MsBenchSpec *s, GError **error)
                                    " not in 1 to %u",
                                    s->d_model, s->d_ffn, MS_BENCH_MAX_DIM);
     }
-    if ((s->what & MS_BENCH_GEMM) && s->tokens->len == 0) {
+    if ((s->what & (MS_BENCH_GEMM | MS_BENCH_OVERLAP)) && s->tokens->len == 0) {
         return ms_bench_spec_error(error, "tokens: the GEMM sweep needs at least one token count");
     }
     for (guint k = 0; k < s->tokens->len; k++) {
@@ -335,7 +335,9 @@ ms_bench_nccl_env_check(const MsBenchSpec *spec, const char *const *envp, GError
 guint
 ms_bench_csv_version(const MsBenchSpec *spec)
 {
-    return (spec->what & MS_BENCH_CONCURRENCY) || spec->channels || spec->qps ? 2 : 1;
+    return (spec->what & (MS_BENCH_CONCURRENCY | MS_BENCH_OVERLAP)) || spec->channels || spec->qps
+               ? 2
+               : 1;
 }
 
 /* --- JSON --- */

@@ -33,7 +33,10 @@ enum {
     MS_BENCH_GEMM = 1 << 3,
     MS_BENCH_LAUNCH = 1 << 4,
     MS_BENCH_CONCURRENCY = 1 << 5,
-    MS_BENCH_ALL = (1 << 6) - 1,
+    /* The expert kernels alone and each while an allreduce loops on another communicator and
+     * stream (the compute model's overlap slowdown); with one rank, alone only. */
+    MS_BENCH_OVERLAP = 1 << 6,
+    MS_BENCH_ALL = (1 << 7) - 1,
 };
 
 /* Limits the spec is checked against. */
@@ -79,8 +82,8 @@ MsBenchSpec *ms_bench_spec_new(void);
 void ms_bench_spec_free(MsBenchSpec *spec);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsBenchSpec, ms_bench_spec_free)
 
-/* "p2p,alltoall,allreduce,gemm,launch,concurrency" in any order and subset, or "all". FALSE with
- * MS_BENCH_ERROR_SPEC naming the unknown item. */
+/* "p2p,alltoall,allreduce,gemm,launch,concurrency,overlap" in any order and subset, or "all". FALSE
+ * with MS_BENCH_ERROR_SPEC naming the unknown item. */
 gboolean ms_bench_parse_what(const char *list, guint32 *what, GError **error);
 /* Every field in range (MS_BENCH_ERROR_SPEC naming the field and the value otherwise). */
 gboolean ms_bench_spec_check(const MsBenchSpec *spec, GError **error);
@@ -113,7 +116,7 @@ char **ms_bench_nccl_assignments(const MsBenchSpec *spec);
 gboolean ms_bench_nccl_env_check(const MsBenchSpec *spec, const char *const *envp, GError **error);
 
 /* The version of the measurement CSV (sim/calib/meas_csv.h) a run of spec writes: 2 with the
- * concurrency benchmark or NCCL settings (their kind and columns), else 1. */
+ * concurrency or overlap benchmark or NCCL settings (their kind and columns), else 1. */
 guint ms_bench_csv_version(const MsBenchSpec *spec);
 
 /* Fills spec->world, ->ranks_per_node and ->pairs from the ranks' host names: rank 0 with the

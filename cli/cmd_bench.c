@@ -245,10 +245,13 @@ ms_cmd_bench(int argc, char **argv)
         "activation and down projection of one expert at each token count on rank 0.\n"
         "Concurrency times each --concurrency-sizes all-to-all alone and while a\n"
         "--background allreduce loops on a second communicator and stream (calibrate\n"
-        "--net nccl fits NIC arbitration on them). --channels and --qps set\n"
+        "--net nccl fits NIC arbitration on them). Overlap times each expert kernel\n"
+        "alone and while that allreduce loops over every rank on a second communicator\n"
+        "and stream (calibrate fits the compute slowdown under NCCL on them; with one\n"
+        "rank, alone only). --channels and --qps set\n"
         "NCCL_MIN/MAX_NCHANNELS and NCCL_IB_QPS_PER_CONNECTION for the whole run (NCCL\n"
         "reads them once per process: one value per run).\n"
-        "The CSV is 'moesim-measurements 1', or 2 with concurrency or NCCL settings\n"
+        "The CSV is 'moesim-measurements 1', or 2 with concurrency, overlap or NCCL settings\n"
         "(docs/calibration-format.md).\n"
         "Backends with microbenchmarks:\n");
     for (const MsBackendInfo *const *b = ms_backend_list(); *b; b++) {
@@ -271,7 +274,7 @@ ms_cmd_bench(int argc, char **argv)
          "Also write the rows as JSON (- for standard output, the tables going to standard error)",
          "FILE"},
         {"what", 0, 0, G_OPTION_ARG_STRING, &a.what,
-         "p2p,alltoall,allreduce,gemm,launch,concurrency or all (default all)", "LIST"},
+         "p2p,alltoall,allreduce,gemm,launch,concurrency,overlap or all (default all)", "LIST"},
         {"ranks", 'g', 0, G_OPTION_ARG_INT, &a.ranks,
          "GPUs on this node (default: all visible; a job: its ranks; nccl-tests' --ngpus)", "N"},
         {"ngpus", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT, &a.ranks, NULL, "N"},
@@ -304,7 +307,8 @@ ms_cmd_bench(int argc, char **argv)
         {"concurrency-sizes", 0, 0, G_OPTION_ARG_STRING, &a.values[V_CONC_SIZES],
          "All-to-all sizes of the concurrency benchmark (default 1M,4M,16M,64M)", "LIST"},
         {"background", 0, 0, G_OPTION_ARG_STRING, &a.values[V_BACKGROUND],
-         "Size of the allreduce looping under them (default 25M)", "SIZE"},
+         "Size of the allreduce looping under them and under the overlap kernels (default 25M)",
+         "SIZE"},
         {"channels", 0, 0, G_OPTION_ARG_STRING, &a.values[V_CHANNELS],
          "Run NCCL on N channels (NCCL_MIN/MAX_NCHANNELS; default NCCL's choice)", "N"},
         {"qps", 0, 0, G_OPTION_ARG_STRING, &a.values[V_QPS],

@@ -459,6 +459,11 @@ static const BadInput cases[] = {
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)", "a row with a field missing",
      MEAS("m.csv", MCSV "allreduce,1048576,16,8\n"), 2},
     {"Measurements (`moesim calibrate -t dgx-a100 FILE`)",
+     "a kernel timed under an allreduce without its kernel alone",
+     MEAS("m.csv", "# moesim-measurements 2\nkind,m,n,k,dtype,label,time_us,background_bytes\n"
+                   "gemm,256,4096,14336,bf16,mlp_down_proj,120,26214400\n"),
+     2},
+    {"Measurements (`moesim calibrate -t dgx-a100 FILE`)",
      "an nccl-tests run that failed its check",
      MEAS("all_reduce_perf.log",
           "#  Rank  0 Group  0 Pid 1 on host-a device  0 [0x07] NVIDIA A100-SXM4-80GB\n"

@@ -25,6 +25,16 @@ test_tables(void)
          .ranks_per_node = 1,
          .label = "mlp_up_proj",
          .seconds = 300e-6},
+        {.kind = MS_MEASUREMENT_GEMM,
+         .m = 256,
+         .n = 28672,
+         .k = 4096,
+         .dtype = "bf16",
+         .ranks = 1,
+         .ranks_per_node = 1,
+         .label = "mlp_up_proj",
+         .seconds = 360e-6,
+         .background_bytes = 26214400},
         {.kind = MS_MEASUREMENT_LAUNCH,
          .ranks = 1,
          .ranks_per_node = 1,
@@ -53,6 +63,15 @@ test_tables(void)
     g_autofree char *modelled = ms_bench_report_format(set, m);
     CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "   model(us)  model/measured\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(modelled, "    279.32    0.93\n"));
+    /* The kernel under an allreduce says so and how much slower than alone; the model stretches
+     * its body by the overlap slowdown: 4 + 1.5 x 275.32 = 416.98 us, 1.16 of 360. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "mlp_up_proj         360.00    167.03"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "  under an allreduce of 26214400 B: 1.20x alone\n"));
+    CU_ASSERT_TRUE(ms_compute_model_set_overlap_slowdown(m, 1.5, NULL));
+    g_autofree char *stretched = ms_bench_report_format(set, m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(stretched, "    279.32    0.93\n"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(stretched, "    416.98    1.16  under an allreduce of 26214400 B: 1.20x alone\n"));
 }
 
 /* An all-to-all under an allreduce beside the all-to-all alone of its size and NCCL settings (the

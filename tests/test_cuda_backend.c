@@ -12,6 +12,7 @@
 #include "sim/compute.h"
 #include "validate/bench_report.h"
 #include "validate/moesim_csv.h"
+#include "validate/overlap_fit.h"
 
 static guint n_gpus;
 static const MsExecBackend *cuda;
@@ -293,6 +294,57 @@ test_bench_concurrency(void)
     }
 }
 
+/* The overlap benchmark: each expert kernel on rank 0 alone, then (two ranks) under the looping
+ * allreduce over both; with one rank, alone only. Under the allreduce a kernel cannot be faster
+ * than alone by more than noise. */
+static void
+test_bench_overlap(void)
+{
+    for (guint world = 1; world <= MIN(n_gpus, 2); world++) {
+        g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
+        spec->what = MS_BENCH_OVERLAP;
+        spec->iters = 5;
+        spec->warmup = 2;
+        spec->background_bytes = 16u << 20;
+        CU_ASSERT_TRUE_FATAL(ms_bench_option_set(spec, "--tokens", "16,1024", NULL));
+        MsExecOptions o = options();
+        GError *error = NULL;
+        g_autoptr(GBytes) result = ms_remote_bench(cuda, world, spec_for, spec, &o, &error);
+        if (error) {
+            fprintf(stderr, "\n  %s\n", error->message);
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(result);
+        g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
+        gsize len = 0;
+        const char *text = g_bytes_get_data(result, &len);
+        CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, len, "bench", &error));
+        if (world == 1) {
+            CU_ASSERT_EQUAL(ms_measurement_set_size(set), 2 * 3);
+            continue;
+        }
+        /* The allreduce alone, then per token count and kernel alone and under it. */
+        CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 1 + 2 * 3 * 2);
+        CU_ASSERT_EQUAL(ms_measurement_set_get(set, 0)->kind, MS_MEASUREMENT_ALLREDUCE);
+        for (guint k = 0; k < 6; k++) {
+            const MsMeasurement *a = ms_measurement_set_get(set, 1 + 2 * k);
+            const MsMeasurement *u = ms_measurement_set_get(set, 2 + 2 * k);
+            CU_ASSERT_FALSE(ms_measurement_overlapped(a));
+            CU_ASSERT_TRUE(ms_measurement_overlapped(u));
+            CU_ASSERT_EQUAL(u->kind, a->kind);
+            CU_ASSERT_EQUAL(u->m, a->m);
+            CU_ASSERT_EQUAL(u->background_bytes, 16u << 20);
+            CU_ASSERT(u->seconds > 0.8 * a->seconds);
+        }
+        MsOverlapFit f;
+        CU_ASSERT_TRUE(ms_overlap_fit(set, NULL, &f, &error));
+        CU_ASSERT_EQUAL(f.pairs, 6);
+        fprintf(stderr, "\n  overlap slowdown %.3f +- %.3f, largest %.3fx\n", f.slowdown,
+                f.std_error, f.largest);
+        g_autofree char *table = ms_bench_report_format(set, NULL);
+        fprintf(stderr, "\n%s", table);
+    }
+}
+
 static int
 suite_init(void)
 {
@@ -318,6 +370,7 @@ main(int argc, char **argv)
         {"two ranks: all-to-all and allreduce", test_two_ranks},
         {"microbenchmarks", test_bench},
         {"two ranks: the concurrency benchmark", test_bench_concurrency},
+        {"one and two ranks: the overlap benchmark", test_bench_overlap},
         {NULL, NULL},
     };
     static const MsTestSuite with_gpu[] = {{"cuda backend", suite_init, NULL, tests}, {NULL}};

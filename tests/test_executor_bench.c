@@ -316,6 +316,9 @@ test_concurrency_spec(void)
     guint32 what = 0;
     CU_ASSERT_TRUE(ms_bench_parse_what("concurrency", &what, &error));
     CU_ASSERT_EQUAL(what, MS_BENCH_CONCURRENCY);
+    CU_ASSERT_TRUE(ms_bench_parse_what("overlap,gemm", &what, &error));
+    CU_ASSERT_EQUAL(what, MS_BENCH_OVERLAP | MS_BENCH_GEMM);
+    CU_ASSERT_TRUE(MS_BENCH_ALL & MS_BENCH_OVERLAP);
     CU_ASSERT_TRUE(ms_bench_option_set(s, "--concurrency-sizes", "512K, 2M,16777216", &error));
     CU_ASSERT_EQUAL_FATAL(s->concurrency_sizes->len, 3);
     CU_ASSERT_EQUAL(g_array_index(s->concurrency_sizes, guint64, 0), 512u << 10);
@@ -338,10 +341,10 @@ test_concurrency_spec(void)
     MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
                     "--background: '1' out of range (must be between 2 B and 16 GiB)");
     /* The loop under the all-to-all: a million calls at most. */
-    CU_ASSERT_TRUE(ms_bench_loop_check(1e6, 1 << 20, 8, &error));
-    CU_ASSERT_FALSE(ms_bench_loop_check(1e6 + 1, 1 << 20, 8, &error));
+    CU_ASSERT_TRUE(ms_bench_loop_check(1e6, "the all-to-all of 1048576 B", 8, &error));
+    CU_ASSERT_FALSE(ms_bench_loop_check(1e6 + 1, "the all-to-all of 1048576 B", 8, &error));
     MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
-                    "concurrency: allreduce calls: '1000001' out of range (must be between 1 and "
+                    "allreduce calls: '1000001' out of range (must be between 1 and "
                     "1000000): the all-to-all of 1048576 B needs that many calls of the 8 B "
                     "allreduce to loop under it: give a larger --background");
     CU_ASSERT_EQUAL(s->concurrency_sizes->len, 3); /* unchanged by the refusals */
@@ -375,6 +378,16 @@ test_concurrency_spec(void)
     CU_ASSERT_EQUAL(ms_bench_csv_version(s), 1);
     s->what = MS_BENCH_ALL;
     CU_ASSERT_EQUAL(ms_bench_csv_version(s), 2);
+    s->what = MS_BENCH_OVERLAP; /* kernels with a background_bytes column */
+    CU_ASSERT_EQUAL(ms_bench_csv_version(s), 2);
+    /* The overlap benchmark times the expert kernels: it needs token counts as gemm does. */
+    g_autoptr(GArray) saved = g_array_copy(s->tokens);
+    g_array_set_size(s->tokens, 0);
+    CU_ASSERT_FALSE(ms_bench_spec_check(s, &error));
+    MS_ASSERT_ERROR(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
+                    "tokens: the GEMM sweep needs at least one token count");
+    g_array_append_vals(s->tokens, saved->data, saved->len);
+    s->what = MS_BENCH_ALL;
     /* The JSON form carries every field. */
     CU_ASSERT_TRUE_FATAL(ms_bench_option_set(s, "--concurrency-sizes", "1M,8M", &error));
     s->background_bytes = 1u << 20;

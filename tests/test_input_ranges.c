@@ -570,7 +570,7 @@ static gboolean
 set_bench(const MsRange *r, double v, const char *text, GError **error)
 {
     if (strcmp(r->key, "allreduce calls") == 0) {
-        return ms_bench_loop_check(v, 1 << 20, 25u << 20, error);
+        return ms_bench_loop_check(v, "the all-to-all of 1048576 B", 25u << 20, error);
     }
     g_autoptr(MsBenchSpec) spec = ms_bench_spec_new();
     /* A sweep's bounds at the other's extreme, so that each alone decides. */

@@ -119,11 +119,18 @@ test_version_2(void)
         "background_bytes,channels,qps\n"
         "alltoall,4194304,16,4,,,,,,1000,,,1000,,4,2\n"
         "allreduce,26214400,16,4,,,,bf16,,4400,,,4400,,4,2\n"
-        "alltoall_under_allreduce,4194304,16,4,,,,,,1500,,,1500,26214400,4,2\n";
+        "alltoall_under_allreduce,4194304,16,4,,,,,,1500,,,1500,26214400,4,2\n"
+        "gemm,0,1,1,256,28672,4096,bf16,mlp_up_proj,100,95,100,101,,,\n"
+        "gemm,0,1,1,256,28672,4096,bf16,mlp_up_proj,120,115,120,121,26214400,,\n";
     g_autoptr(MsMeasurementSet) set = ms_measurement_set_new();
     GError *error = NULL;
     CU_ASSERT_TRUE_FATAL(ms_moesim_csv_read(set, text, strlen(text), "v2.csv", &error));
-    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 3);
+    CU_ASSERT_EQUAL_FATAL(ms_measurement_set_size(set), 5);
+    /* A kernel timed under a looping allreduce (bench --what overlap), beside it alone. */
+    CU_ASSERT_FALSE(ms_measurement_overlapped(ms_measurement_set_get(set, 3)));
+    CU_ASSERT_TRUE(ms_measurement_overlapped(ms_measurement_set_get(set, 4)));
+    CU_ASSERT_EQUAL(ms_measurement_set_get(set, 4)->background_bytes, 26214400);
+    CU_ASSERT_FALSE(ms_measurement_overlapped(ms_measurement_set_get(set, 2)));
     const MsMeasurement *u = ms_measurement_set_get(set, 2);
     CU_ASSERT_EQUAL(u->kind, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE);
     CU_ASSERT_EQUAL(u->bytes, 4194304);
@@ -237,7 +244,10 @@ test_errors(void)
         {V2 "alltoall_under_allreduce,0,8,8,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: bytes: an alltoall_under_allreduce row needs"},
         {V2 "allreduce,1024,8,8,20,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
-         "m.csv:3: background_bytes: 4096: only an alltoall_under_allreduce row has a background"},
+         "m.csv:3: background_bytes: 4096: only alltoall_under_allreduce, gemm and elementwise "
+         "rows have a background"},
+        {V2 "launch,0,1,1,4,4096,,\n", MS_MEASUREMENT_ERROR_VALUE,
+         "m.csv:3: background_bytes: 4096: only alltoall_under_allreduce"},
         {V2 "alltoall,1024,8,8,20,,65,\n", MS_MEASUREMENT_ERROR_VALUE,
          "m.csv:3: channels: 65 out of range (must be between 0 and 64)"},
         {V2 "alltoall,1024,8,8,20,,,129\n", MS_MEASUREMENT_ERROR_VALUE,
@@ -321,7 +331,8 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"writer golden bytes", test_write_golden},
         {"save, load, write again", test_round_trip},
-        {"version 2: the concurrency kind, channels and queue pairs", test_version_2},
+        {"version 2: the concurrency kind, kernels under an allreduce, channels and queue pairs",
+         test_version_2},
         {"column order, comments, optional columns", test_flexible_columns},
         {"error paths", test_errors},
         {"the CSV reader: byte order mark, CR LF, quotes, trailing empty fields", test_csv_reader},

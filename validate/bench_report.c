@@ -9,6 +9,7 @@
 #include "sim/base/json_output.h"
 #include "sim/base/units.h"
 #include "validate/nic_fit.h"
+#include "validate/overlap_fit.h"
 
 /* The label, and NCCL's settings where the row has them. */
 static void
@@ -62,9 +63,11 @@ format_under(GString *o, const MsMeasurementSet *set, guint i)
     append_label(o, r);
 }
 
+/* Row i, a kernel; one timed under an allreduce says so, and how much slower than alone. */
 static void
-format_compute(GString *o, const MsMeasurement *r, const MsComputeModel *model)
+format_compute(GString *o, const MsMeasurementSet *set, guint i, const MsComputeModel *model)
 {
+    const MsMeasurement *r = ms_measurement_set_get(set, i);
     double flops = 0, bytes = (double)r->bytes;
     if (r->kind == MS_MEASUREMENT_GEMM) {
         ms_measurement_gemm_cost(r, &flops, &bytes);
@@ -74,10 +77,20 @@ format_compute(GString *o, const MsMeasurement *r, const MsComputeModel *model)
                            "  %6s  %-14s  %10.2f  %8.2f  %8.1f",
                            r->m, r->n, r->k, r->dtype ? r->dtype : "-", r->label, r->seconds * 1e6,
                            flops / r->seconds / 1e12, bytes / r->seconds / 1e9);
+    gboolean under = ms_measurement_overlapped(r);
     if (model) {
-        MsTime t = ms_compute_time(model, flops, (guint64)bytes, r->m);
+        MsTime t = under ? ms_compute_time_overlapped(model, flops, (guint64)bytes, r->m)
+                         : ms_compute_time(model, flops, (guint64)bytes, r->m);
         g_string_append_printf(o, "  %10.2f  %6.2f", ms_time_to_us(t),
                                ms_time_to_s(t) / r->seconds);
+    }
+    if (under) {
+        const MsMeasurement *a = ms_overlap_fit_alone_row(set, i);
+        g_string_append_printf(o, "  under an allreduce of %" G_GUINT64_FORMAT " B",
+                               r->background_bytes);
+        if (a) {
+            g_string_append_printf(o, ": %.2fx alone", r->seconds / a->seconds);
+        }
     }
     g_string_append_c(o, '\n');
 }
@@ -122,7 +135,7 @@ ms_bench_report_format(const MsMeasurementSet *set, const MsComputeModel *model)
             } else if (comm) {
                 format_comm(o, r);
             } else {
-                format_compute(o, r, model);
+                format_compute(o, set, i, model);
             }
         }
     }

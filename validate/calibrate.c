@@ -8,6 +8,7 @@
 #include "sim/sim.h"
 #include "sim/net/host_loop.h"
 #include "validate/fit.h"
+#include "validate/overlap_fit.h"
 
 G_DEFINE_QUARK(ms_calibrate_error_quark, ms_calibrate_error)
 
@@ -345,7 +346,7 @@ fit_plain_gemms(const MsTopology *topo, const MsMeasurementSet *set, MsCalibrati
     const char *dtype = NULL;
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(set, i);
-        if (r->kind != MS_MEASUREMENT_GEMM) {
+        if (r->kind != MS_MEASUREMENT_GEMM || ms_measurement_overlapped(r)) {
             continue;
         }
         if (dtype && strcmp(dtype, r->dtype) != 0) {
@@ -395,8 +396,9 @@ fit_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateO
     gboolean has = FALSE, expert = FALSE;
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *r = ms_measurement_set_get(set, i);
-        has |= r->kind == MS_MEASUREMENT_GEMM;
-        expert |= r->kind == MS_MEASUREMENT_GEMM && !g_strcmp0(r->label, "mlp_up_proj");
+        gboolean alone = r->kind == MS_MEASUREMENT_GEMM && !ms_measurement_overlapped(r);
+        has |= alone;
+        expert |= alone && !g_strcmp0(r->label, "mlp_up_proj");
     }
     if (!has) {
         return TRUE;
@@ -427,6 +429,37 @@ fit_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateO
                             opts->expert_gated ? " gated" : "", curve->n, curve->efficiency[0],
                             curve->tokens[0], curve->efficiency[curve->n - 1],
                             curve->tokens[curve->n - 1], curve->n_memory_bound));
+    }
+    *any = TRUE;
+    return TRUE;
+}
+
+/* The overlap slowdown, after the curve (which ms_calibration_set_gemm records with none). */
+static gboolean
+fit_overlap(const MsMeasurementSet *set, MsCalibration *cal, GPtrArray *report, gboolean *any,
+            GError **error)
+{
+    MsOverlapFit f;
+    if (!ms_overlap_fit(set, NULL, &f, error)) {
+        return FALSE;
+    }
+    if (f.pairs == 0) {
+        return TRUE;
+    }
+    if (!ms_calibration_set_overlap_slowdown(cal, f.applied, error)) {
+        return FALSE;
+    }
+    if (report) {
+        g_autofree char *se = isnan(f.std_error) ? g_strdup("one pair: no error")
+                                                 : g_strdup_printf("+- %.3f", f.std_error);
+        g_autofree char *kept =
+            f.applied != f.slowdown ? g_strdup_printf(", %.3f applied", f.applied) : g_strdup("");
+        g_ptr_array_add(report,
+                        g_strdup_printf("overlap slowdown %.3f %s%s (%u kernels alone and under "
+                                        "an allreduce, largest %.3fx; median error of the time "
+                                        "together %.1f%% without it, %.1f%% with it)",
+                                        f.slowdown, se, kept, f.pairs, f.largest,
+                                        100 * f.median_before, 100 * f.median_after));
     }
     *any = TRUE;
     return TRUE;
@@ -489,7 +522,8 @@ ms_calibrate(MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOpt
         any |= ms_calibration_link(cal, (MsLinkClass)k, &l);
     }
     if (!fit_collectives(topo, used, cal, report, &any, error) ||
-        !fit_gemm(topo, used, opts, cal, report, &any, error)) {
+        !fit_gemm(topo, used, opts, cal, report, &any, error) ||
+        !fit_overlap(used, cal, report, &any, error)) {
         return FALSE;
     }
     guint forced = 0;
@@ -703,8 +737,11 @@ ms_calibrate_predict_net(const MsTopology *topo, const MsCalibration *cal, MsNet
             return FALSE;
         }
     }
-    *seconds = row->kind == MS_MEASUREMENT_LAUNCH
-                   ? ms_time_to_s(ms_compute_model_launch(model))
-                   : ms_time_to_s(ms_compute_time(model, flops, (guint64)bytes, row->m));
+    /* A kernel timed under a looping allreduce runs as the engine runs compute beside NCCL. */
+    MsTime t = ms_measurement_overlapped(row)
+                   ? ms_compute_time_overlapped(model, flops, (guint64)bytes, row->m)
+                   : ms_compute_time(model, flops, (guint64)bytes, row->m);
+    *seconds =
+        ms_time_to_s(row->kind == MS_MEASUREMENT_LAUNCH ? ms_compute_model_launch(model) : t);
     return TRUE;
 }

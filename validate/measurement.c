@@ -234,11 +234,13 @@ check_network(const MsMeasurement *row, GError **error)
         !check_field(row, "qps", row->qps, "", error)) {
         return FALSE;
     }
-    if (under != (row->background_bytes > 0)) {
+    gboolean kernel = row->kind == MS_MEASUREMENT_GEMM || row->kind == MS_MEASUREMENT_ELEMENTWISE;
+    if ((under && row->background_bytes == 0) || (!under && !kernel && row->background_bytes > 0)) {
         return row_error(row, error, "background_bytes", "%" G_GUINT64_FORMAT ": %s",
                          row->background_bytes,
                          under ? "the allreduce's size is required, 1 B to 1 PiB"
-                               : "only an alltoall_under_allreduce row has a background");
+                               : "only alltoall_under_allreduce, gemm and elementwise rows have "
+                                 "a background");
     }
     gboolean nccl = ms_measurement_kind_is_network(row->kind);
     if (!nccl && row->channels) {
@@ -281,6 +283,13 @@ check_row(const MsMeasurement *row, GError **error)
         return row_error(row, error, "dtype", "'%s' is not a dtype moesim knows", row->dtype);
     }
     return check_shape(row, error) && check_network(row, error) && check_label(row, error);
+}
+
+gboolean
+ms_measurement_overlapped(const MsMeasurement *row)
+{
+    return (row->kind == MS_MEASUREMENT_GEMM || row->kind == MS_MEASUREMENT_ELEMENTWISE) &&
+           row->background_bytes > 0;
 }
 
 static void
@@ -627,11 +636,15 @@ typedef struct {
     guint count[3];
 } FfnParts;
 
-/* Which FFN part (0 up, 1 act, 2 down) a row is for this expert shape, or -1. */
+/* Which FFN part (0 up, 1 act, 2 down) a row is for this expert shape, or -1 (also for a kernel
+ * timed under an allreduce: the curve is the kernels' alone). */
 static gint
 ffn_part(const MsMeasurement *r, guint64 d_model, guint64 d_ffn, gboolean gated)
 {
     guint64 up_width = gated ? 2 * d_ffn : d_ffn;
+    if (ms_measurement_overlapped(r)) {
+        return -1;
+    }
     if (r->kind == MS_MEASUREMENT_GEMM && strcmp(r->label, "mlp_up_proj") == 0 && r->k == d_model &&
         r->n == up_width) {
         return 0;

@@ -51,10 +51,17 @@ const MsMeasurement *ms_measurement_set_get(const MsMeasurementSet *set, guint i
  * set is unchanged. Rules: seconds > 0 and finite; ranks in [1, 2^20] and ranks_per_node in
  * [1, ranks]; gemm needs m, n, k in [1, 2^32] and a known dtype; elementwise needs bytes;
  * sizes at most MS_BYTES_MAX; label without control characters; an
- * alltoall_under_allreduce row needs bytes, at least 2 ranks and background_bytes (which no
- * other kind has); channels (at most MS_MEAS_MAX_CHANNELS) and qps (at most MS_MEAS_MAX_QPS) only
- * on the kinds that run NCCL. */
+ * alltoall_under_allreduce row needs bytes, at least 2 ranks and background_bytes; a gemm or
+ * elementwise row may have background_bytes (it was timed under a looping allreduce,
+ * ms_measurement_overlapped), no other kind; channels (at most MS_MEAS_MAX_CHANNELS) and qps (at
+ * most MS_MEAS_MAX_QPS) only on the kinds that run NCCL. */
 gboolean ms_measurement_set_add(MsMeasurementSet *set, const MsMeasurement *row, GError **error);
+
+/* TRUE for a gemm or elementwise row timed while an allreduce of background_bytes looped on
+ * another communicator and stream of its GPU (moesim bench --what overlap): what NCCL's kernels
+ * cost the kernel. Fits of kernels alone leave such rows out; validate/overlap_fit.h pairs them
+ * with their kernel alone. */
+gboolean ms_measurement_overlapped(const MsMeasurement *row);
 
 /* The formats ms_measurement_set_load recognises. */
 typedef enum {

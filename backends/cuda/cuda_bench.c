@@ -2,7 +2,9 @@
  * is timed as nccl-tests times it (warm-up calls, then iters back-to-back calls between two
  * events, the mean per call) and the slowest rank's time is kept (ncclMax over the ranks);
  * kernels on rank 0 are timed one by one (min, median, mean). The concurrency benchmark times
- * all-to-alls the same way while an allreduce loops on a second communicator and stream. Rank 0
+ * all-to-alls the same way while an allreduce loops on a second communicator and stream; the
+ * overlap benchmark times each kernel on rank 0 alone and then while that allreduce loops over
+ * every rank (the others only loop it). Rank 0
  * returns the rows as a moesim measurement CSV (sim/calib/meas_csv.h), which the command
  * validates as it reads it. */
 #include "cuda_private.h"
@@ -45,7 +47,8 @@ typedef struct {
     cudaStream_t stream2;
     guint8 *bg;
     cudaEvent_t mark[2];
-    GString *csv; /* rank 0: the rows written so far */
+    double bg_alone; /* the looping allreduce alone, the slowest rank's time per call; 0: not yet */
+    GString *csv;    /* rank 0: the rows written so far */
     guint csv_version;
 } Bench;
 
@@ -60,6 +63,20 @@ static gboolean
 concurrent(const Bench *b)
 {
     return (b->spec->what & MS_BENCH_CONCURRENCY) && b->spec->world > 1;
+}
+
+/* Kernels timed under the looping allreduce: it needs a second rank to be NCCL's traffic (on
+ * one rank NCCL only copies). */
+static gboolean
+overlapping(const Bench *b)
+{
+    return (b->spec->what & MS_BENCH_OVERLAP) && b->spec->world > 1;
+}
+
+static gboolean
+kernels(const Bench *b)
+{
+    return (b->spec->what & (MS_BENCH_GEMM | MS_BENCH_OVERLAP)) != 0;
 }
 
 static void
@@ -135,7 +152,7 @@ check_sms(const Bench *b, GError **error)
                  "cudaDeviceGetAttribute", error)) {
         return FALSE;
     }
-    if (b->spec->channels && 2 * b->spec->channels > (guint)sms) {
+    if (concurrent(b) && b->spec->channels && 2 * b->spec->channels > (guint)sms) {
         g_set_error(error, MS_CUDA_ERROR, MS_CUDA_ERROR_DEVICE,
                     "the concurrency benchmark at %u channels runs two communicators' kernels of "
                     "%u blocks at once, and this GPU has %d SMs: give at most %d channels",
@@ -205,14 +222,14 @@ bench_setup(Bench *b, GError **error)
         comm = MAX(comm, g_array_index(conc, guint64, conc->len - 1));
     }
     guint64 ga = 0, gb = 0, gc = 0;
-    if ((s->what & MS_BENCH_GEMM) && b->place.rank == 0) {
+    if (kernels(b) && b->place.rank == 0) {
         gemm_sizes(s, &ga, &gb, &gc);
     }
     return cuda_ok(cudaMalloc((void **)&b->scalar, sizeof(float)), "cudaMalloc", error) &&
            alloc(comm, &b->send, b, error) && alloc(comm, &b->recv, b, error) &&
            alloc(ga * 2, &b->a, b, error) && alloc(gb * 2, &b->b, b, error) &&
            alloc(gc * 2, &b->c, b, error) &&
-           (!concurrent(b) || concurrency_setup(b, greatest, error));
+           (!(concurrent(b) || overlapping(b)) || concurrency_setup(b, greatest, error));
 }
 
 /* --- timing --- */
@@ -305,9 +322,10 @@ cmp_double(gconstpointer x, gconstpointer y)
     return a < c ? -1 : a > c;
 }
 
-/* Kernels: each call between its own events; min, median and mean. */
+/* Kernels: warm-up calls, then each call between its own events (0 .. iters); queued, not waited
+ * for. */
 static gboolean
-time_kernel(Bench *b, IssueFn issue, gconstpointer arg, double stats[3], GError **error)
+queue_kernel(Bench *b, IssueFn issue, gconstpointer arg, GError **error)
 {
     const MsBenchSpec *s = b->spec;
     for (guint k = 0; k < s->warmup; k++) {
@@ -322,6 +340,14 @@ time_kernel(Bench *b, IssueFn issue, gconstpointer arg, double stats[3], GError 
             return FALSE;
         }
     }
+    return TRUE;
+}
+
+/* The min, median and mean of what queue_kernel queued. */
+static gboolean
+kernel_stats(Bench *b, double stats[3], GError **error)
+{
+    const MsBenchSpec *s = b->spec;
     g_autofree double *t = g_new(double, s->iters);
     double sum = 0;
     for (guint k = 0; k < s->iters; k++) {
@@ -335,6 +361,12 @@ time_kernel(Bench *b, IssueFn issue, gconstpointer arg, double stats[3], GError 
     stats[1] = s->iters % 2 ? t[s->iters / 2] : (t[s->iters / 2 - 1] + t[s->iters / 2]) / 2;
     stats[2] = sum / s->iters;
     return TRUE;
+}
+
+static gboolean
+time_kernel(Bench *b, IssueFn issue, gconstpointer arg, double stats[3], GError **error)
+{
+    return queue_kernel(b, issue, arg, error) && kernel_stats(b, stats, error);
 }
 
 /* Rank 0 writes the row; the others only took part in timing it. Communication rows carry the
@@ -471,61 +503,84 @@ issue_background(Bench *b, gconstpointer arg, GError **error)
            nccl_settle(b->comm2, b->deadline, "the looping allreduce", error);
 }
 
-/* One run: the allreduce's warm-up calls; then the all-to-alls timed as time_comm times them, on
- * their stream after those warm-ups (a stream wait on an event), while the allreduce's loop calls
- * run on the other stream. Everything is queued before anything is waited for, and every rank
- * queues the same calls in the same order, so that neither communicator waits on a rank busy with
- * the other. outlasted: the loop ended after the last all-to-all on this rank. */
+/* What runs under the looping allreduce: an all-to-all timed as time_comm times it, or (kernel)
+ * a kernel timed call by call as time_kernel does. mine: this rank times it (a kernel runs on
+ * rank 0 only; the other ranks only loop the allreduce). */
+typedef struct {
+    IssueFn issue;
+    gconstpointer arg;
+    gboolean kernel, mine;
+    const char *what; /* for the loop's limit: "the all-to-all of 1048576 B" */
+} Timed;
+
+/* One run: the allreduce's warm-up calls; then what t times, on its stream after those warm-ups
+ * (a stream wait on an event), while the allreduce's loop calls run on the other stream.
+ * Everything is queued before anything is waited for, and every rank queues the same calls of
+ * each communicator in the same order, so that neither waits on a rank busy with the other.
+ * out: the mean per call (an all-to-all) or the min, median and mean (a kernel); outlasted: the
+ * loop ended after t's last call on this rank (always, on a rank that times nothing). */
 static gboolean
-run_under(Bench *b, const Transfer *t, const Transfer *bg, guint64 loop, double *mine,
+run_under(Bench *b, const Timed *t, const Transfer *bg, guint64 loop, double out[3],
           gboolean *outlasted, GError **error)
 {
     guint64 lead = MIN(loop, LEAD);
-    float ms = 0;
+    guint last = t->kernel ? b->spec->iters : 1;
+    float ms = 1;
     if (!repeat(b, issue_background, bg, b->spec->warmup, error) ||
         !cuda_ok(cudaEventRecord(b->mark[0], b->stream2), "cudaEventRecord", error) ||
-        !repeat(b, issue_background, bg, lead, error) ||
-        !cuda_ok(cudaStreamWaitEvent(b->stream, b->mark[0], 0), "cudaStreamWaitEvent", error) ||
-        !queue_timed(b, b->stream, issue_alltoall, t, error) ||
-        !repeat(b, issue_background, bg, loop - lead, error) ||
-        !cuda_ok(cudaEventRecord(b->mark[1], b->stream2), "cudaEventRecord", error) ||
-        !timed_mean(b, mine, error) ||
-        !cuda_event_wait(b->mark[1], b->deadline, "the looping allreduce", error) ||
-        !cuda_ok(cudaEventElapsedTime(&ms, b->ev[1], b->mark[1]), "cudaEventElapsedTime", error)) {
+        !repeat(b, issue_background, bg, lead, error)) {
+        return FALSE;
+    }
+    if (t->mine &&
+        (!cuda_ok(cudaStreamWaitEvent(b->stream, b->mark[0], 0), "cudaStreamWaitEvent", error) ||
+         !(t->kernel ? queue_kernel(b, t->issue, t->arg, error)
+                     : queue_timed(b, b->stream, t->issue, t->arg, error)))) {
+        return FALSE;
+    }
+    if (!repeat(b, issue_background, bg, loop - lead, error) ||
+        !cuda_ok(cudaEventRecord(b->mark[1], b->stream2), "cudaEventRecord", error)) {
+        return FALSE;
+    }
+    out[0] = out[1] = out[2] = 0;
+    if (t->mine && !(t->kernel ? kernel_stats(b, out, error) : timed_mean(b, &out[0], error))) {
+        return FALSE;
+    }
+    if (!cuda_event_wait(b->mark[1], b->deadline, "the looping allreduce", error) ||
+        (t->mine && !cuda_ok(cudaEventElapsedTime(&ms, b->ev[last], b->mark[1]),
+                             "cudaEventElapsedTime", error))) {
         return FALSE;
     }
     *outlasted = ms > 0;
     return TRUE;
 }
 
-/* The all-to-all of t under the looping allreduce bg, the slowest rank's time per call. The loop
- * is sized from the times alone (the same on every rank: they are the slowest rank's), so every
- * rank makes the same calls. */
+/* What t times under the looping allreduce bg, as run_under gives it. The loop is sized from
+ * alone, t's time alone, and ar, the allreduce's, both the same on every rank (the slowest
+ * rank's, or rank 0's kernel), so every rank makes the same calls. */
 static gboolean
-time_under(Bench *b, const Transfer *t, const Transfer *bg, double alone, double ar,
-           double *seconds, GError **error)
+time_under(Bench *b, const Timed *t, const Transfer *bg, double alone, double ar, double out[3],
+           GError **error)
 {
     const MsBenchSpec *s = b->spec;
     double window = MARGIN * (s->warmup + s->iters) * alone;
     double loop = ceil(window / MAX(ar, 1e-9)) + 1;
     for (guint attempt = 0; attempt < ATTEMPTS; attempt++, loop *= 2) {
-        if (!ms_bench_loop_check(loop, t->bytes, bg->bytes, error)) {
+        if (!ms_bench_loop_check(loop, t->what, bg->bytes, error)) {
             return FALSE;
         }
-        double mine = 0, short_anywhere = 0;
+        double short_anywhere = 0;
         gboolean outlasted = FALSE;
-        if (!run_under(b, t, bg, (guint64)loop, &mine, &outlasted, error) ||
+        if (!run_under(b, t, bg, (guint64)loop, out, &outlasted, error) ||
             !slowest(b, outlasted ? 0 : 1, &short_anywhere, error)) {
             return FALSE;
         }
         if (short_anywhere == 0) {
-            return slowest(b, mine, seconds, error);
+            return TRUE;
         }
     }
     g_set_error(error, MS_BENCH_ERROR, MS_BENCH_ERROR_SPEC,
-                "concurrency: the all-to-all of %" G_GUINT64_FORMAT
-                " B outlasted %u runs of the looping allreduce, the last of %.0f calls",
-                t->bytes, ATTEMPTS, loop / 2);
+                "%s outlasted %u runs of the looping allreduce, the last of %.0f calls", t->what,
+                ATTEMPTS, loop / 2);
     return FALSE;
 }
 
@@ -544,35 +599,56 @@ comm_row(const MsBenchSpec *s, MsMeasurementKind kind, guint64 bytes, double sec
                            .mean_s = seconds};
 }
 
+/* The looping allreduce (whole elements), timed alone the first time it is needed, its row
+ * written then. */
+static gboolean
+background_alone(Bench *b, Transfer *bg, GError **error)
+{
+    const MsBenchSpec *s = b->spec;
+    *bg = (Transfer){NULL, s->background_bytes / 2 * 2};
+    if (b->bg_alone > 0) {
+        return TRUE;
+    }
+    if (!time_comm(b, b->stream2, issue_background, bg, &b->bg_alone, error)) {
+        return FALSE;
+    }
+    MsMeasurement row = comm_row(s, MS_MEASUREMENT_ALLREDUCE, bg->bytes, b->bg_alone);
+    add_row(b, &row);
+    return TRUE;
+}
+
 /* The allreduce alone, then per size the all-to-all alone and under the allreduce. */
 static gboolean
 bench_concurrency(Bench *b, GError **error)
 {
     const MsBenchSpec *s = b->spec;
+    Transfer bg;
     if (!concurrent(b)) {
         return TRUE;
     }
-    Transfer bg = {NULL, s->background_bytes / 2 * 2}; /* whole elements */
-    double ar = 0;
-    if (!time_comm(b, b->stream2, issue_background, &bg, &ar, error)) {
+    if (!background_alone(b, &bg, error)) {
         return FALSE;
     }
-    MsMeasurement row = comm_row(s, MS_MEASUREMENT_ALLREDUCE, bg.bytes, ar);
-    add_row(b, &row);
     for (guint k = 0; k < s->concurrency_sizes->len; k++) {
         guint64 size = g_array_index(s->concurrency_sizes, guint64, k);
         Transfer t = {NULL, size / s->world * s->world}; /* whole bytes to every rank */
-        double alone = 0, under = 0;
+        double alone = 0, under[3];
         if (t.bytes == 0) {
             continue;
         }
+        g_autofree char *what =
+            g_strdup_printf("the all-to-all of %" G_GUINT64_FORMAT " B", t.bytes);
+        Timed timed = {issue_alltoall, &t, FALSE, TRUE, what};
+        double mine = 0;
         if (!time_comm(b, b->stream, issue_alltoall, &t, &alone, error) ||
-            !time_under(b, &t, &bg, alone, ar, &under, error)) {
+            !time_under(b, &timed, &bg, alone, b->bg_alone, under, error) ||
+            !slowest(b, under[0], &mine, error)) {
             return FALSE;
         }
-        row = comm_row(s, MS_MEASUREMENT_ALLTOALL, t.bytes, alone);
+        under[0] = mine;
+        MsMeasurement row = comm_row(s, MS_MEASUREMENT_ALLTOALL, t.bytes, alone);
         add_row(b, &row);
-        row = comm_row(s, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE, t.bytes, under);
+        row = comm_row(s, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE, t.bytes, under[0]);
         row.background_bytes = bg.bytes;
         add_row(b, &row);
     }
@@ -611,33 +687,70 @@ issue_empty(Bench *b, gconstpointer arg, GError **error)
     return TRUE;
 }
 
+static MsMeasurement
+kernel_row(const MsBenchSpec *s, const MsBenchKernel *k, const double st[3])
+{
+    return (MsMeasurement){.kind = k->kind,
+                           .bytes = k->bytes,
+                           .m = k->m,
+                           .n = k->n,
+                           .k = k->k,
+                           .dtype = s->dtype,
+                           .label = k->label,
+                           .seconds = st[1],
+                           .min_s = st[0],
+                           .median_s = st[1],
+                           .mean_s = st[2]};
+}
+
+/* Kernel k on rank 0 while the allreduce bg loops on every rank: the other ranks take rank 0's
+ * time alone (its median) to size the same loop. */
+static gboolean
+kernel_under(Bench *b, const MsBenchKernel *k, const Transfer *bg, const double alone[3],
+             GError **error)
+{
+    gboolean mine = b->place.rank == 0;
+    double median = 0, st[3];
+    g_autofree char *what =
+        g_strdup_printf("the kernel %s at %" G_GUINT64_FORMAT " tokens", k->label, k->m);
+    Timed t = {issue_kernel, k, TRUE, mine, what};
+    if (!slowest(b, mine ? alone[1] : 0, &median, error) ||
+        !time_under(b, &t, bg, median, b->bg_alone, st, error)) {
+        return FALSE;
+    }
+    MsMeasurement row = kernel_row(b->spec, k, st);
+    row.background_bytes = bg->bytes;
+    add_row(b, &row);
+    return TRUE;
+}
+
+/* The expert kernels on rank 0, each alone and (overlap) then under the looping allreduce, in
+ * which every rank takes part; the launch overhead. */
 static gboolean
 bench_kernels(Bench *b, GError **error)
 {
     const MsBenchSpec *s = b->spec;
-    for (guint t = 0; (s->what & MS_BENCH_GEMM) && t < s->tokens->len; t++) {
+    gboolean mine = b->place.rank == 0;
+    Transfer bg;
+    if (overlapping(b) && !background_alone(b, &bg, error)) {
+        return FALSE;
+    }
+    for (guint t = 0; kernels(b) && t < s->tokens->len; t++) {
         MsBenchKernel kern[3];
         ms_bench_expert_kernels(s, g_array_index(s->tokens, guint32, t), kern);
         for (guint j = 0; j < 3; j++) {
-            double st[3];
-            if (!time_kernel(b, issue_kernel, &kern[j], st, error)) {
+            double st[3] = {0, 0, 0};
+            if (mine && !time_kernel(b, issue_kernel, &kern[j], st, error)) {
                 return FALSE;
             }
-            MsMeasurement row = {.kind = kern[j].kind,
-                                 .bytes = kern[j].bytes,
-                                 .m = kern[j].m,
-                                 .n = kern[j].n,
-                                 .k = kern[j].k,
-                                 .dtype = s->dtype,
-                                 .label = kern[j].label,
-                                 .seconds = st[1],
-                                 .min_s = st[0],
-                                 .median_s = st[1],
-                                 .mean_s = st[2]};
-            add_row(b, &row);
+            MsMeasurement row = kernel_row(s, &kern[j], st);
+            add_row(b, &row); /* rank 0's */
+            if (overlapping(b) && !kernel_under(b, &kern[j], &bg, st, error)) {
+                return FALSE;
+            }
         }
     }
-    if (s->what & MS_BENCH_LAUNCH) {
+    if (mine && (s->what & MS_BENCH_LAUNCH)) {
         double st[3];
         if (!time_kernel(b, issue_empty, NULL, st, error)) {
             return FALSE;
@@ -673,8 +786,7 @@ cuda_bench_run(GBytes *spec_bytes, const MsExecOptions *opts, const MsExecPlace 
     /* NCCL takes its settings from this process's environment when the first communicator is
      * made: they must be the ones the rows will say. */
     gboolean ok = ms_bench_nccl_env_check(spec, NULL, error) && bench_setup(&b, error) &&
-                  bench_comm(&b, error) && bench_concurrency(&b, error) &&
-                  (place->rank != 0 || bench_kernels(&b, error));
+                  bench_comm(&b, error) && bench_concurrency(&b, error) && bench_kernels(&b, error);
     GBytes *result = NULL;
     if (ok) {
         result = place->rank == 0 ? g_bytes_new(b.csv->str, b.csv->len) : g_bytes_new(NULL, 0);

@@ -76,7 +76,8 @@ const MsBackendInfo ms_cuda_backend_info = {
                "command and rank 0 coordinates and writes the outputs.\n",
     .bench_summary = "one process per GPU: point-to-point per link class, all-to-all and\n"
                      "allreduce sweeps (NCCL), expert GEMM sweeps (cuBLAS), launch overhead,\n"
-                     "all-to-alls alone and under an allreduce on a second communicator\n",
+                     "all-to-alls and expert kernels alone and under an allreduce on a\n"
+                     "second communicator\n",
     .options = options,
     .parse = cuda_parse,
     .describe = cuda_describe,

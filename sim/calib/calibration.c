@@ -290,14 +290,34 @@ ms_calibration_collective_efficiency(const MsCalibration *cal, MsMeasurementKind
     return t ? ms_eff_table_eval(t, (double)bytes) : 1.0;
 }
 
-gboolean
-ms_calibration_set_gemm(MsCalibration *cal, const MsGemmCurve *curve, double overlap_slowdown,
-                        MsTime launch, GError **error)
+static gboolean
+check_slowdown(double overlap_slowdown, GError **error)
 {
     if (!(overlap_slowdown >= 1.0) || !(overlap_slowdown <= MS_COMPUTE_SLOWDOWN_MAX)) {
         return api_error(error, MS_CALIBRATION_ERROR_VALUE,
                          "gemm: overlap_slowdown %g is outside [1, %g]", overlap_slowdown,
                          MS_COMPUTE_SLOWDOWN_MAX);
+    }
+    return TRUE;
+}
+
+gboolean
+ms_calibration_set_overlap_slowdown(MsCalibration *cal, double overlap_slowdown, GError **error)
+{
+    if (!check_slowdown(overlap_slowdown, error)) {
+        return FALSE;
+    }
+    cal->has_gemm = TRUE;
+    cal->slowdown = overlap_slowdown;
+    return TRUE;
+}
+
+gboolean
+ms_calibration_set_gemm(MsCalibration *cal, const MsGemmCurve *curve, double overlap_slowdown,
+                        MsTime launch, GError **error)
+{
+    if (!check_slowdown(overlap_slowdown, error)) {
+        return FALSE;
     }
     MsGemmCurve *copy = NULL;
     if (curve != NULL) {

@@ -118,6 +118,10 @@ const MsEffTable *ms_calibration_collective_table(const MsCalibration *cal, MsMe
  * the GPU spec's applies). FALSE with MS_CALIBRATION_ERROR_VALUE / _LIST for invalid values. */
 gboolean ms_calibration_set_gemm(MsCalibration *cal, const MsGemmCurve *curve,
                                  double overlap_slowdown, MsTime launch, GError **error);
+/* Records the overlap slowdown alone (fitted on kernels timed under an allreduce), keeping the
+ * [gemm] group's curve and launch; FALSE with MS_CALIBRATION_ERROR_VALUE outside [1, max]. */
+gboolean ms_calibration_set_overlap_slowdown(MsCalibration *cal, double overlap_slowdown,
+                                             GError **error);
 gboolean ms_calibration_has_gemm(const MsCalibration *cal);
 /* Applies the [gemm] group to a compute model: curve, overlap slowdown and launch when recorded.
  * Without a [gemm] group the model is left as it is. */
