@@ -44,10 +44,15 @@ print_runs(const MsValidationReport *r)
 static void
 print_tables(const MsValidationReport *r)
 {
-    fprintf(out_text, "%-24s %7s %9s %9s %9s\n", "measurement", "points", "median", "p90", "max");
+    int width = 24; /* the names' column, as wide as the longest */
+    for (guint i = 0; i < ms_validation_report_n_rows(r); i++) {
+        width = MAX(width, (int)strlen(ms_validation_report_row(r, i)->name));
+    }
+    fprintf(out_text, "%-*s %7s %9s %9s %9s\n", width, "measurement", "points", "median", "p90",
+            "max");
     for (guint i = 0; i < ms_validation_report_n_rows(r); i++) {
         const MsReportRow *row = ms_validation_report_row(r, i);
-        fprintf(out_text, "%-24s %7u %8.2f%% %8.2f%% %8.2f%%\n", row->name, row->stats.n,
+        fprintf(out_text, "%-*s %7u %8.2f%% %8.2f%% %8.2f%%\n", width, row->name, row->stats.n,
                 100 * row->stats.median, 100 * row->stats.p90, 100 * row->stats.max);
     }
 }

@@ -273,6 +273,8 @@ test_cli(void)
     g_auto(MsTestRun) v =
         ms_test_moesim_run("validate", "-M", path, "-t", "dgx-a100", "-c", out, NULL);
     CU_ASSERT_EQUAL(v.rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.out, "\ngemm 1x1 mlp_up_proj under allreduce          4 "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.out, "\ngemm 1x1 mlp_up_proj                          4 "));
 
     /* A kernel under an allreduce without its kernel alone: file:line, exit 2. */
     g_autofree char *bad =

@@ -42,8 +42,8 @@ static const MsRange row_fields[] = {
     {ROW, "n", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m; 2 m n k flops stay below 2^98"},
     {ROW, "k", MS_RANGE_COUNT, 0, (double)SHAPE_MAX, "as m"},
     {ROW, "background_bytes", MS_RANGE_BYTES, 0, (double)MS_BYTES_MAX,
-     "the allreduce looping under an all-to-all; at least 1 B on an alltoall_under_allreduce "
-     "row, 0 on the others"},
+     "the allreduce looping under an all-to-all or a kernel; at least 1 B on an "
+     "alltoall_under_allreduce row, 0 or more on gemm and elementwise rows, 0 on the others"},
     {ROW, "channels", MS_RANGE_COUNT, 0, MS_MEAS_MAX_CHANNELS,
      "NCCL's MAXCHANNELS (64 since 2.19); 0: NCCL's choice, the only value of a kind without "
      "NCCL"},

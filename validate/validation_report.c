@@ -184,7 +184,8 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
         for (guint j = i; j < n; j++) {
             const MsMeasurement *b = ms_measurement_set_get(set, j);
             if (done[j] || b->kind != a->kind || b->ranks != a->ranks ||
-                b->ranks_per_node != a->ranks_per_node || g_strcmp0(b->label, a->label)) {
+                b->ranks_per_node != a->ranks_per_node || g_strcmp0(b->label, a->label) ||
+                ms_measurement_overlapped(b) != ms_measurement_overlapped(a)) {
                 continue;
             }
             done[j] = 1;
@@ -206,9 +207,11 @@ predict_table(MsValidationReport *r, const MsMeasurementSet *set, const MsTopolo
             g_array_append_val(size, bytes);
             g_array_append_val(bus, factor);
         }
-        char *name = g_strdup_printf("%s %ux%u%s%s", ms_measurement_kind_name(a->kind), a->ranks,
+        /* Kernels timed under an allreduce are their own group: the overlap slowdown's. */
+        char *name = g_strdup_printf("%s %ux%u%s%s%s", ms_measurement_kind_name(a->kind), a->ranks,
                                      a->ranks_per_node, a->label && *a->label ? " " : "",
-                                     a->label ? a->label : "");
+                                     a->label ? a->label : "",
+                                     ms_measurement_overlapped(a) ? " under allreduce" : "");
         if (!add_row(r, name, (double *)p->data, (double *)m->data, p->len, NAN, NAN, error)) {
             return FALSE;
         }
