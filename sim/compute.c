@@ -255,17 +255,28 @@ ms_compute_time_overlapped(const MsComputeModel *model, double flops, guint64 by
     return ms_time_from_s(s);
 }
 
+void
+ms_compute_op_parts(const MsComputeModel *model, const MsOpInfo *op, double *fixed_s,
+                    double *body_s)
+{
+    g_return_if_fail(model != NULL && op != NULL);
+    if (op->role == MS_ROLE_HOST) {
+        *fixed_s = op->host_s;
+        *body_s = 0;
+        return;
+    }
+    guint64 rows = op->gemm_m ? op->gemm_m : op->tokens;
+    *fixed_s = ms_time_to_s(model->launch) + op->host_s;
+    *body_s = body_seconds(model, op->flops, (guint64)op->bytes, rows);
+}
+
 MsTime
 ms_compute_op_time(const MsComputeModel *model, const MsOpInfo *op, gboolean overlapped)
 {
     g_return_val_if_fail(model != NULL && op != NULL, 0);
-    if (op->role == MS_ROLE_HOST) {
-        return ms_time_from_s(op->host_s);
-    }
-    guint64 rows = op->gemm_m ? op->gemm_m : op->tokens;
-    double body = body_seconds(model, op->flops, (guint64)op->bytes, rows);
-    double s = ms_time_to_s(model->launch) + op->host_s + (overlapped ? model->slowdown : 1) * body;
-    return ms_time_from_s(s);
+    double fixed = 0, body = 0;
+    ms_compute_op_parts(model, op, &fixed, &body);
+    return ms_time_from_s(fixed + (overlapped ? model->slowdown : 1) * body);
 }
 
 void

@@ -87,6 +87,11 @@ MsTime ms_compute_time_overlapped(const MsComputeModel *model, double flops, gui
  * efficiency curve is indexed by one GEMM's rows: the op's gemm_m when set (an expert op's GEMMs
  * each have one expert's tokens), else its tokens. */
 MsTime ms_compute_op_time(const MsComputeModel *model, const MsOpInfo *op, gboolean overlapped);
+/* Its two parts, seconds: fixed, what the op takes whatever runs beside it (the launch and the
+ * host time; a host op's all), and body, the kernel alone, which the overlap slowdown stretches
+ * for as long as NCCL kernels run (sim/engine.c pro-rates it). */
+void ms_compute_op_parts(const MsComputeModel *model, const MsOpInfo *op, double *fixed_s,
+                         double *body_s);
 
 /* Cost of one expert's forward for tokens tokens: up projection (d_model x d_ffn, two such
  * matrices when gated), activation, down projection (d_ffn x d_model). flops = 2 tokens d_model

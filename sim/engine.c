@@ -15,6 +15,17 @@ G_DEFINE_QUARK(ms_engine_error_quark, ms_engine_error)
 
 typedef struct Engine Engine;
 
+/* A compute op in flight where NCCL kernels slow compute (an overlap slowdown above 1 on some
+ * rank): its kernel body progresses at 1 / slowdown of its pace while a communication op of its
+ * rank runs, at its own pace otherwise. */
+typedef struct {
+    MsTime body_from; /* the end of its launch and host time: when the body starts */
+    MsTime last;      /* when body_left was last brought up to date */
+    double body_left; /* seconds of body left at the GPU's own pace */
+    guint32 gen;      /* its completion event's generation; older events are stale */
+    guint32 rank;
+} Work;
+
 /* A collective while it runs: its network object and the engine it reports to. */
 typedef struct {
     Engine *engine;
@@ -38,6 +49,10 @@ struct Engine {
     MsComputeModel **compute; /* per rank */
     Running **running;        /* per collective, while it runs */
     guint *comm_running;      /* per rank: comm ops in flight (compute slows while > 0) */
+    /* With an overlap slowdown above 1 on some rank: per op its progress, per rank the compute
+     * ops in flight (guint32); NULL otherwise, every compute op then taking its time alone. */
+    Work *work;
+    GArray **active;
     GArray *launch;
     guint8 *done;     /* with check_invariants: ops finished */
     guint32 clock_op; /* the first compute op that ends at the clock's end, or G_MAXUINT32 */
@@ -203,12 +218,78 @@ finish(Engine *e, guint32 op)
     ms_dispatcher_finished(e->d, op);
 }
 
+/* A compute op's completion event: the op in the low 32 bits, its generation above. */
 static void
-compute_done(MsSim *sim, gpointer ctx, guint64 op)
+compute_done(MsSim *sim, gpointer ctx, guint64 arg)
 {
     Engine *e = ctx;
-    finish(e, (guint32)op);
+    guint32 op = (guint32)arg;
+    if (e->work) {
+        if (e->work[op].gen != (guint32)(arg >> 32)) {
+            return; /* retimed since: a later event ends it */
+        }
+        GArray *a = e->active[e->work[op].rank];
+        for (guint k = 0; k < a->len; k++) {
+            if (g_array_index(a, guint32, k) == op) {
+                g_array_remove_index_fast(a, k);
+                break;
+            }
+        }
+    }
+    finish(e, op);
     dispatch(e);
+}
+
+/* Schedules op's end delay from now. */
+static void
+schedule_compute(Engine *e, guint32 op, MsTime delay, guint32 gen)
+{
+    if (e->clock_op == G_MAXUINT32 && delay >= MS_SIM_CLOCK_END - ms_sim_now(e->sim)) {
+        e->clock_op = op; /* named if the run reaches the clock's end */
+    }
+    ms_sim_after(e->sim, delay, compute_done, e, (guint64)gen << 32 | op);
+}
+
+/* The pace factor of rank's compute bodies now: its slowdown while comm runs there, else 1. */
+static double
+pace(const Engine *e, guint rank)
+{
+    return e->comm_running[rank] ? ms_compute_model_overlap_slowdown(e->compute[rank]) : 1.0;
+}
+
+/* (Re)schedules the end of a tracked op from its progress, at pace f from now. */
+static void
+schedule_work(Engine *e, guint32 op, double f)
+{
+    Work *w = &e->work[op];
+    MsTime now = ms_sim_now(e->sim), from = MAX(now, w->body_from);
+    schedule_compute(e, op, from - now + ms_time_from_s(w->body_left * f), ++w->gen);
+}
+
+/* A communication op of rank starts (delta 1) or ends (-1). When that starts or ends the
+ * communication on the rank, its compute ops in flight are brought up to date at the pace they
+ * ran at and retimed at the new one. */
+static void
+comm_change(Engine *e, guint rank, int delta)
+{
+    double before = pace(e, rank);
+    e->comm_running[rank] = (guint)((int)e->comm_running[rank] + delta);
+    double after = pace(e, rank);
+    if (e->work == NULL || before == after) {
+        return;
+    }
+    MsTime now = ms_sim_now(e->sim);
+    GArray *a = e->active[rank];
+    for (guint k = 0; k < a->len; k++) {
+        guint32 op = g_array_index(a, guint32, k);
+        Work *w = &e->work[op];
+        MsTime from = MAX(w->last, w->body_from);
+        if (now > from) {
+            w->body_left = MAX(0, w->body_left - ms_time_to_s(now - from) / before);
+        }
+        w->last = now;
+        schedule_work(e, op, after);
+    }
 }
 
 static void
@@ -249,7 +330,7 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
     Engine *e = r->engine;
     MsCollInfo c;
     ms_schedule_coll(e->s, r->id, &c);
-    e->comm_running[c.ranks[part]]--;
+    comm_change(e, c.ranks[part], -1);
     finish(e, c.ops[part]);
     if (--r->left == 0) {
         guint64 sent = 0;
@@ -342,12 +423,20 @@ launch(Engine *e, guint32 op, GError **error)
     MsTime now = ms_sim_now(e->sim);
     ms_records_set(e->rec, op, now, now);
     if (i.kind == MS_OP_COMPUTE) {
-        /* Rows of one GEMM, host time and the overlap slowdown: ms_compute_op_time. */
-        MsTime t = ms_compute_op_time(e->compute[i.rank], &i, e->comm_running[i.rank] > 0);
-        if (e->clock_op == G_MAXUINT32 && t >= MS_SIM_CLOCK_END - now) {
-            e->clock_op = op; /* named if the run reaches the clock's end */
+        /* Rows of one GEMM, host time and the overlap slowdown: ms_compute_op_parts. */
+        if (e->work == NULL) {
+            schedule_compute(e, op, ms_compute_op_time(e->compute[i.rank], &i, FALSE), 0);
+            return TRUE;
         }
-        ms_sim_after(e->sim, t, compute_done, e, op);
+        double fixed = 0, body = 0;
+        ms_compute_op_parts(e->compute[i.rank], &i, &fixed, &body);
+        Work *w = &e->work[op];
+        w->body_from = now + ms_time_from_s(fixed);
+        w->last = now;
+        w->body_left = body;
+        w->rank = i.rank;
+        g_array_append_val(e->active[i.rank], op);
+        schedule_work(e, op, pace(e, i.rank));
         return TRUE;
     }
     if (e->running[i.coll] == NULL && !start_collective(e, i.coll, error)) {
@@ -359,7 +448,7 @@ launch(Engine *e, guint32 op, GError **error)
     while (c.ops[part] != op) {
         part++;
     }
-    e->comm_running[i.rank]++;
+    comm_change(e, i.rank, 1);
     ms_coll_launch(e->running[i.coll]->coll, part);
     return TRUE;
 }
@@ -410,6 +499,11 @@ engine_clear(Engine *e)
     }
     g_free(e->running);
     g_free(e->comm_running);
+    for (guint r = 0; e->active && r < n; r++) {
+        g_array_unref(e->active[r]);
+    }
+    g_free(e->active);
+    g_free(e->work);
     g_free(e->done);
     g_free(e->link_rate);
     if (e->by_handler) {
@@ -455,6 +549,17 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
     ms_sim_set_check_invariants(e.sim, e.opts->check_invariants);
     e.running = g_new0(Running *, MAX(ms_schedule_n_colls(s), 1));
     e.comm_running = g_new0(guint, ms_schedule_n_ranks(s));
+    gboolean slowed = FALSE;
+    for (guint r = 0; r < ms_schedule_n_ranks(s); r++) {
+        slowed |= ms_compute_model_overlap_slowdown(e.compute[r]) > 1.0;
+    }
+    if (slowed) {
+        e.work = g_new0(Work, MAX(ms_schedule_n_ops(s), 1));
+        e.active = g_new(GArray *, ms_schedule_n_ranks(s));
+        for (guint r = 0; r < ms_schedule_n_ranks(s); r++) {
+            e.active[r] = g_array_new(FALSE, FALSE, sizeof(guint32));
+        }
+    }
     e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
     if (e.opts->check_invariants) {
         e.done = g_new0(guint8, MAX(ms_schedule_n_ops(s), 1));

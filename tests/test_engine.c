@@ -271,6 +271,68 @@ test_errors(void)
     MS_ASSERT_ERROR(error, MS_DISPATCHER_ERROR, MS_DISPATCHER_ERROR_STUCK, "cannot progress");
 }
 
+/* An all-to-all of bytes each way between ranks 0 and 1 on the comm stream from time 0, and on
+ * rank 0's compute stream a GEMM of flops from time 0 and one after the all-to-all, under an
+ * overlap slowdown of slow: the GEMMs' records and the all-to-all's end. */
+static void
+run_overlapped(double slow, guint64 bytes, double flops, MsTime *first, MsTime *second_start,
+               MsTime *second_end, MsTime *a2a_end)
+{
+    g_autoptr(MsTopology) t = topo();
+    g_autoptr(MsSchedule) s = two_ranks("concurrent");
+    guint64 m[4] = {0, bytes, bytes, 0};
+    guint32 x[2];
+    guint32 g = gemm(s, 0, flops);
+    ms_schedule_add_alltoall(s, 1, ranks2, 2, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "a2a", x);
+    guint32 after = gemm(s, 0, flops);
+    ms_schedule_add_dep(s, after, x[0]);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    g_autoptr(MsCalibration) cal = ms_calibration_new();
+    CU_ASSERT_TRUE_FATAL(ms_calibration_set_overlap_slowdown(cal, slow, NULL));
+    MsEngineOptions opts = {.check_invariants = TRUE, .calibration = cal};
+    GError *error = NULL;
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(ms_records_start(r, g), 0);
+    CU_ASSERT_EQUAL(ms_records_start(r, x[0]), 0);
+    *first = ms_records_end(r, g);
+    *second_start = ms_records_start(r, after);
+    *second_end = ms_records_end(r, after);
+    *a2a_end = ms_records_end(r, x[0]);
+}
+
+/* The overlap slowdown stretches a kernel body only while communication runs on its rank: the
+ * part of the body before the all-to-all ends runs at 1 / s of its pace, the rest at its own. */
+static void
+test_overlap_prorated(void)
+{
+    g_autoptr(MsTopology) t = topo();
+    const double s = 1.5, flops = 1e12;
+    MsTime alone = model_time(t, flops);
+    g_autoptr(MsComputeModel) m = ms_compute_model_new(ms_topology_gpu_spec(t, 0), NULL);
+    MsTime launch = ms_compute_model_launch(m);
+    double body = ms_time_to_s(alone - launch);
+    /* 300 MB each way: about 1 ms, within the GEMM's 4.6 ms. */
+    MsTime first, start2, end2, a2a;
+    run_overlapped(s, 300000000, flops, &first, &start2, &end2, &a2a);
+    CU_ASSERT_TRUE(a2a > launch && a2a < alone);
+    double done_by_a2a = ms_time_to_s(a2a - launch) / s;
+    MsTime expect = a2a + ms_time_from_s(body - done_by_a2a);
+    CU_ASSERT_TRUE(llabs((long long)(first - expect)) <= 2);
+    /* The GEMM after the all-to-all runs alone. */
+    CU_ASSERT_EQUAL(start2, MAX(first, a2a));
+    CU_ASSERT_EQUAL(end2 - start2, alone);
+    /* An all-to-all outlasting the GEMM stretches all of its body (3 GB: about 10 ms). */
+    run_overlapped(s, 3000000000, flops, &first, &start2, &end2, &a2a);
+    CU_ASSERT_TRUE(a2a > first);
+    CU_ASSERT_TRUE(llabs((long long)(first - (launch + ms_time_from_s(s * body)))) <= 2);
+    CU_ASSERT_EQUAL(end2 - start2, alone);
+    /* Without a slowdown the GEMM takes its time alone, the all-to-all beside it or not. */
+    run_overlapped(1.0, 300000000, flops, &first, &start2, &end2, &a2a);
+    CU_ASSERT_EQUAL(first, alone);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -284,6 +346,8 @@ main(int argc, char **argv)
         {"an expert op's efficiency is read at one expert's tokens",
          test_expert_efficiency_at_gemm_rows},
         {"the records count collectives by kind", test_stats_per_collective_kind},
+        {"the overlap slowdown stretches compute only while communication runs",
+         test_overlap_prorated},
         {"errors", test_errors},
         {NULL, NULL},
     };
