@@ -5,6 +5,7 @@
 #include <math.h>
 
 #include "sim/compute.h"
+#include "validate/fit.h"
 
 G_DEFINE_QUARK(ms_overlap_fit_error_quark, ms_overlap_fit_error)
 
@@ -36,24 +37,17 @@ ms_overlap_fit_alone_row(const MsMeasurementSet *set, guint i)
     return NULL;
 }
 
-static int
-cmp_double(gconstpointer x, gconstpointer y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-/* Median of |s q_i - 1| over the ratios q_i = alone / together. */
+/* Median of |s alone / together - 1| over the pairs. */
 static double
-median_error(const GArray *q, double s)
+median_error(const GArray *alone, const GArray *together, double s)
 {
-    g_autofree double *e = g_new(double, q->len);
-    for (guint i = 0; i < q->len; i++) {
-        e[i] = fabs(s * g_array_index(q, double, i) - 1);
+    g_autofree double *p = g_new(double, alone->len);
+    for (guint i = 0; i < alone->len; i++) {
+        p[i] = s * g_array_index(alone, double, i);
     }
-    qsort(e, q->len, sizeof(double), cmp_double);
-    guint h = q->len / 2;
-    return q->len % 2 ? e[h] : (e[h - 1] + e[h]) / 2;
+    MsErrorStats st;
+    return ms_error_stats(p, (const double *)together->data, alone->len, &st, NULL) ? st.median
+                                                                                    : NAN;
 }
 
 gboolean
@@ -62,6 +56,8 @@ ms_overlap_fit(const MsMeasurementSet *set, const gboolean *use, MsOverlapFit *o
     g_return_val_if_fail(set != NULL && out != NULL, FALSE);
     *out = (MsOverlapFit){0, NAN, NAN, NAN, NAN, NAN, NAN};
     g_autoptr(GArray) q = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) alone = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GArray) together = g_array_new(FALSE, FALSE, sizeof(double));
     double largest = 0;
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *u = ms_measurement_set_get(set, i);
@@ -82,6 +78,8 @@ ms_overlap_fit(const MsMeasurementSet *set, const gboolean *use, MsOverlapFit *o
         }
         double r = a->seconds / u->seconds;
         g_array_append_val(q, r);
+        g_array_append_val(alone, a->seconds);
+        g_array_append_val(together, u->seconds);
         largest = MAX(largest, 1 / r);
     }
     if (q->len == 0) {
@@ -104,7 +102,7 @@ ms_overlap_fit(const MsMeasurementSet *set, const gboolean *use, MsOverlapFit *o
     out->std_error = q->len > 1 ? sqrt(rss / (q->len - 1) / sqq) : NAN;
     out->applied = CLAMP(s, 1.0, MS_COMPUTE_SLOWDOWN_MAX);
     out->largest = largest;
-    out->median_before = median_error(q, 1.0);
-    out->median_after = median_error(q, out->applied);
+    out->median_before = median_error(alone, together, 1.0);
+    out->median_after = median_error(alone, together, out->applied);
     return TRUE;
 }
