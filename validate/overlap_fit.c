@@ -55,10 +55,10 @@ ms_overlap_fit(const MsMeasurementSet *set, const gboolean *use, MsOverlapFit *o
 {
     g_return_val_if_fail(set != NULL && out != NULL, FALSE);
     *out = (MsOverlapFit){0, NAN, NAN, NAN, NAN, NAN, NAN};
-    g_autoptr(GArray) q = g_array_new(FALSE, FALSE, sizeof(double));
     g_autoptr(GArray) alone = g_array_new(FALSE, FALSE, sizeof(double));
     g_autoptr(GArray) together = g_array_new(FALSE, FALSE, sizeof(double));
-    double largest = 0;
+    /* q_i = alone / together: sum q and sum q^2, for min over s of sum (s q_i - 1)^2. */
+    double sq = 0, sqq = 0, largest = 0;
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *u = ms_measurement_set_get(set, i);
         if ((use && !use[i]) || !ms_measurement_overlapped(u)) {
@@ -76,30 +76,25 @@ ms_overlap_fit(const MsMeasurementSet *set, const gboolean *use, MsOverlapFit *o
                         u->k, u->background_bytes);
             return FALSE;
         }
-        double r = a->seconds / u->seconds;
-        g_array_append_val(q, r);
+        double q = a->seconds / u->seconds;
+        sq += q;
+        sqq += q * q;
+        largest = MAX(largest, 1 / q);
         g_array_append_val(alone, a->seconds);
         g_array_append_val(together, u->seconds);
-        largest = MAX(largest, 1 / r);
     }
-    if (q->len == 0) {
+    guint n = alone->len;
+    if (n == 0) {
         return TRUE;
     }
-    /* min over s of sum (s q_i - 1)^2: s = sum q / sum q^2. */
-    double sq = 0, sqq = 0;
-    for (guint i = 0; i < q->len; i++) {
-        double v = g_array_index(q, double, i);
-        sq += v;
-        sqq += v * v;
-    }
     double s = sq / sqq, rss = 0;
-    for (guint i = 0; i < q->len; i++) {
-        double res = s * g_array_index(q, double, i) - 1;
+    for (guint i = 0; i < n; i++) {
+        double res = s * g_array_index(alone, double, i) / g_array_index(together, double, i) - 1;
         rss += res * res;
     }
-    out->pairs = q->len;
+    out->pairs = n;
     out->slowdown = s;
-    out->std_error = q->len > 1 ? sqrt(rss / (q->len - 1) / sqq) : NAN;
+    out->std_error = n > 1 ? sqrt(rss / (n - 1) / sqq) : NAN;
     out->applied = CLAMP(s, 1.0, MS_COMPUTE_SLOWDOWN_MAX);
     out->largest = largest;
     out->median_before = median_error(alone, together, 1.0);

@@ -632,23 +632,21 @@ bench_concurrency(Bench *b, GError **error)
     for (guint k = 0; k < s->concurrency_sizes->len; k++) {
         guint64 size = g_array_index(s->concurrency_sizes, guint64, k);
         Transfer t = {NULL, size / s->world * s->world}; /* whole bytes to every rank */
-        double alone = 0, under[3];
+        double alone = 0, mine[3], under = 0;
         if (t.bytes == 0) {
             continue;
         }
         g_autofree char *what =
             g_strdup_printf("the all-to-all of %" G_GUINT64_FORMAT " B", t.bytes);
         Timed timed = {issue_alltoall, &t, FALSE, TRUE, what};
-        double mine = 0;
         if (!time_comm(b, b->stream, issue_alltoall, &t, &alone, error) ||
-            !time_under(b, &timed, &bg, alone, b->bg_alone, under, error) ||
-            !slowest(b, under[0], &mine, error)) {
+            !time_under(b, &timed, &bg, alone, b->bg_alone, mine, error) ||
+            !slowest(b, mine[0], &under, error)) {
             return FALSE;
         }
-        under[0] = mine;
         MsMeasurement row = comm_row(s, MS_MEASUREMENT_ALLTOALL, t.bytes, alone);
         add_row(b, &row);
-        row = comm_row(s, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE, t.bytes, under[0]);
+        row = comm_row(s, MS_MEASUREMENT_ALLTOALL_UNDER_ALLREDUCE, t.bytes, under);
         row.background_bytes = bg.bytes;
         add_row(b, &row);
     }
