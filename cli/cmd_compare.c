@@ -202,6 +202,7 @@ ms_cmd_compare(int argc, char **argv)
         ms_json_member_double(jb, "a2a_us", m.a2a_us);
         ms_json_member_double(jb, "a2a_backward_us", m.a2a_bwd_us);
         ms_json_member_double(jb, "exposed_comm_us", m.exposed_comm_us);
+        ms_json_member_double(jb, "comm_wait_us", m.comm_wait_us);
         ms_json_member_double(jb, "allreduce_us", m.allreduce_us);
         ms_json_member_double(jb, "step_time_p50_us", p50);
         ms_json_member_double(jb, "step_time_p95_us", p95);

@@ -156,6 +156,8 @@ print_summary(const MsResult *res, const char *path)
     printf("allreduce  %.3f ms per GPU\n", m.allreduce_us / 1e3);
     printf("exposed    %.3f ms of communication per GPU with no compute running\n",
            m.exposed_comm_us / 1e3);
+    printf("waiting    %.3f ms per GPU with collectives ready, waiting for a later GPU\n",
+           m.comm_wait_us / 1e3);
 }
 
 static int

@@ -29,6 +29,8 @@ print_metrics(FILE *out, const MsResult *res, MsPlanMode mode)
     fprintf(out, "  %-22s %10.3f ms per GPU (%.1f%% of the %s)\n", "exposed communication",
             m.exposed_comm_us / 1e3, m.step_us > 0 ? 100 * m.exposed_comm_us / m.step_us : 0,
             mode == MS_PLAN_INFER ? "latency" : "step");
+    fprintf(out, "  %-22s %10.3f ms per GPU (collectives ready here, waiting for a later GPU)\n",
+            "waiting for peers", m.comm_wait_us / 1e3);
     char buf[32];
     fprintf(out, "  %-22s %10s per iteration\n", "all-to-all traffic",
             ms_format_bytes(m.a2a_bytes, buf, sizeof buf));

@@ -10,13 +10,10 @@
 
 G_DEFINE_QUARK(ms_sweep_csv_error_quark, ms_sweep_csv_error)
 
-static const char *const metric_names[] = {"iterations",      "step_time_us",
-                                           "step_p50_us",     "step_p95_us",
-                                           "step_p99_us",     "compute_us",
-                                           "a2a_us",          "a2a_forward_us",
-                                           "a2a_backward_us", "allreduce_us",
-                                           "exposed_comm_us", "a2a_bytes",
-                                           "dropped_tokens",  NULL};
+static const char *const metric_names[] = {
+    "iterations",      "step_time_us", "step_p50_us",    "step_p95_us",     "step_p99_us",
+    "compute_us",      "a2a_us",       "a2a_forward_us", "a2a_backward_us", "allreduce_us",
+    "exposed_comm_us", "comm_wait_us", "a2a_bytes",      "dropped_tokens",  NULL};
 
 const char *const *
 ms_sweep_csv_metrics(void)
@@ -104,12 +101,12 @@ ms_sweep_csv_row(const MsSweepGrid *grid, guint point, const MsResult *res)
     ms_result_mean(res, &m);
     g_string_append_printf(
         s,
-        ",%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" G_GUINT64_FORMAT
+        ",%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%" G_GUINT64_FORMAT
         ",%" G_GUINT64_FORMAT,
         ms_result_n_iterations(res), m.step_us, ms_result_step_percentile(res, 50),
         ms_result_step_percentile(res, 95), ms_result_step_percentile(res, 99), m.compute_us,
-        m.a2a_us, m.a2a_fwd_us, m.a2a_bwd_us, m.allreduce_us, m.exposed_comm_us, m.a2a_bytes,
-        m.dropped_tokens);
+        m.a2a_us, m.a2a_fwd_us, m.a2a_bwd_us, m.allreduce_us, m.exposed_comm_us, m.comm_wait_us,
+        m.a2a_bytes, m.dropped_tokens);
     return g_string_free(s, FALSE);
 }
 

@@ -22,7 +22,7 @@ typedef enum {
 
 /* The metric columns, in order, NULL-terminated: iterations, step_time_us, step_p50_us,
  * step_p95_us, step_p99_us, compute_us, a2a_us, a2a_forward_us, a2a_backward_us, allreduce_us,
- * exposed_comm_us, a2a_bytes, dropped_tokens. */
+ * exposed_comm_us, comm_wait_us, a2a_bytes, dropped_tokens. */
 const char *const *ms_sweep_csv_metrics(void);
 
 /* "point,AXIS...,METRIC..." without a newline. Free with g_free. */

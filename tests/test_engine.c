@@ -7,6 +7,7 @@
 #include "sim/sim.h"
 #include "sim/schedule/dispatcher.h"
 #include "sim/calib/calibration.h"
+#include "sim/out/result.h"
 
 static MsTopology *
 topo(void)
@@ -77,6 +78,13 @@ test_a2a_after_slowest_rank(void)
     MsTime expect = tb + ms_time_from_us(1.4) + ms_time_from_s(bytes / 300e9);
     MS_ASSERT_REL((double)ms_records_end(r, x[0]), (double)expect, 1e-9);
     CU_ASSERT_EQUAL(ms_records_start(r, after), ms_records_end(r, x[0]));
+    /* Rank 0 reached the collective at ta and waited for rank 1 until tb. */
+    g_autofree MsTime *wait = ms_result_op_waits(s, r);
+    CU_ASSERT_EQUAL(wait[x[0]], tb - ta);
+    CU_ASSERT_EQUAL(wait[x[1]], 0);
+    MsMetrics mt;
+    ms_metrics_compute(s, r, &mt);
+    MS_ASSERT_REL(mt.comm_wait_us, ms_time_to_us(tb - ta) / 2, 1e-12);
 }
 
 static void

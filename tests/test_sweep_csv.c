@@ -63,15 +63,15 @@ test_rows(void)
     g_autofree char *head = ms_sweep_csv_header(g);
     CU_ASSERT_STRING_EQUAL(head, "point,policy,seed,iterations,step_time_us,step_p50_us,"
                                  "step_p95_us,step_p99_us,compute_us,a2a_us,a2a_forward_us,"
-                                 "a2a_backward_us,allreduce_us,exposed_comm_us,a2a_bytes,"
-                                 "dropped_tokens");
-    CU_ASSERT_EQUAL(g_strv_length((char **)ms_sweep_csv_metrics()), 13);
+                                 "a2a_backward_us,allreduce_us,exposed_comm_us,comm_wait_us,"
+                                 "a2a_bytes,dropped_tokens");
+    CU_ASSERT_EQUAL(g_strv_length((char **)ms_sweep_csv_metrics()), 14);
     g_autoptr(MsResult) res = result();
     g_autofree char *row = ms_sweep_csv_row(g, 3, res);
     /* Means: step (300 + 500) / 2, compute ((100 + 300) / 2 + (100 + 500) / 2) / 2; the
      * percentiles of {300, 500} interpolated: p50 400, p95 490, p99 498. */
     CU_ASSERT_STRING_EQUAL(row, "3,\"lina:chunk=8MB,pack=1\",2,2,400.000,400.000,490.000,"
-                                "498.000,250.000,0.000,0.000,0.000,0.000,0.000,0,0");
+                                "498.000,250.000,0.000,0.000,0.000,0.000,0.000,0.000,0,0");
 }
 
 static void

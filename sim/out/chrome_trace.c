@@ -164,8 +164,11 @@ sends(MsChromeTrace *t, const MsCollInfo *c, guint rank)
     json_builder_end_object(t->b);
 }
 
+/* One op as a slice; a comm op's args say how long it waited for its collective's last
+ * participants (wait: ms_result_op_waits). */
 static void
-op_event(MsChromeTrace *t, guint iteration, const MsSchedule *s, const MsRecords *r, guint32 op)
+op_event(MsChromeTrace *t, guint iteration, const MsSchedule *s, const MsRecords *r,
+         const MsTime *wait, guint32 op)
 {
     MsOpInfo i;
     ms_schedule_op(s, op, &i);
@@ -193,6 +196,7 @@ op_event(MsChromeTrace *t, guint iteration, const MsSchedule *s, const MsRecords
         g_autofree char *coll = g_utf8_make_valid(c.label, -1);
         ms_json_member_string(t->b, "collective", coll);
         ms_json_member_int(t->b, "gpus", c.n_ranks);
+        ms_json_member_double(t->b, "wait_us", ms_time_to_us(wait[op]));
         if (c.kind == MS_COLL_KIND_ALLTOALL && c.n_ranks <= MS_CHROME_TRACE_MAX_TO) {
             sends(t, &c, i.rank);
         }
@@ -400,9 +404,10 @@ ms_chrome_trace_add(MsChromeTrace *t, guint iteration, const MsSchedule *s, cons
     }
     name_tracks(t, s);
     MsTime end = 0;
+    g_autofree MsTime *wait = ms_result_op_waits(s, r);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         if (ran(r, op)) {
-            op_event(t, iteration, s, r, op);
+            op_event(t, iteration, s, r, wait, op);
             end = MAX(end, ms_records_end(r, op));
         }
         if (t->buf->len > FLUSH_BYTES && !flush(t, error)) {

@@ -82,7 +82,160 @@ uncovered(const GArray *a, const GArray *b)
     return total;
 }
 
-enum { CAT_COMPUTE, CAT_A2A_FWD, CAT_A2A_BWD, CAT_ALLREDUCE, CAT_COMM, N_CAT };
+enum { CAT_COMPUTE, CAT_A2A_FWD, CAT_A2A_BWD, CAT_ALLREDUCE, CAT_COMM, CAT_WAIT, N_CAT };
+
+MsTime
+ms_result_op_ready(const MsSchedule *s, const MsRecords *r, guint32 op)
+{
+    guint n;
+    const guint32 *deps = ms_schedule_op_deps(s, op, &n);
+    MsTime t = 0;
+    for (guint k = 0; k < n; k++) {
+        MsTime z = ms_records_end(r, deps[k]);
+        if (ms_records_start(r, deps[k]) == MS_TIME_NEVER) {
+            return MS_TIME_NEVER;
+        }
+        t = MAX(t, z);
+    }
+    return t;
+}
+
+typedef struct {
+    MsTime a, b;
+    guint32 op;
+} Wait;
+
+/* The first of the sorted, disjoint spans that ends after t. */
+static guint
+first_after(const GArray *spans, MsTime t)
+{
+    guint lo = 0, hi = spans->len;
+    while (lo < hi) {
+        guint mid = lo + (hi - lo) / 2;
+        if (g_array_index(spans, Span, mid).b <= t) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/* Appends to waits the intervals in which rank's comm ops were ready (their dependencies done)
+ * and their stream idle there, yet not launched. busy: scratch, one span array per stream. */
+static void
+idle_ready(const MsSchedule *s, const MsRecords *r, guint rank, GArray **busy, GArray *waits)
+{
+    guint n, n_streams = ms_schedule_n_streams(s);
+    const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
+    for (guint st = 0; st < n_streams; st++) {
+        g_array_set_size(busy[st], 0);
+    }
+    for (guint k = 0; k < n; k++) {
+        MsOpInfo i;
+        ms_schedule_op(s, ops[k], &i);
+        Span sp = {ms_records_start(r, ops[k]), ms_records_end(r, ops[k])};
+        if (sp.a != MS_TIME_NEVER) {
+            g_array_append_val(busy[i.stream], sp);
+        }
+    }
+    for (guint st = 0; st < n_streams; st++) {
+        merge(busy[st]);
+    }
+    for (guint k = 0; k < n; k++) {
+        MsOpInfo i;
+        ms_schedule_op(s, ops[k], &i);
+        MsTime start = ms_records_start(r, ops[k]);
+        if (i.kind != MS_OP_COMM || start == MS_TIME_NEVER) {
+            continue;
+        }
+        MsTime t = ms_result_op_ready(s, r, ops[k]);
+        if (t == MS_TIME_NEVER) {
+            continue;
+        }
+        /* [t, start) less the stream's busy spans, earliest piece first. */
+        const GArray *b = busy[i.stream];
+        for (guint j = first_after(b, t); j < b->len && t < start; j++) {
+            const Span *sp = &g_array_index(b, Span, j);
+            Wait w = {t, MIN(sp->a, start), ops[k]};
+            if (w.b > w.a) {
+                g_array_append_val(waits, w);
+            }
+            t = MAX(t, sp->b);
+        }
+        if (t < start) {
+            Wait w = {t, start, ops[k]};
+            g_array_append_val(waits, w);
+        }
+    }
+}
+
+/* Every rank's waits for peers, rank by rank (rank k's are first[k] .. first[k + 1]). A comm op
+ * arrives where it is first ready with its stream idle (its start when never so); the dispatcher
+ * launches a collective on all its participants at once (sim/schedule/dispatcher.h), so an op
+ * that arrived early waits for the collective's last arrival. What it waits after that is the
+ * policy's (an allreduce held by Lina's gate, a place kept in the stream's order), not a peer's,
+ * and is left out. */
+static GArray *
+peer_waits(const MsSchedule *s, const MsRecords *r, guint **first)
+{
+    guint n_ranks = ms_schedule_n_ranks(s), n_ops = ms_schedule_n_ops(s);
+    GArray *waits = g_array_new(FALSE, FALSE, sizeof(Wait));
+    guint n_streams = ms_schedule_n_streams(s);
+    g_autofree GArray **busy = g_new(GArray *, MAX(n_streams, 1));
+    for (guint st = 0; st < n_streams; st++) {
+        busy[st] = g_array_new(FALSE, FALSE, sizeof(Span));
+    }
+    *first = g_new(guint, n_ranks + 1);
+    for (guint rank = 0; rank < n_ranks; rank++) {
+        (*first)[rank] = waits->len;
+        idle_ready(s, r, rank, busy, waits);
+    }
+    (*first)[n_ranks] = waits->len;
+    for (guint st = 0; st < n_streams; st++) {
+        g_array_unref(busy[st]);
+    }
+    g_autofree MsTime *arrival = g_new(MsTime, MAX(n_ops, 1));
+    for (guint32 op = 0; op < n_ops; op++) {
+        arrival[op] = ms_records_start(r, op);
+    }
+    for (guint k = waits->len; k-- > 0;) { /* an op's earliest piece is its first */
+        const Wait *w = &g_array_index(waits, Wait, k);
+        arrival[w->op] = w->a;
+    }
+    guint n_colls = ms_schedule_n_colls(s);
+    g_autofree MsTime *last = g_new(MsTime, MAX(n_colls, 1));
+    for (guint32 c = 0; c < n_colls; c++) {
+        MsCollInfo ci;
+        ms_schedule_coll(s, c, &ci);
+        last[c] = 0;
+        for (guint p = 0; p < ci.n_ranks && last[c] != MS_TIME_NEVER; p++) {
+            MsTime t = arrival[ci.ops[p]];
+            last[c] = t == MS_TIME_NEVER ? t : MAX(last[c], t);
+        }
+    }
+    for (guint k = 0; k < waits->len; k++) {
+        Wait *w = &g_array_index(waits, Wait, k);
+        MsOpInfo i;
+        ms_schedule_op(s, w->op, &i);
+        MsTime end = last[i.coll] == MS_TIME_NEVER ? w->a : last[i.coll];
+        w->b = MAX(w->a, MIN(w->b, end)); /* empty when nothing was a peer's */
+    }
+    return waits;
+}
+
+MsTime *
+ms_result_op_waits(const MsSchedule *s, const MsRecords *r)
+{
+    MsTime *wait = g_new0(MsTime, MAX(ms_schedule_n_ops(s), 1));
+    g_autofree guint *first = NULL;
+    g_autoptr(GArray) waits = peer_waits(s, r, &first);
+    for (guint k = 0; k < waits->len; k++) {
+        const Wait *w = &g_array_index(waits, Wait, k);
+        wait[w->op] += w->b - w->a;
+    }
+    return wait;
+}
 
 void
 ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
@@ -95,6 +248,8 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
         spans[c] = g_array_new(FALSE, FALSE, sizeof(Span));
     }
     double sums[N_CAT + 1] = {0};
+    g_autofree guint *first = NULL;
+    g_autoptr(GArray) waits = peer_waits(s, r, &first);
     for (guint rank = 0; rank < n_ranks; rank++) {
         guint n;
         const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
@@ -130,6 +285,11 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
                 out->a2a_bytes += d == p ? 0 : c.matrix[(gsize)p * c.n_ranks + d];
             }
         }
+        for (guint k = first[rank]; k < first[rank + 1]; k++) {
+            const Wait *w = &g_array_index(waits, Wait, k);
+            Span sp = {w->a, w->b};
+            g_array_append_val(spans[CAT_WAIT], sp);
+        }
         for (guint c = 0; c < N_CAT; c++) {
             sums[c] += ms_time_to_us(merge(spans[c]));
         }
@@ -145,6 +305,7 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
     out->a2a_us = out->a2a_fwd_us + out->a2a_bwd_us;
     out->allreduce_us = sums[CAT_ALLREDUCE] / n_ranks;
     out->exposed_comm_us = sums[N_CAT] / n_ranks;
+    out->comm_wait_us = sums[CAT_WAIT] / n_ranks;
     const char *dropped = ms_schedule_get_meta(s, "dropped_tokens");
     out->dropped_tokens = dropped ? g_ascii_strtoull(dropped, NULL, 10) : 0;
 }
@@ -285,6 +446,7 @@ ms_result_mean(const MsResult *res, MsMetrics *out)
         out->a2a_bwd_us += m->a2a_bwd_us / n;
         out->allreduce_us += m->allreduce_us / n;
         out->exposed_comm_us += m->exposed_comm_us / n;
+        out->comm_wait_us += m->comm_wait_us / n;
         out->a2a_bytes += m->a2a_bytes / n;
         out->dropped_tokens += m->dropped_tokens;
     }
@@ -328,6 +490,7 @@ metrics_members(JsonBuilder *b, const MsMetrics *m)
         {"a2a_backward_us", m->a2a_bwd_us},
         {"allreduce_us", m->allreduce_us},
         {"exposed_comm_us", m->exposed_comm_us},
+        {"comm_wait_us", m->comm_wait_us},
     };
     for (guint i = 0; i < G_N_ELEMENTS(f); i++) {
         json_builder_set_member_name(b, f[i].key);
@@ -364,6 +527,7 @@ ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i)
 static void
 ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
 {
+    g_autofree MsTime *wait = ms_result_op_waits(s, r);
     json_builder_begin_array(b);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         MsOpInfo i;
@@ -393,6 +557,13 @@ ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
         json_builder_add_double_value(b, ms_time_to_us(ms_records_start(r, op)));
         json_builder_set_member_name(b, "end_us");
         json_builder_add_double_value(b, ms_time_to_us(ms_records_end(r, op)));
+        MsTime ready = ms_result_op_ready(s, r, op);
+        if (ready != MS_TIME_NEVER) {
+            ms_json_member_double(b, "ready_us", ms_time_to_us(ready));
+        }
+        if (i.kind == MS_OP_COMM) {
+            ms_json_member_double(b, "wait_us", ms_time_to_us(wait[op]));
+        }
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -503,7 +674,8 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
     }
     ms_output_file_printf(
         f, "op,rank,stream,kind,role,phase,layer,chunk,label,bytes,flops,start_us,end_us,"
-           "duration_us\n");
+           "duration_us,ready_us,wait_us\n");
+    g_autofree MsTime *wait = ms_result_op_waits(s, res->records);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         MsOpInfo i;
         ms_schedule_op(s, op, &i);
@@ -511,12 +683,22 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
         if (a == MS_TIME_NEVER) {
             continue;
         }
+        /* ready_us: when its dependencies had finished; wait_us: a comm op's wait for peers
+         * (empty for compute). */
+        MsTime ready = ms_result_op_ready(s, res->records, op);
+        char at[32] = "", waited[32] = "";
+        if (ready != MS_TIME_NEVER) {
+            g_snprintf(at, sizeof at, "%.6f", ms_time_to_us(ready));
+        }
+        if (i.kind == MS_OP_COMM) {
+            g_snprintf(waited, sizeof waited, "%.6f", ms_time_to_us(wait[op]));
+        }
         ms_output_file_printf(
-            f, "%u,%u,%s,%s,%s,%s,%d,%d,%s,%" G_GUINT64_FORMAT ",%.17g,%.6f,%.6f,%.6f\n", op,
+            f, "%u,%u,%s,%s,%s,%s,%d,%d,%s,%" G_GUINT64_FORMAT ",%.17g,%.6f,%.6f,%.6f,%s,%s\n", op,
             i.rank, ms_schedule_stream_name(s, i.stream), i.kind == MS_OP_COMM ? "comm" : "compute",
             ms_role_name(i.role), ms_phase_name(i.phase), i.layer, i.chunk, i.label,
             ms_result_op_bytes(s, &i), i.flops, ms_time_to_us(a), ms_time_to_us(z),
-            ms_time_to_us(z - a));
+            ms_time_to_us(z - a), at, waited);
     }
     return ms_output_file_close(f, error);
 }

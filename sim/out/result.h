@@ -16,13 +16,16 @@ G_BEGIN_DECLS
 
 /* Per-iteration metrics in microseconds. Busy times are per GPU (union of the intervals of the
  * ops of that kind on the GPU), averaged over GPUs. Exposed communication is the time a GPU has
- * communication in flight and no compute running. */
+ * communication in flight and no compute running. The wait for peers is the time a GPU has a
+ * collective ready (ms_result_op_waits) that waits for another participant to reach it: rank
+ * skew (a straggler's longer compute, an imbalanced expert's GEMM) made visible. */
 typedef struct {
     double step_us;
     double compute_us;
     double a2a_us, a2a_fwd_us, a2a_bwd_us;
     double allreduce_us;
     double exposed_comm_us;
+    double comm_wait_us;
     guint64 a2a_bytes; /* bytes sent by all ranks in all-to-alls */
     guint64 dropped_tokens;
 } MsMetrics;
@@ -67,6 +70,14 @@ gboolean ms_result_write_csv(const MsResult *res, const char *path, GError **err
 /* The bytes of an op as the outputs give them: what a comm op's rank sends to the others (an
  * all-to-all's row less the diagonal) or its buffer (allreduce); a compute op's memory traffic. */
 guint64 ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i);
+
+/* When op was ready: its dependencies' last end (0 without any; MS_TIME_NEVER when one did not
+ * run). */
+MsTime ms_result_op_ready(const MsSchedule *s, const MsRecords *r, guint32 op);
+/* Per op, the time it waited for peers (0 for compute ops): a comm op ready on its rank, its
+ * stream idle there, not yet launched because the collective launches on all its participants
+ * at once (sim/schedule/dispatcher.h) and another has not reached it. Free with g_free. */
+MsTime *ms_result_op_waits(const MsSchedule *s, const MsRecords *r);
 
 /* The detailed iteration's schedule and records (NULL when none was set). */
 const MsSchedule *ms_result_schedule(const MsResult *res);

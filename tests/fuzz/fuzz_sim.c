@@ -80,8 +80,8 @@ skipped(const char *what)
 static void
 check_metrics(const MsMetrics *mt)
 {
-    const double v[] = {mt->step_us, mt->compute_us, mt->a2a_us, mt->allreduce_us,
-                        mt->exposed_comm_us};
+    const double v[] = {mt->step_us,      mt->compute_us,      mt->a2a_us,
+                        mt->allreduce_us, mt->exposed_comm_us, mt->comm_wait_us};
     for (guint i = 0; i < G_N_ELEMENTS(v); i++) {
         if (!isfinite(v[i]) || v[i] < 0) {
             abort();
