@@ -217,6 +217,38 @@ test_run_figures_say_what_they_show(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(links, "not the busiest link"));
 }
 
+/* The timeline draws a wait for peers where it is: rank 0 ready at 10 us for an all-to-all that
+ * rank 1 reaches at 30 us waits on its comm stream (row 1) from 10 to 30 us. */
+static void
+test_timeline_waits(void)
+{
+    g_autoptr(MsSchedule) s = ms_schedule_new(2);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    guint32 c[2], x[2], ranks[2] = {0, 1};
+    guint64 m[4] = {0, 100, 100, 0};
+    for (guint p = 0; p < 2; p++) {
+        c[p] = ms_schedule_add_compute(s, p, 0, MS_ROLE_EXPERT, MS_PHASE_FORWARD, 0, -1, "e");
+    }
+    ms_schedule_add_alltoall(s, 1, ranks, 2, m, 1, 0, MS_ROLE_COMBINE, MS_PHASE_FORWARD, 0, -1, "x",
+                             x);
+    g_autoptr(MsRecords) r = ms_records_new(ms_schedule_n_ops(s), "test");
+    for (guint p = 0; p < 2; p++) {
+        ms_schedule_add_dep(s, x[p], c[p]);
+        ms_records_set(r, c[p], 0, ms_time_from_us(p ? 30 : 10));
+        ms_records_set(r, x[p], ms_time_from_us(30), ms_time_from_us(40));
+    }
+    g_autofree char *png = g_build_filename(ms_test_tmpdir(), "waits.png", NULL);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_figure_timeline(png, "waits", s, r, 0, &error));
+    g_assert_no_error(error);
+    g_autofree char *gp = g_strconcat(png, ".gp", NULL);
+    g_autofree char *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(gp, &text, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "title 'waiting for peers'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "$d2 << EOD\n0.02 1 0.01 0.12\nEOD\n")); /* one wait */
+}
+
 int
 main(int argc, char **argv)
 {
@@ -228,6 +260,7 @@ main(int argc, char **argv)
         {"latency CDF: identical curves named together, every curve inside",
          test_latency_cdf_curves},
         {"run's figures say what they show", test_run_figures_say_what_they_show},
+        {"the timeline draws waits for peers", test_timeline_waits},
         {NULL},
     };
     static const MsTestSuite suites[] = {{"figures", NULL, NULL, tests}, {NULL}};

@@ -130,6 +130,24 @@ ms_figure_timeline(const char *path, const char *title, const MsSchedule *s, con
         double row[4] = {(a_ms + z_ms) / 2, i.rank * streams + i.stream, (z_ms - a_ms) / 2, 0.38};
         ms_plot_row(p, series[i.role], row, 4, NULL);
     }
+    /* Waits for peers (rank skew) as thin grey bars on the stream that waits. */
+    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
+    guint wait_series = G_MAXUINT;
+    for (guint k = 0; k < waits->len; k++) {
+        const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
+        MsOpInfo i;
+        ms_schedule_op(s, w->op, &i);
+        if (i.rank >= ranks) {
+            break; /* rank by rank */
+        }
+        if (wait_series == G_MAXUINT) {
+            wait_series =
+                ms_plot_series(p, "waiting for peers", "1:2:3:4", "boxxyerror lc rgb '#b0b0b0'");
+        }
+        double a_ms = ms_time_to_s(w->a) * 1e3, z_ms = ms_time_to_s(w->b) * 1e3;
+        double row[4] = {(a_ms + z_ms) / 2, i.rank * streams + i.stream, (z_ms - a_ms) / 2, 0.12};
+        ms_plot_row(p, wait_series, row, 4, NULL);
+    }
     return ms_plot_render(p, error);
 }
 

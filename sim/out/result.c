@@ -82,6 +82,14 @@ uncovered(const GArray *a, const GArray *b)
     return total;
 }
 
+static guint
+op_rank(const MsSchedule *s, guint32 op)
+{
+    MsOpInfo i;
+    ms_schedule_op(s, op, &i);
+    return i.rank;
+}
+
 enum { CAT_COMPUTE, CAT_A2A_FWD, CAT_A2A_BWD, CAT_ALLREDUCE, CAT_COMM, CAT_WAIT, N_CAT };
 
 MsTime
@@ -99,11 +107,6 @@ ms_result_op_ready(const MsSchedule *s, const MsRecords *r, guint32 op)
     }
     return t;
 }
-
-typedef struct {
-    MsTime a, b;
-    guint32 op;
-} Wait;
 
 /* The first of the sorted, disjoint spans that ends after t. */
 static guint
@@ -157,41 +160,37 @@ idle_ready(const MsSchedule *s, const MsRecords *r, guint rank, GArray **busy, G
         const GArray *b = busy[i.stream];
         for (guint j = first_after(b, t); j < b->len && t < start; j++) {
             const Span *sp = &g_array_index(b, Span, j);
-            Wait w = {t, MIN(sp->a, start), ops[k]};
+            MsWaitSpan w = {t, MIN(sp->a, start), ops[k]};
             if (w.b > w.a) {
                 g_array_append_val(waits, w);
             }
             t = MAX(t, sp->b);
         }
         if (t < start) {
-            Wait w = {t, start, ops[k]};
+            MsWaitSpan w = {t, start, ops[k]};
             g_array_append_val(waits, w);
         }
     }
 }
 
-/* Every rank's waits for peers, rank by rank (rank k's are first[k] .. first[k + 1]). A comm op
- * arrives where it is first ready with its stream idle (its start when never so); the dispatcher
- * launches a collective on all its participants at once (sim/schedule/dispatcher.h), so an op
- * that arrived early waits for the collective's last arrival. What it waits after that is the
- * policy's (an allreduce held by Lina's gate, a place kept in the stream's order), not a peer's,
- * and is left out. */
-static GArray *
-peer_waits(const MsSchedule *s, const MsRecords *r, guint **first)
+/* A comm op arrives where it is first ready with its stream idle (its start when never so); the
+ * dispatcher launches a collective on all its participants at once (sim/schedule/dispatcher.h),
+ * so an op that arrived early waits for the collective's last arrival. What it waits after that
+ * is the policy's (an allreduce held by Lina's gate, a place kept in the stream's order), not a
+ * peer's, and is left out. */
+GArray *
+ms_result_wait_spans(const MsSchedule *s, const MsRecords *r)
 {
     guint n_ranks = ms_schedule_n_ranks(s), n_ops = ms_schedule_n_ops(s);
-    GArray *waits = g_array_new(FALSE, FALSE, sizeof(Wait));
+    GArray *waits = g_array_new(FALSE, FALSE, sizeof(MsWaitSpan));
     guint n_streams = ms_schedule_n_streams(s);
     g_autofree GArray **busy = g_new(GArray *, MAX(n_streams, 1));
     for (guint st = 0; st < n_streams; st++) {
         busy[st] = g_array_new(FALSE, FALSE, sizeof(Span));
     }
-    *first = g_new(guint, n_ranks + 1);
     for (guint rank = 0; rank < n_ranks; rank++) {
-        (*first)[rank] = waits->len;
         idle_ready(s, r, rank, busy, waits);
     }
-    (*first)[n_ranks] = waits->len;
     for (guint st = 0; st < n_streams; st++) {
         g_array_unref(busy[st]);
     }
@@ -200,7 +199,7 @@ peer_waits(const MsSchedule *s, const MsRecords *r, guint **first)
         arrival[op] = ms_records_start(r, op);
     }
     for (guint k = waits->len; k-- > 0;) { /* an op's earliest piece is its first */
-        const Wait *w = &g_array_index(waits, Wait, k);
+        const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
         arrival[w->op] = w->a;
     }
     guint n_colls = ms_schedule_n_colls(s);
@@ -214,13 +213,17 @@ peer_waits(const MsSchedule *s, const MsRecords *r, guint **first)
             last[c] = t == MS_TIME_NEVER ? t : MAX(last[c], t);
         }
     }
+    guint kept = 0;
     for (guint k = 0; k < waits->len; k++) {
-        Wait *w = &g_array_index(waits, Wait, k);
+        MsWaitSpan w = g_array_index(waits, MsWaitSpan, k);
         MsOpInfo i;
-        ms_schedule_op(s, w->op, &i);
-        MsTime end = last[i.coll] == MS_TIME_NEVER ? w->a : last[i.coll];
-        w->b = MAX(w->a, MIN(w->b, end)); /* empty when nothing was a peer's */
+        ms_schedule_op(s, w.op, &i);
+        w.b = last[i.coll] == MS_TIME_NEVER ? w.a : MIN(w.b, last[i.coll]);
+        if (w.b > w.a) {
+            g_array_index(waits, MsWaitSpan, kept++) = w;
+        }
     }
+    g_array_set_size(waits, kept);
     return waits;
 }
 
@@ -228,10 +231,9 @@ MsTime *
 ms_result_op_waits(const MsSchedule *s, const MsRecords *r)
 {
     MsTime *wait = g_new0(MsTime, MAX(ms_schedule_n_ops(s), 1));
-    g_autofree guint *first = NULL;
-    g_autoptr(GArray) waits = peer_waits(s, r, &first);
+    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
     for (guint k = 0; k < waits->len; k++) {
-        const Wait *w = &g_array_index(waits, Wait, k);
+        const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
         wait[w->op] += w->b - w->a;
     }
     return wait;
@@ -248,8 +250,8 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
         spans[c] = g_array_new(FALSE, FALSE, sizeof(Span));
     }
     double sums[N_CAT + 1] = {0};
-    g_autofree guint *first = NULL;
-    g_autoptr(GArray) waits = peer_waits(s, r, &first);
+    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
+    const MsWaitSpan *w = (const MsWaitSpan *)waits->data, *w_end = w + waits->len;
     for (guint rank = 0; rank < n_ranks; rank++) {
         guint n;
         const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
@@ -285,8 +287,7 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
                 out->a2a_bytes += d == p ? 0 : c.matrix[(gsize)p * c.n_ranks + d];
             }
         }
-        for (guint k = first[rank]; k < first[rank + 1]; k++) {
-            const Wait *w = &g_array_index(waits, Wait, k);
+        for (; w < w_end && op_rank(s, w->op) == rank; w++) {
             Span sp = {w->a, w->b};
             g_array_append_val(spans[CAT_WAIT], sp);
         }

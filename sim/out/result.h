@@ -74,9 +74,16 @@ guint64 ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i);
 /* When op was ready: its dependencies' last end (0 without any; MS_TIME_NEVER when one did not
  * run). */
 MsTime ms_result_op_ready(const MsSchedule *s, const MsRecords *r, guint32 op);
-/* Per op, the time it waited for peers (0 for compute ops): a comm op ready on its rank, its
- * stream idle there, not yet launched because the collective launches on all its participants
- * at once (sim/schedule/dispatcher.h) and another has not reached it. Free with g_free. */
+/* A comm op's wait for peers: ready on its rank, its stream idle there, not yet launched because
+ * the collective launches on all its participants at once (sim/schedule/dispatcher.h) and
+ * another has not reached it. */
+typedef struct {
+    MsTime a, b;
+    guint32 op;
+} MsWaitSpan;
+/* Every wait of the run, rank by rank, each op's earliest first (GArray of MsWaitSpan). */
+GArray *ms_result_wait_spans(const MsSchedule *s, const MsRecords *r);
+/* Per op, the time it waited for peers (0 for compute ops). Free with g_free. */
 MsTime *ms_result_op_waits(const MsSchedule *s, const MsRecords *r);
 
 /* The detailed iteration's schedule and records (NULL when none was set). */
