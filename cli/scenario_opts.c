@@ -7,6 +7,7 @@
 #include "backend_runner.h"
 #include "backends/registry.h"
 #include "cli.h"
+#include "sim/compute.h"
 #include "sim/engine.h"
 
 /* --iterations before parsing: "not given", which 0 cannot mean since 0 is refused. */
@@ -40,6 +41,10 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
          "Repeat the trace's ranks N times over the GPUs (Nx; default 1x)", "Nx"},
         {"check-invariants", 0, 0, G_OPTION_ARG_NONE, &o->check,
          "Verify capacities, bytes, time order and op order during the run", NULL},
+        {"straggler", 0, 0, G_OPTION_ARG_STRING, &o->straggler,
+         "Slower GPUs: GPU=FACTOR[,...], each of its kernels taking FACTOR (1 to 10) times its "
+         "time",
+         "GPU=F"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &o->engine,
          "classes (default: a symmetric ring's first node stands for all while alone on its links) "
          "or flows (every flow on its own, the reference)",
@@ -118,6 +123,60 @@ apply(const MsScenarioOpts *o, MsScenario *sc)
     return TRUE;
 }
 
+/* --straggler GPU=FACTOR[,...] into out->pace (one factor per GPU used, 1 where none is given)
+ * and a note per straggler; FALSE with the usage message printed. */
+static gboolean
+parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
+{
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    out->pace = g_array_new(FALSE, FALSE, sizeof(double));
+    g_autoptr(GPtrArray) notes = g_ptr_array_new();
+    for (guint i = 0; items[i]; i++) {
+        const char *eq = strchr(items[i], '=');
+        guint64 gpu = 0;
+        double f = 0;
+        char *end = NULL;
+        if (eq) {
+            f = g_ascii_strtod(eq + 1, &end);
+        }
+        g_autofree char *head = eq ? g_strndup(items[i], eq - items[i]) : NULL;
+        if (eq == NULL || !head[0] ||
+            !g_ascii_string_to_unsigned(head, 10, 0, G_MAXUINT, &gpu, NULL) || end == eq + 1 ||
+            *end) {
+            ms_cli_usage("--straggler '%s': give GPU=FACTOR (e.g. 3=1.2), several joined by ','",
+                         items[i]);
+            return FALSE;
+        }
+        if (gpu >= gpus) {
+            ms_cli_usage("--straggler '%s': GPU %" G_GUINT64_FORMAT " is not among the %u GPUs the "
+                         "run uses",
+                         items[i], gpu, gpus);
+            return FALSE;
+        }
+        if (!(f >= 1) || !(f <= MS_COMPUTE_SLOWDOWN_MAX)) {
+            ms_cli_usage("--straggler '%s': the factor must be between 1 and %g (its kernels' time "
+                         "over its peers')",
+                         items[i], MS_COMPUTE_SLOWDOWN_MAX);
+            return FALSE;
+        }
+        if (out->pace->len <= gpu) {
+            guint old = out->pace->len;
+            g_array_set_size(out->pace, (guint)gpu + 1);
+            for (guint k = old; k <= gpu; k++) {
+                g_array_index(out->pace, double, k) = 1;
+            }
+        }
+        g_array_index(out->pace, double, gpu) = f;
+        g_ptr_array_add(notes, g_strdup_printf("straggler: GPU %" G_GUINT64_FORMAT
+                                               "'s kernels take %gx their time",
+                                               gpu, f));
+    }
+    g_ptr_array_add(notes, NULL);
+    out->notes = (GStrv)g_ptr_array_steal(notes, NULL);
+    out->sc.notes = (const char *const *)out->notes;
+    return TRUE;
+}
+
 int
 ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScenario *out)
 {
@@ -164,6 +223,22 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
                             "--backend %s",
                             o->backend);
     }
+    if (o->straggler && o->backend && strcmp(o->backend, "sim") != 0) {
+        return ms_cli_usage("--straggler slows the simulator's GPUs: it does not go with "
+                            "--backend %s (a real GPU is as slow as it is)",
+                            o->backend);
+    }
+    if (o->straggler) {
+        const MsTopology *topo = ms_inputs_topology(out->inputs);
+        guint used = 0;
+        if (!ms_rank_map_gpus_used(&out->sc.ranks, ms_topology_n_gpus(topo), ms_topology_name(topo),
+                                   &used, &error)) {
+            return ms_cli_fail(error);
+        }
+        if (!parse_stragglers(o->straggler, used, out)) {
+            return MS_EXIT_USAGE;
+        }
+    }
     if (o->link_timeline) {
         const MsTopology *topo = ms_inputs_topology(out->inputs);
         guint l = 0, n = ms_topology_n_links(topo);
@@ -191,6 +266,8 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
             .net = &net,
             .flow_by_flow = o->engine && strcmp(o->engine, "flows") == 0,
             .link_timeline = out->timeline,
+            .pace = out->pace ? (const double *)out->pace->data : NULL,
+            .n_pace = out->pace ? out->pace->len : 0,
         };
         out->runner = ms_engine_runner_new(&eo);
     } else {
@@ -205,6 +282,10 @@ ms_cli_scenario_clear(MsCliScenario *cs)
 {
     ms_runner_free(cs->runner);
     ms_link_timeline_free(cs->timeline);
+    if (cs->pace) {
+        g_array_unref(cs->pace);
+    }
+    g_strfreev(cs->notes);
     ms_inputs_free(cs->inputs);
     memset(cs, 0, sizeof *cs);
 }
@@ -218,6 +299,7 @@ ms_scenario_opts_clear(MsScenarioOpts *o)
     g_free(o->policy);
     g_free(o->mode);
     g_free(o->engine);
+    g_free(o->straggler);
     g_free(o->calibration);
     g_free(o->backend);
     g_free(o->net);
@@ -233,9 +315,10 @@ ms_scenario_describe(const MsScenarioOpts *o, MsPlanMode mode)
         g_strdup_printf("%s%s%s%s", o->gpus ? ", GPUs " : "", o->gpus ? o->gpus : "",
                         o->ranks ? ", ranks " : "", o->ranks ? o->ranks : "");
     return g_strdup_printf(
-        "%s on %s%s, %s, routing %s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
+        "%s on %s%s, %s, routing %s%s%s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
         o->topology ? o->topology : MS_SCENARIO_TOPOLOGY, map, ms_plan_mode_name(mode),
         o->trace ? o->trace : "generated",
         o->calibration ? ", calibrated by " : ", nominal figures",
-        o->calibration ? o->calibration : "", o->net ? ", network " : "", o->net ? o->net : "");
+        o->calibration ? o->calibration : "", o->net ? ", network " : "", o->net ? o->net : "",
+        o->straggler ? ", straggler " : "", o->straggler ? o->straggler : "");
 }

@@ -19,7 +19,8 @@ typedef struct {
     gint iterations, warmup;
     gint64 seed;
     gboolean check;
-    char *engine; /* flows or classes; NULL: classes */
+    char *engine;    /* flows or classes; NULL: classes */
+    char *straggler; /* GPU=FACTOR[,GPU=FACTOR...]: slower GPUs (the engine's pace) */
     /* A link of the topology to record per flow (set by a command, not an option entry of these;
      * borrowed): ms_scenario_opts_setup makes MsCliScenario.timeline for it. */
     const char *link_timeline;
@@ -41,6 +42,8 @@ typedef struct {
     MsRunner *runner;
     MsScenario sc;
     MsLinkTimeline *timeline; /* with opts->link_timeline: filled by the detailed iteration */
+    GArray *pace;             /* with --straggler: per GPU (double), the engine's pace */
+    GStrv notes;              /* the result's notes of the what-ifs (sc.notes) */
 } MsCliScenario;
 
 /* Checks the options (mode, counts: a usage message), loads the inputs they name and makes the

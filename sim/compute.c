@@ -15,7 +15,8 @@ struct _MsComputeModel {
     MsBandwidth hbm;
     MsTime launch;
     double slowdown;
-    guint n; /* curve points; 0 = constant default efficiency */
+    double pace; /* kernel bodies take this many times their time (a straggler) */
+    guint n;     /* curve points; 0 = constant default efficiency */
     double *tokens;
     double *efficiency;
 };
@@ -50,6 +51,7 @@ ms_compute_model_new(const MsGpuSpec *spec, GError **error)
     model->hbm = spec->hbm_bandwidth;
     model->launch = spec->launch_overhead;
     model->slowdown = 1.0;
+    model->pace = 1.0;
     return model;
 }
 
@@ -146,13 +148,23 @@ ms_compute_model_set_curve(MsComputeModel *model, const double *tokens, const do
     return TRUE;
 }
 
+/* A factor by which kernel bodies grow: 1 (none) to MS_COMPUTE_SLOWDOWN_MAX. */
+static gboolean
+check_factor(double factor, const char *what, GError **error)
+{
+    if (!(factor >= 1.0) || !(factor <= MS_COMPUTE_SLOWDOWN_MAX)) {
+        g_set_error(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID, "%s %g is outside [1, %g]",
+                    what, factor, MS_COMPUTE_SLOWDOWN_MAX);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 gboolean
 ms_compute_model_set_overlap_slowdown(MsComputeModel *model, double factor, GError **error)
 {
     g_return_val_if_fail(model != NULL, FALSE);
-    if (!(factor >= 1.0) || !(factor <= MS_COMPUTE_SLOWDOWN_MAX)) {
-        g_set_error(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID,
-                    "overlap slowdown %g is outside [1, %g]", factor, MS_COMPUTE_SLOWDOWN_MAX);
+    if (!check_factor(factor, "overlap slowdown", error)) {
         return FALSE;
     }
     model->slowdown = factor;
@@ -163,6 +175,17 @@ double
 ms_compute_model_overlap_slowdown(const MsComputeModel *model)
 {
     return model->slowdown;
+}
+
+gboolean
+ms_compute_model_set_pace(MsComputeModel *model, double factor, GError **error)
+{
+    g_return_val_if_fail(model != NULL, FALSE);
+    if (!check_factor(factor, "straggler factor", error)) {
+        return FALSE;
+    }
+    model->pace = factor;
+    return TRUE;
 }
 
 void
@@ -235,7 +258,7 @@ body_seconds(const MsComputeModel *model, double flops, guint64 bytes, guint64 t
 {
     double compute = flops > 0 ? flops / (model->peak * ms_compute_efficiency(model, tokens)) : 0;
     double memory = (double)bytes / model->hbm;
-    return MAX(compute, memory);
+    return model->pace * MAX(compute, memory);
 }
 
 MsTime

@@ -63,6 +63,10 @@ gboolean ms_compute_model_set_curve(MsComputeModel *model, const double *tokens,
 gboolean ms_compute_model_set_overlap_slowdown(MsComputeModel *model, double factor,
                                                GError **error);
 double ms_compute_model_overlap_slowdown(const MsComputeModel *model);
+/* Makes the GPU a straggler: every kernel body (not its launch or host time) takes factor (>= 1,
+ * <= 10) times its time, as on a GPU whose clocks are throttled or that is simply slower than
+ * its peers; 1.0 by default. Returns FALSE with MS_COMPUTE_ERROR_INVALID otherwise. */
+gboolean ms_compute_model_set_pace(MsComputeModel *model, double factor, GError **error);
 /* Replaces the per-kernel launch overhead (a calibration may measure it). */
 void ms_compute_model_set_launch(MsComputeModel *model, MsTime launch);
 MsTime ms_compute_model_launch(const MsComputeModel *model);

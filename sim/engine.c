@@ -476,7 +476,9 @@ setup_compute(Engine *e, GError **error)
         e->compute[r] = e->opts->calibration
                             ? ms_calibration_compute_model(e->opts->calibration, spec, error)
                             : ms_compute_model_new(spec, error);
-        if (e->compute[r] == NULL || !ms_compute_model_apply_schedule(e->compute[r], e->s, error)) {
+        if (e->compute[r] == NULL || !ms_compute_model_apply_schedule(e->compute[r], e->s, error) ||
+            (r < e->opts->n_pace &&
+             !ms_compute_model_set_pace(e->compute[r], e->opts->pace[r], error))) {
             return FALSE;
         }
     }

@@ -37,6 +37,10 @@ typedef struct {
     /* When set, every rate change of a flow on its link is recorded into it, each flow labelled
      * with its collective and connection (borrowed; implies flow by flow). */
     MsLinkTimeline *link_timeline;
+    /* Stragglers: GPU (schedule rank) i's kernel bodies take pace[i] times their time
+     * (ms_compute_model_set_pace) for i < n_pace; NULL: none. Borrowed. */
+    const double *pace;
+    guint n_pace;
 } MsEngineOptions;
 
 /* Runs one iteration. Returns NULL with an error on a schedule/topology mismatch, a dispatcher

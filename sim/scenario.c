@@ -145,5 +145,8 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         return NULL;
     }
     ms_result_add_note(res, sc->calibration ? "calibrated figures" : "nominal topology figures");
+    for (guint i = 0; sc->notes && sc->notes[i]; i++) {
+        ms_result_add_note(res, sc->notes[i]);
+    }
     return g_steal_pointer(&res);
 }

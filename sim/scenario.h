@@ -62,6 +62,7 @@ typedef struct {
     MsRankMap ranks;    /* the routing's ranks on the topology's GPUs (zero: one to one) */
     const gint *cancel; /* stop between iterations when *cancel != 0 (may be NULL) */
     const MsIterationSink *sink; /* NULL: none */
+    const char *const *notes;    /* more notes for the result (a what-if's), NULL-terminated */
 } MsScenario;
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (the routing, its shape

@@ -146,6 +146,30 @@ test_overlap(void)
     CU_ASSERT_EQUAL(ms_compute_model_overlap_slowdown(m), 1.5);
 }
 
+/* A straggler's pace stretches every body, memory-bound ones too, and multiplies with the
+ * overlap slowdown; launch and host time stay. */
+static void
+test_straggler(void)
+{
+    g_autoptr(MsComputeModel) m = model_new();
+    GError *error = NULL;
+    CU_ASSERT_TRUE(ms_compute_model_set_pace(m, 2, &error));
+    CU_ASSERT_EQUAL(ms_compute_time(m, 70e9, 0, 1), 5 * MS_PS_PER_US + 2 * MS_PS_PER_MS);
+    CU_ASSERT_EQUAL(ms_compute_time(m, 0, 0, 1), 5 * MS_PS_PER_US);
+    MsTime mem = ms_compute_time(m, 0, 1000000000, 1) - 5 * MS_PS_PER_US;
+    CU_ASSERT_TRUE(ms_compute_model_set_pace(m, 1, &error));
+    CU_ASSERT_EQUAL(mem, 2 * (ms_compute_time(m, 0, 1000000000, 1) - 5 * MS_PS_PER_US));
+    CU_ASSERT_TRUE(ms_compute_model_set_pace(m, 2, &error));
+    CU_ASSERT_TRUE(ms_compute_model_set_overlap_slowdown(m, 1.5, &error));
+    CU_ASSERT_EQUAL(ms_compute_time_overlapped(m, 70e9, 0, 1), 5 * MS_PS_PER_US + 3 * MS_PS_PER_MS);
+    CU_ASSERT_FALSE(ms_compute_model_set_pace(m, 0.9, &error));
+    MS_ASSERT_ERROR(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID,
+                    "straggler factor 0.9 is outside [1, 10]");
+    CU_ASSERT_FALSE(ms_compute_model_set_pace(m, NAN, &error));
+    MS_ASSERT_ERROR(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID, "nan");
+    CU_ASSERT_EQUAL(ms_compute_time(m, 70e9, 0, 1), 5 * MS_PS_PER_US + 2 * MS_PS_PER_MS);
+}
+
 static void
 test_expert_ffn(void)
 {
@@ -258,6 +282,7 @@ main(int argc, char **argv)
         {"efficiency curve", test_curve},
         {"log interpolation", test_interp},
         {"overlap slowdown", test_overlap},
+        {"a straggler: every kernel body slower", test_straggler},
         {"expert FFN cost and time", test_expert_ffn},
         {"invalid specs and curves", test_errors},
         {"default efficiency on the Vidur profile", test_default_against_vidur},

@@ -1,6 +1,8 @@
 /* Tests of the engine on small schedules with closed-form answers: compute roofline times, a
  * collective that starts when its last rank is ready, per-rank completion, stream order, and
  * determinism. */
+#include <stdlib.h>
+
 #include "ms_test.h"
 #include "sim/compute.h"
 #include "sim/engine.h"
@@ -85,6 +87,40 @@ test_a2a_after_slowest_rank(void)
     MsMetrics mt;
     ms_metrics_compute(s, r, &mt);
     MS_ASSERT_REL(mt.comm_wait_us, ms_time_to_us(tb - ta) / 2, 1e-12);
+}
+
+/* A straggler (pace 3 on rank 1): the same GEMM takes launch + 3 x body there, and rank 0 waits
+ * the difference for the all-to-all after it. */
+static void
+test_straggler(void)
+{
+    g_autoptr(MsTopology) t = topo();
+    g_autoptr(MsSchedule) s = two_ranks("fifo");
+    guint32 a = gemm(s, 0, 1e12), b = gemm(s, 1, 1e12);
+    guint64 m[4] = {0, 1000, 1000, 0};
+    guint32 x[2];
+    ms_schedule_add_alltoall(s, 1, ranks2, 2, m, 1, 0, MS_ROLE_COMBINE, MS_PHASE_FORWARD, 0, -1,
+                             "a2a", x);
+    ms_schedule_add_dep(s, x[0], a);
+    ms_schedule_add_dep(s, x[1], b);
+    const double pace[2] = {1, 3};
+    MsEngineOptions opts = {.check_invariants = TRUE, .pace = pace, .n_pace = 2};
+    GError *error = NULL;
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    g_assert_no_error(error);
+    MsTime launch = ms_topology_gpu_spec(t, 0)->launch_overhead,
+           body = model_time(t, 1e12) - launch;
+    CU_ASSERT_EQUAL(ms_records_end(r, a), launch + body);
+    /* To the picosecond the seconds round to. */
+    CU_ASSERT_TRUE(llabs((long long)ms_records_end(r, b) - (long long)(launch + 3 * body)) <= 1);
+    CU_ASSERT_EQUAL(ms_records_start(r, x[0]), ms_records_end(r, b));
+    g_autofree MsTime *wait = ms_result_op_waits(s, r);
+    CU_ASSERT_EQUAL(wait[x[0]], ms_records_end(r, b) - ms_records_end(r, a));
+    /* A pace the compute model refuses fails the run. */
+    const double bad[1] = {0.5};
+    MsEngineOptions refused = {.pace = bad, .n_pace = 1};
+    CU_ASSERT_PTR_NULL(ms_engine_run(s, t, &refused, &error));
+    MS_ASSERT_ERROR(error, MS_COMPUTE_ERROR, MS_COMPUTE_ERROR_INVALID, "straggler factor 0.5");
 }
 
 static void
@@ -346,6 +382,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"a2a starts when the slowest rank is ready", test_a2a_after_slowest_rank},
+        {"a straggler's kernels and its peers' wait", test_straggler},
         {"a stream runs one op at a time, deterministically",
          test_stream_is_exclusive_and_deterministic},
         {"a collective with empty pairs is freed after it is done",
