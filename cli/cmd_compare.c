@@ -165,8 +165,8 @@ ms_cmd_compare(int argc, char **argv)
         fprintf(text, "%-24s %10s %10s %10s %10s %4s %10s %8s\n", "policy", "mean(ms)", "p50(ms)",
                 "p95(ms)", "p99(ms)", "ep", "a2a(ms)", "speedup");
     } else {
-        fprintf(text, "%-24s %10s %4s %10s %12s %13s %8s\n", "policy", "step(ms)", "ep", "a2a(ms)",
-                "exposed(ms)", "allreduce(ms)", "speedup");
+        fprintf(text, "%-24s %10s %4s %10s %12s %13s %9s %8s\n", "policy", "step(ms)", "ep",
+                "a2a(ms)", "exposed(ms)", "allreduce(ms)", "wait(ms)", "speedup");
     }
     g_autoptr(JsonBuilder) jb = json_builder_new();
     json_builder_begin_object(jb);
@@ -190,9 +190,9 @@ ms_cmd_compare(int argc, char **argv)
             fprintf(text, "%-24s %10.3f %10.3f %10.3f %10.3f %4u %10.3f %7.2fx\n", names[i],
                     m.step_us / 1e3, p50 / 1e3, p95 / 1e3, p99 / 1e3, ep, m.a2a_us / 1e3, speedup);
         } else {
-            fprintf(text, "%-24s %10.3f %4u %10.3f %12.3f %13.3f %7.2fx\n", names[i],
+            fprintf(text, "%-24s %10.3f %4u %10.3f %12.3f %13.3f %9.3f %7.2fx\n", names[i],
                     m.step_us / 1e3, ep, m.a2a_us / 1e3, m.exposed_comm_us / 1e3,
-                    m.allreduce_us / 1e3, speedup);
+                    m.allreduce_us / 1e3, m.comm_wait_us / 1e3, speedup);
         }
         json_builder_begin_object(jb);
         json_builder_set_member_name(jb, "policy");
