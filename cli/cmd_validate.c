@@ -12,12 +12,46 @@
 #include "validate/kineto.h"
 #include "validate/layer_compare.h"
 #include "validate/layer_file.h"
+#include "validate/pace_fit.h"
 #include "validate/validation.h"
 #include "validate/validation_report.h"
 
 /* Where the human-readable report goes: standard output, or standard error when --json - makes
  * standard output the JSON alone. */
 static FILE *out_text;
+
+/* A pair's wait for peers and the GPUs that computed slower than their peers, with the
+ * --straggler that would make the simulation do the same. */
+static void
+print_skew(const MsReportRow *row)
+{
+    if (isfinite(row->wait_simulated_us) && isfinite(row->wait_measured_us)) {
+        fprintf(out_text, "%s: waiting for peers %.3f ms per GPU simulated, %.3f ms measured\n",
+                row->name, row->wait_simulated_us / 1e3, row->wait_measured_us / 1e3);
+    }
+    if (row->paces->len == 0) {
+        return;
+    }
+    const MsGpuPace *slow = NULL, *fast = NULL;
+    g_autoptr(GString) what_if = g_string_new(NULL);
+    for (guint k = 0; k < row->paces->len; k++) {
+        const MsGpuPace *g = &g_array_index(row->paces, MsGpuPace, k);
+        slow = slow == NULL || g->pace > slow->pace ? g : slow;
+        fast = fast == NULL || g->pace < fast->pace ? g : fast;
+        if (g->pace >= MS_PACE_STRAGGLER) {
+            g_string_append_printf(what_if, "%s%u=%.3f", what_if->len ? "," : "", g->gpu, g->pace);
+        }
+    }
+    fprintf(out_text,
+            "%s: compute per GPU, measured over simulated, against the median of %u GPUs: "
+            "slowest GPU %u %.3f (%u ops), fastest GPU %u %.3f (%u ops)\n",
+            row->name, row->paces->len, slow->gpu, slow->pace, slow->ops, fast->gpu, fast->pace,
+            fast->ops);
+    if (what_if->len) {
+        fprintf(out_text, "%s: GPUs %.0f%% or more slower than the median: --straggler %s\n",
+                row->name, 100 * (MS_PACE_STRAGGLER - 1), what_if->str);
+    }
+}
 
 static void
 print_runs(const MsValidationReport *r)
@@ -33,6 +67,9 @@ print_runs(const MsValidationReport *r)
         fprintf(out_text, "%-12s %7u %8.2f%% %8.2f%% %8.2f%% %13.1f %13.1f %7.2f%%\n", row->name,
                 st->n, 100 * st->median, 100 * st->p90, 100 * st->max, row->step_simulated_us,
                 row->step_measured_us, 100 * step_err);
+    }
+    for (guint i = 0; i < n; i++) {
+        print_skew(ms_validation_report_row(r, i));
     }
     if (n >= 2) {
         fprintf(out_text,

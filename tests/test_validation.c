@@ -178,6 +178,15 @@ test_load_errors(void)
          "r.json: 'summary' has no numeric step_time_us"},
         {"{\"format\": \"moesim-result\", \"summary\": {\"step_time_us\": \"fast\"}, \"ops\": []}",
          "r.json: 'summary' has no numeric step_time_us"},
+        {"{\"format\": \"moesim-result\", \"summary\": {\"step_time_us\": 1, \"comm_wait_us\": "
+         "\"long\"}, \"ops\": []}",
+         "r.json: 'summary' has a comm_wait_us that is not a number"},
+        {OP("\"rank\": -1, \"start_us\": 0, \"end_us\": 1"),
+         "r.json: op 0: 'rank' is not a GPU number"},
+        {OP("\"rank\": 1.5, \"start_us\": 0, \"end_us\": 1"),
+         "r.json: op 0: 'rank' is not a GPU number"},
+        {OP("\"kind\": \"gemm\", \"start_us\": 0, \"end_us\": 1"),
+         "r.json: op 0: 'kind' is neither \"compute\" nor \"comm\""},
     };
 #undef OP
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {

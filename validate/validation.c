@@ -57,6 +57,16 @@ check_op(JsonNode *node, guint i, const char *path, GError **error)
     if (role && !is_string(role)) {
         return format_error(error, path, "op %u: 'role' is not a string", i);
     }
+    JsonNode *rank = json_object_get_member(o, "rank");
+    if (rank && (!JSON_NODE_HOLDS_VALUE(rank) || json_node_get_value_type(rank) != G_TYPE_INT64 ||
+                 json_node_get_int(rank) < 0 || json_node_get_int(rank) > G_MAXINT32)) {
+        return format_error(error, path, "op %u: 'rank' is not a GPU number", i);
+    }
+    JsonNode *kind = json_object_get_member(o, "kind");
+    if (kind && (!is_string(kind) || (strcmp(json_node_get_string(kind), "compute") != 0 &&
+                                      strcmp(json_node_get_string(kind), "comm") != 0))) {
+        return format_error(error, path, "op %u: 'kind' is neither \"compute\" nor \"comm\"", i);
+    }
     const char *keys[] = {"start_us", "end_us"};
     for (guint k = 0; k < 2; k++) {
         if (!is_number(json_object_get_member(o, keys[k]))) {
@@ -68,6 +78,10 @@ check_op(JsonNode *node, guint i, const char *path, GError **error)
     double end = json_object_get_double_member(o, "end_us");
     if (end < start) {
         return format_error(error, path, "op %u: end_us %g is before start_us %g", i, end, start);
+    }
+    if (!isfinite(end - start)) {
+        return format_error(error, path, "op %u: end_us %g - start_us %g is not a finite time", i,
+                            end, start);
     }
     return TRUE;
 }
@@ -91,6 +105,10 @@ check_summary(JsonObject *o, const char *path, GError **error)
     if (step == NULL || !is_number(step)) {
         return format_error(error, path, "'summary' has no numeric step_time_us");
     }
+    JsonNode *wait = json_object_get_member(json_node_get_object(summary), "comm_wait_us");
+    if (wait && !is_number(wait)) {
+        return format_error(error, path, "'summary' has a comm_wait_us that is not a number");
+    }
     return TRUE;
 }
 
@@ -103,7 +121,12 @@ ms_result_file_load(const char *path, GError **error)
         format_error(error, path, "%s", local->message);
         return NULL;
     }
-    JsonNode *root = json_parser_get_root(p);
+    return ms_result_check(json_parser_get_root(p), path, error);
+}
+
+JsonNode *
+ms_result_check(JsonNode *root, const char *path, GError **error)
+{
     JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
     if (o == NULL || !is_string(json_object_get_member(o, "format")) ||
         strcmp(json_object_get_string_member(o, "format"), "moesim-result") != 0) {
@@ -129,16 +152,16 @@ ms_result_file_load(const char *path, GError **error)
     return json_node_copy(root);
 }
 
-/* The summary's step time; 0 for a result without a summary (ms_result_file_load checked the
- * rest). */
+/* A figure of the summary; fallback for a result without a summary or without the figure
+ * (ms_result_file_load checked the rest). */
 static double
-step_us(JsonObject *o)
+summary_us(JsonObject *o, const char *key, double fallback)
 {
     if (!json_object_has_member(o, "summary")) {
-        return 0;
+        return fallback;
     }
     JsonObject *s = json_object_get_object_member(o, "summary");
-    return json_object_get_double_member(s, "step_time_us");
+    return json_object_has_member(s, key) ? json_object_get_double_member(s, key) : fallback;
 }
 
 gboolean
@@ -156,8 +179,10 @@ ms_compare_runs(JsonNode *simulated, JsonNode *measured, double min_us, MsRunCom
         return FALSE;
     }
     cmp->ops = g_array_new(FALSE, FALSE, sizeof(MsOpPair));
-    cmp->step_predicted_us = step_us(so);
-    cmp->step_measured_us = step_us(mo);
+    cmp->step_predicted_us = summary_us(so, "step_time_us", 0);
+    cmp->step_measured_us = summary_us(mo, "step_time_us", 0);
+    cmp->wait_predicted_us = summary_us(so, "comm_wait_us", NAN);
+    cmp->wait_measured_us = summary_us(mo, "comm_wait_us", NAN);
     cmp->policy = json_object_get_string_member_with_default(so, "policy", "?");
     for (guint i = 0; i < json_array_get_length(sa); i++) {
         JsonObject *a = json_array_get_object_element(sa, i);
@@ -181,7 +206,14 @@ ms_compare_runs(JsonNode *simulated, JsonNode *measured, double min_us, MsRunCom
         if (!(m > min_us)) {
             continue;
         }
-        MsOpPair pair = {i, la, json_object_get_string_member_with_default(a, "role", ""), p, m};
+        const char *kind = json_object_get_string_member_with_default(a, "kind", "");
+        MsOpPair pair = {i,
+                         la,
+                         json_object_get_string_member_with_default(a, "role", ""),
+                         p,
+                         m,
+                         json_object_get_int_member_with_default(a, "rank", -1),
+                         !strcmp(kind, "compute")};
         g_array_append_val(cmp->ops, pair);
     }
     return TRUE;

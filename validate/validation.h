@@ -23,12 +23,15 @@ typedef struct {
     const char *label; /* owned by the simulated result's JSON */
     const char *role;
     double predicted_us, measured_us; /* op durations */
+    gint64 rank;                      /* its GPU, -1 when the result does not say */
+    gboolean compute;                 /* a compute op (its "kind"; FALSE when not given) */
 } MsOpPair;
 
 typedef struct {
     GArray *ops;              /* MsOpPair, ops with a measured duration above min_us */
     double step_predicted_us; /* summary step (batch) time */
     double step_measured_us;
+    double wait_predicted_us, wait_measured_us; /* summary comm_wait_us, NAN when absent */
     const char *policy;
 } MsRunComparison;
 
@@ -37,6 +40,9 @@ typedef struct {
  * is not an object with an integer id, a string label (and role, when given) and finite start_us
  * <= end_us, a policy that is not a string, or a summary without a numeric step_time_us. */
 JsonNode *ms_result_file_load(const char *path, GError **error);
+/* The same checks on a parsed document (root may be NULL); path names it in messages. Returns a
+ * copy of root. */
+JsonNode *ms_result_check(JsonNode *root, const char *path, GError **error);
 
 /* Pairs the ops of two loaded results of the same schedule (same op ids and labels); ops whose
  * measured duration is not above min_us are left out (timer resolution dominates them). Fills

@@ -8,6 +8,7 @@
 #include "validate/calibrate.h"
 #include "validate/measurement.h"
 #include "validate/nic_fit.h"
+#include "validate/pace_fit.h"
 #include "validate/validation.h"
 
 struct _MsValidationReport {
@@ -23,7 +24,11 @@ struct _MsValidationReport {
 static void
 row_clear(gpointer p)
 {
-    g_free(((MsReportRow *)p)->name);
+    MsReportRow *row = p;
+    g_free(row->name);
+    if (row->paces) {
+        g_array_unref(row->paces);
+    }
 }
 
 static MsValidationReport *
@@ -60,7 +65,7 @@ static gboolean
 add_row(MsValidationReport *r, char *name, const double *p, const double *m, guint n,
         double step_sim, double step_meas, GError **error)
 {
-    MsReportRow row = {name, {0}, step_sim, step_meas};
+    MsReportRow row = {name, {0}, step_sim, step_meas, NAN, NAN, NULL};
     if (!ms_error_stats(p, m, n, &row.stats, error)) {
         g_free(name);
         return FALSE;
@@ -120,6 +125,12 @@ compare_pair(MsValidationReport *r, const char *sim, const char *meas, double mi
     }
     gboolean ok = add_row(r, g_strdup(cmp.policy), p, m, k, cmp.step_predicted_us,
                           cmp.step_measured_us, error);
+    if (ok) {
+        MsReportRow *row = &g_array_index(r->rows, MsReportRow, r->rows->len - 1);
+        row->wait_simulated_us = cmp.wait_predicted_us;
+        row->wait_measured_us = cmp.wait_measured_us;
+        row->paces = ms_pace_fit(&cmp);
+    }
     ms_run_comparison_clear(&cmp);
     return ok;
 }
@@ -337,6 +348,21 @@ ms_validation_report_to_json(const MsValidationReport *r)
         json_builder_add_double_value(b, row->step_simulated_us);
         json_builder_set_member_name(b, "step_measured_us");
         json_builder_add_double_value(b, row->step_measured_us);
+        if (isfinite(row->wait_simulated_us) && isfinite(row->wait_measured_us)) {
+            ms_json_member_double(b, "wait_simulated_us", row->wait_simulated_us);
+            ms_json_member_double(b, "wait_measured_us", row->wait_measured_us);
+        }
+        json_builder_set_member_name(b, "gpu_pace");
+        json_builder_begin_array(b);
+        for (guint k = 0; k < row->paces->len; k++) {
+            const MsGpuPace *g = &g_array_index(row->paces, MsGpuPace, k);
+            json_builder_begin_object(b);
+            ms_json_member_int(b, "gpu", g->gpu);
+            ms_json_member_double(b, "pace", g->pace);
+            ms_json_member_int(b, "ops", g->ops);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
         json_builder_end_object(b);
     }
     if (r->runs) {

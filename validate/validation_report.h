@@ -22,6 +22,10 @@ typedef struct {
     char *name;         /* runs: the policy; tables: "KIND RANKSxPER_NODE[ LABEL]" */
     MsErrorStats stats; /* over the pair's ops or the group's measurements */
     double step_simulated_us, step_measured_us; /* runs only (NAN for tables) */
+    /* Runs only: the wait for peers (summary comm_wait_us, NAN when a result lacks it) and the
+     * GPUs' compute paces (validate/pace_fit.h; MsGpuPace, NULL for tables). */
+    double wait_simulated_us, wait_measured_us;
+    GArray *paces;
 } MsReportRow;
 
 typedef struct _MsValidationReport MsValidationReport;

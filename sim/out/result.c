@@ -544,6 +544,7 @@ ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
         json_builder_add_string_value(b, ms_schedule_stream_name(s, i.stream));
         json_builder_set_member_name(b, "role");
         json_builder_add_string_value(b, ms_role_name(i.role));
+        ms_json_member_string(b, "kind", ms_op_kind_name(i.kind));
         json_builder_set_member_name(b, "phase");
         json_builder_add_string_value(b, ms_phase_name(i.phase));
         json_builder_set_member_name(b, "layer");
