@@ -251,7 +251,7 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
     }
     double sums[N_CAT + 1] = {0};
     g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
-    const MsWaitSpan *w = (const MsWaitSpan *)waits->data, *w_end = w + waits->len;
+    guint next_wait = 0; /* the spans come rank by rank */
     for (guint rank = 0; rank < n_ranks; rank++) {
         guint n;
         const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
@@ -287,7 +287,11 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
                 out->a2a_bytes += d == p ? 0 : c.matrix[(gsize)p * c.n_ranks + d];
             }
         }
-        for (; w < w_end && op_rank(s, w->op) == rank; w++) {
+        for (; next_wait < waits->len; next_wait++) {
+            const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, next_wait);
+            if (op_rank(s, w->op) != rank) {
+                break;
+            }
             Span sp = {w->a, w->b};
             g_array_append_val(spans[CAT_WAIT], sp);
         }
