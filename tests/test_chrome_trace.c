@@ -107,8 +107,10 @@ test_two_iterations(void)
     CU_ASSERT_TRUE(find(ev, 0, "X", NULL, 0, 0) >= 0);
     CU_ASSERT_TRUE(g_utf8_validate(str(at(ev, find(ev, 0, "X", NULL, 0, 0)), "name"), -1, NULL));
 
-    /* 6 ops and an iteration slice per iteration; the second starts where the first ended. */
-    CU_ASSERT_EQUAL(count(ev, "X"), 2 * 7);
+    /* 6 ops, an iteration slice and 3 waits for peers per iteration (r1's all-to-all, ready at
+     * 0, for r0's, ready at 10; r0's allreduce, ready at 0, for r1's at 30, in two pieces around
+     * r0's all-to-all); the second iteration starts where the first ended. */
+    CU_ASSERT_EQUAL(count(ev, "X"), 2 * 10);
     JsonObject *a2a = at(ev, find(ev, 0, "X", "L0.fwd.dispatch", 0, 12));
     CU_ASSERT_STRING_EQUAL(str(a2a, "cat"), "op");
     CU_ASSERT_EQUAL(json_object_get_int_member(a2a, "tid"), 1);

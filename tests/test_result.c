@@ -190,6 +190,11 @@ test_wait_for_peers(void)
     g_autofree char *trace = NULL;
     CU_ASSERT_TRUE(g_file_get_contents(chrome, &trace, NULL, NULL));
     CU_ASSERT_PTR_NOT_NULL(strstr(trace, "\"wait_us\":20"));
+    /* The waits as slices of their own: x on r0 from 10 to 30 us, w on r0 from 40 to 45. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(trace, "{\"ph\":\"X\",\"name\":\"waiting for peers\",\"cat\":"
+                                         "\"wait\",\"pid\":0,\"tid\":1,\"ts\":10.0,\"dur\":20.0,"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(trace, "\"cat\":\"wait\",\"pid\":0,\"tid\":1,\"ts\":40.0,\"dur\":5.0,"));
 }
 
 /* A participant that never ran: nobody can be said to have waited for it. */

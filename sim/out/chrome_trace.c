@@ -205,6 +205,29 @@ op_event(MsChromeTrace *t, guint iteration, const MsSchedule *s, const MsRecords
     end_event(t);
 }
 
+/* Each wait for peers as a slice of its own, category `wait`, on the stream that waits, just
+ * before the op it waits to launch (it never overlaps that stream's ops). */
+static void
+wait_events(MsChromeTrace *t, const MsSchedule *s, const MsRecords *r)
+{
+    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
+    for (guint k = 0; k < waits->len; k++) {
+        const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
+        MsOpInfo i;
+        ms_schedule_op(s, w->op, &i);
+        begin_event(t, "X", "waiting for peers", "wait", i.rank, i.stream);
+        member_time(t, "ts", w->a);
+        ms_json_member_double(t->b, "dur", ms_time_to_us(w->b - w->a));
+        json_builder_set_member_name(t->b, "args");
+        json_builder_begin_object(t->b);
+        ms_json_member_int(t->b, "op", w->op);
+        g_autofree char *label = g_utf8_make_valid(i.label, -1);
+        ms_json_member_string(t->b, "for", label);
+        json_builder_end_object(t->b);
+        end_event(t);
+    }
+}
+
 /* A flow event bound to op's slice (it starts at the op's start: that is where viewers look for
  * the slice a flow event belongs to). */
 static void
@@ -424,6 +447,7 @@ ms_chrome_trace_add(MsChromeTrace *t, guint iteration, const MsSchedule *s, cons
     ms_json_member_double(t->b, "step_time_us", ms_time_to_us(end));
     json_builder_end_object(t->b);
     end_event(t);
+    wait_events(t, s, r);
     dependency_flows(t, s, r);
     collective_flows(t, s, r);
     bytes_in_flight(t, s, r);
