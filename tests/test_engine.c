@@ -9,6 +9,7 @@
 #include "sim/sim.h"
 #include "sim/schedule/dispatcher.h"
 #include "sim/calib/calibration.h"
+#include "sim/out/peer_wait.h"
 #include "sim/out/result.h"
 
 static MsTopology *
@@ -81,7 +82,8 @@ test_a2a_after_slowest_rank(void)
     MS_ASSERT_REL((double)ms_records_end(r, x[0]), (double)expect, 1e-9);
     CU_ASSERT_EQUAL(ms_records_start(r, after), ms_records_end(r, x[0]));
     /* Rank 0 reached the collective at ta and waited for rank 1 until tb. */
-    g_autofree MsTime *wait = ms_result_op_waits(s, r);
+    g_autoptr(GArray) spans = ms_peer_wait_spans(s, r);
+    g_autofree MsTime *wait = ms_peer_wait_per_op(s, spans);
     CU_ASSERT_EQUAL(wait[x[0]], tb - ta);
     CU_ASSERT_EQUAL(wait[x[1]], 0);
     MsMetrics mt;
@@ -114,7 +116,8 @@ test_straggler(void)
     /* To the picosecond the seconds round to. */
     CU_ASSERT_TRUE(llabs((long long)ms_records_end(r, b) - (long long)(launch + 3 * body)) <= 1);
     CU_ASSERT_EQUAL(ms_records_start(r, x[0]), ms_records_end(r, b));
-    g_autofree MsTime *wait = ms_result_op_waits(s, r);
+    g_autoptr(GArray) spans = ms_peer_wait_spans(s, r);
+    g_autofree MsTime *wait = ms_peer_wait_per_op(s, spans);
     CU_ASSERT_EQUAL(wait[x[0]], ms_records_end(r, b) - ms_records_end(r, a));
     /* A pace the compute model refuses fails the run. */
     const double bad[1] = {0.5};

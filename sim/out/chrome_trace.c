@@ -9,6 +9,7 @@
 
 #include "sim/base/json_output.h"
 #include "sim/base/output_file.h"
+#include "sim/out/peer_wait.h"
 #include "sim/out/result.h"
 
 G_DEFINE_QUARK(ms_chrome_trace_error_quark, ms_chrome_trace_error)
@@ -165,7 +166,7 @@ sends(MsChromeTrace *t, const MsCollInfo *c, guint rank)
 }
 
 /* One op as a slice; a comm op's args say how long it waited for its collective's last
- * participants (wait: ms_result_op_waits). */
+ * participants (wait: ms_peer_wait_per_op). */
 static void
 op_event(MsChromeTrace *t, guint iteration, const MsSchedule *s, const MsRecords *r,
          const MsTime *wait, guint32 op)
@@ -208,9 +209,8 @@ op_event(MsChromeTrace *t, guint iteration, const MsSchedule *s, const MsRecords
 /* Each wait for peers as a slice of its own, category `wait`, on the stream that waits, just
  * before the op it waits to launch (it never overlaps that stream's ops). */
 static void
-wait_events(MsChromeTrace *t, const MsSchedule *s, const MsRecords *r)
+wait_events(MsChromeTrace *t, const MsSchedule *s, const GArray *waits)
 {
-    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
     for (guint k = 0; k < waits->len; k++) {
         const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
         MsOpInfo i;
@@ -427,7 +427,8 @@ ms_chrome_trace_add(MsChromeTrace *t, guint iteration, const MsSchedule *s, cons
     }
     name_tracks(t, s);
     MsTime end = 0;
-    g_autofree MsTime *wait = ms_result_op_waits(s, r);
+    g_autoptr(GArray) waits = ms_peer_wait_spans(s, r);
+    g_autofree MsTime *wait = ms_peer_wait_per_op(s, waits);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         if (ran(r, op)) {
             op_event(t, iteration, s, r, wait, op);
@@ -447,7 +448,7 @@ ms_chrome_trace_add(MsChromeTrace *t, guint iteration, const MsSchedule *s, cons
     ms_json_member_double(t->b, "step_time_us", ms_time_to_us(end));
     json_builder_end_object(t->b);
     end_event(t);
-    wait_events(t, s, r);
+    wait_events(t, s, waits);
     dependency_flows(t, s, r);
     collective_flows(t, s, r);
     bytes_in_flight(t, s, r);

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "sim/out/peer_wait.h"
 #include "sim/out/plot.h"
 
 /* One colour per role, stable across figures. */
@@ -131,7 +132,7 @@ ms_figure_timeline(const char *path, const char *title, const MsSchedule *s, con
         ms_plot_row(p, series[i.role], row, 4, NULL);
     }
     /* Waits for peers (rank skew) as thin grey bars on the stream that waits. */
-    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
+    g_autoptr(GArray) waits = ms_peer_wait_spans(s, r);
     guint wait_series = G_MAXUINT;
     for (guint k = 0; k < waits->len; k++) {
         const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);

@@ -4,15 +4,13 @@
 
 #include "sim/base/output_file.h"
 #include "sim/out/chrome_trace.h"
+#include "sim/out/peer_wait.h"
+#include "sim/out/spans.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    MsTime a, b;
-} Span;
 
 struct _MsResult {
     char *backend;
@@ -25,45 +23,13 @@ struct _MsResult {
     MsLayerTable *layers; /* NULL unless kept */
 };
 
-static int
-cmp_span(gconstpointer x, gconstpointer y)
-{
-    const Span *a = x, *b = y;
-    return a->a < b->a ? -1 : a->a > b->a;
-}
-
-/* Sorts and merges overlapping spans in place; returns the covered time. */
-static MsTime
-merge(GArray *spans)
-{
-    if (spans->len == 0) {
-        return 0;
-    }
-    g_array_sort(spans, cmp_span);
-    Span *s = (Span *)spans->data;
-    guint w = 0;
-    for (guint i = 1; i < spans->len; i++) {
-        if (s[i].a <= s[w].b) {
-            s[w].b = MAX(s[w].b, s[i].b);
-        } else {
-            s[++w] = s[i];
-        }
-    }
-    g_array_set_size(spans, w + 1);
-    MsTime total = 0;
-    for (guint i = 0; i <= w; i++) {
-        total += s[i].b - s[i].a;
-    }
-    return total;
-}
-
 /* Time covered by a (merged) and not by b (merged). */
 static MsTime
 uncovered(const GArray *a, const GArray *b)
 {
     MsTime total = 0;
     guint j = 0;
-    const Span *sa = (const Span *)a->data, *sb = (const Span *)b->data;
+    const MsSpan *sa = (const MsSpan *)a->data, *sb = (const MsSpan *)b->data;
     for (guint i = 0; i < a->len; i++) {
         MsTime t = sa[i].a;
         while (j < b->len && sb[j].b <= t) {
@@ -92,153 +58,6 @@ op_rank(const MsSchedule *s, guint32 op)
 
 enum { CAT_COMPUTE, CAT_A2A_FWD, CAT_A2A_BWD, CAT_ALLREDUCE, CAT_COMM, CAT_WAIT, N_CAT };
 
-MsTime
-ms_result_op_ready(const MsSchedule *s, const MsRecords *r, guint32 op)
-{
-    guint n;
-    const guint32 *deps = ms_schedule_op_deps(s, op, &n);
-    MsTime t = 0;
-    for (guint k = 0; k < n; k++) {
-        MsTime z = ms_records_end(r, deps[k]);
-        if (ms_records_start(r, deps[k]) == MS_TIME_NEVER) {
-            return MS_TIME_NEVER;
-        }
-        t = MAX(t, z);
-    }
-    return t;
-}
-
-/* The first of the sorted, disjoint spans that ends after t. */
-static guint
-first_after(const GArray *spans, MsTime t)
-{
-    guint lo = 0, hi = spans->len;
-    while (lo < hi) {
-        guint mid = lo + (hi - lo) / 2;
-        if (g_array_index(spans, Span, mid).b <= t) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    return lo;
-}
-
-/* Appends to waits the intervals in which rank's comm ops were ready (their dependencies done)
- * and their stream idle there, yet not launched. busy: scratch, one span array per stream. */
-static void
-idle_ready(const MsSchedule *s, const MsRecords *r, guint rank, GArray **busy, GArray *waits)
-{
-    guint n, n_streams = ms_schedule_n_streams(s);
-    const guint32 *ops = ms_schedule_rank_ops(s, rank, &n);
-    for (guint st = 0; st < n_streams; st++) {
-        g_array_set_size(busy[st], 0);
-    }
-    for (guint k = 0; k < n; k++) {
-        MsOpInfo i;
-        ms_schedule_op(s, ops[k], &i);
-        Span sp = {ms_records_start(r, ops[k]), ms_records_end(r, ops[k])};
-        if (sp.a != MS_TIME_NEVER) {
-            g_array_append_val(busy[i.stream], sp);
-        }
-    }
-    for (guint st = 0; st < n_streams; st++) {
-        merge(busy[st]);
-    }
-    for (guint k = 0; k < n; k++) {
-        MsOpInfo i;
-        ms_schedule_op(s, ops[k], &i);
-        MsTime start = ms_records_start(r, ops[k]);
-        if (i.kind != MS_OP_COMM || start == MS_TIME_NEVER) {
-            continue;
-        }
-        MsTime t = ms_result_op_ready(s, r, ops[k]);
-        if (t == MS_TIME_NEVER) {
-            continue;
-        }
-        /* [t, start) less the stream's busy spans, earliest piece first. */
-        const GArray *b = busy[i.stream];
-        for (guint j = first_after(b, t); j < b->len && t < start; j++) {
-            const Span *sp = &g_array_index(b, Span, j);
-            MsWaitSpan w = {t, MIN(sp->a, start), ops[k]};
-            if (w.b > w.a) {
-                g_array_append_val(waits, w);
-            }
-            t = MAX(t, sp->b);
-        }
-        if (t < start) {
-            MsWaitSpan w = {t, start, ops[k]};
-            g_array_append_val(waits, w);
-        }
-    }
-}
-
-/* A comm op arrives where it is first ready with its stream idle (its start when never so); the
- * dispatcher launches a collective on all its participants at once (sim/schedule/dispatcher.h),
- * so an op that arrived early waits for the collective's last arrival. What it waits after that
- * is the policy's (an allreduce held by Lina's gate, a place kept in the stream's order), not a
- * peer's, and is left out. */
-GArray *
-ms_result_wait_spans(const MsSchedule *s, const MsRecords *r)
-{
-    guint n_ranks = ms_schedule_n_ranks(s), n_ops = ms_schedule_n_ops(s);
-    GArray *waits = g_array_new(FALSE, FALSE, sizeof(MsWaitSpan));
-    guint n_streams = ms_schedule_n_streams(s);
-    g_autofree GArray **busy = g_new(GArray *, MAX(n_streams, 1));
-    for (guint st = 0; st < n_streams; st++) {
-        busy[st] = g_array_new(FALSE, FALSE, sizeof(Span));
-    }
-    for (guint rank = 0; rank < n_ranks; rank++) {
-        idle_ready(s, r, rank, busy, waits);
-    }
-    for (guint st = 0; st < n_streams; st++) {
-        g_array_unref(busy[st]);
-    }
-    g_autofree MsTime *arrival = g_new(MsTime, MAX(n_ops, 1));
-    for (guint32 op = 0; op < n_ops; op++) {
-        arrival[op] = ms_records_start(r, op);
-    }
-    for (guint k = waits->len; k-- > 0;) { /* an op's earliest piece is its first */
-        const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
-        arrival[w->op] = w->a;
-    }
-    guint n_colls = ms_schedule_n_colls(s);
-    g_autofree MsTime *last = g_new(MsTime, MAX(n_colls, 1));
-    for (guint32 c = 0; c < n_colls; c++) {
-        MsCollInfo ci;
-        ms_schedule_coll(s, c, &ci);
-        last[c] = 0;
-        for (guint p = 0; p < ci.n_ranks && last[c] != MS_TIME_NEVER; p++) {
-            MsTime t = arrival[ci.ops[p]];
-            last[c] = t == MS_TIME_NEVER ? t : MAX(last[c], t);
-        }
-    }
-    guint kept = 0;
-    for (guint k = 0; k < waits->len; k++) {
-        MsWaitSpan w = g_array_index(waits, MsWaitSpan, k);
-        MsOpInfo i;
-        ms_schedule_op(s, w.op, &i);
-        w.b = last[i.coll] == MS_TIME_NEVER ? w.a : MIN(w.b, last[i.coll]);
-        if (w.b > w.a) {
-            g_array_index(waits, MsWaitSpan, kept++) = w;
-        }
-    }
-    g_array_set_size(waits, kept);
-    return waits;
-}
-
-MsTime *
-ms_result_op_waits(const MsSchedule *s, const MsRecords *r)
-{
-    MsTime *wait = g_new0(MsTime, MAX(ms_schedule_n_ops(s), 1));
-    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
-    for (guint k = 0; k < waits->len; k++) {
-        const MsWaitSpan *w = &g_array_index(waits, MsWaitSpan, k);
-        wait[w->op] += w->b - w->a;
-    }
-    return wait;
-}
-
 void
 ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
 {
@@ -247,10 +66,10 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
     MsTime t0 = MS_TIME_NEVER, t1 = 0;
     GArray *spans[N_CAT];
     for (guint c = 0; c < N_CAT; c++) {
-        spans[c] = g_array_new(FALSE, FALSE, sizeof(Span));
+        spans[c] = g_array_new(FALSE, FALSE, sizeof(MsSpan));
     }
     double sums[N_CAT + 1] = {0};
-    g_autoptr(GArray) waits = ms_result_wait_spans(s, r);
+    g_autoptr(GArray) waits = ms_peer_wait_spans(s, r);
     guint next_wait = 0; /* the spans come rank by rank */
     for (guint rank = 0; rank < n_ranks; rank++) {
         guint n;
@@ -261,7 +80,7 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
         for (guint k = 0; k < n; k++) {
             MsOpInfo i;
             ms_schedule_op(s, ops[k], &i);
-            Span sp = {ms_records_start(r, ops[k]), ms_records_end(r, ops[k])};
+            MsSpan sp = {ms_records_start(r, ops[k]), ms_records_end(r, ops[k])};
             if (sp.a == MS_TIME_NEVER) {
                 continue;
             }
@@ -292,11 +111,11 @@ ms_metrics_compute(const MsSchedule *s, const MsRecords *r, MsMetrics *out)
             if (op_rank(s, w->op) != rank) {
                 break;
             }
-            Span sp = {w->a, w->b};
+            MsSpan sp = {w->a, w->b};
             g_array_append_val(spans[CAT_WAIT], sp);
         }
         for (guint c = 0; c < N_CAT; c++) {
-            sums[c] += ms_time_to_us(merge(spans[c]));
+            sums[c] += ms_time_to_us(ms_spans_merge(spans[c]));
         }
         sums[N_CAT] += ms_time_to_us(uncovered(spans[CAT_COMM], spans[CAT_COMPUTE]));
     }
@@ -532,7 +351,8 @@ ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i)
 static void
 ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
 {
-    g_autofree MsTime *wait = ms_result_op_waits(s, r);
+    g_autoptr(GArray) waits = ms_peer_wait_spans(s, r);
+    g_autofree MsTime *wait = ms_peer_wait_per_op(s, waits);
     json_builder_begin_array(b);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         MsOpInfo i;
@@ -563,7 +383,7 @@ ops_array(JsonBuilder *b, const MsSchedule *s, const MsRecords *r)
         json_builder_add_double_value(b, ms_time_to_us(ms_records_start(r, op)));
         json_builder_set_member_name(b, "end_us");
         json_builder_add_double_value(b, ms_time_to_us(ms_records_end(r, op)));
-        MsTime ready = ms_result_op_ready(s, r, op);
+        MsTime ready = ms_peer_wait_ready(s, r, op);
         if (ready != MS_TIME_NEVER) {
             ms_json_member_double(b, "ready_us", ms_time_to_us(ready));
         }
@@ -681,7 +501,8 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
     ms_output_file_printf(
         f, "op,rank,stream,kind,role,phase,layer,chunk,label,bytes,flops,start_us,end_us,"
            "duration_us,ready_us,wait_us\n");
-    g_autofree MsTime *wait = ms_result_op_waits(s, res->records);
+    g_autoptr(GArray) waits = ms_peer_wait_spans(s, res->records);
+    g_autofree MsTime *wait = ms_peer_wait_per_op(s, waits);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         MsOpInfo i;
         ms_schedule_op(s, op, &i);
@@ -691,7 +512,7 @@ ms_result_write_csv(const MsResult *res, const char *path, GError **error)
         }
         /* ready_us: when its dependencies had finished; wait_us: a comm op's wait for peers
          * (empty for compute). */
-        MsTime ready = ms_result_op_ready(s, res->records, op);
+        MsTime ready = ms_peer_wait_ready(s, res->records, op);
         char at[32] = "", waited[32] = "";
         if (ready != MS_TIME_NEVER) {
             g_snprintf(at, sizeof at, "%.6f", ms_time_to_us(ready));

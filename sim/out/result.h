@@ -17,7 +17,7 @@ G_BEGIN_DECLS
 /* Per-iteration metrics in microseconds. Busy times are per GPU (union of the intervals of the
  * ops of that kind on the GPU), averaged over GPUs. Exposed communication is the time a GPU has
  * communication in flight and no compute running. The wait for peers is the time a GPU has a
- * collective ready (ms_result_op_waits) that waits for another participant to reach it: rank
+ * collective ready that waits for another participant to reach it (sim/out/peer_wait.h): rank
  * skew (a straggler's longer compute, an imbalanced expert's GEMM) made visible. */
 typedef struct {
     double step_us;
@@ -70,21 +70,6 @@ gboolean ms_result_write_csv(const MsResult *res, const char *path, GError **err
 /* The bytes of an op as the outputs give them: what a comm op's rank sends to the others (an
  * all-to-all's row less the diagonal) or its buffer (allreduce); a compute op's memory traffic. */
 guint64 ms_result_op_bytes(const MsSchedule *s, const MsOpInfo *i);
-
-/* When op was ready: its dependencies' last end (0 without any; MS_TIME_NEVER when one did not
- * run). */
-MsTime ms_result_op_ready(const MsSchedule *s, const MsRecords *r, guint32 op);
-/* A comm op's wait for peers: ready on its rank, its stream idle there, not yet launched because
- * the collective launches on all its participants at once (sim/schedule/dispatcher.h) and
- * another has not reached it. */
-typedef struct {
-    MsTime a, b;
-    guint32 op;
-} MsWaitSpan;
-/* Every wait of the run, rank by rank, each op's earliest first (GArray of MsWaitSpan). */
-GArray *ms_result_wait_spans(const MsSchedule *s, const MsRecords *r);
-/* Per op, the time it waited for peers (0 for compute ops). Free with g_free. */
-MsTime *ms_result_op_waits(const MsSchedule *s, const MsRecords *r);
 
 /* The detailed iteration's schedule and records (NULL when none was set). */
 const MsSchedule *ms_result_schedule(const MsResult *res);
