@@ -67,8 +67,14 @@ ms_pace_fit(const MsRunComparison *cmp)
         medians[k] = g_array_index(out, MsGpuPace, k).pace;
     }
     double ref = median(medians, out->len);
+    guint kept = 0;
     for (guint k = 0; k < out->len; k++) {
-        g_array_index(out, MsGpuPace, k).pace /= ref;
+        MsGpuPace p = g_array_index(out, MsGpuPace, k);
+        p.pace /= ref;
+        if (isfinite(p.pace)) { /* ratios 10^600 apart are no run's */
+            g_array_index(out, MsGpuPace, kept++) = p;
+        }
     }
+    g_array_set_size(out, kept);
     return out;
 }
