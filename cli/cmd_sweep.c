@@ -325,6 +325,16 @@ ms_cmd_sweep(int argc, char **argv)
     if (g_mkdir_with_parents(dir, 0755) != 0) {
         return ms_cli_usage("sweep: cannot create %s", dir);
     }
+    /* A what-if names GPUs and links of one topology: the points must all run on it. */
+    for (guint i = 0; vary[i] && (o.straggler || o.slow_link); i++) {
+        if (g_str_has_prefix(vary[i], "topology=") || g_str_has_prefix(vary[i], "nodes=")) {
+            return ms_cli_usage("sweep: --%s names %s of one topology: it does not go with "
+                                "--vary %.*s",
+                                o.straggler ? "straggler" : "slow-link",
+                                o.straggler ? "GPUs" : "links",
+                                (int)(strchr(vary[i], '=') - vary[i]), vary[i]);
+        }
+    }
     g_auto(MsCliScenario) cs = {0};
     int rc = ms_scenario_opts_setup(&o, FALSE, &cs);
     if (rc != MS_EXIT_OK) {

@@ -45,6 +45,9 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
          "Slower GPUs: GPU=FACTOR[,...], each of its kernels taking FACTOR (1 to 10) times its "
          "time",
          "GPU=F"},
+        {"slow-link", 0, 0, G_OPTION_ARG_STRING, &o->slow_link,
+         "Degraded links: LINK=FACTOR[,...], each at 1/FACTOR (1 to 10) of its bandwidth",
+         "LINK=F"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &o->engine,
          "classes (default: a symmetric ring's first node stands for all while alone on its links) "
          "or flows (every flow on its own, the reference)",
@@ -123,6 +126,51 @@ apply(const MsScenarioOpts *o, MsScenario *sc)
     return TRUE;
 }
 
+/* The link of that name; the number of links when there is none. */
+static guint
+find_link(const MsTopology *topo, const char *name)
+{
+    guint l = 0, n = ms_topology_n_links(topo);
+    while (l < n && strcmp(ms_topology_link(topo, l)->name, name) != 0) {
+        l++;
+    }
+    return l;
+}
+
+/* One NAME=FACTOR item of a what-if list: the name (newly allocated, not empty) and a factor in
+ * [1, MS_COMPUTE_SLOWDOWN_MAX]; FALSE with the usage message (option, the form, what the factor
+ * means) printed. */
+static gboolean
+split_factor(const char *option, const char *item, const char *form, const char *meaning,
+             char **name, double *f)
+{
+    const char *eq = strrchr(item, '=');
+    char *end = NULL;
+    *f = eq ? g_ascii_strtod(eq + 1, &end) : 0;
+    if (eq == NULL || eq == item || end == eq + 1 || *end) {
+        ms_cli_usage("%s '%s': give %s, several joined by ','", option, item, form);
+        return FALSE;
+    }
+    if (!(*f >= 1) || !(*f <= MS_COMPUTE_SLOWDOWN_MAX)) {
+        ms_cli_usage("%s '%s': the factor must be between 1 and %g (%s)", option, item,
+                     MS_COMPUTE_SLOWDOWN_MAX, meaning);
+        return FALSE;
+    }
+    *name = g_strndup(item, eq - item);
+    return TRUE;
+}
+
+/* The what-ifs' notes for the result, NULL-terminated, into out (sc.notes points there). */
+static void
+add_note(MsCliScenario *out, char *note)
+{
+    guint n = out->notes ? g_strv_length(out->notes) : 0;
+    out->notes = g_renew(char *, out->notes, n + 2);
+    out->notes[n] = note;
+    out->notes[n + 1] = NULL;
+    out->sc.notes = (const char *const *)out->notes;
+}
+
 /* --straggler GPU=FACTOR[,...] into out->pace (one factor per GPU used, 1 where none is given)
  * and a note per straggler; FALSE with the usage message printed. */
 static gboolean
@@ -130,33 +178,22 @@ parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
 {
     g_auto(GStrv) items = g_strsplit(text, ",", -1);
     out->pace = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GPtrArray) notes = g_ptr_array_new();
     for (guint i = 0; items[i]; i++) {
-        const char *eq = strchr(items[i], '=');
+        g_autofree char *head = NULL;
         guint64 gpu = 0;
         double f = 0;
-        char *end = NULL;
-        if (eq) {
-            f = g_ascii_strtod(eq + 1, &end);
+        if (!split_factor("--straggler", items[i], "GPU=FACTOR (e.g. 3=1.2)",
+                          "its kernels' time over its peers'", &head, &f)) {
+            return FALSE;
         }
-        g_autofree char *head = eq ? g_strndup(items[i], eq - items[i]) : NULL;
-        if (eq == NULL || !head[0] ||
-            !g_ascii_string_to_unsigned(head, 10, 0, G_MAXUINT, &gpu, NULL) || end == eq + 1 ||
-            *end) {
-            ms_cli_usage("--straggler '%s': give GPU=FACTOR (e.g. 3=1.2), several joined by ','",
-                         items[i]);
+        if (!g_ascii_string_to_unsigned(head, 10, 0, G_MAXUINT, &gpu, NULL)) {
+            ms_cli_usage("--straggler '%s': '%s' is not a GPU number", items[i], head);
             return FALSE;
         }
         if (gpu >= gpus) {
             ms_cli_usage("--straggler '%s': GPU %" G_GUINT64_FORMAT " is not among the %u GPUs the "
                          "run uses",
                          items[i], gpu, gpus);
-            return FALSE;
-        }
-        if (!(f >= 1) || !(f <= MS_COMPUTE_SLOWDOWN_MAX)) {
-            ms_cli_usage("--straggler '%s': the factor must be between 1 and %g (its kernels' time "
-                         "over its peers')",
-                         items[i], MS_COMPUTE_SLOWDOWN_MAX);
             return FALSE;
         }
         if (out->pace->len <= gpu) {
@@ -167,13 +204,46 @@ parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
             }
         }
         g_array_index(out->pace, double, gpu) = f;
-        g_ptr_array_add(notes, g_strdup_printf("straggler: GPU %" G_GUINT64_FORMAT
-                                               "'s kernels take %gx their time",
-                                               gpu, f));
+        add_note(out, g_strdup_printf("straggler: GPU %" G_GUINT64_FORMAT
+                                      "'s kernels take %gx their time",
+                                      gpu, f));
     }
-    g_ptr_array_add(notes, NULL);
-    out->notes = (GStrv)g_ptr_array_steal(notes, NULL);
-    out->sc.notes = (const char *const *)out->notes;
+    return TRUE;
+}
+
+/* --slow-link LINK=FACTOR[,...]: each link of the loaded topology at 1/FACTOR of its bandwidth,
+ * and a note per link; FALSE with the usage message printed. */
+static gboolean
+parse_slow_links(const char *text, MsCliScenario *out)
+{
+    MsTopology *topo = ms_inputs_topology_to_edit(out->inputs);
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    for (guint i = 0; items[i]; i++) {
+        g_autofree char *name = NULL;
+        double f = 0;
+        if (!split_factor("--slow-link", items[i], "LINK=FACTOR (e.g. 'n0.nic0->fabric=2')",
+                          "its time per byte over its nominal one", &name, &f)) {
+            return FALSE;
+        }
+        guint l = find_link(topo, name);
+        if (l == ms_topology_n_links(topo)) {
+            ms_cli_usage("--slow-link '%s': topology '%s' has no link '%s' (its links: moesim "
+                         "topo show %s --links)",
+                         items[i], ms_topology_name(topo), name, ms_topology_name(topo));
+            return FALSE;
+        }
+        double bw = ms_topology_link(topo, l)->bandwidth;
+        if (!isfinite(bw)) {
+            ms_cli_usage("--slow-link '%s': link '%s' has unlimited bandwidth: it never limits a "
+                         "flow",
+                         items[i], name);
+            return FALSE;
+        }
+        ms_topology_slow_link(topo, l, f);
+        char rate[32];
+        add_note(out, g_strdup_printf("slow link: %s at 1/%g of its bandwidth, %s", name, f,
+                                      ms_format_bandwidth(bw / f, rate, sizeof rate)));
+    }
     return TRUE;
 }
 
@@ -239,13 +309,18 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
             return MS_EXIT_USAGE;
         }
     }
+    if (o->slow_link && o->backend && strcmp(o->backend, "sim") != 0) {
+        return ms_cli_usage("--slow-link slows the simulator's links: it does not go with "
+                            "--backend %s",
+                            o->backend);
+    }
+    if (o->slow_link && !parse_slow_links(o->slow_link, out)) {
+        return MS_EXIT_USAGE;
+    }
     if (o->link_timeline) {
         const MsTopology *topo = ms_inputs_topology(out->inputs);
-        guint l = 0, n = ms_topology_n_links(topo);
-        while (l < n && strcmp(ms_topology_link(topo, l)->name, o->link_timeline) != 0) {
-            l++;
-        }
-        if (l == n) {
+        guint l = find_link(topo, o->link_timeline);
+        if (l == ms_topology_n_links(topo)) {
             return ms_cli_usage("--link-timeline: topology '%s' has no link '%s' (its links: "
                                 "moesim topo show %s --links)",
                                 ms_topology_name(topo), o->link_timeline, ms_topology_name(topo));
@@ -300,6 +375,7 @@ ms_scenario_opts_clear(MsScenarioOpts *o)
     g_free(o->mode);
     g_free(o->engine);
     g_free(o->straggler);
+    g_free(o->slow_link);
     g_free(o->calibration);
     g_free(o->backend);
     g_free(o->net);
@@ -315,10 +391,11 @@ ms_scenario_describe(const MsScenarioOpts *o, MsPlanMode mode)
         g_strdup_printf("%s%s%s%s", o->gpus ? ", GPUs " : "", o->gpus ? o->gpus : "",
                         o->ranks ? ", ranks " : "", o->ranks ? o->ranks : "");
     return g_strdup_printf(
-        "%s on %s%s, %s, routing %s%s%s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
+        "%s on %s%s, %s, routing %s%s%s%s%s%s%s%s%s", o->model ? o->model : MS_SCENARIO_MODEL,
         o->topology ? o->topology : MS_SCENARIO_TOPOLOGY, map, ms_plan_mode_name(mode),
         o->trace ? o->trace : "generated",
         o->calibration ? ", calibrated by " : ", nominal figures",
         o->calibration ? o->calibration : "", o->net ? ", network " : "", o->net ? o->net : "",
-        o->straggler ? ", straggler " : "", o->straggler ? o->straggler : "");
+        o->straggler ? ", straggler " : "", o->straggler ? o->straggler : "",
+        o->slow_link ? ", slow link " : "", o->slow_link ? o->slow_link : "");
 }

@@ -21,6 +21,7 @@ typedef struct {
     gboolean check;
     char *engine;    /* flows or classes; NULL: classes */
     char *straggler; /* GPU=FACTOR[,GPU=FACTOR...]: slower GPUs (the engine's pace) */
+    char *slow_link; /* LINK=FACTOR[,...]: degraded links (the topology's bandwidth divided) */
     /* A link of the topology to record per flow (set by a command, not an option entry of these;
      * borrowed): ms_scenario_opts_setup makes MsCliScenario.timeline for it. */
     const char *link_timeline;

@@ -99,6 +99,12 @@ ms_inputs_topology(const MsInputs *in)
     return in->topology;
 }
 
+MsTopology *
+ms_inputs_topology_to_edit(MsInputs *in)
+{
+    return in->topology;
+}
+
 const MsModel *
 ms_inputs_model(const MsInputs *in)
 {

@@ -35,6 +35,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsInputs, ms_inputs_free)
 /* The names loaded, defaults filled in (calibration and trace may be NULL); owned by inputs. */
 const MsInputNames *ms_inputs_names(const MsInputs *inputs);
 const MsTopology *ms_inputs_topology(const MsInputs *inputs);
+/* The topology to change (a what-if's degraded link) before the inputs are handed on. */
+MsTopology *ms_inputs_topology_to_edit(MsInputs *inputs);
 const MsModel *ms_inputs_model(const MsInputs *inputs);
 const MsCalibration *ms_inputs_calibration(const MsInputs *inputs); /* NULL: nominal */
 const MsPolicy *ms_inputs_policy(const MsInputs *inputs);

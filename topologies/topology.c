@@ -440,6 +440,13 @@ ms_topology_set_class(MsTopology *topo, MsLinkClass klass, MsBandwidth bandwidth
     return changed;
 }
 
+void
+ms_topology_slow_link(MsTopology *topo, guint link, double factor)
+{
+    g_return_if_fail(link < topo->links->len && factor >= 1 && isfinite(factor));
+    g_array_index(topo->links, MsLink, link).bandwidth /= factor;
+}
+
 gboolean
 ms_gpu_spec_peak(const MsGpuSpec *spec, MsDtype dtype, MsFlops *out)
 {

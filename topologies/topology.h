@@ -169,5 +169,8 @@ MsBandwidth ms_topology_bisection_bandwidth(const MsTopology *topo);
  * topology is shared. */
 guint ms_topology_set_class(MsTopology *topo, MsLinkClass klass, MsBandwidth bandwidth,
                             MsTime latency);
+/* A degraded link (a NIC port that trained at a lower rate, a flapping NVLink): link's bandwidth
+ * divided by factor (>= 1, finite). Not thread-safe: call before the topology is shared. */
+void ms_topology_slow_link(MsTopology *topo, guint link, double factor);
 
 G_END_DECLS

@@ -1,9 +1,13 @@
-/* Tests of `moesim run --straggler GPU=FACTOR` end to end: the default study with one GPU slowed
- * takes longer, its peers wait longer for it, the header and the result's notes say so, the
- * sweep and compare commands take it too, and a backend refuses it. */
+/* Tests of the what-ifs of run, compare and sweep. `--straggler GPU=FACTOR` end to end: the
+ * default study with one GPU slowed takes longer, its peers wait longer for it, the header and the
+ * result's notes say so, the sweep and compare commands take it too, and a backend refuses it.
+ * `--slow-link LINK=FACTOR`: a transfer over the link in closed form, the default study, the
+ * refusals. */
 #include "ms_test.h"
 
 #include <json-glib/json-glib.h>
+
+#include "sim/net/collective.h"
 
 /* The summary figure of a run's result JSON. */
 static double
@@ -83,14 +87,78 @@ test_other_commands(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(backend.err, "does not go with --backend cpu"));
 }
 
+/* One transfer from GPU 0 to GPU 4 (node 0 to node 1 of lina-testbed, bounded by the NIC): with
+ * node 0's NIC at half its rate it takes B / bw longer, B / bw being its time on the NIC before. */
+static void
+test_slow_link_closed_form(void)
+{
+    g_autoptr(MsTopology) topo = ms_topology_load("lina-testbed", NULL);
+    g_assert(topo);
+    static const guint ranks[2] = {0, 4};
+    const guint64 bytes = 100 << 20, matrix[4] = {0, bytes, 0, 0};
+    MsCollSpec spec = {.op = MS_COLL_ALLTOALL, .n_ranks = 2, .ranks = ranks, .matrix = matrix};
+    MsTime before = 0, after = 0;
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_coll_run_alone(topo, &spec, &before, &error));
+    guint l = 0;
+    while (strcmp(ms_topology_link(topo, l)->name, "n0.nic0->fabric") != 0) {
+        l++;
+    }
+    double bw = ms_topology_link(topo, l)->bandwidth;
+    ms_topology_slow_link(topo, l, 2);
+    MS_ASSERT_REL(ms_topology_link(topo, l)->bandwidth, bw / 2, 1e-15);
+    CU_ASSERT_TRUE_FATAL(ms_coll_run_alone(topo, &spec, &after, &error));
+    MS_ASSERT_REL((double)(after - before), bytes / bw * 1e12, 1e-9);
+}
+
+static void
+test_slow_link_cli(void)
+{
+    g_auto(MsTestRun) base = ms_test_moesim_run("run", "--json", "-", NULL);
+    g_auto(MsTestRun) slow =
+        ms_test_moesim_run("run", "--slow-link", "n0.nic0->fabric=2", "--json", "-", NULL);
+    CU_ASSERT_EQUAL_FATAL(slow.rc, 0);
+    /* Every all-to-all crosses node 0's NIC: the step grows, and the others wait for node 0. */
+    CU_ASSERT_TRUE(summary(slow.out, "step_time_us") > 1.5 * summary(base.out, "step_time_us"));
+    CU_ASSERT_TRUE(summary(slow.out, "comm_wait_us") > summary(base.out, "comm_wait_us"));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(slow.out, "slow link: n0.nic0->fabric at 1/2 of its bandwidth, 6.25 GB/s"));
+    g_auto(MsTestRun) text = ms_test_moesim_run("run", "--slow-link", "n0.nic0->fabric=2", NULL);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(text.out, "nominal figures, slow link n0.nic0->fabric=2, policy"));
+    static const struct {
+        const char *value, *message;
+    } bad[] = {
+        {"n9.nic0->fabric=2", "topology 'lina-testbed' has no link 'n9.nic0->fabric'"},
+        {"n0.nic0->fabric", "give LINK=FACTOR"},
+        {"n0.nic0->fabric=0.5", "the factor must be between 1 and 10"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_auto(MsTestRun) r = ms_test_moesim_run("run", "--slow-link", bad[i].value, NULL);
+        CU_ASSERT_EQUAL(r.rc, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, bad[i].message));
+    }
+    g_auto(MsTestRun) unlimited =
+        ms_test_moesim_run("run", "--topology", "dgx-a100", "--slow-link", "gpu0->n0.nic0=2", NULL);
+    CU_ASSERT_EQUAL(unlimited.rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(unlimited.err, "has unlimited bandwidth"));
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "sweep-topo", NULL);
+    g_auto(MsTestRun) sw = ms_test_moesim_run("sweep", "--vary", "nodes=2,4", "--slow-link",
+                                              "n0.nic0->fabric=2", "--out", dir, NULL);
+    CU_ASSERT_EQUAL(sw.rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sw.err, "it does not go with --vary nodes"));
+}
+
 int
 main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"a slower GPU: a longer step, longer waits, said in the notes", test_slower_gpu},
         {"compare and sweep take it, a backend refuses it", test_other_commands},
+        {"a slow link in closed form", test_slow_link_closed_form},
+        {"a slow link from the command line, and its refusals", test_slow_link_cli},
         {NULL, NULL},
     };
-    static const MsTestSuite suites[] = {{"cli_straggler", NULL, NULL, tests}, {NULL}};
+    static const MsTestSuite suites[] = {{"what_ifs", NULL, NULL, tests}, {NULL}};
     return ms_test_main(argc, argv, suites);
 }
