@@ -142,6 +142,18 @@ test_slow_link_cli(void)
         ms_test_moesim_run("run", "--topology", "dgx-a100", "--slow-link", "gpu0->n0.nic0=2", NULL);
     CU_ASSERT_EQUAL(unlimited.rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(unlimited.err, "has unlimited bandwidth"));
+    /* Symmetric classes map links of equal bandwidth onto each other only: with one NIC slowed
+     * they give the flow-by-flow step. */
+    const char *engines[] = {"classes", "flows"};
+    double step[2];
+    for (guint k = 0; k < 2; k++) {
+        g_auto(MsTestRun) r =
+            ms_test_moesim_run("run", "-t", "dgx-a100-4node", "-m", "switch-base-8", "--engine",
+                               engines[k], "--slow-link", "n0.nic0->fabric=2", "--json", "-", NULL);
+        CU_ASSERT_EQUAL_FATAL(r.rc, 0);
+        step[k] = summary(r.out, "step_time_us");
+    }
+    MS_ASSERT_REL(step[0], step[1], 1e-9);
     g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "sweep-topo", NULL);
     g_auto(MsTestRun) sw = ms_test_moesim_run("sweep", "--vary", "nodes=2,4", "--slow-link",
                                               "n0.nic0->fabric=2", "--out", dir, NULL);
