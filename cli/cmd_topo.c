@@ -322,12 +322,12 @@ topo_list(void)
     printf("%-*s %6s %6s  %s\n", width, "name", "GPUs", "nodes", "description");
     for (guint i = 0; names[i]; i++) {
         g_autoptr(GError) error = NULL;
-        g_autoptr(MsTopology) topo = ms_topology_load(names[i], &error);
-        if (topo == NULL) {
+        g_autofree char *description = NULL;
+        guint gpus = 0, nodes = 0;
+        if (!ms_topology_shipped_summary(names[i], &gpus, &nodes, &description, &error)) {
             return ms_cli_fail(error);
         }
-        printf("%-*s %6u %6u  %s\n", width, names[i], ms_topology_n_gpus(topo),
-               ms_topology_n_nodes(topo), ms_topology_description(topo));
+        printf("%-*s %6u %6u  %s\n", width, names[i], gpus, nodes, description);
     }
     return MS_EXIT_OK;
 }

@@ -138,7 +138,21 @@ test_shipped(void)
         CU_ASSERT_EQUAL(ms_topology_nics_per_node(topo), cases[i].npn);
         g_autoptr(GBytes) text = ms_topology_shipped_data(cases[i].name);
         CU_ASSERT_PTR_NOT_NULL(text);
+        /* `topo list`'s summary, read without building the preset, agrees with the build. */
+        g_autofree char *description = NULL;
+        guint gpus = 0, nodes = 0;
+        CU_ASSERT_FATAL(
+            ms_topology_shipped_summary(cases[i].name, &gpus, &nodes, &description, NULL));
+        CU_ASSERT_EQUAL(gpus, cases[i].gpus);
+        CU_ASSERT_EQUAL(nodes, cases[i].nodes);
+        CU_ASSERT_STRING_EQUAL(description, ms_topology_description(topo));
     }
+    g_autoptr(GError) error = NULL;
+    g_autofree char *description = NULL;
+    guint gpus = 7, nodes = 7;
+    CU_ASSERT_FALSE(ms_topology_shipped_summary("nope", &gpus, &nodes, &description, &error));
+    CU_ASSERT(g_error_matches(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN));
+    CU_ASSERT_PTR_NULL(description);
     CU_ASSERT_PTR_NULL(ms_topology_shipped_data("nope"));
     CU_ASSERT_PTR_NULL(ms_topology_shipped_data("../x"));
 }

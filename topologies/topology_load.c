@@ -516,6 +516,45 @@ ms_topology_load(const char *name_or_path, GError **error)
     return ms_topology_load_shipped(name_or_path, error);
 }
 
+gboolean
+ms_topology_shipped_summary(const char *name, guint *gpus, guint *nodes, char **description,
+                            GError **error)
+{
+    g_return_val_if_fail(name != NULL && gpus != NULL && nodes != NULL && description != NULL,
+                         FALSE);
+    g_autoptr(GBytes) data = ms_topology_shipped_data(name);
+    if (data == NULL) {
+        g_autoptr(MsTopology) unknown = ms_topology_load_shipped(name, error);
+        return FALSE;
+    }
+    g_autofree char *source = g_strdup_printf("topology %s", name);
+    gsize len = 0;
+    const char *text = g_bytes_get_data(data, &len);
+    g_autoptr(MsIni) ini = ms_ini_load_data(text, len, source, error);
+    const char *topo_name = NULL, *desc = NULL;
+    if (ini == NULL || !check_groups(ini, error) || !read_header(ini, &topo_name, &desc, error)) {
+        return FALSE;
+    }
+    if (ms_ini_has_group(ini, "preset")) {
+        guint gpn = 0;
+        if (!topo_preset_shape(ini, nodes, &gpn, error)) {
+            return FALSE;
+        }
+        *gpus = *nodes * gpn;
+        *description = g_strdup(desc);
+        return TRUE;
+    }
+    /* An explicit file's GPUs and nodes are only known from its devices and links. */
+    g_autoptr(MsTopology) topo = parse(ini, error);
+    if (topo == NULL) {
+        return FALSE;
+    }
+    *gpus = ms_topology_n_gpus(topo);
+    *nodes = ms_topology_n_nodes(topo);
+    *description = g_strdup(ms_topology_description(topo));
+    return TRUE;
+}
+
 MsTopology *
 ms_topology_load_shipped(const char *name, GError **error)
 {

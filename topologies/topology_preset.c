@@ -555,6 +555,18 @@ build(MsTopology *topo, const Preset *p)
     topo->shape = sh;
 }
 
+gboolean
+topo_preset_shape(const MsIni *ini, guint *nodes, guint *gpus_per_node, GError **error)
+{
+    Preset p = {0};
+    if (!read_shape(ini, &p, error)) {
+        return FALSE;
+    }
+    *nodes = (guint)p.nodes;
+    *gpus_per_node = (guint)p.gpn;
+    return TRUE;
+}
+
 MsTopology *
 topo_build_preset(const MsIni *ini, const char *name, const char *description, const MsGpuSpec *gpu,
                   GError **error)

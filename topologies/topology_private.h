@@ -217,5 +217,7 @@ MsTopology *topo_build_preset(const MsIni *ini, const char *name, const char *de
                               const MsGpuSpec *gpu, GError **error);
 MsTopology *topo_build_explicit(const MsIni *ini, const char *name, const char *description,
                                 const MsGpuSpec *gpu, GError **error);
+/* A preset's nodes and GPUs per node, read and range-checked as topo_build_preset reads them. */
+gboolean topo_preset_shape(const MsIni *ini, guint *nodes, guint *gpus_per_node, GError **error);
 
 G_END_DECLS
