@@ -440,6 +440,15 @@ static const BadInput cases[] = {
      COLL("--op", "alltoall", "-e", "2048TiB"), 2},
     {"Collective sweeps (`moesim collective`)", "more ranks than the topology has GPUs",
      COLL("--op", "alltoall", "-g", "17"), 2},
+    {.section = "Collective sweeps (`moesim collective`)",
+     .what = "under `--net nccl`, an NVSwitch bundle without its link count (300 GB/s as one "
+             "NVLink)",
+     .file = "t.ini",
+     .content = HEAD PRESET("1", "8") SWITCHED,
+     .args = {"collective", "--topology", "t.ini", "--op", "allreduce", "--net", "nccl:arch=sm80",
+              NULL},
+     .exit = 2,
+     .expect = "300 GB/s over 1 NVLink, more than the 50 GB/s"},
 
     {"Calibration files (`moesim collective --calibration c.ini`)",
      "a format this moesim does not read", CAL("[calibration]\nformat = 2\n"), 2},

@@ -27,7 +27,13 @@ static MsTopology *
 truth_topology(void)
 {
     MsTopology *topo = load_topology(TOPOLOGY);
-    CU_ASSERT(ms_topology_set_class(topo, MS_LINK_NVSWITCH, TRUE_NVSWITCH_BW,
+    /* ms_topology_set_class takes a figure per physical link: a GPU's route to the NVSwitch is
+     * 12 NVLinks, so the truth of the route is 12 x this. */
+    guint n = 0;
+    const guint32 *route = ms_topology_gpu_route(topo, 0, 1, &n, NULL);
+    CU_ASSERT_FATAL(route != NULL && n > 0);
+    CU_ASSERT_EQUAL(ms_topology_link_count(topo, route[0]), 12);
+    CU_ASSERT(ms_topology_set_class(topo, MS_LINK_NVSWITCH, TRUE_NVSWITCH_BW / 12,
                                     ms_time_from_us(TRUE_NVSWITCH_LAT_US)) > 0);
     CU_ASSERT(ms_topology_set_class(topo, MS_LINK_NIC, TRUE_NIC_BW,
                                     ms_time_from_us(TRUE_NIC_LAT_US)) > 0);

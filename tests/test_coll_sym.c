@@ -25,7 +25,8 @@ static const char four_node_ini[] =
     "[topology]\nformat = 1\nname = sym-4node\ndescription = 4 nodes for the symmetry tests\n"
     "[gpu]\nmodel = A100-SXM4-80GB\npeak = 312TFLOPS\nhbm = 2039GBps\nmemory = "
     "80GiB\nlaunch_overhead = 4us\n"
-    "[preset]\nnodes = 4\ngpus_per_node = 8\nintra = nvswitch\nintra_bandwidth = 300GBps\n"
+    "[preset]\nnodes = 4\ngpus_per_node = 8\nintra = nvswitch\nintra_bandwidth = "
+    "300GBps\nintra_links = 12\n"
     "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 200Gbps\nnic_latency = 0.6us\n"
     "fabric = switch\nfabric_latency = 0.13us\n";
 
@@ -34,6 +35,7 @@ static const char four_node_ini[] =
     "[gpu]\nmodel = H100-SXM5-80GB\npeak = 989TFLOPS\nhbm = 3.35TBps\nmemory = 80GiB\n"            \
     "launch_overhead = 4us\n"                                                                      \
     "[preset]\nnodes = 8\ngpus_per_node = 2\nintra = nvswitch\nintra_bandwidth = 450GBps\n"        \
+    "intra_links = 18\n"                                                                           \
     "intra_latency = 0.7us\nnics = per_gpu\nnic_bandwidth = 400Gbps\nnic_latency = 0.6us\n"        \
     "fabric = fat_tree\nfabric_latency = 0.13us\nnodes_per_leaf = " PER_LEAF "\n"                  \
     "rail_optimised = true\noversubscription = " OVER "\nspines = 2\n"

@@ -231,6 +231,45 @@ test_unknown_arch(void)
     CU_ASSERT_PTR_NOT_NULL(m);
 }
 
+/* An NVLink bundle without its count: 300 GB/s as one link would be counted by NCCL as a single
+ * 20 GB/s NVLink. Refused under nccl naming the file and the link; with its 12 links, under the
+ * flow model, and at the fastest NVLink's 50 GB/s per link (GB200's 900 over 18) it is taken. */
+static void
+test_nvlink_count(void)
+{
+    static const char head[] = "[topology]\nformat = 1\nname = t\n[gpu]\nmodel = A100-SXM4-80GB\n"
+                               "peak = 312TFLOPS\nhbm = 2039GBps\nmemory = 80GiB\n"
+                               "launch_overhead = 4us\n[preset]\nnodes = 1\ngpus_per_node = 2\n"
+                               "intra = nvswitch\nintra_latency = 1us\n";
+    static const struct {
+        const char *figures;
+        gboolean ok;
+    } cases[] = {
+        {"intra_bandwidth = 300GBps\n", FALSE},
+        {"intra_bandwidth = 300GBps\nintra_links = 5\n", FALSE},
+        {"intra_bandwidth = 300GBps\nintra_links = 12\n", TRUE},
+        {"intra_bandwidth = 900GBps\nintra_links = 18\n", TRUE},
+        {"intra_bandwidth = 50GBps\n", TRUE},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *text = g_strconcat(head, cases[i].figures, NULL);
+        g_autofree char *path = ms_test_write_tmp("nvlinks.ini", text);
+        g_autoptr(MsTopology) topo = load(path);
+        CU_ASSERT_STRING_EQUAL(ms_topology_source(topo), path);
+        MsNetSpec spec = parse_ok("nccl");
+        GError *error = NULL;
+        g_autoptr(MsNetModel) m = ms_net_model_new(&spec, topo, &error);
+        CU_ASSERT_EQUAL(m != NULL, cases[i].ok);
+        if (!cases[i].ok) {
+            MS_ASSERT_ERROR(error, MS_NCCL_ERROR, MS_NCCL_ERROR_TOPOLOGY,
+                            "link gpu0->n0.nvswitch carries 300 GB/s over");
+        }
+        g_autoptr(MsNetModel) flow = model("flow", topo);
+    }
+    g_autoptr(MsTopology) shipped = load("dgx-a100");
+    CU_ASSERT_STRING_EQUAL(ms_topology_source(shipped), "topology dgx-a100");
+}
+
 /* dgx1-v100: GPUs 0 and 5 have no NVLink; NCCL goes through a GPU joined to both (1 or 4), and
  * 0 and 3 (a double link) stay direct. The flow model keeps the PCIe/QPI route. */
 static void
@@ -401,6 +440,7 @@ main(int argc, char **argv)
         {"nccl: NCCL's link figures, applied to a network", test_link_figures},
         {"nccl: connection weights, one communicator per rank set", test_weights_and_comms},
         {"nccl: a GPU model of no known architecture", test_unknown_arch},
+        {"nccl: an NVLink bundle needs its link count", test_nvlink_count},
         {"nccl: P2P through an intermediate GPU on a hybrid cube mesh", test_nvb_route},
         {"nccl: a ring alone takes NCCL's predicted time", test_ring_matches_nccl_prediction},
         {"nccl: PXN keeps a send on its rail", test_pxn_route},

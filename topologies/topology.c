@@ -113,6 +113,7 @@ ms_topology_free(MsTopology *topo)
     g_free(topo->node_devices);
     g_free(topo->gpu_model);
     g_free(topo->description);
+    g_free(topo->source);
     g_free(topo->name);
     g_free(topo);
 }
@@ -290,6 +291,12 @@ const char *
 ms_topology_description(const MsTopology *topo)
 {
     return topo->description;
+}
+
+const char *
+ms_topology_source(const MsTopology *topo)
+{
+    return topo->source ? topo->source : topo->name;
 }
 
 guint

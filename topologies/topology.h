@@ -112,6 +112,9 @@ GBytes *ms_topology_shipped_data(const char *name);
 
 const char *ms_topology_name(const MsTopology *topo);
 const char *ms_topology_description(const MsTopology *topo);
+/* What messages about the topology name it by: the file it was read from, "topology NAME" for a
+ * shipped one, else (built in memory without a source) its name. */
+const char *ms_topology_source(const MsTopology *topo);
 
 guint ms_topology_n_devices(const MsTopology *topo);
 const char *ms_topology_device_name(const MsTopology *topo, guint device);

@@ -479,7 +479,11 @@ ms_topology_load_data(const char *data, gsize len, const char *source, GError **
         return NULL;
     }
     g_autoptr(MsIni) ini = ms_ini_load_data(data, len, source, error);
-    return ini ? parse(ini, error) : NULL;
+    MsTopology *topo = ini ? parse(ini, error) : NULL;
+    if (topo != NULL && source != NULL) {
+        topo->source = g_strdup(source);
+    }
+    return topo;
 }
 
 char **

@@ -117,6 +117,7 @@ typedef struct {
 struct _MsTopology {
     char *name;
     char *description;
+    char *source; /* the file it was read from, "topology NAME" for a shipped one, or NULL */
     char *gpu_model;
     MsGpuSpec gpu;
     GStringChunk *strings;

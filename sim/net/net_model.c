@@ -365,6 +365,36 @@ nccl_link_bandwidth(const MsTopology *topo, guint l, guint arch, guint version)
     return MIN(bw, nccl);
 }
 
+/* The fastest NVLink generation's rate, bytes/s per direction per link: NVLink 5.0 (Blackwell),
+ * 18 links of 50 GB/s = 900 GB/s per GPU (NVIDIA's NVLink and NVSwitch product pages); NVLink 2.0
+ * to 4.0 run 25 GB/s per link. */
+#define NVLINK_MAX_LINK_BW 50e9
+
+/* NCCL counts NVLinks one by one (nccl_link_bandwidth): a bundle described as one link of more
+ * than any NVLink's rate (a topology that gives intra_bandwidth but not intra_links) would be
+ * counted as a single link, a fifteenth of a DGX A100's, without a word. Refused instead. */
+static gboolean
+check_nvlink_counts(const MsTopology *topo, GError **error)
+{
+    for (guint l = 0; l < ms_topology_n_links(topo); l++) {
+        const MsLink *link = ms_topology_link(topo, l);
+        guint count = ms_topology_link_count(topo, l);
+        gboolean nvlink = link->klass == MS_LINK_NVLINK || link->klass == MS_LINK_NVSWITCH;
+        if (nvlink && isfinite(link->bandwidth) &&
+            link->bandwidth > count * NVLINK_MAX_LINK_BW * (1 + 1e-9)) {
+            g_set_error(error, MS_NCCL_ERROR, MS_NCCL_ERROR_TOPOLOGY,
+                        "%s: network model nccl: link %s carries %.4g GB/s over %u NVLink%s, "
+                        "more than the %.0f GB/s per direction of the fastest NVLink; NCCL counts "
+                        "the links one by one, so say how many there are (intra_links of a "
+                        "[preset], count of a [link]; a DGX A100 has 12, a DGX H100 18)",
+                        ms_topology_source(topo), link->name, link->bandwidth / 1e9, count,
+                        count == 1 ? "" : "s", NVLINK_MAX_LINK_BW / 1e9);
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 MsNetModel *
 ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
 {
@@ -375,6 +405,9 @@ ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
                     "network model nccl: the GPU model '%s' of topology '%s' names no known "
                     "architecture; give it as arch=sm80 (or 70, 90, 100 ...)",
                     ms_topology_gpu_spec(topo, 0)->model, ms_topology_name(topo));
+        return NULL;
+    }
+    if (spec->kind == MS_NET_NCCL && !check_nvlink_counts(topo, error)) {
         return NULL;
     }
     MsNetModel *m = g_new0(MsNetModel, 1);
