@@ -270,6 +270,30 @@ test_nvlink_count(void)
     CU_ASSERT_STRING_EQUAL(ms_topology_source(shipped), "topology dgx-a100");
 }
 
+/* A spec without a version runs at 2.18.6, except on Blackwell, where 2.25.1 is the first release
+ * with its figures: GB200's 18 NVLinks count 18 x 40 GB/s there, 18 x 20 (Hopper's) at 2.18.6. */
+static void
+test_default_version(void)
+{
+    g_autoptr(MsTopology) hopper = load("dgx-h100");
+    g_autoptr(MsTopology) blackwell = load("gb200-nvl72");
+    g_autoptr(MsNetModel) h = model("nccl", hopper);
+    g_autoptr(MsNetModel) b = model("nccl", blackwell);
+    g_autoptr(MsNetModel) b_log = model("nccl:version=log", blackwell);
+    g_autoptr(MsNetModel) b_old = model("nccl:version=2.18.6", blackwell);
+    CU_ASSERT_EQUAL(ms_net_model_nccl_version(h), MS_NCCL_VERSION(2, 18, 6));
+    CU_ASSERT_EQUAL(ms_net_model_nccl_version(b), MS_NCCL_VERSION(2, 25, 1));
+    CU_ASSERT_EQUAL(ms_net_model_nccl_version(b_log), MS_NCCL_VERSION(2, 25, 1));
+    CU_ASSERT_EQUAL(ms_net_model_nccl_version(b_old), MS_NCCL_VERSION(2, 18, 6));
+    g_autofree char *text = ms_net_spec_to_string(ms_net_model_spec(b));
+    CU_ASSERT_STRING_EQUAL(text, "nccl:version=2.25.1,arch=sm100");
+    guint n = 0;
+    const guint32 *route = ms_topology_gpu_route(blackwell, 0, 1, &n, NULL);
+    CU_ASSERT_FATAL(route != NULL && n > 0);
+    MS_ASSERT_REL(ms_net_model_link_bandwidth(b, route[0]), 18 * 40e9, 1e-12);
+    MS_ASSERT_REL(ms_net_model_link_bandwidth(b_old, route[0]), 18 * 20e9, 1e-12);
+}
+
 /* dgx1-v100: GPUs 0 and 5 have no NVLink; NCCL goes through a GPU joined to both (1 or 4), and
  * 0 and 3 (a double link) stay direct. The flow model keeps the PCIe/QPI route. */
 static void
@@ -441,6 +465,7 @@ main(int argc, char **argv)
         {"nccl: connection weights, one communicator per rank set", test_weights_and_comms},
         {"nccl: a GPU model of no known architecture", test_unknown_arch},
         {"nccl: an NVLink bundle needs its link count", test_nvlink_count},
+        {"nccl: the default release follows the GPU's architecture", test_default_version},
         {"nccl: P2P through an intermediate GPU on a hybrid cube mesh", test_nvb_route},
         {"nccl: a ring alone takes NCCL's predicted time", test_ring_matches_nccl_prediction},
         {"nccl: PXN keeps a send on its rail", test_pxn_route},

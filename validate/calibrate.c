@@ -663,7 +663,7 @@ ms_calibrate_row_model(const MsTopology *topo, MsNetModel *net, const MsMeasurem
     if (base->nccl.version == MS_NCCL_VERSION_LOG && row->nccl_version) {
         release = CLAMP(row->nccl_version, MS_NCCL_VERSION_MIN, MS_NCCL_VERSION_MAX);
     }
-    if (row->channels == 0 && (release == 0 || release == MS_NCCL_VERSION_DEFAULT)) {
+    if (row->channels == 0 && (release == 0 || release == ms_net_model_nccl_version(net))) {
         return net;
     }
     MsNetSpec spec;

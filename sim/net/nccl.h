@@ -30,6 +30,12 @@ typedef enum {
 #define MS_NCCL_VERSION_MIN MS_NCCL_VERSION(2, 8, 0)
 #define MS_NCCL_VERSION_MAX MS_NCCL_VERSION(2, 30, 99)
 #define MS_NCCL_VERSION_DEFAULT MS_NCCL_VERSION(2, 18, 6)
+/* The default on Blackwell (SM100 and later): the first release with its own figures (2.25.1:
+ * NVLink 40 GB/s per link, its bandwidth caps, NVLS; before it NCCL takes a B200 for a Hopper at
+ * half its NVLink rate), not 2.18.6, which predates the GPU. */
+#define MS_NCCL_VERSION_DEFAULT_SM100 MS_NCCL_VERSION(2, 25, 1)
+/* The release a spec without a version runs at on GPUs of architecture arch. */
+guint ms_nccl_default_version(guint arch);
 /* A network spec's version=log: each measured row runs at the release its log printed
  * (validate/calibrate.h, ms_calibrate_row_model), the default where it printed none. Never a
  * communicator's version. */

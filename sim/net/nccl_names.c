@@ -167,6 +167,12 @@ ms_nccl_nvlink_bw(guint arch, guint version)
     return 18.0;
 }
 
+guint
+ms_nccl_default_version(guint arch)
+{
+    return arch >= 100 ? MS_NCCL_VERSION_DEFAULT_SM100 : MS_NCCL_VERSION_DEFAULT;
+}
+
 double
 ms_nccl_pci_bw(double nominal_gbps)
 {

@@ -413,11 +413,11 @@ ms_net_model_new(const MsNetSpec *spec, const MsTopology *topo, GError **error)
     MsNetModel *m = g_new0(MsNetModel, 1);
     m->spec = *spec;
     m->spec.nccl.arch = arch;
+    guint dflt = ms_nccl_default_version(arch);
     if (m->spec.nccl.version == 0) {
-        m->spec.nccl.version = MS_NCCL_VERSION_DEFAULT;
+        m->spec.nccl.version = dflt;
     }
-    m->version = m->spec.nccl.version == MS_NCCL_VERSION_LOG ? MS_NCCL_VERSION_DEFAULT
-                                                             : m->spec.nccl.version;
+    m->version = m->spec.nccl.version == MS_NCCL_VERSION_LOG ? dflt : m->spec.nccl.version;
     m->topo = topo;
     m->arch = arch;
     guint n = ms_topology_n_links(topo);
@@ -450,6 +450,12 @@ const MsNetSpec *
 ms_net_model_spec(const MsNetModel *model)
 {
     return &model->spec;
+}
+
+guint
+ms_net_model_nccl_version(const MsNetModel *model)
+{
+    return model->version;
 }
 
 MsNetKind

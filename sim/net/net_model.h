@@ -69,6 +69,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsNetModel, ms_net_model_free)
 
 const MsNetSpec *ms_net_model_spec(const MsNetModel *model);
 MsNetKind ms_net_model_kind(const MsNetModel *model);
+/* The NCCL release the model runs at (the spec's, or the default for the topology's GPUs and for
+ * version=log); meaningful under nccl only. */
+guint ms_net_model_nccl_version(const MsNetModel *model);
 
 /* The bandwidth the model gives topology link l, bytes/s (INFINITY for an unlimited link): the
  * nominal figure for the flow model; for nccl, NCCL's count of it where that is lower (NVLink per
