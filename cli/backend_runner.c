@@ -2,11 +2,18 @@
 #include "backend_runner.h"
 
 #include "backends/executor.h"
+#include "sim/scenario.h"
 
 static MsRecords *
 backend_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-                GError **error)
+                const MsRunWhatIf *what_if, GError **error)
 {
+    if (what_if && what_if->pace) {
+        g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
+                    "a straggler slows the simulator's GPUs: the %s backend runs real ones",
+                    (const char *)data);
+        return NULL;
+    }
     /* Real execution of the same schedule: the records have the simulated run's format. */
     MsExecOptions exec = {.topology = topo};
     return ms_backend_execute(data, s, topo, &exec, error);

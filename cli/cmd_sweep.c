@@ -277,8 +277,9 @@ ms_cmd_sweep(int argc, char **argv)
     if (!ms_cli_parse(
             &argc, &argv, entries, NULL, "Run a grid of scenarios.",
             "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
-            "iterations, seed, and the generated routing's zipf, hot, corr, drift, "
-            "tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
+            "iterations, seed, straggler (a --straggler value: GPU=FACTOR, several joined "
+            "by ',' and the values then by ';'), and the generated routing's zipf, hot, corr, "
+            "drift, tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
             "Example: moesim sweep --vary policy=fifo,lina --vary nodes=2,4,8 "
             "--vary hot=0.1,0.2. Rows come out in grid order; sweep.csv is written when "
             "every point has run, DIR/sweep.csv.part meanwhile. Ctrl-C stops cleanly "
@@ -326,12 +327,27 @@ ms_cmd_sweep(int argc, char **argv)
         return ms_cli_usage("sweep: cannot create %s", dir);
     }
     /* A what-if names GPUs and links of one topology: the points must all run on it. */
-    for (guint i = 0; vary[i] && (o.straggler || o.slow_link); i++) {
+    gboolean vary_straggler = FALSE;
+    for (guint i = 0; vary[i]; i++) {
+        vary_straggler = vary_straggler || g_str_has_prefix(vary[i], "straggler=");
+    }
+    if (vary_straggler && o.straggler) {
+        return ms_cli_usage("sweep: --straggler and --vary straggler both set the GPUs' pace: give "
+                            "the baseline as a value of the axis (e.g. 4=1)");
+    }
+    if (vary_straggler && o.backend && strcmp(o.backend, "sim") != 0) {
+        return ms_cli_usage("sweep: --vary straggler slows the simulator's GPUs: it does not go "
+                            "with --backend %s",
+                            o.backend);
+    }
+    for (guint i = 0; vary[i] && (o.straggler || o.slow_link || vary_straggler); i++) {
         if (g_str_has_prefix(vary[i], "topology=") || g_str_has_prefix(vary[i], "nodes=")) {
-            return ms_cli_usage("sweep: --%s names %s of one topology: it does not go with "
+            return ms_cli_usage("sweep: %s names %s of one topology: it does not go with "
                                 "--vary %.*s",
-                                o.straggler ? "straggler" : "slow-link",
-                                o.straggler ? "GPUs" : "links",
+                                o.slow_link && !o.straggler && !vary_straggler ? "--slow-link"
+                                : o.straggler                                  ? "--straggler"
+                                                                               : "--vary straggler",
+                                o.slow_link && !o.straggler && !vary_straggler ? "links" : "GPUs",
                                 (int)(strchr(vary[i], '=') - vary[i]), vary[i]);
         }
     }

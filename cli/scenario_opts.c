@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "sim/compute.h"
 #include "sim/engine.h"
+#include "sim/what_if.h"
 
 /* --iterations before parsing: "not given", which 0 cannot mean since 0 is refused. */
 #define ITERATIONS_UNSET G_MININT
@@ -137,29 +138,6 @@ find_link(const MsTopology *topo, const char *name)
     return l;
 }
 
-/* One NAME=FACTOR item of a what-if list: the name (newly allocated, not empty) and a factor in
- * [1, MS_COMPUTE_SLOWDOWN_MAX]; FALSE with the usage message (option, the form, what the factor
- * means) printed. */
-static gboolean
-split_factor(const char *option, const char *item, const char *form, const char *meaning,
-             char **name, double *f)
-{
-    const char *eq = strrchr(item, '=');
-    char *end = NULL;
-    *f = eq ? g_ascii_strtod(eq + 1, &end) : 0;
-    if (eq == NULL || eq == item || end == eq + 1 || *end) {
-        ms_cli_usage("%s '%s': give %s, several joined by ','", option, item, form);
-        return FALSE;
-    }
-    if (!(*f >= 1) || !(*f <= MS_COMPUTE_SLOWDOWN_MAX)) {
-        ms_cli_usage("%s '%s': the factor must be between 1 and %g (%s)", option, item,
-                     MS_COMPUTE_SLOWDOWN_MAX, meaning);
-        return FALSE;
-    }
-    *name = g_strndup(item, eq - item);
-    return TRUE;
-}
-
 /* The what-ifs' notes for the result, NULL-terminated, into out (sc.notes points there). */
 static void
 add_note(MsCliScenario *out, char *note)
@@ -176,37 +154,14 @@ add_note(MsCliScenario *out, char *note)
 static gboolean
 parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
 {
-    g_auto(GStrv) items = g_strsplit(text, ",", -1);
-    out->pace = g_array_new(FALSE, FALSE, sizeof(double));
-    for (guint i = 0; items[i]; i++) {
-        g_autofree char *head = NULL;
-        guint64 gpu = 0;
-        double f = 0;
-        if (!split_factor("--straggler", items[i], "GPU=FACTOR (e.g. 3=1.2)",
-                          "its kernels' time over its peers'", &head, &f)) {
-            return FALSE;
-        }
-        if (!g_ascii_string_to_unsigned(head, 10, 0, G_MAXUINT, &gpu, NULL)) {
-            ms_cli_usage("--straggler '%s': '%s' is not a GPU number", items[i], head);
-            return FALSE;
-        }
-        if (gpu >= gpus) {
-            ms_cli_usage("--straggler '%s': GPU %" G_GUINT64_FORMAT " is not among the %u GPUs the "
-                         "run uses",
-                         items[i], gpu, gpus);
-            return FALSE;
-        }
-        if (out->pace->len <= gpu) {
-            guint old = out->pace->len;
-            g_array_set_size(out->pace, (guint)gpu + 1);
-            for (guint k = old; k <= gpu; k++) {
-                g_array_index(out->pace, double, k) = 1;
-            }
-        }
-        g_array_index(out->pace, double, gpu) = f;
-        add_note(out, g_strdup_printf("straggler: GPU %" G_GUINT64_FORMAT
-                                      "'s kernels take %gx their time",
-                                      gpu, f));
+    g_autoptr(GError) error = NULL;
+    g_autoptr(GPtrArray) notes = g_ptr_array_new();
+    if (!ms_what_if_stragglers("--straggler", text, gpus, &out->pace, notes, &error)) {
+        ms_cli_fail(error);
+        return FALSE;
+    }
+    for (guint i = 0; i < notes->len; i++) {
+        add_note(out, notes->pdata[i]);
     }
     return TRUE;
 }
@@ -221,8 +176,10 @@ parse_slow_links(const char *text, MsCliScenario *out)
     for (guint i = 0; items[i]; i++) {
         g_autofree char *name = NULL;
         double f = 0;
-        if (!split_factor("--slow-link", items[i], "LINK=FACTOR (e.g. 'n0.nic0->fabric=2')",
-                          "its time per byte over its nominal one", &name, &f)) {
+        g_autoptr(GError) error = NULL;
+        if (!ms_what_if_split("--slow-link", items[i], "LINK=FACTOR (e.g. 'n0.nic0->fabric=2')",
+                              "its time per byte over its nominal one", &name, &f, &error)) {
+            ms_cli_fail(error);
             return FALSE;
         }
         guint l = find_link(topo, name);

@@ -623,9 +623,13 @@ typedef struct {
 
 static MsRecords *
 engine_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-               GError **error)
+               const MsRunWhatIf *what_if, GError **error)
 {
     MsEngineOptions opts = ((const EngineRunner *)data)->opts;
+    if (what_if && what_if->pace) {
+        opts.pace = what_if->pace;
+        opts.n_pace = what_if->n_pace;
+    }
     opts.record_links = opts.record_links && detail;
     opts.link_timeline = detail ? opts.link_timeline : NULL;
     return ms_engine_run(s, topo, &opts, error);

@@ -169,10 +169,10 @@ measure_free(gpointer p)
 /* The engine, then the run's own figures of this execution. A run is executed by one thread. */
 static MsRecords *
 measure_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-                GError **error)
+                const MsRunWhatIf *what_if, GError **error)
 {
     Measure *m = data;
-    MsRecords *rec = ms_runner_execute(m->engine, s, topo, detail, error);
+    MsRecords *rec = ms_runner_execute(m->engine, s, topo, detail, what_if, error);
     if (rec == NULL) {
         return NULL;
     }

@@ -41,7 +41,7 @@ ms_runner_name(const MsRunner *r)
 
 MsRecords *
 ms_runner_execute(const MsRunner *r, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-                  GError **error)
+                  const MsRunWhatIf *what_if, GError **error)
 {
-    return r->execute(r->data, s, topo, detail, error);
+    return r->execute(r->data, s, topo, detail, what_if, error);
 }

@@ -14,12 +14,19 @@ G_BEGIN_DECLS
 
 typedef struct _MsRunner MsRunner;
 
+/* What one execution asks beyond the runner's own settings: a sweep point's straggler what-if.
+ * A runner that cannot honour it (a real GPU is as slow as it is) refuses the execution. */
+typedef struct {
+    const double *pace; /* per GPU (sim/engine.h MsEngineOptions.pace); NULL: the runner's own */
+    guint n_pace;
+} MsRunWhatIf;
+
 /* Executes s on topo and returns its records, or NULL with the runner's error. detail: the
  * records will be kept whole (a run's first iteration), so the runner may record what only the
  * detailed outputs use (link utilisation series). A sweep's workers share one runner, so the
- * function may be called from several threads at once. */
+ * function may be called from several threads at once. what_if may be NULL (nothing asked). */
 typedef MsRecords *(*MsRunnerFn)(gpointer data, const MsSchedule *s, const MsTopology *topo,
-                                 gboolean detail, GError **error);
+                                 gboolean detail, const MsRunWhatIf *what_if, GError **error);
 
 /* A runner called name (what results give as their "backend": "sim", "cpu", "cuda") that calls
  * execute with data; free_data (may be NULL) releases data with the runner. */
@@ -31,6 +38,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsRunner, ms_runner_free)
 const char *ms_runner_name(const MsRunner *runner);
 /* Runs the execute function; its errors are returned as they are. */
 MsRecords *ms_runner_execute(const MsRunner *runner, const MsSchedule *s, const MsTopology *topo,
-                             gboolean detail, GError **error);
+                             gboolean detail, const MsRunWhatIf *what_if, GError **error);
 
 G_END_DECLS

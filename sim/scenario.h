@@ -63,6 +63,9 @@ typedef struct {
     const gint *cancel; /* stop between iterations when *cancel != 0 (may be NULL) */
     const MsIterationSink *sink; /* NULL: none */
     const char *const *notes;    /* more notes for the result (a what-if's), NULL-terminated */
+    const double *pace;          /* a straggler what-if's pace per GPU for the runner (NULL: none,
+                                  * the runner's own; MsRunWhatIf) */
+    guint n_pace;
 } MsScenario;
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (the routing, its shape

@@ -91,7 +91,7 @@ ms_sweep_prepare(MsSweep *sw, GError **error)
     if (sw->variants) {
         return TRUE;
     }
-    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(sw->base, sw->grid, error);
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(sw->base, sw->grid, &sw->settings, error);
     if (v == NULL || !ms_sweep_variants_check(v, &sw->settings, error)) {
         return FALSE;
     }

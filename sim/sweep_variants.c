@@ -4,17 +4,21 @@
 
 #include <string.h>
 
+#include "sim/what_if.h"
+
 G_DEFINE_QUARK(ms_sweep_variants_error_quark, ms_sweep_variants_error)
 
 struct _MsSweepVariants {
     const MsInputs *base;
     const MsSweepGrid *grid;
     gint ax_topology, ax_nodes, ax_model, ax_experts, ax_policy, ax_chunk;
-    gint ax_mode, ax_iterations, ax_seed;
+    gint ax_mode, ax_iterations, ax_seed, ax_straggler;
     /* Indexed by (first axis value) x (second axis value); an absent axis has one value. */
     const MsTopology **topologies;
     const MsModel **models;
     const MsPolicy **policies;
+    GPtrArray *paces;     /* per straggler value: GArray of double, the engine's pace per GPU */
+    GPtrArray *notes;     /* per straggler value: GStrv, the settings' notes and its own */
     GPtrArray *owned;     /* what the tables hold that base does not: freed with the variants */
     GArray *routing_axes; /* gint, in axis order */
 };
@@ -53,6 +57,8 @@ ms_sweep_variants_free(MsSweepVariants *v)
     g_free(v->topologies);
     g_free(v->models);
     g_free(v->policies);
+    g_ptr_array_unref(v->paces);
+    g_ptr_array_unref(v->notes);
     g_ptr_array_unref(v->owned);
     g_array_unref(v->routing_axes);
     g_free(v);
@@ -307,13 +313,50 @@ build_policies(MsSweepVariants *v, GError **error)
     return TRUE;
 }
 
+/* Each straggler value read as --straggler reads it, for the GPUs the points use (the axis goes
+ * with no topology or nodes axis: cmd_sweep refuses those, and the sweep of one topology is all
+ * this checks against). */
+static gboolean
+build_stragglers(MsSweepVariants *v, const MsScenario *settings, GError **error)
+{
+    if (v->ax_straggler < 0) {
+        return TRUE;
+    }
+    const MsTopology *topo = ms_inputs_topology(v->base);
+    MsRankMap none = {0};
+    guint used = 0;
+    if (!ms_rank_map_gpus_used(settings ? &settings->ranks : &none, ms_topology_n_gpus(topo),
+                               ms_topology_name(topo), &used, error)) {
+        return FALSE;
+    }
+    for (guint i = 0; i < n_of(v, v->ax_straggler); i++) {
+        const char *value = value_of(v, v->ax_straggler, i, NULL);
+        g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+        for (guint k = 0; settings && settings->notes && settings->notes[k]; k++) {
+            g_ptr_array_add(notes, g_strdup(settings->notes[k]));
+        }
+        GArray *pace = NULL;
+        if (!ms_what_if_stragglers("sweep: straggler", value, used, &pace, notes, error)) {
+            return FALSE;
+        }
+        g_ptr_array_add(notes, NULL);
+        g_ptr_array_add(v->paces, pace);
+        /* Without its segment the array frees none of its strings: they go to the GStrv. */
+        g_ptr_array_add(v->notes, g_ptr_array_free(g_steal_pointer(&notes), FALSE));
+    }
+    return TRUE;
+}
+
 MsSweepVariants *
-ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, GError **error)
+ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, const MsScenario *settings,
+                      GError **error)
 {
     g_autoptr(MsSweepVariants) v = g_new0(MsSweepVariants, 1);
     v->base = base;
     v->grid = grid;
     v->owned = g_ptr_array_new_with_free_func(owned_free);
+    v->paces = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    v->notes = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
     v->routing_axes = g_array_new(FALSE, FALSE, sizeof(gint));
     v->ax_topology = ms_sweep_grid_find(grid, "topology");
     v->ax_nodes = ms_sweep_grid_find(grid, "nodes");
@@ -324,6 +367,7 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, GError **er
     v->ax_mode = ms_sweep_grid_find(grid, "mode");
     v->ax_iterations = ms_sweep_grid_find(grid, "iterations");
     v->ax_seed = ms_sweep_grid_find(grid, "seed");
+    v->ax_straggler = ms_sweep_grid_find(grid, "straggler");
     const MsRoutingSource *routing = ms_inputs_routing(base);
     for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
         const char *key = ms_sweep_grid_key(grid, a);
@@ -339,7 +383,8 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, GError **er
         gint ax = (gint)a;
         g_array_append_val(v->routing_axes, ax);
     }
-    if (!build_topologies(v, error) || !build_models(v, error) || !build_policies(v, error)) {
+    if (!build_topologies(v, error) || !build_models(v, error) || !build_policies(v, error) ||
+        !build_stragglers(v, settings, error)) {
         return NULL;
     }
     return g_steal_pointer(&v);
@@ -375,6 +420,13 @@ ms_sweep_variants_point(const MsSweepVariants *v, guint point, const MsScenario 
     if (v->ax_seed >= 0) {
         sc->seed =
             g_ascii_strtoull(ms_sweep_grid_value(v->grid, point, (guint)v->ax_seed), NULL, 10);
+    }
+    if (v->ax_straggler >= 0) {
+        guint i = index_of(v, point, v->ax_straggler);
+        const GArray *pace = v->paces->pdata[i];
+        sc->pace = (const double *)pace->data;
+        sc->n_pace = pace->len;
+        sc->notes = v->notes->pdata[i];
     }
     g_autoptr(MsRoutingSource) made = NULL;
     for (guint i = 0; i < v->routing_axes->len; i++) {

@@ -27,7 +27,7 @@ typedef struct {
 
 static MsRecords *
 probe_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-              GError **error)
+              const MsRunWhatIf *what_if, GError **error)
 {
     Probe *p = data;
     p->calls++;
@@ -55,17 +55,17 @@ test_hooks(void)
     GError *error = NULL;
     MsRunner *r = ms_runner_new("probe", probe_execute, &p, probe_free);
     CU_ASSERT_STRING_EQUAL(ms_runner_name(r), "probe");
-    g_autoptr(MsRecords) a = ms_runner_execute(r, s, t, TRUE, &error);
+    g_autoptr(MsRecords) a = ms_runner_execute(r, s, t, TRUE, NULL, &error);
     CU_ASSERT_PTR_NOT_NULL(a);
     CU_ASSERT_TRUE(p.last_detail);
-    g_autoptr(MsRecords) b = ms_runner_execute(r, s, t, FALSE, &error);
+    g_autoptr(MsRecords) b = ms_runner_execute(r, s, t, FALSE, NULL, &error);
     CU_ASSERT_FALSE(p.last_detail);
     CU_ASSERT_EQUAL(p.calls, 2);
     CU_ASSERT_EQUAL(p.frees, 0);
     /* The function's error comes back as it is. */
     g_autoptr(MsSchedule) big = ms_schedule_new(9);
     ms_schedule_add_stream(big, "compute", MS_STREAM_COMPUTE);
-    CU_ASSERT_PTR_NULL(ms_runner_execute(r, big, t, FALSE, &error));
+    CU_ASSERT_PTR_NULL(ms_runner_execute(r, big, t, FALSE, NULL, &error));
     MS_ASSERT_ERROR(error, G_FILE_ERROR, G_FILE_ERROR_NOSPC, "9 ranks on 8 GPUs");
     ms_runner_free(r);
     CU_ASSERT_EQUAL(p.frees, 1);
@@ -86,8 +86,8 @@ test_engine_runner(void)
     opts.record_links = FALSE;
     CU_ASSERT_STRING_EQUAL(ms_runner_name(r), "sim");
     g_autoptr(MsRecords) direct = ms_engine_run(s, t, NULL, &error);
-    g_autoptr(MsRecords) detailed = ms_runner_execute(r, s, t, TRUE, &error);
-    g_autoptr(MsRecords) plain = ms_runner_execute(r, s, t, FALSE, &error);
+    g_autoptr(MsRecords) detailed = ms_runner_execute(r, s, t, TRUE, NULL, &error);
+    g_autoptr(MsRecords) plain = ms_runner_execute(r, s, t, FALSE, NULL, &error);
     g_assert_no_error(error);
     for (guint32 op = 0; op < ms_schedule_n_ops(s); op++) {
         CU_ASSERT_EQUAL(ms_records_start(detailed, op), ms_records_start(direct, op));
@@ -100,7 +100,7 @@ test_engine_runner(void)
     CU_ASSERT_PTR_NULL(ms_records_series_names(direct)[0]);
     /* NULL options are the engine's defaults. */
     g_autoptr(MsRunner) d = ms_engine_runner_new(NULL);
-    g_autoptr(MsRecords) dflt = ms_runner_execute(d, s, t, TRUE, &error);
+    g_autoptr(MsRecords) dflt = ms_runner_execute(d, s, t, TRUE, NULL, &error);
     CU_ASSERT_PTR_NULL(ms_records_series_names(dflt)[0]);
     CU_ASSERT_EQUAL(ms_records_end(dflt, 1), ms_records_end(direct, 1));
 }

@@ -163,23 +163,27 @@ test_whole_trace(void)
 typedef struct {
     MsRunner *engine;
     gint calls, detailed;
+    gint paced; /* executions asked to run at a pace */
 } Counting;
 
 static MsRecords *
 counting_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-                 GError **error)
+                 const MsRunWhatIf *what_if, GError **error)
 {
     Counting *c = data;
     g_atomic_int_inc(&c->calls);
     if (detail) {
         g_atomic_int_inc(&c->detailed);
     }
-    return ms_runner_execute(c->engine, s, topo, detail, error);
+    if (what_if && what_if->pace) {
+        g_atomic_int_inc(&c->paced);
+    }
+    return ms_runner_execute(c->engine, s, topo, detail, what_if, error);
 }
 
 static MsRecords *
 failing_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-                GError **error)
+                const MsRunWhatIf *what_if, GError **error)
 {
     g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no machine today");
     return NULL;
@@ -189,7 +193,7 @@ static void
 test_runner(void)
 {
     GError *error = NULL;
-    Counting c = {ms_engine_runner_new(NULL), 0, 0};
+    Counting c = {ms_engine_runner_new(NULL), 0, 0, 0};
     g_autoptr(MsRunner) counting = ms_runner_new("counted", counting_execute, &c, NULL);
     MsInputNames names = {.model = MODEL};
     MsScenario sc = {.mode = MS_PLAN_INFER, .iterations = 3, .warmup = 2};
@@ -198,9 +202,25 @@ test_runner(void)
     /* Warm-up batches are read, never executed; only the first measured one asks for details. */
     CU_ASSERT_EQUAL(c.calls, 3);
     CU_ASSERT_EQUAL(c.detailed, 1);
+    CU_ASSERT_EQUAL(c.paced, 0);
     g_autoptr(JsonNode) json = ms_result_to_json(res);
     CU_ASSERT_STRING_EQUAL(json_object_get_string_member(json_node_get_object(json), "backend"),
                            "counted");
+    /* A scenario's pace (a sweep point's straggler) goes to every execution, and the engine runs
+     * it as a runner made with that pace would. */
+    static const double pace[] = {1, 2.5};
+    MsScenario paced = sc;
+    paced.pace = pace;
+    paced.n_pace = G_N_ELEMENTS(pace);
+    g_autoptr(MsResult) slow = run_names(&names, paced, counting, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(c.paced, 3);
+    MsEngineOptions opts = {.pace = pace, .n_pace = G_N_ELEMENTS(pace)};
+    g_autoptr(MsRunner) own = ms_engine_runner_new(&opts);
+    g_autoptr(MsResult) same = run_names(&names, sc, own, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_TRUE(ms_result_iteration(slow, 0)->step_us > ms_result_iteration(res, 0)->step_us);
+    CU_ASSERT_EQUAL(ms_result_iteration(slow, 0)->step_us, ms_result_iteration(same, 0)->step_us);
     ms_runner_free(c.engine);
     g_autoptr(MsRunner) failing = ms_runner_new("broken", failing_execute, NULL, NULL);
     CU_ASSERT_PTR_NULL(run_names(&names, sc, failing, &error));

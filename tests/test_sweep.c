@@ -80,7 +80,8 @@ test_rows(void)
     CU_ASSERT_EQUAL(ms_sweep_n_points(many.sw), 12);
     CU_ASSERT_EQUAL(ms_sweep_n_done(many.sw), 12);
     /* Each row is its point's scenario run alone. */
-    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(one.in, ms_sweep_grid(one.sw), &error);
+    g_autoptr(MsSweepVariants) v =
+        ms_sweep_variants_new(one.in, ms_sweep_grid(one.sw), NULL, &error);
     g_assert_no_error(error);
     for (guint p = 0; p < 12; p++) {
         MsScenario settings = {.runner = one.runner, .seed = 1}, sc;
@@ -154,13 +155,13 @@ count_progress(guint done, guint total, gpointer ctx)
 /* Runs the engine (data), except on a machine of 4 GPUs. */
 static MsRecords *
 picky_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
-              GError **error)
+              const MsRunWhatIf *what_if, GError **error)
 {
     if (ms_topology_n_gpus(topo) == 4) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no 4-GPU machine today");
         return NULL;
     }
-    return ms_runner_execute(data, s, topo, detail, error);
+    return ms_runner_execute(data, s, topo, detail, what_if, error);
 }
 
 static void

@@ -40,8 +40,10 @@ static void
 test_keys(void)
 {
     const char *const *keys = ms_sweep_keys();
-    CU_ASSERT_EQUAL(g_strv_length((char **)keys), 14);
+    CU_ASSERT_EQUAL(g_strv_length((char **)keys), 15);
     CU_ASSERT_TRUE(g_strv_contains(keys, "chunk"));
+    CU_ASSERT_TRUE(g_strv_contains(keys, "straggler"));
+    CU_ASSERT_FALSE(ms_sweep_key_is_routing("straggler"));
     CU_ASSERT_TRUE(ms_sweep_key_is_routing("hot"));
     CU_ASSERT_TRUE(ms_sweep_key_is_routing("tokens"));
     CU_ASSERT_FALSE(ms_sweep_key_is_routing("nodes"));

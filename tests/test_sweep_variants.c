@@ -54,7 +54,7 @@ test_base_only(void)
     g_autoptr(MsInputs) in = sfx_inputs("lina", NULL);
     g_autoptr(MsSweepGrid) g = grid((const char *[]){"seed=3,4", "mode=train,infer", NULL});
     GError *error = NULL;
-    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &error);
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, NULL, &error);
     g_assert_no_error(error);
     g_autoptr(MsRoutingSource) r = NULL;
     MsScenario sc = point(v, 3, &r);
@@ -82,7 +82,7 @@ test_topologies_and_models(void)
     g_autofree char *axis = g_strdup_printf("topology=%s;dgx-a100-2node", sfx_topology());
     g_autoptr(MsSweepGrid) g =
         grid((const char *[]){axis, "nodes=1,3", "experts=4,16", "iterations=2", NULL});
-    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &error);
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, NULL, &error);
     g_assert_no_error(error);
     g_autoptr(MsRoutingSource) r = NULL;
     /* point = ((topology * 2 + nodes) * 2 + experts) */
@@ -116,7 +116,7 @@ test_policies_and_routing(void)
     g_autoptr(MsSweepGrid) g =
         grid((const char *[]){"policy=priority;lina:pack=1", "chunk=1MB,2MB", "hot=0.2,0.3", NULL});
     GError *error = NULL;
-    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &error);
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, NULL, &error);
     g_assert_no_error(error);
     g_autoptr(MsRoutingSource) r0 = NULL, r1 = NULL, r2 = NULL;
     /* point = (policy * 2 + chunk) * 2 + hot */
@@ -136,7 +136,7 @@ refused(MsInputs *in, const char *const *axes, GQuark domain, gint code, const c
 {
     g_autoptr(MsSweepGrid) g = grid(axes);
     GError *error = NULL;
-    CU_ASSERT_PTR_NULL(ms_sweep_variants_new(in, g, &error));
+    CU_ASSERT_PTR_NULL(ms_sweep_variants_new(in, g, NULL, &error));
     MS_ASSERT_ERROR(error, domain, code, needle);
 }
 

@@ -87,6 +87,93 @@ test_other_commands(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(backend.err, "does not go with --backend cpu"));
 }
 
+/* The CSV row of a sweep point: its first fields are the point and its axes' values. */
+static char *
+csv_row(const char *text, const char *prefix)
+{
+    g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+    for (guint i = 0; lines[i]; i++) {
+        if (g_str_has_prefix(lines[i], prefix)) {
+            return g_strdup(lines[i]);
+        }
+    }
+    return NULL;
+}
+
+/* --vary straggler: each value is a --straggler one, and each row is that run's, to the CSV's
+ * precision (the engine takes the point's pace through the runner); a bad value, the option and
+ * the axis together, the axis beside a topology axis or a backend are refused before anything
+ * runs. */
+static void
+test_straggler_axis(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "sweep-straggler", NULL);
+    g_auto(MsTestRun) sw =
+        ms_test_moesim_run("sweep", "--vary", "straggler=4=1;4=1.5;4=1.2,11=1.1", "--vary",
+                           "policy=fifo,lina", "--jobs", "2", "--out", dir, "--json", "-", NULL);
+    CU_ASSERT_EQUAL_FATAL(sw.rc, 0);
+    g_autofree char *csv = g_build_filename(dir, "sweep.csv", NULL), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(csv, &text, NULL, NULL));
+    static const struct {
+        const char *row, *straggler, *policy;
+    } cases[] = {
+        {"0,4=1,fifo,", NULL, "fifo"},
+        {"3,4=1.5,lina,", "4=1.5", "lina"},
+        {"4,\"4=1.2,11=1.1\",fifo,", "4=1.2,11=1.1", "fifo"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *row = csv_row(text, cases[i].row);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+        g_auto(MsTestRun) run =
+            cases[i].straggler
+                ? ms_test_moesim_run("run", "-P", cases[i].policy, "--straggler",
+                                     cases[i].straggler, "--json", "-", NULL)
+                : ms_test_moesim_run("run", "-P", cases[i].policy, "--json", "-", NULL);
+        CU_ASSERT_EQUAL_FATAL(run.rc, 0);
+        g_autofree char *step = g_strdup_printf(",%.3f,", summary(run.out, "step_time_us"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(row, step));
+    }
+    /* The slower GPU's rows take longer than the baseline's. */
+    g_autofree char *base = csv_row(text, "0,"), *slow = csv_row(text, "2,");
+    CU_ASSERT_FATAL(base && slow);
+    g_auto(GStrv) b = g_strsplit(base, ",", -1), f = g_strsplit(slow, ",", -1);
+    CU_ASSERT_TRUE(g_ascii_strtod(f[4], NULL) > g_ascii_strtod(b[4], NULL));
+    struct {
+        const char *args[10];
+        const char *needle;
+    } bad[] = {
+        {{"sweep", "--vary", "straggler=4=0.5", NULL},
+         "sweep: straggler '4=0.5': the factor must be between 1 and 10"},
+        {{"sweep", "--vary", "straggler=16=2", NULL},
+         "sweep: straggler '16=2': GPU 16 is not among the 16 GPUs the run uses"},
+        {{"sweep", "--vary", "straggler=4=2", "--gpus", "4", NULL},
+         "GPU 4 is not among the 4 GPUs the run uses"},
+        {{"sweep", "--vary", "straggler=4", NULL}, "sweep: straggler '4': give GPU=FACTOR"},
+        {{"sweep", "--vary", "straggler=4=2", "--straggler", "4=1.5", NULL},
+         "--straggler and --vary straggler both set the GPUs' pace"},
+        {{"sweep", "--vary", "straggler=4=2", "--vary", "nodes=2,4", NULL},
+         "--vary straggler names GPUs of one topology: it does not go with --vary nodes"},
+        {{"sweep", "--vary", "straggler=1=2", "--backend", "cpu", NULL},
+         "--vary straggler slows the simulator's GPUs: it does not go with --backend cpu"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        g_autofree char *out = g_build_filename(ms_test_tmpdir(), "sweep-bad", NULL);
+        guint n = 0;
+        while (bad[i].args[n]) {
+            n++;
+        }
+        bad[i].args[n] = "--out";
+        bad[i].args[n + 1] = out;
+        g_auto(MsTestRun) r = {0};
+        r.rc = ms_test_run_moesim(bad[i].args, &r.out, &r.err);
+        CU_ASSERT_EQUAL(r.rc, 2);
+        if (strstr(r.err, bad[i].needle) == NULL) {
+            fprintf(stderr, "\n  expected '%s' in: %s\n", bad[i].needle, r.err);
+            CU_FAIL("unexpected refusal");
+        }
+    }
+}
+
 /* One transfer from GPU 0 to GPU 4 (node 0 to node 1 of lina-testbed, bounded by the NIC): with
  * node 0's NIC at half its rate it takes B / bw longer, B / bw being its time on the NIC before. */
 static void
@@ -167,6 +254,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"a slower GPU: a longer step, longer waits, said in the notes", test_slower_gpu},
         {"compare and sweep take it, a backend refuses it", test_other_commands},
+        {"a sweep varies the straggler: each row is its run", test_straggler_axis},
         {"a slow link in closed form", test_slow_link_closed_form},
         {"a slow link from the command line, and its refusals", test_slow_link_cli},
         {NULL, NULL},
