@@ -155,11 +155,13 @@ static gboolean
 parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
 {
     g_autoptr(GError) error = NULL;
-    g_autoptr(GPtrArray) notes = g_ptr_array_new();
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     if (!ms_what_if_stragglers("--straggler", text, gpus, &out->pace, notes, &error)) {
         ms_cli_fail(error);
         return FALSE;
     }
+    /* The notes go to the scenario, which frees them. */
+    g_ptr_array_set_free_func(notes, NULL);
     for (guint i = 0; i < notes->len; i++) {
         add_note(out, notes->pdata[i]);
     }
