@@ -276,7 +276,7 @@ test_commands(void)
     CU_ASSERT_EQUAL(json_array_get_length(json_object_get_array_member(netj, "concurrency_groups")),
                     2);
     const char *fitted = json_object_get_string_member(netj, "spec");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(fitted, ",message_exponent=0.3"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(strstr(fitted, "message_exponent=0.3"));
     /* The fitted spec predicts the rows under the allreduce; NCCL's own exponent does not. */
     const char *good[] = {"validate",     "--measured", path,   "--topology",
                           "lina-testbed", "--net",      fitted, NULL};
@@ -317,7 +317,7 @@ test_command_notes(void)
                                        "expert GEMM measurements to fit"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "message_exponent not fitted: the simulated slowdowns of "
                                        "the 2 alltoall_under_allreduce rows do not depend"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  --net 'nccl:version=2.18.6,latency_scale="));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "  --net 'nccl:latency_scale="));
     CU_ASSERT_PTR_NULL(strstr(out, "message_exponent="));
     g_autofree char *cal = g_build_filename(ms_test_tmpdir(), "node.ini", NULL);
     const char *write[] = {

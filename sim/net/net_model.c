@@ -283,11 +283,15 @@ ms_net_spec_to_string(const MsNetSpec *spec)
         return g_strdup("flow");
     }
     const MsNcclConfig *c = &spec->nccl;
-    guint v = c->version ? c->version : MS_NCCL_VERSION_DEFAULT;
+    guint v = c->version;
     GString *s = g_string_new(NULL);
     /* Patch 99 is what "2.10" alone parses to (ms_nccl_parse_version): printed so, the spec reads
-     * as it was given and never names a release NCCL did not make. */
-    if (v == MS_NCCL_VERSION_LOG) {
+     * as it was given and never names a release NCCL did not make. No version is printed as none:
+     * its default depends on the GPUs (ms_nccl_default_version), which a model's spec has
+     * resolved and a bare one (a fitted spec to paste) must leave to them. */
+    if (v == 0) {
+        g_string_printf(s, "nccl");
+    } else if (v == MS_NCCL_VERSION_LOG) {
         g_string_printf(s, "nccl:version=log");
     } else if (v % 100 == 99) {
         g_string_printf(s, "nccl:version=%u.%u", v / 10000, v / 100 % 100);
@@ -334,6 +338,10 @@ ms_net_spec_to_string(const MsNetSpec *spec)
                 s, ",%s_efficiency=%s", name,
                 g_ascii_formatd(buf, sizeof buf, "%.6g", spec->proto_efficiency[p]));
         }
+    }
+    /* Without a version the keys follow "nccl" itself: its first ',' is the ':'. */
+    if (v == 0 && s->len > 4) {
+        s->str[4] = ':';
     }
     return g_string_free(s, FALSE);
 }
