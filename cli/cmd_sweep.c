@@ -340,14 +340,16 @@ ms_cmd_sweep(int argc, char **argv)
                             "with --backend %s",
                             o.backend);
     }
-    for (guint i = 0; vary[i] && (o.straggler || o.slow_link || vary_straggler); i++) {
+    /* The what-if the message names: a GPU's before a link's. */
+    const char *what = o.straggler      ? "--straggler"
+                       : vary_straggler ? "--vary straggler"
+                       : o.slow_link    ? "--slow-link"
+                                        : NULL;
+    for (guint i = 0; vary[i] && what; i++) {
         if (g_str_has_prefix(vary[i], "topology=") || g_str_has_prefix(vary[i], "nodes=")) {
             return ms_cli_usage("sweep: %s names %s of one topology: it does not go with "
                                 "--vary %.*s",
-                                o.slow_link && !o.straggler && !vary_straggler ? "--slow-link"
-                                : o.straggler                                  ? "--straggler"
-                                                                               : "--vary straggler",
-                                o.slow_link && !o.straggler && !vary_straggler ? "links" : "GPUs",
+                                what, strcmp(what, "--slow-link") == 0 ? "links" : "GPUs",
                                 (int)(strchr(vary[i], '=') - vary[i]), vary[i]);
         }
     }

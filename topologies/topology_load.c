@@ -520,15 +520,32 @@ ms_topology_load(const char *name_or_path, GError **error)
     return ms_topology_load_shipped(name_or_path, error);
 }
 
+/* The text of a shipped topology, or NULL with MS_TOPOLOGY_ERROR_UNKNOWN listing the shipped
+ * ones. */
+static GBytes *
+shipped_or_error(const char *name, GError **error)
+{
+    GBytes *data = ms_topology_shipped_data(name);
+    if (data == NULL) {
+        g_auto(GStrv) names = ms_topology_list_shipped();
+        g_autofree char *list = g_strjoinv(", ", names);
+        g_autofree char *shown = g_strescape(name, NULL);
+        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
+                    "unknown topology '%s': no such file, and no shipped topology has that name "
+                    "(shipped: %s)",
+                    shown, list);
+    }
+    return data;
+}
+
 gboolean
 ms_topology_shipped_summary(const char *name, guint *gpus, guint *nodes, char **description,
                             GError **error)
 {
     g_return_val_if_fail(name != NULL && gpus != NULL && nodes != NULL && description != NULL,
                          FALSE);
-    g_autoptr(GBytes) data = ms_topology_shipped_data(name);
+    g_autoptr(GBytes) data = shipped_or_error(name, error);
     if (data == NULL) {
-        g_autoptr(MsTopology) unknown = ms_topology_load_shipped(name, error);
         return FALSE;
     }
     g_autofree char *source = g_strdup_printf("topology %s", name);
@@ -563,15 +580,8 @@ MsTopology *
 ms_topology_load_shipped(const char *name, GError **error)
 {
     g_return_val_if_fail(name != NULL, NULL);
-    g_autoptr(GBytes) data = ms_topology_shipped_data(name);
+    g_autoptr(GBytes) data = shipped_or_error(name, error);
     if (data == NULL) {
-        g_auto(GStrv) names = ms_topology_list_shipped();
-        g_autofree char *list = g_strjoinv(", ", names);
-        g_autofree char *shown = g_strescape(name, NULL);
-        g_set_error(error, MS_TOPOLOGY_ERROR, MS_TOPOLOGY_ERROR_UNKNOWN,
-                    "unknown topology '%s': no such file, and no shipped topology has that name "
-                    "(shipped: %s)",
-                    shown, list);
         return NULL;
     }
     g_autofree char *source = g_strdup_printf("topology %s", name);
