@@ -278,7 +278,8 @@ ms_cmd_sweep(int argc, char **argv)
             &argc, &argv, entries, NULL, "Run a grid of scenarios.",
             "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
             "iterations, seed, straggler (a --straggler value: GPU=FACTOR, several joined "
-            "by ',' and the values then by ';'), and the generated routing's zipf, hot, corr, "
+            "by ',' and the values then by ';'), slow-link (a --slow-link value: LINK=FACTOR, "
+            "likewise), and the generated routing's zipf, hot, corr, "
             "drift, tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
             "Example: moesim sweep --vary policy=fifo,lina --vary nodes=2,4,8 "
             "--vary hot=0.1,0.2. Rows come out in grid order; sweep.csv is written when "
@@ -327,29 +328,36 @@ ms_cmd_sweep(int argc, char **argv)
         return ms_cli_usage("sweep: cannot create %s", dir);
     }
     /* A what-if names GPUs and links of one topology: the points must all run on it. */
-    gboolean vary_straggler = FALSE;
+    gboolean vary_straggler = FALSE, vary_slow = FALSE;
     for (guint i = 0; vary[i]; i++) {
         vary_straggler = vary_straggler || g_str_has_prefix(vary[i], "straggler=");
+        vary_slow = vary_slow || g_str_has_prefix(vary[i], "slow-link=");
     }
     if (vary_straggler && o.straggler) {
         return ms_cli_usage("sweep: --straggler and --vary straggler both set the GPUs' pace: give "
                             "the baseline as a value of the axis (e.g. 4=1)");
     }
-    if (vary_straggler && o.backend && strcmp(o.backend, "sim") != 0) {
-        return ms_cli_usage("sweep: --vary straggler slows the simulator's GPUs: it does not go "
-                            "with --backend %s",
-                            o.backend);
+    if (vary_slow && o.slow_link) {
+        return ms_cli_usage("sweep: --slow-link and --vary slow-link both slow links: give the "
+                            "baseline as a value of the axis (e.g. n0.nic0->fabric=1)");
+    }
+    if ((vary_straggler || vary_slow) && o.backend && strcmp(o.backend, "sim") != 0) {
+        return ms_cli_usage("sweep: --vary %s slows the simulator's %s: it does not go with "
+                            "--backend %s",
+                            vary_straggler ? "straggler" : "slow-link",
+                            vary_straggler ? "GPUs" : "links", o.backend);
     }
     /* The what-if the message names: a GPU's before a link's. */
     const char *what = o.straggler      ? "--straggler"
                        : vary_straggler ? "--vary straggler"
                        : o.slow_link    ? "--slow-link"
+                       : vary_slow      ? "--vary slow-link"
                                         : NULL;
     for (guint i = 0; vary[i] && what; i++) {
         if (g_str_has_prefix(vary[i], "topology=") || g_str_has_prefix(vary[i], "nodes=")) {
             return ms_cli_usage("sweep: %s names %s of one topology: it does not go with "
                                 "--vary %.*s",
-                                what, strcmp(what, "--slow-link") == 0 ? "links" : "GPUs",
+                                what, strstr(what, "slow-link") ? "links" : "GPUs",
                                 (int)(strchr(vary[i], '=') - vary[i]), vary[i]);
         }
     }

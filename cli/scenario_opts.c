@@ -127,17 +127,6 @@ apply(const MsScenarioOpts *o, MsScenario *sc)
     return TRUE;
 }
 
-/* The link of that name; the number of links when there is none. */
-static guint
-find_link(const MsTopology *topo, const char *name)
-{
-    guint l = 0, n = ms_topology_n_links(topo);
-    while (l < n && strcmp(ms_topology_link(topo, l)->name, name) != 0) {
-        l++;
-    }
-    return l;
-}
-
 /* The what-ifs' notes for the result, NULL-terminated, into out (sc.notes points there). */
 static void
 add_note(MsCliScenario *out, char *note)
@@ -147,6 +136,16 @@ add_note(MsCliScenario *out, char *note)
     out->notes[n] = note;
     out->notes[n + 1] = NULL;
     out->sc.notes = (const char *const *)out->notes;
+}
+
+/* A what-if's notes (strings that array frees) given to the scenario, which frees them. */
+static void
+take_notes(MsCliScenario *out, GPtrArray *notes)
+{
+    g_ptr_array_set_free_func(notes, NULL);
+    for (guint i = 0; i < notes->len; i++) {
+        add_note(out, notes->pdata[i]);
+    }
 }
 
 /* --straggler GPU=FACTOR[,...] into out->pace (one factor per GPU used, 1 where none is given)
@@ -160,11 +159,7 @@ parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
         ms_cli_fail(error);
         return FALSE;
     }
-    /* The notes go to the scenario, which frees them. */
-    g_ptr_array_set_free_func(notes, NULL);
-    for (guint i = 0; i < notes->len; i++) {
-        add_note(out, notes->pdata[i]);
-    }
+    take_notes(out, notes);
     return TRUE;
 }
 
@@ -173,36 +168,14 @@ parse_stragglers(const char *text, guint gpus, MsCliScenario *out)
 static gboolean
 parse_slow_links(const char *text, MsCliScenario *out)
 {
-    MsTopology *topo = ms_inputs_topology_to_edit(out->inputs);
-    g_auto(GStrv) items = g_strsplit(text, ",", -1);
-    for (guint i = 0; items[i]; i++) {
-        g_autofree char *name = NULL;
-        double f = 0;
-        g_autoptr(GError) error = NULL;
-        if (!ms_what_if_split("--slow-link", items[i], "LINK=FACTOR (e.g. 'n0.nic0->fabric=2')",
-                              "its time per byte over its nominal one", &name, &f, &error)) {
-            ms_cli_fail(error);
-            return FALSE;
-        }
-        guint l = find_link(topo, name);
-        if (l == ms_topology_n_links(topo)) {
-            ms_cli_usage("--slow-link '%s': topology '%s' has no link '%s' (its links: moesim "
-                         "topo show %s --links)",
-                         items[i], ms_topology_name(topo), name, ms_topology_name(topo));
-            return FALSE;
-        }
-        double bw = ms_topology_link(topo, l)->bandwidth;
-        if (!isfinite(bw)) {
-            ms_cli_usage("--slow-link '%s': link '%s' has unlimited bandwidth: it never limits a "
-                         "flow",
-                         items[i], name);
-            return FALSE;
-        }
-        ms_topology_slow_link(topo, l, f);
-        char rate[32];
-        add_note(out, g_strdup_printf("slow link: %s at 1/%g of its bandwidth, %s", name, f,
-                                      ms_format_bandwidth(bw / f, rate, sizeof rate)));
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    g_autoptr(GError) error = NULL;
+    if (!ms_what_if_slow_links("--slow-link", text, ms_inputs_topology_to_edit(out->inputs), notes,
+                               &error)) {
+        ms_cli_fail(error);
+        return FALSE;
     }
+    take_notes(out, notes);
     return TRUE;
 }
 
@@ -278,8 +251,8 @@ ms_scenario_opts_setup(const MsScenarioOpts *o, gboolean record_links, MsCliScen
     }
     if (o->link_timeline) {
         const MsTopology *topo = ms_inputs_topology(out->inputs);
-        guint l = find_link(topo, o->link_timeline);
-        if (l == ms_topology_n_links(topo)) {
+        guint l = 0;
+        if (!ms_topology_find_link(topo, o->link_timeline, &l)) {
             return ms_cli_usage("--link-timeline: topology '%s' has no link '%s' (its links: "
                                 "moesim topo show %s --links)",
                                 ms_topology_name(topo), o->link_timeline, ms_topology_name(topo));

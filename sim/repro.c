@@ -250,11 +250,9 @@ execute_run(ReproRun *run, const gint *cancel, GError **error)
         return FALSE;
     }
     if (run->timeline_link) {
-        guint l = 0, n = ms_topology_n_links(topo);
-        while (l < n && strcmp(ms_topology_link(topo, l)->name, run->timeline_link) != 0) {
-            l++;
-        }
-        g_return_val_if_fail(l < n, FALSE); /* the experiment names a link of its testbed */
+        guint l = 0;
+        /* The experiment names a link of its testbed. */
+        g_return_val_if_fail(ms_topology_find_link(topo, run->timeline_link, &l), FALSE);
         const MsLink *link = ms_topology_link(topo, l);
         run->timeline = ms_link_timeline_new(l, link->name, link->bandwidth);
     }

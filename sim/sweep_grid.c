@@ -11,9 +11,10 @@ G_DEFINE_QUARK(ms_sweep_grid_error_quark, ms_sweep_grid_error)
 /* The largest count an axis takes: as large as the model's tokens per GPU may be. */
 #define MAX_COUNT (1u << 26)
 
-static const char *const keys[] = {"policy", "topology",   "model",     "mode", "nodes", "experts",
-                                   "chunk",  "iterations", "seed",      "zipf", "hot",   "corr",
-                                   "drift",  "tokens",     "straggler", NULL};
+static const char *const keys[] = {"policy",    "topology", "model",      "mode",   "nodes",
+                                   "experts",   "chunk",    "iterations", "seed",   "zipf",
+                                   "hot",       "corr",     "drift",      "tokens", "straggler",
+                                   "slow-link", NULL};
 static const char *const routing_keys[] = {"zipf", "hot", "corr", "drift", "tokens", NULL};
 static const char *const count_keys[] = {"nodes", "experts", "iterations", "seed", "tokens", NULL};
 

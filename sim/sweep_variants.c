@@ -1,5 +1,6 @@
 /* sweep_variants: tables of loaded objects indexed by the values of the axes that pick them
- * (topology x nodes, model x experts, policy x chunk), filled before the points run. */
+ * (topology x nodes x slow-link, model x experts, policy x chunk, straggler x slow-link for the
+ * notes), filled before the points run. */
 #include "sweep_variants.h"
 
 #include <string.h>
@@ -12,14 +13,17 @@ struct _MsSweepVariants {
     const MsInputs *base;
     const MsSweepGrid *grid;
     gint ax_topology, ax_nodes, ax_model, ax_experts, ax_policy, ax_chunk;
-    gint ax_mode, ax_iterations, ax_seed, ax_straggler;
-    /* Indexed by (first axis value) x (second axis value); an absent axis has one value. */
+    gint ax_mode, ax_iterations, ax_seed, ax_straggler, ax_slow_link;
+    /* Indexed by (first axis value) x (second axis value) [x (third)]; an absent axis has one
+     * value. */
     const MsTopology **topologies;
     const MsModel **models;
     const MsPolicy **policies;
-    GPtrArray *paces;     /* per straggler value: GArray of double, the engine's pace per GPU */
-    GPtrArray *notes;     /* per straggler value: GStrv, the settings' notes and its own */
-    GPtrArray *owned;     /* what the tables hold that base does not: freed with the variants */
+    GPtrArray *paces; /* per straggler value: GArray of double, the engine's pace per GPU */
+    /* Per straggler value and per slow-link value: a GPtrArray of its own notes (char *). */
+    GPtrArray *straggler_notes, *link_notes;
+    GPtrArray *notes; /* per straggler x slow-link value: GStrv, the settings' notes and theirs */
+    GPtrArray *owned; /* what the tables hold that base does not: freed with the variants */
     GArray *routing_axes; /* gint, in axis order */
 };
 
@@ -58,6 +62,8 @@ ms_sweep_variants_free(MsSweepVariants *v)
     g_free(v->models);
     g_free(v->policies);
     g_ptr_array_unref(v->paces);
+    g_ptr_array_unref(v->straggler_notes);
+    g_ptr_array_unref(v->link_notes);
     g_ptr_array_unref(v->notes);
     g_ptr_array_unref(v->owned);
     g_array_unref(v->routing_axes);
@@ -161,12 +167,45 @@ load_model_data(const char *data, gsize len, const char *source, GError **error)
     return ms_model_load_data(data, len, source, error);
 }
 
+/* Each slow-link value as --slow-link reads it, on its own copy of the base topology (loaded
+ * again and calibrated as the base was), and its notes. The axis goes with no topology or nodes
+ * axis: a link's name is one topology's. */
+static gboolean
+build_slow_links(MsSweepVariants *v, GError **error)
+{
+    if (v->ax_topology >= 0 || v->ax_nodes >= 0) {
+        g_set_error(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
+                    "sweep: slow-link names links of one topology: it does not go with a %s axis",
+                    v->ax_topology >= 0 ? "topology" : "nodes");
+        return FALSE;
+    }
+    const char *name = ms_inputs_names(v->base)->topology;
+    for (guint s = 0; s < n_of(v, v->ax_slow_link); s++) {
+        const char *value = value_of(v, v->ax_slow_link, s, NULL);
+        MsTopology *topo = ms_inputs_load_topology(name, ms_inputs_calibration(v->base), error);
+        if (topo == NULL) {
+            g_prefix_error(error, "sweep: slow-link=%s: ", value);
+            return FALSE;
+        }
+        v->topologies[s] = own(v, topo, (FreeFn)ms_topology_free);
+        GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(v->link_notes, notes);
+        if (!ms_what_if_slow_links("sweep: slow-link", value, topo, notes, error)) {
+            return FALSE;
+        }
+    }
+    return TRUE;
+}
+
 static gboolean
 build_topologies(MsSweepVariants *v, GError **error)
 {
     const MsCalibration *cal = ms_inputs_calibration(v->base);
     guint nt = n_of(v, v->ax_topology), nn = n_of(v, v->ax_nodes);
-    v->topologies = g_new0(const MsTopology *, nt *nn);
+    v->topologies = g_new0(const MsTopology *, nt *nn *n_of(v, v->ax_slow_link));
+    if (v->ax_slow_link >= 0) {
+        return build_slow_links(v, error);
+    }
     if (v->ax_topology < 0 && v->ax_nodes < 0) {
         v->topologies[0] = ms_inputs_topology(v->base);
         return TRUE;
@@ -331,20 +370,44 @@ build_stragglers(MsSweepVariants *v, const MsScenario *settings, GError **error)
     }
     for (guint i = 0; i < n_of(v, v->ax_straggler); i++) {
         const char *value = value_of(v, v->ax_straggler, i, NULL);
-        g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
-        for (guint k = 0; settings && settings->notes && settings->notes[k]; k++) {
-            g_ptr_array_add(notes, g_strdup(settings->notes[k]));
-        }
+        GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
+        g_ptr_array_add(v->straggler_notes, notes);
         GArray *pace = NULL;
         if (!ms_what_if_stragglers("sweep: straggler", value, used, &pace, notes, error)) {
             return FALSE;
         }
-        g_ptr_array_add(notes, NULL);
         g_ptr_array_add(v->paces, pace);
-        /* Without its segment the array frees none of its strings: they go to the GStrv. */
-        g_ptr_array_add(v->notes, g_ptr_array_free(g_steal_pointer(&notes), FALSE));
     }
     return TRUE;
+}
+
+/* The notes of each straggler x slow-link pair of values: the settings', the straggler's, the
+ * slow links'. None without either axis (the point keeps the settings' own). */
+static void
+build_notes(MsSweepVariants *v, const MsScenario *settings)
+{
+    if (v->ax_straggler < 0 && v->ax_slow_link < 0) {
+        return;
+    }
+    for (guint i = 0; i < n_of(v, v->ax_straggler); i++) {
+        for (guint s = 0; s < n_of(v, v->ax_slow_link); s++) {
+            GPtrArray *notes = g_ptr_array_new();
+            for (guint k = 0; settings && settings->notes && settings->notes[k]; k++) {
+                g_ptr_array_add(notes, g_strdup(settings->notes[k]));
+            }
+            const GPtrArray *own[] = {
+                v->ax_straggler >= 0 ? v->straggler_notes->pdata[i] : NULL,
+                v->ax_slow_link >= 0 ? v->link_notes->pdata[s] : NULL,
+            };
+            for (guint o = 0; o < G_N_ELEMENTS(own); o++) {
+                for (guint k = 0; own[o] && k < own[o]->len; k++) {
+                    g_ptr_array_add(notes, g_strdup(own[o]->pdata[k]));
+                }
+            }
+            g_ptr_array_add(notes, NULL);
+            g_ptr_array_add(v->notes, g_ptr_array_free(notes, FALSE));
+        }
+    }
 }
 
 MsSweepVariants *
@@ -356,6 +419,8 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, const MsSce
     v->grid = grid;
     v->owned = g_ptr_array_new_with_free_func(owned_free);
     v->paces = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
+    v->straggler_notes = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
+    v->link_notes = g_ptr_array_new_with_free_func((GDestroyNotify)g_ptr_array_unref);
     v->notes = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
     v->routing_axes = g_array_new(FALSE, FALSE, sizeof(gint));
     v->ax_topology = ms_sweep_grid_find(grid, "topology");
@@ -368,6 +433,7 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, const MsSce
     v->ax_iterations = ms_sweep_grid_find(grid, "iterations");
     v->ax_seed = ms_sweep_grid_find(grid, "seed");
     v->ax_straggler = ms_sweep_grid_find(grid, "straggler");
+    v->ax_slow_link = ms_sweep_grid_find(grid, "slow-link");
     const MsRoutingSource *routing = ms_inputs_routing(base);
     for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
         const char *key = ms_sweep_grid_key(grid, a);
@@ -387,6 +453,7 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, const MsSce
         !build_stragglers(v, settings, error)) {
         return NULL;
     }
+    build_notes(v, settings);
     return g_steal_pointer(&v);
 }
 
@@ -402,8 +469,11 @@ ms_sweep_variants_point(const MsSweepVariants *v, guint point, const MsScenario 
 {
     *sc = *settings;
     *routing = NULL;
-    sc->topology = v->topologies[index_of(v, point, v->ax_topology) * n_of(v, v->ax_nodes) +
-                                 index_of(v, point, v->ax_nodes)];
+    guint ns = n_of(v, v->ax_slow_link), slow = index_of(v, point, v->ax_slow_link);
+    sc->topology = v->topologies[(index_of(v, point, v->ax_topology) * n_of(v, v->ax_nodes) +
+                                  index_of(v, point, v->ax_nodes)) *
+                                     ns +
+                                 slow];
     sc->model = v->models[index_of(v, point, v->ax_model) * n_of(v, v->ax_experts) +
                           index_of(v, point, v->ax_experts)];
     sc->policy = v->policies[index_of(v, point, v->ax_policy) * n_of(v, v->ax_chunk) +
@@ -421,12 +491,14 @@ ms_sweep_variants_point(const MsSweepVariants *v, guint point, const MsScenario 
         sc->seed =
             g_ascii_strtoull(ms_sweep_grid_value(v->grid, point, (guint)v->ax_seed), NULL, 10);
     }
+    guint straggler = index_of(v, point, v->ax_straggler);
     if (v->ax_straggler >= 0) {
-        guint i = index_of(v, point, v->ax_straggler);
-        const GArray *pace = v->paces->pdata[i];
+        const GArray *pace = v->paces->pdata[straggler];
         sc->pace = (const double *)pace->data;
         sc->n_pace = pace->len;
-        sc->notes = v->notes->pdata[i];
+    }
+    if (v->notes->len) {
+        sc->notes = v->notes->pdata[straggler * ns + slow];
     }
     g_autoptr(MsRoutingSource) made = NULL;
     for (guint i = 0; i < v->routing_axes->len; i++) {

@@ -1,8 +1,10 @@
 /* what_if: NAME=FACTOR lists of the what-ifs. */
 #include "what_if.h"
 
+#include <math.h>
 #include <string.h>
 
+#include "sim/base/units.h"
 #include "sim/compute.h"
 
 G_DEFINE_QUARK(ms_what_if_error_quark, ms_what_if_error)
@@ -66,5 +68,40 @@ ms_what_if_stragglers(const char *option, const char *text, guint gpus, GArray *
                                                gpu, f));
     }
     *pace = g_steal_pointer(&out);
+    return TRUE;
+}
+
+gboolean
+ms_what_if_slow_links(const char *option, const char *text, MsTopology *topo, GPtrArray *notes,
+                      GError **error)
+{
+    g_auto(GStrv) items = g_strsplit(text, ",", -1);
+    for (guint i = 0; items[i]; i++) {
+        g_autofree char *name = NULL;
+        double f = 0;
+        if (!ms_what_if_split(option, items[i], "LINK=FACTOR (e.g. 'n0.nic0->fabric=2')",
+                              "its time per byte over its nominal one", &name, &f, error)) {
+            return FALSE;
+        }
+        guint l = 0;
+        if (!ms_topology_find_link(topo, name, &l)) {
+            g_set_error(error, MS_WHAT_IF_ERROR, MS_WHAT_IF_ERROR_SPEC,
+                        "%s '%s': topology '%s' has no link '%s' (its links: moesim topo show %s "
+                        "--links)",
+                        option, items[i], ms_topology_name(topo), name, ms_topology_name(topo));
+            return FALSE;
+        }
+        double bw = ms_topology_link(topo, l)->bandwidth;
+        if (!isfinite(bw)) {
+            g_set_error(error, MS_WHAT_IF_ERROR, MS_WHAT_IF_ERROR_SPEC,
+                        "%s '%s': link '%s' has unlimited bandwidth: it never limits a flow",
+                        option, items[i], name);
+            return FALSE;
+        }
+        ms_topology_slow_link(topo, l, f);
+        char rate[32];
+        g_ptr_array_add(notes, g_strdup_printf("slow link: %s at 1/%g of its bandwidth, %s", name,
+                                               f, ms_format_bandwidth(bw / f, rate, sizeof rate)));
+    }
     return TRUE;
 }

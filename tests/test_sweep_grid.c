@@ -40,10 +40,12 @@ static void
 test_keys(void)
 {
     const char *const *keys = ms_sweep_keys();
-    CU_ASSERT_EQUAL(g_strv_length((char **)keys), 15);
+    CU_ASSERT_EQUAL(g_strv_length((char **)keys), 16);
     CU_ASSERT_TRUE(g_strv_contains(keys, "chunk"));
     CU_ASSERT_TRUE(g_strv_contains(keys, "straggler"));
+    CU_ASSERT_TRUE(g_strv_contains(keys, "slow-link"));
     CU_ASSERT_FALSE(ms_sweep_key_is_routing("straggler"));
+    CU_ASSERT_FALSE(ms_sweep_key_is_routing("slow-link"));
     CU_ASSERT_TRUE(ms_sweep_key_is_routing("hot"));
     CU_ASSERT_TRUE(ms_sweep_key_is_routing("tokens"));
     CU_ASSERT_FALSE(ms_sweep_key_is_routing("nodes"));

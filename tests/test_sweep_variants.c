@@ -1,10 +1,12 @@
 /* Tests of sweep_variants: the INI edit a variant is made from, the objects of each point
  * (loaded once and shared by the points with the same values), variants in memory (a preset with
  * another node count, a model with another expert count, calibrated like the base), chunks added
- * to the policies that take one, routing keys added to a generated source, and the errors found
- * before any point runs. */
+ * to the policies that take one, routing keys added to a generated source, the what-ifs (a slow
+ * link on its own calibrated copy of the topology, a straggler's pace, the notes of both), and
+ * the errors found before any point runs. */
 #include "sim/base/ini.h"
 #include "sim/sweep_variants.h"
+#include "sim/what_if.h"
 #include "sweep_fixture.h"
 
 static void
@@ -131,6 +133,61 @@ test_policies_and_routing(void)
     CU_ASSERT_STRING_EQUAL(ms_routing_source_spec(r2), "gen:tokens=32,hot=0.3");
 }
 
+/* A slow-link axis slows each value's links on a copy of the base topology, calibrated like the
+ * base and loaded once; a straggler axis gives the pace; each point's notes are the settings',
+ * the straggler's and the slow links', in that order. */
+static void
+test_what_ifs(void)
+{
+    g_autofree char *cal = ms_test_write_tmp(
+        "c.ini", "[calibration]\nformat = 1\n[link nvswitch]\nbandwidth = 100GBps\n"
+                 "latency = 3us\n");
+    MsInputNames names = {sfx_topology(), sfx_model(), cal, NULL, NULL};
+    GError *error = NULL;
+    g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsSweepGrid) g =
+        grid((const char *[]){"slow-link=n0.nic0->fabric=1;gpu0->n0.nvswitch=2,n1.nic0->fabric=4",
+                              "straggler=1=1;1=1.5", NULL});
+    const char *base_notes[] = {"a note of the settings", NULL};
+    MsScenario settings = {.mode = MS_PLAN_TRAIN, .iterations = 1, .seed = 1, .notes = base_notes};
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, &settings, &error);
+    g_assert_no_error(error);
+    /* point = slow-link * 2 + straggler */
+    MsScenario sc[4];
+    for (guint p = 0; p < 4; p++) {
+        MsRoutingSource *r = NULL;
+        g_assert(ms_sweep_variants_point(v, p, &settings, &sc[p], &r, &error));
+        CU_ASSERT_PTR_NULL(r);
+    }
+    CU_ASSERT_PTR_EQUAL(sc[0].topology, sc[1].topology);
+    CU_ASSERT_PTR_NOT_EQUAL(sc[0].topology, sc[2].topology);
+    CU_ASSERT_PTR_NOT_EQUAL(sc[0].topology, ms_inputs_topology(in));
+    guint n = 0;
+    const guint32 *route = ms_topology_gpu_route(sc[2].topology, 0, 1, &n, NULL);
+    MS_ASSERT_REL(ms_topology_route_bandwidth(sc[2].topology, route, n), 50e9, 1e-12);
+    route = ms_topology_gpu_route(sc[0].topology, 0, 1, &n, NULL);
+    MS_ASSERT_REL(ms_topology_route_bandwidth(sc[0].topology, route, n), 100e9, 1e-12);
+    guint l = 0;
+    g_assert(ms_topology_find_link(sc[3].topology, "n1.nic0->fabric", &l));
+    MS_ASSERT_REL(ms_topology_link(sc[3].topology, l)->bandwidth, 25e9 / 4, 1e-12);
+    MS_ASSERT_REL(ms_topology_link(ms_inputs_topology(in), l)->bandwidth, 25e9, 1e-12);
+    CU_ASSERT_EQUAL(sc[3].n_pace, 2);
+    CU_ASSERT_DOUBLE_EQUAL(sc[3].pace[1], 1.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(sc[2].pace[1], 1.0, 0);
+    const char *want[] = {"a note of the settings",
+                          "straggler: GPU 1's kernels take 1.5x their time",
+                          "slow link: gpu0->n0.nvswitch at 1/2 of its bandwidth, 50 GB/s",
+                          "slow link: n1.nic0->fabric at 1/4 of its bandwidth, 6.25 GB/s", NULL};
+    CU_ASSERT_EQUAL(g_strv_length((char **)sc[3].notes), 4);
+    for (guint i = 0; want[i] && sc[3].notes[i]; i++) {
+        CU_ASSERT_STRING_EQUAL(sc[3].notes[i], want[i]);
+    }
+    CU_ASSERT_EQUAL(g_strv_length((char **)sc[0].notes), 3);
+    CU_ASSERT_STRING_EQUAL(sc[0].notes[2],
+                           "slow link: n0.nic0->fabric at 1/1 of its bandwidth, 25 GB/s");
+}
+
 static void
 refused(MsInputs *in, const char *const *axes, GQuark domain, gint code, const char *needle)
 {
@@ -171,6 +228,14 @@ test_errors(void)
     refused(traced, (const char *[]){"seed=1", "zipf=1,2", NULL}, MS_SWEEP_VARIANTS_ERROR,
             MS_SWEEP_VARIANTS_ERROR_AXIS,
             "sweep: zipf varies generated routing, but the trace is sample:default");
+    refused(in, (const char *[]){"slow-link=n0.nic9->fabric=2", NULL}, MS_WHAT_IF_ERROR,
+            MS_WHAT_IF_ERROR_SPEC,
+            "sweep: slow-link 'n0.nic9->fabric=2': topology 'tiny4' has no link 'n0.nic9->fabric'");
+    refused(in, (const char *[]){"slow-link=n0.nic0->fabric=2", "nodes=2", NULL},
+            MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
+            "sweep: slow-link names links of one topology: it does not go with a nodes axis");
+    refused(in, (const char *[]){"slow-link=gpu0->n0.nic0=2", NULL}, MS_WHAT_IF_ERROR,
+            MS_WHAT_IF_ERROR_SPEC, "link 'gpu0->n0.nic0' has unlimited bandwidth");
 }
 
 int
@@ -181,6 +246,7 @@ main(int argc, char **argv)
         {"a grid that varies no object", test_base_only},
         {"topologies, models and their variants", test_topologies_and_models},
         {"policies with chunks, routing with keys", test_policies_and_routing},
+        {"what-ifs: slow links and stragglers, and their notes", test_what_ifs},
         {"errors before any point runs", test_errors},
         {NULL, NULL},
     };

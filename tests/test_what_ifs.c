@@ -100,6 +100,33 @@ csv_row(const char *text, const char *prefix)
     return NULL;
 }
 
+/* A sweep's command line refused before anything runs (exit 2, the message holding needle). */
+typedef struct {
+    const char *args[10];
+    const char *needle;
+} Refusal;
+
+static void
+refusals(Refusal *bad, guint n_bad)
+{
+    for (guint i = 0; i < n_bad; i++) {
+        g_autofree char *out = g_build_filename(ms_test_tmpdir(), "sweep-bad", NULL);
+        guint n = 0;
+        while (bad[i].args[n]) {
+            n++;
+        }
+        bad[i].args[n] = "--out";
+        bad[i].args[n + 1] = out;
+        g_auto(MsTestRun) r = {0};
+        r.rc = ms_test_run_moesim(bad[i].args, &r.out, &r.err);
+        CU_ASSERT_EQUAL(r.rc, 2);
+        if (strstr(r.err, bad[i].needle) == NULL) {
+            fprintf(stderr, "\n  expected '%s' in: %s\n", bad[i].needle, r.err);
+            CU_FAIL("unexpected refusal");
+        }
+    }
+}
+
 /* --vary straggler: each value is a --straggler one, and each row is that run's, to the CSV's
  * precision (the engine takes the point's pace through the runner); a bad value, the option and
  * the axis together, the axis beside a topology axis or a backend are refused before anything
@@ -138,10 +165,7 @@ test_straggler_axis(void)
     CU_ASSERT_FATAL(base && slow);
     g_auto(GStrv) b = g_strsplit(base, ",", -1), f = g_strsplit(slow, ",", -1);
     CU_ASSERT_TRUE(g_ascii_strtod(f[4], NULL) > g_ascii_strtod(b[4], NULL));
-    struct {
-        const char *args[10];
-        const char *needle;
-    } bad[] = {
+    Refusal bad[] = {
         {{"sweep", "--vary", "straggler=4=0.5", NULL},
          "sweep: straggler '4=0.5': the factor must be between 1 and 10"},
         {{"sweep", "--vary", "straggler=16=2", NULL},
@@ -156,22 +180,7 @@ test_straggler_axis(void)
         {{"sweep", "--vary", "straggler=1=2", "--backend", "cpu", NULL},
          "--vary straggler slows the simulator's GPUs: it does not go with --backend cpu"},
     };
-    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
-        g_autofree char *out = g_build_filename(ms_test_tmpdir(), "sweep-bad", NULL);
-        guint n = 0;
-        while (bad[i].args[n]) {
-            n++;
-        }
-        bad[i].args[n] = "--out";
-        bad[i].args[n + 1] = out;
-        g_auto(MsTestRun) r = {0};
-        r.rc = ms_test_run_moesim(bad[i].args, &r.out, &r.err);
-        CU_ASSERT_EQUAL(r.rc, 2);
-        if (strstr(r.err, bad[i].needle) == NULL) {
-            fprintf(stderr, "\n  expected '%s' in: %s\n", bad[i].needle, r.err);
-            CU_FAIL("unexpected refusal");
-        }
-    }
+    refusals(bad, G_N_ELEMENTS(bad));
 }
 
 /* One transfer from GPU 0 to GPU 4 (node 0 to node 1 of lina-testbed, bounded by the NIC): with
@@ -248,6 +257,60 @@ test_slow_link_cli(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(sw.err, "it does not go with --vary nodes"));
 }
 
+/* --vary slow-link: each value is a --slow-link one, slowing its own copy of the topology before
+ * the point plans, so that each row is that run's to the CSV's precision; a slower NIC's rows take
+ * longer; a bad value, the option and the axis together, the axis beside a nodes axis or a
+ * backend are refused before anything runs. */
+static void
+test_slow_link_axis(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "sweep-slow-link", NULL);
+    g_auto(MsTestRun) sw = ms_test_moesim_run(
+        "sweep", "--vary", "slow-link=n0.nic0->fabric=1;n0.nic0->fabric=2,n1.nic0->fabric=1.5",
+        "--vary", "policy=fifo,lina", "--jobs", "2", "--out", dir, NULL);
+    CU_ASSERT_EQUAL_FATAL(sw.rc, 0);
+    g_autofree char *csv = g_build_filename(dir, "sweep.csv", NULL), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(csv, &text, NULL, NULL));
+    static const struct {
+        const char *row, *slow, *policy;
+    } cases[] = {
+        {"0,n0.nic0->fabric=1,fifo,", "n0.nic0->fabric=1", "fifo"},
+        {"3,\"n0.nic0->fabric=2,n1.nic0->fabric=1.5\",lina,",
+         "n0.nic0->fabric=2,n1.nic0->fabric=1.5", "lina"},
+    };
+    double step[2];
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *row = csv_row(text, cases[i].row);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+        g_auto(MsTestRun) run = ms_test_moesim_run("run", "-P", cases[i].policy, "--slow-link",
+                                                   cases[i].slow, "--json", "-", NULL);
+        CU_ASSERT_EQUAL_FATAL(run.rc, 0);
+        step[i] = summary(run.out, "step_time_us");
+        g_autofree char *want = g_strdup_printf(",%.3f,", step[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(row, want));
+    }
+    /* Every all-to-all crosses node 0's NIC: at half its rate fifo's step is much longer. */
+    g_autofree char *base = csv_row(text, "0,"), *slow = csv_row(text, "2,");
+    CU_ASSERT_FATAL(base && slow);
+    g_auto(GStrv) b = g_strsplit(base, ",", -1), f = g_strsplit(slow, ",", -1);
+    CU_ASSERT_TRUE(g_ascii_strtod(f[5], NULL) > 1.5 * g_ascii_strtod(b[4], NULL));
+    Refusal bad[] = {
+        {{"sweep", "--vary", "slow-link=n9.nic0->fabric=2", NULL},
+         "sweep: slow-link 'n9.nic0->fabric=2': topology 'lina-testbed' has no link "
+         "'n9.nic0->fabric'"},
+        {{"sweep", "--vary", "slow-link=n0.nic0->fabric=0.5", NULL},
+         "sweep: slow-link 'n0.nic0->fabric=0.5': the factor must be between 1 and 10"},
+        {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--slow-link", "n0.nic0->fabric=3",
+          NULL},
+         "--slow-link and --vary slow-link both slow links"},
+        {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--vary", "nodes=2,4", NULL},
+         "--vary slow-link names links of one topology: it does not go with --vary nodes"},
+        {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--backend", "cpu", NULL},
+         "--vary slow-link slows the simulator's links: it does not go with --backend cpu"},
+    };
+    refusals(bad, G_N_ELEMENTS(bad));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -257,6 +320,7 @@ main(int argc, char **argv)
         {"a sweep varies the straggler: each row is its run", test_straggler_axis},
         {"a slow link in closed form", test_slow_link_closed_form},
         {"a slow link from the command line, and its refusals", test_slow_link_cli},
+        {"a sweep varies a slow link: each row is its run", test_slow_link_axis},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"what_ifs", NULL, NULL, tests}, {NULL}};

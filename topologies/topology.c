@@ -337,6 +337,18 @@ ms_topology_find_device(const MsTopology *topo, const char *name, guint *device)
     return TRUE;
 }
 
+gboolean
+ms_topology_find_link(const MsTopology *topo, const char *name, guint *link)
+{
+    for (guint l = 0; l < topo->links->len; l++) {
+        if (strcmp(g_array_index(topo->links, MsLink, l).name, name) == 0) {
+            *link = l;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
 guint
 ms_topology_n_gpus(const MsTopology *topo)
 {

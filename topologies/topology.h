@@ -122,6 +122,9 @@ MsDeviceKind ms_topology_device_kind(const MsTopology *topo, guint device);
 /* Node (host) of a device; -1 for devices outside any node (network switches). */
 gint ms_topology_device_node(const MsTopology *topo, guint device);
 gboolean ms_topology_find_device(const MsTopology *topo, const char *name, guint *device);
+/* The link called name into *link; FALSE when topo has none (links are few and looked up by name
+ * only from options, so a scan). */
+gboolean ms_topology_find_link(const MsTopology *topo, const char *name, guint *link);
 
 /* GPUs are numbered 0..n_gpus-1 ("ranks"), node-major: ranks of node 0 first. */
 guint ms_topology_n_gpus(const MsTopology *topo);
