@@ -161,6 +161,39 @@ test_calibrate_usage(void)
            "allreduce");
 }
 
+/* Under --net nccl a held-out evaluation also fits the nccl model's factors without the held-out
+ * rows and reports how they predict them (text, and the JSON's "nccl NAME" with the spec). */
+static void
+test_calibrate_holdout_nccl(void)
+{
+    g_autofree char *meas = measurements();
+    g_autofree char *json = tmp("nccl-holdout.json");
+    g_auto(Cli) r = {0};
+    cli(&r, (const char *[]){"calibrate", meas, "--topology", "vidur-dgx-a100", "--net", "nccl",
+                             "--holdout-configs", "8x8", "--json", json, NULL});
+    CU_ASSERT_EQUAL_FATAL(r.rc, 0);
+    CU_ASSERT_TRUE(has(r.out, "nccl network model fitted on 60 collective rows:"));
+    CU_ASSERT_TRUE(has(r.out, "held out: configurations 8x8\n"));
+    CU_ASSERT_TRUE(has(r.out, "held out, nccl model fitted without them on 45 rows: "
+                              "configurations 8x8\n  --net 'nccl:latency_scale="));
+    g_autoptr(JsonParser) p = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(p, json, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    JsonObject *n = json_object_get_object_member(o, "nccl configurations 8x8");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    CU_ASSERT_EQUAL(json_object_get_int_member(n, "rows"), 45);
+    CU_ASSERT_TRUE(g_str_has_prefix(json_object_get_string_member(n, "spec"), "nccl:"));
+    JsonObject *g = json_object_get_object_member(n, "allreduce 8x8");
+    CU_ASSERT_EQUAL(json_object_get_int_member(g, "points"), 15);
+    /* Fitted without them: another spec than the fit on every row. */
+    const char *in_sample = strstr(r.out, "--net '"), *held = strstr(r.out, "without them");
+    CU_ASSERT_FATAL(in_sample && held && in_sample < held);
+    g_autofree char *first = g_strndup(in_sample, strcspn(in_sample, "\n"));
+    const char *second = strstr(held, "--net '");
+    CU_ASSERT_FATAL(second != NULL);
+    CU_ASSERT_FALSE(g_str_has_prefix(second, first));
+}
+
 static void
 test_calibrate_writes_file(void)
 {
@@ -541,6 +574,7 @@ main(int argc, char **argv)
 {
     static const MsTestCase tests[] = {
         {"calibrate usage and input errors", test_calibrate_usage},
+        {"a held-out evaluation of the nccl model's factors", test_calibrate_holdout_nccl},
         {"calibrate writes a file that loads", test_calibrate_writes_file},
         {"validate measurement tables", test_validate_tables},
         {"validate runs", test_validate_runs},

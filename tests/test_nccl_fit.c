@@ -2,6 +2,7 @@
  * known factors, their errors, and what the fit refuses. */
 #include "ms_test.h"
 #include "validate/calibrate.h"
+#include "validate/holdout.h"
 #include "validate/nccl_fit.h"
 
 static MsTopology *
@@ -20,19 +21,20 @@ spec(const char *text)
     return s;
 }
 
-/* Allreduce rows from 8 B to 256 MiB on 8 GPUs, one thread driving gpus_per_thread of them (0:
- * a process per GPU), timed by the model under truth, appended to set. */
+/* Allreduce rows from 8 B to 256 MiB on the first `ranks` GPUs of one node, one thread driving
+ * gpus_per_thread of them (0: a process per GPU), timed by the model under truth, appended to
+ * set. */
 static void
-add_synthetic(MsMeasurementSet *set, const MsTopology *topo, const MsNetSpec *truth,
-              guint gpus_per_thread)
+add_rows(MsMeasurementSet *set, const MsTopology *topo, const MsNetSpec *truth,
+         guint gpus_per_thread, guint ranks)
 {
     g_autoptr(MsNetModel) net = ms_net_model_new(truth, topo, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(net);
     for (guint64 b = 8; b <= (256u << 20); b *= 4) {
         MsMeasurement m = {.kind = MS_MEASUREMENT_ALLREDUCE,
                            .bytes = b,
-                           .ranks = 8,
-                           .ranks_per_node = 8,
+                           .ranks = ranks,
+                           .ranks_per_node = ranks,
                            .threads = gpus_per_thread ? 1 : 0,
                            .gpus_per_thread = gpus_per_thread};
         GError *error = NULL;
@@ -41,6 +43,13 @@ add_synthetic(MsMeasurementSet *set, const MsTopology *topo, const MsNetSpec *tr
         m.min_s = m.mean_s = NAN;
         CU_ASSERT_TRUE_FATAL(ms_measurement_set_add(set, &m, NULL));
     }
+}
+
+static void
+add_synthetic(MsMeasurementSet *set, const MsTopology *topo, const MsNetSpec *truth,
+              guint gpus_per_thread)
+{
+    add_rows(set, topo, truth, gpus_per_thread, 8);
 }
 
 static MsMeasurementSet *
@@ -111,6 +120,47 @@ test_recovers_host_cost(void)
     CU_ASSERT_PTR_NULL(strstr(plain, "host_us"));
 }
 
+/* Factors fitted without the 4-GPU rows predict them: the model made them with the same factors,
+ * so the held-out error is the fit's own (the 8-GPU rows use every protocol). Nothing held out is
+ * refused. */
+static void
+test_holdout(void)
+{
+    g_autoptr(MsTopology) topo = load("dgx-a100");
+    MsNetSpec truth =
+        spec("nccl:latency_scale=1.4,ll_efficiency=0.5,ll128_efficiency=0.7,simple_efficiency=0.9");
+    g_autoptr(MsMeasurementSet) set = synthetic(topo, &truth);
+    guint eight = ms_measurement_set_size(set);
+    add_rows(set, topo, &truth, 0, 4);
+    guint n = ms_measurement_set_size(set);
+    g_autofree gboolean *held = g_new0(gboolean, n);
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_holdout_configs(set, "4x4", held, &error));
+    MsNetSpec base = spec("nccl");
+    MsNcclFit fit;
+    g_autoptr(GArray) groups = g_array_new(FALSE, FALSE, sizeof(MsHoldoutGroup));
+    MsErrorStats all;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_fit_holdout(topo, set, held, &base, &fit, groups, &all, &error));
+    CU_ASSERT_EQUAL(fit.rows, eight);
+    MS_ASSERT_REL(fit.spec.latency_scale, 1.4, 0.02);
+    CU_ASSERT_EQUAL_FATAL(groups->len, 1);
+    const MsHoldoutGroup *g = &g_array_index(groups, MsHoldoutGroup, 0);
+    CU_ASSERT(g->kind == MS_MEASUREMENT_ALLREDUCE && g->ranks == 4 && g->per_node == 4);
+    CU_ASSERT_EQUAL(g->stats.n, n - eight);
+    CU_ASSERT_EQUAL(all.n, n - eight);
+    CU_ASSERT(all.max < 0.02);
+    /* Under the nominal factors the held-out rows are far off, so the bound above tells. */
+    g_autoptr(MsNetModel) nominal = ms_net_model_new(&base, topo, &error);
+    const MsMeasurement *big = ms_measurement_set_get(set, n - 1);
+    double t = 0;
+    CU_ASSERT_TRUE_FATAL(ms_calibrate_predict_net(topo, NULL, nominal, big, &t, &error));
+    CU_ASSERT(fabs(t / big->seconds - 1) > 0.05);
+    g_autofree gboolean *none = g_new0(gboolean, n);
+    g_array_set_size(groups, 0);
+    CU_ASSERT_FALSE(ms_nccl_fit_holdout(topo, set, none, &base, &fit, groups, &all, &error));
+    MS_ASSERT_ERROR(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT, "no communication measurement");
+}
+
 static void
 test_refusals(void)
 {
@@ -137,6 +187,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"factors made by the model are found again", test_recovers_factors},
         {"the host cost of one thread driving 8 GPUs", test_recovers_host_cost},
+        {"fitted without held-out rows, predicting them", test_holdout},
         {"a flow spec, too few rows", test_refusals},
         {NULL, NULL},
     };

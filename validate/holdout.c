@@ -97,6 +97,73 @@ group_for(GArray *groups, const MsMeasurement *m)
     return &g_array_index(groups, MsHoldoutGroup, groups->len - 1);
 }
 
+/* Predicted and measured times of held-out rows, over all of them and per group. */
+typedef struct {
+    GArray *groups; /* MsHoldoutGroup, borrowed; the groups from first on are these rows' */
+    guint first;
+    GArray *pred, *meas;  /* double */
+    GPtrArray *per_group; /* GArray of (predicted, measured) pairs, per group from first */
+} Pairs;
+
+static Pairs
+pairs_init(GArray *groups)
+{
+    return (Pairs){groups, groups->len, g_array_new(FALSE, FALSE, sizeof(double)),
+                   g_array_new(FALSE, FALSE, sizeof(double)),
+                   g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref)};
+}
+
+static void
+pairs_clear(Pairs *p)
+{
+    g_array_unref(p->pred);
+    g_array_unref(p->meas);
+    g_ptr_array_unref(p->per_group);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Pairs, pairs_clear)
+
+static void
+pairs_add(Pairs *p, const MsMeasurement *m, double t)
+{
+    g_array_append_val(p->pred, t);
+    g_array_append_val(p->meas, m->seconds);
+    MsHoldoutGroup *g = group_for(p->groups, m);
+    guint gi = g - &g_array_index(p->groups, MsHoldoutGroup, 0) - p->first;
+    while (p->per_group->len <= gi) {
+        g_ptr_array_add(p->per_group, g_array_new(FALSE, FALSE, sizeof(double)));
+    }
+    GArray *pm = p->per_group->pdata[gi];
+    g_array_append_val(pm, t);
+    g_array_append_val(pm, m->seconds);
+}
+
+/* Each group's statistics and *all; MS_FIT_ERROR_INPUT when no row was held out. */
+static gboolean
+pairs_finish(Pairs *p, MsErrorStats *all, GError **error)
+{
+    if (p->pred->len == 0) {
+        g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
+                    "no communication measurement is held out");
+        return FALSE;
+    }
+    for (guint k = 0; k < p->per_group->len; k++) {
+        GArray *pm = p->per_group->pdata[k];
+        guint m = pm->len / 2;
+        g_autofree double *pr = g_new(double, m);
+        g_autofree double *me = g_new(double, m);
+        for (guint j = 0; j < m; j++) {
+            pr[j] = g_array_index(pm, double, 2 * j);
+            me[j] = g_array_index(pm, double, 2 * j + 1);
+        }
+        MsHoldoutGroup *g = &g_array_index(p->groups, MsHoldoutGroup, p->first + k);
+        if (!ms_error_stats(pr, me, m, &g->stats, error)) {
+            return FALSE;
+        }
+    }
+    return ms_error_stats((double *)p->pred->data, (double *)p->meas->data, p->pred->len, all,
+                          error);
+}
+
 static gboolean
 holdout_gemm(const MsTopology *topo, const MsMeasurementSet *set, const MsCalibrateOptions *opts,
              GArray *groups, GError **error)
@@ -142,10 +209,7 @@ ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set, const gb
     if (topo == NULL || !ms_calibrate(topo, set, &opts, cal, NULL, error)) {
         return FALSE;
     }
-    g_autoptr(GArray) pred = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GArray) meas = g_array_new(FALSE, FALSE, sizeof(double));
-    g_autoptr(GPtrArray) per_group = g_ptr_array_new_with_free_func((GDestroyNotify)g_array_unref);
-    guint first = groups->len;
+    g_auto(Pairs) pairs = pairs_init(groups);
     for (guint i = 0; i < n; i++) {
         const MsMeasurement *m = ms_measurement_set_get(set, i);
         if (!held[i] || !ms_measurement_kind_is_comm(m->kind) || !ms_calibrate_row_default(m)) {
@@ -155,36 +219,40 @@ ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set, const gb
         if (!ms_calibrate_predict(topo, cal, m, &t, error)) {
             return FALSE;
         }
-        g_array_append_val(pred, t);
-        g_array_append_val(meas, m->seconds);
-        MsHoldoutGroup *g = group_for(groups, m);
-        guint gi = g - &g_array_index(groups, MsHoldoutGroup, 0) - first;
-        while (per_group->len <= gi) {
-            g_ptr_array_add(per_group, g_array_new(FALSE, FALSE, sizeof(double)));
-        }
-        GArray *pm = per_group->pdata[gi];
-        g_array_append_val(pm, t);
-        g_array_append_val(pm, m->seconds);
+        pairs_add(&pairs, m, t);
     }
-    if (pred->len == 0) {
-        g_set_error(error, MS_FIT_ERROR, MS_FIT_ERROR_INPUT,
-                    "no communication measurement is held out");
-        return FALSE;
-    }
-    for (guint k = 0; k < per_group->len; k++) {
-        GArray *pm = per_group->pdata[k];
-        guint m = pm->len / 2;
-        g_autofree double *p = g_new(double, m);
-        g_autofree double *q = g_new(double, m);
-        for (guint j = 0; j < m; j++) {
-            p[j] = g_array_index(pm, double, 2 * j);
-            q[j] = g_array_index(pm, double, 2 * j + 1);
-        }
-        if (!ms_error_stats(p, q, m, &g_array_index(groups, MsHoldoutGroup, first + k).stats,
-                            error)) {
+    return pairs_finish(&pairs, all, error) && holdout_gemm(topo, set, &opts, groups, error);
+}
+
+gboolean
+ms_nccl_fit_holdout(const MsTopology *topo, const MsMeasurementSet *set, const gboolean *held,
+                    const MsNetSpec *base, MsNcclFit *fit, GArray *groups, MsErrorStats *all,
+                    GError **error)
+{
+    g_autoptr(MsMeasurementSet) kept = ms_measurement_set_new();
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        if (!held[i] && !ms_measurement_set_add(kept, ms_measurement_set_get(set, i), error)) {
             return FALSE;
         }
     }
-    return ms_error_stats((double *)pred->data, (double *)meas->data, pred->len, all, error) &&
-           holdout_gemm(topo, set, &opts, groups, error);
+    if (!ms_nccl_fit(topo, kept, base, fit, error)) {
+        return FALSE;
+    }
+    g_autoptr(MsNetModel) net = ms_net_model_new(&fit->spec, topo, error);
+    if (net == NULL) {
+        return FALSE;
+    }
+    g_auto(Pairs) pairs = pairs_init(groups);
+    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+        const MsMeasurement *m = ms_measurement_set_get(set, i);
+        double t;
+        if (!held[i] || !ms_nccl_fit_uses(m)) {
+            continue;
+        }
+        if (!ms_calibrate_predict_net(topo, NULL, net, m, &t, error)) {
+            return FALSE;
+        }
+        pairs_add(&pairs, m, t);
+    }
+    return pairs_finish(&pairs, all, error);
 }

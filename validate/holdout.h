@@ -7,6 +7,7 @@
 #include "validate/calibrate.h"
 #include "validate/fit.h"
 #include "validate/measurement.h"
+#include "validate/nccl_fit.h"
 
 G_BEGIN_DECLS
 
@@ -25,6 +26,14 @@ typedef struct {
 gboolean ms_calibrate_holdout(const char *topology, const MsMeasurementSet *set,
                               const gboolean *held, const MsCalibrateOptions *opts, GArray *groups,
                               MsErrorStats *all, GError **error);
+
+/* The same for the nccl network model: its factors fitted (ms_nccl_fit, from base) on the rows with
+ * held[i] FALSE into *fit, and every row with held[i] TRUE that the fit would use predicted under
+ * the fitted spec on topo (nominal: the nccl model's factors are fitted there), grouped as above.
+ * Fails with MS_FIT_ERROR_INPUT when no such row is held out, or with the fit's error. */
+gboolean ms_nccl_fit_holdout(const MsTopology *topo, const MsMeasurementSet *set,
+                             const gboolean *held, const MsNetSpec *base, MsNcclFit *fit,
+                             GArray *groups, MsErrorStats *all, GError **error);
 
 /* Masks for ms_calibrate_holdout: every other size of each configuration (offset 0 or 1), or
  * every communication row of the listed configurations ("4x4,8x4"). ms_holdout_configs fails with

@@ -25,12 +25,14 @@ typedef struct {
     gboolean host; /* this round: the host's calls outlast the device time */
 } Row;
 
-static gboolean
-is_collective(MsMeasurementKind k)
+gboolean
+ms_nccl_fit_uses(const MsMeasurement *m)
 {
-    return k == MS_MEASUREMENT_ALLREDUCE || k == MS_MEASUREMENT_ALLGATHER ||
-           k == MS_MEASUREMENT_REDUCESCATTER || k == MS_MEASUREMENT_ALLTOALL ||
-           k == MS_MEASUREMENT_SENDRECV;
+    MsMeasurementKind k = m->kind;
+    gboolean coll = k == MS_MEASUREMENT_ALLREDUCE || k == MS_MEASUREMENT_ALLGATHER ||
+                    k == MS_MEASUREMENT_REDUCESCATTER || k == MS_MEASUREMENT_ALLTOALL ||
+                    k == MS_MEASUREMENT_SENDRECV;
+    return coll && m->bytes > 0 && m->ranks >= 2 && m->seconds > 0;
 }
 
 /* The protocol NCCL runs the row's call with. */
@@ -160,7 +162,7 @@ collect(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *ba
     }
     for (guint i = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *m = ms_measurement_set_get(set, i);
-        if (!is_collective(m->kind) || m->bytes == 0 || m->ranks < 2 || !(m->seconds > 0)) {
+        if (!ms_nccl_fit_uses(m)) {
             continue;
         }
         Row r = {.t = m->seconds, .gpus = MAX(m->gpus_per_thread, 1u)};

@@ -44,6 +44,10 @@ typedef struct {
 gboolean ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base,
                      MsNcclFit *out, GError **error);
 
+/* Whether ms_nccl_fit fits on the row: a collective or send/receive of some bytes among at
+ * least two ranks, with a measured time. */
+gboolean ms_nccl_fit_uses(const MsMeasurement *m);
+
 /* One line per fitted factor with its error, e.g. "latency_scale 1.42 +- 0.05". Free with
  * g_free. */
 char *ms_nccl_fit_describe(const MsNcclFit *fit);
