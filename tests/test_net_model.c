@@ -51,14 +51,16 @@ test_spec_parse(void)
     d.kind = MS_NET_NCCL;
     g_autofree char *dflt = ms_net_spec_to_string(&d);
     CU_ASSERT_STRING_EQUAL(dflt, "nccl");
-    s = parse_ok("nccl:latency_scale=1.5,ll_efficiency=0.5,simple_efficiency=0.9");
+    s = parse_ok("nccl:latency_scale=1.5,ll_efficiency=0.5,simple_efficiency=0.9,net_efficiency="
+                 "0.25");
     CU_ASSERT_EQUAL(s.latency_scale, 1.5);
+    CU_ASSERT_EQUAL(s.net_efficiency, 0.25);
     CU_ASSERT_EQUAL(s.proto_efficiency[MS_NCCL_PROTO_LL], 0.5);
     CU_ASSERT_EQUAL(s.proto_efficiency[MS_NCCL_PROTO_LL128], 1.0);
     CU_ASSERT_EQUAL(s.proto_efficiency[MS_NCCL_PROTO_SIMPLE], 0.9);
     g_autofree char *fitted = ms_net_spec_to_string(&s);
     /* No version given: none printed, so that the spec runs at its GPUs' default again. */
-    CU_ASSERT_STRING_EQUAL(fitted, "nccl:latency_scale=1.5,ll_efficiency=0.5,"
+    CU_ASSERT_STRING_EQUAL(fitted, "nccl:latency_scale=1.5,net_efficiency=0.25,ll_efficiency=0.5,"
                                    "simple_efficiency=0.9");
     MsNetSpec again = parse_ok(fitted);
     CU_ASSERT_EQUAL(memcmp(&again, &s, sizeof s), 0);
@@ -121,6 +123,7 @@ test_spec_errors(void)
         {"nccl:message_exponent=2", "'2' is not a number in [0, 1]"},
         {"nccl:latency_scale=-1", "key 'latency_scale': '-1' is not a number in [0, 100]"},
         {"nccl:ll128_efficiency=0", "key 'll128_efficiency': '0' is not a number in [0.01, 1.5]"},
+        {"nccl:net_efficiency=2", "key 'net_efficiency': '2' is not a number in [0.01, 1.5]"},
         {"nccl:version=2.10,version=2.12", "key 'version' is given twice"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -456,6 +459,34 @@ test_fitted_factors(void)
     }
 }
 
+/* The network's efficiency slows the network's links only: a collective inside a node takes the
+ * same time, one bound by the NICs (one GPU on each of two nodes, 1 GiB) moves its bytes at that
+ * fraction of NCCL's rate, its latency and NCCL's choice unchanged. */
+static void
+test_net_efficiency(void)
+{
+    g_autoptr(MsTopology) node = load("dgx-a100");
+    g_autoptr(MsNetModel) plain = model("nccl", node);
+    g_autoptr(MsNetModel) slow = model("nccl:net_efficiency=0.25", node);
+    MsCollSpec inside = {.op = MS_COLL_ALLREDUCE, .n_ranks = 8, .bytes = 1ull << 30};
+    CU_ASSERT_EQUAL(run_alone(node, plain, inside), run_alone(node, slow, inside));
+
+    g_autoptr(MsTopology) two = load("dgx-a100-2node");
+    g_autoptr(MsNetModel) nominal = model("nccl", two);
+    g_autoptr(MsNetModel) quarter = model("nccl:net_efficiency=0.25", two);
+    static const guint ranks[] = {0, 8};
+    MsCollSpec across = {
+        .op = MS_COLL_ALLREDUCE, .n_ranks = 2, .ranks = ranks, .bytes = 1ull << 30};
+    const MsNcclComm *comm = ms_net_model_comm(nominal, ranks, 2, NULL);
+    MsNcclChoice ch;
+    CU_ASSERT_TRUE_FATAL(ms_nccl_choose(comm, across.op, across.bytes, &ch));
+    double lat = ch.cost.latency_us, move = ch.cost.time_us - lat;
+    MS_ASSERT_REL(ms_time_to_us(run_alone(two, nominal, across)), lat + move, 0.03);
+    MS_ASSERT_REL(ms_time_to_us(run_alone(two, quarter, across)), lat + 4 * move, 0.03);
+    CU_ASSERT_EQUAL(ms_net_model_link_bandwidth(quarter, 0),
+                    ms_net_model_link_bandwidth(nominal, 0));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -464,6 +495,7 @@ main(int argc, char **argv)
         {"specs: a version prints as given or as its shortest spelling",
          test_spec_version_spelling},
         {"specs: every error names the key and value", test_spec_errors},
+        {"nccl: the network's efficiency on its links only", test_net_efficiency},
         {"nccl: NCCL's link figures, applied to a network", test_link_figures},
         {"nccl: connection weights, one communicator per rank set", test_weights_and_comms},
         {"nccl: a GPU model of no known architecture", test_unknown_arch},

@@ -1,7 +1,10 @@
 /* nccl_fit: per row, the simulated call split into its latency and byte-moving parts (the call
  * simulated with and without NCCL's latencies) and NCCL's protocol; then a weighted linear least
  * squares on the relative error, solved by Gaussian elimination, with the covariance of the
- * factors from the residuals. */
+ * factors from the residuals. The network's efficiency is not linear in the times (it slows only
+ * the bytes whose bottleneck is a network link, and can move the bottleneck): it is searched, the
+ * rows across nodes simulated again at each candidate and the linear fit redone, for the least
+ * residual. */
 #include "nccl_fit.h"
 
 #include <math.h>
@@ -18,8 +21,17 @@ G_DEFINE_QUARK(ms_nccl_fit_error_quark, ms_nccl_fit_error)
  * row's class ends it; in practice two or three). */
 #define ROUNDS_MAX 32
 
+/* The network efficiency's search: a grid over its range (log-spaced), then golden-section steps
+ * in the best cell, to this relative width, on at most NET_SAMPLE of the rows across nodes (evenly
+ * spaced in the set's order: the search only has to find the minimum; the fit at it and the
+ * curvature that gives its error use every row). */
+#define NET_GRID 8
+#define NET_TOL 5e-3
+#define NET_SAMPLE 256
+
 typedef struct {
-    double t, L, B; /* measured, and the model's latency and byte parts, seconds */
+    double t, L, B;  /* measured, and the model's latency and byte parts, seconds */
+    gboolean across; /* the row's ranks span nodes: its bytes may cross the network */
     MsNcclProto proto;
     guint gpus;    /* GPUs its thread drove (1 for one process per GPU) */
     gboolean host; /* this round: the host's calls outlast the device time */
@@ -143,12 +155,22 @@ median(GArray *v)
     return n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
 }
 
-/* The rows' parts under the base spec with every factor 1. */
 static gboolean
-collect(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base, GArray *rows,
-        GError **error)
+across_nodes(const MsMeasurement *m)
+{
+    return m->ranks > m->ranks_per_node;
+}
+
+/* The parts of the rows whose `across` is across (both kinds when ALL), every stride-th of them,
+ * under the base spec with every factor 1 but the network's efficiency net_eff, appended to
+ * rows. */
+#define ALL 2
+static gboolean
+collect(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base, double net_eff,
+        guint across, guint stride, GArray *rows, GError **error)
 {
     MsNetSpec unit = *base, no_latency;
+    unit.net_efficiency = net_eff;
     unit.latency_scale = 1;
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         unit.proto_efficiency[p] = 1;
@@ -160,12 +182,13 @@ collect(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *ba
     if (bytes_only == NULL) {
         return FALSE;
     }
-    for (guint i = 0; i < ms_measurement_set_size(set); i++) {
+    for (guint i = 0, seen = 0; i < ms_measurement_set_size(set); i++) {
         const MsMeasurement *m = ms_measurement_set_get(set, i);
-        if (!ms_nccl_fit_uses(m)) {
+        if (!ms_nccl_fit_uses(m) || (across != ALL && across_nodes(m) != (gboolean)across) ||
+            seen++ % stride != 0) {
             continue;
         }
-        Row r = {.t = m->seconds, .gpus = MAX(m->gpus_per_thread, 1u)};
+        Row r = {.t = m->seconds, .gpus = MAX(m->gpus_per_thread, 1u), .across = across_nodes(m)};
         /* The device's parts alone: the host's bound is a term of its own. */
         MsMeasurement device = *m;
         device.gpus_per_thread = 1;
@@ -280,6 +303,120 @@ fit_round(GArray *rows, Factors *f, double inv[K_MAX][K_MAX], double *sigma2, GE
     return TRUE;
 }
 
+/* The linear factors of rows from base's: the max of the host's and the device's times is linear
+ * on each side, so classify the rows under the current factors, fit, and classify again until no
+ * row changes side. */
+static gboolean
+fit_linear(GArray *rows, const MsNetSpec *base, double host0, Factors *f, double inv[K_MAX][K_MAX],
+           double *sigma2, GError **error)
+{
+    *f = (Factors){.lat = base->latency_scale, .host = host0};
+    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
+        f->inv_eff[p] = 1 / base->proto_efficiency[p];
+    }
+    classify(f, rows);
+    for (guint round = 0; round < ROUNDS_MAX; round++) {
+        if (!fit_round(rows, f, inv, sigma2, error)) {
+            return FALSE;
+        }
+        if (!classify(f, rows)) {
+            break;
+        }
+    }
+    return TRUE;
+}
+
+/* One candidate of the network's efficiency: the rows across nodes simulated at it, every
+ * stride-th (those inside a node do not depend on it and are kept), the linear fit redone; *rss
+ * its squared residuals. */
+typedef struct {
+    const MsTopology *topo;
+    const MsMeasurementSet *set;
+    const MsNetSpec *base;
+    double host0;
+    GArray *inside; /* Row: the rows inside a node, collected once */
+    guint stride;   /* of the rows across nodes, while searching */
+} NetSearch;
+
+static gboolean
+net_candidate(const NetSearch *s, double eff, guint stride, GArray *rows, Factors *f,
+              double inv[K_MAX][K_MAX], double *sigma2, double *rss, GError **error)
+{
+    g_array_set_size(rows, 0);
+    g_array_append_vals(rows, s->inside->data, s->inside->len);
+    if (!collect(s->topo, s->set, s->base, eff, TRUE, stride, rows, error) ||
+        !fit_linear(rows, s->base, s->host0, f, inv, sigma2, error)) {
+        return FALSE;
+    }
+    *rss = *sigma2 * (rows->len - f->k);
+    return TRUE;
+}
+
+/* Searches the network's efficiency over its range for the least residual (a log-spaced grid,
+ * then golden-section steps between the best point's neighbours, on a sample of the rows across
+ * nodes), leaves rows, f, inv and sigma2 those of the best on every row, and sets its figure and
+ * standard error in out: the residual's curvature in the efficiency, sigma2 x 2 / RSS''. */
+static gboolean
+fit_network(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base,
+            double host0, GArray *rows, guint net_rows, Factors *f, double inv[K_MAX][K_MAX],
+            double *sigma2, MsNcclFit *out, GError **error)
+{
+    NetSearch s = {topo,
+                   set,
+                   base,
+                   host0,
+                   g_array_new(FALSE, FALSE, sizeof(Row)),
+                   (net_rows + NET_SAMPLE - 1) / NET_SAMPLE};
+    for (guint i = 0; i < rows->len; i++) {
+        const Row *r = &g_array_index(rows, Row, i);
+        if (!r->across) {
+            g_array_append_val(s.inside, *r);
+        }
+    }
+    const double lo = log(0.01), hi = log(1.5);
+    double grid[NET_GRID], best_rss = INFINITY, rss = 0;
+    guint at = 0;
+    gboolean ok = TRUE;
+    for (guint g = 0; g < NET_GRID && ok; g++) {
+        grid[g] = lo + (hi - lo) * g / (NET_GRID - 1);
+        ok = net_candidate(&s, exp(grid[g]), s.stride, rows, f, inv, sigma2, &rss, error);
+        if (ok && rss < best_rss) {
+            best_rss = rss;
+            at = g;
+        }
+    }
+    /* Golden-section search on the log of the efficiency between the best point's neighbours. */
+    const double phi = (sqrt(5.0) - 1) / 2;
+    double a = grid[at > 0 ? at - 1 : 0], b = grid[at + 1 < NET_GRID ? at + 1 : NET_GRID - 1];
+    double c = b - phi * (b - a), d = a + phi * (b - a), fc = 0, fd = 0;
+    ok = ok && net_candidate(&s, exp(c), s.stride, rows, f, inv, sigma2, &fc, error) &&
+         net_candidate(&s, exp(d), s.stride, rows, f, inv, sigma2, &fd, error);
+    while (ok && b - a > NET_TOL) {
+        if (fc < fd) {
+            b = d, d = c, fd = fc, c = b - phi * (b - a);
+            ok = net_candidate(&s, exp(c), s.stride, rows, f, inv, sigma2, &fc, error);
+        } else {
+            a = c, c = d, fc = fd, d = a + phi * (b - a);
+            ok = net_candidate(&s, exp(d), s.stride, rows, f, inv, sigma2, &fd, error);
+        }
+    }
+    double best = exp((a + b) / 2);
+    /* On every row: the curvature from the residuals 2% either side, then the fit at the optimum
+     * (the last, so that rows, f, inv and sigma2 are its). */
+    double rm = 0, rp = 0, r0 = 0, h = 0.02 * best;
+    ok = ok && net_candidate(&s, best - h, 1, rows, f, inv, sigma2, &rm, error) &&
+         net_candidate(&s, best + h, 1, rows, f, inv, sigma2, &rp, error) &&
+         net_candidate(&s, best, 1, rows, f, inv, sigma2, &r0, error);
+    g_array_unref(s.inside);
+    if (!ok) {
+        return FALSE;
+    }
+    double curv = (rp - 2 * r0 + rm) / (h * h);
+    out->spec.net_efficiency = CLAMP(best, 0.01, 1.5);
+    out->net_efficiency_se = curv > 0 ? sqrt(*sigma2 * 2 / curv) : NAN;
+    return TRUE;
+}
+
 gboolean
 ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec *base,
             MsNcclFit *out, GError **error)
@@ -295,26 +432,34 @@ ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         out->efficiency_se[p] = NAN;
     }
+    out->net_efficiency_se = NAN;
     g_autoptr(GArray) rows = g_array_new(FALSE, FALSE, sizeof(Row));
-    if (!collect(topo, set, base, rows, error)) {
+    if (!collect(topo, set, base, base->net_efficiency, ALL, 1, rows, error)) {
         return FALSE;
     }
-    /* The max of the host's and the device's times is linear on each side: classify the rows
-     * under the current factors, fit, and classify again until no row changes side. */
     double host0 = ms_host_loop_call_cost(base, topo);
-    Factors f = {.lat = base->latency_scale, .host = host0};
-    for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
-        f.inv_eff[p] = 1 / base->proto_efficiency[p];
+    /* Before: the base's network, every other factor 1. */
+    g_autoptr(GArray) before = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < rows->len; i++) {
+        const Row *r = &g_array_index(rows, Row, i);
+        double e0 = fabs(ms_host_loop_iteration(r->L + r->B, r->gpus, host0) / r->t - 1);
+        g_array_append_val(before, e0);
     }
+    out->median_before = median(before);
+    Factors f;
     double inv[K_MAX][K_MAX], sigma2 = 0;
-    classify(&f, rows);
-    for (guint round = 0; round < ROUNDS_MAX; round++) {
-        if (!fit_round(rows, &f, inv, &sigma2, error)) {
-            return FALSE;
-        }
-        if (!classify(&f, rows)) {
-            break;
-        }
+    if (!fit_linear(rows, base, host0, &f, inv, &sigma2, error)) {
+        return FALSE;
+    }
+    out->net_rows = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        out->net_rows += g_array_index(rows, Row, i).across;
+    }
+    /* The network's own factor needs rows inside a node too: on rows that all cross it, it and
+     * the protocols' efficiencies scale the same bytes and cannot be told apart. */
+    if (out->net_rows > 0 && out->net_rows < rows->len &&
+        !fit_network(topo, set, base, host0, rows, out->net_rows, &f, inv, &sigma2, out, error)) {
+        return FALSE;
     }
     out->spec.latency_scale = CLAMP(f.lat, 0, 100);
     out->latency_scale_se = sqrt(sigma2 * inv[0][0]);
@@ -334,18 +479,14 @@ ms_nccl_fit(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
         out->spec.host_us = CLAMP(f.host * 1e6, 0, 1e4);
         out->host_us_se = sqrt(sigma2 * inv[f.host_var][f.host_var]) * 1e6;
     }
-    g_autoptr(GArray) before = g_array_new(FALSE, FALSE, sizeof(double));
     g_autoptr(GArray) after = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; i < rows->len; i++) {
         const Row *r = &g_array_index(rows, Row, i);
-        double t0 = ms_host_loop_iteration(r->L + r->B, r->gpus, host0);
         double t1 = ms_host_loop_iteration(device_time(&f, r), r->gpus, f.host);
-        double e0 = fabs(t0 / r->t - 1), e1 = fabs(t1 / r->t - 1);
-        g_array_append_val(before, e0);
+        double e1 = fabs(t1 / r->t - 1);
         g_array_append_val(after, e1);
     }
     out->rows = rows->len;
-    out->median_before = median(before);
     out->median_after = median(after);
     return TRUE;
 }
@@ -363,6 +504,10 @@ ms_nccl_fit_describe(const MsNcclFit *fit)
                                    fit->spec.proto_efficiency[p], fit->efficiency_se[p],
                                    fit->proto_rows[p]);
         }
+    }
+    if (isfinite(fit->net_efficiency_se)) {
+        g_string_append_printf(s, "net_efficiency %.3f +- %.3f (%u rows across nodes)\n",
+                               fit->spec.net_efficiency, fit->net_efficiency_se, fit->net_rows);
     }
     if (fit->host_rows) {
         g_string_append_printf(s, "host_us %.3f +- %.3f (%u rows bound by one thread's calls)\n",

@@ -9,7 +9,10 @@
  * least-squares fit of the relative error, with their standard errors. Rows of runs whose threads
  * each drove G > 1 GPUs are modelled as max(that, G x host cost) (sim/net/host_loop.h), and the
  * host cost is a further factor when some row is bound by it; it stays the base's (the topology's
- * launch overhead unless set) with a NAN error when none is. */
+ * launch overhead unless set) with a NAN error when none is. Where some rows span nodes and others
+ * do not, the network's efficiency (the fraction of NCCL's figure its links deliver) is fitted
+ * too, by search, the linear fit redone at each candidate; rows that all span nodes leave it the
+ * base's (it and the protocols' efficiencies would scale the same bytes). */
 #pragma once
 
 #include <glib.h>
@@ -31,6 +34,8 @@ typedef struct {
     double latency_scale_se; /* standard errors; NAN when not fitted */
     double efficiency_se[MS_NCCL_N_PROTOS];
     double host_us_se;                  /* of spec.host_us, microseconds; NAN when not fitted */
+    double net_efficiency_se;           /* of spec.net_efficiency; NAN when not fitted */
+    guint net_rows;                     /* rows whose ranks span nodes */
     guint rows;                         /* rows fitted */
     guint proto_rows[MS_NCCL_N_PROTOS]; /* of them, device-bound, per protocol NCCL chose */
     guint host_rows; /* of them, bound by the host's calls (one thread driving several GPUs) */

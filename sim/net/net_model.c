@@ -47,6 +47,7 @@ ms_net_spec_init(MsNetSpec *spec)
     spec->kind = MS_NET_FLOW;
     spec->message_exponent = 1.0;
     spec->latency_scale = 1.0;
+    spec->net_efficiency = 1.0;
     spec->host_us = -1;
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         spec->proto_efficiency[p] = 1.0;
@@ -193,6 +194,9 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
     if (strcmp(key, "host_us") == 0) {
         return parse_double(key, value, 0, 1e4, &spec->host_us, error);
     }
+    if (strcmp(key, "net_efficiency") == 0) {
+        return parse_double(key, value, 0.01, 1.5, &spec->net_efficiency, error);
+    }
     for (guint p = 0; p < MS_NCCL_N_PROTOS; p++) {
         g_autofree char *name = g_ascii_strdown(ms_nccl_proto_name(p), -1);
         g_autofree char *k = g_strdup_printf("%s_efficiency", name);
@@ -204,7 +208,7 @@ parse_key(MsNetSpec *spec, const char *key, const char *value, GError **error)
         "network model nccl has no key '%s' (version, arch, cpu, algo, proto, "
         "min_channels, max_channels, net_peer_channels, arbitration, "
         "message_exponent, latency_scale, host_us, tree, ll_efficiency, ll128_efficiency, "
-        "simple_efficiency)",
+        "simple_efficiency, net_efficiency)",
         key);
 }
 
@@ -323,6 +327,10 @@ ms_net_spec_to_string(const MsNetSpec *spec)
     if (spec->latency_scale != 1.0) {
         g_string_append_printf(s, ",latency_scale=%s",
                                g_ascii_formatd(buf, sizeof buf, "%.6g", spec->latency_scale));
+    }
+    if (spec->net_efficiency != 1.0) {
+        g_string_append_printf(s, ",net_efficiency=%s",
+                               g_ascii_formatd(buf, sizeof buf, "%.6g", spec->net_efficiency));
     }
     if (spec->host_us >= 0) {
         g_string_append_printf(s, ",host_us=%s",
@@ -485,7 +493,11 @@ ms_net_model_apply(const MsNetModel *model, MsSim *sim)
     g_return_if_fail(ms_sim_topology(sim) == model->topo);
     MsNetwork *net = ms_sim_network(sim);
     for (guint l = 0; l < ms_topology_n_links(model->topo); l++) {
-        double bw = model->bandwidth[l];
+        /* The network's links at the fraction of NCCL's figure they deliver; everything that
+         * computes NCCL's own predictions reads model->bandwidth, the figure itself. */
+        MsLinkClass k = ms_topology_link(model->topo, l)->klass;
+        double bw = model->bandwidth[l] *
+                    (k == MS_LINK_NIC || k == MS_LINK_FABRIC ? model->spec.net_efficiency : 1.0);
         if (isfinite(bw) && bw != ms_network_link_bandwidth(net, l)) {
             ms_network_set_link_bandwidth(net, l, ms_sim_now(sim), bw);
         }

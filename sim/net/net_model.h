@@ -41,6 +41,11 @@ typedef struct {
      * bandwidth the machine delivers. */
     double latency_scale;                      /* in [0, 100] */
     double proto_efficiency[MS_NCCL_N_PROTOS]; /* each in [0.01, 1.5] */
+    /* The fraction of NCCL's figure the network's links deliver (NIC and fabric links): what a
+     * cluster's network gives below the rate its NICs report to NCCL. NCCL's choices and its
+     * predicted times stay those of the reported rate; the flows move at this fraction of it.
+     * Key net_efficiency, in [0.01, 1.5]. */
+    double net_efficiency;
     /* The host time of one NCCL call on one GPU inside a group, microseconds, where one thread
      * drives several GPUs (sim/net/host_loop.h); negative (the default): the topology's
      * [gpu] launch_overhead. Key host_us, in [0, 10^4]. */
@@ -77,7 +82,8 @@ guint ms_net_model_nccl_version(const MsNetModel *model);
  * nominal figure for the flow model; for nccl, NCCL's count of it where that is lower (NVLink per
  * link per architecture and version, PCIe by lanes and generation). */
 double ms_net_model_link_bandwidth(const MsNetModel *model, guint link);
-/* Gives every link of the simulation's network the model's bandwidth. Call before any flow. */
+/* Gives every link of the simulation's network the model's bandwidth, its NIC and fabric links
+ * times the spec's net_efficiency. Call before any flow. */
 void ms_net_model_apply(const MsNetModel *model, MsSim *sim);
 
 /* NCCL's communicator over these topology ranks (NULL = 0..n-1), made once per distinct rank set
