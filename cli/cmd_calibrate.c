@@ -189,6 +189,11 @@ report_net(JsonBuilder *b, const MsNcclFit *fit, const MsNicFit *nic, const char
         ms_json_member_double(b, "host_us_se", fit->host_us_se);
         ms_json_member_int(b, "host_rows", fit->host_rows);
     }
+    if (isfinite(fit->net_efficiency_se)) {
+        ms_json_member_double(b, "net_efficiency", fit->spec.net_efficiency);
+        ms_json_member_double(b, "net_efficiency_se", fit->net_efficiency_se);
+        ms_json_member_int(b, "net_rows", fit->net_rows);
+    }
     ms_json_member_int(b, "rows", fit->rows);
     if (fit->rows) {
         ms_json_member_double(b, "median_error_before", fit->median_before);
