@@ -71,16 +71,25 @@ test_base_only(void)
     CU_ASSERT_EQUAL(sc.iterations, 1);
 }
 
-static void
-test_topologies_and_models(void)
+/* The small inputs under a calibration of the NVSwitch links at 100 GB/s. */
+static MsInputs *
+calibrated_inputs(void)
 {
     g_autofree char *cal = ms_test_write_tmp(
         "c.ini", "[calibration]\nformat = 1\n[link nvswitch]\nbandwidth = 100GBps\n"
                  "latency = 3us\n");
     MsInputNames names = {sfx_topology(), sfx_model(), cal, NULL, NULL};
     GError *error = NULL;
-    g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
+    MsInputs *in = ms_inputs_load(&names, &error);
     g_assert_no_error(error);
+    return in;
+}
+
+static void
+test_topologies_and_models(void)
+{
+    g_autoptr(MsInputs) in = calibrated_inputs();
+    GError *error = NULL;
     g_autofree char *axis = g_strdup_printf("topology=%s;dgx-a100-2node", sfx_topology());
     g_autoptr(MsSweepGrid) g =
         grid((const char *[]){axis, "nodes=1,3", "experts=4,16", "iterations=2", NULL});
@@ -139,13 +148,8 @@ test_policies_and_routing(void)
 static void
 test_what_ifs(void)
 {
-    g_autofree char *cal = ms_test_write_tmp(
-        "c.ini", "[calibration]\nformat = 1\n[link nvswitch]\nbandwidth = 100GBps\n"
-                 "latency = 3us\n");
-    MsInputNames names = {sfx_topology(), sfx_model(), cal, NULL, NULL};
+    g_autoptr(MsInputs) in = calibrated_inputs();
     GError *error = NULL;
-    g_autoptr(MsInputs) in = ms_inputs_load(&names, &error);
-    g_assert_no_error(error);
     g_autoptr(MsSweepGrid) g =
         grid((const char *[]){"slow-link=n0.nic0->fabric=1;gpu0->n0.nvswitch=2,n1.nic0->fabric=4",
                               "straggler=1=1;1=1.5", NULL});
