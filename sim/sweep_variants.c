@@ -395,13 +395,13 @@ build_notes(MsSweepVariants *v, const MsScenario *settings)
             for (guint k = 0; settings && settings->notes && settings->notes[k]; k++) {
                 g_ptr_array_add(notes, g_strdup(settings->notes[k]));
             }
-            const GPtrArray *own[] = {
+            const GPtrArray *theirs[] = {
                 v->ax_straggler >= 0 ? v->straggler_notes->pdata[i] : NULL,
                 v->ax_slow_link >= 0 ? v->link_notes->pdata[s] : NULL,
             };
-            for (guint o = 0; o < G_N_ELEMENTS(own); o++) {
-                for (guint k = 0; own[o] && k < own[o]->len; k++) {
-                    g_ptr_array_add(notes, g_strdup(own[o]->pdata[k]));
+            for (guint o = 0; o < G_N_ELEMENTS(theirs); o++) {
+                for (guint k = 0; theirs[o] && k < theirs[o]->len; k++) {
+                    g_ptr_array_add(notes, g_strdup(theirs[o]->pdata[k]));
                 }
             }
             g_ptr_array_add(notes, NULL);

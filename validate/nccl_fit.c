@@ -335,7 +335,6 @@ typedef struct {
     const MsNetSpec *base;
     double host0;
     GArray *inside; /* Row: the rows inside a node, collected once */
-    guint stride;   /* of the rows across nodes, while searching */
 } NetSearch;
 
 static gboolean
@@ -361,12 +360,8 @@ fit_network(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
             double host0, GArray *rows, guint net_rows, Factors *f, double inv[K_MAX][K_MAX],
             double *sigma2, MsNcclFit *out, GError **error)
 {
-    NetSearch s = {topo,
-                   set,
-                   base,
-                   host0,
-                   g_array_new(FALSE, FALSE, sizeof(Row)),
-                   (net_rows + NET_SAMPLE - 1) / NET_SAMPLE};
+    NetSearch s = {topo, set, base, host0, g_array_new(FALSE, FALSE, sizeof(Row))};
+    guint stride = (net_rows + NET_SAMPLE - 1) / NET_SAMPLE;
     for (guint i = 0; i < rows->len; i++) {
         const Row *r = &g_array_index(rows, Row, i);
         if (!r->across) {
@@ -379,7 +374,7 @@ fit_network(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
     gboolean ok = TRUE;
     for (guint g = 0; g < NET_GRID && ok; g++) {
         grid[g] = lo + (hi - lo) * g / (NET_GRID - 1);
-        ok = net_candidate(&s, exp(grid[g]), s.stride, rows, f, inv, sigma2, &rss, error);
+        ok = net_candidate(&s, exp(grid[g]), stride, rows, f, inv, sigma2, &rss, error);
         if (ok && rss < best_rss) {
             best_rss = rss;
             at = g;
@@ -389,15 +384,15 @@ fit_network(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
     const double phi = (sqrt(5.0) - 1) / 2;
     double a = grid[at > 0 ? at - 1 : 0], b = grid[at + 1 < NET_GRID ? at + 1 : NET_GRID - 1];
     double c = b - phi * (b - a), d = a + phi * (b - a), fc = 0, fd = 0;
-    ok = ok && net_candidate(&s, exp(c), s.stride, rows, f, inv, sigma2, &fc, error) &&
-         net_candidate(&s, exp(d), s.stride, rows, f, inv, sigma2, &fd, error);
+    ok = ok && net_candidate(&s, exp(c), stride, rows, f, inv, sigma2, &fc, error) &&
+         net_candidate(&s, exp(d), stride, rows, f, inv, sigma2, &fd, error);
     while (ok && b - a > NET_TOL) {
         if (fc < fd) {
             b = d, d = c, fd = fc, c = b - phi * (b - a);
-            ok = net_candidate(&s, exp(c), s.stride, rows, f, inv, sigma2, &fc, error);
+            ok = net_candidate(&s, exp(c), stride, rows, f, inv, sigma2, &fc, error);
         } else {
             a = c, c = d, fc = fd, d = a + phi * (b - a);
-            ok = net_candidate(&s, exp(d), s.stride, rows, f, inv, sigma2, &fd, error);
+            ok = net_candidate(&s, exp(d), stride, rows, f, inv, sigma2, &fd, error);
         }
     }
     double best = exp((a + b) / 2);
