@@ -375,9 +375,37 @@ print_log_line(const char *what, const Log *log, const Score *s)
 typedef struct {
     const Machine *machine;
     guint logs;
-    Score nominal, calibrated, nccl, nccl_fitted;
+    /* nccl_larger: the nominal nccl model on the points nccl_fitted predicts */
+    Score nominal, calibrated, nccl, nccl_larger, nccl_fitted;
     char *fitted; /* the allocation(s) the calibration was fitted on, or why there is none */
 } Result;
+
+/* The fewest GPUs among the machine's read logs (0 when none is read). */
+static guint
+smallest_allocation(const Machine *m)
+{
+    guint fewest = 0;
+    for (guint k = 0; k < m->logs->len; k++) {
+        const Log *log = g_ptr_array_index(m->logs, k);
+        if (log->set && (fewest == 0 || log->ranks < fewest)) {
+            fewest = log->ranks;
+        }
+    }
+    return fewest;
+}
+
+/* Whether some read log has more GPUs than fewest. */
+static gboolean
+has_larger(const Machine *m, guint fewest)
+{
+    for (guint k = 0; k < m->logs->len; k++) {
+        const Log *log = g_ptr_array_index(m->logs, k);
+        if (log->set && log->ranks > fewest) {
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
 
 static void
 nominal_machine(const Machine *m, Result *res)
@@ -385,6 +413,8 @@ nominal_machine(const Machine *m, Result *res)
     g_autoptr(GError) error = NULL;
     g_autoptr(MsTopology) topo = load_topology(m, &error);
     CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
+    guint fewest = smallest_allocation(m);
+    gboolean fitted = fewest && has_larger(m, fewest);
     for (guint k = 0; k < m->logs->len; k++) {
         const Log *log = g_ptr_array_index(m->logs, k);
         if (log->set == NULL) {
@@ -416,22 +446,11 @@ nominal_machine(const Machine *m, Result *res)
         }
         print_log_line(log->nccl_version ? "nccl" : "nccl(2.18)", log, &one);
         score_add(&res->nccl, &one);
+        if (fitted && log->ranks > fewest) {
+            score_add(&res->nccl_larger, &one);
+        }
         score_clear(&one);
     }
-}
-
-/* The fewest GPUs among the machine's read logs (0 when none is read). */
-static guint
-smallest_allocation(const Machine *m)
-{
-    guint fewest = 0;
-    for (guint k = 0; k < m->logs->len; k++) {
-        const Log *log = g_ptr_array_index(m->logs, k);
-        if (log->set && (fewest == 0 || log->ranks < fewest)) {
-            fewest = log->ranks;
-        }
-    }
-    return fewest;
 }
 
 /* Rows of the logs of the smallest allocation; their configurations, e.g. "1x2, 2x1". */
@@ -453,18 +472,6 @@ fit_set(const Machine *m, guint fewest, GString *configs)
         }
     }
     return set;
-}
-
-static gboolean
-has_larger(const Machine *m, guint fewest)
-{
-    for (guint k = 0; k < m->logs->len; k++) {
-        const Log *log = g_ptr_array_index(m->logs, k);
-        if (log->set && log->ranks > fewest) {
-            return TRUE;
-        }
-    }
-    return FALSE;
 }
 
 static void
@@ -587,21 +594,26 @@ stat_cells(const Score *s)
 
 static void
 print_nccl_table(const Result *res, guint n, const Score *all_flow, const Score *all_nccl,
-                 const Score *all_fitted)
+                 const Score *all_larger, const Score *all_fitted)
 {
     printf("\n| machine | flow model points | median | p90 | faster | nccl model points | median | "
-           "p90 | faster | nccl fitted on the smallest, larger points | median | p90 | faster |\n");
-    printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+           "p90 | faster | nccl model, larger allocations | median | p90 | faster | nccl fitted "
+           "on the smallest, the same points | median | p90 | faster |\n");
+    printf(
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
+        "| --- | --- |\n");
     for (guint i = 0; i < n; i++) {
         g_autofree char *flow = stat_cells(&res[i].nominal);
         g_autofree char *nccl = stat_cells(&res[i].nccl);
+        g_autofree char *larger = stat_cells(&res[i].nccl_larger);
         g_autofree char *fitted = stat_cells(&res[i].nccl_fitted);
-        printf("| %s | %s | %s | %s |\n", res[i].machine->name, flow, nccl, fitted);
+        printf("| %s | %s | %s | %s | %s |\n", res[i].machine->name, flow, nccl, larger, fitted);
     }
     g_autofree char *flow = stat_cells(all_flow);
     g_autofree char *nccl = stat_cells(all_nccl);
+    g_autofree char *larger = stat_cells(all_larger);
     g_autofree char *fitted = stat_cells(all_fitted);
-    printf("| **corpus** | %s | %s | %s |\n", flow, nccl, fitted);
+    printf("| **corpus** | %s | %s | %s | %s |\n", flow, nccl, larger, fitted);
 }
 
 static void
@@ -632,10 +644,11 @@ static void
 test_score(void)
 {
     g_autofree Result *res = g_new0(Result, machines->len);
-    Score all_nominal, all_calibrated, all_nccl, all_fitted;
+    Score all_nominal, all_calibrated, all_nccl, all_larger, all_fitted;
     score_init(&all_nominal);
     score_init(&all_calibrated);
     score_init(&all_nccl);
+    score_init(&all_larger);
     score_init(&all_fitted);
     for (guint i = 0; i < machines->len; i++) {
         const Machine *m = g_ptr_array_index(machines, i);
@@ -643,6 +656,7 @@ test_score(void)
         score_init(&res[i].nominal);
         score_init(&res[i].calibrated);
         score_init(&res[i].nccl);
+        score_init(&res[i].nccl_larger);
         score_init(&res[i].nccl_fitted);
         printf("\n  %s\n", m->name);
         nominal_machine(m, &res[i]);
@@ -651,20 +665,23 @@ test_score(void)
         score_add(&all_nominal, &res[i].nominal);
         score_add(&all_calibrated, &res[i].calibrated);
         score_add(&all_nccl, &res[i].nccl);
+        score_add(&all_larger, &res[i].nccl_larger);
         score_add(&all_fitted, &res[i].nccl_fitted);
     }
     print_table(res, machines->len, &all_nominal, &all_calibrated);
-    print_nccl_table(res, machines->len, &all_nominal, &all_nccl, &all_fitted);
+    print_nccl_table(res, machines->len, &all_nominal, &all_nccl, &all_larger, &all_fitted);
     for (guint i = 0; i < machines->len; i++) {
         score_clear(&res[i].nominal);
         score_clear(&res[i].calibrated);
         score_clear(&res[i].nccl);
+        score_clear(&res[i].nccl_larger);
         score_clear(&res[i].nccl_fitted);
         g_free(res[i].fitted);
     }
     score_clear(&all_nominal);
     score_clear(&all_calibrated);
     score_clear(&all_nccl);
+    score_clear(&all_larger);
     score_clear(&all_fitted);
 }
 
