@@ -54,6 +54,11 @@ struct Engine {
     Work *work;
     GArray **active;
     GArray *launch;
+    /* Ops finished at this instant, told to the dispatcher together, in op order, by one event
+     * after every other of the instant (settle): which of several simultaneous completions the
+     * loop happened to meet first must not decide what launches next. */
+    GArray *finished;
+    gboolean settling;
     guint8 *done;     /* with check_invariants: ops finished */
     guint32 clock_op; /* the first compute op that ends at the clock's end, or G_MAXUINT32 */
     /* with record_links: per link its last rate, per class the sum of rates and of capacities */
@@ -205,6 +210,32 @@ setup_link_recording(Engine *e)
     ms_network_set_link_observer(ms_sim_network(e->sim), observe_links, e);
 }
 
+static void dispatch(Engine *e);
+
+static gint
+cmp_op(gconstpointer a, gconstpointer b)
+{
+    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The instant's finished ops to the dispatcher, in op order, then what they let launch. */
+static void
+settle(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    (void)sim;
+    (void)arg;
+    Engine *e = ctx;
+    e->settling = FALSE;
+    g_array_sort(e->finished, cmp_op);
+    for (guint k = 0; k < e->finished->len; k++) {
+        ms_dispatcher_finished(e->d, g_array_index(e->finished, guint32, k));
+    }
+    g_array_set_size(e->finished, 0);
+    dispatch(e);
+}
+
+/* Records op's end now; the dispatcher hears of it when the instant settles. */
 static void
 finish(Engine *e, guint32 op)
 {
@@ -215,7 +246,11 @@ finish(Engine *e, guint32 op)
         e->done[op] = 1;
     }
     ms_records_set(e->rec, op, ms_records_start(e->rec, op), ms_sim_now(e->sim));
-    ms_dispatcher_finished(e->d, op);
+    g_array_append_val(e->finished, op);
+    if (!e->settling) {
+        e->settling = TRUE;
+        ms_sim_at(e->sim, ms_sim_now(e->sim), settle, e, 0);
+    }
 }
 
 /* A compute op's completion event: the op in the low 32 bits, its generation above. */
@@ -237,7 +272,6 @@ compute_done(MsSim *sim, gpointer ctx, guint64 arg)
         }
     }
     finish(e, op);
-    dispatch(e);
 }
 
 /* Schedules op's end delay from now. */
@@ -351,7 +385,6 @@ coll_rank_done(MsColl *coll, guint part, gpointer ctx)
         ms_coll_free(r->coll);
         g_free(r);
     }
-    dispatch(e);
 }
 
 static gboolean
@@ -514,6 +547,7 @@ engine_clear(Engine *e)
     }
     if (e->launch) {
         g_array_unref(e->launch);
+        g_array_unref(e->finished);
     }
     ms_dispatcher_free(e->d);
     ms_sim_free(e->sim);
@@ -563,6 +597,7 @@ ms_engine_run(const MsSchedule *s, const MsTopology *topo, const MsEngineOptions
         }
     }
     e.launch = g_array_new(FALSE, FALSE, sizeof(guint32));
+    e.finished = g_array_new(FALSE, FALSE, sizeof(guint32));
     if (e.opts->check_invariants) {
         e.done = g_new0(guint8, MAX(ms_schedule_n_ops(s), 1));
     }

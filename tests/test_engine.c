@@ -150,6 +150,45 @@ test_stream_is_exclusive_and_deterministic(void)
     CU_ASSERT_TRUE(events >= 4);
 }
 
+/* Two chains of two equal GEMMs, one per rank, end at one instant; the event loop meets rank 0's
+ * second GEMM first there (launched first, when rank 0's first GEMM, the lower op, ended), but
+ * rank 1's has the lower op id (made before it). Each is the last a collective on the shared comm
+ * stream waits for. The dispatcher hears of simultaneous completions in op order, not in the
+ * order the loop met them: the collective rank 1's GEMM readies launches at that instant and the
+ * other after it. Before, the loop's order decided, and the symmetric-classes and flow-by-flow
+ * engines, which meet simultaneous flow completions in different orders, could launch different
+ * collectives there (tests/test_coll_sym.c). */
+static void
+test_simultaneous_completions_in_op_order(void)
+{
+    g_autoptr(MsTopology) t = topo();
+    g_autoptr(MsSchedule) s = two_ranks("fifo");
+    guint32 a0 = gemm(s, 0, 1e12), b0 = gemm(s, 1, 1e12);
+    guint32 b1 = gemm(s, 1, 1e12), a1 = gemm(s, 0, 1e12);
+    guint64 bytes = 30000000;
+    guint64 m[4] = {0, bytes, bytes, 0};
+    guint32 p[2], q[2];
+    ms_schedule_add_alltoall(s, 1, ranks2, 2, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "p", p);
+    ms_schedule_add_alltoall(s, 1, ranks2, 2, m, 1, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0, -1,
+                             "q", q);
+    ms_schedule_add_dep(s, a1, a0);
+    ms_schedule_add_dep(s, b1, b0);
+    ms_schedule_add_dep(s, p[0], a1); /* p waits for rank 0's second GEMM, q for rank 1's */
+    ms_schedule_add_dep(s, q[1], b1);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    GError *error = NULL;
+    MsEngineOptions opts = {.check_invariants = TRUE};
+    g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    MsTime te = 2 * model_time(t, 1e12);
+    CU_ASSERT_EQUAL(ms_records_end(r, a1), te);
+    CU_ASSERT_EQUAL(ms_records_end(r, b1), te);
+    CU_ASSERT_EQUAL(ms_records_start(r, q[0]), te);
+    CU_ASSERT_EQUAL(ms_records_start(r, p[0]), ms_records_end(r, q[0]));
+    CU_ASSERT(ms_records_end(r, q[0]) > te);
+}
+
 /* Regression: a collective reports its last participant done from inside its own transfer
  * callback and then still drains its zero-byte flows; the engine freed it in that callback. The
  * heap use after free is silent in a plain build: the sanitizer build of the suite catches it. */
@@ -388,6 +427,8 @@ main(int argc, char **argv)
         {"a straggler's kernels and its peers' wait", test_straggler},
         {"a stream runs one op at a time, deterministically",
          test_stream_is_exclusive_and_deterministic},
+        {"simultaneous completions are told in op order",
+         test_simultaneous_completions_in_op_order},
         {"a collective with empty pairs is freed after it is done",
          test_collective_with_empty_pairs},
         {"a run past the clock's end is an error", test_clock_end},
