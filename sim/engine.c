@@ -54,11 +54,10 @@ struct Engine {
     Work *work;
     GArray **active;
     GArray *launch;
-    /* Ops finished at this instant, told to the dispatcher together, in op order, by one event
-     * after every other of the instant (settle): which of several simultaneous completions the
+    /* Ops finished at this instant, told to the dispatcher together, in op order, when the
+     * instant has nothing else to run (settle): which of several simultaneous completions the
      * loop happened to meet first must not decide what launches next. */
     GArray *finished;
-    gboolean settling;
     guint8 *done;     /* with check_invariants: ops finished */
     guint32 clock_op; /* the first compute op that ends at the clock's end, or G_MAXUINT32 */
     /* with record_links: per link its last rate, per class the sum of rates and of capacities */
@@ -226,7 +225,6 @@ settle(MsSim *sim, gpointer ctx, guint64 arg)
     (void)sim;
     (void)arg;
     Engine *e = ctx;
-    e->settling = FALSE;
     g_array_sort(e->finished, cmp_op);
     for (guint k = 0; k < e->finished->len; k++) {
         ms_dispatcher_finished(e->d, g_array_index(e->finished, guint32, k));
@@ -247,10 +245,7 @@ finish(Engine *e, guint32 op)
     }
     ms_records_set(e->rec, op, ms_records_start(e->rec, op), ms_sim_now(e->sim));
     g_array_append_val(e->finished, op);
-    if (!e->settling) {
-        e->settling = TRUE;
-        ms_sim_at(e->sim, ms_sim_now(e->sim), settle, e, 0);
-    }
+    ms_sim_at_instant_end(e->sim, settle, e);
 }
 
 /* A compute op's completion event: the op in the low 32 bits, its generation above. */

@@ -36,6 +36,9 @@ struct _MsSim {
      * links are watched, so that transfers look only while some are. */
     guint32 *watch;
     guint n_watched;
+    /* The call asked for when the current instant has nothing left to run (NULL: none). */
+    MsSimFn settle;
+    gpointer settle_ctx;
 };
 
 MsSim *
@@ -265,22 +268,39 @@ flow_done(gpointer ctx, guint64 cookie, MsTime now)
     h->fn(sim, h->ctx, cookie & ARG_MASK);
 }
 
-/* Runs everything due at sim->now, including what those events schedule for the same instant. */
+void
+ms_sim_at_instant_end(MsSim *sim, MsSimFn fn, gpointer ctx)
+{
+    g_return_if_fail(sim->settle == NULL || (sim->settle == fn && sim->settle_ctx == ctx));
+    sim->settle = fn;
+    sim->settle_ctx = ctx;
+}
+
+/* Runs everything due at sim->now, including what those events schedule for the same instant,
+ * then the instant-end call, and again what that one starts now. */
 static void
 run_instant(MsSim *sim)
 {
-    gboolean progress = TRUE;
-    while (progress) {
-        progress = FALSE;
-        while (sim->events->len && g_array_index(sim->events, Event, 0).time <= sim->now) {
-            Event ev = pop_event(sim);
-            sim->queue_events++;
-            ev.fn(sim, ev.ctx, ev.arg);
-            progress = TRUE;
+    for (;;) {
+        gboolean progress = TRUE;
+        while (progress) {
+            progress = FALSE;
+            while (sim->events->len && g_array_index(sim->events, Event, 0).time <= sim->now) {
+                Event ev = pop_event(sim);
+                sim->queue_events++;
+                ev.fn(sim, ev.ctx, ev.arg);
+                progress = TRUE;
+            }
+            if (ms_network_advance(sim->net, sim->now, flow_done, sim)) {
+                progress = TRUE;
+            }
         }
-        if (ms_network_advance(sim->net, sim->now, flow_done, sim)) {
-            progress = TRUE;
+        if (sim->settle == NULL) {
+            return;
         }
+        MsSimFn fn = sim->settle;
+        sim->settle = NULL;
+        fn(sim, sim->settle_ctx, 0);
     }
 }
 

@@ -38,6 +38,11 @@ MsTime ms_sim_now(const MsSim *sim);
 void ms_sim_at(MsSim *sim, MsTime t, MsSimFn fn, gpointer ctx, guint64 arg);
 /* The same at now + delay, saturating at MS_SIM_CLOCK_END instead of wrapping around. */
 void ms_sim_after(MsSim *sim, MsTime delay, MsSimFn fn, gpointer ctx, guint64 arg);
+/* Calls fn(sim, ctx, 0) once the current instant has nothing left to run: after every event and
+ * transfer completion due now, those they cause at the same instant included; what fn starts now
+ * runs after it. One call is pending at a time (asking again for the same fn and ctx before it
+ * runs is a no-op); not a queue event. */
+void ms_sim_at_instant_end(MsSim *sim, MsSimFn fn, gpointer ctx);
 
 /* Handlers receive transfer completions. A handler id costs nothing per transfer; register one
  * per object that starts transfers and unregister it when the object goes away. */

@@ -1,6 +1,6 @@
 /* Tests of the simulation core: events ordered by (time, insertion), events scheduled for the
- * current instant, one bandwidth solve per instant, run_until, transfer handlers and their
- * errors, statistics. */
+ * current instant, the instant-end call, one bandwidth solve per instant, run_until, transfer
+ * handlers and their errors, statistics. */
 #include "ms_test.h"
 #include "sim/sim.h"
 #include "topologies/topology.h"
@@ -135,6 +135,47 @@ test_same_instant(void)
         CU_ASSERT_EQUAL(g_array_index(c.log.when, MsTime, i), when[i]);
     }
     log_clear(&c.log);
+}
+
+/* The instant-end call: recorded as 99, it schedules 5 for the same instant. */
+static void
+instant_end(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    CU_ASSERT_EQUAL(arg, 0);
+    record(sim, ctx, 99);
+    ms_sim_at(sim, ms_sim_now(sim), record, ctx, 5);
+}
+
+/* Records 1, asks for the instant's end (twice: one call) and schedules 2 for the instant. */
+static void
+ask_end(MsSim *sim, gpointer ctx, guint64 arg)
+{
+    record(sim, ctx, arg);
+    ms_sim_at_instant_end(sim, instant_end, ctx);
+    ms_sim_at_instant_end(sim, instant_end, ctx);
+    ms_sim_at(sim, ms_sim_now(sim), record, ctx, 2);
+}
+
+/* The instant-end call runs once, after every event of its instant (those already queued and
+ * those they add), and what it schedules for the instant runs after it, before the next one. */
+static void
+test_instant_end(void)
+{
+    g_autoptr(MsSim) sim = ms_sim_new(topo);
+    Log l;
+    log_init(&l);
+    ms_sim_at(sim, 100, ask_end, &l, 1);
+    ms_sim_at(sim, 100, record, &l, 3);
+    ms_sim_at(sim, 101, record, &l, 4);
+    CU_ASSERT_TRUE(ms_sim_run(sim, NULL));
+    const guint64 want[] = {1, 3, 2, 99, 5, 4};
+    const MsTime when[] = {100, 100, 100, 100, 100, 101};
+    CU_ASSERT_EQUAL_FATAL(l.order->len, G_N_ELEMENTS(want));
+    for (guint i = 0; i < G_N_ELEMENTS(want); i++) {
+        CU_ASSERT_EQUAL(at(l.order, i), want[i]);
+        CU_ASSERT_EQUAL(g_array_index(l.when, MsTime, i), when[i]);
+    }
+    log_clear(&l);
 }
 
 typedef struct {
@@ -374,6 +415,7 @@ main(int argc, char **argv)
     static const MsTestCase tests[] = {
         {"events ordered by time, then insertion", test_order},
         {"events scheduled for the current instant", test_same_instant},
+        {"the instant-end call", test_instant_end},
         {"one bandwidth solve per instant", test_one_solve_per_instant},
         {"run_until runs events strictly before the limit", test_run_until},
         {"run_until in the middle of a transfer", test_run_until_mid_transfer},
