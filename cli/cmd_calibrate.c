@@ -71,9 +71,21 @@ holdout(const char *name, const char *topology, const MsMeasurementSet *set, con
     g_autoptr(MsTopology) topo = ms_topology_load(topology, error);
     g_array_set_size(groups, 0);
     MsNcclFit fit;
-    if (topo == NULL || !ms_nccl_fit_holdout(topo, set, held, net, &fit, groups, &all, error)) {
-        g_prefix_error(error, "held out %s, nccl model: ", name);
+    GError *local = NULL;
+    if (topo == NULL) {
         return FALSE;
+    }
+    if (!ms_nccl_fit_holdout(topo, set, held, net, &fit, groups, &all, &local)) {
+        /* Rows the nccl fit cannot use on one side or the other (no collective held out, too
+         * few kept) leave it unevaluated, as its main fit is when it has no rows. */
+        if (!g_error_matches(local, MS_NCCL_FIT_ERROR, MS_NCCL_FIT_ERROR_NO_DATA) &&
+            !g_error_matches(local, MS_FIT_ERROR, MS_FIT_ERROR_INPUT)) {
+            g_propagate_prefixed_error(error, local, "held out %s, nccl model: ", name);
+            return FALSE;
+        }
+        fprintf(out_text, "held out, nccl model: %s not evaluated: %s\n", name, local->message);
+        g_error_free(local);
+        return TRUE;
     }
     g_autofree char *spec = ms_net_spec_to_string(&fit.spec);
     fprintf(out_text, "held out, nccl model fitted without them on %u rows: %s\n  --net '%s'\n",

@@ -152,10 +152,30 @@ test_recovers_network(void)
     MS_ASSERT_REL(fit.spec.proto_efficiency[MS_NCCL_PROTO_SIMPLE], 0.9, 0.02);
     CU_ASSERT(fit.median_after < 1e-3);
     CU_ASSERT(fit.median_before > 0.1);
-    g_autofree char *text = ms_nccl_fit_describe(&fit);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "net_efficiency 0.40"));
+    g_autofree char *text_of_truth = ms_nccl_fit_describe(&fit);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text_of_truth, "net_efficiency 0.40"));
     g_autofree char *net = ms_net_spec_to_string(&fit.spec);
     CU_ASSERT_PTR_NOT_NULL(strstr(net, ",net_efficiency=0.4"));
+
+    /* Rows of a network 200 times slower than the topology says: the search ends at its range's
+     * lower end and the report says the least residual may lie beyond it. */
+    GBytes *text = g_resources_lookup_data("/moesim/topologies/dgx-a100-2node.ini", 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    g_autofree char *ini = g_strndup(g_bytes_get_data(text, NULL), g_bytes_get_size(text));
+    g_bytes_unref(text);
+    g_auto(GStrv) parts = g_strsplit(ini, "nic_bandwidth = 200Gbps", 2);
+    CU_ASSERT_EQUAL_FATAL(g_strv_length(parts), 2);
+    g_autofree char *slow_ini = g_strjoinv("nic_bandwidth = 1Gbps", parts);
+    g_autoptr(MsTopology) slow = ms_topology_load_data(slow_ini, strlen(slow_ini), "slow", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(slow);
+    g_autoptr(MsMeasurementSet) beyond = ms_measurement_set_new();
+    add_shaped(beyond, topo, &base, 0, 8, 8);
+    add_shaped(beyond, slow, &base, 0, 2, 1);
+    CU_ASSERT_TRUE_FATAL(ms_nccl_fit(topo, beyond, &base, &fit, &error));
+    MS_ASSERT_REL(fit.spec.net_efficiency, 0.01, 0.01);
+    g_autofree char *edge = ms_nccl_fit_describe(&fit);
+    CU_ASSERT_PTR_NOT_NULL(strstr(edge, "at an end of its range, 0.01 to 1.5"));
+    CU_ASSERT_PTR_NULL(strstr(text_of_truth, "at an end"));
 
     g_autoptr(MsMeasurementSet) across = ms_measurement_set_new();
     add_shaped(across, topo, &truth, 0, 16, 8);

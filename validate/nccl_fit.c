@@ -25,6 +25,8 @@ G_DEFINE_QUARK(ms_nccl_fit_error_quark, ms_nccl_fit_error)
  * in the best cell, to this relative width, on at most NET_SAMPLE of the rows across nodes (evenly
  * spaced in the set's order: the search only has to find the minimum; the fit at it and the
  * curvature that gives its error use every row). */
+#define NET_MIN 0.01
+#define NET_MAX 1.5
 #define NET_GRID 8
 #define NET_TOL 5e-3
 #define NET_SAMPLE 256
@@ -368,7 +370,7 @@ fit_network(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
             g_array_append_val(s.inside, *r);
         }
     }
-    const double lo = log(0.01), hi = log(1.5);
+    const double lo = log(NET_MIN), hi = log(NET_MAX);
     double grid[NET_GRID], best_rss = INFINITY, rss = 0;
     guint at = 0;
     gboolean ok = TRUE;
@@ -407,7 +409,7 @@ fit_network(const MsTopology *topo, const MsMeasurementSet *set, const MsNetSpec
         return FALSE;
     }
     double curv = (rp - 2 * r0 + rm) / (h * h);
-    out->spec.net_efficiency = CLAMP(best, 0.01, 1.5);
+    out->spec.net_efficiency = CLAMP(best, NET_MIN, NET_MAX);
     out->net_efficiency_se = curv > 0 ? sqrt(*sigma2 * 2 / curv) : NAN;
     return TRUE;
 }
@@ -501,8 +503,14 @@ ms_nccl_fit_describe(const MsNcclFit *fit)
         }
     }
     if (isfinite(fit->net_efficiency_se)) {
-        g_string_append_printf(s, "net_efficiency %.3f +- %.3f (%u rows across nodes)\n",
-                               fit->spec.net_efficiency, fit->net_efficiency_se, fit->net_rows);
+        /* A search that ends at an end of the range found no minimum inside it: say so. */
+        double eff = fit->spec.net_efficiency;
+        gboolean bound = eff <= NET_MIN * (1 + NET_TOL) || eff >= NET_MAX / (1 + NET_TOL);
+        g_string_append_printf(
+            s, "net_efficiency %.3f +- %.3f (%u rows across nodes%s)\n", eff,
+            fit->net_efficiency_se, fit->net_rows,
+            bound ? "; at an end of its range, 0.01 to 1.5: the least residual may lie beyond it"
+                  : "");
     }
     if (fit->host_rows) {
         g_string_append_printf(s, "host_us %.3f +- %.3f (%u rows bound by one thread's calls)\n",
