@@ -192,6 +192,28 @@ test_calibrate_holdout_nccl(void)
     const char *second = strstr(held, "--net '");
     CU_ASSERT_FATAL(second != NULL);
     CU_ASSERT_FALSE(g_str_has_prefix(second, first));
+    /* Four rows left to fit four factors: the nccl model is not evaluated there, the command
+     * still succeeds with the flow model's table. */
+    GString *few =
+        g_string_new("# moesim-measurements 1\nkind,bytes,ranks,ranks_per_node,time_us\n");
+    static const guint sizes[] = {10, 16, 22, 26};
+    for (guint i = 0; i < G_N_ELEMENTS(sizes); i++) {
+        double bytes = (double)(1u << sizes[i]);
+        g_string_append_printf(few, "allreduce,%u,8,8,%.6f\n", 1u << sizes[i], 30 + bytes / 1e5);
+    }
+    for (guint k = 12; k <= 26; k++) {
+        double bytes = (double)(1u << k);
+        g_string_append_printf(few, "allreduce,%u,16,8,%.6f\n", 1u << k, 90 + bytes / 4e3);
+    }
+    g_autofree char *path = ms_test_write_tmp("few.csv", few->str);
+    g_string_free(few, TRUE);
+    g_auto(Cli) f = {0};
+    cli(&f, (const char *[]){"calibrate", path, "--topology", "vidur-dgx-a100", "--net", "nccl",
+                             "--holdout-configs", "16x8", NULL});
+    CU_ASSERT_EQUAL(f.rc, 0);
+    CU_ASSERT_TRUE(has(f.out, "held out: configurations 16x8\n  allreduce 16x8"));
+    CU_ASSERT_TRUE(has(f.out, "held out, nccl model: configurations 16x8 not evaluated: 4 "
+                              "collective rows to fit 4 factors"));
 }
 
 static void
