@@ -8,9 +8,11 @@ static MsRecords *
 backend_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gboolean detail,
                 const MsRunWhatIf *what_if, GError **error)
 {
-    if (what_if && what_if->pace) {
+    if (what_if && (what_if->pace || what_if->net)) {
         g_set_error(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID,
-                    "a straggler slows the simulator's GPUs: the %s backend runs real ones",
+                    what_if->pace
+                        ? "a straggler slows the simulator's GPUs: the %s backend runs real ones"
+                        : "a network model is the simulator's: the %s backend runs a real network",
                     (const char *)data);
         return NULL;
     }

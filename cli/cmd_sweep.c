@@ -279,7 +279,8 @@ ms_cmd_sweep(int argc, char **argv)
             "Axis keys: policy, topology, model, mode, nodes, experts, chunk, "
             "iterations, seed, straggler (a --straggler value: GPU=FACTOR, several joined "
             "by ',' and the values then by ';'), slow-link (a --slow-link value: LINK=FACTOR, "
-            "likewise), and the generated routing's zipf, hot, corr, "
+            "likewise), net (a --net value: flow or nccl[:key=value,...], the values by ';'), "
+            "and the generated routing's zipf, hot, corr, "
             "drift, tokens. Values are separated by ',' or, when one contains a ',', by ';'. "
             "Example: moesim sweep --vary policy=fifo,lina --vary nodes=2,4,8 "
             "--vary hot=0.1,0.2. Rows come out in grid order; sweep.csv is written when "
@@ -328,10 +329,20 @@ ms_cmd_sweep(int argc, char **argv)
         return ms_cli_usage("sweep: cannot create %s", dir);
     }
     /* A what-if names GPUs and links of one topology: the points must all run on it. */
-    gboolean vary_straggler = FALSE, vary_slow = FALSE;
+    gboolean vary_straggler = FALSE, vary_slow = FALSE, vary_net = FALSE;
     for (guint i = 0; vary[i]; i++) {
         vary_straggler = vary_straggler || g_str_has_prefix(vary[i], "straggler=");
         vary_slow = vary_slow || g_str_has_prefix(vary[i], "slow-link=");
+        vary_net = vary_net || g_str_has_prefix(vary[i], "net=");
+    }
+    if (vary_net && o.net) {
+        return ms_cli_usage("sweep: --net and --vary net both choose the network model: give "
+                            "the baseline as a value of the axis (e.g. net=flow;nccl)");
+    }
+    if (vary_net && o.backend && strcmp(o.backend, "sim") != 0) {
+        return ms_cli_usage("sweep: --vary net chooses the simulator's network model: it does "
+                            "not go with --backend %s",
+                            o.backend);
     }
     if (vary_straggler && o.straggler) {
         return ms_cli_usage("sweep: --straggler and --vary straggler both set the GPUs' pace: give "

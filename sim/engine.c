@@ -660,6 +660,9 @@ engine_execute(gpointer data, const MsSchedule *s, const MsTopology *topo, gbool
         opts.pace = what_if->pace;
         opts.n_pace = what_if->n_pace;
     }
+    if (what_if && what_if->net) {
+        opts.net = what_if->net;
+    }
     opts.record_links = opts.record_links && detail;
     opts.link_timeline = detail ? opts.link_timeline : NULL;
     return ms_engine_run(s, topo, &opts, error);

@@ -6,6 +6,7 @@
 
 #include <glib.h>
 
+#include "sim/net/net_model.h"
 #include "sim/schedule/records.h"
 #include "sim/schedule/schedule.h"
 #include "topologies/topology.h"
@@ -14,11 +15,13 @@ G_BEGIN_DECLS
 
 typedef struct _MsRunner MsRunner;
 
-/* What one execution asks beyond the runner's own settings: a sweep point's straggler what-if.
- * A runner that cannot honour it (a real GPU is as slow as it is) refuses the execution. */
+/* What one execution asks beyond the runner's own settings: a sweep point's straggler what-if
+ * and network model. A runner that cannot honour it (a real GPU is as slow as it is, a real
+ * network as it is) refuses the execution. */
 typedef struct {
     const double *pace; /* per GPU (sim/engine.h MsEngineOptions.pace); NULL: the runner's own */
     guint n_pace;
+    const MsNetSpec *net; /* the simulator's network model; NULL: the runner's own */
 } MsRunWhatIf;
 
 /* Executes s on topo and returns its records, or NULL with the runner's error. detail: the

@@ -49,7 +49,7 @@ run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing
     guint index = ms_result_n_iterations(res);
     gboolean detail = index == 0;
     gboolean sink = sc->sink && sc->sink->wants(sc->sink->data, index);
-    const MsRunWhatIf what_if = {sc->pace, sc->n_pace};
+    const MsRunWhatIf what_if = {sc->pace, sc->n_pace, sc->net};
     g_autoptr(MsRecords) r =
         s ? ms_runner_execute(sc->runner, s, sc->topology, detail || sink, &what_if, error) : NULL;
     if (r == NULL) {

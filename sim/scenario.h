@@ -66,6 +66,7 @@ typedef struct {
     const double *pace;          /* a straggler what-if's pace per GPU for the runner (NULL: none,
                                   * the runner's own; MsRunWhatIf) */
     guint n_pace;
+    const MsNetSpec *net; /* a network model for the runner (NULL: the runner's own) */
 } MsScenario;
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (the routing, its shape

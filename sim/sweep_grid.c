@@ -14,7 +14,7 @@ G_DEFINE_QUARK(ms_sweep_grid_error_quark, ms_sweep_grid_error)
 static const char *const keys[] = {"policy",    "topology", "model",      "mode",   "nodes",
                                    "experts",   "chunk",    "iterations", "seed",   "zipf",
                                    "hot",       "corr",     "drift",      "tokens", "straggler",
-                                   "slow-link", NULL};
+                                   "slow-link", "net",      NULL};
 static const char *const routing_keys[] = {"zipf", "hot", "corr", "drift", "tokens", NULL};
 static const char *const count_keys[] = {"nodes", "experts", "iterations", "seed", "tokens", NULL};
 

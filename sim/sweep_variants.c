@@ -1,6 +1,6 @@
 /* sweep_variants: tables of loaded objects indexed by the values of the axes that pick them
  * (topology x nodes x slow-link, model x experts, policy x chunk, straggler x slow-link for the
- * notes), filled before the points run. */
+ * notes, net), filled before the points run. */
 #include "sweep_variants.h"
 
 #include <string.h>
@@ -13,13 +13,14 @@ struct _MsSweepVariants {
     const MsInputs *base;
     const MsSweepGrid *grid;
     gint ax_topology, ax_nodes, ax_model, ax_experts, ax_policy, ax_chunk;
-    gint ax_mode, ax_iterations, ax_seed, ax_straggler, ax_slow_link;
+    gint ax_mode, ax_iterations, ax_seed, ax_straggler, ax_slow_link, ax_net;
     /* Indexed by (first axis value) x (second axis value) [x (third)]; an absent axis has one
      * value. */
     const MsTopology **topologies;
     const MsModel **models;
     const MsPolicy **policies;
     GPtrArray *paces; /* per straggler value: GArray of double, the engine's pace per GPU */
+    MsNetSpec *nets;  /* per net value: the network model's spec */
     /* Per straggler value and per slow-link value: a GPtrArray of its own notes (char *). */
     GPtrArray *straggler_notes, *link_notes;
     GPtrArray *notes; /* per straggler x slow-link value: GStrv, the settings' notes and theirs */
@@ -62,6 +63,7 @@ ms_sweep_variants_free(MsSweepVariants *v)
     g_free(v->models);
     g_free(v->policies);
     g_ptr_array_unref(v->paces);
+    g_free(v->nets);
     g_ptr_array_unref(v->straggler_notes);
     g_ptr_array_unref(v->link_notes);
     g_ptr_array_unref(v->notes);
@@ -381,6 +383,33 @@ build_stragglers(MsSweepVariants *v, const MsScenario *settings, GError **error)
     return TRUE;
 }
 
+/* Each net value read as --net reads it, and a model of it built on every topology of the grid
+ * and dropped, so that a spec the topology's GPUs cannot run (an architecture NCCL's model does
+ * not know, a refused NVLink bundle) stops the sweep before any point runs. */
+static gboolean
+build_nets(MsSweepVariants *v, GError **error)
+{
+    guint n = n_of(v, v->ax_net);
+    v->nets = g_new(MsNetSpec, n);
+    guint n_topologies = n_of(v, v->ax_topology) * n_of(v, v->ax_nodes) * n_of(v, v->ax_slow_link);
+    for (guint i = 0; i < n && v->ax_net >= 0; i++) {
+        const char *value = value_of(v, v->ax_net, i, NULL);
+        if (!ms_net_spec_parse(value, &v->nets[i], error)) {
+            g_prefix_error(error, "sweep: net=%s: ", value);
+            return FALSE;
+        }
+        for (guint t = 0; t < n_topologies; t++) {
+            g_autoptr(MsNetModel) model = ms_net_model_new(&v->nets[i], v->topologies[t], error);
+            if (model == NULL) {
+                g_prefix_error(error, "sweep: net=%s: topology '%s': ", value,
+                               ms_topology_name(v->topologies[t]));
+                return FALSE;
+            }
+        }
+    }
+    return TRUE;
+}
+
 /* The notes of each straggler x slow-link pair of values: the settings', the straggler's, the
  * slow links'. None without either axis (the point keeps the settings' own). */
 static void
@@ -434,6 +463,7 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, const MsSce
     v->ax_seed = ms_sweep_grid_find(grid, "seed");
     v->ax_straggler = ms_sweep_grid_find(grid, "straggler");
     v->ax_slow_link = ms_sweep_grid_find(grid, "slow-link");
+    v->ax_net = ms_sweep_grid_find(grid, "net");
     const MsRoutingSource *routing = ms_inputs_routing(base);
     for (guint a = 0; a < ms_sweep_grid_n_axes(grid); a++) {
         const char *key = ms_sweep_grid_key(grid, a);
@@ -450,7 +480,7 @@ ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid, const MsSce
         g_array_append_val(v->routing_axes, ax);
     }
     if (!build_topologies(v, error) || !build_models(v, error) || !build_policies(v, error) ||
-        !build_stragglers(v, settings, error)) {
+        !build_stragglers(v, settings, error) || !build_nets(v, error)) {
         return NULL;
     }
     build_notes(v, settings);
@@ -499,6 +529,9 @@ ms_sweep_variants_point(const MsSweepVariants *v, guint point, const MsScenario 
     }
     if (v->notes->len) {
         sc->notes = v->notes->pdata[straggler * ns + slow];
+    }
+    if (v->ax_net >= 0) {
+        sc->net = &v->nets[index_of(v, point, v->ax_net)];
     }
     g_autoptr(MsRoutingSource) made = NULL;
     for (guint i = 0; i < v->routing_axes->len; i++) {

@@ -33,8 +33,10 @@ typedef struct _MsSweepVariants MsSweepVariants;
  * input has no key for nodes= or experts= (an explicit topology, say), or MS_WHAT_IF_ERROR for a
  * straggler value that is not GPU=FACTOR[,...] of the GPUs the points use or a slow-link value
  * that is not LINK=FACTOR[,...] of the topology's limited links (_AXIS when a slow-link axis
- * meets a topology or nodes axis). settings (may be NULL: no notes, every GPU) gives the rank map
- * a straggler's GPU must be among and the notes a straggler's and a slow link's are added to. */
+ * meets a topology or nodes axis), or MS_NET_MODEL_ERROR for a net value that is not a --net
+ * spec or that a topology of the grid cannot run. settings (may be NULL: no notes, every GPU) gives
+ * the rank map a straggler's GPU must be among and the notes a straggler's and a slow link's are
+ * added to. */
 MsSweepVariants *ms_sweep_variants_new(const MsInputs *base, const MsSweepGrid *grid,
                                        const MsScenario *settings, GError **error);
 void ms_sweep_variants_free(MsSweepVariants *variants);
@@ -43,7 +45,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsSweepVariants, ms_sweep_variants_free)
 /* The scenario of a point: settings (runner, mode, iterations, warm-up, seed, cancel) from
  * settings, overridden by the point's mode, iterations and seed; topology, model, calibration and
  * policy borrowed from variants (a slow-link value's own copy of the topology), a straggler value's
- * pace, and the notes of both (settings' and theirs);
+ * pace, the notes of both (settings' and theirs), a net value's spec;
  * the routing borrowed from base, or made for the point (routing axes) and returned in *routing for
  * the caller to free after the run (NULL otherwise). Thread safe. FALSE only when a routing value
  * is refused (MS_TRACE_GEN_ERROR). */

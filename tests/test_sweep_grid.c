@@ -40,7 +40,8 @@ static void
 test_keys(void)
 {
     const char *const *keys = ms_sweep_keys();
-    CU_ASSERT_EQUAL(g_strv_length((char **)keys), 16);
+    CU_ASSERT_EQUAL(g_strv_length((char **)keys), 17);
+    CU_ASSERT_TRUE(g_strv_contains(keys, "net"));
     CU_ASSERT_TRUE(g_strv_contains(keys, "chunk"));
     CU_ASSERT_TRUE(g_strv_contains(keys, "straggler"));
     CU_ASSERT_TRUE(g_strv_contains(keys, "slow-link"));

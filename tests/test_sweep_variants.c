@@ -187,9 +187,31 @@ test_what_ifs(void)
     for (guint i = 0; want[i] && sc[3].notes[i]; i++) {
         CU_ASSERT_STRING_EQUAL(sc[3].notes[i], want[i]);
     }
+    CU_ASSERT_PTR_NULL(sc[0].net);
     CU_ASSERT_EQUAL(g_strv_length((char **)sc[0].notes), 3);
     CU_ASSERT_STRING_EQUAL(sc[0].notes[2],
                            "slow link: n0.nic0->fabric at 1/1 of its bandwidth, 25 GB/s");
+}
+
+/* A net axis: each value parsed as --net parses it; the point carries its spec. */
+static void
+test_nets(void)
+{
+    g_autoptr(MsInputs) in = sfx_inputs(NULL, NULL);
+    g_autoptr(MsSweepGrid) g =
+        grid((const char *[]){"net=flow;nccl:version=2.10,latency_scale=2", NULL});
+    GError *error = NULL;
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsRoutingSource) r = NULL;
+    MsScenario flow = point(v, 0, &r), nccl = point(v, 1, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(flow.net);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(nccl.net);
+    CU_ASSERT_EQUAL(flow.net->kind, MS_NET_FLOW);
+    CU_ASSERT_EQUAL(nccl.net->kind, MS_NET_NCCL);
+    CU_ASSERT_EQUAL(nccl.net->latency_scale, 2);
+    g_autofree char *text = ms_net_spec_to_string(nccl.net);
+    CU_ASSERT_STRING_EQUAL(text, "nccl:version=2.10,latency_scale=2");
 }
 
 static void
@@ -238,6 +260,10 @@ test_errors(void)
     refused(in, (const char *[]){"slow-link=n0.nic0->fabric=2", "nodes=2", NULL},
             MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
             "sweep: slow-link names links of one topology: it does not go with a nodes axis");
+    refused(in, (const char *[]){"net=flow;nccl:version=2.10,lattency_scale=2", NULL},
+            MS_NET_MODEL_ERROR, MS_NET_MODEL_ERROR_SPEC,
+            "sweep: net=nccl:version=2.10,lattency_scale=2: network model nccl has no key "
+            "'lattency_scale'");
     refused(in, (const char *[]){"slow-link=gpu0->n0.nic0=2", NULL}, MS_WHAT_IF_ERROR,
             MS_WHAT_IF_ERROR_SPEC, "link 'gpu0->n0.nic0' has unlimited bandwidth");
 }
@@ -251,6 +277,7 @@ main(int argc, char **argv)
         {"topologies, models and their variants", test_topologies_and_models},
         {"policies with chunks, routing with keys", test_policies_and_routing},
         {"what-ifs: slow links and stragglers, and their notes", test_what_ifs},
+        {"network models", test_nets},
         {"errors before any point runs", test_errors},
         {NULL, NULL},
     };

@@ -311,6 +311,50 @@ test_slow_link_axis(void)
     refusals(bad, G_N_ELEMENTS(bad));
 }
 
+/* --vary net: each value a --net spec, the point's network model through the runner; each row is
+ * that run's, to the CSV's precision; the axis and the option together, a bad spec, a backend are
+ * refused before anything runs. */
+static void
+test_net_axis(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "sweep-net", NULL);
+    g_auto(MsTestRun) sw = ms_test_moesim_run(
+        "sweep", "--vary", "net=flow;nccl:version=2.10;nccl:version=2.10,arbitration=connection",
+        "--vary", "policy=concurrent", "--out", dir, NULL);
+    CU_ASSERT_EQUAL_FATAL(sw.rc, 0);
+    g_autofree char *csv = g_build_filename(dir, "sweep.csv", NULL), *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(csv, &text, NULL, NULL));
+    static const struct {
+        const char *row, *net;
+    } cases[] = {
+        {"0,flow,concurrent,", "flow"},
+        {"1,nccl:version=2.10,concurrent,", "nccl:version=2.10"},
+        {"2,\"nccl:version=2.10,arbitration=connection\",concurrent,",
+         "nccl:version=2.10,arbitration=connection"},
+    };
+    double step[3];
+    for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+        g_autofree char *row = csv_row(text, cases[i].row);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+        g_auto(MsTestRun) run = ms_test_moesim_run("run", "-P", "concurrent", "--net", cases[i].net,
+                                                   "--json", "-", NULL);
+        CU_ASSERT_EQUAL_FATAL(run.rc, 0);
+        step[i] = summary(run.out, "step_time_us");
+        g_autofree char *want = g_strdup_printf(",%.3f,", step[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(row, want));
+    }
+    /* The models differ here (the NIC's arbitration is what slows DeepSpeed's all-to-all). */
+    CU_ASSERT(step[1] > step[2] && step[1] > step[0]);
+    Refusal bad[] = {
+        {{"sweep", "--vary", "net=flow;nccl:version=2.7", NULL}, "sweep: net=nccl:version=2.7:"},
+        {{"sweep", "--vary", "net=flow", "--net", "nccl", NULL},
+         "--net and --vary net both choose the network model"},
+        {{"sweep", "--vary", "net=flow", "--backend", "cpu", NULL},
+         "--vary net chooses the simulator's network model: it does not go with --backend cpu"},
+    };
+    refusals(bad, G_N_ELEMENTS(bad));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -321,6 +365,7 @@ main(int argc, char **argv)
         {"a slow link in closed form", test_slow_link_closed_form},
         {"a slow link from the command line, and its refusals", test_slow_link_cli},
         {"a sweep varies a slow link: each row is its run", test_slow_link_axis},
+        {"a sweep varies the network model: each row is its run", test_net_axis},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"what_ifs", NULL, NULL, tests}, {NULL}};
