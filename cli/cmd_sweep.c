@@ -364,8 +364,12 @@ ms_cmd_sweep(int argc, char **argv)
                        : o.slow_link    ? "--slow-link"
                        : vary_slow      ? "--vary slow-link"
                                         : NULL;
+    /* A slow-link axis reads its links on each nodes variant of the preset (they keep their
+     * names); the other what-ifs are read once, on the topology given. */
+    gboolean per_variant = what && strcmp(what, "--vary slow-link") == 0;
     for (guint i = 0; vary[i] && what; i++) {
-        if (g_str_has_prefix(vary[i], "topology=") || g_str_has_prefix(vary[i], "nodes=")) {
+        if (g_str_has_prefix(vary[i], "topology=") ||
+            (g_str_has_prefix(vary[i], "nodes=") && !per_variant)) {
             return ms_cli_usage("sweep: %s names %s of one topology: it does not go with "
                                 "--vary %.*s",
                                 what, strstr(what, "slow-link") ? "links" : "GPUs",

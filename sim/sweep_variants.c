@@ -169,76 +169,72 @@ load_model_data(const char *data, gsize len, const char *source, GError **error)
     return ms_model_load_data(data, len, source, error);
 }
 
-/* Each slow-link value as --slow-link reads it, on its own copy of the base topology (loaded
- * again and calibrated as the base was), and its notes. The axis goes with no topology or nodes
- * axis: a link's name is one topology's. */
-static gboolean
-build_slow_links(MsSweepVariants *v, GError **error)
+/* Cell (t, n) of the topology table, loaded: the named topology (or the base's name) calibrated
+ * as the base was, or its nodes variant built from text (NULL without a nodes axis). */
+static MsTopology *
+load_cell(MsSweepVariants *v, const char *name, GBytes *text, guint n, GError **error)
 {
-    if (v->ax_topology >= 0 || v->ax_nodes >= 0) {
-        g_set_error(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
-                    "sweep: slow-link names links of one topology: it does not go with a %s axis",
-                    v->ax_topology >= 0 ? "topology" : "nodes");
-        return FALSE;
-    }
-    const char *name = ms_inputs_names(v->base)->topology;
-    for (guint s = 0; s < n_of(v, v->ax_slow_link); s++) {
-        const char *value = value_of(v, v->ax_slow_link, s, NULL);
-        MsTopology *topo = ms_inputs_load_topology(name, ms_inputs_calibration(v->base), error);
+    const MsCalibration *cal = ms_inputs_calibration(v->base);
+    if (text == NULL) {
+        MsTopology *topo = ms_inputs_load_topology(name, cal, error);
         if (topo == NULL) {
-            g_prefix_error(error, "sweep: slow-link=%s: ", value);
-            return FALSE;
+            g_prefix_error(error, "sweep: topology=%s: ", name);
         }
-        v->topologies[s] = own(v, topo, (FreeFn)ms_topology_free);
-        GPtrArray *notes = g_ptr_array_new_with_free_func(g_free);
-        g_ptr_array_add(v->link_notes, notes);
-        if (!ms_what_if_slow_links("sweep: slow-link", value, topo, notes, error)) {
-            return FALSE;
-        }
+        return topo;
     }
-    return TRUE;
+    const char *nodes = value_of(v, v->ax_nodes, n, NULL);
+    MsTopology *topo =
+        make_variant("topology", name, text, "preset", "nodes", nodes, load_topology_data, error);
+    if (topo && cal && !ms_calibration_apply_topology(cal, topo, error)) {
+        g_clear_pointer(&topo, ms_topology_free);
+    }
+    return topo;
 }
 
+/* Topology x nodes x slow-link. Each slow-link value, read as --slow-link reads it, slows its own
+ * copy of each (topology, nodes) cell, loaded again; its notes are those of the first cell (a
+ * nodes variant has the same links at the same figures, and a link it lacks is refused). The
+ * slow-link axis goes with no topology axis: a link's name is one topology's. */
 static gboolean
 build_topologies(MsSweepVariants *v, GError **error)
 {
-    const MsCalibration *cal = ms_inputs_calibration(v->base);
-    guint nt = n_of(v, v->ax_topology), nn = n_of(v, v->ax_nodes);
-    v->topologies = g_new0(const MsTopology *, nt *nn *n_of(v, v->ax_slow_link));
-    if (v->ax_slow_link >= 0) {
-        return build_slow_links(v, error);
-    }
-    if (v->ax_topology < 0 && v->ax_nodes < 0) {
+    guint nt = n_of(v, v->ax_topology), nn = n_of(v, v->ax_nodes), ns = n_of(v, v->ax_slow_link);
+    v->topologies = g_new0(const MsTopology *, nt *nn *ns);
+    if (v->ax_topology < 0 && v->ax_nodes < 0 && v->ax_slow_link < 0) {
         v->topologies[0] = ms_inputs_topology(v->base);
         return TRUE;
     }
+    if (v->ax_slow_link >= 0 && v->ax_topology >= 0) {
+        g_set_error(error, MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
+                    "sweep: slow-link names links of one topology: it does not go with a "
+                    "topology axis");
+        return FALSE;
+    }
     for (guint t = 0; t < nt; t++) {
         const char *name = value_of(v, v->ax_topology, t, ms_inputs_names(v->base)->topology);
-        if (v->ax_nodes < 0) {
-            MsTopology *topo = ms_inputs_load_topology(name, cal, error);
-            if (topo == NULL) {
-                g_prefix_error(error, "sweep: topology=%s: ", name);
-                return FALSE;
-            }
-            v->topologies[t] = own(v, topo, (FreeFn)ms_topology_free);
-            continue;
-        }
-        g_autoptr(GBytes) text = ms_inputs_topology_text(name, error);
-        if (text == NULL) {
+        g_autoptr(GBytes) text = v->ax_nodes >= 0 ? ms_inputs_topology_text(name, error) : NULL;
+        if (v->ax_nodes >= 0 && text == NULL) {
             return FALSE;
         }
         for (guint n = 0; n < nn; n++) {
-            const char *nodes = value_of(v, v->ax_nodes, n, NULL);
-            MsTopology *topo = make_variant("topology", name, text, "preset", "nodes", nodes,
-                                            load_topology_data, error);
-            if (topo == NULL) {
-                return FALSE;
+            for (guint k = 0; k < ns; k++) {
+                MsTopology *topo = load_cell(v, name, text, n, error);
+                if (topo == NULL) {
+                    return FALSE;
+                }
+                v->topologies[(t * nn + n) * ns + k] = own(v, topo, (FreeFn)ms_topology_free);
+                if (v->ax_slow_link < 0) {
+                    continue;
+                }
+                g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+                const char *value = value_of(v, v->ax_slow_link, k, NULL);
+                if (!ms_what_if_slow_links("sweep: slow-link", value, topo, notes, error)) {
+                    return FALSE; /* the message names the variant */
+                }
+                if (n == 0) {
+                    g_ptr_array_add(v->link_notes, g_steal_pointer(&notes));
+                }
             }
-            own(v, topo, (FreeFn)ms_topology_free);
-            if (cal && !ms_calibration_apply_topology(cal, topo, error)) {
-                return FALSE;
-            }
-            v->topologies[t * nn + n] = topo;
         }
     }
     return TRUE;

@@ -193,6 +193,36 @@ test_what_ifs(void)
                            "slow link: n0.nic0->fabric at 1/1 of its bandwidth, 25 GB/s");
 }
 
+/* A slow-link axis beside a nodes axis: each nodes variant has its own slowed copy per value, the
+ * unslowed cells untouched; the notes are one per value. */
+static void
+test_slow_links_per_variant(void)
+{
+    g_autoptr(MsInputs) in = sfx_inputs(NULL, NULL);
+    g_autoptr(MsSweepGrid) g =
+        grid((const char *[]){"nodes=1,3", "slow-link=n0.nic0->fabric=1;n0.nic0->fabric=4", NULL});
+    GError *error = NULL;
+    g_autoptr(MsSweepVariants) v = ms_sweep_variants_new(in, g, NULL, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsRoutingSource) r = NULL;
+    /* point = nodes * 2 + slow-link */
+    MsScenario sc[4];
+    for (guint p = 0; p < 4; p++) {
+        sc[p] = point(v, p, &r);
+    }
+    static const guint gpus[] = {2, 2, 6, 6};
+    static const double bw[] = {25e9, 25e9 / 4, 25e9, 25e9 / 4};
+    for (guint p = 0; p < 4; p++) {
+        CU_ASSERT_EQUAL(ms_topology_n_gpus(sc[p].topology), gpus[p]);
+        guint l = 0;
+        g_assert(ms_topology_find_link(sc[p].topology, "n0.nic0->fabric", &l));
+        MS_ASSERT_REL(ms_topology_link(sc[p].topology, l)->bandwidth, bw[p], 1e-12);
+        CU_ASSERT_EQUAL(g_strv_length((char **)sc[p].notes), 1);
+    }
+    CU_ASSERT_STRING_EQUAL(sc[3].notes[0],
+                           "slow link: n0.nic0->fabric at 1/4 of its bandwidth, 6.25 GB/s");
+}
+
 /* A net axis: each value parsed as --net parses it; the point carries its spec. */
 static void
 test_nets(void)
@@ -257,9 +287,13 @@ test_errors(void)
     refused(in, (const char *[]){"slow-link=n0.nic9->fabric=2", NULL}, MS_WHAT_IF_ERROR,
             MS_WHAT_IF_ERROR_SPEC,
             "sweep: slow-link 'n0.nic9->fabric=2': topology 'tiny4' has no link 'n0.nic9->fabric'");
-    refused(in, (const char *[]){"slow-link=n0.nic0->fabric=2", "nodes=2", NULL},
+    g_autofree char *topologies = g_strdup_printf("topology=%s;dgx-a100-2node", sfx_topology());
+    refused(in, (const char *[]){"slow-link=n0.nic0->fabric=2", topologies, NULL},
             MS_SWEEP_VARIANTS_ERROR, MS_SWEEP_VARIANTS_ERROR_AXIS,
-            "sweep: slow-link names links of one topology: it does not go with a nodes axis");
+            "sweep: slow-link names links of one topology: it does not go with a topology axis");
+    refused(in, (const char *[]){"slow-link=n2.nic0->fabric=2", "nodes=3,2", NULL},
+            MS_WHAT_IF_ERROR, MS_WHAT_IF_ERROR_SPEC,
+            "topology 'tiny4-nodes2' has no link 'n2.nic0->fabric'");
     refused(in, (const char *[]){"net=flow;nccl:version=2.10,lattency_scale=2", NULL},
             MS_NET_MODEL_ERROR, MS_NET_MODEL_ERROR_SPEC,
             "sweep: net=nccl:version=2.10,lattency_scale=2: network model nccl has no key "
@@ -277,6 +311,7 @@ main(int argc, char **argv)
         {"topologies, models and their variants", test_topologies_and_models},
         {"policies with chunks, routing with keys", test_policies_and_routing},
         {"what-ifs: slow links and stragglers, and their notes", test_what_ifs},
+        {"slow links on each nodes variant", test_slow_links_per_variant},
         {"network models", test_nets},
         {"errors before any point runs", test_errors},
         {NULL, NULL},

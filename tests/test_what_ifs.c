@@ -293,6 +293,8 @@ test_slow_link_axis(void)
     g_autofree char *base = csv_row(text, "0,"), *slow = csv_row(text, "2,");
     CU_ASSERT_FATAL(base && slow);
     g_auto(GStrv) b = g_strsplit(base, ",", -1), f = g_strsplit(slow, ",", -1);
+    /* The slow row's quoted value holds a ',': its step is the sixth piece, the base's the fifth.
+     */
     CU_ASSERT_TRUE(g_ascii_strtod(f[5], NULL) > 1.5 * g_ascii_strtod(b[4], NULL));
     Refusal bad[] = {
         {{"sweep", "--vary", "slow-link=n9.nic0->fabric=2", NULL},
@@ -303,12 +305,36 @@ test_slow_link_axis(void)
         {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--slow-link", "n0.nic0->fabric=3",
           NULL},
          "--slow-link and --vary slow-link both slow links"},
-        {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--vary", "nodes=2,4", NULL},
-         "--vary slow-link names links of one topology: it does not go with --vary nodes"},
+        {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--vary",
+          "topology=lina-testbed,dgx-a100-2node", NULL},
+         "--vary slow-link names links of one topology: it does not go with --vary topology"},
+        {{"sweep", "--vary", "slow-link=n3.nic0->fabric=2", "--vary", "nodes=2,4", NULL},
+         "sweep: slow-link 'n3.nic0->fabric=2': topology 'lina-testbed-nodes2' has no link"},
         {{"sweep", "--vary", "slow-link=n0.nic0->fabric=2", "--backend", "cpu", NULL},
          "--vary slow-link slows the simulator's links: it does not go with --backend cpu"},
     };
     refusals(bad, G_N_ELEMENTS(bad));
+    /* Beside a nodes axis each variant has its own slowed copy: the 4-node rows are the shipped
+     * testbed's runs. */
+    g_autofree char *nodes_dir = g_build_filename(ms_test_tmpdir(), "sweep-slow-nodes", NULL);
+    g_auto(MsTestRun) nodes =
+        ms_test_moesim_run("sweep", "--vary", "slow-link=n0.nic0->fabric=1;n0.nic0->fabric=2",
+                           "--vary", "nodes=2,4", "--out", nodes_dir, NULL);
+    CU_ASSERT_EQUAL_FATAL(nodes.rc, 0);
+    g_autofree char *nodes_csv = g_build_filename(nodes_dir, "sweep.csv", NULL), *rows = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(nodes_csv, &rows, NULL, NULL));
+    g_autofree char *four = csv_row(rows, "3,n0.nic0->fabric=2,4,"), *two = csv_row(rows, "2,");
+    CU_ASSERT_FATAL(four && two);
+    g_auto(MsTestRun) run =
+        ms_test_moesim_run("run", "--slow-link", "n0.nic0->fabric=2", "--json", "-", NULL);
+    CU_ASSERT_EQUAL_FATAL(run.rc, 0);
+    g_autofree char *want = g_strdup_printf(",%.3f,", summary(run.out, "step_time_us"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(four, want));
+    /* The 2-node variant is slowed too: its row is not the unslowed one's. */
+    g_autofree char *two_base = csv_row(rows, "0,");
+    CU_ASSERT_FATAL(two_base != NULL);
+    g_auto(GStrv) unslowed = g_strsplit(two_base, ",", -1), slowed = g_strsplit(two, ",", -1);
+    CU_ASSERT_TRUE(g_ascii_strtod(slowed[4], NULL) > 1.2 * g_ascii_strtod(unslowed[4], NULL));
 }
 
 /* --vary net: each value a --net spec, the point's network model through the runner; each row is
