@@ -187,6 +187,46 @@ test_bandwidth_change(void)
     g_array_unref(rec.done_at);
 }
 
+/* Two flows share a 1 GB/s link; at 500 us the first is cancelled with 0.75 MB left (it moved
+ * 0.25 MB at 0.5 GB/s) and never reported; the second then runs alone: 0.75 MB at 1 GB/s, done at
+ * 1250 us. A flow cancelled in its latency keeps all its bytes and its activation time, and
+ * leaves its link's pending count; a cancelled id is no longer live. */
+static void
+test_cancel(void)
+{
+    double bw[1] = {1e9};
+    g_autoptr(MsNetwork) net = ms_network_new(1, bw);
+    ms_network_set_check_invariants(net, TRUE);
+    guint32 l0 = 0;
+    Record rec = {g_array_new(FALSE, TRUE, sizeof(MsTime))};
+    guint32 a = ms_network_start(net, 0, 0, &l0, 1, 1000000, 1.0, 0);
+    ms_network_start(net, 0, 0, &l0, 1, 1000000, 1.0, 1);
+    guint32 c = ms_network_start(net, 0, ms_time_from_us(800), &l0, 1, 4000, 1.0, 2);
+    ms_network_advance(net, 0, on_done, &rec);
+    MsTime half = ms_time_from_us(500);
+    CU_ASSERT_EQUAL(ms_network_next_time(net, 0), ms_time_from_us(800));
+    double left = 0;
+    MsTime active_at = 0;
+    CU_ASSERT_TRUE(ms_network_cancel(net, a, half, &left, &active_at));
+    MS_ASSERT_REL(left, 750000, 1e-9);
+    CU_ASSERT_EQUAL(active_at, 0);
+    CU_ASSERT_TRUE(ms_network_cancel(net, c, half, &left, &active_at));
+    CU_ASSERT_EQUAL(left, 4000);
+    CU_ASSERT_EQUAL(active_at, ms_time_from_us(800));
+    CU_ASSERT_FALSE(ms_network_cancel(net, c, half, &left, &active_at));
+    CU_ASSERT_EQUAL(ms_network_link_flows(net, 0), 1);
+    CU_ASSERT_EQUAL(ms_network_n_live_flows(net), 1);
+    MsTime end = ms_network_next_time(net, half);
+    CU_ASSERT_EQUAL(end, ms_time_from_us(1250));
+    ms_network_advance(net, end, on_done, &rec);
+    CU_ASSERT_EQUAL(rec.done_at->len, 2);
+    CU_ASSERT_EQUAL(done(&rec, 1), end);
+    CU_ASSERT_EQUAL(done(&rec, 0), 0); /* never reported */
+    CU_ASSERT_EQUAL(ms_network_next_time(net, end), MS_TIME_NEVER);
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    g_array_unref(rec.done_at);
+}
+
 typedef struct {
     guint calls;
     guint links;
@@ -489,6 +529,7 @@ main(int argc, char **argv)
         {"weighted flows", test_weighted_flows},
         {"unlimited links and empty flows", test_unlimited_and_empty},
         {"bandwidth change re-times flows", test_bandwidth_change},
+        {"a cancelled flow leaves the sharing", test_cancel},
         {"link observer and stats", test_observer_and_stats},
         {"one group, rising level", test_group_clock},
         {"flow changes bottleneck group", test_flow_changes_group},

@@ -690,6 +690,27 @@ ms_network_flow_left(const MsNetwork *net, guint32 id, MsTime now, double *bytes
     return TRUE;
 }
 
+gboolean
+ms_network_cancel(MsNetwork *net, guint32 id, MsTime now, double *bytes, MsTime *active_at)
+{
+    if (!ms_network_flow_left(net, id, now, bytes, active_at)) {
+        return FALSE;
+    }
+    Flow *f = &net->fl[id];
+    if (f->state == FLOW_PENDING) {
+        for (guint i = 0; i < f->route_len; i++) {
+            net->pending_on[f->route[i]]--;
+        }
+        heap_delete(net, net->pending, &net->n_pending, f->hpos, pending_before, FALSE);
+    } else if (f->grp != NONE) {
+        guint32 c = f->grp;
+        group_delete(net, id);
+        group_rekey(net, c);
+    }
+    release(net, id);
+    return TRUE;
+}
+
 void
 ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double bandwidth)
 {

@@ -73,6 +73,11 @@ guint ms_network_link_sharing(const MsNetwork *net, guint link, GArray *out);
  * id that is not a live flow. */
 gboolean ms_network_flow_left(const MsNetwork *net, guint32 id, MsTime now, double *bytes,
                               MsTime *active_at);
+/* Ends live flow id at time now without completing it (no callback): what ms_network_flow_left
+ * tells of it goes to bytes and active_at, and the links it shared are re-shared at the next
+ * solve. FALSE for an id that is not a live flow. */
+gboolean ms_network_cancel(MsNetwork *net, guint32 id, MsTime now, double *bytes,
+                           MsTime *active_at);
 /* Changes a link's bandwidth from now on (flows in flight are re-shared). */
 void ms_network_set_link_bandwidth(MsNetwork *net, guint link, MsTime now, double bandwidth);
 
