@@ -4,7 +4,8 @@
  * On request (--deepseek=NODES, not part of the default run), one training step of the shipped
  * deepseek-v3 (EP 64 x DP) on the shipped dgx-h100-NODESnode cluster. --net SPEC runs every point
  * under that network model (moesim run's specs and parser), and each point lists its first
- * iteration's collectives per kind (op, algorithm, and under nccl NCCL's choice of protocol).
+ * iteration's collectives per kind (op, algorithm, and under nccl NCCL's choice of protocol);
+ * --capacity F gives the training model a capacity factor, so that its all-to-alls are padded.
  * Each point runs in a child process so that its peak memory is its own. Prints wall and CPU time,
  * events, flows, peak resident memory and the simulated step time; asserts nothing about time. */
 #include <glib.h>
@@ -163,14 +164,20 @@ print_point(const char *what, const char *policy, const Point *p)
     fputs(p->kinds, stdout);
 }
 
+static double capacity; /* --capacity: the training model's capacity factor, 0 = dropless */
+
 static char *
 write_inputs(const char *dir, guint nodes, char **model_path)
 {
     g_autofree char *topo = ms_bench_dgx_a100_ini(nodes);
     char *topo_path = g_build_filename(dir, "topology.ini", NULL);
     *model_path = g_build_filename(dir, "model.ini", NULL);
+    char factor[G_ASCII_DTOSTR_BUF_SIZE];
+    g_autofree char *model =
+        g_strconcat(model_ini, "capacity_factor = ",
+                    g_ascii_dtostr(factor, sizeof factor, capacity), "\n", NULL);
     if (!g_file_set_contents(topo_path, topo, -1, NULL) ||
-        !g_file_set_contents(*model_path, model_ini, -1, NULL)) {
+        !g_file_set_contents(*model_path, model, -1, NULL)) {
         g_free(topo_path);
         g_clear_pointer(model_path, g_free);
         return NULL;
@@ -268,6 +275,10 @@ main(int argc, char **argv)
          "Network model of every point, as moesim run --net: flow (default) or "
          "nccl[:key=value,...]",
          "SPEC"},
+        {"capacity", 0, 0, G_OPTION_ARG_DOUBLE, &capacity,
+         "Capacity factor of the training model (0, the default: dropless; > 0: every "
+         "all-to-all padded to the capacity)",
+         "F"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flow_by_flow,
          "Every flow on its own (the reference engine) instead of symmetric classes", NULL},
         {NULL},
@@ -276,8 +287,9 @@ main(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &error) || nodes < 1 || nodes > 4096 ||
-        batches < 1) {
-        fprintf(stderr, "bench_moe: %s\n", error ? error->message : "bad --nodes or --batches");
+        batches < 1 || !(capacity >= 0 && capacity <= 64)) {
+        fprintf(stderr, "bench_moe: %s\n",
+                error ? error->message : "bad --nodes, --batches or --capacity");
         return 2;
     }
     MsNetSpec spec;
@@ -293,9 +305,10 @@ main(int argc, char **argv)
         fprintf(stderr, "bench_moe: cannot make a temporary folder\n");
         return 1;
     }
-    printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, on %d DGX A100 "
+    printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, %s, on %d DGX A100 "
            "nodes; infer: %s on %s, generated routing; engine: %s; network: %s\n",
-           nodes, MS_SCENARIO_MODEL, MS_SCENARIO_TOPOLOGY,
+           capacity > 0 ? "padded to capacity" : "dropless", nodes, MS_SCENARIO_MODEL,
+           MS_SCENARIO_TOPOLOGY,
            flow_by_flow ? "flow by flow" : "symmetric classes", net_text);
     printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %14s %13s\n", "point", "policy", "wall(s)",
            "cpu(s)", "iters", "events", "flows", "base MiB", "peak MiB", "step(ms)", "p95(ms)");
