@@ -3,7 +3,8 @@
  * transfer joins mid-way (an all-to-all, one flow), rings that may not use their symmetry
  * (contended at the start, launch skew, a slower NIC, chunks of unequal size), rings across the
  * leaves of a fat tree (blocks of several nodes) and over links several blocks share, the nccl
- * network model, and whole training steps through the command line under two policies. */
+ * network model, padded all-to-alls (alone and joined), and whole training steps through the
+ * command line under two policies. */
 #include "ms_test.h"
 #include "sim/net/collective.h"
 #include "sim/net/net_model.h"
@@ -392,6 +393,85 @@ test_nccl_model(void)
     CU_ASSERT_TRUE(fs < fr);
 }
 
+/* A padded all-to-all (every pair the same size) among the 32 GPUs of 4 nodes runs by the first
+ * node's 8 senders: a quarter of the flows, every rank's end and bytes as flow by flow, though
+ * each NIC's ingress takes the flows of three nodes (their stand-in link carries them all), under
+ * the flow model and NCCL's (rounds in flight, PXN routes, message weights). Over the 2:1
+ * oversubscribed one-group tree (8 nodes of 2 GPUs, links four nodes' flows share) too. */
+static void
+test_alltoall(void)
+{
+    MsCollSpec a2a = {.op = MS_COLL_ALLTOALL, .n_ranks = 32, .bytes = 32 * MIB};
+    guint64 fs = 0, fr = 0;
+    compare(&a2a, &quiet, &fs, &fr);
+    CU_ASSERT_EQUAL(fr, 32 * 31);
+    CU_ASSERT_EQUAL(fs, fr / 4);
+    MsNetSpec net;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl", &net, &error));
+    Setup nccl = {.net = &net};
+    compare(&a2a, &nccl, &fs, &fr);
+    CU_ASSERT_EQUAL(fr, 32 * 31);
+    CU_ASSERT_EQUAL(fs, fr / 4);
+    MsCollSpec tree = {.op = MS_COLL_ALLTOALL, .n_ranks = 16, .bytes = 16 * MIB};
+    Setup ft = {.topo = one_group};
+    compare(&tree, &ft, &fs, &fr);
+    CU_ASSERT_EQUAL(fr, 16 * 15);
+    CU_ASSERT_EQUAL(fs, fr / 8);
+    ft.net = &net;
+    compare(&tree, &ft, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr / 8);
+}
+
+/* Another transfer joining a symmetric all-to-all makes it expand: its representatives leave the
+ * stand-in links for their own routes and every image becomes a flow with what its
+ * representative has left. A ring at 0.5 us (the flows still in their route latency, the local
+ * copies of 1 MiB running: the images' copies end with their representatives'), at 300 us (mid
+ * way), one flow over GPU 0's NIC at 700 us: both collectives end as flow by flow. Pairs of
+ * unequal size, and a rank launching late, run flow by flow. */
+static void
+test_alltoall_expands(void)
+{
+    MsCollSpec a2a = {.op = MS_COLL_ALLTOALL, .n_ranks = 32, .bytes = 32 * MIB};
+    MsCollSpec ring = ring_spec(MS_COLL_ALLREDUCE, 8 * MIB);
+    guint two[] = {0, 8};
+    MsCollSpec pair = {.op = MS_COLL_ALLTOALL, .n_ranks = 2, .ranks = two, .bytes = 2 * MIB};
+    const Setup joins[] = {
+        {.other = &ring, .other_at = ms_time_from_us(0.5)},
+        {.other = &ring, .other_at = ms_time_from_us(300)},
+        {.other = &pair, .other_at = ms_time_from_us(700)},
+    };
+    /* The network counts a representative moved to its own route as a flow started again: at
+     * 0.5 us all 248 are moved; later the 56 inside node 0 are done (1 MiB over NVLink), their
+     * 168 images never start, and 192 are moved. */
+    const gint64 more[] = {248, 192 - 168, 192 - 168};
+    for (guint k = 0; k < G_N_ELEMENTS(joins); k++) {
+        guint64 fs = 0, fr = 0;
+        compare(&a2a, &joins[k], &fs, &fr);
+        CU_ASSERT_EQUAL((gint64)fs - (gint64)fr, more[k]);
+    }
+    Setup skew = {.skew = ms_time_from_us(3)};
+    guint64 fs = 0, fr = 0;
+    compare(&a2a, &skew, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr);
+    g_autofree guint64 *matrix = g_new(guint64, 32 * 32);
+    for (guint i = 0; i < 32 * 32; i++) {
+        matrix[i] = MIB;
+    }
+    matrix[9 * 32 + 3] += 1;
+    MsCollSpec uneven = a2a;
+    uneven.matrix = matrix;
+    compare(&uneven, &quiet, &fs, &fr);
+    CU_ASSERT_EQUAL(fs, fr);
+    CU_ASSERT_EQUAL(fr, 32 * 31);
+}
+
+/* 32 experts, one per GPU of sym-4node, padded to capacity. */
+static const char padded_ini[] =
+    "[model]\nformat = 1\nname = sym-padded\ndescription = 32 experts padded to capacity\n"
+    "layers = 2\nd_model = 512\nd_ffn = 2048\nexperts = 32\ntop_k = 2\ndtype = bf16\nheads = 8\n"
+    "seq_len = 1024\ntokens_per_gpu = 2048\ntokens_per_gpu_infer = 256\ncapacity_factor = 1.25\n";
+
 /* A whole training step on 32 GPUs through the command line, both engines: the same step time
  * (printed with a nanosecond's resolution), fewer flows by classes. */
 static double
@@ -408,20 +488,27 @@ static void
 test_training_step(void)
 {
     g_autofree char *topo = ms_test_write_tmp("sym-4node.ini", four_node_ini);
-    const char *policies[] = {"fifo", "concurrent"};
+    /* The default model routes dropless; the second pads its all-to-alls among all 32 GPUs to
+     * capacity, and they run by the first node's senders: a quarter of their flows. */
+    g_autofree char *padded = ms_test_write_tmp("sym-padded.ini", padded_ini);
+    const char *models[] = {"lina-gpt2-16e", "lina-gpt2-16e", padded, padded};
+    const char *policies[] = {"fifo", "concurrent", "fifo", "concurrent"};
     for (guint k = 0; k < G_N_ELEMENTS(policies); k++) {
-        double step[2] = {0}, flows[2] = {0};
+        double step[2] = {0}, flows[2] = {0}, a2a[2] = {0};
         const char *engines[] = {"classes", "flows"};
         for (guint e = 0; e < 2; e++) {
-            const char *args[] = {"run",      "--topology", topo,     "--policy", policies[k],
-                                  "--engine", engines[e],   "--json", "-",        NULL};
+            const char *args[] = {"run",      "--topology", topo,        "--model",
+                                  models[k],  "--policy",   policies[k], "--engine",
+                                  engines[e], "--json",     "-",         NULL};
             g_autofree char *out = NULL, *err = NULL;
             CU_ASSERT_EQUAL_FATAL(ms_test_run_moesim(args, &out, &err), 0);
             step[e] = json_stat(out, "\"step_time_us\"");
             flows[e] = json_stat(out, "\"flows\"");
+            a2a[e] = models[k] == padded ? json_stat(out, "\"flows.alltoall.32.direct\"") : 0;
         }
         MS_ASSERT_REL(step[0], step[1], REL);
         CU_ASSERT_TRUE(flows[0] < flows[1]);
+        CU_ASSERT_EQUAL(a2a[0] * 4, a2a[1]);
     }
     /* Regression: with the network's links at 30% of NCCL's figure, completions that coincide at
      * one instant met the dispatcher in another order under each engine, which launched
@@ -463,6 +550,8 @@ main(int argc, char **argv)
         {"nccl model", test_nccl_model},
         {"fat tree blocks", test_fat_tree_blocks},
         {"shared links", test_shared_links},
+        {"all-to-all", test_alltoall},
+        {"all-to-all expands", test_alltoall_expands},
         {"training step", test_training_step},
         {NULL, NULL},
     };

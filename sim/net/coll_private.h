@@ -129,6 +129,10 @@ void ms_coll_flow_params(const MsColl *coll, const Phase *ph, const FlowInfo *f,
  * the topology's routes were there when the collective was made) when there is none. */
 const guint32 *ms_coll_route(MsColl *coll, guint ph_id, guint src_part, guint dst_part, guint *n);
 
+/* A device-local copy's time, and its completion scheduled after delay (collective.c). */
+MsTime ms_coll_copy_time(const MsColl *coll, guint part, guint64 bytes);
+void ms_coll_copy_after(MsColl *coll, guint ph_id, guint part, MsTime delay);
+
 /* coll_nccl.c, under the nccl network model. NCCL's communicator for the spec's ranks and its
  * choice for the call into ch; NULL without error under another model, NULL with error when the
  * communicator cannot be made or the model allows NCCL no algorithm for the call. */
@@ -140,20 +144,27 @@ guint ms_coll_nccl_window(const MsNcclComm *comm, guint n);
 void ms_coll_nccl_setup(MsColl *coll, const MsCollSpec *spec, const MsNcclComm *comm,
                         const MsNcclChoice *ch, const guint *node_of);
 
-/* coll_sym.c: a flat ring whose participants all launched at one instant, over links that
- * repeat from node to node and carry nothing else, run by the ring indices of its first node's
- * block (the representatives) for all. Tries to start so at the collective's first entry: TRUE
- * when it did (every participant has entered its ring). */
+/* coll_sym.c: a flat ring, or an all-to-all of one group whose pair sizes repeat from node to
+ * node (a padded one), whose participants all launched at one instant, over links that repeat
+ * from node to node and carry nothing else, run by the participants of its first block of nodes
+ * (the representatives) for all. Tries to start so at the collective's first entry: TRUE when it
+ * did (every participant has entered its phase). */
 gboolean ms_coll_sym_try_start(MsColl *coll);
-/* Ring indices per block. */
+/* Ring indices (participants) per block. */
 guint ms_coll_sym_block(const MsColl *coll);
 /* The representative a participant's flows are simulated by. */
 guint ms_coll_sym_rep(const MsColl *coll, guint part);
+/* The route a representative's flow idx takes instead of its own (route, n links; an
+ * all-to-all's representatives share one link per orbit of links), its latency set from its own
+ * route where it was the route's (MS_TIME_NEVER). */
+const guint32 *ms_coll_sym_route(MsColl *coll, guint64 idx, const guint32 *route, guint *n,
+                                 MsTime *latency);
 /* Hooks: a representative's transfer started (network id) or is done; a representative
- * finished its part (its images finish with it). */
+ * finished its part (its images finish with it); a participant's local copy is done. */
 void ms_coll_sym_started(MsColl *coll, guint64 idx, const FlowInfo *f, guint32 id);
 void ms_coll_sym_flow_done(MsColl *coll, guint64 idx);
 void ms_coll_sym_finished(MsColl *coll, guint part);
+void ms_coll_sym_copy_done(MsColl *coll, guint part);
 /* Another transfer is about to use one of the ring's links: every flow the representatives
  * stand for becomes a flow of its own, and the collective goes on flow by flow. */
 void ms_coll_sym_expand(MsColl *coll);

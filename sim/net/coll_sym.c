@@ -1,15 +1,21 @@
-/* coll_sym: a flat ring run by representatives. When every participant launches at one instant,
- * every chunk has the same size, and translating the ring by a block of whole nodes (ring index
- * i to i + b: one node's ring indices, or several nodes' where only groups of nodes are alike,
- * as the leaves of a fat tree) maps each flow's route link by link onto its image's route, links
- * of equal bandwidth onto each other, with every link of limited bandwidth moving round an orbit
- * of d links, d dividing N = m / b (d < N: a link the flows of N / d blocks share, as a spine
- * every node's flow crosses, on which the first block's flows get d / N of its bandwidth), then
- * the flows of all blocks do at every instant what those of the first block do (max-min sharing
- * is unique, so it keeps the symmetry). Only the first block's ring indices are simulated, each
- * image counted with it; the links of the whole ring are watched, and the moment another
- * transfer comes onto one of them, every image becomes a flow of its own with the bytes its
- * representative has left, and the ring goes on flow by flow. */
+/* coll_sym: a collective run by representatives. A flat ring, or an all-to-all of one group
+ * whose pair sizes repeat from block to block (a padded one: every pair the same), qualifies when
+ * every participant launches at one instant, every chunk of a ring has the same size, and
+ * translating the participants by a block of whole nodes (ring index or all-to-all position i to
+ * i + b: one node's participants, or several nodes' where only groups of nodes are alike, as the
+ * leaves of a fat tree) maps each flow's route link by link onto its image's route, links of
+ * equal bandwidth onto each other, with every link of limited bandwidth moving round an orbit of
+ * d links, d dividing N = m / b. Then the flows of all blocks do at every instant what those of
+ * the first block do (max-min sharing is unique, so it keeps the symmetry), and only the first
+ * block's participants are simulated, each image counted with its representative. A link of an
+ * orbit carries N / d flows for each crossing of the orbit by a representative's flow, all at
+ * that flow's rate: a ring's representatives cross one link of each orbit, and where d < N (a
+ * spine every node's flow crosses) they get d / N of its bandwidth; an all-to-all's cross
+ * several links of an orbit (a node's flows go into every other node's NICs), so they run on one
+ * link of each orbit standing for it, with d / N of its bandwidth. The links of the whole
+ * collective are watched, and the moment another transfer comes onto one of them, every image
+ * becomes a flow of its own with the bytes its representative has left (an all-to-all's
+ * representatives move back onto their own routes), and the collective goes on flow by flow. */
 #include <math.h>
 
 #include "coll_private.h"
@@ -22,7 +28,8 @@ typedef struct {
 } Shared;
 
 struct CollSym {
-    guint b, N;     /* ring indices per block, blocks */
+    gboolean a2a;   /* an all-to-all; else a ring */
+    guint b, N;     /* ring indices (all-to-all positions) per block, blocks */
     guint *rep;     /* per participant: the representative it is an image of */
     guint *tau;     /* per participant: its image one block further round the ring */
     guint32 *links; /* the ring's links of limited bandwidth, watched */
@@ -30,8 +37,18 @@ struct CollSym {
     Shared *shared; /* divided while the ring is watched */
     guint n_shared;
     gboolean watching;
-    guint32 *live;     /* per (channel, ring index of the first block): network id, or NONE */
-    guint64 *live_idx; /* and the flow index it moves */
+    /* Per slot, a ring's (channel, ring index of the first block) or an all-to-all's flow of a
+     * representative (its index): network id, or NONE, and the flow index it moves. */
+    guint32 *live;
+    guint64 *live_idx;
+    /* All-to-all: each representative flow's route over the links standing for their orbits
+     * (route_len[k] links from routes + route_at[k]), when the representatives entered, and per
+     * participant whether its local copy is still running. */
+    guint32 *routes;
+    guint *route_at;
+    guint8 *route_len;
+    MsTime entered;
+    guint8 *copy_left;
 };
 
 guint
@@ -85,6 +102,10 @@ sym_clear(MsColl *coll)
     g_free(y->shared);
     g_free(y->live);
     g_free(y->live_idx);
+    g_free(y->routes);
+    g_free(y->route_at);
+    g_free(y->route_len);
+    g_free(y->copy_left);
     g_free(y);
     coll->sym = NULL;
 }
@@ -104,42 +125,73 @@ flow_latency(MsColl *coll, MsTime latency, const guint32 *route, guint n)
                : ms_topology_route_latency(ms_sim_topology(coll->sim), route, n);
 }
 
-/* The shape of a symmetric ring: one ring phase over every participant, chunks of one size per
- * channel, whole node blocks. b = 0 when it has none. */
+/* The node of a participant: the flow model keeps no node table, so it asks the topology. */
+static guint
+part_node(const MsColl *coll, guint part)
+{
+    return coll->node_of
+               ? coll->node_of[part]
+               : (guint)ms_topology_device_node(ms_sim_topology(coll->sim), coll->device[part]);
+}
+
+/* The shape of a symmetric collective: one ring phase (chunks of one size per channel) or one
+ * all-to-all phase over every participant, whole node blocks in the ring's order (the
+ * all-to-all's positions). b = 0 when it has none. */
 static guint
 block_size(const MsColl *coll)
 {
     const Phase *ph = &coll->plan.phases[0];
-    if (coll->plan.n_phases != 1 || ph->kind != PHASE_RING || ph->n_groups != 1 ||
-        ph->m != coll->n || ph->m < 2 || ph->steps == 0 || coll->step_delay) {
+    if (coll->plan.n_phases != 1 || ph->n_groups != 1 || ph->m != coll->n || ph->m < 2) {
         return 0;
     }
     guint m = ph->m;
-    for (guint c = 0; c < ph->channels; c++) {
-        guint64 chunk = ms_coll_ring_chunk(ph, c, 0, 0);
-        for (guint i = 0; i < m; i++) {
-            if (chunk == 0 || ms_coll_ring_chunk(ph, c, 0, i) != chunk) {
-                return 0;
+    if (ph->kind == PHASE_RING) {
+        if (ph->steps == 0 || coll->step_delay) {
+            return 0;
+        }
+        for (guint c = 0; c < ph->channels; c++) {
+            guint64 chunk = ms_coll_ring_chunk(ph, c, 0, 0);
+            for (guint i = 0; i < m; i++) {
+                if (chunk == 0 || ms_coll_ring_chunk(ph, c, 0, i) != chunk) {
+                    return 0;
+                }
+            }
+        }
+    } else if (ph->kind != PHASE_A2A || ph->nvls) {
+        return 0;
+    }
+    const guint *order = ph->kind == PHASE_RING ? ph->order : NULL;
+    guint node = part_node(coll, ph->members[order ? order[0] : 0]);
+    guint b = 0;
+    while (b < m && part_node(coll, ph->members[order ? order[b] : b]) == node) {
+        b++;
+    }
+    return b < m && m % b == 0 ? b : 0;
+}
+
+/* An all-to-all's translation, position p to p + b: the same pair sizes, local copies and copy
+ * rates one block on. */
+static gboolean
+find_a2a_translation(const MsColl *coll, CollSym *y)
+{
+    const Phase *ph = &coll->plan.phases[0];
+    guint m = ph->m, b = y->b;
+    for (guint p = 0; p < m; p++) {
+        guint q = (p + b) % m, a = ph->members[p], c = ph->members[q];
+        y->tau[a] = c;
+        y->rep[a] = ph->members[p % b];
+        guint64 sa = ph->self_bytes ? ph->self_bytes[a] : 0;
+        guint64 sc = ph->self_bytes ? ph->self_bytes[c] : 0;
+        if (sa != sc || coll->copy_bw[a] != coll->copy_bw[c]) {
+            return FALSE;
+        }
+        for (guint r = 1; r < m; r++) {
+            if (phase_pair_bytes(ph, 0, p, r) != phase_pair_bytes(ph, 0, q, r)) {
+                return FALSE;
             }
         }
     }
-    const guint *order = ph->order;
-    guint node = coll->node_of ? coll->node_of[ph->members[order[0]]] : 0;
-    guint b = 0;
-    if (coll->node_of == NULL) {
-        /* The flow model keeps no node table: ask the topology. */
-        const MsTopology *topo = ms_sim_topology(coll->sim);
-        node = (guint)ms_topology_device_node(topo, coll->device[ph->members[order[0]]]);
-        while (b < m &&
-               (guint)ms_topology_device_node(topo, coll->device[ph->members[order[b]]]) == node) {
-            b++;
-        }
-    } else {
-        while (b < m && coll->node_of[ph->members[order[b]]] == node) {
-            b++;
-        }
-    }
-    return b < m && m % b == 0 ? b : 0;
+    return TRUE;
 }
 
 /* Participant translation: ring index i to i + b in every channel, the same map in all. */
@@ -148,6 +200,9 @@ find_translation(const MsColl *coll, CollSym *y)
 {
     const Phase *ph = &coll->plan.phases[0];
     guint m = ph->m, n = coll->n;
+    if (y->a2a) {
+        return find_a2a_translation(coll, y);
+    }
     for (guint p = 0; p < n; p++) {
         y->tau[p] = NONE;
         y->rep[p] = NONE;
@@ -190,49 +245,119 @@ find_translation(const MsColl *coll, CollSym *y)
 /* What map_links found. */
 typedef enum { MAP_OK, MAP_ASYMMETRIC, MAP_BUSY } MapResult;
 
+/* The flows whose routes the translation must map: a ring's first step (every step moves over
+ * the same connections), or every pair of an all-to-all. Flow k of them and its image one block
+ * on. */
+static guint64
+n_mapped(const Phase *ph)
+{
+    return ph->kind == PHASE_RING ? (guint64)ph->channels * ph->m : (guint64)ph->m * (ph->m - 1);
+}
+
+static void
+mapped_flow(const Phase *ph, guint b, guint64 k, guint64 *idx, guint64 *img)
+{
+    guint m = ph->m;
+    if (ph->kind == PHASE_RING) {
+        guint64 c = k / m;
+        guint i = k % m;
+        *idx = ring_index(ph, c, 0, i);
+        *img = ring_index(ph, c, 0, (i + b) % m);
+    } else {
+        guint p = k / (m - 1), r1 = k % (m - 1);
+        *idx = k;
+        *img = (guint64)((p + b) % m) * (m - 1) + r1;
+    }
+}
+
+/* The representatives' flows of n_mapped: a ring's first step of its first block in every
+ * channel, an all-to-all's pairs from the first block (their flow indices are 0 .. k - 1). */
+static guint64
+n_rep_flows(const Phase *ph, guint b)
+{
+    return ph->kind == PHASE_RING ? (guint64)ph->channels * b : (guint64)b * (ph->m - 1);
+}
+
+static guint64
+rep_flow(const Phase *ph, guint b, guint64 k)
+{
+    return ph->kind == PHASE_RING ? ring_index(ph, k / b, 0, k % b) : k;
+}
+
+/* An all-to-all's representatives: each flow's route with every link of limited bandwidth
+ * replaced by the link standing for its orbit (stand[orbit name]); FALSE when a route crosses one
+ * orbit twice (its images would load a link twice, which the stand-in cannot say). */
+static gboolean
+stand_in_routes(MsColl *coll, CollSym *y, const guint32 *stand, const guint32 *orbit)
+{
+    const Phase *ph = &coll->plan.phases[0];
+    guint64 n = n_rep_flows(ph, y->b);
+    GArray *routes = g_array_new(FALSE, FALSE, sizeof(guint32));
+    y->route_at = g_new(guint, n);
+    y->route_len = g_new(guint8, n);
+    gboolean ok = TRUE;
+    for (guint64 k = 0; ok && k < n; k++) {
+        FlowInfo f = flow_info(ph, k);
+        guint nf = 0;
+        const guint32 *rf = ms_coll_route(coll, 0, f.src, f.dst, &nf);
+        y->route_at[k] = routes->len;
+        y->route_len[k] = (guint8)nf;
+        for (guint j = 0; ok && j < nf; j++) {
+            guint32 l = orbit[rf[j]] != NONE ? stand[orbit[rf[j]]] : rf[j];
+            for (guint i = y->route_at[k]; ok && i < routes->len; i++) {
+                ok = g_array_index(routes, guint32, i) != l;
+            }
+            g_array_append_val(routes, l);
+        }
+    }
+    y->routes = (guint32 *)g_array_free(routes, FALSE);
+    return ok;
+}
+
 /* Links: each flow's route maps position by position onto its image's (same length, latency,
  * wire bytes and weight; links of limited bandwidth onto links of the same bandwidth, the same
- * link always onto the same one), every such link's orbit has d links, d dividing N, and the
- * representatives touch one link of each orbit; then nothing else may be on them now. Collects
- * the links into y->links, and those of orbits of d < N links into y->shared: such a link
- * carries each flow the representatives send over it and N / d - 1 of its images (the images
- * one, two ... N / d - 1 times d blocks further), which by symmetry move at its rate, so the
- * representatives alone on 1 / (N / d) of its bandwidth share it as all of them would share all
- * of it (a spine that every node's flow of a channel crosses: d = 1). tl, orbit and period hold
- * NONE for every link on entry and on return. */
+ * link always onto the same one), and every such link's orbit has d links, d dividing N; then
+ * nothing else may be on them now. Collects the links into y->links. A ring's representatives
+ * must touch one link of each orbit; an all-to-all's may touch several, and the first they touch
+ * stands for the orbit in their routes (y->routes). Such a link, of an orbit of d links, carries
+ * N / d copies of each crossing of its orbit by a representative's flow (the crossing's images,
+ * which by symmetry move at its rate: a spine that every node's flow of a ring's channel crosses
+ * has d = 1, a NIC that every other node's flows of an all-to-all enter has d = N), so the
+ * representatives alone on d / N of its bandwidth share it as all of them would share all of
+ * it; those of d < N go to y->shared. tl, orbit and period hold NONE for every link on entry and
+ * on return. */
 static MapResult
 map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period)
 {
     const Phase *ph = &coll->plan.phases[0];
     MsNetwork *net = ms_sim_network(coll->sim);
-    guint m = ph->m;
     GArray *used = g_array_new(FALSE, FALSE, sizeof(guint32));
     gboolean ok = TRUE;
-    for (guint c = 0; ok && c < ph->channels; c++) {
-        for (guint i = 0; ok && i < m; i++) {
-            FlowInfo f = flow_info(ph, ring_index(ph, c, 0, i));
-            FlowInfo g = flow_info(ph, ring_index(ph, c, 0, (i + y->b) % m));
-            guint64 wf, wg;
-            double kf, kg;
-            MsTime lf, lg;
-            ms_coll_flow_params(coll, ph, &f, &wf, &kf, &lf);
-            ms_coll_flow_params(coll, ph, &g, &wg, &kg, &lg);
-            guint nf = 0, ng = 0;
-            const guint32 *rf = ms_coll_route(coll, 0, f.src, f.dst, &nf);
-            const guint32 *rg = ms_coll_route(coll, 0, g.src, g.dst, &ng);
-            ok = rf && rg && nf == ng && wf == wg && kf == kg &&
-                 flow_latency(coll, lf, rf, nf) == flow_latency(coll, lg, rg, ng);
-            for (guint k = 0; ok && k < nf; k++) {
-                double bw = ms_network_link_bandwidth(net, rf[k]);
-                if (!isfinite(bw)) {
-                    continue;
-                }
-                if (tl[rf[k]] == NONE) {
-                    tl[rf[k]] = rg[k];
-                    g_array_append_val(used, rf[k]);
-                }
-                ok = tl[rf[k]] == rg[k] && ms_network_link_bandwidth(net, rg[k]) == bw;
+    for (guint64 k = 0, n = n_mapped(ph); ok && k < n; k++) {
+        guint64 fi, gi;
+        mapped_flow(ph, y->b, k, &fi, &gi);
+        FlowInfo f = flow_info(ph, fi);
+        FlowInfo g = flow_info(ph, gi);
+        guint64 wf, wg;
+        double kf, kg;
+        MsTime lf, lg;
+        ms_coll_flow_params(coll, ph, &f, &wf, &kf, &lf);
+        ms_coll_flow_params(coll, ph, &g, &wg, &kg, &lg);
+        guint nf = 0, ng = 0;
+        const guint32 *rf = ms_coll_route(coll, 0, f.src, f.dst, &nf);
+        const guint32 *rg = ms_coll_route(coll, 0, g.src, g.dst, &ng);
+        ok = rf && rg && nf == ng && wf == wg && kf == kg &&
+             flow_latency(coll, lf, rf, nf) == flow_latency(coll, lg, rg, ng);
+        for (guint j = 0; ok && j < nf; j++) {
+            double bw = ms_network_link_bandwidth(net, rf[j]);
+            if (!isfinite(bw)) {
+                continue;
             }
+            if (tl[rf[j]] == NONE) {
+                tl[rf[j]] = rg[j];
+                g_array_append_val(used, rf[j]);
+            }
+            ok = tl[rf[j]] == rg[j] && ms_network_link_bandwidth(net, rg[j]) == bw;
         }
     }
     /* Orbits of d links, d dividing N, named by their smallest link. */
@@ -248,23 +373,24 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period
         orbit[l] = least;
         period[l] = d;
     }
-    /* One link of each orbit for the representatives: tl is reused to hold it. */
+    /* The link standing for each orbit: tl is reused to hold it. */
     for (guint u = 0; u < used->len; u++) {
         tl[g_array_index(used, guint32, u)] = NONE;
     }
-    for (guint c = 0; ok && c < ph->channels; c++) {
-        for (guint i = 0; ok && i < y->b; i++) {
-            FlowInfo f = flow_info(ph, ring_index(ph, c, 0, i));
-            guint nf = 0;
-            const guint32 *rf = ms_coll_route(coll, 0, f.src, f.dst, &nf);
-            for (guint k = 0; ok && k < nf; k++) {
-                guint32 o = orbit[rf[k]];
-                if (o != NONE) {
-                    ok = tl[o] == NONE || tl[o] == rf[k];
-                    tl[o] = rf[k];
-                }
+    for (guint64 k = 0, n = n_rep_flows(ph, y->b); ok && k < n; k++) {
+        FlowInfo f = flow_info(ph, rep_flow(ph, y->b, k));
+        guint nf = 0;
+        const guint32 *rf = ms_coll_route(coll, 0, f.src, f.dst, &nf);
+        for (guint j = 0; ok && j < nf; j++) {
+            guint32 o = orbit[rf[j]];
+            if (o != NONE) {
+                ok = tl[o] == NONE || tl[o] == rf[j] || y->a2a;
+                tl[o] = tl[o] == NONE ? rf[j] : tl[o];
             }
         }
+    }
+    if (ok && y->a2a) {
+        ok = stand_in_routes(coll, y, tl, orbit);
     }
     GArray *shared = g_array_new(FALSE, FALSE, sizeof(Shared));
     for (guint u = 0; ok && u < used->len; u++) {
@@ -328,6 +454,9 @@ find_block(MsColl *coll, CollSym *y, guint b0)
         }
         g_clear_pointer(&y->links, g_free);
         g_clear_pointer(&y->shared, g_free);
+        g_clear_pointer(&y->routes, g_free);
+        g_clear_pointer(&y->route_at, g_free);
+        g_clear_pointer(&y->route_len, g_free);
         y->n_links = 0;
         y->n_shared = 0;
         if (r == MAP_BUSY) {
@@ -344,8 +473,9 @@ ms_coll_sym_try_start(MsColl *coll)
     if (b == 0) {
         return FALSE;
     }
-    const Phase *ph0 = &coll->plan.phases[0];
+    Phase *ph = &coll->plan.phases[0];
     CollSym *y = g_new0(CollSym, 1);
+    y->a2a = ph->kind == PHASE_A2A;
     y->rep = g_new(guint, coll->n);
     y->tau = g_new(guint, coll->n);
     coll->sym = y;
@@ -353,31 +483,51 @@ ms_coll_sym_try_start(MsColl *coll)
         sym_clear(coll);
         return FALSE;
     }
-    gsize slots = (gsize)ph0->channels * y->b;
+    gsize slots = n_rep_flows(ph, y->b);
     y->live = g_new(guint32, slots);
     y->live_idx = g_new0(guint64, slots);
     for (gsize k = 0; k < slots; k++) {
         y->live[k] = NONE;
     }
+    y->entered = ms_sim_now(coll->sim);
+    if (y->a2a && ph->self_bytes) {
+        y->copy_left = g_new0(guint8, coll->n);
+    }
     /* The images enter with their representatives: their flows are never started, so they only
      * need to be counted in. */
-    Phase *ph = &coll->plan.phases[0];
     for (guint p = 0; p < coll->n; p++) {
         if (y->rep[p] != p) {
             ph->entered[p] = 1;
+        } else if (y->copy_left) {
+            y->copy_left[p] = ph->self_bytes[p] != 0;
         }
     }
     return TRUE;
 }
 
-/* Slot of a flow of the first block: channel x b + ring index. */
+/* Slot of a flow of the first block: a ring's channel x b + ring index, an all-to-all's index. */
 static gsize
 slot_of(const MsColl *coll, guint64 idx)
 {
     const Phase *ph = &coll->plan.phases[0];
+    if (coll->sym->a2a) {
+        return idx;
+    }
     guint i = idx % ph->m;
     guint64 c = idx / ph->m / ph->steps;
     return c * coll->sym->b + i;
+}
+
+const guint32 *
+ms_coll_sym_route(MsColl *coll, guint64 idx, const guint32 *route, guint *n, MsTime *latency)
+{
+    CollSym *y = coll->sym;
+    if (!y->a2a || !y->watching) {
+        return route;
+    }
+    *latency = flow_latency(coll, *latency, route, *n);
+    *n = y->route_len[idx];
+    return y->routes + y->route_at[idx];
 }
 
 void
@@ -399,6 +549,14 @@ ms_coll_sym_flow_done(MsColl *coll, guint64 idx)
 }
 
 void
+ms_coll_sym_copy_done(MsColl *coll, guint part)
+{
+    if (coll->sym->copy_left) {
+        coll->sym->copy_left[part] = 0;
+    }
+}
+
+void
 ms_coll_sym_finished(MsColl *coll, guint part)
 {
     CollSym *y = coll->sym;
@@ -414,6 +572,14 @@ ms_coll_sym_finished(MsColl *coll, guint part)
     if (coll->n_finished == coll->n && y->watching) {
         set_watching(coll, FALSE);
     }
+}
+
+/* Flow index of image j of a representative's flow idx (j blocks on): a ring's ring index, an
+ * all-to-all's sender position moves by j x b. */
+static guint64
+image_index(const Phase *ph, guint b, guint64 idx, guint j)
+{
+    return idx + (guint64)j * b * (ph->kind == PHASE_A2A ? ph->m - 1 : 1);
 }
 
 void
@@ -432,7 +598,7 @@ ms_coll_sym_expand(MsColl *coll)
             ph->pending[p] = ph->pending[y->rep[p]];
         }
     }
-    for (guint c = 0; c < ph->channels; c++) {
+    for (guint c = 0; !y->a2a && c < ph->channels; c++) {
         guint *done = &ph->done_steps[(gsize)c * m];
         for (guint i = b; i < m; i++) {
             done[i] = done[i % b];
@@ -440,17 +606,19 @@ ms_coll_sym_expand(MsColl *coll)
     }
     MsNetwork *net = ms_sim_network(coll->sim);
     MsTime now = ms_sim_now(coll->sim);
-    for (gsize k = 0; k < (gsize)ph->channels * b; k++) {
+    for (gsize k = 0, slots = n_rep_flows(ph, b); k < slots; k++) {
         double left;
         MsTime active_at;
-        if (y->live[k] == NONE || !ms_network_flow_left(net, y->live[k], now, &left, &active_at)) {
+        /* An all-to-all's representative leaves the stand-in links for its own route, as a new
+         * flow with what it has left; a ring's stays where it is. */
+        if (y->live[k] == NONE ||
+            !(y->a2a ? ms_network_cancel(net, y->live[k], now, &left, &active_at)
+                     : ms_network_flow_left(net, y->live[k], now, &left, &active_at))) {
             continue;
         }
         guint64 idx = y->live_idx[k];
-        guint i = idx % m;
-        guint64 base = idx - i;
-        for (guint j = 1; j < y->N; j++) {
-            guint64 idx_j = base + i + (guint64)j * b;
+        for (guint j = y->a2a ? 0 : 1; j < y->N; j++) {
+            guint64 idx_j = image_index(ph, b, idx, j);
             FlowInfo f = flow_info(ph, idx_j);
             guint64 wire;
             double weight;
@@ -466,7 +634,15 @@ ms_coll_sym_expand(MsColl *coll)
             guint64 bytes = (guint64)llround(MIN(left, (double)wire));
             ms_sim_transfer_route(coll->sim, route, n, bytes, weight,
                                   active_at > now ? active_at - now : 0, coll->handler, idx_j);
-            coll->n_flows++;
+            coll->n_flows += j > 0;
+        }
+    }
+    /* An image's local copy ends when its representative's does. */
+    for (guint p = 0; y->copy_left && p < coll->n; p++) {
+        guint r = y->rep[p];
+        if (r != p && y->copy_left[r]) {
+            MsTime end = y->entered + ms_coll_copy_time(coll, r, ph->self_bytes[r]);
+            ms_coll_copy_after(coll, 0, p, end > now ? end - now : 0);
         }
     }
     sym_clear(coll);

@@ -167,6 +167,9 @@ start_flow(MsColl *coll, guint ph_id, guint64 idx, const FlowInfo *f)
     ms_coll_flow_params(coll, &coll->plan.phases[ph_id], f, &wire, &weight, &latency);
     guint n = 0;
     const guint32 *route = ms_coll_route(coll, ph_id, f->src, f->dst, &n);
+    if (route && coll->sym) {
+        route = ms_coll_sym_route(coll, idx, route, &n, &latency);
+    }
     if (route) {
         guint32 id =
             ms_sim_transfer_route(coll->sim, route, n, wire, weight, latency, coll->handler, arg);
@@ -295,6 +298,9 @@ copy_done(MsSim *sim, gpointer ctx, guint64 arg)
 {
     MsColl *coll = ctx;
     guint ph_id = arg >> 32, part = arg & 0xffffffffu;
+    if (coll->sym) {
+        ms_coll_sym_copy_done(coll, part);
+    }
     coll->plan.phases[ph_id].pending[part]--;
     check_finished(coll, ph_id, part);
     drain_zero(coll);
@@ -302,11 +308,22 @@ copy_done(MsSim *sim, gpointer ctx, guint64 arg)
 }
 
 /* A device-local copy reads and writes every byte once. */
+MsTime
+ms_coll_copy_time(const MsColl *coll, guint part, guint64 bytes)
+{
+    return ms_time_from_s(2.0 * (double)bytes / coll->copy_bw[part]);
+}
+
+void
+ms_coll_copy_after(MsColl *coll, guint ph_id, guint part, MsTime delay)
+{
+    ms_sim_after(coll->sim, delay, copy_done, coll, ((guint64)ph_id << 32) | part);
+}
+
 static void
 start_copy(MsColl *coll, guint ph_id, guint part, guint64 bytes)
 {
-    MsTime t = ms_time_from_s(2.0 * (double)bytes / coll->copy_bw[part]);
-    ms_sim_after(coll->sim, t, copy_done, coll, ((guint64)ph_id << 32) | part);
+    ms_coll_copy_after(coll, ph_id, part, ms_coll_copy_time(coll, part, bytes));
 }
 
 static void

@@ -63,8 +63,9 @@ typedef struct {
     double weight;     /* share weight of this collective's flows; 0 = 1 */
     /* Transfers skip their route latency: a calibrated alpha already holds every hop's latency. */
     gboolean no_hop_latency;
-    /* A flat ring whose participants all launch at one instant, over links that repeat from node
-     * to node and carry nothing else, may be simulated by one node's flows standing for all
+    /* A flat ring, or a direct all-to-all whose pair sizes repeat from node to node (a padded
+     * one), whose participants all launch at one instant, over links that repeat from node to
+     * node and carry nothing else, may be simulated by one node's flows standing for all
      * (sim/net/coll_sym.c): the same times, far fewer flows. It goes on flow by flow from the
      * instant another transfer comes onto its links. FALSE: always flow by flow. */
     gboolean symmetric;
