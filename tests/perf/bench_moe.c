@@ -173,9 +173,9 @@ write_inputs(const char *dir, guint nodes, char **model_path)
     char *topo_path = g_build_filename(dir, "topology.ini", NULL);
     *model_path = g_build_filename(dir, "model.ini", NULL);
     char factor[G_ASCII_DTOSTR_BUF_SIZE];
-    g_autofree char *model =
-        g_strconcat(model_ini, "capacity_factor = ",
-                    g_ascii_dtostr(factor, sizeof factor, capacity), "\n", NULL);
+    g_autofree char *model = g_strconcat(
+        model_ini, "capacity_factor = ", g_ascii_dtostr(factor, sizeof factor, capacity), "\n",
+        NULL);
     if (!g_file_set_contents(topo_path, topo, -1, NULL) ||
         !g_file_set_contents(*model_path, model, -1, NULL)) {
         g_free(topo_path);
@@ -308,8 +308,7 @@ main(int argc, char **argv)
     printf("train: 16 MoE layers x 64 experts, top-2, 4096 tokens per GPU, %s, on %d DGX A100 "
            "nodes; infer: %s on %s, generated routing; engine: %s; network: %s\n",
            capacity > 0 ? "padded to capacity" : "dropless", nodes, MS_SCENARIO_MODEL,
-           MS_SCENARIO_TOPOLOGY,
-           flow_by_flow ? "flow by flow" : "symmetric classes", net_text);
+           MS_SCENARIO_TOPOLOGY, flow_by_flow ? "flow by flow" : "symmetric classes", net_text);
     printf("%-26s %-11s %8s %8s %6s %12s %11s %9s %9s %14s %13s\n", "point", "policy", "wall(s)",
            "cpu(s)", "iters", "events", "flows", "base MiB", "peak MiB", "step(ms)", "p95(ms)");
     g_auto(GStrv) tp = g_strsplit(train, ",", -1);
