@@ -679,5 +679,7 @@ ms_engine_runner_new(const MsEngineOptions *opts)
         r->net = *r->opts.net;
         r->opts.net = &r->net;
     }
-    return ms_runner_new("sim", engine_execute, r, g_free);
+    MsRunner *runner = ms_runner_new("sim", engine_execute, r, g_free);
+    ms_runner_set_pure(runner, TRUE);
+    return runner;
 }

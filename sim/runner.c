@@ -6,6 +6,7 @@ struct _MsRunner {
     MsRunnerFn execute;
     gpointer data;
     GDestroyNotify free_data;
+    gboolean pure;
 };
 
 MsRunner *
@@ -37,6 +38,18 @@ const char *
 ms_runner_name(const MsRunner *r)
 {
     return r->name;
+}
+
+void
+ms_runner_set_pure(MsRunner *r, gboolean pure)
+{
+    r->pure = pure;
+}
+
+gboolean
+ms_runner_pure(const MsRunner *r)
+{
+    return r->pure;
 }
 
 MsRecords *

@@ -39,6 +39,12 @@ void ms_runner_free(MsRunner *runner);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsRunner, ms_runner_free)
 
 const char *ms_runner_name(const MsRunner *runner);
+/* A pure runner's records are a function of the schedule's work (ms_schedule_work_digest), the
+ * topology, the detail flag and the what-if: the simulator is, a real GPU is not. A scenario
+ * reuses a pure runner's records for an iteration whose work repeats the one before it. FALSE
+ * unless set. */
+void ms_runner_set_pure(MsRunner *runner, gboolean pure);
+gboolean ms_runner_pure(const MsRunner *runner);
 /* Runs the execute function; its errors are returned as they are. */
 MsRecords *ms_runner_execute(const MsRunner *runner, const MsSchedule *s, const MsTopology *topo,
                              gboolean detail, const MsRunWhatIf *what_if, GError **error);

@@ -39,17 +39,40 @@ add_stats(MsResult *res, const MsRecords *r)
     }
 }
 
+/* The last iteration a pure runner ran without detail: its work's digest and its records. An
+ * iteration of the same work (a model padded to capacity does the same work whatever the
+ * routing) takes them instead of running again: the runner would return the same. */
+typedef struct {
+    char *digest;
+    MsRecords *records;
+    guint reused;
+} Memo;
+
+static void
+memo_clear(Memo *m)
+{
+    g_clear_pointer(&m->digest, g_free);
+    g_clear_pointer(&m->records, ms_records_free);
+}
+
 /* Plans and runs one measured iteration; the first one's schedule and records are kept whole,
  * and the sink gets those it wants. */
 static gboolean
 run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing, MsResult *res,
-              GError **error)
+              Memo *memo, GError **error)
 {
     g_autoptr(MsSchedule) s = ms_planner_plan(planner, routing, error);
     guint index = ms_result_n_iterations(res);
     gboolean detail = index == 0;
     gboolean sink = sc->sink && sc->sink->wants(sc->sink->data, index);
     const MsRunWhatIf what_if = {sc->pace, sc->n_pace, sc->net};
+    g_autofree char *digest =
+        s && !detail && !sink && ms_runner_pure(sc->runner) ? ms_schedule_work_digest(s) : NULL;
+    if (digest && g_strcmp0(digest, memo->digest) == 0) {
+        memo->reused++;
+        ms_result_add(res, s, memo->records);
+        return TRUE;
+    }
     g_autoptr(MsRecords) r =
         s ? ms_runner_execute(sc->runner, s, sc->topology, detail || sink, &what_if, error) : NULL;
     if (r == NULL) {
@@ -62,6 +85,10 @@ run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing
     }
     if (detail) {
         ms_result_set_detail(res, g_steal_pointer(&s), g_steal_pointer(&r));
+    } else if (digest) {
+        memo_clear(memo);
+        memo->digest = g_steal_pointer(&digest);
+        memo->records = g_steal_pointer(&r);
     }
     return TRUE;
 }
@@ -90,6 +117,7 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         ms_result_keep_layers(res);
     }
     gboolean ok = TRUE;
+    Memo memo = {0};
     /* 64 bits: "the whole trace" after warm-up iterations must not wrap around. */
     guint64 want = sc->iterations ? sc->iterations : (generated ? 1 : G_MAXUINT);
     for (guint64 it = 0; ok && it < sc->warmup + want; it++) {
@@ -114,15 +142,20 @@ ms_scenario_run(const MsScenario *sc, GError **error)
             ok = FALSE;
             break;
         }
-        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, error);
+        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, &memo, error);
         /* Lina learns the paths (and its expert caches the uses) of every batch it has seen,
          * warm-up batches included. */
         if (ok) {
             ok = ms_planner_learn(planner, routing, error);
         }
     }
+    memo_clear(&memo);
     if (!ok) {
         return NULL;
+    }
+    /* The engine's counters sum the iterations it ran; those it did not are counted apart. */
+    if (memo.reused) {
+        ms_result_set_stat(res, "reused_iterations", memo.reused);
     }
     guint got = ms_result_n_iterations(res);
     /* The routing as the user named it (a file, sample: or gen:). */

@@ -1,7 +1,8 @@
 /* Tests of scenario: the run-level figures summed over iterations, warm-up, the cancel flag, how
  * many iterations a run takes from a trace file of a given length, that every iteration goes
- * through the scenario's runner (details asked for the first only), and the errors of a run (on
- * shipped models with generated or written routing). */
+ * through the scenario's runner (details asked for the first only), that iterations repeating
+ * the work of the one before take its records, and the errors of a run (on shipped models with
+ * generated or written routing). */
 #include <json-glib/json-glib.h>
 
 #include "ms_test.h"
@@ -227,6 +228,72 @@ test_runner(void)
     MS_ASSERT_ERROR(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no machine today");
 }
 
+static gboolean
+every_iteration(gpointer data, guint iteration)
+{
+    return TRUE;
+}
+
+static gboolean
+count_each(gpointer data, guint iteration, const MsSchedule *s, const MsRecords *r, GError **error)
+{
+    (*(guint *)data)++;
+    return TRUE;
+}
+
+/* switch-base-8 pads its all-to-alls to capacity: every batch does the same work whatever its
+ * routing. Through a pure runner, the first batch runs with details, the second without, and
+ * the other three repeat the second's work and take its records (counted as reused, not in the
+ * engine's counters); every batch's figures are those of a runner that runs them all, each its
+ * own dropped tokens. A runner not marked pure (a real GPU) runs every batch; so does one whose
+ * batches a sink takes, and dropless batches differ in their work. */
+static void
+test_repeated_work(void)
+{
+    GError *error = NULL;
+    Counting pure = {ms_engine_runner_new(NULL), 0, 0, 0};
+    Counting impure = {ms_engine_runner_new(NULL), 0, 0, 0};
+    g_autoptr(MsRunner) pure_runner = ms_runner_new("sim", counting_execute, &pure, NULL);
+    g_autoptr(MsRunner) impure_runner = ms_runner_new("sim", counting_execute, &impure, NULL);
+    ms_runner_set_pure(pure_runner, TRUE);
+    CU_ASSERT_FALSE(ms_runner_pure(impure_runner));
+    MsInputNames names = {.model = "switch-base-8", .policy = "concurrent"};
+    MsScenario sc = {.mode = MS_PLAN_INFER, .iterations = 5};
+    g_autoptr(MsResult) once = run_names(&names, sc, pure_runner, &error);
+    g_assert_no_error(error);
+    g_autoptr(MsResult) all = run_names(&names, sc, impure_runner, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(pure.calls, 2);
+    CU_ASSERT_EQUAL(impure.calls, 5);
+    CU_ASSERT_EQUAL(stat_of(once, "reused_iterations"), 3);
+    CU_ASSERT_EQUAL(stat_of(all, "reused_iterations"), -1);
+    CU_ASSERT_EQUAL(stat_of(once, "flows") * 5, stat_of(all, "flows") * 2);
+    gboolean drops_differ = FALSE;
+    for (guint i = 0; i < 5; i++) {
+        const MsMetrics *a = ms_result_iteration(once, i), *b = ms_result_iteration(all, i);
+        CU_ASSERT_EQUAL(a->step_us, b->step_us);
+        CU_ASSERT_EQUAL(a->a2a_us, b->a2a_us);
+        CU_ASSERT_EQUAL(a->dropped_tokens, b->dropped_tokens);
+        drops_differ |= a->dropped_tokens != ms_result_iteration(once, 0)->dropped_tokens;
+    }
+    CU_ASSERT_TRUE(drops_differ);
+    guint taken = 0;
+    MsIterationSink sink = {every_iteration, count_each, &taken};
+    MsScenario sunk = sc;
+    sunk.sink = &sink;
+    g_autoptr(MsResult) each = run_names(&names, sunk, pure_runner, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(pure.calls, 2 + 5);
+    CU_ASSERT_EQUAL(taken, 5);
+    MsInputNames dropless = {.model = MODEL, .policy = "concurrent"};
+    g_autoptr(MsResult) varied = run_names(&dropless, sc, pure_runner, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(pure.calls, 2 + 5 + 5);
+    CU_ASSERT_EQUAL(stat_of(varied, "reused_iterations"), -1);
+    ms_runner_free(pure.engine);
+    ms_runner_free(impure.engine);
+}
+
 static void
 test_command(void)
 {
@@ -289,6 +356,7 @@ main(int argc, char **argv)
         {"cancel flag and a trace that fails to read", test_errors},
         {"a run takes the whole trace, after its warm-up", test_whole_trace},
         {"every iteration through the runner", test_runner},
+        {"an iteration repeating the last one's work is not run again", test_repeated_work},
         {"moesim run on a trace file", test_command},
         {"JSON alone on standard output", test_json_stdout},
         {NULL, NULL},

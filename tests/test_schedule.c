@@ -206,6 +206,55 @@ test_host_time(void)
                     "op 0 (g): host time -1 s out of range [0, 3600]");
 }
 
+/* A schedule of two ranks: a gate each, then an all-to-all of the given pair sizes; its meta
+ * names the iteration, its dropped tokens and its datatype. */
+static MsSchedule *
+work(guint iteration, double flops, guint64 pair, const char *dtype)
+{
+    MsSchedule *s = ms_schedule_new(2);
+    guint cs = ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    guint ms = ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    const guint32 ranks[] = {0, 1};
+    const guint64 matrix[] = {0, pair, 4096, 0};
+    guint32 ops[2];
+    ms_schedule_add_alltoall(s, ms, ranks, 2, matrix, 0, 0, MS_ROLE_DISPATCH, MS_PHASE_FORWARD, 0,
+                             -1, "a2a", ops);
+    for (guint r = 0; r < 2; r++) {
+        guint32 g = ms_schedule_add_compute(s, r, cs, MS_ROLE_GATE, MS_PHASE_FORWARD, 0, -1, "g");
+        ms_schedule_set_cost(s, g, MS_COMPUTE_ELEMENTWISE, flops, 1e6, 16);
+        ms_schedule_add_dep(s, ops[r], g);
+    }
+    char buf[16];
+    g_snprintf(buf, sizeof buf, "%u", iteration);
+    ms_schedule_set_meta(s, "iteration", buf);
+    ms_schedule_set_meta(s, "dropped_tokens", buf);
+    ms_schedule_set_meta(s, "dtype", dtype);
+    return s;
+}
+
+/* The work's digest: the same for schedules that differ only in the iteration they name and its
+ * dropped tokens, different for one op's flops, one pair's bytes, the datatype (the compute
+ * model reads it). */
+static void
+test_work_digest(void)
+{
+    g_autoptr(MsSchedule) a = work(0, 1e6, 4096, "bf16");
+    g_autoptr(MsSchedule) b = work(7, 1e6, 4096, "bf16");
+    g_autoptr(MsSchedule) flops = work(0, 1e6 + 1, 4096, "bf16");
+    g_autoptr(MsSchedule) pair = work(0, 1e6, 4097, "bf16");
+    g_autoptr(MsSchedule) dtype = work(0, 1e6, 4096, "fp16");
+    g_autofree char *da = ms_schedule_work_digest(a);
+    g_autofree char *db = ms_schedule_work_digest(b);
+    g_autofree char *df = ms_schedule_work_digest(flops);
+    g_autofree char *dp = ms_schedule_work_digest(pair);
+    g_autofree char *dt = ms_schedule_work_digest(dtype);
+    CU_ASSERT_EQUAL(strlen(da), 64);
+    CU_ASSERT_STRING_EQUAL(da, db);
+    CU_ASSERT_STRING_NOT_EQUAL(da, df);
+    CU_ASSERT_STRING_NOT_EQUAL(da, dp);
+    CU_ASSERT_STRING_NOT_EQUAL(da, dt);
+}
+
 /* The dispatcher's rules travel in version 2's "dispatch" object; version 1 named them by policy,
  * and its five names still read as the rules those policies chose. */
 static void
@@ -316,6 +365,7 @@ main(int argc, char **argv)
         {"limits on ranks, streams and op ids", test_limits},
         {"unreadable, broken and deeply nested files", test_unreadable_and_nested},
         {"a dependency cycle", test_cycle},
+        {"the work's digest", test_work_digest},
         {"one name table per enumeration", test_names},
         {"the dispatcher's rules, in versions 2 and 1", test_rules},
         {"host time of ops", test_host_time},

@@ -215,6 +215,10 @@ gboolean ms_schedule_validate(const MsSchedule *s, GError **error);
 
 /* --- reading --- */
 
+/* SHA-256 (hex, to free) of everything a runner reads: ranks, policy, rules, streams, every op
+ * and collective, the meta but for what only names the iteration ("iteration",
+ * "dropped_tokens"). Two schedules of one digest do the same work. */
+char *ms_schedule_work_digest(const MsSchedule *s);
 guint ms_schedule_n_ranks(const MsSchedule *s);
 guint ms_schedule_n_streams(const MsSchedule *s);
 const char *ms_schedule_stream_name(const MsSchedule *s, guint stream);
