@@ -203,7 +203,7 @@ ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double 
 }
 
 guint32
-ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes, double weight,
+ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, double bytes, double weight,
                       MsTime latency, guint32 handler, guint64 arg)
 {
     g_return_val_if_fail(arg <= ARG_MASK, G_MAXUINT32);

@@ -14,8 +14,8 @@
 #define MIB (G_GUINT64_CONSTANT(1) << 20)
 #define MAX_RANKS 64
 /* Both runs simulate the same max-min allocation; what differs is the order of floating-point
- * sums (rates agree to a few parts in 10^15) and the rounding of event times to picoseconds,
- * plus, where a ring expands, half a byte per flow. */
+ * sums (rates agree to a few parts in 10^15) and the rounding of event times to picoseconds
+ * (where a collective expands, its images resume exactly what their representatives had left). */
 #define REL 1e-6
 
 static MsTopology *four_node; /* 4 DGX A100-like nodes: 32 GPUs, a NIC each */
@@ -466,6 +466,55 @@ test_alltoall_expands(void)
     CU_ASSERT_EQUAL(fr, 32 * 31);
 }
 
+/* Random padded all-to-alls over whole nodes of the three topologies (the nodes in a random
+ * order), under either network model, alone or joined at a random instant by a ring or one flow:
+ * every rank ends as flow by flow, wherever the symmetry holds or not. */
+static void
+test_alltoall_random(void)
+{
+    MsTopology *topos[] = {four_node, fat_tree, one_group};
+    const guint nodes[] = {4, 8, 8}, per_node[] = {8, 2, 2};
+    MsNetSpec nccl;
+    g_autoptr(GError) error = NULL;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl", &nccl, &error));
+    g_autoptr(GRand) rng = g_rand_new_with_seed(20261204);
+    for (guint k = 0; k < 24; k++) {
+        guint t = g_rand_int_range(rng, 0, 3), b = per_node[t];
+        guint n_nodes = g_rand_int_range(rng, 2, nodes[t] + 1);
+        guint order[8], ranks[MAX_RANKS], join[MAX_RANKS];
+        for (guint i = 0; i < nodes[t]; i++) {
+            order[i] = i;
+        }
+        for (guint i = nodes[t] - 1; i > 0; i--) {
+            guint j = g_rand_int_range(rng, 0, i + 1), x = order[i];
+            order[i] = order[j];
+            order[j] = x;
+        }
+        guint n = n_nodes * b;
+        for (guint i = 0; i < n; i++) {
+            ranks[i] = order[i / b] * b + i % b;
+            join[i] = ranks[i];
+        }
+        MsCollSpec a2a = {.op = MS_COLL_ALLTOALL,
+                          .n_ranks = n,
+                          .ranks = ranks,
+                          .bytes = (guint64)n * g_rand_int_range(rng, 1, 4 * 1024) * 1024};
+        MsCollSpec other = {.op = MS_COLL_ALLREDUCE, .n_ranks = n, .ranks = join, .bytes = 4 * MIB};
+        guint kind = g_rand_int_range(rng, 0, 3); /* alone, a ring, one flow */
+        if (kind == 2) {
+            other =
+                (MsCollSpec){.op = MS_COLL_ALLTOALL, .n_ranks = 2, .ranks = join, .bytes = 2 * MIB};
+            join[1] = ranks[n - 1];
+        }
+        Setup st = {.topo = topos[t],
+                    .net = g_rand_boolean(rng) ? &nccl : NULL,
+                    .other = kind ? &other : NULL,
+                    .other_at = ms_time_from_us(g_rand_double_range(rng, 0, 400))};
+        guint64 fs = 0, fr = 0;
+        compare(&a2a, &st, &fs, &fr);
+    }
+}
+
 /* 32 experts, one per GPU of sym-4node, padded to capacity. */
 static const char padded_ini[] =
     "[model]\nformat = 1\nname = sym-padded\ndescription = 32 experts padded to capacity\n"
@@ -552,6 +601,7 @@ main(int argc, char **argv)
         {"shared links", test_shared_links},
         {"all-to-all", test_alltoall},
         {"all-to-all expands", test_alltoall_expands},
+        {"random all-to-alls", test_alltoall_random},
         {"training step", test_training_step},
         {NULL, NULL},
     };

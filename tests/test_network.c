@@ -190,7 +190,8 @@ test_bandwidth_change(void)
 /* Two flows share a 1 GB/s link; at 500 us the first is cancelled with 0.75 MB left (it moved
  * 0.25 MB at 0.5 GB/s) and never reported; the second then runs alone: 0.75 MB at 1 GB/s, done at
  * 1250 us. A flow cancelled in its latency keeps all its bytes and its activation time, and
- * leaves its link's pending count; a cancelled id is no longer live. */
+ * leaves its link's pending count; a cancelled id is no longer live; a flow started with what a
+ * cancelled one had left ends when it would have. */
 static void
 test_cancel(void)
 {
@@ -223,6 +224,22 @@ test_cancel(void)
     CU_ASSERT_EQUAL(done(&rec, 1), end);
     CU_ASSERT_EQUAL(done(&rec, 0), 0); /* never reported */
     CU_ASSERT_EQUAL(ms_network_next_time(net, end), MS_TIME_NEVER);
+    CU_ASSERT_TRUE(ms_network_check(net, NULL));
+    /* A flow resumes what a cancelled one had left, to the fraction of a byte: 1 MB alone at
+     * 1 GB/s, cancelled at 300.0005 us with 699999.5 bytes left and started again at once, ends
+     * at 1000 us as if never stopped. */
+    MsTime at = end + ms_time_from_us(300.0005);
+    guint32 d = ms_network_start(net, end, 0, &l0, 1, 1000000, 1.0, 3);
+    ms_network_advance(net, end, on_done, &rec);
+    ms_network_next_time(net, end);
+    CU_ASSERT_TRUE(ms_network_cancel(net, d, at, &left, &active_at));
+    MS_ASSERT_REL(left, 699999.5, 1e-12);
+    ms_network_start(net, at, 0, &l0, 1, left, 1.0, 4);
+    ms_network_advance(net, at, on_done, &rec);
+    MsTime resumed = ms_network_next_time(net, at);
+    CU_ASSERT_EQUAL(resumed, end + ms_time_from_us(1000));
+    ms_network_advance(net, resumed, on_done, &rec);
+    CU_ASSERT_EQUAL(done(&rec, 4), resumed);
     CU_ASSERT_TRUE(ms_network_check(net, NULL));
     g_array_unref(rec.done_at);
 }

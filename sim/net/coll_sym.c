@@ -629,10 +629,8 @@ ms_coll_sym_expand(MsColl *coll)
             if (route == NULL) {
                 continue;
             }
-            /* The bytes its representative has left (within half a byte), after what is left of
-             * the latency. */
-            guint64 bytes = (guint64)llround(MIN(left, (double)wire));
-            ms_sim_transfer_route(coll->sim, route, n, bytes, weight,
+            /* The bytes its representative has left, after what is left of the latency. */
+            ms_sim_transfer_route(coll->sim, route, n, MIN(left, (double)wire), weight,
                                   active_at > now ? active_at - now : 0, coll->handler, idx_j);
             coll->n_flows += j > 0;
         }

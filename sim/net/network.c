@@ -27,7 +27,8 @@ typedef union {
 typedef struct {
     When when;
     double weight;
-    guint64 bytes, cookie;
+    double bytes; /* a whole number but where a flow resumes what another had left */
+    guint64 cookie;
     const guint32 *route; /* while pending */
     guint32 var;          /* solver variable once active, NONE before */
     guint32 grp;          /* bottleneck group once solved, NONE before */
@@ -312,9 +313,10 @@ alloc_flow(MsNetwork *net)
 
 guint32
 ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links, guint n_links,
-                 guint64 bytes, double weight, guint64 cookie)
+                 double bytes, double weight, guint64 cookie)
 {
     g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
+    g_return_val_if_fail(bytes >= 0 && isfinite(bytes), NONE);
     g_return_val_if_fail(n_links <= 255, NONE);
     guint32 f = alloc_flow(net);
     net->fl[f].bytes = bytes;
@@ -424,11 +426,10 @@ check_bytes(MsNetwork *net, guint32 f, MsTime now)
 {
     double left = remaining(net, f, now);
     double rate = net->fl[f].weight * net->groups[net->fl[f].grp].level;
-    double slack =
-        1e-6 * (double)net->fl[f].bytes + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
+    double slack = 1e-6 * net->fl[f].bytes + 1.0 + rate * (MS_NETWORK_TIME_SLACK + 1) * 1e-12;
     if (fabs(left) > slack) {
-        violation(net, "flow %u finished with %.6g of %" G_GUINT64_FORMAT " bytes not moved", f,
-                  left, net->fl[f].bytes);
+        violation(net, "flow %u finished with %.6g of %.17g bytes not moved", f, left,
+                  net->fl[f].bytes);
     }
 }
 
@@ -536,7 +537,7 @@ apply(MsNetwork *net, MsTime now)
             continue; /* unconstrained: never reaches the solver (see activate) */
         }
         guint32 f = net->flow_of_var[vs[i]];
-        double left = (double)net->fl[f].bytes;
+        double left = net->fl[f].bytes;
         if (net->fl[f].grp != NONE) {
             guint32 old = net->fl[f].grp;
             group_sync(&net->groups[old], now);
@@ -681,7 +682,7 @@ ms_network_flow_left(const MsNetwork *net, guint32 id, MsTime now, double *bytes
     }
     const Flow *f = &net->fl[id];
     *active_at = f->active_at;
-    *bytes = (double)f->bytes;
+    *bytes = f->bytes;
     if (f->state == FLOW_ACTIVE && f->grp != NONE) {
         const Group *g = &net->groups[f->grp];
         double v = g->vtime + g->level * (double)(MAX(now, g->t0) - g->t0) * 1e-12;
