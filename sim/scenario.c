@@ -39,58 +39,131 @@ add_stats(MsResult *res, const MsRecords *r)
     }
 }
 
-/* The last iteration a pure runner ran without detail: its work's digest and its records. An
- * iteration of the same work (a model padded to capacity does the same work whatever the
- * routing) takes them instead of running again: the runner would return the same. */
+/* One measured iteration from its plan to its place in the result. Planned in order on the
+ * calling thread (Lina learns from each batch before the next is planned), executed there or by
+ * a worker, and committed to the result in order. */
 typedef struct {
+    guint index;
+    MsSchedule *s;
+    gboolean detail, sink;
+    /* A pure runner's iteration without detail: its work's digest, and whether it repeats the
+     * work of the last iteration before it that had one (then it is not executed: it takes that
+     * one's records, which the commit keeps). */
     char *digest;
-    MsRecords *records;
-    guint reused;
-} Memo;
+    gboolean repeat;
+    MsRecords *r;
+    GError *error;
+    gboolean done; /* under Run.lock when a worker executes it */
+} Job;
 
 static void
-memo_clear(Memo *m)
+job_free(Job *j)
 {
-    g_clear_pointer(&m->digest, g_free);
-    g_clear_pointer(&m->records, ms_records_free);
+    ms_schedule_free(j->s);
+    g_free(j->digest);
+    ms_records_free(j->r);
+    g_clear_error(&j->error);
+    g_free(j);
 }
 
-/* Plans and runs one measured iteration; the first one's schedule and records are kept whole,
- * and the sink gets those it wants. */
-static gboolean
-run_iteration(const MsScenario *sc, MsPlanner *planner, const MsRouting *routing, MsResult *res,
-              Memo *memo, GError **error)
+typedef struct {
+    const MsScenario *sc;
+    MsResult *res;
+    guint planned;     /* measured iterations planned so far */
+    char *last_digest; /* of the last planned job that had one */
+    GQueue jobs;       /* planned, not committed yet, in order */
+    GThreadPool *pool; /* NULL: each job executes as it is planned */
+    GMutex lock;
+    GCond cond;
+    /* The records of the last committed job that had a digest and was executed. */
+    MsRecords *memo;
+    guint reused;
+} Run;
+
+static void
+execute(Job *j, const MsScenario *sc)
 {
-    g_autoptr(MsSchedule) s = ms_planner_plan(planner, routing, error);
-    guint index = ms_result_n_iterations(res);
-    gboolean detail = index == 0;
-    gboolean sink = sc->sink && sc->sink->wants(sc->sink->data, index);
     const MsRunWhatIf what_if = {sc->pace, sc->n_pace, sc->net};
-    g_autofree char *digest =
-        s && !detail && !sink && ms_runner_pure(sc->runner) ? ms_schedule_work_digest(s) : NULL;
-    if (digest && g_strcmp0(digest, memo->digest) == 0) {
-        memo->reused++;
-        ms_result_add(res, s, memo->records);
-        return TRUE;
-    }
-    g_autoptr(MsRecords) r =
-        s ? ms_runner_execute(sc->runner, s, sc->topology, detail || sink, &what_if, error) : NULL;
-    if (r == NULL) {
+    j->r = ms_runner_execute(sc->runner, j->s, sc->topology, j->detail || j->sink, &what_if,
+                             &j->error);
+}
+
+static void
+work(gpointer data, gpointer user)
+{
+    Job *j = data;
+    Run *run = user;
+    execute(j, run->sc);
+    g_mutex_lock(&run->lock);
+    j->done = TRUE;
+    g_cond_broadcast(&run->cond);
+    g_mutex_unlock(&run->lock);
+}
+
+/* Plans the next measured iteration and executes it or hands it to a worker. */
+static gboolean
+plan(Run *run, MsPlanner *planner, const MsRouting *routing, GError **error)
+{
+    const MsScenario *sc = run->sc;
+    MsSchedule *s = ms_planner_plan(planner, routing, error);
+    if (s == NULL) {
         return FALSE;
     }
-    add_stats(res, r);
-    ms_result_add(res, s, r);
-    if (sink && !sc->sink->each(sc->sink->data, index, s, r, error)) {
-        return FALSE;
+    Job *j = g_new0(Job, 1);
+    j->index = run->planned++;
+    j->s = s;
+    j->detail = j->index == 0;
+    j->sink = sc->sink && sc->sink->wants(sc->sink->data, j->index);
+    if (!j->detail && !j->sink && ms_runner_pure(sc->runner)) {
+        j->digest = ms_schedule_work_digest(s);
+        j->repeat = g_strcmp0(j->digest, run->last_digest) == 0;
+        g_free(run->last_digest);
+        run->last_digest = g_strdup(j->digest);
     }
-    if (detail) {
-        ms_result_set_detail(res, g_steal_pointer(&s), g_steal_pointer(&r));
-    } else if (digest) {
-        memo_clear(memo);
-        memo->digest = g_steal_pointer(&digest);
-        memo->records = g_steal_pointer(&r);
+    g_queue_push_tail(&run->jobs, j);
+    if (j->repeat) {
+        j->done = TRUE;
+    } else if (run->pool) {
+        g_thread_pool_push(run->pool, j, NULL);
+    } else {
+        execute(j, sc);
+        j->done = TRUE;
     }
     return TRUE;
+}
+
+/* Waits for the oldest job and adds it to the result: the first one's schedule and records are
+ * kept whole, and the sink gets those it wants. */
+static gboolean
+commit(Run *run, GError **error)
+{
+    const MsScenario *sc = run->sc;
+    Job *j = g_queue_pop_head(&run->jobs);
+    g_mutex_lock(&run->lock);
+    while (!j->done) {
+        g_cond_wait(&run->cond, &run->lock);
+    }
+    g_mutex_unlock(&run->lock);
+    gboolean ok = TRUE;
+    if (j->repeat) {
+        run->reused++;
+        ms_result_add(run->res, j->s, run->memo);
+    } else if (j->r == NULL) {
+        g_propagate_error(error, g_steal_pointer(&j->error));
+        ok = FALSE;
+    } else {
+        add_stats(run->res, j->r);
+        ms_result_add(run->res, j->s, j->r);
+        ok = !j->sink || sc->sink->each(sc->sink->data, j->index, j->s, j->r, error);
+        if (ok && j->detail) {
+            ms_result_set_detail(run->res, g_steal_pointer(&j->s), g_steal_pointer(&j->r));
+        } else if (ok && j->digest) {
+            ms_records_free(run->memo);
+            run->memo = g_steal_pointer(&j->r);
+        }
+    }
+    job_free(j);
+    return ok;
 }
 
 MsResult *
@@ -117,7 +190,17 @@ ms_scenario_run(const MsScenario *sc, GError **error)
         ms_result_keep_layers(res);
     }
     gboolean ok = TRUE;
-    Memo memo = {0};
+    Run run = {.sc = sc, .res = res};
+    g_queue_init(&run.jobs);
+    g_mutex_init(&run.lock);
+    g_cond_init(&run.cond);
+    /* Workers only for a pure runner: a real GPU runs one schedule at a time. At most two jobs
+     * per worker wait to be committed, so memory holds a bounded number of schedules. */
+    guint workers = ms_runner_pure(sc->runner) ? sc->workers : 0;
+    if (workers > 1) {
+        run.pool = g_thread_pool_new(work, &run, (gint)workers, TRUE, NULL);
+    }
+    guint in_flight = run.pool ? 2 * workers : 0;
     /* 64 bits: "the whole trace" after warm-up iterations must not wrap around. */
     guint64 want = sc->iterations ? sc->iterations : (generated ? 1 : G_MAXUINT);
     for (guint64 it = 0; ok && it < sc->warmup + want; it++) {
@@ -142,20 +225,33 @@ ms_scenario_run(const MsScenario *sc, GError **error)
             ok = FALSE;
             break;
         }
-        ok = it < sc->warmup || run_iteration(sc, planner, routing, res, &memo, error);
+        ok = it < sc->warmup || plan(&run, planner, routing, error);
+        while (ok && run.jobs.length > in_flight) {
+            ok = commit(&run, error);
+        }
         /* Lina learns the paths (and its expert caches the uses) of every batch it has seen,
          * warm-up batches included. */
         if (ok) {
             ok = ms_planner_learn(planner, routing, error);
         }
     }
-    memo_clear(&memo);
+    while (ok && run.jobs.length) {
+        ok = commit(&run, error);
+    }
+    if (run.pool) {
+        g_thread_pool_free(run.pool, FALSE, TRUE); /* after the jobs it holds, if it stopped */
+    }
+    g_queue_clear_full(&run.jobs, (GDestroyNotify)job_free);
+    ms_records_free(run.memo);
+    g_free(run.last_digest);
+    g_mutex_clear(&run.lock);
+    g_cond_clear(&run.cond);
     if (!ok) {
         return NULL;
     }
     /* The engine's counters sum the iterations it ran; those it did not are counted apart. */
-    if (memo.reused) {
-        ms_result_set_stat(res, "reused_iterations", memo.reused);
+    if (run.reused) {
+        ms_result_set_stat(res, "reused_iterations", run.reused);
     }
     guint got = ms_result_n_iterations(res);
     /* The routing as the user named it (a file, sample: or gen:). */

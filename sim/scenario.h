@@ -67,6 +67,10 @@ typedef struct {
                                   * the runner's own; MsRunWhatIf) */
     guint n_pace;
     const MsNetSpec *net; /* a network model for the runner (NULL: the runner's own) */
+    /* Iterations a pure runner (the simulator) executes at once on worker threads, planned in
+     * order on the calling thread and added to the result in order, so that the result is the
+     * same for any count; 0 or 1: one at a time on the calling thread. */
+    guint workers;
 } MsScenario;
 
 /* Runs the scenario. Returns NULL with the error of whatever failed (the routing, its shape

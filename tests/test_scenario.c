@@ -1,7 +1,8 @@
 /* Tests of scenario: the run-level figures summed over iterations, warm-up, the cancel flag, how
  * many iterations a run takes from a trace file of a given length, that every iteration goes
  * through the scenario's runner (details asked for the first only), that iterations repeating
- * the work of the one before take its records, and the errors of a run (on shipped models with
+ * the work of the one before take its records, that worker threads change nothing in the
+ * result, and the errors of a run (on shipped models with
  * generated or written routing). */
 #include <json-glib/json-glib.h>
 
@@ -294,6 +295,73 @@ test_repeated_work(void)
     ms_runner_free(impure.engine);
 }
 
+static gboolean
+record_order(gpointer data, guint iteration, const MsSchedule *s, const MsRecords *r,
+             GError **error)
+{
+    g_array_append_val((GArray *)data, iteration);
+    return TRUE;
+}
+
+static gboolean
+odd_iterations(gpointer data, guint iteration)
+{
+    return iteration % 2 == 1;
+}
+
+static char *
+result_text(const MsResult *res)
+{
+    g_autoptr(JsonNode) json = ms_result_to_json(res);
+    return json_to_string(json, FALSE);
+}
+
+/* Worker threads execute iterations at once, planned and added in order: the same result, byte
+ * for byte, as one at a time, under Lina (which learns every batch before the next is planned),
+ * with repeated work and with a sink taking every other batch (in order). A failing runner's
+ * first error in iteration order comes back. A runner not marked pure gets no workers. */
+static void
+test_workers(void)
+{
+    GError *error = NULL;
+    MsInputNames lina = {.model = MODEL, .policy = "lina"};
+    MsInputNames padded = {.model = "switch-base-8", .policy = "concurrent"};
+    const MsInputNames *inputs[] = {&lina, &padded};
+    g_autoptr(MsRunner) engine = ms_engine_runner_new(NULL);
+    for (guint k = 0; k < G_N_ELEMENTS(inputs); k++) {
+        g_autofree char *texts[2] = {NULL, NULL};
+        GArray *orders[2] = {g_array_new(FALSE, FALSE, sizeof(guint)),
+                             g_array_new(FALSE, FALSE, sizeof(guint))};
+        for (guint w = 0; w < 2; w++) {
+            MsIterationSink sink = {odd_iterations, record_order, orders[w]};
+            MsScenario sc = {
+                .mode = MS_PLAN_INFER, .iterations = 9, .warmup = 1, .workers = w ? 3 : 0};
+            sc.sink = &sink;
+            g_autoptr(MsResult) res = run_names(inputs[k], sc, engine, &error);
+            g_assert_no_error(error);
+            texts[w] = result_text(res);
+        }
+        CU_ASSERT_STRING_EQUAL(texts[0], texts[1]);
+        CU_ASSERT_EQUAL(orders[1]->len, 4);
+        for (guint i = 0; i < orders[1]->len; i++) {
+            CU_ASSERT_EQUAL(g_array_index(orders[1], guint, i), 2 * i + 1);
+        }
+        g_array_unref(orders[0]);
+        g_array_unref(orders[1]);
+    }
+    g_autoptr(MsRunner) failing = ms_runner_new("broken", failing_execute, NULL, NULL);
+    ms_runner_set_pure(failing, TRUE);
+    MsScenario sc = {.mode = MS_PLAN_INFER, .iterations = 6, .workers = 2};
+    CU_ASSERT_PTR_NULL(run_names(&lina, sc, failing, &error));
+    MS_ASSERT_ERROR(error, MS_SCENARIO_ERROR, MS_SCENARIO_ERROR_INVALID, "no machine today");
+    Counting c = {ms_engine_runner_new(NULL), 0, 0, 0};
+    g_autoptr(MsRunner) counting = ms_runner_new("counted", counting_execute, &c, NULL);
+    g_autoptr(MsResult) res = run_names(&lina, sc, counting, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_EQUAL(c.calls, 6);
+    ms_runner_free(c.engine);
+}
+
 static void
 test_command(void)
 {
@@ -357,6 +425,7 @@ main(int argc, char **argv)
         {"a run takes the whole trace, after its warm-up", test_whole_trace},
         {"every iteration through the runner", test_runner},
         {"an iteration repeating the last one's work is not run again", test_repeated_work},
+        {"iterations on worker threads, the same result", test_workers},
         {"moesim run on a trace file", test_command},
         {"JSON alone on standard output", test_json_stdout},
         {NULL, NULL},

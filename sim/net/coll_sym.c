@@ -31,10 +31,10 @@ struct CollSym {
     gboolean a2a;   /* an all-to-all; else a ring */
     guint b, N;     /* ring indices (all-to-all positions) per block, blocks */
     guint *rep;     /* per participant: the representative it is an image of */
-    guint *tau;     /* per participant: its image one block further round the ring */
-    guint32 *links; /* the ring's links of limited bandwidth, watched */
+    guint *tau;     /* per participant: its image one block further on */
+    guint32 *links; /* the collective's links of limited bandwidth, watched */
     guint n_links;
-    Shared *shared; /* divided while the ring is watched */
+    Shared *shared; /* divided while the collective is watched */
     guint n_shared;
     gboolean watching;
     /* Per slot, a ring's (channel, ring index of the first block) or an all-to-all's flow of a
@@ -63,9 +63,9 @@ ms_coll_sym_rep(const MsColl *coll, guint part)
     return coll->sym ? coll->sym->rep[part] : part;
 }
 
-/* Starts or stops watching the ring's links (FALSE when they cannot be watched): while watched,
- * the representatives get d / N of each link they share with N / d - 1 of their images; after,
- * every such link has its own bandwidth back. */
+/* Starts or stops watching the collective's links (FALSE when they cannot be watched): while
+ * watched, the representatives get d / N of each link that stands for an orbit of d < N links;
+ * after, every such link has its own bandwidth back. */
 static gboolean
 set_watching(MsColl *coll, gboolean on)
 {
@@ -194,7 +194,8 @@ find_a2a_translation(const MsColl *coll, CollSym *y)
     return TRUE;
 }
 
-/* Participant translation: ring index i to i + b in every channel, the same map in all. */
+/* Participant translation: ring index i to i + b in every channel, the same map in all (an
+ * all-to-all's: position p to p + b). */
 static gboolean
 find_translation(const MsColl *coll, CollSym *y)
 {
@@ -420,12 +421,12 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period
     return r;
 }
 
-/* The smallest block, whole node blocks of b0 ring indices at a time, whose translation is a
- * symmetry of the ring and its links: one node where the links from every node to the next are
- * alike (a switch, or a ring inside one leaf), several where they are alike only between groups
- * of nodes (a ring over one GPU in each of several leaves of a fat tree crosses the spine only
- * from the last node of a leaf to the next leaf's first). FALSE when none is, or when another
- * transfer is on the ring's links now. */
+/* The smallest block, whole node blocks of b0 participants at a time, whose translation is a
+ * symmetry of the collective and its links: one node where the links from every node to the next
+ * are alike (a switch, or a ring inside one leaf), several where they are alike only between
+ * groups of nodes (a ring over one GPU in each of several leaves of a fat tree crosses the spine
+ * only from the last node of a leaf to the next leaf's first). FALSE when none is, or when
+ * another transfer is on the collective's links now. */
 static gboolean
 find_block(MsColl *coll, CollSym *y, guint b0)
 {

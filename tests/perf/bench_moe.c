@@ -5,7 +5,8 @@
  * deepseek-v3 (EP 64 x DP) on the shipped dgx-h100-NODESnode cluster. --net SPEC runs every point
  * under that network model (moesim run's specs and parser), and each point lists its first
  * iteration's collectives per kind (op, algorithm, and under nccl NCCL's choice of protocol);
- * --capacity F gives the training model a capacity factor, so that its all-to-alls are padded.
+ * --capacity F gives the training model a capacity factor, so that its all-to-alls are padded;
+ * --jobs N executes N iterations at once (the inference replay's batches).
  * Each point runs in a child process so that its peak memory is its own. Prints wall and CPU time,
  * events, flows, peak resident memory and the simulated step time; asserts nothing about time. */
 #include <glib.h>
@@ -48,6 +49,8 @@ typedef struct {
     const MsNetSpec *net;  /* NULL: the flow model */
 } Bench;
 
+static guint workers; /* --jobs: iterations executed at once (moesim run --jobs) */
+
 /* Loads the inputs and runs the scenario on the engine, timed together. */
 static MsResult *
 load_and_run(const Bench *b, GError **error)
@@ -58,7 +61,8 @@ load_and_run(const Bench *b, GError **error)
     }
     MsEngineOptions eo = {.flow_by_flow = b->flow_by_flow, .net = b->net};
     g_autoptr(MsRunner) runner = ms_engine_runner_new(&eo);
-    MsScenario sc = {.runner = runner, .mode = b->mode, .iterations = b->iterations};
+    MsScenario sc = {
+        .runner = runner, .mode = b->mode, .iterations = b->iterations, .workers = workers};
     ms_inputs_fill(in, &sc);
     return ms_scenario_run(&sc, error);
 }
@@ -258,7 +262,7 @@ main(int argc, char **argv)
 {
     g_autofree char *train = g_strdup("fifo,concurrent,priority,lina,schemoe");
     g_autofree char *infer = g_strdup("concurrent,lina");
-    gint nodes = 32, batches = 10000, deepseek = 0;
+    gint nodes = 32, batches = 10000, deepseek = 0, jobs = 1;
     g_autofree char *deepseek_policies = g_strdup("fifo");
     g_autofree char *net = NULL;
     GOptionEntry entries[] = {
@@ -279,6 +283,8 @@ main(int argc, char **argv)
          "Capacity factor of the training model (0, the default: dropless; > 0: every "
          "all-to-all padded to the capacity)",
          "F"},
+        {"jobs", 0, 0, G_OPTION_ARG_INT, &jobs,
+         "Iterations executed at once on worker threads, as moesim run --jobs (default 1)", "N"},
         {"flows", 0, 0, G_OPTION_ARG_NONE, &flow_by_flow,
          "Every flow on its own (the reference engine) instead of symmetric classes", NULL},
         {NULL},
@@ -287,9 +293,9 @@ main(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_autoptr(GError) error = NULL;
     if (!g_option_context_parse(ctx, &argc, &argv, &error) || nodes < 1 || nodes > 4096 ||
-        batches < 1 || !(capacity >= 0 && capacity <= 64)) {
+        batches < 1 || !(capacity >= 0 && capacity <= 64) || jobs < 1 || jobs > 1024) {
         fprintf(stderr, "bench_moe: %s\n",
-                error ? error->message : "bad --nodes, --batches or --capacity");
+                error ? error->message : "bad --nodes, --batches, --capacity or --jobs");
         return 2;
     }
     MsNetSpec spec;
@@ -299,6 +305,7 @@ main(int argc, char **argv)
         return 2;
     }
     net_spec = net ? &spec : NULL;
+    workers = (guint)jobs;
     g_autofree char *net_text = ms_net_spec_to_string(&spec);
     g_autofree char *dir = g_dir_make_tmp("moesim-bench-XXXXXX", NULL);
     if (dir == NULL) {
