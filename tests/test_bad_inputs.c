@@ -391,6 +391,8 @@ static const BadInput cases[] = {
      RUN("--slow-link", "n9.nic0->fabric=2"), 2},
     {"Policies and runs (`moesim run`)", "a slow link made faster",
      RUN("--slow-link", "n0.nic0->fabric=0.5"), 2},
+    {"Policies and runs (`moesim run`)", "more worker threads than allowed",
+     RUN("--jobs", "2000"), 2},
     {.section = "Policies and runs (`moesim run`)",
      .what = "a sweep's network model with a key it does not have",
      .args = {"sweep", "--vary", "net=flow;nccl:version=2.10,lattency_scale=2", "--out", "sw",
