@@ -329,7 +329,7 @@ test_workers(void)
     const MsInputNames *inputs[] = {&lina, &padded};
     g_autoptr(MsRunner) engine = ms_engine_runner_new(NULL);
     for (guint k = 0; k < G_N_ELEMENTS(inputs); k++) {
-        g_autofree char *texts[2] = {NULL, NULL};
+        char *texts[2] = {NULL, NULL};
         GArray *orders[2] = {g_array_new(FALSE, FALSE, sizeof(guint)),
                              g_array_new(FALSE, FALSE, sizeof(guint))};
         for (guint w = 0; w < 2; w++) {
@@ -342,6 +342,8 @@ test_workers(void)
             texts[w] = result_text(res);
         }
         CU_ASSERT_STRING_EQUAL(texts[0], texts[1]);
+        g_free(texts[0]);
+        g_free(texts[1]);
         CU_ASSERT_EQUAL(orders[1]->len, 4);
         for (guint i = 0; i < orders[1]->len; i++) {
             CU_ASSERT_EQUAL(g_array_index(orders[1], guint, i), 2 * i + 1);
