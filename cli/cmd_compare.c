@@ -93,7 +93,10 @@ ms_cmd_compare(int argc, char **argv)
     g_auto(MsScenarioOpts) o = {0};
     g_autofree char *policies = NULL, *out = NULL, *json = NULL;
     gboolean layers = FALSE;
+    gint jobs = 1;
+    guint workers = 1;
     const GOptionEntry own[] = {
+        MS_SCENARIO_JOBS_ENTRY(jobs),
         {"policies", 'p', 0, G_OPTION_ARG_STRING, &policies,
          "Policies to compare, separated by ';' or ',' (default " DEFAULT_POLICIES ")", "LIST"},
         {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
@@ -117,6 +120,9 @@ ms_cmd_compare(int argc, char **argv)
     }
     if (argc > 1) {
         return ms_cli_usage("compare: unexpected argument '%s'", argv[1]);
+    }
+    if (!ms_scenario_opts_workers("compare", jobs, &workers)) {
+        return MS_EXIT_USAGE;
     }
     const char *dir = out ? out : "moesim-out";
     g_autofree char *json_path = g_build_filename(dir, "compare.json", NULL);
@@ -145,6 +151,7 @@ ms_cmd_compare(int argc, char **argv)
         MsScenario sc = cs.sc;
         sc.policy = policy;
         sc.layers = layers;
+        sc.workers = workers;
         MsResult *res = policy ? ms_scenario_run(&sc, &error) : NULL;
         if (res == NULL) {
             g_prefix_error(&error, "policy %s: ", names[i]);

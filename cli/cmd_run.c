@@ -172,11 +172,9 @@ ms_cmd_run(int argc, char **argv)
     g_autofree char *json = NULL, *chrome = NULL, *csv = NULL, *plot = NULL, *which = NULL;
     g_autofree char *layers = NULL, *link = NULL;
     gint jobs = 1;
+    guint workers = 1;
     const GOptionEntry outputs[] = {
-        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
-         "Iterations the simulator runs at once on worker threads (default 1; 0: one per "
-         "processor); the results are the same for any count",
-         "N"},
+        MS_SCENARIO_JOBS_ENTRY(jobs),
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &json,
          "Summary and per-op records as JSON (- for standard output, the text going to standard "
          "error)",
@@ -206,8 +204,8 @@ ms_cmd_run(int argc, char **argv)
     if (argc > 1) {
         return ms_cli_usage("run: unexpected argument '%s'", argv[1]);
     }
-    if (jobs < 0 || jobs > 1024) {
-        return ms_cli_usage("run: --jobs: %d is not 0 to 1024", jobs);
+    if (!ms_scenario_opts_workers("run", jobs, &workers)) {
+        return MS_EXIT_USAGE;
     }
     {
         g_autoptr(GError) claim = NULL;
@@ -249,7 +247,7 @@ ms_cmd_run(int argc, char **argv)
     cs.sc.layers = layers != NULL;
     /* A link timeline is one recorder that every detailed execution writes into: those run one
      * at a time. */
-    cs.sc.workers = cs.timeline ? 1 : jobs ? (guint)jobs : g_get_num_processors();
+    cs.sc.workers = cs.timeline ? 1 : workers;
     double t0 = ms_cli_wall_seconds();
     g_autoptr(MsResult) res = ms_scenario_run(&cs.sc, &error);
     if (res == NULL ||

@@ -80,6 +80,17 @@ ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy, const GOptionE
 }
 
 gboolean
+ms_scenario_opts_workers(const char *cmd, gint jobs, guint *workers)
+{
+    if (jobs < 0 || jobs > 1024) {
+        ms_cli_usage("%s: --jobs: %d is not 0 to 1024", cmd, jobs);
+        return FALSE;
+    }
+    *workers = jobs ? (guint)jobs : g_get_num_processors();
+    return TRUE;
+}
+
+gboolean
 ms_scenario_opts_rank_map(const char *gpus, const char *ranks, MsRankMap *map)
 {
     memset(map, 0, sizeof *map);

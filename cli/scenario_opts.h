@@ -35,6 +35,20 @@ GOptionEntry *ms_scenario_opts_entries(MsScenarioOpts *opts, gboolean with_polic
 GOptionEntry *ms_scenario_opts_with(MsScenarioOpts *opts, gboolean with_policy,
                                     const GOptionEntry *own);
 void ms_scenario_opts_clear(MsScenarioOpts *opts);
+
+/* --jobs N of run and compare (sweep's --jobs runs points at once instead): the iterations the
+ * simulator runs at once, MsScenario.workers. */
+#define MS_SCENARIO_JOBS_ENTRY(var)                                                                \
+    {                                                                                              \
+        "jobs", 'j', 0, G_OPTION_ARG_INT, &(var),                                                  \
+            "Iterations the simulator runs at once on worker threads (default 1; 0: one per "      \
+            "processor); "                                                                         \
+            "the results are the same for any count",                                              \
+            "N"                                                                                    \
+    }
+/* The workers --jobs asks for (0: one per processor); FALSE with cmd's usage message printed
+ * when it is out of range. */
+gboolean ms_scenario_opts_workers(const char *cmd, gint jobs, guint *workers);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsScenarioOpts, ms_scenario_opts_clear)
 
 /* What the options set up: the loaded inputs, the runner and a scenario on them. */

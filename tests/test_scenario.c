@@ -418,6 +418,38 @@ test_json_stdout(void)
     CU_ASSERT_STRING_EQUAL(out, text);
 }
 
+/* run and compare --jobs: the same JSON for 1 and 3 workers (0 asks for one per processor); a
+ * count out of range is refused. */
+static void
+test_jobs_option(void)
+{
+    g_autofree char *dir = g_build_filename(ms_test_tmpdir(), "jobs", NULL);
+    const char *cmds[] = {"run", "compare"};
+    for (guint k = 0; k < G_N_ELEMENTS(cmds); k++) {
+        char *outs[3] = {NULL, NULL, NULL};
+        const char *jobs[] = {"1", "3", "0"};
+        for (guint j = 0; j < 3; j++) {
+            g_autofree char *err = NULL;
+            const char *args[] = {cmds[k], "--mode", "infer",  "-n", "7",     "-w", "2",
+                                  "-j",    jobs[j],  "--json", "-",  "--out", dir,  NULL};
+            if (k == 0) {
+                args[11] = NULL; /* run has no --out */
+            }
+            CU_ASSERT_EQUAL(ms_test_run_moesim(args, &outs[j], &err), 0);
+        }
+        CU_ASSERT_STRING_EQUAL(outs[0], outs[1]);
+        CU_ASSERT_STRING_EQUAL(outs[0], outs[2]);
+        for (guint j = 0; j < 3; j++) {
+            g_free(outs[j]);
+        }
+        g_autofree char *out = NULL, *err = NULL;
+        const char *bad[] = {cmds[k], "-j", "1025", NULL};
+        CU_ASSERT_EQUAL(ms_test_run_moesim(bad, &out, &err), 2);
+        g_autofree char *want = g_strdup_printf("%s: --jobs: 1025 is not 0 to 1024", cmds[k]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -430,6 +462,7 @@ main(int argc, char **argv)
         {"iterations on worker threads, the same result", test_workers},
         {"moesim run on a trace file", test_command},
         {"JSON alone on standard output", test_json_stdout},
+        {"run and compare --jobs", test_jobs_option},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"scenario", NULL, NULL, tests}, {NULL}};
