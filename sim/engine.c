@@ -416,7 +416,10 @@ start_collective(Engine *e, guint32 id, GError **error)
     if (spec.algo == MS_COLL_ALGO_AUTO) {
         spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
     }
-    r->expected = expected_bytes(&spec);
+    /* Under the nccl model an allreduce runs NCCL's choice, whose tree or NVLS traffic has no
+     * ring's closed form. */
+    const MsNcclChoice *ch = r->coll ? ms_coll_nccl_choice(r->coll) : NULL;
+    r->expected = ch && ch->algo != MS_NCCL_ALGO_RING ? 0 : expected_bytes(&spec);
     r->bytes = c.bytes;
     r->op = spec.op;
     r->algo = spec.algo;

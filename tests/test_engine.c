@@ -340,6 +340,42 @@ test_stats_per_collective_kind(void)
     ms_schedule_free(s);
 }
 
+/* Under the nccl model an allreduce across nodes runs as NCCL chooses, a tree or NVLS_TREE whose
+ * traffic is not a ring's 2 (n - 1) x its buffer: the invariant checks pass (they compared every
+ * allreduce with the ring's bytes, and failed on dgx-h100-4node). */
+static void
+test_nccl_tree_invariants(void)
+{
+    g_autoptr(MsTopology) t = ms_topology_load("dgx-h100-4node", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    g_autoptr(MsSchedule) s = ms_schedule_new(32);
+    ms_schedule_add_stream(s, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(s, "comm", MS_STREAM_COMM);
+    guint32 ranks[32];
+    for (guint i = 0; i < 32; i++) {
+        ranks[i] = i;
+    }
+    ms_schedule_add_allreduce(s, 1, ranks, 32, 64u << 20, 0, MS_PHASE_BACKWARD, -1, -1, "ar", NULL);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(s, NULL));
+    const char *specs[] = {"nccl", "nccl:algo=tree", "nccl:algo=ring"};
+    const char *kinds[] = {"calls.allreduce.32.nvlstree.", "calls.allreduce.32.tree.",
+                           "calls.allreduce.32.ring."};
+    for (guint k = 0; k < G_N_ELEMENTS(specs); k++) {
+        MsNetSpec net;
+        CU_ASSERT_TRUE_FATAL(ms_net_spec_parse(specs[k], &net, NULL));
+        MsEngineOptions opts = {.check_invariants = TRUE, .net = &net};
+        g_autoptr(GError) error = NULL;
+        g_autoptr(MsRecords) r = ms_engine_run(s, t, &opts, &error);
+        g_assert_no_error(error);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+        guint calls = 0; /* of the algorithm, in whichever protocol NCCL picked */
+        for (const char *const *key = ms_records_stat_keys(r); *key; key++) {
+            calls += g_str_has_prefix(*key, kinds[k]) ? (guint)stat(r, *key) : 0;
+        }
+        CU_ASSERT_EQUAL(calls, 1);
+    }
+}
+
 static void
 test_errors(void)
 {
@@ -435,6 +471,7 @@ main(int argc, char **argv)
         {"an expert op's efficiency is read at one expert's tokens",
          test_expert_efficiency_at_gemm_rows},
         {"the records count collectives by kind", test_stats_per_collective_kind},
+        {"nccl's tree and NVLS_TREE pass the invariant checks", test_nccl_tree_invariants},
         {"the overlap slowdown stretches compute only while communication runs",
          test_overlap_prorated},
         {"errors", test_errors},
