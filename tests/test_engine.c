@@ -342,7 +342,7 @@ test_stats_per_collective_kind(void)
 
 /* Under the nccl model an allreduce across nodes runs as NCCL chooses, a tree or NVLS_TREE whose
  * traffic is not a ring's 2 (n - 1) x its buffer: the invariant checks pass (they compared every
- * allreduce with the ring's bytes, and failed on dgx-h100-4node). */
+ * allreduce with the ring's bytes, and failed on dgx-h100-4node). And one on a single rank. */
 static void
 test_nccl_tree_invariants(void)
 {
@@ -374,6 +374,25 @@ test_nccl_tree_invariants(void)
         }
         CU_ASSERT_EQUAL(calls, 1);
     }
+    /* On one rank NCCL never tunes the call (ncclLaunchOneRank: a copy out of place, nothing in
+     * place): a one-GPU run under nccl runs it as the flow model does, where it was refused
+     * because no algorithm fits one rank. */
+    g_autoptr(MsTopology) one = ms_topology_load("h200", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(one);
+    g_autoptr(MsSchedule) alone = ms_schedule_new(1);
+    ms_schedule_add_stream(alone, "compute", MS_STREAM_COMPUTE);
+    ms_schedule_add_stream(alone, "comm", MS_STREAM_COMM);
+    ms_schedule_add_allreduce(alone, 1, ranks, 1, 64u << 20, 0, MS_PHASE_BACKWARD, -1, -1, "ar",
+                              NULL);
+    CU_ASSERT_TRUE_FATAL(ms_schedule_validate(alone, NULL));
+    MsNetSpec net;
+    CU_ASSERT_TRUE_FATAL(ms_net_spec_parse("nccl", &net, NULL));
+    MsEngineOptions opts = {.check_invariants = TRUE, .net = &net};
+    g_autoptr(GError) error = NULL;
+    g_autoptr(MsRecords) r = ms_engine_run(alone, one, &opts, &error);
+    g_assert_no_error(error);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(stat(r, "calls.allreduce.1.ring"), 1);
 }
 
 static void
@@ -471,7 +490,8 @@ main(int argc, char **argv)
         {"an expert op's efficiency is read at one expert's tokens",
          test_expert_efficiency_at_gemm_rows},
         {"the records count collectives by kind", test_stats_per_collective_kind},
-        {"nccl's tree and NVLS_TREE pass the invariant checks", test_nccl_tree_invariants},
+        {"nccl's tree, NVLS_TREE and one rank pass the invariant checks",
+         test_nccl_tree_invariants},
         {"the overlap slowdown stretches compute only while communication runs",
          test_overlap_prorated},
         {"errors", test_errors},

@@ -135,7 +135,9 @@ ms_coll_nccl_window(const MsNcclComm *comm, guint n)
 const MsNcclComm *
 ms_coll_nccl_comm(const MsCollSpec *spec, MsNcclChoice *ch, GError **error)
 {
-    if (spec->net == NULL || ms_net_model_kind(spec->net) != MS_NET_NCCL) {
+    /* NCCL never tunes a call on one rank: enqueue.cc hands it to ncclLaunchOneRank, a copy when
+     * out of place and nothing in place, as the flow model's collective of one rank is. */
+    if (spec->net == NULL || ms_net_model_kind(spec->net) != MS_NET_NCCL || spec->n_ranks < 2) {
         return NULL;
     }
     const MsNcclComm *comm = ms_net_model_comm(spec->net, spec->ranks, spec->n_ranks, error);
