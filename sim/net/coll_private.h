@@ -1,5 +1,5 @@
 /* coll_private: a collective's state, shared by collective.c (flow by flow) and coll_sym.c (a
- * symmetric ring by representatives). Private to sim/net. */
+ * symmetric ring or padded all-to-all by representatives). Private to sim/net. */
 #pragma once
 
 #include "coll_phase.h"
@@ -165,7 +165,7 @@ void ms_coll_sym_started(MsColl *coll, guint64 idx, const FlowInfo *f, guint32 i
 void ms_coll_sym_flow_done(MsColl *coll, guint64 idx);
 void ms_coll_sym_finished(MsColl *coll, guint part);
 void ms_coll_sym_copy_done(MsColl *coll, guint part);
-/* Another transfer is about to use one of the ring's links: every flow the representatives
+/* Another transfer is about to use one of the collective's links: every flow the representatives
  * stand for becomes a flow of its own, and the collective goes on flow by flow. */
 void ms_coll_sym_expand(MsColl *coll);
 void ms_coll_sym_free(MsColl *coll);
