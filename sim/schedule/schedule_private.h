@@ -1,5 +1,6 @@
 /* schedule_private: the in-memory layout of a schedule, shared by schedule.c (building,
- * validation, reading) and schedule_json.c (serialisation). */
+ * validation, reading), schedule_json.c (serialisation) and schedule_digest.c (the work's
+ * digest). */
 #pragma once
 
 #include "schedule.h"
