@@ -153,11 +153,13 @@ test_stream_is_exclusive_and_deterministic(void)
 /* Two chains of two equal GEMMs, one per rank, end at one instant; the event loop meets rank 0's
  * second GEMM first there (launched first, when rank 0's first GEMM, the lower op, ended), but
  * rank 1's has the lower op id (made before it). Each is the last a collective on the shared comm
- * stream waits for. The dispatcher hears of simultaneous completions in op order, not in the
- * order the loop met them: the collective rank 1's GEMM readies launches at that instant and the
- * other after it. Before, the loop's order decided, and the symmetric-classes and flow-by-flow
- * engines, which meet simultaneous flow completions in different orders, could launch different
- * collectives there (tests/test_coll_sym.c). */
+ * stream waits for: p rank 0's, q rank 1's, p first in the plan's order. Both become launchable
+ * between the same two polls, so the plan's order decides: p launches at that instant and q
+ * after it, whatever order the loop met the GEMMs in or the dispatcher heard of them. Before,
+ * the loop's order decided, and the symmetric-classes and flow-by-flow engines, which meet
+ * simultaneous flow completions in different orders, could launch different collectives there
+ * (tests/test_coll_sym.c); then the op order of the completions did, which let a collective of
+ * lower ranks overtake another one the plan puts first. */
 static void
 test_simultaneous_completions_in_op_order(void)
 {
@@ -184,9 +186,9 @@ test_simultaneous_completions_in_op_order(void)
     MsTime te = 2 * model_time(t, 1e12);
     CU_ASSERT_EQUAL(ms_records_end(r, a1), te);
     CU_ASSERT_EQUAL(ms_records_end(r, b1), te);
-    CU_ASSERT_EQUAL(ms_records_start(r, q[0]), te);
-    CU_ASSERT_EQUAL(ms_records_start(r, p[0]), ms_records_end(r, q[0]));
-    CU_ASSERT(ms_records_end(r, q[0]) > te);
+    CU_ASSERT_EQUAL(ms_records_start(r, p[0]), te);
+    CU_ASSERT_EQUAL(ms_records_start(r, q[0]), ms_records_end(r, p[0]));
+    CU_ASSERT(ms_records_end(r, p[0]) > te);
 }
 
 /* Regression: a collective reports its last participant done from inside its own transfer

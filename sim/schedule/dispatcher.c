@@ -11,8 +11,11 @@ G_DEFINE_QUARK(ms_dispatcher_error_quark, ms_dispatcher_error)
 
 enum { WAITING, READY, LAUNCHED, DONE };
 
+/* A launchable collective's place on its stream: by priority then readiness (seq), or by the
+ * poll round in which it became launchable, then priority (the plan's program order: what became
+ * launchable between the same two polls has no readiness order of its own), then readiness. */
 typedef struct {
-    gint64 priority;
+    gint64 first, second;
     guint64 seq;
     guint32 coll;
 } Key;
@@ -25,6 +28,7 @@ struct _MsDispatcher {
     guint32 *deps_left;
     guint64 *ready_seq, *launch_seq;
     guint64 seq, launches;
+    gint64 round;   /* polls so far */
     MsGraph *graph; /* successors of every op */
     /* compute streams: ops in (priority, id) order, and the next to launch */
     guint32 **queue;
@@ -49,8 +53,11 @@ struct _MsDispatcher {
 static gboolean
 key_less(const Key *a, const Key *b)
 {
-    if (a->priority != b->priority) {
-        return a->priority < b->priority;
+    if (a->first != b->first) {
+        return a->first < b->first;
+    }
+    if (a->second != b->second) {
+        return a->second < b->second;
     }
     if (a->seq != b->seq) {
         return a->seq < b->seq;
@@ -117,7 +124,8 @@ make_ready(MsDispatcher *d, guint32 op)
     ms_schedule_coll(d->s, i.coll, &c);
     if (++d->coll_ready[i.coll] == c.n_ranks) {
         d->coll_seq[i.coll] = d->seq;
-        Key k = {d->rules.order == MS_DISPATCH_ORDER_PRIORITY ? i.priority : 0, d->seq, i.coll};
+        gboolean by_priority = d->rules.order == MS_DISPATCH_ORDER_PRIORITY;
+        Key k = {by_priority ? i.priority : d->round, by_priority ? 0 : i.priority, d->seq, i.coll};
         sorted_insert(d->heap[i.stream], k);
     }
     d->comm_dirty = TRUE;
@@ -388,6 +396,7 @@ void
 ms_dispatcher_poll(MsDispatcher *d, GArray *launch)
 {
     gboolean progress = TRUE;
+    d->round++;
     while (progress) {
         progress = poll_compute(d, launch);
         if (d->comm_dirty) {

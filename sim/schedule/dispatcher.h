@@ -12,7 +12,9 @@
  *   of them (a single coordinator decides, as Horovod's and ByteScheduler's do, so that all ranks
  *   see the same order of collectives on a stream and cannot deadlock). Among launchable
  *   collectives of a stream, the schedule's order rule decides: readiness order
- *   (MS_DISPATCH_ORDER_READY) or priority then readiness (MS_DISPATCH_ORDER_PRIORITY). A
+ *   (MS_DISPATCH_ORDER_READY; collectives that became launchable between the same two polls in
+ *   priority order, the plan's, not in the order their ops were reported) or priority then
+ *   readiness (MS_DISPATCH_ORDER_PRIORITY). A
  *   collective that must wait for a busy rank keeps its place on all its ranks (nothing later in
  *   the order overtakes it there, so every rank runs the stream's collectives in the same order),
  *   while collectives on other ranks go ahead.
