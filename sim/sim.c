@@ -203,8 +203,15 @@ ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes, double 
 }
 
 guint32
-ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, double bytes, double weight,
+ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes, double weight,
                       MsTime latency, guint32 handler, guint64 arg)
+{
+    return ms_sim_resume_route(sim, route, n_links, (double)bytes, weight, latency, handler, arg);
+}
+
+guint32
+ms_sim_resume_route(MsSim *sim, const guint32 *route, guint n_links, double left, double weight,
+                    MsTime latency, guint32 handler, guint64 arg)
 {
     g_return_val_if_fail(arg <= ARG_MASK, G_MAXUINT32);
     g_return_val_if_fail(handler < sim->handlers->len, G_MAXUINT32);
@@ -219,8 +226,8 @@ ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, double by
     }
     MsTime lat =
         latency != MS_TIME_NEVER ? latency : ms_topology_route_latency(sim->topo, route, n_links);
-    return ms_network_start(sim->net, sim->now, lat, route, n_links, bytes, weight,
-                            ((guint64)handler << ARG_BITS) | arg);
+    return ms_network_resume(sim->net, sim->now, lat, route, n_links, left, weight,
+                             ((guint64)handler << ARG_BITS) | arg);
 }
 
 void

@@ -61,10 +61,13 @@ gboolean ms_sim_transfer_latency(MsSim *sim, guint src, guint dst, guint64 bytes
 
 /* The same over an explicit route (links of the topology, in order from src to dst, owned by the
  * caller and valid until the transfer is done); latency MS_TIME_NEVER: the route's. Returns the
- * network's id of the flow (ms_network_flow_left), valid until its handler is called. bytes is
- * a whole number but where a transfer resumes what another had left (ms_network_start). */
-guint32 ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, double bytes,
+ * network's id of the flow (ms_network_flow_left), valid until its handler is called. */
+guint32 ms_sim_transfer_route(MsSim *sim, const guint32 *route, guint n_links, guint64 bytes,
                               double weight, MsTime latency, guint32 handler, guint64 arg);
+/* The same for a transfer that resumes what another had left, to the fraction of a byte
+ * (ms_network_resume). */
+guint32 ms_sim_resume_route(MsSim *sim, const guint32 *route, guint n_links, double left,
+                            double weight, MsTime latency, guint32 handler, guint64 arg);
 
 /* The handler and argument a transfer's network flow was started with, from its network cookie
  * (MsLinkFlow.cookie): who owns a flow seen on a link. */

@@ -234,7 +234,7 @@ test_cancel(void)
     ms_network_next_time(net, end);
     CU_ASSERT_TRUE(ms_network_cancel(net, d, at, &left, &active_at));
     MS_ASSERT_REL(left, 699999.5, 1e-12);
-    ms_network_start(net, at, 0, &l0, 1, left, 1.0, 4);
+    ms_network_resume(net, at, 0, &l0, 1, left, 1.0, 4);
     ms_network_advance(net, at, on_done, &rec);
     MsTime resumed = ms_network_next_time(net, at);
     CU_ASSERT_EQUAL(resumed, end + ms_time_from_us(1000));

@@ -631,8 +631,8 @@ ms_coll_sym_expand(MsColl *coll)
                 continue;
             }
             /* The bytes its representative has left, after what is left of the latency. */
-            ms_sim_transfer_route(coll->sim, route, n, MIN(left, (double)wire), weight,
-                                  active_at > now ? active_at - now : 0, coll->handler, idx_j);
+            ms_sim_resume_route(coll->sim, route, n, MIN(left, (double)wire), weight,
+                                active_at > now ? active_at - now : 0, coll->handler, idx_j);
             coll->n_flows += j > 0;
         }
     }

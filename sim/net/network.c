@@ -313,7 +313,14 @@ alloc_flow(MsNetwork *net)
 
 guint32
 ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links, guint n_links,
-                 double bytes, double weight, guint64 cookie)
+                 guint64 bytes, double weight, guint64 cookie)
+{
+    return ms_network_resume(net, now, latency, links, n_links, (double)bytes, weight, cookie);
+}
+
+guint32
+ms_network_resume(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links, guint n_links,
+                  double bytes, double weight, guint64 cookie)
 {
     g_return_val_if_fail(weight > 0 && isfinite(weight), NONE);
     g_return_val_if_fail(bytes >= 0 && isfinite(bytes), NONE);

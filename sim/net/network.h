@@ -30,10 +30,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsNetwork, ms_network_free)
 /* Starts a flow at time now of bytes over the given links; after latency it becomes active.
  * links is NOT copied: it must stay valid until the flow is active (topology routes live as long
  * as the topology). weight > 0 scales its share. cookie is handed back on completion. Returns a
- * flow id, unique among live flows. bytes == 0 completes after the latency. bytes is a whole
- * number but for a flow that resumes what another had left (ms_network_flow_left), exactly. */
+ * flow id, unique among live flows. bytes == 0 completes after the latency. */
 guint32 ms_network_start(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links,
-                         guint n_links, double bytes, double weight, guint64 cookie);
+                         guint n_links, guint64 bytes, double weight, guint64 cookie);
+/* The same for a flow that resumes what another had left (ms_network_flow_left,
+ * ms_network_cancel), to the fraction of a byte: left >= 0, finite. */
+guint32 ms_network_resume(MsNetwork *net, MsTime now, MsTime latency, const guint32 *links,
+                          guint n_links, double left, double weight, guint64 cookie);
 
 /* Time of the next flow event (an activation or completion), or MS_TIME_NEVER. Solves first if
  * flows started or finished since the last solve, so the answer is exact. */
