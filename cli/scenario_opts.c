@@ -50,8 +50,8 @@ ms_scenario_opts_entries(MsScenarioOpts *o, gboolean with_policy)
          "Degraded links: LINK=FACTOR[,...], each at 1/FACTOR (1 to 10) of its bandwidth",
          "LINK=F"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &o->engine,
-         "classes (default: a symmetric ring's first node stands for all while alone on its links) "
-         "or flows (every flow on its own, the reference)",
+         "classes (default: a symmetric ring's or padded all-to-all's first node stands for all "
+         "while alone on its links) or flows (every flow on its own, the reference)",
          "E"},
         {"policy", 'P', 0, G_OPTION_ARG_STRING, &o->policy,
          "fifo (default), concurrent, priority, lina, schemoe [:key=value,...]", "P"},
