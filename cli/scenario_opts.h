@@ -40,12 +40,11 @@ void ms_scenario_opts_clear(MsScenarioOpts *opts);
  * simulator runs at once, MsScenario.workers. */
 #define MS_SCENARIO_JOBS_ENTRY(var)                                                                \
     {                                                                                              \
-        "jobs", 'j', 0, G_OPTION_ARG_INT, &(var),                                                  \
-            "Iterations the simulator runs at once on worker threads (default 1; 0: one per "      \
-            "processor); "                                                                         \
-            "the results are the same for any count",                                              \
-            "N"                                                                                    \
+        "jobs", 'j', 0, G_OPTION_ARG_INT, &(var), MS_SCENARIO_JOBS_HELP, "N"                       \
     }
+#define MS_SCENARIO_JOBS_HELP                                                                      \
+    "Iterations the simulator runs at once on worker threads (default 1; 0: one per processor); "  \
+    "the results are the same for any count"
 /* The workers --jobs asks for (0: one per processor); FALSE with cmd's usage message printed
  * when it is out of range. */
 gboolean ms_scenario_opts_workers(const char *cmd, gint jobs, guint *workers);

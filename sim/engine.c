@@ -87,11 +87,16 @@ violated(Engine *e, const char *format, ...)
 }
 
 /* Bytes a collective's participants send in total: the off-diagonal sum of a direct all-to-all's
- * matrix, steps x size for a flat ring; 0 where no closed form is checked. */
+ * matrix, steps x size for a flat ring; 0 where no closed form is checked, as for an allreduce
+ * the nccl model runs as NCCL's tree or NVLS choice (ch: that choice, NULL under the flow
+ * model). */
 static guint64
-expected_bytes(const MsCollSpec *spec)
+expected_bytes(const MsCollSpec *spec, const MsNcclChoice *ch)
 {
     guint n = spec->n_ranks;
+    if (ch && ch->algo != MS_NCCL_ALGO_RING) {
+        return 0;
+    }
     if (spec->op == MS_COLL_ALLTOALL && spec->algo == MS_COLL_ALGO_DIRECT) {
         guint64 sum = 0;
         for (guint i = 0; i < n; i++) {
@@ -416,10 +421,7 @@ start_collective(Engine *e, guint32 id, GError **error)
     if (spec.algo == MS_COLL_ALGO_AUTO) {
         spec.algo = spec.op == MS_COLL_ALLTOALL ? MS_COLL_ALGO_DIRECT : MS_COLL_ALGO_RING;
     }
-    /* Under the nccl model an allreduce runs NCCL's choice, whose tree or NVLS traffic has no
-     * ring's closed form. */
-    const MsNcclChoice *ch = r->coll ? ms_coll_nccl_choice(r->coll) : NULL;
-    r->expected = ch && ch->algo != MS_NCCL_ALGO_RING ? 0 : expected_bytes(&spec);
+    r->expected = expected_bytes(&spec, r->coll ? ms_coll_nccl_choice(r->coll) : NULL);
     r->bytes = c.bytes;
     r->op = spec.op;
     r->algo = spec.algo;

@@ -46,11 +46,10 @@ typedef struct {
     guint index;
     MsSchedule *s;
     gboolean detail, sink;
-    /* A pure runner's iteration without detail: its work's digest, and whether it repeats the
-     * work of the last iteration before it that had one (then it is not executed: it takes that
-     * one's records, which the commit keeps). */
-    char *digest;
-    gboolean repeat;
+    /* A pure runner's iteration without detail, whose work's digest was taken (its records
+     * become the ones a repeat takes), and whether it repeats the work of the last iteration
+     * before it whose digest was taken (then it is not executed: it takes that one's records). */
+    gboolean digested, repeat;
     MsRecords *r;
     GError *error;
     gboolean done; /* under Run.lock when a worker executes it */
@@ -60,7 +59,6 @@ static void
 job_free(Job *j)
 {
     ms_schedule_free(j->s);
-    g_free(j->digest);
     ms_records_free(j->r);
     g_clear_error(&j->error);
     g_free(j);
@@ -70,7 +68,7 @@ typedef struct {
     const MsScenario *sc;
     MsResult *res;
     guint planned;     /* measured iterations planned so far */
-    char *last_digest; /* of the last planned job that had one */
+    char *last_digest; /* of the last planned job whose digest was taken */
     GQueue jobs;       /* planned, not committed yet, in order */
     GThreadPool *pool; /* NULL: each job executes as it is planned */
     GMutex lock;
@@ -115,10 +113,11 @@ plan(Run *run, MsPlanner *planner, const MsRouting *routing, GError **error)
     j->detail = j->index == 0;
     j->sink = sc->sink && sc->sink->wants(sc->sink->data, j->index);
     if (!j->detail && !j->sink && ms_runner_pure(sc->runner)) {
-        j->digest = ms_schedule_work_digest(s);
-        j->repeat = g_strcmp0(j->digest, run->last_digest) == 0;
+        g_autofree char *digest = ms_schedule_work_digest(s);
+        j->digested = TRUE;
+        j->repeat = g_strcmp0(digest, run->last_digest) == 0;
         g_free(run->last_digest);
-        run->last_digest = g_strdup(j->digest);
+        run->last_digest = g_steal_pointer(&digest);
     }
     g_queue_push_tail(&run->jobs, j);
     if (j->repeat) {
@@ -157,7 +156,7 @@ commit(Run *run, GError **error)
         ok = !j->sink || sc->sink->each(sc->sink->data, j->index, j->s, j->r, error);
         if (ok && j->detail) {
             ms_result_set_detail(run->res, g_steal_pointer(&j->s), g_steal_pointer(&j->r));
-        } else if (ok && j->digest) {
+        } else if (ok && j->digested) {
             ms_records_free(run->memo);
             run->memo = g_steal_pointer(&j->r);
         }

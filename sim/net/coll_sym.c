@@ -384,9 +384,10 @@ map_links(MsColl *coll, CollSym *y, guint32 *tl, guint32 *orbit, guint32 *period
         const guint32 *rf = ms_coll_route(coll, 0, f.src, f.dst, &nf);
         for (guint j = 0; ok && j < nf; j++) {
             guint32 o = orbit[rf[j]];
-            if (o != NONE) {
-                ok = tl[o] == NONE || tl[o] == rf[j] || y->a2a;
-                tl[o] = tl[o] == NONE ? rf[j] : tl[o];
+            if (o != NONE && tl[o] == NONE) {
+                tl[o] = rf[j];
+            } else if (o != NONE) {
+                ok = tl[o] == rf[j] || y->a2a;
             }
         }
     }
