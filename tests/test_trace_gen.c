@@ -174,6 +174,21 @@ test_golden_digests(void)
         {"ranks=4,experts=64,layers=2,top_k=2,tokens=300,iterations=2,zipf=1.2,corr=0.2,"
          "records=counts,seed=9",
          "62b16a022ffff22f0f0ad3bc175bbd3fd7352a67b43df15108d0b86760db131a"},
+        /* Node-limited routing, recorded before its logs were bounded first and taken for the
+         * few candidates only: DeepSeek-V3's shape (q = 2 best per node), q = 3 with zero
+         * popularities (-inf keys), q = 1, and counts drawn from the pool of paths. */
+        {"ranks=3,experts=256,layers=3,top_k=8,tokens=200,iterations=2,hot=0.005859375,corr=0.5,"
+         "drift=0.02,expert_nodes=8,max_nodes=4,seed=21",
+         "3d0ebe312ebd4996ecc704bb55e4f562cb07da5b002a87265177894ea6205463"},
+        {"ranks=2,experts=48,layers=3,top_k=6,tokens=120,iterations=2,zipf=20,corr=0.3,"
+         "expert_nodes=6,max_nodes=2,seed=4",
+         "2b22c40ebca8f90b971dc6ba8aa6c5da9f0e609a5aab8b7b9bf1150aeb188ea2"},
+        {"ranks=2,experts=32,layers=2,top_k=4,tokens=100,iterations=2,corr=0.6,expert_nodes=8,"
+         "max_nodes=4,seed=8",
+         "b8e47db6d1a7ee146138a3394628541b2944d6ad9a101d32149ea044a0b5da9a"},
+        {"ranks=8,experts=256,layers=2,top_k=8,tokens=4096,hot=0.005859375,corr=0.5,"
+         "records=counts,expert_nodes=8,max_nodes=4,seed=2",
+         "969f35285a6a388161eee701c5116acffd9f933136d49fe6cf236e63e3a8b7e4"},
     };
     for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autoptr(GBytes) text = generate_bytes(cases[i].spec, MS_TRACE_FORMAT_TEXT);

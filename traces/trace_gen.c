@@ -15,6 +15,8 @@ G_DEFINE_QUARK(ms_trace_gen_error_quark, ms_trace_gen_error)
 /* clang-format on */
 
 #define ONE (G_GUINT64_CONSTANT(1) << 32) /* 1.0 in the 32-bit fixed point of the sampler */
+/* Buckets of the mantissa in node-limited routing's bounds on log (a power of 2). */
+#define LOG_TABLE 256
 
 /* xoshiro256** state. */
 typedef struct {
@@ -45,10 +47,11 @@ struct _MsTraceGen {
     guint64 corr_below, drift_below; /* a 32-bit draw below this succeeds */
     guint32 next_iteration;
     guint32 *path;
-    /* Node-limited routing: 1 / p of each popularity rank, and per layer scratch: ordering
-     * value and popularity rank of each expert, score of each node, the chosen nodes. */
-    double *inv_p, *aff, *score, *pool;
-    guint32 *rank_of, *nodes;
+    /* Node-limited routing: 1 / p of each popularity rank, and per layer scratch: bounds on
+     * each expert's ordering value (equal once it is computed), its draw and popularity rank,
+     * score of each node, the chosen nodes, candidates. log1p(b / 256) for b = 0 .. 256. */
+    double *inv_p, *lo, *hi, *score, *placed, *cand_v, log_table[LOG_TABLE + 1];
+    guint32 *raw, *rank_of, *nodes, *cand, *ids;
 };
 
 static guint64
@@ -249,11 +252,19 @@ ms_trace_gen_new(const MsTraceGenParams *params, GError **error)
         for (guint i = 0; i < n; i++) {
             g->inv_p[i] = 1.0 / g->p[i]; /* INFINITY for a zero popularity: affinity 0 */
         }
-        g->aff = g_new(double, n);
+        g->lo = g_new(double, n);
+        g->hi = g_new(double, n);
+        g->raw = g_new(guint32, n);
         g->rank_of = g_new(guint32, n);
         g->score = g_new(double, params->expert_nodes);
         g->nodes = g_new(guint32, params->max_nodes);
-        g->pool = g_new(double, (gsize)params->max_nodes *(n / params->expert_nodes));
+        g->cand = g_new(guint32, n);
+        g->ids = g_new(guint32, params->max_nodes);
+        g->cand_v = g_new(double, n);
+        g->placed = g_new(double, n);
+        for (guint b = 0; b <= LOG_TABLE; b++) {
+            g->log_table[b] = log1p((double)b / LOG_TABLE);
+        }
     }
     return g;
 }
@@ -272,11 +283,16 @@ ms_trace_gen_free(MsTraceGen *g)
     g_free(g->sigma);
     g_free(g->path);
     g_free(g->inv_p);
-    g_free(g->aff);
+    g_free(g->lo);
+    g_free(g->hi);
+    g_free(g->raw);
     g_free(g->rank_of);
     g_free(g->score);
     g_free(g->nodes);
-    g_free(g->pool);
+    g_free(g->cand);
+    g_free(g->ids);
+    g_free(g->cand_v);
+    g_free(g->placed);
     g_free(g);
 }
 
@@ -342,30 +358,49 @@ choose_layer(const MsTraceGen *g, Rng *rng, guint layer, guint32 prev_cluster, g
 }
 
 /* The m largest of values[0..n) into best (indices, by value descending, ties to the lower
- * index): a partial insertion sort, m is small. Returns how many it placed (min(m, n)). */
+ * index): a partial insertion sort, m is small. Returns how many it placed (min(m, n)). The
+ * values placed are kept beside their indices, so that the test against the m-th best, which
+ * rejects most values, reads a register instead of two dependent loads. No value is NaN (keys are
+ * finite or -inf, scores sums of affinities), so a NaN threshold admits every value until m are
+ * placed. */
 static guint
 best_of(const double *values, guint n, guint m, guint32 *best)
 {
+    double kept[MS_TRACE_MAX_TOP_K];
     guint have = 0;
+    if (m > MS_TRACE_MAX_TOP_K) { /* max_nodes nodes beyond the scratch: the same, by index */
+        for (guint32 i = 0; i < n; i++) {
+            if (have == m && values[i] <= values[best[m - 1]]) {
+                continue;
+            }
+            guint at = have < m ? have++ : m - 1;
+            while (at > 0 && values[best[at - 1]] < values[i]) {
+                best[at] = best[at - 1];
+                at--;
+            }
+            best[at] = i;
+        }
+        return have;
+    }
+    double threshold = NAN;
     for (guint32 i = 0; i < n; i++) {
-        if (have == m && values[i] <= values[best[m - 1]]) {
+        double x = values[i];
+        if (x <= threshold) {
             continue;
         }
         guint at = have < m ? have++ : m - 1;
-        while (at > 0 && values[best[at - 1]] < values[i]) {
+        while (at > 0 && kept[at - 1] < x) {
+            kept[at] = kept[at - 1];
             best[at] = best[at - 1];
             at--;
         }
+        kept[at] = x;
         best[at] = i;
+        if (have == m) {
+            threshold = kept[m - 1];
+        }
     }
     return have;
-}
-
-static int
-compare_u32(const void *a, const void *b)
-{
-    guint32 x = *(const guint32 *)a, y = *(const guint32 *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The affinity behind an ordering value of choose_limited. */
@@ -375,6 +410,116 @@ affinity(double v)
     return v > 0 ? v : exp(v);
 }
 
+/* The ordering value of a draw r at popularity rank i, as choose_limited has always computed it:
+ * log(u) / p_i for u = (r + 1/2) / 2^32. */
+static inline double
+key_of(const MsTraceGen *g, guint32 r, guint i)
+{
+    return log(((double)r + 0.5) / (double)ONE) * g->inv_p[i];
+}
+
+/* Margin on the bounds of key_bounds, far above the rounding of the bounds' arithmetic (a few
+ * units in the 16th digit of numbers below 23) and of libm's log (under an ulp). */
+#define KEY_MARGIN 1e-12
+
+/* Bounds lo <= key_of(g, r, i) <= hi without a log: u = t / 2^33 with t = 2r + 1 an integer,
+ * t = 2^e (1 + f), and the first 8 bits of f give f's bucket, whose ends bound log(1 + f) in the
+ * table. The products keep the order (rounding is monotone, 1 / p_i > 0). */
+static inline void
+key_bounds(const MsTraceGen *g, guint32 r, guint i, double *lo, double *hi)
+{
+    guint64 t = 2 * (guint64)r + 1;
+    int e = 63 - __builtin_clzll(t);
+    guint b = (guint)((e >= 8 ? t >> (e - 8) : t << (8 - e)) & (LOG_TABLE - 1));
+    double base = (e - 33) * G_LN2;
+    *lo = (base + g->log_table[b] - KEY_MARGIN) * g->inv_p[i];
+    *hi = (base + g->log_table[b + 1] + KEY_MARGIN) * g->inv_p[i];
+}
+
+/* The m-th largest of values[0..n) (1 <= m <= n, m <= MS_TRACE_MAX_TOP_K). */
+static double
+mth_largest(const double *values, guint n, guint m)
+{
+    if (m <= 2) {
+        /* Without branches (a node's best two under DeepSeek-V3's limit): whether a value
+         * enters the best two is a coin toss the predictor cannot learn. */
+        /* Two interleaved pairs, so that each max waits on the one two values back. */
+        double a1 = -INFINITY, a2 = -INFINITY, b1 = -INFINITY, b2 = -INFINITY;
+        guint i = 0;
+        for (; i + 1 < n; i += 2) {
+            double x = values[i], y = values[i + 1];
+            double xa = x < a1 ? x : a1, yb = y < b1 ? y : b1;
+            a2 = xa > a2 ? xa : a2;
+            a1 = x > a1 ? x : a1;
+            b2 = yb > b2 ? yb : b2;
+            b1 = y > b1 ? y : b1;
+        }
+        if (i < n) {
+            double x = values[i], xa = x < a1 ? x : a1;
+            a2 = xa > a2 ? xa : a2;
+            a1 = x > a1 ? x : a1;
+        }
+        /* The second largest of the four: the larger of the two firsts' loser and the seconds. */
+        double top = a1 > b1 ? a1 : b1, low = a1 > b1 ? b1 : a1;
+        double second = MAX(low, MAX(a2, b2));
+        return m == 1 ? top : second;
+    }
+    double kept[MS_TRACE_MAX_TOP_K];
+    guint have = 0;
+    for (guint i = 0; i < n; i++) {
+        double x = values[i];
+        if (have == m && x <= kept[m - 1]) {
+            continue;
+        }
+        guint at = have < m ? have++ : m - 1;
+        while (at > 0 && kept[at - 1] < x) {
+            kept[at] = kept[at - 1];
+            at--;
+        }
+        kept[at] = x;
+    }
+    return kept[m - 1];
+}
+
+/* The m best experts (m <= MS_TRACE_MAX_TOP_K) of the runs [first[c], first[c] + per) of expert
+ * ids, c < runs, ascending, by their ordering values, into best (best first, ties to the lower
+ * expert): what best_of over all their values would place. Only candidates get their values: an
+ * expert whose upper bound lies below t, a value that m of them reach, is surely below the m-th
+ * largest value, so it can neither be placed nor tie. t is the m-th largest lower bound, or the
+ * caller's (NAN: none). Returns min(m, runs x per). */
+static guint
+best_experts(MsTraceGen *g, const guint32 *first, guint runs, guint per, guint m, double t,
+             guint32 *best)
+{
+    double *lo = g->lo, *hi = g->hi, *v = g->cand_v;
+    guint32 *cand = g->cand;
+    m = MIN(m, runs * per);
+    if (isnan(t)) {
+        for (guint c = 0; c < runs; c++) {
+            memcpy(v + (gsize)c * per, lo + first[c], per * sizeof(double));
+        }
+        t = mth_largest(v, runs * per, m);
+    }
+    guint nc = 0;
+    for (guint c = 0; c < runs; c++) {
+        for (guint32 e = first[c]; e < first[c] + per; e++) {
+            if (hi[e] >= t) {
+                if (lo[e] != hi[e]) {
+                    lo[e] = hi[e] = key_of(g, g->raw[e], g->rank_of[e]);
+                }
+                cand[nc] = e;
+                v[nc++] = lo[e];
+            }
+        }
+    }
+    guint32 at[MS_TRACE_MAX_TOP_K];
+    guint got = best_of(v, nc, m, at);
+    for (guint i = 0; i < got; i++) {
+        best[i] = cand[at[i]];
+    }
+    return got;
+}
+
 /* One layer of node-limited routing, the DeepSeek-V3 way: every expert gets an affinity, a node
  * scores the sum of its q = ceil(top_k / max_nodes) best affinities, the max_nodes best nodes
  * are kept and the token takes the top_k best experts on them, best first. The affinity of
@@ -382,7 +527,9 @@ affinity(double v)
  * are a popularity-weighted draw without replacement), plus 1 for the ranks of the group a
  * following token follows, so that it prefers them wherever the limit allows. Experts are
  * ordered by log(u) / p_i (or 1 + u^(1/p_i) when boosted), which orders them as the affinity
- * does without an exp per expert. Returns the group of the best expert's rank, which the next
+ * does without an exp per expert; and only the few experts whose place a comparison could
+ * change get their log (key_bounds: of DeepSeek-V3's 256 experts, 16 to 20 a layer), the same
+ * values, so the same routing. Returns the group of the best expert's rank, which the next
  * layer follows. */
 static guint32
 choose_limited(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *out)
@@ -391,34 +538,61 @@ choose_limited(MsTraceGen *g, guint layer, guint32 prev_cluster, guint32 *out)
     guint m = g->params.max_nodes, per = n / nodes, q = MIN((k + m - 1) / m, per);
     const guint32 *sigma = g->sigma + (gsize)layer * n;
     guint32 follow = G_MAXUINT32;
-    if (rand32(&g->rng) < g->corr_below) {
-        follow = layer == 0 ? find_interval(&g->cluster_guide, rand32(&g->rng)) : prev_cluster;
+    /* The state in a local (as token_path's): stores into the tables would otherwise force it
+     * back to memory at every draw. */
+    Rng rng = g->rng;
+    if (rand32(&rng) < g->corr_below) {
+        follow = layer == 0 ? find_interval(&g->cluster_guide, rand32(&rng)) : prev_cluster;
     }
-    double *v = g->aff;
+    double *lo = g->lo, *hi = g->hi;
     for (guint i = 0; i < n; i++) {
-        double key = log(((double)rand32(&g->rng) + 0.5) / (double)ONE) * g->inv_p[i];
-        v[sigma[i]] = i / k == follow ? 1.0 + exp(key) : key;
-        g->rank_of[sigma[i]] = i;
+        guint32 r = rand32(&rng), e = sigma[i];
+        g->raw[e] = r;
+        g->rank_of[e] = i;
+        if (i / k == follow) {
+            lo[e] = hi[e] = 1.0 + exp(key_of(g, r, i));
+        } else if (isinf(g->inv_p[i])) {
+            lo[e] = hi[e] = key_of(g, r, i); /* -inf: a rank never chosen */
+        } else {
+            key_bounds(g, r, i, &lo[e], &hi[e]);
+        }
     }
-    guint32 top[MS_TRACE_MAX_TOP_K];
+    g->rng = rng;
+    /* Per node its q best, their values kept (placed) for the bound of the final choice. */
+    guint32 top[MS_TRACE_MAX_TOP_K], *first = g->ids;
+    double *placed = g->placed;
     for (guint node = 0; node < nodes; node++) {
-        guint have = best_of(v + (gsize)node * per, per, q, top);
+        guint32 base = node * per;
+        guint have = best_experts(g, &base, 1, per, q, NAN, top);
         g->score[node] = 0;
         for (guint i = 0; i < have; i++) {
-            g->score[node] += affinity(v[(gsize)node * per + top[i]]);
+            placed[node * q + i] = lo[top[i]];
+            g->score[node] += affinity(lo[top[i]]);
         }
     }
     guint kept = best_of(g->score, nodes, m, g->nodes);
-    /* The top_k over the kept nodes' experts, gathered in expert order so that ties still go to
-     * the lower expert. */
-    qsort(g->nodes, kept, sizeof(guint32), compare_u32);
+    /* The top_k over the kept nodes' experts, in expert order so that ties still go to the
+     * lower expert; the kept nodes' q best values, kept x q >= top_k of them, bound it. */
+    for (guint i = 1; i < kept; i++) { /* distinct node numbers, a handful */
+        guint32 x = g->nodes[i];
+        guint j = i;
+        while (j > 0 && g->nodes[j - 1] > x) {
+            g->nodes[j] = g->nodes[j - 1];
+            j--;
+        }
+        g->nodes[j] = x;
+    }
+    double t = NAN;
+    if (kept * q >= k) {
+        for (guint c = 0; c < kept; c++) {
+            memcpy(g->cand_v + (gsize)c * q, placed + (gsize)g->nodes[c] * q, q * sizeof(double));
+        }
+        t = mth_largest(g->cand_v, kept * q, k);
+    }
     for (guint c = 0; c < kept; c++) {
-        memcpy(g->pool + (gsize)c * per, v + (gsize)g->nodes[c] * per, per * sizeof(double));
+        first[c] = g->nodes[c] * per;
     }
-    guint got = best_of(g->pool, kept * per, k, out);
-    for (guint i = 0; i < got; i++) {
-        out[i] = g->nodes[out[i] / per] * per + out[i] % per;
-    }
+    best_experts(g, first, kept, per, k, t, out);
     return cluster_of(g->rank_of[out[0]], k, g->clusters);
 }
 
