@@ -264,6 +264,7 @@ static double
 compare_with_scratch(MsMaxmin *mm, const double *caps, guint n_cnst, GArray *vars)
 {
     g_autoptr(MsMaxmin) ref = ms_maxmin_new();
+    ms_maxmin_set_budget(ref, 0); /* progressive filling from scratch: not the path under test */
     for (guint c = 0; c < n_cnst; c++) {
         ms_maxmin_add_constraint(ref, caps[c]);
     }
@@ -481,6 +482,128 @@ test_water_fill_many_flows(void)
     compare_with_scratch(mm, caps, N + 1, vars);
 }
 
+/* Counters of one solve. */
+static MsMaxminStats
+solve_counted(MsMaxmin *mm)
+{
+    MsMaxminStats before, after;
+    ms_maxmin_stats(mm, &before);
+    ms_maxmin_solve(mm, NULL);
+    ms_maxmin_stats(mm, &after);
+    return (MsMaxminStats){.propagations = after.propagations - before.propagations,
+                           .fallbacks = after.fallbacks - before.fallbacks,
+                           .repairs = after.repairs - before.repairs};
+}
+
+/* Additions are propagated as removals are: a new flow joins the slowest group on its route, or
+ * starts one where it would fill a link first, and the rules make room for it. Each case is a
+ * closed form, solved by the propagation (no fallback), and then checked from scratch. */
+static void
+test_additions_propagate(void)
+{
+    /* Joining a saturated group: a link of 12 with three flows at 4 takes a fourth: 3 each. */
+    {
+        g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+        double caps[] = {12.0};
+        guint32 c = ms_maxmin_add_constraint(mm, caps[0]);
+        g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
+        for (guint i = 0; i < 4; i++) {
+            Var v = {.weight = 1.0, .n = 1, .cnsts = {c}};
+            v.id = ms_maxmin_add_variable(mm, 1.0, &c, 1);
+            g_array_append_val(vars, v);
+            MsMaxminStats st = solve_counted(mm);
+            CU_ASSERT_EQUAL(st.propagations, 1);
+            CU_ASSERT_EQUAL(st.fallbacks, 0);
+        }
+        for (guint i = 0; i < 4; i++) {
+            MS_ASSERT_REL(ms_maxmin_rate(mm, g_array_index(vars, Var, i).id), 3.0, 1e-12);
+        }
+        compare_with_scratch(mm, caps, 1, vars);
+    }
+    /* A group of its own where the flow fills a link first, and the faster flows it claims: P (8)
+     * holds f1 alone at 8, L (10) carries f1 with 2 to spare; f2 over L alone starts a group at
+     * 2, f1 joins it, and L's group rises to 5 each (f1 under P's 8). */
+    {
+        g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+        double caps[] = {8.0, 10.0};
+        guint32 p = ms_maxmin_add_constraint(mm, caps[0]),
+                l = ms_maxmin_add_constraint(mm, caps[1]);
+        g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
+        Var f1 = {.weight = 1.0, .n = 2, .cnsts = {p, l}},
+            f2 = {.weight = 1.0, .n = 1, .cnsts = {l}};
+        f1.id = ms_maxmin_add_variable(mm, 1.0, f1.cnsts, 2);
+        g_array_append_val(vars, f1);
+        solve_counted(mm);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, f1.id), 8.0, 1e-12);
+        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, f1.id), p);
+        f2.id = ms_maxmin_add_variable(mm, 1.0, f2.cnsts, 1);
+        g_array_append_val(vars, f2);
+        MsMaxminStats st = solve_counted(mm);
+        CU_ASSERT_EQUAL(st.propagations, 1);
+        CU_ASSERT_EQUAL(st.fallbacks, 0);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, f1.id), 5.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, f2.id), 5.0, 1e-12);
+        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, f1.id), l);
+        CU_ASSERT_TRUE(isinf(ms_maxmin_level(mm, p)));
+        compare_with_scratch(mm, caps, 2, vars);
+    }
+    /* A flow removed and its id taken again in the same solve is listed twice as new, and must
+     * be placed once: the rates match a solve from scratch. */
+    {
+        g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+        double caps[] = {10.0, 6.0};
+        guint32 a = ms_maxmin_add_constraint(mm, caps[0]),
+                b = ms_maxmin_add_constraint(mm, caps[1]);
+        g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
+        Var x = {.weight = 1.0, .n = 2, .cnsts = {a, b}}, y = {.weight = 2.0, .n = 1, .cnsts = {a}};
+        x.id = ms_maxmin_add_variable(mm, 1.0, x.cnsts, 2);
+        guint32 gone = ms_maxmin_add_variable(mm, 1.0, &b, 1);
+        ms_maxmin_remove_variable(mm, gone);
+        y.id = ms_maxmin_add_variable(mm, 2.0, y.cnsts, 1);
+        CU_ASSERT_EQUAL(y.id, gone);
+        g_array_append_val(vars, x);
+        g_array_append_val(vars, y);
+        MsMaxminStats st = solve_counted(mm);
+        CU_ASSERT_EQUAL(st.fallbacks, 0);
+        /* a: x at w 1 and y at w 2 share 10 at level 10/3, x under b's 6. */
+        MS_ASSERT_REL(ms_maxmin_rate(mm, x.id), 10.0 / 3, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, y.id), 20.0 / 3, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_usage(mm, a), 10.0, 1e-12);
+        compare_with_scratch(mm, caps, 2, vars);
+    }
+    /* A new flow that fits nowhere gives the solve to the fill repair, the state untouched: v1
+     * joins P's group (p1 at 4) and overfills U (u1 at 7 under Q), so v2, over U alone, finds it
+     * over capacity. From scratch: P's 4 split 2 and 2, U's other 8 split 4 and 4. */
+    {
+        g_autoptr(MsMaxmin) mm = ms_maxmin_new();
+        double caps[] = {4.0, 10.0, 7.0};
+        guint32 p = ms_maxmin_add_constraint(mm, caps[0]),
+                u = ms_maxmin_add_constraint(mm, caps[1]),
+                q = ms_maxmin_add_constraint(mm, caps[2]);
+        g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
+        Var p1 = {.weight = 1.0, .n = 1, .cnsts = {p}},
+            u1 = {.weight = 1.0, .n = 2, .cnsts = {u, q}};
+        Var v1 = {.weight = 1.0, .n = 2, .cnsts = {p, u}},
+            v2 = {.weight = 1.0, .n = 1, .cnsts = {u}};
+        p1.id = ms_maxmin_add_variable(mm, 1.0, p1.cnsts, 1);
+        u1.id = ms_maxmin_add_variable(mm, 1.0, u1.cnsts, 2);
+        solve_counted(mm);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, u1.id), 7.0, 1e-12);
+        v1.id = ms_maxmin_add_variable(mm, 1.0, v1.cnsts, 2);
+        v2.id = ms_maxmin_add_variable(mm, 1.0, v2.cnsts, 1);
+        MsMaxminStats st = solve_counted(mm);
+        CU_ASSERT_EQUAL(st.propagations, 0);
+        CU_ASSERT_EQUAL(st.fallbacks, 1);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, p1.id), 2.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, v1.id), 2.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, u1.id), 4.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, v2.id), 4.0, 1e-12);
+        Var all[] = {p1, u1, v1, v2};
+        g_array_append_vals(vars, all, 4);
+        compare_with_scratch(mm, caps, 3, vars);
+    }
+}
+
 /* The per-group report: which levels changed, which variables moved, which constraints' usage
  * changed. */
 static void
@@ -553,6 +676,7 @@ main(int argc, char **argv)
         {"draining a skewed all-to-all matches scratch", test_drain_matches_scratch},
         {"water filling of a link with 40 flows", test_water_fill_many_flows},
         {"per-group reports", test_group_reports},
+        {"additions propagate", test_additions_propagate},
         {NULL, NULL},
     };
     static const MsTestSuite suites[] = {{"maxmin", NULL, NULL, tests}, {NULL}};

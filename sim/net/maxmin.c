@@ -288,6 +288,13 @@ maxmin_group_move(MsMaxmin *mm, guint32 v, guint32 b)
     maxmin_group_link(mm, v, b); /* writes the route's entries: no need to clear them first */
 }
 
+void
+maxmin_group_unlink(MsMaxmin *mm, guint32 v)
+{
+    group_detach(mm, v);
+    set_bneck(mm, v, NONE);
+}
+
 /* Drops entry pos of constraint c; the last entry takes its place and its element is told. */
 static void
 entry_remove(MsMaxmin *mm, guint32 c, guint32 pos)

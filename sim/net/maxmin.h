@@ -66,8 +66,8 @@ double ms_maxmin_load(const MsMaxmin *mm, guint32 cnst);
  * checks and link utilisation reports). O(variables on the constraint). */
 double ms_maxmin_usage(const MsMaxmin *mm, guint32 cnst);
 
-/* Solves that only remove variables are first tried by propagating level changes (cheap when few
- * groups change); the propagation gives up, and the progressive-filling repair runs, when it
+/* Solves that add or remove variables are first tried by propagating level changes (cheap when
+ * few groups change); the propagation gives up, and the progressive-filling repair runs, when it
  * processes one constraint more than reprocess times in a solve. 0 turns propagation off; the
  * default is 24. Results are the same either way (within the solver's tolerance). */
 void ms_maxmin_set_budget(MsMaxmin *mm, guint reprocess);

@@ -200,16 +200,17 @@ member_cnst(const MsMaxmin *mm, const Member *m, guint k)
     return k < INLINE_ROUTE ? m->c[k] : mm->elems[mm->va[m->var].elem_base + k].cnst;
 }
 
-/* Group membership; both keep the group weights, and moving the last member out of a group
+/* Group membership; all keep the group weights, and moving the last member out of a group
  * drops its level. link: v has no group yet. move: v leaves its group for b's, its route's
- * entries written once (not cleared, then written). */
+ * entries written once (not cleared, then written). unlink: v leaves its group for none. */
 void maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b);
 void maxmin_group_move(MsMaxmin *mm, guint32 v, guint32 b);
+void maxmin_group_unlink(MsMaxmin *mm, guint32 v);
 void maxmin_next_pass(MsMaxmin *mm);
 
 /* Repairs the allocation by progressive filling over a region that grows until the boundary
  * checks pass; always succeeds. */
 void maxmin_fill_repair(MsMaxmin *mm, GArray *levels, GArray *moved);
-/* Tries to repair removals by propagating level changes; FALSE (state untouched) when it gives
- * up, and the fill repair must run. */
+/* Tries to repair removals and additions by propagating level changes; FALSE (state untouched)
+ * when it gives up, and the fill repair must run. */
 gboolean maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved);

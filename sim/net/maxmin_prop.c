@@ -1,7 +1,9 @@
-/* maxmin_prop: the fast path for solves that only remove variables (flows finishing). Level
- * changes propagate through unchanged groups, in increasing order of level, with pivots where a
- * flow changes bottleneck; when nothing is left to fix, the max-min conditions hold on every
- * constraint touched. Gives up (state restored) past its budget; the fill repair then solves. */
+/* maxmin_prop: the fast path for solves that add or remove variables (flows starting and
+ * finishing; capacity changes go to the fill repair). A new variable first joins a group at the
+ * rate it would get if nothing moved; then level changes propagate through unchanged groups, in
+ * increasing order of level, with pivots where a flow changes bottleneck; when nothing is left to
+ * fix, the max-min conditions hold on every constraint touched. Gives up (state restored) past
+ * its budget; the fill repair then solves. */
 #include "maxmin_private.h"
 
 /* Final-check rounds after which the propagation gives up. */
@@ -376,7 +378,12 @@ rollback(MsMaxmin *mm)
     }
     for (guint i = mm->pivoted.len; i-- > 0;) {
         guint32 v = AT(mm->pivoted, i);
-        if (mm->va[v].bneck != mm->new_bneck[v]) {
+        if (mm->va[v].bneck == mm->new_bneck[v]) {
+            continue;
+        }
+        if (mm->new_bneck[v] == NONE) {
+            maxmin_group_unlink(mm, v); /* a new variable */
+        } else {
             maxmin_group_move(mm, v, mm->new_bneck[v]);
         }
     }
@@ -423,6 +430,82 @@ report(MsMaxmin *mm, GArray *levels, GArray *moved)
     }
 }
 
+/* The saturated constraint of the lowest level on v's route, NONE if it crosses none. */
+static guint32
+slowest_group(const MsMaxmin *mm, guint32 v)
+{
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    guint32 b = NONE;
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
+        guint32 c = e[k].cnst;
+        if (mm->cn[c].n_mem && (b == NONE || mm->cn[c].level < mm->cn[b].level)) {
+            b = c;
+        }
+    }
+    return b;
+}
+
+/* The level at which v alone would fill the first of its constraints, none of which has a group:
+ * the least (capacity - usage) / (weight x crossings) over its route, into *at. */
+static double
+first_fill(const MsMaxmin *mm, guint32 v, guint32 *at)
+{
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    guint n = mm->va[v].n_elem;
+    double best = INFINITY;
+    for (guint k = 0; k < n; k++) {
+        guint32 c = e[k].cnst;
+        guint times = 0;
+        for (guint j = 0; j < n; j++) {
+            times += e[j].cnst == c;
+        }
+        double y = (mm->cn[c].capacity - mm->cn[c].usage) / (mm->va[v].weight * times);
+        if (y < best) {
+            best = y;
+            *at = c;
+        }
+    }
+    return best;
+}
+
+/* A new variable joins the group of the slowest saturated constraint on its route at its level,
+ * the rate it would get if nothing moved, or, crossing none, starts a group at the constraint it
+ * would fill first on its own; the constraints it crosses take that rate, and those it overfills
+ * are queued, so that the rules below make room for it as they fill the room a finished
+ * variable leaves. FALSE, nothing changed, when it fits nowhere (a constraint already full). */
+static gboolean
+place(MsMaxmin *mm, guint32 v)
+{
+    guint32 b = slowest_group(mm, v);
+    gboolean fresh = b == NONE;
+    double lv = fresh ? first_fill(mm, v, &b) : mm->cn[b].level;
+    if (!(lv > 0) || !isfinite(lv)) {
+        return FALSE;
+    }
+    /* No group before the solve: it is reported as moved, and unlinked on a rollback. */
+    mm->var_mark[v] = mm->pass;
+    mm->new_bneck[v] = NONE;
+    push(&mm->pivoted, v);
+    const Elem *e = &mm->elems[mm->va[v].elem_base];
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
+        touch(mm, e[k].cnst);
+    }
+    maxmin_group_link(mm, v, b);
+    if (fresh) {
+        mm->cn[b].level = lv;
+    }
+    double r = mm->va[v].weight * lv;
+    for (guint k = 0; k < mm->va[v].n_elem; k++) {
+        guint32 c = e[k].cnst;
+        mm->cn[c].usage += r;
+        if (c != b) {
+            mm->cn[c].fmax = MAX(mm->cn[c].fmax, lv);
+        }
+        note_change(mm, c);
+    }
+    return TRUE;
+}
+
 /* The rules, applied until the queue is empty and the final checks find nothing:
  * - a group whose constraint has spare or missing capacity shifts its level so that the
  *   constraint is exactly full again; its members carry the shift to the usage of the other
@@ -438,22 +521,28 @@ maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
     if (mm->cap_changed || mm->budget == 0) {
         return FALSE;
     }
-    for (guint i = 0; i < mm->new_vars.len; i++) {
-        guint32 v = AT(mm->new_vars, i);
-        if (mm->va[v].alive && mm->va[v].n_elem) {
-            return FALSE;
-        }
-    }
     maxmin_next_pass(mm);
     mm->tlist.len = 0;
     mm->pivoted.len = 0;
-    for (guint i = 0; i < mm->dirty.len; i++) {
+    gboolean ok = TRUE;
+    for (guint i = 0; ok && i < mm->new_vars.len; i++) {
+        guint32 v = AT(mm->new_vars, i);
+        /* A variable removed and its id taken again in one solve is listed twice. */
+        if (mm->va[v].alive && mm->va[v].n_elem && mm->va[v].bneck == NONE) {
+            ok = place(mm, v);
+        }
+    }
+    /* A group placing started must be the fastest on its constraint: once every new variable has
+     * a group (the scan reads each flow's group), the flows above it join it. */
+    for (guint i = 0, n = mm->pivoted.len; ok && i < n; i++) {
+        claim_faster(mm, mm->va[AT(mm->pivoted, i)].bneck);
+    }
+    for (guint i = 0; ok && i < mm->dirty.len; i++) {
         guint32 c = AT(mm->dirty, i);
         if (mm->cn[c].n_mem) {
             enqueue(mm, c);
         }
     }
-    gboolean ok = TRUE;
     for (guint round = 0; ok; round++) {
         while (ok && mm->qlen) {
             ok = process(mm, dequeue(mm));
