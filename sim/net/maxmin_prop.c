@@ -6,12 +6,6 @@
  * its budget; the fill repair then solves. */
 #include "maxmin_private.h"
 
-/* New variables beyond which a solve goes to the fill repair at once: placed one by one, many
- * flows starting together (an all-to-all, a ring step over many channels) overshoot and pivot
- * until the budget runs out. On DeepSeek-V3's step on 256 GPUs (`bench_moe --deepseek=32 --net
- * nccl`) every solve with 64 or more gave up, and 94% of those with 16 to 63; of those with 4 to
- * 15, none of 14,497 did. */
-#define MAX_NEW 16
 /* Final-check rounds after which the propagation gives up. */
 #define MAX_ROUNDS 16
 /* Residuals below this fraction of capacity are rounding, not changes to propagate. */
@@ -524,7 +518,7 @@ place(MsMaxmin *mm, guint32 v)
 gboolean
 maxmin_propagate(MsMaxmin *mm, GArray *levels, GArray *moved)
 {
-    if (mm->cap_changed || mm->budget == 0 || mm->new_vars.len > MAX_NEW) {
+    if (mm->cap_changed || mm->budget == 0) {
         return FALSE;
     }
     maxmin_next_pass(mm);
