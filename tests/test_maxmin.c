@@ -491,13 +491,31 @@ solve_counted(MsMaxmin *mm)
     ms_maxmin_solve(mm, NULL);
     ms_maxmin_stats(mm, &after);
     return (MsMaxminStats){.propagations = after.propagations - before.propagations,
-                           .fallbacks = after.fallbacks - before.fallbacks,
-                           .repairs = after.repairs - before.repairs};
+                           .fallbacks = after.fallbacks - before.fallbacks};
+}
+
+/* Adds v to the solver and to the remembered variables; returns its id. */
+static guint32
+add_var(MsMaxmin *mm, GArray *vars, Var *v)
+{
+    v->id = ms_maxmin_add_variable(mm, v->weight, v->cnsts, v->n);
+    g_array_append_val(vars, *v);
+    return v->id;
+}
+
+/* A solve the propagation must have done on its own. */
+static void
+solve_propagated(MsMaxmin *mm)
+{
+    MsMaxminStats st = solve_counted(mm);
+    CU_ASSERT_EQUAL(st.propagations, 1);
+    CU_ASSERT_EQUAL(st.fallbacks, 0);
 }
 
 /* Additions are propagated as removals are: a new flow joins the slowest group on its route, or
  * starts one where it would fill a link first, and the rules make room for it. Each case is a
- * closed form, solved by the propagation (no fallback), and then checked from scratch. */
+ * closed form, solved by the propagation (or, the last, given to the fill repair), and then
+ * checked from scratch. */
 static void
 test_additions_propagate(void)
 {
@@ -508,12 +526,8 @@ test_additions_propagate(void)
         guint32 c = ms_maxmin_add_constraint(mm, caps[0]);
         g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
         for (guint i = 0; i < 4; i++) {
-            Var v = {.weight = 1.0, .n = 1, .cnsts = {c}};
-            v.id = ms_maxmin_add_variable(mm, 1.0, &c, 1);
-            g_array_append_val(vars, v);
-            MsMaxminStats st = solve_counted(mm);
-            CU_ASSERT_EQUAL(st.propagations, 1);
-            CU_ASSERT_EQUAL(st.fallbacks, 0);
+            add_var(mm, vars, &(Var){.weight = 1.0, .n = 1, .cnsts = {c}});
+            solve_propagated(mm);
         }
         for (guint i = 0; i < 4; i++) {
             MS_ASSERT_REL(ms_maxmin_rate(mm, g_array_index(vars, Var, i).id), 3.0, 1e-12);
@@ -526,48 +540,38 @@ test_additions_propagate(void)
     {
         g_autoptr(MsMaxmin) mm = ms_maxmin_new();
         double caps[] = {8.0, 10.0};
-        guint32 p = ms_maxmin_add_constraint(mm, caps[0]),
-                l = ms_maxmin_add_constraint(mm, caps[1]);
+        guint32 p = ms_maxmin_add_constraint(mm, caps[0]);
+        guint32 l = ms_maxmin_add_constraint(mm, caps[1]);
         g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
-        Var f1 = {.weight = 1.0, .n = 2, .cnsts = {p, l}},
-            f2 = {.weight = 1.0, .n = 1, .cnsts = {l}};
-        f1.id = ms_maxmin_add_variable(mm, 1.0, f1.cnsts, 2);
-        g_array_append_val(vars, f1);
-        solve_counted(mm);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, f1.id), 8.0, 1e-12);
-        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, f1.id), p);
-        f2.id = ms_maxmin_add_variable(mm, 1.0, f2.cnsts, 1);
-        g_array_append_val(vars, f2);
-        MsMaxminStats st = solve_counted(mm);
-        CU_ASSERT_EQUAL(st.propagations, 1);
-        CU_ASSERT_EQUAL(st.fallbacks, 0);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, f1.id), 5.0, 1e-12);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, f2.id), 5.0, 1e-12);
-        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, f1.id), l);
+        guint32 f1 = add_var(mm, vars, &(Var){.weight = 1.0, .n = 2, .cnsts = {p, l}});
+        solve_propagated(mm);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, f1), 8.0, 1e-12);
+        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, f1), p);
+        guint32 f2 = add_var(mm, vars, &(Var){.weight = 1.0, .n = 1, .cnsts = {l}});
+        solve_propagated(mm);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, f1), 5.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, f2), 5.0, 1e-12);
+        CU_ASSERT_EQUAL(ms_maxmin_var_bottleneck(mm, f1), l);
         CU_ASSERT_TRUE(isinf(ms_maxmin_level(mm, p)));
         compare_with_scratch(mm, caps, 2, vars);
     }
     /* A flow removed and its id taken again in the same solve is listed twice as new, and must
-     * be placed once: the rates match a solve from scratch. */
+     * be placed once: a (10) shared by x (weight 1, also on b of 6) and y (weight 2) at level
+     * 10/3. */
     {
         g_autoptr(MsMaxmin) mm = ms_maxmin_new();
         double caps[] = {10.0, 6.0};
-        guint32 a = ms_maxmin_add_constraint(mm, caps[0]),
-                b = ms_maxmin_add_constraint(mm, caps[1]);
+        guint32 a = ms_maxmin_add_constraint(mm, caps[0]);
+        guint32 b = ms_maxmin_add_constraint(mm, caps[1]);
         g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
-        Var x = {.weight = 1.0, .n = 2, .cnsts = {a, b}}, y = {.weight = 2.0, .n = 1, .cnsts = {a}};
-        x.id = ms_maxmin_add_variable(mm, 1.0, x.cnsts, 2);
+        guint32 x = add_var(mm, vars, &(Var){.weight = 1.0, .n = 2, .cnsts = {a, b}});
         guint32 gone = ms_maxmin_add_variable(mm, 1.0, &b, 1);
         ms_maxmin_remove_variable(mm, gone);
-        y.id = ms_maxmin_add_variable(mm, 2.0, y.cnsts, 1);
-        CU_ASSERT_EQUAL(y.id, gone);
-        g_array_append_val(vars, x);
-        g_array_append_val(vars, y);
-        MsMaxminStats st = solve_counted(mm);
-        CU_ASSERT_EQUAL(st.fallbacks, 0);
-        /* a: x at w 1 and y at w 2 share 10 at level 10/3, x under b's 6. */
-        MS_ASSERT_REL(ms_maxmin_rate(mm, x.id), 10.0 / 3, 1e-12);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, y.id), 20.0 / 3, 1e-12);
+        guint32 y = add_var(mm, vars, &(Var){.weight = 2.0, .n = 1, .cnsts = {a}});
+        CU_ASSERT_EQUAL(y, gone);
+        solve_propagated(mm);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, x), 10.0 / 3, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, y), 20.0 / 3, 1e-12);
         MS_ASSERT_REL(ms_maxmin_usage(mm, a), 10.0, 1e-12);
         compare_with_scratch(mm, caps, 2, vars);
     }
@@ -577,29 +581,23 @@ test_additions_propagate(void)
     {
         g_autoptr(MsMaxmin) mm = ms_maxmin_new();
         double caps[] = {4.0, 10.0, 7.0};
-        guint32 p = ms_maxmin_add_constraint(mm, caps[0]),
-                u = ms_maxmin_add_constraint(mm, caps[1]),
-                q = ms_maxmin_add_constraint(mm, caps[2]);
+        guint32 p = ms_maxmin_add_constraint(mm, caps[0]);
+        guint32 u = ms_maxmin_add_constraint(mm, caps[1]);
+        guint32 q = ms_maxmin_add_constraint(mm, caps[2]);
         g_autoptr(GArray) vars = g_array_new(FALSE, FALSE, sizeof(Var));
-        Var p1 = {.weight = 1.0, .n = 1, .cnsts = {p}},
-            u1 = {.weight = 1.0, .n = 2, .cnsts = {u, q}};
-        Var v1 = {.weight = 1.0, .n = 2, .cnsts = {p, u}},
-            v2 = {.weight = 1.0, .n = 1, .cnsts = {u}};
-        p1.id = ms_maxmin_add_variable(mm, 1.0, p1.cnsts, 1);
-        u1.id = ms_maxmin_add_variable(mm, 1.0, u1.cnsts, 2);
+        guint32 p1 = add_var(mm, vars, &(Var){.weight = 1.0, .n = 1, .cnsts = {p}});
+        guint32 u1 = add_var(mm, vars, &(Var){.weight = 1.0, .n = 2, .cnsts = {u, q}});
         solve_counted(mm);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, u1.id), 7.0, 1e-12);
-        v1.id = ms_maxmin_add_variable(mm, 1.0, v1.cnsts, 2);
-        v2.id = ms_maxmin_add_variable(mm, 1.0, v2.cnsts, 1);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, u1), 7.0, 1e-12);
+        guint32 v1 = add_var(mm, vars, &(Var){.weight = 1.0, .n = 2, .cnsts = {p, u}});
+        guint32 v2 = add_var(mm, vars, &(Var){.weight = 1.0, .n = 1, .cnsts = {u}});
         MsMaxminStats st = solve_counted(mm);
         CU_ASSERT_EQUAL(st.propagations, 0);
         CU_ASSERT_EQUAL(st.fallbacks, 1);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, p1.id), 2.0, 1e-12);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, v1.id), 2.0, 1e-12);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, u1.id), 4.0, 1e-12);
-        MS_ASSERT_REL(ms_maxmin_rate(mm, v2.id), 4.0, 1e-12);
-        Var all[] = {p1, u1, v1, v2};
-        g_array_append_vals(vars, all, 4);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, p1), 2.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, v1), 2.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, u1), 4.0, 1e-12);
+        MS_ASSERT_REL(ms_maxmin_rate(mm, v2), 4.0, 1e-12);
         compare_with_scratch(mm, caps, 3, vars);
     }
 }
