@@ -358,47 +358,21 @@ choose_layer(const MsTraceGen *g, Rng *rng, guint layer, guint32 prev_cluster, g
 }
 
 /* The m largest of values[0..n) into best (indices, by value descending, ties to the lower
- * index): a partial insertion sort, m is small. Returns how many it placed (min(m, n)). The
- * values placed are kept beside their indices, so that the test against the m-th best, which
- * rejects most values, reads a register instead of two dependent loads. No value is NaN (keys are
- * finite or -inf, scores sums of affinities), so a NaN threshold admits every value until m are
- * placed. */
+ * index): a partial insertion sort, m is small. Returns how many it placed (min(m, n)). */
 static guint
 best_of(const double *values, guint n, guint m, guint32 *best)
 {
-    double kept[MS_TRACE_MAX_TOP_K];
     guint have = 0;
-    if (m > MS_TRACE_MAX_TOP_K) { /* max_nodes nodes beyond the scratch: the same, by index */
-        for (guint32 i = 0; i < n; i++) {
-            if (have == m && values[i] <= values[best[m - 1]]) {
-                continue;
-            }
-            guint at = have < m ? have++ : m - 1;
-            while (at > 0 && values[best[at - 1]] < values[i]) {
-                best[at] = best[at - 1];
-                at--;
-            }
-            best[at] = i;
-        }
-        return have;
-    }
-    double threshold = NAN;
     for (guint32 i = 0; i < n; i++) {
-        double x = values[i];
-        if (x <= threshold) {
+        if (have == m && values[i] <= values[best[m - 1]]) {
             continue;
         }
         guint at = have < m ? have++ : m - 1;
-        while (at > 0 && kept[at - 1] < x) {
-            kept[at] = kept[at - 1];
+        while (at > 0 && values[best[at - 1]] < values[i]) {
             best[at] = best[at - 1];
             at--;
         }
-        kept[at] = x;
         best[at] = i;
-        if (have == m) {
-            threshold = kept[m - 1];
-        }
     }
     return have;
 }
