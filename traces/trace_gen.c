@@ -398,13 +398,16 @@ key_of(const MsTraceGen *g, guint32 r, guint i)
 
 /* Bounds lo <= key_of(g, r, i) <= hi without a log: u = t / 2^33 with t = 2r + 1 an integer,
  * t = 2^e (1 + f), and the first 8 bits of f give f's bucket, whose ends bound log(1 + f) in the
- * table. The products keep the order (rounding is monotone, 1 / p_i > 0). */
+ * table; t as a double is exact (t < 2^33), so e and those bits are its exponent and the top of
+ * its mantissa. The products keep the order (rounding is monotone, 1 / p_i > 0). */
 static inline void
 key_bounds(const MsTraceGen *g, guint32 r, guint i, double *lo, double *hi)
 {
-    guint64 t = 2 * (guint64)r + 1;
-    int e = 63 - __builtin_clzll(t);
-    guint b = (guint)((e >= 8 ? t >> (e - 8) : t << (8 - e)) & (LOG_TABLE - 1));
+    double t = 2.0 * r + 1.0;
+    guint64 bits;
+    memcpy(&bits, &t, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    guint b = (guint)(bits >> 44) & (LOG_TABLE - 1);
     double base = (e - 33) * G_LN2;
     *lo = (base + g->log_table[b] - KEY_MARGIN) * g->inv_p[i];
     *hi = (base + g->log_table[b + 1] + KEY_MARGIN) * g->inv_p[i];
@@ -416,8 +419,8 @@ mth_largest(const double *values, guint n, guint m)
 {
     if (m <= 2) {
         /* Without branches (a node's best two under DeepSeek-V3's limit): whether a value
-         * enters the best two is a coin toss the predictor cannot learn. */
-        /* Two interleaved pairs, so that each max waits on the one two values back. */
+         * enters the best two is a coin toss the predictor cannot learn. Two interleaved pairs,
+         * so that each max waits on the one two values back. */
         double a1 = -INFINITY, a2 = -INFINITY, b1 = -INFINITY, b2 = -INFINITY;
         guint i = 0;
         for (; i + 1 < n; i += 2) {
@@ -438,21 +441,9 @@ mth_largest(const double *values, guint n, guint m)
         double second = MAX(low, MAX(a2, b2));
         return m == 1 ? top : second;
     }
-    double kept[MS_TRACE_MAX_TOP_K];
-    guint have = 0;
-    for (guint i = 0; i < n; i++) {
-        double x = values[i];
-        if (have == m && x <= kept[m - 1]) {
-            continue;
-        }
-        guint at = have < m ? have++ : m - 1;
-        while (at > 0 && kept[at - 1] < x) {
-            kept[at] = kept[at - 1];
-            at--;
-        }
-        kept[at] = x;
-    }
-    return kept[m - 1];
+    guint32 best[MS_TRACE_MAX_TOP_K];
+    best_of(values, n, m, best);
+    return values[best[m - 1]];
 }
 
 /* The m best experts (m <= MS_TRACE_MAX_TOP_K) of the runs [first[c], first[c] + per) of expert
