@@ -219,9 +219,8 @@ ms_maxmin_add_variable(MsMaxmin *mm, double weight, const guint32 *cnsts, guint 
     return v;
 }
 
-/* Weight v puts on constraint b: its weight times the times its route crosses b. */
-static double
-weight_on(const MsMaxmin *mm, guint32 v, guint32 b)
+double
+maxmin_weight_on(const MsMaxmin *mm, guint32 v, guint32 b)
 {
     const Elem *e = &mm->elems[mm->va[v].elem_base];
     guint k = 0;
@@ -252,7 +251,7 @@ group_detach(MsMaxmin *mm, guint32 v)
         g->m[pos] = g->m[last];
         mm->va[g->m[pos].var].gpos = pos;
     }
-    mm->cn[b].wgroup -= weight_on(mm, v, b);
+    mm->cn[b].wgroup -= maxmin_weight_on(mm, v, b);
     if (last == 0) {
         mm->cn[b].level = INFINITY;
         mm->cn[b].wgroup = 0;
@@ -278,7 +277,7 @@ maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b)
     }
     set_bneck(mm, v, b);
     mm->va[v].gpos = n;
-    mm->cn[b].wgroup += weight_on(mm, v, b);
+    mm->cn[b].wgroup += maxmin_weight_on(mm, v, b);
 }
 
 void

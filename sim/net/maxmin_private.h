@@ -206,6 +206,8 @@ member_cnst(const MsMaxmin *mm, const Member *m, guint k)
 void maxmin_group_link(MsMaxmin *mm, guint32 v, guint32 b);
 void maxmin_group_move(MsMaxmin *mm, guint32 v, guint32 b);
 void maxmin_group_unlink(MsMaxmin *mm, guint32 v);
+/* Weight v puts on constraint b: its weight times the times its route crosses b. */
+double maxmin_weight_on(const MsMaxmin *mm, guint32 v, guint32 b);
 void maxmin_next_pass(MsMaxmin *mm);
 
 /* Repairs the allocation by progressive filling over a region that grows until the boundary

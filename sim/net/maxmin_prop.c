@@ -98,20 +98,24 @@ note_change(MsMaxmin *mm, guint32 c)
 
 /* --- moves --- */
 
-/* Moves v into the group of `to` (at its level), settling the usage of its route. */
-static void
-pivot(MsMaxmin *mm, guint32 v, guint32 to)
+/* Records v's group before the solve (NONE for a new variable) the first time the solve moves
+ * it, for the report and a rollback. */
+static inline void
+remember(MsMaxmin *mm, guint32 v)
 {
-    guint32 from = mm->va[v].bneck;
     if (mm->var_mark[v] != mm->pass) {
         mm->var_mark[v] = mm->pass;
-        mm->new_bneck[v] = from; /* its group before the solve */
+        mm->new_bneck[v] = mm->va[v].bneck;
         push(&mm->pivoted, v);
     }
-    touch(mm, from);
-    touch(mm, to);
-    double lv = mm->cn[to].level, d = mm->va[v].weight * (lv - mm->cn[from].level);
-    maxmin_group_move(mm, v, to);
+}
+
+/* v, now in the group of `to` at level lv, changed its rate by d: its route's constraints take
+ * the change (queued if they no longer fit), and the others learn that a flow at lv crosses them.
+ */
+static void
+take_rate(MsMaxmin *mm, guint32 v, guint32 to, double lv, double d)
+{
     const Elem *e = &mm->elems[mm->va[v].elem_base];
     for (guint k = 0; k < mm->va[v].n_elem; k++) {
         guint32 c = e[k].cnst;
@@ -122,6 +126,19 @@ pivot(MsMaxmin *mm, guint32 v, guint32 to)
         }
         note_change(mm, c);
     }
+}
+
+/* Moves v into the group of `to` (at its level), settling the usage of its route. */
+static void
+pivot(MsMaxmin *mm, guint32 v, guint32 to)
+{
+    guint32 from = mm->va[v].bneck;
+    remember(mm, v);
+    touch(mm, from);
+    touch(mm, to);
+    double lv = mm->cn[to].level, d = mm->va[v].weight * (lv - mm->cn[from].level);
+    maxmin_group_move(mm, v, to);
+    take_rate(mm, v, to, lv, d);
     note_change(mm, from);
     mm->stats.pivots++;
 }
@@ -455,11 +472,7 @@ first_fill(const MsMaxmin *mm, guint32 v, guint32 *at)
     double best = INFINITY;
     for (guint k = 0; k < n; k++) {
         guint32 c = e[k].cnst;
-        guint times = 0;
-        for (guint j = 0; j < n; j++) {
-            times += e[j].cnst == c;
-        }
-        double y = (mm->cn[c].capacity - mm->cn[c].usage) / (mm->va[v].weight * times);
+        double y = (mm->cn[c].capacity - mm->cn[c].usage) / maxmin_weight_on(mm, v, c);
         if (y < best) {
             best = y;
             *at = c;
@@ -482,27 +495,16 @@ place(MsMaxmin *mm, guint32 v)
     if (!(lv > 0) || !isfinite(lv)) {
         return FALSE;
     }
-    /* No group before the solve: it is reported as moved, and unlinked on a rollback. */
-    mm->var_mark[v] = mm->pass;
-    mm->new_bneck[v] = NONE;
-    push(&mm->pivoted, v);
+    remember(mm, v); /* no group before: reported as moved, unlinked on a rollback */
     const Elem *e = &mm->elems[mm->va[v].elem_base];
     for (guint k = 0; k < mm->va[v].n_elem; k++) {
-        touch(mm, e[k].cnst);
+        touch(mm, e[k].cnst); /* in route order, b among them, before its group grows */
     }
     maxmin_group_link(mm, v, b);
     if (fresh) {
         mm->cn[b].level = lv;
     }
-    double r = mm->va[v].weight * lv;
-    for (guint k = 0; k < mm->va[v].n_elem; k++) {
-        guint32 c = e[k].cnst;
-        mm->cn[c].usage += r;
-        if (c != b) {
-            mm->cn[c].fmax = MAX(mm->cn[c].fmax, lv);
-        }
-        note_change(mm, c);
-    }
+    take_rate(mm, v, b, lv, mm->va[v].weight * lv);
     return TRUE;
 }
 

@@ -37,13 +37,6 @@ typedef struct {
     MsTime active_at; /* end of its latency */
 } Flow;
 
-/* A non-empty group in the group heap, with its first member's completion time: kept in the heap
- * so that a sift, at every re-key, compares slots in order instead of reading scattered groups. */
-typedef struct {
-    MsTime due;
-    guint32 c;
-} GroupDue;
-
 /* One bottleneck group: the flows bottlenecked at one link, ordered by tag. */
 typedef struct {
     guint32 *heap;
@@ -52,6 +45,7 @@ typedef struct {
     double level; /* bytes/s per unit weight since t0 */
     double vtime; /* bytes per unit weight moved by any member from the origin to t0 */
     MsTime t0;
+    MsTime due;   /* completion time of the first member */
     double head;  /* tag of the first member (heap[0]), kept here so that a re-key, at every
                    * level change, reads no flow: the flows are scattered and large */
     guint32 mark; /* solve that last queued it for a re-key */
@@ -77,7 +71,7 @@ struct _MsNetwork {
 
     guint32 *pending; /* min-heap of pending flows on (key, id) */
     guint n_pending;
-    GroupDue *gheap; /* min-heap of non-empty groups on (due, id) */
+    guint32 *gheap; /* min-heap of non-empty groups on (due, id) */
     guint n_gheap;
 
     gboolean dirty;
@@ -125,7 +119,7 @@ ms_network_new_shared(guint n_links, const double *bandwidth, const MsShareClass
     }
     net->n_cnst = n_cnst;
     net->groups = g_new0(Group, MAX(n_cnst, 1));
-    net->gheap = g_new(GroupDue, MAX(n_cnst, 1));
+    net->gheap = g_new(guint32, MAX(n_cnst, 1));
     for (guint c = 0; c < n_cnst; c++) {
         net->groups[c].pos = NONE;
     }
@@ -162,8 +156,7 @@ ms_network_free(MsNetwork *net)
 }
 
 /* --- the three heaps: pending flows on (key, id), a group's members on (tag, id), groups on
- * (due, id). The flow heaps are arrays of ids with positions kept in hpos; the group heap holds
- * each group's due time beside its id, positions in Group.pos. --- */
+ * (due, id). Each is an array of ids with positions kept in hpos / Group.pos. --- */
 
 static inline gboolean
 pending_before(const MsNetwork *net, guint32 a, guint32 b)
@@ -179,18 +172,25 @@ tag_before(const MsNetwork *net, guint32 a, guint32 b)
            (net->fl[a].when.tag == net->fl[b].when.tag && a < b);
 }
 
+static inline gboolean
+due_before(const MsNetwork *net, guint32 a, guint32 b)
+{
+    MsTime x = net->groups[a].due, y = net->groups[b].due;
+    return x < y || (x == y && a < b);
+}
+
 typedef gboolean (*BeforeFn)(const MsNetwork *net, guint32 a, guint32 b);
 
-/* Sift of element i in flow heap h of length n; positions go to hpos. Always inlined so that each
- * heap gets its own comparison compiled in. */
+/* Sift of element i in heap h of length n; positions go to Group.pos or hpos. Always inlined so
+ * that each heap gets its own comparison compiled in. */
 G_ALWAYS_INLINE static inline void
-sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before)
+sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before, gboolean groups)
 {
     guint32 x = h[i];
     while (i > 0 && before(net, x, h[(i - 1) / 2])) {
         guint p = (i - 1) / 2;
         h[i] = h[p];
-        net->fl[h[i]].hpos = i;
+        *(groups ? &net->groups[h[i]].pos : &net->fl[h[i]].hpos) = i;
         i = p;
     }
     for (;;) {
@@ -203,62 +203,21 @@ sift(MsNetwork *net, guint32 *h, guint n, guint i, BeforeFn before)
             break;
         }
         h[i] = h[m];
-        net->fl[h[i]].hpos = i;
+        *(groups ? &net->groups[h[i]].pos : &net->fl[h[i]].hpos) = i;
         i = m;
     }
     h[i] = x;
-    net->fl[x].hpos = i;
+    *(groups ? &net->groups[x].pos : &net->fl[x].hpos) = i;
 }
 
 /* Removes the element at position i of heap h (length *n). */
 G_ALWAYS_INLINE static inline void
-heap_delete(MsNetwork *net, guint32 *h, guint *n, guint i, BeforeFn before)
+heap_delete(MsNetwork *net, guint32 *h, guint *n, guint i, BeforeFn before, gboolean groups)
 {
     guint32 last = h[--*n];
     if (i < *n) {
         h[i] = last;
-        sift(net, h, *n, i, before);
-    }
-}
-
-/* The group heap's sift of slot i, and its removal. */
-static void
-gheap_sift(MsNetwork *net, guint i)
-{
-    GroupDue *h = net->gheap, x = h[i];
-    guint n = net->n_gheap;
-#define DUE_BEFORE(a, b) ((a).due < (b).due || ((a).due == (b).due && (a).c < (b).c))
-    while (i > 0 && DUE_BEFORE(x, h[(i - 1) / 2])) {
-        guint p = (i - 1) / 2;
-        h[i] = h[p];
-        net->groups[h[i].c].pos = i;
-        i = p;
-    }
-    for (;;) {
-        guint l = 2 * i + 1;
-        if (l >= n) {
-            break;
-        }
-        guint m = (l + 1 < n && DUE_BEFORE(h[l + 1], h[l])) ? l + 1 : l;
-        if (!DUE_BEFORE(h[m], x)) {
-            break;
-        }
-        h[i] = h[m];
-        net->groups[h[i].c].pos = i;
-        i = m;
-    }
-#undef DUE_BEFORE
-    h[i] = x;
-    net->groups[x.c].pos = i;
-}
-
-static void
-gheap_delete(MsNetwork *net, guint i)
-{
-    GroupDue last = net->gheap[--net->n_gheap];
-    if (i < net->n_gheap) {
-        net->gheap[i] = last;
-        gheap_sift(net, i);
+        sift(net, h, *n, i, before, groups);
     }
 }
 
@@ -296,17 +255,18 @@ group_rekey(MsNetwork *net, guint32 c)
     Group *g = &net->groups[c];
     if (g->len == 0) {
         if (g->pos != NONE) {
-            gheap_delete(net, g->pos);
+            heap_delete(net, net->gheap, &net->n_gheap, g->pos, due_before, TRUE);
             g->pos = NONE;
         }
         g->vtime = 0;
         return;
     }
+    g->due = finish_time(g->head - g->vtime, g->level, g->t0);
     if (g->pos == NONE) {
+        net->gheap[net->n_gheap] = c;
         g->pos = net->n_gheap++;
     }
-    net->gheap[g->pos] = (GroupDue){finish_time(g->head - g->vtime, g->level, g->t0), c};
-    gheap_sift(net, g->pos);
+    sift(net, net->gheap, net->n_gheap, g->pos, due_before, TRUE);
 }
 
 static void
@@ -320,7 +280,7 @@ group_insert(MsNetwork *net, guint32 c, guint32 f)
     g->heap[g->len] = f;
     net->fl[f].hpos = g->len++;
     net->fl[f].grp = c;
-    sift(net, g->heap, g->len, net->fl[f].hpos, tag_before);
+    sift(net, g->heap, g->len, net->fl[f].hpos, tag_before, FALSE);
     g->head = net->fl[g->heap[0]].when.tag;
 }
 
@@ -328,7 +288,7 @@ static void
 group_delete(MsNetwork *net, guint32 f)
 {
     Group *g = &net->groups[net->fl[f].grp];
-    heap_delete(net, g->heap, &g->len, net->fl[f].hpos, tag_before);
+    heap_delete(net, g->heap, &g->len, net->fl[f].hpos, tag_before, FALSE);
     net->fl[f].grp = NONE;
     if (g->len) {
         g->head = net->fl[g->heap[0]].when.tag; /* compared by the sift just now: in cache */
@@ -381,7 +341,7 @@ ms_network_resume(MsNetwork *net, MsTime now, MsTime latency, const guint32 *lin
     }
     net->pending[net->n_pending] = f;
     net->fl[f].hpos = net->n_pending++;
-    sift(net, net->pending, net->n_pending, net->fl[f].hpos, pending_before);
+    sift(net, net->pending, net->n_pending, net->fl[f].hpos, pending_before, FALSE);
     net->n_live++;
     net->stats.flows_started++;
     net->stats.peak_live_flows = MAX(net->stats.peak_live_flows, net->n_live);
@@ -485,14 +445,14 @@ static guint32
 next_due(MsNetwork *net, MsTime limit)
 {
     guint32 p = net->n_pending ? net->pending[0] : NONE;
-    guint32 c = net->n_gheap ? net->gheap[0].c : NONE;
+    guint32 c = net->n_gheap ? net->gheap[0] : NONE;
     MsTime tp = p != NONE ? net->fl[p].when.key : MS_TIME_NEVER;
-    MsTime tg = c != NONE ? net->gheap[0].due : MS_TIME_NEVER;
+    MsTime tg = c != NONE ? net->groups[c].due : MS_TIME_NEVER;
     if (MIN(tp, tg) > limit) {
         return NONE;
     }
     if (tp <= tg) {
-        heap_delete(net, net->pending, &net->n_pending, 0, pending_before);
+        heap_delete(net, net->pending, &net->n_pending, 0, pending_before, FALSE);
         return p;
     }
     return net->groups[c].heap[0];
@@ -651,7 +611,7 @@ ms_network_next_time(MsNetwork *net, MsTime now)
         solve(net, now);
     }
     MsTime tp = net->n_pending ? net->fl[net->pending[0]].when.key : MS_TIME_NEVER;
-    MsTime tg = net->n_gheap ? net->gheap[0].due : MS_TIME_NEVER;
+    MsTime tg = net->n_gheap ? net->groups[net->gheap[0]].due : MS_TIME_NEVER;
     return MIN(tp, tg);
 }
 
@@ -749,7 +709,7 @@ ms_network_cancel(MsNetwork *net, guint32 id, MsTime now, double *bytes, MsTime 
         for (guint i = 0; i < f->route_len; i++) {
             net->pending_on[f->route[i]]--;
         }
-        heap_delete(net, net->pending, &net->n_pending, f->hpos, pending_before);
+        heap_delete(net, net->pending, &net->n_pending, f->hpos, pending_before, FALSE);
     } else if (f->grp != NONE) {
         guint32 c = f->grp;
         group_delete(net, id);
@@ -821,6 +781,6 @@ ms_network_memory(const MsNetwork *net)
     }
     return sizeof *net + net->cap_flows * per_flow + net->cap_var_map * sizeof(guint32) +
            net->n_links * (sizeof(double) + 2 * sizeof(guint32)) +
-           n_cnst * (sizeof(Group) + sizeof(GroupDue)) + members * sizeof(guint32) +
+           n_cnst * (sizeof(Group) + sizeof(guint32)) + members * sizeof(guint32) +
            net->share->memory(net->mm);
 }
